@@ -1,0 +1,136 @@
+//! Group commit: one round takes every queued request, applies the writes in arrival order,
+//! makes their records durable with a single fdatasync, and only then answers them and the
+//! reads, so no reader ever sees state that a crash could take back.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
+use uuid::Uuid;
+
+use crate::log::MetadataLog;
+use crate::messages::{Request, Response};
+use crate::records::Record;
+use crate::state::CoordinatorState;
+use crate::view::TopicsView;
+use crate::CoordinatorError;
+
+pub struct CoordinatorCore {
+    state: CoordinatorState,
+    log: MetadataLog,
+    view: Arc<ArcSwap<TopicsView>>,
+}
+
+impl CoordinatorCore {
+    /// Rebuilds the state from the log in `dir` and publishes the topic catalogue.
+    pub async fn open(
+        dir: &Path,
+        view: Arc<ArcSwap<TopicsView>>,
+    ) -> Result<CoordinatorCore, CoordinatorError> {
+        let (log, records) = MetadataLog::open(dir).await?;
+        let mut state = CoordinatorState::default();
+        for record in &records {
+            state.apply(record);
+        }
+        tracing::info!(
+            records = records.len(),
+            log_bytes = log.size_bytes(),
+            "coordinator state recovered"
+        );
+        view.store(Arc::new(state.topics_view()));
+        Ok(CoordinatorCore { state, log, view })
+    }
+
+    /// Answers one round of requests, in order. An Err means the log could not be made
+    /// durable: the in-memory state is then ahead of the disk and must not serve again.
+    pub async fn process(
+        &mut self,
+        requests: Vec<Request>,
+    ) -> Result<Vec<Response>, CoordinatorError> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let mut responses: Vec<Option<Response>> = Vec::with_capacity(requests.len());
+        let mut frames = Vec::new();
+        let mut topics_changed = false;
+        for request in &requests {
+            let response = match request {
+                Request::CreateTopic { name, partitions } => Some(Response::CreateTopic(
+                    self.state
+                        .create_topic(name, *partitions, Uuid::new_v4())
+                        .map(|record| {
+                            self.append(&record, &mut frames);
+                            topics_changed = true;
+                            Arc::new(self.state.topic_meta(name).expect("just created"))
+                        }),
+                )),
+                Request::DeleteTopic { name } => Some(Response::DeleteTopic(
+                    self.state.delete_topic(name).map(|record| {
+                        self.append(&record, &mut frames);
+                        topics_changed = true;
+                        match record {
+                            Record::TopicDeleted { id } => id,
+                            _ => unreachable!("delete_topic returns TopicDeleted"),
+                        }
+                    }),
+                )),
+                Request::CommitFile {
+                    object_key,
+                    batches,
+                } => {
+                    let (results, record) = self.state.commit_file(object_key, batches, now_ms);
+                    self.append(&record, &mut frames);
+                    Some(Response::CommitFile(Ok(results)))
+                }
+                _ => None,
+            };
+            responses.push(response);
+        }
+        if !frames.is_empty() {
+            self.log.append_durable(frames).await?;
+        }
+        if topics_changed {
+            self.view.store(Arc::new(self.state.topics_view()));
+        }
+        for (request, slot) in requests.iter().zip(responses.iter_mut()) {
+            match request {
+                Request::ListOffsets { partitions } => {
+                    *slot = Some(Response::ListOffsets(
+                        partitions
+                            .iter()
+                            .map(|(tp, ts)| self.state.list_offsets(*tp, *ts))
+                            .collect(),
+                    ))
+                }
+                Request::FindBatches {
+                    partitions,
+                    max_bytes,
+                } => {
+                    *slot = Some(Response::FindBatches(
+                        self.state.find_batches(partitions, *max_bytes),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(responses
+            .into_iter()
+            .map(|r| r.expect("every request answered"))
+            .collect())
+    }
+
+    fn append(&mut self, record: &Record, frames: &mut Vec<u8>) {
+        record.encode_frame(frames);
+        self.state.apply(record);
+    }
+
+    pub fn state(&self) -> &CoordinatorState {
+        &self.state
+    }
+
+    pub fn take_deletable_files(&mut self) -> Vec<Arc<str>> {
+        self.state.take_deletable_files()
+    }
+}

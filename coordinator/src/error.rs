@@ -1,0 +1,26 @@
+use thiserror::Error;
+
+/// Failures of the coordinator's own machinery (its log and recovery).
+#[derive(Debug, Error)]
+pub enum CoordinatorError {
+    #[error("metadata log I/O on {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("metadata record malformed at byte {0}")]
+    MalformedRecord(usize),
+}
+
+/// Per-item outcome of a coordinator operation. The engine maps these to Kafka error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    UnknownTopicOrPartition,
+    TopicAlreadyExists,
+    InvalidPartitions,
+    InvalidTopic,
+    OffsetOutOfRange,
+    InvalidRequest,
+    StorageError,
+}

@@ -1,0 +1,17 @@
+//! The diskless coordinator (KIP-1164): an I/O-free state machine that assigns offsets, the
+//! durable metadata log it is rebuilt from, and the group-committing core that joins them.
+//! The executor and channel wiring live in `shoal-shards`; this crate never spawns.
+
+pub mod core;
+pub mod error;
+pub mod log;
+pub mod messages;
+pub mod records;
+pub mod state;
+pub mod view;
+
+pub use crate::core::CoordinatorCore;
+pub use error::{CoordinatorError, ErrorKind};
+pub use messages::*;
+pub use state::CoordinatorState;
+pub use view::{TopicMeta, TopicsView};

@@ -1,0 +1,119 @@
+//! What shards send the coordinator and what it answers. Every type is `Send`: requests
+//! cross executors over lock-free queues.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::view::TopicMeta;
+use crate::ErrorKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TopicPartition {
+    pub topic_id: Uuid,
+    pub partition: i32,
+}
+
+/// One batch of a WAL object, described by the header fields the coordinator needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitBatch {
+    pub partition: TopicPartition,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
+    /// lastOffsetDelta + 1: how many offsets the batch occupies.
+    pub offset_count: u32,
+    pub max_timestamp: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub is_transactional: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitBatchResult {
+    pub error: Option<ErrorKind>,
+    pub base_offset: i64,
+    pub log_append_time_ms: i64,
+    pub log_start_offset: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FindBatchesRequest {
+    pub partition: TopicPartition,
+    pub offset: i64,
+    pub max_partition_bytes: u32,
+}
+
+/// Where one committed batch lives and which offsets it was assigned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchCoordinate {
+    pub object_key: Arc<str>,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
+    pub base_offset: i64,
+    pub last_offset: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindBatchesResult {
+    pub error: Option<ErrorKind>,
+    pub log_start_offset: i64,
+    pub high_watermark: i64,
+    pub batches: Vec<BatchCoordinate>,
+}
+
+/// Offset lookups use Kafka's special timestamps: -1 latest, -2 earliest, -3 max timestamp,
+/// -4 earliest local, -5 latest tiered; any other value is a timestamp in ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListOffsetsResult {
+    pub error: Option<ErrorKind>,
+    pub offset: i64,
+    pub timestamp: i64,
+}
+
+pub const LATEST_TIMESTAMP: i64 = -1;
+pub const EARLIEST_TIMESTAMP: i64 = -2;
+pub const MAX_TIMESTAMP: i64 = -3;
+pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
+pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
+
+#[derive(Debug, Clone)]
+pub enum Request {
+    CreateTopic {
+        name: String,
+        partitions: i32,
+    },
+    DeleteTopic {
+        name: String,
+    },
+    CommitFile {
+        object_key: String,
+        batches: Vec<CommitBatch>,
+    },
+    ListOffsets {
+        partitions: Vec<(TopicPartition, i64)>,
+    },
+    FindBatches {
+        partitions: Vec<FindBatchesRequest>,
+        max_bytes: u32,
+    },
+}
+
+impl Request {
+    /// Writes change state and go to the log; reads are answered after the round's fsync.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Request::CreateTopic { .. } | Request::DeleteTopic { .. } | Request::CommitFile { .. }
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Response {
+    CreateTopic(Result<Arc<TopicMeta>, ErrorKind>),
+    DeleteTopic(Result<Uuid, ErrorKind>),
+    CommitFile(Result<Vec<CommitBatchResult>, ErrorKind>),
+    ListOffsets(Vec<ListOffsetsResult>),
+    FindBatches(Vec<FindBatchesResult>),
+}

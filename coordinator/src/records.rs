@@ -1,0 +1,293 @@
+//! Metadata log records. They carry results (assigned offsets, append times, ids), never
+//! requests, so replaying them rebuilds exactly the state that answered the clients.
+//!
+//! Frame on disk: `[payload length u32][CRC-32C of payload u32][payload]`, big-endian.
+//! A frame whose length or CRC does not check out is a torn tail and ends the log.
+
+use uuid::Uuid;
+
+use crate::CoordinatorError;
+
+pub const FRAME_HEADER_BYTES: usize = 8;
+/// No record comes near this; a larger length can only be a torn or corrupt frame.
+const FRAME_PAYLOAD_MAX_BYTES: usize = 256 << 20;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedBatch {
+    pub topic_id: Uuid,
+    pub partition: i32,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    pub log_append_time_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    TopicCreated {
+        id: Uuid,
+        name: String,
+        partitions: i32,
+    },
+    TopicDeleted {
+        id: Uuid,
+    },
+    /// A WAL object and the batches of it that were accepted (possibly none).
+    FileCommitted {
+        file_id: u64,
+        object_key: String,
+        batches: Vec<CommittedBatch>,
+    },
+}
+
+const TAG_TOPIC_CREATED: u8 = 1;
+const TAG_TOPIC_DELETED: u8 = 2;
+const TAG_FILE_COMMITTED: u8 = 3;
+
+impl Record {
+    /// Appends this record as one framed entry to `out`.
+    pub fn encode_frame(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; FRAME_HEADER_BYTES]);
+        self.encode_payload(out);
+        let payload = &out[start + FRAME_HEADER_BYTES..];
+        let len = payload.len() as u32;
+        let crc = crc32c::crc32c(payload);
+        out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+        out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
+    }
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        match self {
+            Record::TopicCreated {
+                id,
+                name,
+                partitions,
+            } => {
+                out.push(TAG_TOPIC_CREATED);
+                out.extend_from_slice(id.as_bytes());
+                put_str(out, name);
+                out.extend_from_slice(&partitions.to_be_bytes());
+            }
+            Record::TopicDeleted { id } => {
+                out.push(TAG_TOPIC_DELETED);
+                out.extend_from_slice(id.as_bytes());
+            }
+            Record::FileCommitted {
+                file_id,
+                object_key,
+                batches,
+            } => {
+                out.push(TAG_FILE_COMMITTED);
+                out.extend_from_slice(&file_id.to_be_bytes());
+                put_str(out, object_key);
+                out.extend_from_slice(&(batches.len() as u32).to_be_bytes());
+                for b in batches {
+                    out.extend_from_slice(b.topic_id.as_bytes());
+                    out.extend_from_slice(&b.partition.to_be_bytes());
+                    out.extend_from_slice(&b.byte_offset.to_be_bytes());
+                    out.extend_from_slice(&b.size_bytes.to_be_bytes());
+                    out.extend_from_slice(&b.base_offset.to_be_bytes());
+                    out.extend_from_slice(&b.last_offset.to_be_bytes());
+                    out.extend_from_slice(&b.max_timestamp.to_be_bytes());
+                    out.extend_from_slice(&b.log_append_time_ms.to_be_bytes());
+                }
+            }
+        }
+    }
+
+    fn decode_payload(payload: &[u8], at: usize) -> Result<Record, CoordinatorError> {
+        let mut r = Reader {
+            buf: payload,
+            pos: 0,
+            base: at,
+        };
+        let record = match r.u8()? {
+            TAG_TOPIC_CREATED => Record::TopicCreated {
+                id: r.uuid()?,
+                name: r.string()?,
+                partitions: r.i32()?,
+            },
+            TAG_TOPIC_DELETED => Record::TopicDeleted { id: r.uuid()? },
+            TAG_FILE_COMMITTED => {
+                let file_id = r.u64()?;
+                let object_key = r.string()?;
+                let count = r.u32()? as usize;
+                // Each batch takes 60 bytes; a count beyond the payload is corruption.
+                if count > payload.len() / 60 {
+                    return Err(r.malformed());
+                }
+                let mut batches = Vec::with_capacity(count);
+                for _ in 0..count {
+                    batches.push(CommittedBatch {
+                        topic_id: r.uuid()?,
+                        partition: r.i32()?,
+                        byte_offset: r.u32()?,
+                        size_bytes: r.u32()?,
+                        base_offset: r.i64()?,
+                        last_offset: r.i64()?,
+                        max_timestamp: r.i64()?,
+                        log_append_time_ms: r.i64()?,
+                    });
+                }
+                Record::FileCommitted {
+                    file_id,
+                    object_key,
+                    batches,
+                }
+            }
+            _ => return Err(r.malformed()),
+        };
+        if r.pos != payload.len() {
+            return Err(r.malformed());
+        }
+        Ok(record)
+    }
+}
+
+/// Decodes whole frames from the start of `buf`. Returns the records and the byte length of
+/// the valid prefix: anything after it is a torn or corrupt tail to truncate.
+pub fn decode_frames(buf: &[u8]) -> (Vec<Record>, usize) {
+    let mut records = Vec::new();
+    let mut pos = 0;
+    while buf.len() - pos >= FRAME_HEADER_BYTES {
+        let len = u32::from_be_bytes(buf[pos..pos + 4].try_into().expect("4 bytes")) as usize;
+        let crc = u32::from_be_bytes(buf[pos + 4..pos + 8].try_into().expect("4 bytes"));
+        let start = pos + FRAME_HEADER_BYTES;
+        if len == 0 || len > FRAME_PAYLOAD_MAX_BYTES || buf.len() - start < len {
+            break;
+        }
+        let payload = &buf[start..start + len];
+        if crc32c::crc32c(payload) != crc {
+            break;
+        }
+        match Record::decode_payload(payload, start) {
+            Ok(record) => records.push(record),
+            Err(_) => break,
+        }
+        pos = start + len;
+    }
+    (records, pos)
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl Reader<'_> {
+    fn malformed(&self) -> CoordinatorError {
+        CoordinatorError::MalformedRecord(self.base + self.pos)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&[u8], CoordinatorError> {
+        if self.buf.len() - self.pos < n {
+            return Err(self.malformed());
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn u8(&mut self) -> Result<u8, CoordinatorError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, CoordinatorError> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4")))
+    }
+
+    fn i32(&mut self) -> Result<i32, CoordinatorError> {
+        Ok(self.u32()? as i32)
+    }
+
+    fn u64(&mut self) -> Result<u64, CoordinatorError> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8")))
+    }
+
+    fn i64(&mut self) -> Result<i64, CoordinatorError> {
+        Ok(self.u64()? as i64)
+    }
+
+    fn uuid(&mut self) -> Result<Uuid, CoordinatorError> {
+        Ok(Uuid::from_bytes(self.take(16)?.try_into().expect("16")))
+    }
+
+    fn string(&mut self) -> Result<String, CoordinatorError> {
+        let len = self.u32()? as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| self.malformed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Record> {
+        let id = Uuid::from_u128(7);
+        vec![
+            Record::TopicCreated {
+                id,
+                name: "orders".into(),
+                partitions: 4,
+            },
+            Record::FileCommitted {
+                file_id: 9,
+                object_key: "wal/abc".into(),
+                batches: vec![CommittedBatch {
+                    topic_id: id,
+                    partition: 2,
+                    byte_offset: 10,
+                    size_bytes: 100,
+                    base_offset: 5,
+                    last_offset: 9,
+                    max_timestamp: 1234,
+                    log_append_time_ms: 5678,
+                }],
+            },
+            Record::TopicDeleted { id },
+        ]
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        let mut buf = Vec::new();
+        for r in samples() {
+            r.encode_frame(&mut buf);
+        }
+        let (records, valid) = decode_frames(&buf);
+        assert_eq!(records, samples());
+        assert_eq!(valid, buf.len());
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_at_the_last_whole_frame() {
+        let mut buf = Vec::new();
+        for r in samples() {
+            r.encode_frame(&mut buf);
+        }
+        let whole_two = {
+            let mut b = Vec::new();
+            samples()[0].encode_frame(&mut b);
+            samples()[1].encode_frame(&mut b);
+            b.len()
+        };
+        for cut in whole_two..buf.len() {
+            let (records, valid) = decode_frames(&buf[..cut]);
+            assert_eq!(records.len(), 2, "cut at {cut}");
+            assert_eq!(valid, whole_two);
+        }
+        let mut corrupt = buf.clone();
+        corrupt[whole_two + 10] ^= 0xff;
+        assert_eq!(decode_frames(&corrupt).1, whole_two);
+    }
+}

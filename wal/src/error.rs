@@ -1,0 +1,41 @@
+use thiserror::Error;
+
+/// Every failure this crate reports.
+#[derive(Debug, Error)]
+pub enum WalError {
+    #[error("record batch too short: {0} bytes")]
+    BatchTooShort(usize),
+    #[error("record batch declares {declared} bytes but {available} are present")]
+    BatchLengthMismatch { declared: usize, available: usize },
+    #[error("unsupported record batch magic {0} (only magic 2 is accepted)")]
+    UnsupportedMagic(i8),
+    #[error("record batch CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    CrcMismatch { stored: u32, computed: u32 },
+    #[error("record batch declares {0} records")]
+    InvalidRecordCount(i32),
+    #[error("object of {0} bytes exceeds the 2 GiB object limit")]
+    ObjectTooLarge(usize),
+    #[error("object {key} is shorter than the requested range {offset}+{len}")]
+    ShortObject {
+        key: String,
+        offset: u64,
+        len: usize,
+    },
+    #[error("object {0} not found")]
+    NotFound(String),
+    #[error("object store I/O on {key}: {source}")]
+    Io {
+        key: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WalError {
+    pub fn io(key: &str, source: impl Into<std::io::Error>) -> Self {
+        WalError::Io {
+            key: key.to_string(),
+            source: source.into(),
+        }
+    }
+}

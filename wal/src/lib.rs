@@ -1,0 +1,12 @@
+//! WAL objects: record-batch validation, the multi-segment object format and the object stores
+//! that hold them.
+
+pub mod batch;
+pub mod error;
+pub mod object;
+pub mod store;
+
+pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
+pub use error::WalError;
+pub use object::{ObjectBuilder, SegmentPlacement};
+pub use store::{LocalStore, ObjectStore};
