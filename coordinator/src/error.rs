@@ -23,4 +23,8 @@ pub enum ErrorKind {
     OffsetOutOfRange,
     InvalidRequest,
     StorageError,
+    CorruptMessage,
+    MessageTooLarge,
+    /// The broker is shutting down or an internal queue closed.
+    NotAvailable,
 }

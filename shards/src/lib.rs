@@ -1,1 +1,21 @@
+//! Shard-per-core executors: placement from config, partition→shard routing, the lock-free
+//! queues between shards and to the coordinator shard, the per-shard produce pipeline and the
+//! fetch path with its cache.
 
+pub mod config;
+pub mod coordinator_shard;
+pub mod error;
+pub mod fetch;
+pub mod messages;
+pub mod produce;
+pub mod routing;
+pub mod rpc;
+pub mod runtime;
+pub mod shard;
+pub mod signal;
+
+pub use config::RuntimeConfig;
+pub use error::ShardError;
+pub use messages::*;
+pub use runtime::{run, ServeFn};
+pub use shard::Shard;

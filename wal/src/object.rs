@@ -20,7 +20,7 @@ pub struct ObjectBuilder {
 }
 
 /// Byte offsets in the coordinator are int32, so an object must stay under 2 GiB.
-const OBJECT_MAX_BYTES: usize = i32::MAX as usize;
+pub const OBJECT_MAX_BYTES: usize = i32::MAX as usize;
 
 impl ObjectBuilder {
     pub fn with_capacity(size_bytes: usize) -> Self {

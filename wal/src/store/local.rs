@@ -36,20 +36,12 @@ impl LocalStore {
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
         let path = self.path_of(key);
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        let opened = match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .dma_open(&path)
-            .await
-        {
+        // Keys are unique; truncating lets a retried upload replace a partial first attempt.
+        let opened = match open_for_write(&path).await {
             Err(e) if is_not_found(&e) => {
                 // First object under this prefix: create its directory once, then retry.
                 std::fs::create_dir_all(&dir).map_err(|e| WalError::io(key, e))?;
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .dma_open(&path)
-                    .await
+                open_for_write(&path).await
             }
             other => other,
         };
@@ -76,7 +68,6 @@ impl LocalStore {
     }
 
     async fn put_buffered(&self, key: &str, path: &Path, data: Bytes) -> Result<(), WalError> {
-        let _ = std::fs::remove_file(path);
         let file = BufferedFile::create(path)
             .await
             .map_err(|e| WalError::io(key, e))?;
@@ -125,6 +116,15 @@ impl LocalStore {
             }
         }
     }
+}
+
+async fn open_for_write(path: &Path) -> glommio::Result<glommio::io::DmaFile, ()> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .dma_open(path)
+        .await
 }
 
 fn raw_os_error(e: &glommio::GlommioError<()>) -> Option<i32> {

@@ -1,0 +1,36 @@
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the executors need to know; the engine fills it from the config file.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    pub data_dir: PathBuf,
+    /// One shard executor per listed CPU.
+    pub shard_cores: Vec<usize>,
+    /// The coordinator executor's CPU; it may share a CPU with a shard on small machines.
+    pub coordinator_core: usize,
+    /// Memory each executor registers with io_uring; the process total must fit `ulimit -l`.
+    pub io_memory_bytes: usize,
+    /// Rotate the WAL buffer this long after its first write...
+    pub commit_interval: Duration,
+    /// ...or as soon as it holds this many bytes.
+    pub buffer_max_bytes: usize,
+    /// Rotated objects being uploaded or committed at once, per shard.
+    pub uploads_in_flight_max: usize,
+    pub upload_attempts: u32,
+    pub upload_backoff: Duration,
+    /// Recently committed objects each shard keeps for tailing consumers.
+    pub fetch_cache_max_bytes: usize,
+    /// Depth of every queue between executors.
+    pub queue_depth: usize,
+}
+
+impl RuntimeConfig {
+    pub fn objects_dir(&self) -> PathBuf {
+        self.data_dir.join("objects")
+    }
+
+    pub fn coordinator_dir(&self) -> PathBuf {
+        self.data_dir.join("coordinator")
+    }
+}

@@ -1,0 +1,16 @@
+use thiserror::Error;
+
+/// Every failure this crate reports.
+#[derive(Debug, Error)]
+pub enum ShardError {
+    #[error("executor setup failed: {0}")]
+    Executor(String),
+    #[error("the queue to {0} is closed")]
+    QueueClosed(&'static str),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Wal(#[from] shoal_wal::WalError),
+    #[error(transparent)]
+    Coordinator(#[from] shoal_coordinator::CoordinatorError),
+}

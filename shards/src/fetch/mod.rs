@@ -1,0 +1,88 @@
+//! The fetch path on the shard that owns a partition: batch coordinates from the coordinator,
+//! bytes from the cache of recent objects or from the store, base offsets patched in.
+
+mod cache;
+mod reader;
+
+pub use cache::ObjectCache;
+pub use reader::read_partition;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures::future::{select, Either};
+use shoal_coordinator::{CommitBatch, CommitBatchResult, TopicPartition};
+
+use crate::signal::LocalSignal;
+
+/// What the owning shard knows locally about its partitions: recent objects, the latest
+/// high watermarks it has seen, and a signal that fires on every commit.
+pub struct LocalData {
+    pub cache: RefCell<ObjectCache>,
+    watermarks: RefCell<HashMap<TopicPartition, i64>>,
+    committed: LocalSignal,
+}
+
+impl LocalData {
+    pub fn new(cache_max_bytes: usize) -> LocalData {
+        LocalData {
+            cache: RefCell::new(ObjectCache::new(cache_max_bytes)),
+            watermarks: RefCell::new(HashMap::new()),
+            committed: LocalSignal::default(),
+        }
+    }
+
+    pub fn on_committed(
+        &self,
+        key: &str,
+        data: &Bytes,
+        batches: &[CommitBatch],
+        results: &[CommitBatchResult],
+    ) {
+        self.cache.borrow_mut().insert(key, data.clone());
+        for (batch, result) in batches.iter().zip(results) {
+            if result.error.is_none() {
+                let end = result.base_offset + batch.offset_count as i64;
+                self.observe_watermark(batch.partition, end);
+            }
+        }
+        self.committed.notify_all();
+    }
+
+    pub fn observe_watermark(&self, partition: TopicPartition, high_watermark: i64) {
+        let mut watermarks = self.watermarks.borrow_mut();
+        let known = watermarks.entry(partition).or_insert(high_watermark);
+        *known = (*known).max(high_watermark);
+    }
+
+    pub fn forget_watermark(&self, partition: &TopicPartition) {
+        self.watermarks.borrow_mut().remove(partition);
+    }
+
+    fn has_data_past(&self, partitions: &[(TopicPartition, i64)]) -> bool {
+        let watermarks = self.watermarks.borrow();
+        partitions
+            .iter()
+            .any(|(tp, offset)| watermarks.get(tp).is_some_and(|hwm| hwm > offset))
+    }
+
+    /// Resolves when a commit moves any listed partition past its offset, or at `deadline`.
+    pub async fn wait_for_data(&self, partitions: &[(TopicPartition, i64)], deadline: Instant) {
+        loop {
+            if self.has_data_past(partitions) {
+                return;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            let commit = std::pin::pin!(self.committed.wait());
+            let timeout = std::pin::pin!(glommio::timer::sleep(deadline - now));
+            if let Either::Right(_) = select(commit, timeout).await {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! What shards ask each other: the part of a client request for partitions another shard owns.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use shoal_coordinator::{ErrorKind, TopicPartition};
+
+#[derive(Debug, Clone)]
+pub struct PartitionProduce {
+    pub partition: TopicPartition,
+    pub records: Bytes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionProduceResult {
+    pub error: Option<ErrorKind>,
+    pub base_offset: i64,
+    pub log_append_time_ms: i64,
+    pub log_start_offset: i64,
+}
+
+impl PartitionProduceResult {
+    pub fn failed(error: ErrorKind) -> Self {
+        PartitionProduceResult {
+            error: Some(error),
+            base_offset: -1,
+            log_append_time_ms: -1,
+            log_start_offset: -1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PartitionFetch {
+    pub partition: TopicPartition,
+    pub offset: i64,
+    pub max_bytes: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct PartitionFetchResult {
+    pub error: Option<ErrorKind>,
+    pub high_watermark: i64,
+    pub log_start_offset: i64,
+    pub records: Bytes,
+}
+
+#[derive(Debug)]
+pub enum PeerRequest {
+    Produce(Vec<PartitionProduce>),
+    Fetch {
+        partitions: Vec<PartitionFetch>,
+        max_bytes: u32,
+    },
+    /// Resolve when any partition's high watermark passes its offset, or at the deadline.
+    WaitForData {
+        partitions: Vec<(TopicPartition, i64)>,
+        deadline: Instant,
+    },
+}
+
+#[derive(Debug)]
+pub enum PeerResponse {
+    Produce(Vec<PartitionProduceResult>),
+    Fetch(Vec<PartitionFetchResult>),
+    DataReady,
+}

@@ -1,0 +1,96 @@
+//! The open WAL buffer: produce payloads waiting for the next rotation, and turning a rotated
+//! buffer into one object plus the commit request that describes it.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures::channel::oneshot;
+use shoal_coordinator::{CommitBatch, TopicPartition};
+use shoal_wal::object::OBJECT_MAX_BYTES;
+use shoal_wal::{BatchHeader, ObjectBuilder};
+
+use crate::PartitionProduceResult;
+
+/// One partition's payload of one produce request, already validated.
+pub struct PendingWrite {
+    pub partition: TopicPartition,
+    pub records: Bytes,
+    pub headers: Vec<BatchHeader>,
+    pub reply: oneshot::Sender<PartitionProduceResult>,
+}
+
+#[derive(Default)]
+pub struct WalBuffer {
+    pub writes: Vec<PendingWrite>,
+    pub size_bytes: usize,
+    pub opened_at: Option<Instant>,
+    /// Counts rotations, so a timer armed for an older buffer can tell it is stale.
+    pub generation: u64,
+}
+
+impl WalBuffer {
+    pub fn push(&mut self, write: PendingWrite) {
+        if self.writes.is_empty() {
+            self.opened_at = Some(Instant::now());
+        }
+        self.size_bytes += write.records.len();
+        self.writes.push(write);
+    }
+
+    /// Takes the buffered writes, leaving an empty buffer of the next generation.
+    pub fn rotate(&mut self) -> Vec<PendingWrite> {
+        self.generation += 1;
+        self.size_bytes = 0;
+        self.opened_at = None;
+        std::mem::take(&mut self.writes)
+    }
+}
+
+/// A rotated buffer laid out as an object: writes grouped by partition (stable, so each
+/// partition keeps arrival order), and one commit batch per record batch.
+pub struct RotatedObject {
+    pub data: Bytes,
+    pub batches: Vec<CommitBatch>,
+    /// For each write, in `writes` order, the range of `batches` it produced.
+    pub writes: Vec<(PendingWrite, std::ops::Range<usize>)>,
+}
+
+/// Fails, handing the writes back, only if they exceed the object size limit.
+pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<PendingWrite>> {
+    writes.sort_by_key(|w| w.partition);
+    let total: usize = writes.iter().map(|w| w.records.len()).sum();
+    if total > OBJECT_MAX_BYTES {
+        return Err(writes);
+    }
+    let mut builder = ObjectBuilder::with_capacity(total);
+    let mut batches = Vec::new();
+    let mut laid_out = Vec::with_capacity(writes.len());
+    for write in writes {
+        let first = batches.len();
+        let mut pos = 0;
+        for header in &write.headers {
+            let placement = builder
+                .append(&write.records[pos..pos + header.size_bytes])
+                .expect("total size checked above");
+            pos += header.size_bytes;
+            batches.push(CommitBatch {
+                partition: write.partition,
+                byte_offset: placement.byte_offset,
+                size_bytes: placement.size_bytes,
+                offset_count: header.offset_count() as u32,
+                max_timestamp: header.max_timestamp,
+                producer_id: header.producer_id,
+                producer_epoch: header.producer_epoch,
+                base_sequence: header.base_sequence,
+                is_transactional: header.is_transactional(),
+            });
+        }
+        let range = first..batches.len();
+        laid_out.push((write, range));
+    }
+    Ok(RotatedObject {
+        data: builder.finish(),
+        batches,
+        writes: laid_out,
+    })
+}

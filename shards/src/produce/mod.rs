@@ -1,0 +1,7 @@
+//! The per-shard produce pipeline: buffer → WAL object → upload → commit (in rotation order)
+//! → answer the producers.
+
+mod buffer;
+mod pipeline;
+
+pub use pipeline::ProducePipeline;

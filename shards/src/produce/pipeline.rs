@@ -1,0 +1,286 @@
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::channel::oneshot;
+use glommio::sync::{Semaphore, StaticPermit};
+use glommio::task::JoinHandle;
+use shoal_coordinator::{
+    CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
+};
+use shoal_wal::batch::validate_batches;
+use shoal_wal::{ObjectStore, WalError};
+
+use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
+use crate::fetch::LocalData;
+use crate::rpc::RpcClient;
+use crate::signal::LocalSignal;
+use crate::{PartitionProduceResult, RuntimeConfig};
+
+/// An object on its way to storage and the coordinator, in rotation order.
+struct InFlightObject {
+    key: String,
+    upload: JoinHandle<Result<(), WalError>>,
+    object: RotatedObject,
+    _slot: StaticPermit,
+}
+
+pub struct ProducePipeline {
+    config: Rc<RuntimeConfig>,
+    store: Rc<ObjectStore>,
+    coordinator: Rc<RpcClient<Request, Response>>,
+    local_data: Rc<LocalData>,
+    buffer: RefCell<WalBuffer>,
+    /// One permit per object in flight: bounds memory when storage is slow.
+    in_flight_slots: Rc<Semaphore>,
+    queue: RefCell<VecDeque<InFlightObject>>,
+    queued: LocalSignal,
+}
+
+impl ProducePipeline {
+    pub fn start(
+        config: Rc<RuntimeConfig>,
+        store: Rc<ObjectStore>,
+        coordinator: Rc<RpcClient<Request, Response>>,
+        local_data: Rc<LocalData>,
+    ) -> Rc<ProducePipeline> {
+        let pipeline = Rc::new(ProducePipeline {
+            in_flight_slots: Rc::new(Semaphore::new(config.uploads_in_flight_max as u64)),
+            config,
+            store,
+            coordinator,
+            local_data,
+            buffer: RefCell::new(WalBuffer::default()),
+            queue: RefCell::new(VecDeque::new()),
+            queued: LocalSignal::default(),
+        });
+        glommio::spawn_local(pipeline.clone().commit_in_order()).detach();
+        pipeline
+    }
+
+    /// Validates one partition's payload, buffers it and resolves once it is committed.
+    pub async fn append(
+        self: &Rc<Self>,
+        partition: TopicPartition,
+        records: Bytes,
+    ) -> PartitionProduceResult {
+        if records.len() > self.config.buffer_max_bytes {
+            return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
+        }
+        let headers = match validate_batches(&records) {
+            Ok(headers) => headers,
+            Err(e) => {
+                tracing::debug!(?partition, error = %e, "rejected a record batch");
+                return PartitionProduceResult::failed(ErrorKind::CorruptMessage);
+            }
+        };
+        if headers
+            .iter()
+            .any(|h| h.is_transactional() || h.is_control())
+        {
+            return PartitionProduceResult::failed(ErrorKind::InvalidRequest);
+        }
+        while self.would_overflow(records.len()) {
+            self.rotate().await;
+        }
+        let (reply, answer) = oneshot::channel();
+        let (first_write, full, generation) = {
+            let mut buffer = self.buffer.borrow_mut();
+            let first_write = buffer.writes.is_empty();
+            buffer.push(PendingWrite {
+                partition,
+                records,
+                headers,
+                reply,
+            });
+            (
+                first_write,
+                buffer.size_bytes >= self.config.buffer_max_bytes,
+                buffer.generation,
+            )
+        };
+        if full {
+            self.rotate().await;
+        } else if first_write {
+            self.arm_rotation_timer(generation);
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| PartitionProduceResult::failed(ErrorKind::NotAvailable))
+    }
+
+    fn would_overflow(&self, incoming_bytes: usize) -> bool {
+        let buffer = self.buffer.borrow();
+        !buffer.writes.is_empty()
+            && buffer.size_bytes + incoming_bytes > self.config.buffer_max_bytes
+    }
+
+    fn arm_rotation_timer(self: &Rc<Self>, generation: u64) {
+        let pipeline = self.clone();
+        let interval = self.config.commit_interval;
+        glommio::spawn_local(async move {
+            glommio::timer::sleep(interval).await;
+            if pipeline.buffer.borrow().generation == generation {
+                pipeline.rotate().await;
+            }
+        })
+        .detach();
+    }
+
+    /// Closes the open buffer and starts uploading it; waits while too many are in flight.
+    async fn rotate(self: &Rc<Self>) {
+        let Ok(slot) = self.in_flight_slots.acquire_static_permit(1).await else {
+            return;
+        };
+        let writes = self.buffer.borrow_mut().rotate();
+        if writes.is_empty() {
+            return;
+        }
+        let object = match lay_out(writes) {
+            Ok(object) => object,
+            Err(writes) => {
+                for write in writes {
+                    let _ = write
+                        .reply
+                        .send(PartitionProduceResult::failed(ErrorKind::MessageTooLarge));
+                }
+                return;
+            }
+        };
+        let key = format!("wal/{}", uuid::Uuid::new_v4());
+        let upload = glommio::spawn_local(upload_with_retries(
+            self.store.clone(),
+            key.clone(),
+            object.data.clone(),
+            self.config.upload_attempts,
+            self.config.upload_backoff,
+        ))
+        .detach();
+        // Pushed in the same step as the buffer was taken: queue order is rotation order.
+        self.queue.borrow_mut().push_back(InFlightObject {
+            key,
+            upload,
+            object,
+            _slot: slot,
+        });
+        self.queued.notify_all();
+    }
+
+    /// Commits uploaded objects strictly in rotation order, then answers their producers.
+    async fn commit_in_order(self: Rc<Self>) {
+        loop {
+            let next = self.queue.borrow_mut().pop_front();
+            let Some(in_flight) = next else {
+                self.queued.wait().await;
+                continue;
+            };
+            let InFlightObject {
+                key,
+                upload,
+                object,
+                ..
+            } = in_flight;
+            let outcome = match upload.await {
+                Some(Ok(())) => self.commit(&key, &object.batches).await,
+                Some(Err(e)) => {
+                    tracing::error!(%key, error = %e, "WAL object upload failed");
+                    let _ = self.store.delete(&key).await;
+                    Err(ErrorKind::StorageError)
+                }
+                None => Err(ErrorKind::StorageError),
+            };
+            match outcome {
+                Ok(results) => {
+                    self.local_data
+                        .on_committed(&key, &object.data, &object.batches, &results);
+                    for (write, range) in object.writes {
+                        let _ = write.reply.send(write_result(&results[range]));
+                    }
+                }
+                Err(error) => {
+                    for (write, _) in object.writes {
+                        let _ = write.reply.send(PartitionProduceResult::failed(error));
+                    }
+                }
+            }
+        }
+    }
+
+    async fn commit(
+        &self,
+        key: &str,
+        batches: &[CommitBatch],
+    ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
+        let request = Request::CommitFile {
+            object_key: key.to_string(),
+            batches: batches.to_vec(),
+        };
+        match self.coordinator.call(request).await {
+            Ok(Response::CommitFile(Ok(results))) if results.len() == batches.len() => Ok(results),
+            Ok(Response::CommitFile(Err(e))) => Err(e),
+            Ok(other) => {
+                tracing::error!(
+                    ?other,
+                    "coordinator answered CommitFile with the wrong shape"
+                );
+                Err(ErrorKind::StorageError)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "CommitFile did not reach the coordinator");
+                Err(ErrorKind::NotAvailable)
+            }
+        }
+    }
+
+    /// Rotates the open buffer and waits until everything in flight is committed.
+    pub async fn flush(self: &Rc<Self>) {
+        self.rotate().await;
+        let all = self.config.uploads_in_flight_max as u64;
+        while self.in_flight_slots.available() < all || !self.queue.borrow().is_empty() {
+            glommio::timer::sleep(Duration::from_millis(2)).await;
+        }
+    }
+}
+
+/// One produce write may hold several batches: it succeeds only if all of them did, and its
+/// base offset is that of its first batch.
+fn write_result(results: &[CommitBatchResult]) -> PartitionProduceResult {
+    let Some(first) = results.first() else {
+        return PartitionProduceResult::failed(ErrorKind::StorageError);
+    };
+    if let Some(error) = results.iter().find_map(|r| r.error) {
+        return PartitionProduceResult::failed(error);
+    }
+    PartitionProduceResult {
+        error: None,
+        base_offset: first.base_offset,
+        log_append_time_ms: first.log_append_time_ms,
+        log_start_offset: first.log_start_offset,
+    }
+}
+
+async fn upload_with_retries(
+    store: Rc<ObjectStore>,
+    key: String,
+    data: Bytes,
+    attempts: u32,
+    backoff: Duration,
+) -> Result<(), WalError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match store.put(&key, data.clone()).await {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt >= attempts.max(1) => return Err(e),
+            Err(e) => {
+                tracing::warn!(%key, attempt, error = %e, "WAL object upload failed; retrying");
+                // Exponential backoff with full jitter, so shards do not retry in lockstep.
+                let ceiling = backoff.saturating_mul(1 << (attempt - 1).min(10));
+                let pause = ceiling.mul_f64(fastrand::f64());
+                glommio::timer::sleep(pause).await;
+            }
+        }
+    }
+}

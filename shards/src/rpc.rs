@@ -1,0 +1,126 @@
+//! Request/response over glommio's shared channels: bounded, lock-free single-producer
+//! single-consumer rings between two executors, one for requests and one for answers.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use glommio::channels::shared_channel::{self, ConnectedSender};
+
+use crate::ShardError;
+
+pub type Envelope<T> = (u64, T);
+
+/// The two unconnected ends one executor keeps of a request/response channel pair.
+pub struct ClientEnds<Req: Send + 'static, Resp: Send + 'static> {
+    requests: shared_channel::SharedSender<Envelope<Req>>,
+    responses: shared_channel::SharedReceiver<Envelope<Resp>>,
+}
+
+/// The ends the serving executor keeps.
+pub struct ServerEnds<Req: Send + 'static, Resp: Send + 'static> {
+    pub requests: shared_channel::SharedReceiver<Envelope<Req>>,
+    pub responses: shared_channel::SharedSender<Envelope<Resp>>,
+}
+
+/// Makes a channel pair of `depth` slots each way.
+pub fn channel_pair<Req: Send + 'static, Resp: Send + 'static>(
+    depth: usize,
+) -> (ClientEnds<Req, Resp>, ServerEnds<Req, Resp>) {
+    let (req_tx, req_rx) = shared_channel::new_bounded(depth);
+    let (resp_tx, resp_rx) = shared_channel::new_bounded(depth);
+    (
+        ClientEnds {
+            requests: req_tx,
+            responses: resp_rx,
+        },
+        ServerEnds {
+            requests: req_rx,
+            responses: resp_tx,
+        },
+    )
+}
+
+/// The calling side, connected on its executor. Answers may come back in any order; each
+/// carries the id of its request.
+pub struct RpcClient<Req: Send + 'static, Resp: Send + 'static> {
+    name: &'static str,
+    requests: ConnectedSender<Envelope<Req>>,
+    pending: RefCell<HashMap<u64, oneshot::Sender<Resp>>>,
+    next_id: Cell<u64>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
+    /// Connects both ends on the current executor and starts the task that routes answers.
+    pub async fn connect(name: &'static str, ends: ClientEnds<Req, Resp>) -> Rc<Self> {
+        let requests = ends.requests.connect().await;
+        let responses = ends.responses.connect().await;
+        let client = Rc::new(RpcClient {
+            name,
+            requests,
+            pending: RefCell::new(HashMap::new()),
+            next_id: Cell::new(0),
+        });
+        let weak = Rc::downgrade(&client);
+        glommio::spawn_local(async move {
+            while let Some((id, response)) = responses.recv().await {
+                let Some(client) = weak.upgrade() else { break };
+                // A caller that gave up (a dropped long poll) has no sender left; that is fine.
+                let reply = client.pending.borrow_mut().remove(&id);
+                if let Some(reply) = reply {
+                    let _ = reply.send(response);
+                }
+            }
+        })
+        .detach();
+        client
+    }
+
+    pub async fn call(&self, request: Req) -> Result<Resp, ShardError> {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let (reply_tx, reply_rx) = oneshot::channel();
+        self.pending.borrow_mut().insert(id, reply_tx);
+        let _forget_on_drop = PendingGuard { client: self, id };
+        if self.requests.send((id, request)).await.is_err() {
+            return Err(ShardError::QueueClosed(self.name));
+        }
+        reply_rx
+            .await
+            .map_err(|_| ShardError::QueueClosed(self.name))
+    }
+}
+
+/// Removes the pending entry when a call is abandoned, so the map stays bounded.
+struct PendingGuard<'a, Req: Send + 'static, Resp: Send + 'static> {
+    client: &'a RpcClient<Req, Resp>,
+    id: u64,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Drop for PendingGuard<'_, Req, Resp> {
+    fn drop(&mut self) {
+        self.client.pending.borrow_mut().remove(&self.id);
+    }
+}
+
+/// Serves requests arriving on `ends` with `handler`, each in its own task so that slow
+/// requests (long polls) do not hold up others. Returns when the caller disconnects.
+pub async fn serve<Req, Resp, F, Fut>(ends: ServerEnds<Req, Resp>, handler: F)
+where
+    Req: Send + 'static,
+    Resp: Send + 'static,
+    F: Fn(Req) -> Fut + 'static,
+    Fut: std::future::Future<Output = Resp> + 'static,
+{
+    let requests = ends.requests.connect().await;
+    let responses = Rc::new(ends.responses.connect().await);
+    while let Some((id, request)) = requests.recv().await {
+        let responses = responses.clone();
+        let answer = handler(request);
+        glommio::spawn_local(async move {
+            let _ = responses.send((id, answer.await)).await;
+        })
+        .detach();
+    }
+}

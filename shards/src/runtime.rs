@@ -1,0 +1,157 @@
+//! Builds the executors from config: one shard per listed CPU, plus the coordinator, wired
+//! with bounded lock-free queues (a full mesh between shards, a pair from each shard to the
+//! coordinator), and runs them until shutdown.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use glommio::{LocalExecutorBuilder, Placement};
+use shoal_coordinator::{Request, Response, TopicsView};
+use shoal_wal::{LocalStore, ObjectStore};
+
+use crate::coordinator_shard::CoordinatorShard;
+use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
+use crate::{PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
+
+/// What the engine runs on each shard once it is wired: its listener.
+pub type ServeFn = Arc<dyn Fn(Rc<Shard>) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
+
+const SHUTDOWN_POLL: Duration = Duration::from_millis(20);
+
+type PeerClientEnds = ClientEnds<PeerRequest, PeerResponse>;
+type PeerServerEnds = ServerEnds<PeerRequest, PeerResponse>;
+
+/// Runs the broker's executors until `shutdown` is set, then drains every shard's buffer,
+/// lets the coordinator answer the last commits, and returns.
+pub fn run(
+    config: RuntimeConfig,
+    serve: ServeFn,
+    shutdown: Arc<AtomicBool>,
+) -> Result<(), ShardError> {
+    let shard_count = config.shard_cores.len();
+    if shard_count == 0 {
+        return Err(ShardError::Config("no shard cores configured".into()));
+    }
+    let topics = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+
+    let mut coordinator_clients = Vec::new();
+    let mut coordinator_servers = Vec::new();
+    for _ in 0..shard_count {
+        let (client, server) = rpc::channel_pair::<Request, Response>(config.queue_depth);
+        coordinator_clients.push(client);
+        coordinator_servers.push(server);
+    }
+    let (mut mesh_clients, mut mesh_servers) = peer_mesh(shard_count, config.queue_depth);
+
+    let coordinator = {
+        let shard = CoordinatorShard {
+            dir: config.coordinator_dir(),
+            view: topics.clone(),
+            queue_depth: config.queue_depth * shard_count,
+        };
+        let objects_dir = config.objects_dir();
+        builder("coordinator", config.coordinator_core, &config)
+            .spawn(move || async move {
+                let store = ObjectStore::Local(LocalStore::new(objects_dir)?);
+                shard.run(coordinator_servers, store).await
+            })
+            .map_err(|e| ShardError::Executor(e.to_string()))?
+    };
+
+    let mut shards = Vec::new();
+    for (index, core) in config.shard_cores.iter().copied().enumerate().rev() {
+        let coordinator_ends = coordinator_clients.pop().expect("one per shard");
+        let peer_clients = mesh_clients.pop().expect("one row per shard");
+        let peer_servers = mesh_servers.pop().expect("one row per shard");
+        let config = Rc::new(config.clone());
+        let config_send = (*config).clone();
+        drop(config);
+        let topics = topics.clone();
+        let serve = serve.clone();
+        let shutdown = shutdown.clone();
+        let handle = builder(&format!("shard-{index}"), core, &config_send)
+            .spawn(move || async move {
+                let config = Rc::new(config_send);
+                let store = Rc::new(ObjectStore::Local(LocalStore::new(config.objects_dir())?));
+                let coordinator = RpcClient::connect("coordinator", coordinator_ends).await;
+                let mut peers = Vec::new();
+                for ends in peer_clients {
+                    peers.push(match ends {
+                        Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
+                        None => None,
+                    });
+                }
+                let shard = Rc::new(Shard::new(index, config, topics, coordinator, peers, store));
+                for ends in peer_servers.into_iter().flatten() {
+                    let shard = shard.clone();
+                    glommio::spawn_local(rpc::serve(ends, move |request| {
+                        shard.clone().handle_peer(request)
+                    }))
+                    .detach();
+                }
+                let serving = glommio::spawn_local(serve(shard.clone()));
+                while !shutdown.load(Ordering::Relaxed) {
+                    glommio::timer::sleep(SHUTDOWN_POLL).await;
+                }
+                drop(serving);
+                shard.flush().await;
+                tracing::info!(shard = index, "shard drained");
+                Ok::<(), ShardError>(())
+            })
+            .map_err(|e| ShardError::Executor(e.to_string()))?;
+        shards.push(handle);
+    }
+    drop(coordinator_clients);
+    let mut first_error = None;
+    for handle in shards {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => first_error = first_error.or(Some(e)),
+            Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
+        }
+    }
+    match coordinator.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => first_error = first_error.or(Some(e)),
+        Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn builder(name: &str, core: usize, config: &RuntimeConfig) -> LocalExecutorBuilder {
+    LocalExecutorBuilder::new(Placement::Fixed(core))
+        .name(name)
+        .io_memory(config.io_memory_bytes)
+}
+
+/// `clients[i][j]` lets shard i call shard j; `servers[j][i]` is where j serves i.
+#[allow(clippy::type_complexity)]
+fn peer_mesh(
+    shard_count: usize,
+    depth: usize,
+) -> (
+    Vec<Vec<Option<PeerClientEnds>>>,
+    Vec<Vec<Option<PeerServerEnds>>>,
+) {
+    let mut clients: Vec<Vec<Option<PeerClientEnds>>> = (0..shard_count)
+        .map(|_| (0..shard_count).map(|_| None).collect())
+        .collect();
+    let mut servers: Vec<Vec<Option<PeerServerEnds>>> = (0..shard_count)
+        .map(|_| (0..shard_count).map(|_| None).collect())
+        .collect();
+    for (i, row) in clients.iter_mut().enumerate() {
+        for (j, slot) in row.iter_mut().enumerate() {
+            if i != j {
+                let (client, server) = rpc::channel_pair(depth);
+                *slot = Some(client);
+                servers[j][i] = Some(server);
+            }
+        }
+    }
+    (clients, servers)
+}

@@ -1,0 +1,349 @@
+//! One shard: the context every connection on this executor works through. It routes each
+//! partition to its owner, serves the partitions it owns, and answers its peers.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use futures::future::{select_all, LocalBoxFuture};
+use futures::FutureExt;
+use shoal_coordinator::{
+    ErrorKind, FindBatchesRequest, Request, Response, TopicPartition, TopicsView,
+};
+use shoal_wal::ObjectStore;
+
+use crate::fetch::{read_partition, LocalData};
+use crate::produce::ProducePipeline;
+use crate::routing::owner_shard;
+use crate::rpc::RpcClient;
+use crate::{
+    PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, PeerRequest,
+    PeerResponse, RuntimeConfig, ShardError,
+};
+
+pub type PeerClient = RpcClient<PeerRequest, PeerResponse>;
+
+pub struct Shard {
+    pub index: usize,
+    pub config: Rc<RuntimeConfig>,
+    pub topics: Arc<ArcSwap<TopicsView>>,
+    coordinator: Rc<RpcClient<Request, Response>>,
+    /// Indexed by shard; `None` at this shard's own index.
+    peers: Vec<Option<Rc<PeerClient>>>,
+    pipeline: Rc<ProducePipeline>,
+    local_data: Rc<LocalData>,
+    store: Rc<ObjectStore>,
+}
+
+impl Shard {
+    pub fn new(
+        index: usize,
+        config: Rc<RuntimeConfig>,
+        topics: Arc<ArcSwap<TopicsView>>,
+        coordinator: Rc<RpcClient<Request, Response>>,
+        peers: Vec<Option<Rc<PeerClient>>>,
+        store: Rc<ObjectStore>,
+    ) -> Shard {
+        let local_data = Rc::new(LocalData::new(config.fetch_cache_max_bytes));
+        let pipeline = ProducePipeline::start(
+            config.clone(),
+            store.clone(),
+            coordinator.clone(),
+            local_data.clone(),
+        );
+        Shard {
+            index,
+            config,
+            topics,
+            coordinator,
+            peers,
+            pipeline,
+            local_data,
+            store,
+        }
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.peers.len()
+    }
+
+    pub fn owner_of(&self, tp: &TopicPartition) -> usize {
+        owner_shard(tp, self.shard_count())
+    }
+
+    pub async fn coordinator_call(&self, request: Request) -> Result<Response, ShardError> {
+        self.coordinator.call(request).await
+    }
+
+    /// Produces to any partitions; answers in the order given.
+    pub async fn produce(&self, writes: Vec<PartitionProduce>) -> Vec<PartitionProduceResult> {
+        let count = writes.len();
+        let mut by_owner: BTreeMap<usize, Vec<(usize, PartitionProduce)>> = BTreeMap::new();
+        for (i, write) in writes.into_iter().enumerate() {
+            by_owner
+                .entry(self.owner_of(&write.partition))
+                .or_default()
+                .push((i, write));
+        }
+        let mut pending = Vec::new();
+        for (owner, group) in by_owner {
+            let (slots, group): (Vec<usize>, Vec<PartitionProduce>) = group.into_iter().unzip();
+            let answers: LocalBoxFuture<Vec<PartitionProduceResult>> = match &self.peers[owner] {
+                None => {
+                    let pipeline = self.pipeline.clone();
+                    async move { produce_owned(&pipeline, group).await }.boxed_local()
+                }
+                Some(peer) => {
+                    let peer = peer.clone();
+                    let n = group.len();
+                    async move {
+                        match peer.call(PeerRequest::Produce(group)).await {
+                            Ok(PeerResponse::Produce(results)) if results.len() == n => results,
+                            _ => vec![PartitionProduceResult::failed(ErrorKind::NotAvailable); n],
+                        }
+                    }
+                    .boxed_local()
+                }
+            };
+            pending.push((slots, answers));
+        }
+        let mut results = vec![PartitionProduceResult::failed(ErrorKind::NotAvailable); count];
+        let (slots, futures): (Vec<_>, Vec<_>) = pending.into_iter().unzip();
+        for (slots, answers) in slots
+            .into_iter()
+            .zip(futures::future::join_all(futures).await)
+        {
+            for (slot, answer) in slots.into_iter().zip(answers) {
+                results[slot] = answer;
+            }
+        }
+        results
+    }
+
+    /// Fetch with Kafka's long-poll rules: answer once `min_bytes` are available, an error
+    /// occurred, or `max_wait` passed. `max_bytes` is one budget across all partitions.
+    pub async fn fetch(
+        &self,
+        partitions: Vec<PartitionFetch>,
+        max_bytes: u32,
+        min_bytes: u32,
+        max_wait: Duration,
+    ) -> Vec<PartitionFetchResult> {
+        let deadline = Instant::now() + max_wait;
+        loop {
+            let mut results = self.fetch_once(&partitions, max_bytes).await;
+            let available: usize = results.iter().map(|r| r.records.len()).sum();
+            let failed = results.iter().any(|r| r.error.is_some());
+            if available >= min_bytes as usize || failed || Instant::now() >= deadline {
+                spend_budget(&mut results, max_bytes);
+                return results;
+            }
+            self.wait_for_data(&partitions, deadline).await;
+        }
+    }
+
+    async fn fetch_once(
+        &self,
+        partitions: &[PartitionFetch],
+        max_bytes: u32,
+    ) -> Vec<PartitionFetchResult> {
+        let mut by_owner: BTreeMap<usize, Vec<(usize, PartitionFetch)>> = BTreeMap::new();
+        for (i, p) in partitions.iter().enumerate() {
+            by_owner
+                .entry(self.owner_of(&p.partition))
+                .or_default()
+                .push((i, *p));
+        }
+        let mut slots_all = Vec::new();
+        let mut futures: Vec<LocalBoxFuture<Vec<PartitionFetchResult>>> = Vec::new();
+        for (owner, group) in by_owner {
+            let (slots, group): (Vec<usize>, Vec<PartitionFetch>) = group.into_iter().unzip();
+            let n = group.len();
+            slots_all.push(slots);
+            futures.push(match &self.peers[owner] {
+                None => self.fetch_owned(group, max_bytes).boxed_local(),
+                Some(peer) => {
+                    let peer = peer.clone();
+                    async move {
+                        let request = PeerRequest::Fetch {
+                            partitions: group,
+                            max_bytes,
+                        };
+                        match peer.call(request).await {
+                            Ok(PeerResponse::Fetch(results)) if results.len() == n => results,
+                            _ => vec![fetch_failed(ErrorKind::NotAvailable); n],
+                        }
+                    }
+                    .boxed_local()
+                }
+            });
+        }
+        let mut results = vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()];
+        for (slots, answers) in slots_all
+            .into_iter()
+            .zip(futures::future::join_all(futures).await)
+        {
+            for (slot, answer) in slots.into_iter().zip(answers) {
+                results[slot] = answer;
+            }
+        }
+        results
+    }
+
+    /// Reads partitions this shard owns.
+    pub async fn fetch_owned(
+        &self,
+        partitions: Vec<PartitionFetch>,
+        max_bytes: u32,
+    ) -> Vec<PartitionFetchResult> {
+        let request = Request::FindBatches {
+            partitions: partitions
+                .iter()
+                .map(|p| FindBatchesRequest {
+                    partition: p.partition,
+                    offset: p.offset,
+                    max_partition_bytes: p.max_bytes,
+                })
+                .collect(),
+            max_bytes,
+        };
+        let found = match self.coordinator.call(request).await {
+            Ok(Response::FindBatches(found)) if found.len() == partitions.len() => found,
+            _ => return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()],
+        };
+        let mut results = Vec::with_capacity(found.len());
+        for (p, found) in partitions.iter().zip(found) {
+            if found.error == Some(ErrorKind::UnknownTopicOrPartition) {
+                self.local_data.forget_watermark(&p.partition);
+            } else {
+                self.local_data
+                    .observe_watermark(p.partition, found.high_watermark);
+            }
+            let mut result = PartitionFetchResult {
+                error: found.error,
+                high_watermark: found.high_watermark,
+                log_start_offset: found.log_start_offset,
+                records: bytes::Bytes::new(),
+            };
+            if found.error.is_none() && !found.batches.is_empty() {
+                match read_partition(&found.batches, &self.local_data.cache, &self.store).await {
+                    Ok(records) => result.records = records,
+                    Err(e) => {
+                        tracing::error!(partition = ?p.partition, error = %e, "fetch read failed");
+                        result.error = Some(ErrorKind::StorageError);
+                    }
+                }
+            }
+            results.push(result);
+        }
+        results
+    }
+
+    /// Waits until a commit on any owning shard moves one of the partitions past its fetch
+    /// offset, or until `deadline`.
+    async fn wait_for_data(&self, partitions: &[PartitionFetch], deadline: Instant) {
+        let mut by_owner: BTreeMap<usize, Vec<(TopicPartition, i64)>> = BTreeMap::new();
+        for p in partitions {
+            by_owner
+                .entry(self.owner_of(&p.partition))
+                .or_default()
+                .push((p.partition, p.offset));
+        }
+        let waits: Vec<LocalBoxFuture<()>> = by_owner
+            .into_iter()
+            .map(|(owner, group)| match &self.peers[owner] {
+                None => {
+                    let local = self.local_data.clone();
+                    async move { local.wait_for_data(&group, deadline).await }.boxed_local()
+                }
+                Some(peer) => {
+                    let peer = peer.clone();
+                    async move {
+                        let request = PeerRequest::WaitForData {
+                            partitions: group,
+                            deadline,
+                        };
+                        if peer.call(request).await.is_err() {
+                            // The peer is gone (shutdown): do not spin, wait out the deadline.
+                            glommio::timer::sleep(
+                                deadline.saturating_duration_since(Instant::now()),
+                            )
+                            .await;
+                        }
+                    }
+                    .boxed_local()
+                }
+            })
+            .collect();
+        if !waits.is_empty() {
+            select_all(waits).await;
+        }
+    }
+
+    /// Answers a request from another shard for partitions this shard owns.
+    pub async fn handle_peer(self: Rc<Self>, request: PeerRequest) -> PeerResponse {
+        match request {
+            PeerRequest::Produce(writes) => {
+                debug_assert!(writes
+                    .iter()
+                    .all(|w| self.owner_of(&w.partition) == self.index));
+                PeerResponse::Produce(produce_owned(&self.pipeline, writes).await)
+            }
+            PeerRequest::Fetch {
+                partitions,
+                max_bytes,
+            } => PeerResponse::Fetch(self.fetch_owned(partitions, max_bytes).await),
+            PeerRequest::WaitForData {
+                partitions,
+                deadline,
+            } => {
+                self.local_data.wait_for_data(&partitions, deadline).await;
+                PeerResponse::DataReady
+            }
+        }
+    }
+
+    /// Commits everything buffered; used when shutting down.
+    pub async fn flush(&self) {
+        self.pipeline.flush().await;
+    }
+}
+
+async fn produce_owned(
+    pipeline: &Rc<ProducePipeline>,
+    writes: Vec<PartitionProduce>,
+) -> Vec<PartitionProduceResult> {
+    futures::future::join_all(
+        writes
+            .into_iter()
+            .map(|w| pipeline.append(w.partition, w.records)),
+    )
+    .await
+}
+
+fn fetch_failed(error: ErrorKind) -> PartitionFetchResult {
+    PartitionFetchResult {
+        error: Some(error),
+        high_watermark: -1,
+        log_start_offset: -1,
+        records: bytes::Bytes::new(),
+    }
+}
+
+/// Spends `max_bytes` in request order; only the first non-empty partition may overshoot.
+fn spend_budget(results: &mut [PartitionFetchResult], max_bytes: u32) {
+    let mut spent = 0usize;
+    for result in results {
+        let len = result.records.len();
+        if len == 0 {
+            continue;
+        }
+        if spent > 0 && spent + len > max_bytes as usize {
+            result.records = bytes::Bytes::new();
+        } else {
+            spent += len;
+        }
+    }
+}
