@@ -39,10 +39,13 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The model: per topic name, per partition, the list of (base offset, count, size).
+/// Per partition, the committed batches as (base offset, count, size).
+type ModelPartitions = Vec<Vec<(i64, u32, u32)>>;
+
+/// The model: per topic number, its id and partitions.
 #[derive(Default)]
 struct Model {
-    topics: std::collections::HashMap<u8, (Uuid, Vec<Vec<(i64, u32, u32)>>)>,
+    topics: std::collections::HashMap<u8, (Uuid, ModelPartitions)>,
 }
 
 proptest! {
@@ -123,7 +126,7 @@ proptest! {
                                 prop_assert_eq!(found.error, Some(ErrorKind::OffsetOutOfRange));
                             } else {
                                 let expected: Vec<(i64, i64)> = p.iter()
-                                    .filter(|(b, c, _)| b + *c as i64 - 1 >= offset)
+                                    .filter(|(b, c, _)| b + *c as i64 > offset)
                                     .map(|(b, c, _)| (*b, b + *c as i64 - 1))
                                     .collect();
                                 let got: Vec<(i64, i64)> = found.batches.iter().map(|b| (b.base_offset, b.last_offset)).collect();

@@ -1,1 +1,85 @@
-fn main() {}
+//! `shoal`: a Kafka-compatible broker for diskless topics.
+
+mod config;
+mod error;
+mod handlers;
+mod kafka;
+mod server;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Parser;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use config::BrokerConfig;
+pub use error::EngineError;
+use shoal_shards::ServeFn;
+
+/// Shoal: a Kafka-compatible broker whose topics live in object storage.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// TOML configuration file (see shoal.example.toml); defaults apply without one.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Kafka listener address, overriding the file's `listen`.
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// Data directory, overriding the file's `data_dir`.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_target(false)
+        .init();
+    if let Err(e) = run(Args::parse()) {
+        tracing::error!(error = %e, "shoal stopped");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<(), EngineError> {
+    let mut config = BrokerConfig::load(args.config.as_deref())?;
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    if let Some(data_dir) = args.data_dir {
+        config.data_dir = data_dir;
+    }
+    config.validate()?;
+    std::fs::create_dir_all(&config.data_dir)?;
+    let runtime = config.runtime();
+    tracing::info!(
+        listen = %config.listen,
+        data_dir = %config.data_dir.display(),
+        shard_cores = ?runtime.shard_cores,
+        coordinator_core = runtime.coordinator_core,
+        commit_interval_ms = config.produce.commit_interval_ms,
+        "starting shoal"
+    );
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let mut signals = Signals::new([SIGTERM, SIGINT])?;
+    let flag = shutdown.clone();
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            tracing::info!(signal, "shutting down: draining buffers");
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+
+    let config = Arc::new(config);
+    let serve: ServeFn =
+        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone())));
+    shoal_shards::run(runtime, serve, shutdown)?;
+    tracing::info!("shoal stopped cleanly");
+    Ok(())
+}

@@ -44,10 +44,11 @@ impl CoordinatorShard {
         let mut core = CoordinatorCore::open(&self.dir, self.view.clone()).await?;
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
-        let mut replies = Vec::with_capacity(ends.len());
-        for (shard, end) in ends.into_iter().enumerate() {
-            replies.push(end.responses.connect().await);
-            let requests = end.requests.connect().await;
+        let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;
+        let mut replies = Vec::with_capacity(connected.len());
+        for (shard, server) in connected.into_iter().enumerate() {
+            replies.push(server.responses);
+            let requests = server.requests;
             let inbox = inbox_tx.clone();
             glommio::spawn_local(async move {
                 while let Some((id, request)) = requests.recv().await {

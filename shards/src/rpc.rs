@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
-use glommio::channels::shared_channel::{self, ConnectedSender};
+use glommio::channels::shared_channel::{self, ConnectedReceiver, ConnectedSender};
 
 use crate::ShardError;
 
@@ -20,8 +20,27 @@ pub struct ClientEnds<Req: Send + 'static, Resp: Send + 'static> {
 
 /// The ends the serving executor keeps.
 pub struct ServerEnds<Req: Send + 'static, Resp: Send + 'static> {
-    pub requests: shared_channel::SharedReceiver<Envelope<Req>>,
-    pub responses: shared_channel::SharedSender<Envelope<Resp>>,
+    requests: shared_channel::SharedReceiver<Envelope<Req>>,
+    responses: shared_channel::SharedSender<Envelope<Resp>>,
+}
+
+/// Server ends connected on the serving executor.
+pub struct ConnectedServer<Req: Send + 'static, Resp: Send + 'static> {
+    pub requests: ConnectedReceiver<Envelope<Req>>,
+    pub responses: ConnectedSender<Envelope<Resp>>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> ServerEnds<Req, Resp> {
+    /// Connecting an end waits for the other executor to connect its end, so both ends are
+    /// connected together and callers connect all their channels concurrently.
+    pub async fn connect(self) -> ConnectedServer<Req, Resp> {
+        let (requests, responses) =
+            futures::join!(self.requests.connect(), self.responses.connect());
+        ConnectedServer {
+            requests,
+            responses,
+        }
+    }
 }
 
 /// Makes a channel pair of `depth` slots each way.
@@ -54,8 +73,8 @@ pub struct RpcClient<Req: Send + 'static, Resp: Send + 'static> {
 impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
     /// Connects both ends on the current executor and starts the task that routes answers.
     pub async fn connect(name: &'static str, ends: ClientEnds<Req, Resp>) -> Rc<Self> {
-        let requests = ends.requests.connect().await;
-        let responses = ends.responses.connect().await;
+        let (requests, responses) =
+            futures::join!(ends.requests.connect(), ends.responses.connect());
         let client = Rc::new(RpcClient {
             name,
             requests,
@@ -104,17 +123,17 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for PendingGuard<'_, Req, R
     }
 }
 
-/// Serves requests arriving on `ends` with `handler`, each in its own task so that slow
+/// Serves requests arriving on `server` with `handler`, each in its own task so that slow
 /// requests (long polls) do not hold up others. Returns when the caller disconnects.
-pub async fn serve<Req, Resp, F, Fut>(ends: ServerEnds<Req, Resp>, handler: F)
+pub async fn serve<Req, Resp, F, Fut>(server: ConnectedServer<Req, Resp>, handler: F)
 where
     Req: Send + 'static,
     Resp: Send + 'static,
     F: Fn(Req) -> Fut + 'static,
     Fut: std::future::Future<Output = Resp> + 'static,
 {
-    let requests = ends.requests.connect().await;
-    let responses = Rc::new(ends.responses.connect().await);
+    let requests = server.requests;
+    let responses = Rc::new(server.responses);
     while let Some((id, request)) = requests.recv().await {
         let responses = responses.clone();
         let answer = handler(request);

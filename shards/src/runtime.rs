@@ -78,18 +78,29 @@ pub fn run(
             .spawn(move || async move {
                 let config = Rc::new(config_send);
                 let store = Rc::new(ObjectStore::Local(LocalStore::new(config.objects_dir())?));
-                let coordinator = RpcClient::connect("coordinator", coordinator_ends).await;
-                let mut peers = Vec::new();
-                for ends in peer_clients {
-                    peers.push(match ends {
-                        Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
-                        None => None,
-                    });
-                }
+                // Every channel end waits for its peer, so all are connected at once.
+                let clients =
+                    futures::future::join_all(peer_clients.into_iter().map(|ends| async {
+                        match ends {
+                            Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
+                            None => None,
+                        }
+                    }));
+                let servers = futures::future::join_all(
+                    peer_servers
+                        .into_iter()
+                        .flatten()
+                        .map(|ends| ends.connect()),
+                );
+                let (coordinator, peers, servers) = futures::join!(
+                    RpcClient::connect("coordinator", coordinator_ends),
+                    clients,
+                    servers
+                );
                 let shard = Rc::new(Shard::new(index, config, topics, coordinator, peers, store));
-                for ends in peer_servers.into_iter().flatten() {
+                for server in servers {
                     let shard = shard.clone();
-                    glommio::spawn_local(rpc::serve(ends, move |request| {
+                    glommio::spawn_local(rpc::serve(server, move |request| {
                         shard.clone().handle_peer(request)
                     }))
                     .detach();

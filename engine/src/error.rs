@@ -1,0 +1,16 @@
+use thiserror::Error;
+
+/// Every failure the broker binary reports.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Shards(#[from] shoal_shards::ShardError),
+    #[error("malformed request: {0}")]
+    MalformedRequest(String),
+    #[error("cannot encode response: {0}")]
+    Encode(String),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,64 @@
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{ErrorKind, Request, Response};
+use uuid::Uuid;
+
+use super::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: DeleteTopicsRequest,
+    version: i16,
+) -> DeleteTopicsResponse {
+    // v0-5 name topics in `topic_names`; v6 in `topics`, by name or by id.
+    let targets: Vec<(Option<TopicName>, Uuid)> = if version >= 6 {
+        request
+            .topics
+            .into_iter()
+            .map(|t| (t.name, t.topic_id))
+            .collect()
+    } else {
+        request
+            .topic_names
+            .into_iter()
+            .map(|n| (Some(n), Uuid::nil()))
+            .collect()
+    };
+    let mut response = DeleteTopicsResponse::default();
+    for (name, id) in targets {
+        let name = name.or_else(|| {
+            broker
+                .shard
+                .topics
+                .load()
+                .by_id(&id)
+                .map(|t| TopicName(StrBytes::from_string(t.name.clone())))
+        });
+        let mut result = DeletableTopicResult::default()
+            .with_name(name.clone())
+            .with_topic_id(id);
+        let outcome = match &name {
+            None => Err(error_codes::UNKNOWN_TOPIC_ID),
+            Some(name) => {
+                let request = Request::DeleteTopic {
+                    name: name.0.as_str().to_string(),
+                };
+                match broker.shard.coordinator_call(request).await {
+                    Ok(Response::DeleteTopic(Ok(deleted_id))) => {
+                        result.topic_id = deleted_id;
+                        Ok(())
+                    }
+                    Ok(Response::DeleteTopic(Err(e))) => Err(error_codes::code_of(Some(e))),
+                    _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+                }
+            }
+        };
+        if let Err(code) = outcome {
+            result.error_code = code;
+        }
+        response.responses.push(result);
+    }
+    response
+}

@@ -1,0 +1,95 @@
+use std::time::Duration;
+
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::TopicPartition;
+use shoal_shards::PartitionFetch;
+
+use super::Broker;
+use crate::kafka::error_codes;
+
+/// Versions from 13 on name topics by id instead of by name.
+const TOPIC_IDS_FROM_VERSION: i16 = 13;
+
+pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
+    let view = broker.shard.topics.load();
+    let by_id = version >= TOPIC_IDS_FROM_VERSION;
+    let mut fetches = Vec::new();
+    // Per topic and partition: Some(index into `fetches`) or None for an unknown topic.
+    let mut plan = Vec::new();
+    for topic in &request.topics {
+        let meta = if by_id {
+            view.by_id(&topic.topic_id)
+        } else {
+            view.by_name(topic.topic.0.as_str())
+        };
+        let mut partitions = Vec::new();
+        for p in &topic.partitions {
+            let slot = meta
+                .filter(|m| p.partition >= 0 && p.partition < m.partitions)
+                .map(|m| {
+                    fetches.push(PartitionFetch {
+                        partition: TopicPartition {
+                            topic_id: m.id,
+                            partition: p.partition,
+                        },
+                        offset: p.fetch_offset,
+                        max_bytes: p.partition_max_bytes.max(0) as u32,
+                    });
+                    fetches.len() - 1
+                });
+            partitions.push((p.partition, slot));
+        }
+        plan.push(partitions);
+    }
+    let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    let results = broker
+        .shard
+        .fetch(
+            fetches,
+            request.max_bytes.max(0) as u32,
+            request.min_bytes.max(0) as u32,
+            max_wait,
+        )
+        .await;
+    let unknown_topic = if by_id {
+        error_codes::UNKNOWN_TOPIC_ID
+    } else {
+        error_codes::UNKNOWN_TOPIC_OR_PARTITION
+    };
+    let mut response = FetchResponse::default();
+    for (topic, partitions) in request.topics.iter().zip(plan) {
+        let name = if by_id {
+            view.by_id(&topic.topic_id)
+                .map(|m| TopicName(StrBytes::from_string(m.name.clone())))
+                .unwrap_or_default()
+        } else {
+            topic.topic.clone()
+        };
+        let partitions = partitions
+            .into_iter()
+            .map(|(index, slot)| {
+                let data = PartitionData::default().with_partition_index(index);
+                match slot {
+                    None => data.with_error_code(unknown_topic).with_high_watermark(-1),
+                    Some(i) => {
+                        let r = &results[i];
+                        data.with_error_code(error_codes::code_of(r.error))
+                            .with_high_watermark(r.high_watermark)
+                            .with_last_stable_offset(r.high_watermark)
+                            .with_log_start_offset(r.log_start_offset)
+                            .with_records(Some(r.records.clone()))
+                    }
+                }
+            })
+            .collect();
+        response.responses.push(
+            FetchableTopicResponse::default()
+                .with_topic(name)
+                .with_topic_id(topic.topic_id)
+                .with_partitions(partitions),
+        );
+    }
+    response
+}

@@ -1,0 +1,78 @@
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{ErrorKind, TopicMeta};
+
+use super::{topics, Broker};
+use crate::kafka::error_codes;
+
+pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
+    let node = BrokerId(broker.config.node_id);
+    let mut response = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(node)
+            .with_host(StrBytes::from_string(broker.advertised_host.clone()))
+            .with_port(broker.advertised_port)])
+        .with_cluster_id(Some(StrBytes::from_string(
+            broker.config.cluster_id.clone(),
+        )))
+        .with_controller_id(node);
+    // v0 asks for all topics with an empty list, later versions with null.
+    let wanted = match request.topics {
+        Some(list) if !(version == 0 && list.is_empty()) => list,
+        _ => {
+            let view = broker.shard.topics.load();
+            let mut all: Vec<_> = view.all().cloned().collect();
+            all.sort_by(|a, b| a.name.cmp(&b.name));
+            response.topics = all.iter().map(|t| describe(broker, t)).collect();
+            return response;
+        }
+    };
+    let auto_create = version < 4 || request.allow_auto_topic_creation;
+    for topic in wanted {
+        let result = match &topic.name {
+            Some(name) => topics::resolve(broker, name.0.as_str(), auto_create).await,
+            None => broker
+                .shard
+                .topics
+                .load()
+                .by_id(&topic.topic_id)
+                .cloned()
+                .ok_or(ErrorKind::UnknownTopicOrPartition),
+        };
+        response.topics.push(match result {
+            Ok(meta) => describe(broker, &meta),
+            Err(error) => {
+                let code = match (error, &topic.name) {
+                    (ErrorKind::UnknownTopicOrPartition, None) => error_codes::UNKNOWN_TOPIC_ID,
+                    _ => error_codes::code_of(Some(error)),
+                };
+                MetadataResponseTopic::default()
+                    .with_error_code(code)
+                    .with_name(topic.name.clone())
+                    .with_topic_id(topic.topic_id)
+            }
+        });
+    }
+    response
+}
+
+fn describe(broker: &Broker, topic: &TopicMeta) -> MetadataResponseTopic {
+    let node = BrokerId(broker.config.node_id);
+    MetadataResponseTopic::default()
+        .with_name(Some(TopicName(StrBytes::from_string(topic.name.clone()))))
+        .with_topic_id(topic.id)
+        .with_partitions(
+            (0..topic.partitions)
+                .map(|index| {
+                    MetadataResponsePartition::default()
+                        .with_partition_index(index)
+                        .with_leader_id(node)
+                        .with_replica_nodes(vec![node])
+                        .with_isr_nodes(vec![node])
+                })
+                .collect(),
+        )
+}

@@ -1,0 +1,106 @@
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_shards::{PartitionProduce, PartitionProduceResult};
+
+use super::{topics, Broker};
+use crate::kafka::error_codes;
+
+/// A partition either becomes a write (Ok: its index in the writes) or is answered now.
+type PartitionPlan = (i32, Result<usize, ErrorKind>);
+
+/// `None` for acks=0: the client expects no answer.
+pub async fn handle(
+    broker: &Broker,
+    request: ProduceRequest,
+    _version: i16,
+) -> Option<ProduceResponse> {
+    let acks = request.acks;
+    if !matches!(acks, -1..=1) {
+        return Some(reject_all(request, error_codes::INVALID_REQUIRED_ACKS));
+    }
+    let mut plan: Vec<(usize, Vec<PartitionPlan>)> = Vec::new();
+    let mut writes = Vec::new();
+    for (topic_index, topic) in request.topic_data.iter().enumerate() {
+        let meta = topics::resolve(broker, topic.name.0.as_str(), true).await;
+        let mut partitions = Vec::new();
+        for p in &topic.partition_data {
+            let outcome = match (&meta, &p.records) {
+                (Err(e), _) => Err(*e),
+                (Ok(meta), _) if p.index < 0 || p.index >= meta.partitions => {
+                    Err(ErrorKind::UnknownTopicOrPartition)
+                }
+                (Ok(_), None) => Err(ErrorKind::CorruptMessage),
+                (Ok(meta), Some(records)) => {
+                    writes.push(PartitionProduce {
+                        partition: TopicPartition {
+                            topic_id: meta.id,
+                            partition: p.index,
+                        },
+                        records: records.clone(),
+                    });
+                    Ok(writes.len() - 1)
+                }
+            };
+            partitions.push((p.index, outcome));
+        }
+        plan.push((topic_index, partitions));
+    }
+    let results = broker.shard.produce(writes).await;
+    if acks == 0 {
+        return None;
+    }
+    let mut response = ProduceResponse::default();
+    for (topic_index, partitions) in plan {
+        let name = request.topic_data[topic_index].name.clone();
+        let partition_responses = partitions
+            .into_iter()
+            .map(|(index, outcome)| {
+                let result = match outcome {
+                    Ok(i) => results[i],
+                    Err(e) => PartitionProduceResult::failed(e),
+                };
+                let mut answer = PartitionProduceResponse::default()
+                    .with_index(index)
+                    .with_error_code(error_codes::code_of(result.error))
+                    .with_base_offset(result.base_offset)
+                    .with_log_append_time_ms(-1)
+                    .with_log_start_offset(result.log_start_offset);
+                if let Some(e) = result.error {
+                    answer.error_message =
+                        Some(StrBytes::from_static_str(error_codes::message_of(e)));
+                }
+                answer
+            })
+            .collect();
+        response.responses.push(
+            TopicProduceResponse::default()
+                .with_name(name)
+                .with_partition_responses(partition_responses),
+        );
+    }
+    Some(response)
+}
+
+fn reject_all(request: ProduceRequest, code: i16) -> ProduceResponse {
+    let mut response = ProduceResponse::default();
+    for topic in request.topic_data {
+        response.responses.push(
+            TopicProduceResponse::default()
+                .with_name(topic.name)
+                .with_partition_responses(
+                    topic
+                        .partition_data
+                        .iter()
+                        .map(|p| {
+                            PartitionProduceResponse::default()
+                                .with_index(p.index)
+                                .with_error_code(code)
+                        })
+                        .collect(),
+                ),
+        );
+    }
+    response
+}

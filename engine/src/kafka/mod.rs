@@ -1,0 +1,5 @@
+//! Kafka wire details that every handler shares: error codes, supported versions, framing.
+
+pub mod codec;
+pub mod error_codes;
+pub mod versions;

@@ -1,0 +1,39 @@
+//! The API versions Shoal serves, advertised in ApiVersions exactly as handled.
+
+use kafka_protocol::messages::ApiKey;
+
+/// (API, min version, max version). Every entry has a handler that implements the semantics
+/// of all versions in its range.
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 9),
+    (ApiKey::Fetch, 4, 13),
+    (ApiKey::ListOffsets, 1, 8),
+    (ApiKey::Metadata, 0, 12),
+    (ApiKey::ApiVersions, 0, 3),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteTopics, 1, 6),
+];
+
+pub fn supported_range(api_key: ApiKey) -> Option<(i16, i16)> {
+    SUPPORTED
+        .iter()
+        .find(|(key, _, _)| *key == api_key)
+        .map(|(_, min, max)| (*min, *max))
+}
+
+pub fn is_supported(api_key: ApiKey, version: i16) -> bool {
+    supported_range(api_key).is_some_and(|(min, max)| (min..=max).contains(&version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_advertised_range_is_one_the_codec_can_encode() {
+        for (key, min, max) in SUPPORTED {
+            let codec = key.valid_versions();
+            assert!(codec.min <= *min && *max <= codec.max, "{key:?}");
+        }
+    }
+}
