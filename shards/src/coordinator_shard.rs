@@ -34,14 +34,16 @@ struct Inbound {
 }
 
 impl CoordinatorShard {
-    /// Runs until every shard has disconnected. A metadata log that cannot be made durable
-    /// stops the process: the in-memory state would be ahead of the disk.
+    /// Runs until `finished` resolves, which the runtime arranges for after every shard has
+    /// drained. A metadata log that cannot be made durable stops the process: the in-memory
+    /// state would be ahead of the disk.
     pub async fn run(
         self,
         ends: Vec<ServerEnds<Request, Response>>,
         store: ObjectStore,
+        finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
-        let mut core = CoordinatorCore::open(&self.dir, self.view.clone()).await?;
+        let core = CoordinatorCore::open(&self.dir, self.view.clone()).await?;
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
         let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;
@@ -60,32 +62,43 @@ impl CoordinatorShard {
             .detach();
         }
         drop(inbox_tx);
-        let store = Rc::new(store);
-        while let Some(first) = inbox_rx.recv().await {
-            let mut round = vec![first];
-            while round.len() < ROUND_REQUESTS_MAX {
-                match inbox_rx.recv().now_or_never() {
-                    Some(Some(next)) => round.push(next),
-                    _ => break,
-                }
-            }
-            let (routes, requests): (Vec<(usize, u64)>, Vec<Request>) = round
-                .into_iter()
-                .map(|m| ((m.shard, m.id), m.request))
-                .unzip();
-            let responses = match core.process(requests).await {
-                Ok(responses) => responses,
-                Err(e) => {
-                    tracing::error!(error = %e, "metadata log is not durable; stopping");
-                    std::process::exit(70);
-                }
-            };
-            for ((shard, id), response) in routes.into_iter().zip(responses) {
-                let _ = replies[shard].send((id, response)).await;
-            }
-            schedule_deletions(&store, core.take_deletable_files());
-        }
+        let serving = glommio::spawn_local(serve_rounds(core, inbox_rx, replies, store));
+        finished.await;
+        drop(serving);
         Ok(())
+    }
+}
+
+async fn serve_rounds(
+    mut core: CoordinatorCore,
+    inbox_rx: local_channel::LocalReceiver<Inbound>,
+    replies: Vec<glommio::channels::shared_channel::ConnectedSender<(u64, Response)>>,
+    store: ObjectStore,
+) {
+    let store = Rc::new(store);
+    while let Some(first) = inbox_rx.recv().await {
+        let mut round = vec![first];
+        while round.len() < ROUND_REQUESTS_MAX {
+            match inbox_rx.recv().now_or_never() {
+                Some(Some(next)) => round.push(next),
+                _ => break,
+            }
+        }
+        let (routes, requests): (Vec<(usize, u64)>, Vec<Request>) = round
+            .into_iter()
+            .map(|m| ((m.shard, m.id), m.request))
+            .unzip();
+        let responses = match core.process(requests).await {
+            Ok(responses) => responses,
+            Err(e) => {
+                tracing::error!(error = %e, "metadata log is not durable; stopping");
+                std::process::exit(70);
+            }
+        };
+        for ((shard, id), response) in routes.into_iter().zip(responses) {
+            let _ = replies[shard].send((id, response)).await;
+        }
+        schedule_deletions(&store, core.take_deletable_files());
     }
 }
 

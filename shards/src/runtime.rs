@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +38,7 @@ pub fn run(
         return Err(ShardError::Config("no shard cores configured".into()));
     }
     let topics = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+    let shards_drained = Arc::new(AtomicUsize::new(0));
 
     let mut coordinator_clients = Vec::new();
     let mut coordinator_servers = Vec::new();
@@ -55,10 +56,17 @@ pub fn run(
             queue_depth: config.queue_depth * shard_count,
         };
         let objects_dir = config.objects_dir();
+        let drained = shards_drained.clone();
         builder("coordinator", config.coordinator_core, &config)
             .spawn(move || async move {
                 let store = ObjectStore::Local(LocalStore::new(objects_dir)?);
-                shard.run(coordinator_servers, store).await
+                // Shards answer nothing after draining, so no commit is in flight by then.
+                let all_drained = async move {
+                    while drained.load(Ordering::Acquire) < shard_count {
+                        glommio::timer::sleep(SHUTDOWN_POLL).await;
+                    }
+                };
+                shard.run(coordinator_servers, store, all_drained).await
             })
             .map_err(|e| ShardError::Executor(e.to_string()))?
     };
@@ -74,6 +82,7 @@ pub fn run(
         let topics = topics.clone();
         let serve = serve.clone();
         let shutdown = shutdown.clone();
+        let drained = shards_drained.clone();
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
                 let config = Rc::new(config_send);
@@ -112,6 +121,7 @@ pub fn run(
                 drop(serving);
                 shard.flush().await;
                 tracing::info!(shard = index, "shard drained");
+                drained.fetch_add(1, Ordering::Release);
                 Ok::<(), ShardError>(())
             })
             .map_err(|e| ShardError::Executor(e.to_string()))?;

@@ -1,0 +1,101 @@
+"""Starts the real `shoal` binary for each test and gives tests a handle on it."""
+
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHOAL_BIN = os.environ.get("SHOAL_BIN", str(ROOT / "target" / "release" / "shoal"))
+READY_TIMEOUT_S = 30
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """One shoal process on a loopback port with its own data directory."""
+
+    def __init__(self, workdir, extra_config=""):
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.workdir / "data"
+        self.port = free_port()
+        self.config_path = self.workdir / "shoal.toml"
+        self.config_path.write_text(
+            f'listen = "127.0.0.1:{self.port}"\n'
+            f'data_dir = "{self.data_dir}"\n'
+            f"{extra_config}\n"
+        )
+        self.log_path = self.workdir / "shoal.log"
+        self.process = None
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.port}"
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [SHOAL_BIN, "--config", str(self.config_path)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.time() + READY_TIMEOUT_S
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"shoal exited early:\n{self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"shoal did not listen within {READY_TIMEOUT_S}s:\n{self.log()}")
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise
+        return self.process.returncode if self.process else None
+
+    def kill(self):
+        return self.stop(signal.SIGKILL)
+
+    def log(self):
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = Broker(tmp_path).start()
+    yield b
+    b.stop()
+    assert "panicked" not in b.log(), b.log()
+
+
+@pytest.fixture
+def make_broker(tmp_path):
+    """For tests that need their own config or restarts."""
+    made = []
+
+    def make(name="broker", extra_config=""):
+        b = Broker(tmp_path / name, extra_config)
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        b.stop()
+        assert "panicked" not in b.log(), b.log()

@@ -1,0 +1,110 @@
+"""A few Kafka requests built byte by byte, for feeding the broker input no client would send."""
+
+import socket
+import struct
+
+_CRC32C_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _CRC32C_TABLE.append(_c)
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def varint(n):
+    n = (n << 1) ^ (n >> 63)  # zigzag
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def record_batch(values, timestamp=1_700_000_000_000):
+    """An uncompressed v2 batch with one record per value."""
+    records = b""
+    for i, value in enumerate(values):
+        body = b"\x00" + varint(0) + varint(i) + varint(-1) + varint(len(value)) + value + varint(0)
+        records += varint(len(body)) + body
+    after_crc = struct.pack(
+        ">hiqqqhii", 0, len(values) - 1, timestamp, timestamp, -1, -1, -1, len(values)
+    ) + records
+    crc = crc32c(after_crc)
+    after_length = struct.pack(">ibI", -1, 2, crc) + after_crc
+    return struct.pack(">qi", 0, len(after_length)) + after_length
+
+
+def string(s):
+    if s is None:
+        return struct.pack(">h", -1)
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+def request(api_key, version, correlation_id, body, client_id="wire-test"):
+    header = struct.pack(">hhi", api_key, version, correlation_id) + string(client_id)
+    payload = header + body
+    return struct.pack(">i", len(payload)) + payload
+
+
+def produce_v3(topic, partition, records, acks=-1):
+    body = string(None) + struct.pack(">hi", acks, 30_000)
+    body += struct.pack(">i", 1) + string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">i", partition)
+    body += struct.pack(">i", len(records)) + records
+    return body
+
+
+def parse_produce_v3_error(response_body):
+    """(partition, error code, base offset) of a one-topic, one-partition Produce v3 answer."""
+    pos = 4  # topic count
+    (name_len,) = struct.unpack_from(">h", response_body, pos)
+    pos += 2 + name_len + 4
+    partition, error, base_offset = struct.unpack_from(">ihq", response_body, pos)
+    return partition, error, base_offset
+
+
+class Connection:
+    def __init__(self, bootstrap, timeout=10):
+        host, port = bootstrap.split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def recv_response(self):
+        """(correlation id, body) or None if the broker closed the connection."""
+        size = self._recv_exact(4)
+        if size is None:
+            return None
+        (n,) = struct.unpack(">i", size)
+        payload = self._recv_exact(n)
+        if payload is None:
+            return None
+        return struct.unpack(">i", payload[:4])[0], payload[4:]
+
+    def is_closed_by_peer(self):
+        try:
+            return self.sock.recv(1) == b""
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+
+    def _recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def close(self):
+        self.sock.close()

@@ -1,0 +1,189 @@
+"""Real Kafka clients (confluent-kafka, kafka-python, kcat) against the real broker."""
+
+import subprocess
+import threading
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KpTopicPartition
+
+BASE_TS = 1_700_000_000_000
+
+
+def create_topic(bootstrap, name, partitions):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(name, num_partitions=partitions)]).values():
+        future.result(timeout=15)
+
+
+def consume_all(bootstrap, topic, partitions, expected, timeout_s=30):
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "verify", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = []
+    deadline = time.time() + timeout_s
+    while len(got) < expected and time.time() < deadline:
+        m = consumer.poll(0.5)
+        if m is None:
+            continue
+        assert m.error() is None, m.error()
+        got.append(m)
+    consumer.close()
+    return got
+
+
+def test_confluent_produce_and_consume_10k_keyed_records_with_headers(broker):
+    create_topic(broker.bootstrap, "orders", 4)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 5})
+    reports = {}
+
+    def on_delivery(err, msg):
+        assert err is None, err
+        reports[msg.key()] = (msg.partition(), msg.offset())
+
+    sent = {}
+    for i in range(10_000):
+        key = f"key-{i}".encode()
+        value = f"value-{i}".encode() * (1 + i % 7)
+        headers = [("seq", str(i).encode()), ("kind", b"test")]
+        sent[key] = (value, headers, BASE_TS + i)
+        producer.produce(
+            "orders",
+            key=key,
+            value=value,
+            headers=headers,
+            timestamp=BASE_TS + i,
+            partition=i % 4,
+            on_delivery=on_delivery,
+        )
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(30) == 0
+    assert len(reports) == 10_000
+
+    for p in range(4):
+        offsets = sorted(o for (part, o) in reports.values() if part == p)
+        assert offsets == list(range(len(offsets))), f"partition {p} offsets are not 0..n-1"
+
+    got = consume_all(broker.bootstrap, "orders", 4, 10_000)
+    assert len(got) == 10_000
+    for m in got:
+        value, headers, ts = sent[m.key()]
+        assert m.value() == value
+        assert m.headers() == headers
+        assert m.timestamp()[1] == ts
+        assert (m.partition(), m.offset()) == reports[m.key()]
+
+
+def test_kafka_python_round_trip(broker):
+    # Idempotence (InitProducerId) arrives with the coordinator issue; kafka-python 3 turns it
+    # on by default.
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all",
+                             enable_idempotence=False)
+    metas = [
+        producer.send("kp-topic", key=f"k{i}".encode(), value=f"v{i}".encode(),
+                      headers=[("h", b"1")], timestamp_ms=BASE_TS + i).get(timeout=15)
+        for i in range(200)
+    ]
+    producer.close()
+    assert [m.offset for m in metas] == list(range(200))
+
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                             consumer_timeout_ms=5000)
+    tp = KpTopicPartition("kp-topic", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    records = list(consumer)
+    consumer.close()
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in records] == [
+        (i, f"k{i}".encode(), f"v{i}".encode(), BASE_TS + i) for i in range(200)
+    ]
+    assert all(r.headers == [("h", b"1")] for r in records)
+
+
+def test_kcat_produce_and_consume(broker):
+    lines = "".join(f"k{i}:line {i}\n" for i in range(100))
+    subprocess.run(
+        ["kcat", "-b", broker.bootstrap, "-P", "-t", "kcat-topic", "-K:", "-X", "acks=all"],
+        input=lines.encode(), check=True, timeout=30,
+    )
+    out = subprocess.run(
+        ["kcat", "-b", broker.bootstrap, "-C", "-t", "kcat-topic", "-o", "beginning", "-e",
+         "-f", "%o %k %s\n"],
+        check=True, capture_output=True, timeout=30,
+    ).stdout.decode()
+    assert out.splitlines() == [f"{i} k{i} line {i}" for i in range(100)]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_each_compression_codec_round_trips(broker, codec):
+    topic = f"compressed-{codec}"
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",
+                         "compression.type": codec, "linger.ms": 20})
+    values = [(f"record {i} " * 20).encode() for i in range(500)]
+    for v in values:
+        producer.produce(topic, value=v)
+    assert producer.flush(30) == 0
+    got = consume_all(broker.bootstrap, topic, 1, len(values))
+    assert [m.value() for m in got] == values
+    assert [m.offset() for m in got] == list(range(len(values)))
+    # kcat (Debian's librdkafka) decodes the same stored batches.
+    out = subprocess.run(
+        ["kcat", "-b", broker.bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-f", "%o\n"],
+        check=True, capture_output=True, timeout=30,
+    ).stdout.decode()
+    assert out.split() == [str(i) for i in range(len(values))]
+
+
+def test_a_waiting_consumer_gets_a_new_record_well_before_max_wait(broker):
+    create_topic(broker.bootstrap, "tail", 1)
+    max_wait_ms = 5000
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                             fetch_max_wait_ms=max_wait_ms)
+    tp = KpTopicPartition("tail", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    consumer.poll(timeout_ms=1000)  # the consumer is now parked at the end of the partition
+    arrived = {}
+
+    def wait_for_record():
+        deadline = time.time() + 20
+        while time.time() < deadline and "at" not in arrived:
+            for records in consumer.poll(timeout_ms=200).values():
+                if records:
+                    arrived["at"] = time.time()
+
+    waiter = threading.Thread(target=wait_for_record)
+    waiter.start()
+    time.sleep(1.0)  # let the next fetch start long-polling
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    producer.produce("tail", value=b"wake up")
+    sent_at = time.time()
+    producer.flush(10)
+    waiter.join()
+    consumer.close()
+    assert "at" in arrived, "the record never arrived"
+    latency_ms = (arrived["at"] - sent_at) * 1000
+    assert latency_ms < max_wait_ms / 2, f"record arrived after {latency_ms:.0f} ms"
+
+
+def test_list_offsets_earliest_latest_and_by_timestamp(broker):
+    create_topic(broker.bootstrap, "times", 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0,
+                         "batch.num.messages": 1})
+    for i in range(10):
+        producer.produce("times", value=f"v{i}".encode(), timestamp=BASE_TS + 1000 * i)
+        producer.flush(10)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "lo"})
+    low, high = consumer.get_watermark_offsets(TopicPartition("times", 0), timeout=10)
+    assert (low, high) == (0, 10)
+    wanted = [TopicPartition("times", 0, BASE_TS + 1000 * 4),
+              TopicPartition("times", 0, BASE_TS + 1000 * 4 - 1),
+              TopicPartition("times", 0, BASE_TS + 1000 * 100)]
+    found = [consumer.offsets_for_times([tp], timeout=10)[0].offset for tp in wanted]
+    consumer.close()
+    assert found == [4, 4, -1]
