@@ -14,7 +14,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{ApiKey, RequestHeader};
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, DeleteTopicsRequest, FetchRequest, ListOffsetsRequest,
+    MetadataRequest, ProduceRequest,
+};
+use kafka_protocol::protocol::Encodable;
 use shoal_shards::Shard;
 
 use crate::config::BrokerConfig;
@@ -41,60 +45,67 @@ impl Broker {
     }
 }
 
+/// A request whose header and body both decoded.
 pub struct ParsedRequest {
     pub api_key: ApiKey,
-    pub header: RequestHeader,
-    pub body: Bytes,
+    pub version: i16,
+    pub correlation_id: i32,
+    pub body: RequestBody,
 }
 
-/// Splits a frame into its header and body. Only framing errors fail here; an unsupported
-/// version is answered by `handle`.
+pub enum RequestBody {
+    ApiVersions,
+    Metadata(MetadataRequest),
+    CreateTopics(CreateTopicsRequest),
+    DeleteTopics(DeleteTopicsRequest),
+    Produce(ProduceRequest),
+    Fetch(FetchRequest),
+    ListOffsets(ListOffsetsRequest),
+}
+
+/// Decodes a whole frame. Any error here is a malformed request and closes the connection;
+/// an unsupported ApiVersions version decodes fine and is answered by `handle`.
 pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
     let (api_key, header) = codec::decode_header(&mut frame)?;
-    if !versions::is_supported(api_key, header.request_api_version)
-        && api_key != ApiKey::ApiVersions
-    {
+    let version = header.request_api_version;
+    if !versions::is_supported(api_key, version) && api_key != ApiKey::ApiVersions {
         return Err(EngineError::MalformedRequest(format!(
-            "{api_key:?} v{} is not supported (see ApiVersions)",
-            header.request_api_version
+            "{api_key:?} v{version} is not supported (see ApiVersions)"
         )));
     }
+    let body = match api_key {
+        // Its body may be of a version we do not know; only the header matters.
+        ApiKey::ApiVersions => RequestBody::ApiVersions,
+        ApiKey::Metadata => RequestBody::Metadata(codec::decode_body(&mut frame, version)?),
+        ApiKey::CreateTopics => RequestBody::CreateTopics(codec::decode_body(&mut frame, version)?),
+        ApiKey::DeleteTopics => RequestBody::DeleteTopics(codec::decode_body(&mut frame, version)?),
+        ApiKey::Produce => RequestBody::Produce(codec::decode_body(&mut frame, version)?),
+        ApiKey::Fetch => RequestBody::Fetch(codec::decode_body(&mut frame, version)?),
+        ApiKey::ListOffsets => RequestBody::ListOffsets(codec::decode_body(&mut frame, version)?),
+        other => {
+            return Err(EngineError::MalformedRequest(format!(
+                "{other:?} is not supported (see ApiVersions)"
+            )))
+        }
+    };
     Ok(ParsedRequest {
         api_key,
-        header,
-        body: frame,
+        version,
+        correlation_id: header.correlation_id,
+        body,
     })
 }
 
-/// Answers one request. `None` means no response is sent (Produce with acks=0) or the
-/// request could not be decoded, in which case the client times out as with Kafka.
+/// Answers one request. `None` means no response is sent: Produce with acks=0.
 pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
     let ParsedRequest {
         api_key,
-        header,
-        mut body,
+        version,
+        correlation_id,
+        body,
     } = request;
-    let version = header.request_api_version;
-    let correlation_id = header.correlation_id;
-    macro_rules! decoded {
-        () => {
-            match codec::decode_body(&mut body, version) {
-                Ok(decoded) => decoded,
-                Err(e) => {
-                    tracing::warn!(?api_key, version, error = %e, "undecodable request body");
-                    return None;
-                }
-            }
-        };
-    }
-    macro_rules! answer {
-        ($module:ident) => {{
-            let response = $module::handle(broker, decoded!(), version).await;
-            codec::encode_response(api_key, version, correlation_id, &response)
-        }};
-    }
-    let encoded = match api_key {
-        ApiKey::ApiVersions => {
+    let encoded = match body {
+        RequestBody::ApiVersions => {
             let response = api_versions::handle(version);
             // An unsupported ApiVersions version is answered in v0, as Kafka does.
             let reply_version = if versions::is_supported(api_key, version) {
@@ -104,19 +115,40 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
             };
             codec::encode_response(api_key, reply_version, correlation_id, &response)
         }
-        ApiKey::Metadata => answer!(metadata),
-        ApiKey::CreateTopics => answer!(create_topics),
-        ApiKey::DeleteTopics => answer!(delete_topics),
-        ApiKey::Produce => {
-            let response = produce::handle(broker, decoded!(), version).await?;
-            codec::encode_response(api_key, version, correlation_id, &response)
+        RequestBody::Metadata(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            metadata::handle(broker, r, version).await,
+        ),
+        RequestBody::CreateTopics(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            create_topics::handle(broker, r, version).await,
+        ),
+        RequestBody::DeleteTopics(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            delete_topics::handle(broker, r, version).await,
+        ),
+        RequestBody::Produce(r) => {
+            let response = produce::handle(broker, r, version).await?;
+            encode(api_key, version, correlation_id, response)
         }
-        ApiKey::Fetch => answer!(fetch),
-        ApiKey::ListOffsets => answer!(list_offsets),
-        other => {
-            tracing::warn!(api_key = ?other, "request for an API that parse_request admitted");
-            return None;
-        }
+        RequestBody::Fetch(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            fetch::handle(broker, r, version).await,
+        ),
+        RequestBody::ListOffsets(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            list_offsets::handle(broker, r, version).await,
+        ),
     };
     match encoded {
         Ok(frame) => Some(frame),
@@ -125,4 +157,13 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
             None
         }
     }
+}
+
+fn encode<T: Encodable>(
+    api_key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    response: T,
+) -> Result<Bytes, EngineError> {
+    codec::encode_response(api_key, version, correlation_id, &response)
 }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every check and test: formatting, lints, the Rust unit and property tests, then the
+# integration tests that drive the release binary with real Kafka clients.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace
+else
+  cargo test --workspace
+fi
+cargo build --release --bin shoal
+SHOAL_BIN="$PWD/target/release/shoal" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"

@@ -1,0 +1,72 @@
+"""Malformed frames, bad CRCs, oversized requests and unknown topics: clear errors, no harm."""
+
+import struct
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import kafka_wire as wire
+
+PRODUCE, API_VERSIONS = 0, 18
+CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION = 2, 3, 35
+
+
+def still_serves(broker):
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    results = []
+    p.produce("alive", value=b"ok", on_delivery=lambda err, msg: results.append(err))
+    assert p.flush(15) == 0 and results == [None]
+
+
+def test_garbage_truncated_and_oversized_frames_close_only_that_connection(broker):
+    for payload in [
+        struct.pack(">i", 2_000_000_000) + b"x",  # above max_request_bytes
+        struct.pack(">i", -5),
+        struct.pack(">i", 6) + b"\x00\x00\x00\x00\x00\x00",  # too short for a header
+        struct.pack(">i", 10) + struct.pack(">hhi", 9999, 0, 1) + b"\x00\x00",  # unknown API
+        wire.request(PRODUCE, 3, 7, b"\xff\xff\xff"),  # body cut short
+    ]:
+        conn = wire.Connection(broker.bootstrap)
+        conn.send(payload)
+        assert conn.is_closed_by_peer(), payload
+        conn.close()
+    still_serves(broker)
+
+
+def test_a_batch_with_a_bad_crc_gets_corrupt_message_and_is_not_stored(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("crc", num_partitions=1)])["crc"].result(10)
+    good = wire.record_batch([b"first"])
+    bad = bytearray(wire.record_batch([b"second"]))
+    bad[-2] ^= 0x40
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(wire.request(PRODUCE, 3, 1, wire.produce_v3("crc", 0, bytes(bad))))
+    _, body = conn.recv_response()
+    assert wire.parse_produce_v3_error(body)[1] == CORRUPT_MESSAGE
+    conn.send(wire.request(PRODUCE, 3, 2, wire.produce_v3("crc", 0, good)))
+    _, body = conn.recv_response()
+    assert wire.parse_produce_v3_error(body) == (0, 0, 0), "the bad batch took no offset"
+    conn.close()
+
+
+def test_unknown_topic_without_auto_creation(make_broker):
+    broker = make_broker("strict", extra_config="auto_create_topics = false").start()
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(wire.request(PRODUCE, 3, 1, wire.produce_v3("nope", 0, wire.record_batch([b"x"]))))
+    _, body = conn.recv_response()
+    assert wire.parse_produce_v3_error(body)[1] == UNKNOWN_TOPIC_OR_PARTITION
+    conn.close()
+
+
+def test_unsupported_api_versions_version_gets_the_v0_error_answer(broker):
+    # ApiVersions v99 with a flexible (v2) header: client id, then an empty tag buffer.
+    frame = wire.request(API_VERSIONS, 99, 42, b"\x00")
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(frame)
+    correlation_id, body = conn.recv_response()
+    assert correlation_id == 42
+    error_code, api_count = struct.unpack_from(">hi", body, 0)
+    assert error_code == UNSUPPORTED_VERSION
+    keys = {struct.unpack_from(">h", body, 6 + 6 * i)[0] for i in range(api_count)}
+    assert {0, 1, 2, 3, 18, 19, 20} <= keys
+    conn.close()
