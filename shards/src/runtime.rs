@@ -114,6 +114,8 @@ pub fn run(
                     }))
                     .detach();
                 }
+                // Serve clients only once the coordinator has recovered its state.
+                shard.wait_for_coordinator().await?;
                 let serving = glommio::spawn_local(serve(shard.clone()));
                 while !shutdown.load(Ordering::Relaxed) {
                     glommio::timer::sleep(SHUTDOWN_POLL).await;

@@ -77,6 +77,14 @@ impl Shard {
         self.coordinator.call(request).await
     }
 
+    /// Resolves once the coordinator answers, i.e. after it has replayed its log.
+    pub async fn wait_for_coordinator(&self) -> Result<(), ShardError> {
+        let probe = Request::ListOffsets {
+            partitions: Vec::new(),
+        };
+        self.coordinator.call(probe).await.map(|_| ())
+    }
+
     /// Produces to any partitions; answers in the order given.
     pub async fn produce(&self, writes: Vec<PartitionProduce>) -> Vec<PartitionProduceResult> {
         let count = writes.len();

@@ -173,11 +173,11 @@ def test_a_waiting_consumer_gets_a_new_record_well_before_max_wait(broker):
 
 def test_list_offsets_earliest_latest_and_by_timestamp(broker):
     create_topic(broker.bootstrap, "times", 1)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0,
-                         "batch.num.messages": 1})
+    # One batch of ten records: the lookup must find the record, not just its batch.
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 200})
     for i in range(10):
         producer.produce("times", value=f"v{i}".encode(), timestamp=BASE_TS + 1000 * i)
-        producer.flush(10)
+    producer.flush(10)
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "lo"})
     low, high = consumer.get_watermark_offsets(TopicPartition("times", 0), timeout=10)
     assert (low, high) == (0, 10)

@@ -1,8 +1,14 @@
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
+use std::time::Duration;
+
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
-use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
+use kafka_protocol::records::RecordBatchDecoder;
+use shoal_coordinator::{
+    ErrorKind, ListOffsetsResult, Request, Response, TopicPartition, MAX_TIMESTAMP,
+};
+use shoal_shards::PartitionFetch;
 
 use super::Broker;
 use crate::kafka::error_codes;
@@ -25,7 +31,7 @@ pub async fn handle(
             }
         }
     }
-    let found = match broker
+    let mut found = match broker
         .shard
         .coordinator_call(Request::ListOffsets {
             partitions: lookups.clone(),
@@ -35,6 +41,13 @@ pub async fn handle(
         Ok(Response::ListOffsets(found)) if found.len() == lookups.len() => Some(found),
         _ => None,
     };
+    for (result, (tp, timestamp)) in found.iter_mut().flatten().zip(&lookups) {
+        if (*timestamp >= 0 || *timestamp == MAX_TIMESTAMP) && result.offset >= 0 {
+            if let Some(exact) = record_exact(broker, *tp, result.offset, *timestamp).await {
+                *result = exact;
+            }
+        }
+    }
     let mut found = found.map(|f| f.into_iter());
     let mut response = ListOffsetsResponse::default();
     for topic in request.topics {
@@ -71,4 +84,42 @@ pub async fn handle(
         );
     }
     response
+}
+
+/// The coordinator answers timestamp lookups at batch granularity (the batch's base offset);
+/// this reads that batch and finds the record itself: the first with a timestamp at or after
+/// `timestamp`, or for MAX_TIMESTAMP the first with the largest timestamp.
+async fn record_exact(
+    broker: &Broker,
+    partition: TopicPartition,
+    batch_offset: i64,
+    timestamp: i64,
+) -> Option<ListOffsetsResult> {
+    let fetch = PartitionFetch {
+        partition,
+        offset: batch_offset,
+        // The first batch is always returned whole, whatever the byte limits.
+        max_bytes: 1,
+    };
+    let result = broker
+        .shard
+        .fetch(vec![fetch], 1, 0, Duration::ZERO)
+        .await
+        .pop()?;
+    if result.error.is_some() {
+        return None;
+    }
+    let mut records = result.records;
+    let batch = RecordBatchDecoder::decode(&mut records).ok()?;
+    let record = if timestamp == MAX_TIMESTAMP {
+        let max = batch.records.iter().map(|r| r.timestamp).max()?;
+        batch.records.iter().find(|r| r.timestamp == max)?
+    } else {
+        batch.records.iter().find(|r| r.timestamp >= timestamp)?
+    };
+    Some(ListOffsetsResult {
+        error: None,
+        offset: record.offset,
+        timestamp: record.timestamp,
+    })
 }

@@ -119,7 +119,9 @@ impl LocalStore {
 }
 
 async fn open_for_write(path: &Path) -> glommio::Result<glommio::io::DmaFile, ()> {
+    // Readable too: glommio probes each new device for polled I/O with a read.
     OpenOptions::new()
+        .read(true)
         .write(true)
         .create(true)
         .truncate(true)
