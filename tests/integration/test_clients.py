@@ -187,3 +187,18 @@ def test_list_offsets_earliest_latest_and_by_timestamp(broker):
     found = [consumer.offsets_for_times([tp], timeout=10)[0].offset for tp in wanted]
     consumer.close()
     assert found == [4, 4, -1]
+
+
+@pytest.mark.parametrize("acks", ["0", "1"])
+def test_acks_0_and_1_store_every_record(broker, acks):
+    topic = f"acks-{acks}"
+    create_topic(broker.bootstrap, topic, 2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": acks})
+    errors = []
+    for i in range(300):
+        producer.produce(topic, value=f"a{i}".encode(), partition=i % 2,
+                         on_delivery=lambda err, msg: errors.append(err))
+    assert producer.flush(15) == 0
+    assert errors == [None] * 300
+    got = consume_all(broker.bootstrap, topic, 2, 300)
+    assert sorted(m.value() for m in got) == sorted(f"a{i}".encode() for i in range(300))
