@@ -85,49 +85,60 @@ impl Shard {
         self.coordinator.call(probe).await.map(|_| ())
     }
 
-    /// Produces to any partitions; answers in the order given.
-    pub async fn produce(&self, writes: Vec<PartitionProduce>) -> Vec<PartitionProduceResult> {
-        let count = writes.len();
-        let mut by_owner: BTreeMap<usize, Vec<(usize, PartitionProduce)>> = BTreeMap::new();
-        for (i, write) in writes.into_iter().enumerate() {
-            by_owner
-                .entry(self.owner_of(&write.partition))
-                .or_default()
-                .push((i, write));
+    /// Splits `items` by owning shard, runs `per_owner` for every owner at once (with `None`
+    /// for this shard), and returns the answers in the order of `items`. Slots an owner left
+    /// unanswered (a closed queue) hold `unanswered`.
+    async fn scatter<'a, T, R: Clone>(
+        &self,
+        items: Vec<T>,
+        partition_of: impl Fn(&T) -> TopicPartition,
+        per_owner: impl Fn(Option<Rc<PeerClient>>, Vec<T>) -> LocalBoxFuture<'a, Vec<R>>,
+        unanswered: R,
+    ) -> Vec<R> {
+        let count = items.len();
+        let mut by_owner: BTreeMap<usize, (Vec<usize>, Vec<T>)> = BTreeMap::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let group = by_owner
+                .entry(self.owner_of(&partition_of(&item)))
+                .or_default();
+            group.0.push(i);
+            group.1.push(item);
         }
-        let mut pending = Vec::new();
-        for (owner, group) in by_owner {
-            let (slots, group): (Vec<usize>, Vec<PartitionProduce>) = group.into_iter().unzip();
-            let answers: LocalBoxFuture<Vec<PartitionProduceResult>> = match &self.peers[owner] {
-                None => {
-                    let pipeline = self.pipeline.clone();
-                    async move { produce_owned(&pipeline, group).await }.boxed_local()
-                }
-                Some(peer) => {
-                    let peer = peer.clone();
-                    let n = group.len();
-                    async move {
-                        match peer.call(PeerRequest::Produce(group)).await {
-                            Ok(PeerResponse::Produce(results)) if results.len() == n => results,
-                            _ => vec![PartitionProduceResult::failed(ErrorKind::NotAvailable); n],
-                        }
-                    }
-                    .boxed_local()
-                }
-            };
-            pending.push((slots, answers));
-        }
-        let mut results = vec![PartitionProduceResult::failed(ErrorKind::NotAvailable); count];
-        let (slots, futures): (Vec<_>, Vec<_>) = pending.into_iter().unzip();
+        let (slots, answers): (Vec<Vec<usize>>, Vec<_>) = by_owner
+            .into_iter()
+            .map(|(owner, (slots, group))| (slots, per_owner(self.peers[owner].clone(), group)))
+            .unzip();
+        let mut results = vec![unanswered; count];
         for (slots, answers) in slots
             .into_iter()
-            .zip(futures::future::join_all(futures).await)
+            .zip(futures::future::join_all(answers).await)
         {
             for (slot, answer) in slots.into_iter().zip(answers) {
                 results[slot] = answer;
             }
         }
         results
+    }
+
+    /// Produces to any partitions; answers in the order given.
+    pub async fn produce(&self, writes: Vec<PartitionProduce>) -> Vec<PartitionProduceResult> {
+        let pipeline = &self.pipeline;
+        self.scatter(
+            writes,
+            |w| w.partition,
+            |peer, group| match peer {
+                None => produce_owned(pipeline, group).boxed_local(),
+                Some(peer) => async move {
+                    match peer.call(PeerRequest::Produce(group)).await {
+                        Ok(PeerResponse::Produce(results)) => results,
+                        _ => Vec::new(),
+                    }
+                }
+                .boxed_local(),
+            },
+            PartitionProduceResult::failed(ErrorKind::NotAvailable),
+        )
+        .await
     }
 
     /// Fetch with Kafka's long-poll rules: answer once `min_bytes` are available, an error
@@ -157,47 +168,26 @@ impl Shard {
         partitions: &[PartitionFetch],
         max_bytes: u32,
     ) -> Vec<PartitionFetchResult> {
-        let mut by_owner: BTreeMap<usize, Vec<(usize, PartitionFetch)>> = BTreeMap::new();
-        for (i, p) in partitions.iter().enumerate() {
-            by_owner
-                .entry(self.owner_of(&p.partition))
-                .or_default()
-                .push((i, *p));
-        }
-        let mut slots_all = Vec::new();
-        let mut futures: Vec<LocalBoxFuture<Vec<PartitionFetchResult>>> = Vec::new();
-        for (owner, group) in by_owner {
-            let (slots, group): (Vec<usize>, Vec<PartitionFetch>) = group.into_iter().unzip();
-            let n = group.len();
-            slots_all.push(slots);
-            futures.push(match &self.peers[owner] {
+        self.scatter(
+            partitions.to_vec(),
+            |p| p.partition,
+            |peer, group| match peer {
                 None => self.fetch_owned(group, max_bytes).boxed_local(),
-                Some(peer) => {
-                    let peer = peer.clone();
-                    async move {
-                        let request = PeerRequest::Fetch {
-                            partitions: group,
-                            max_bytes,
-                        };
-                        match peer.call(request).await {
-                            Ok(PeerResponse::Fetch(results)) if results.len() == n => results,
-                            _ => vec![fetch_failed(ErrorKind::NotAvailable); n],
-                        }
+                Some(peer) => async move {
+                    let request = PeerRequest::Fetch {
+                        partitions: group,
+                        max_bytes,
+                    };
+                    match peer.call(request).await {
+                        Ok(PeerResponse::Fetch(results)) => results,
+                        _ => Vec::new(),
                     }
-                    .boxed_local()
                 }
-            });
-        }
-        let mut results = vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()];
-        for (slots, answers) in slots_all
-            .into_iter()
-            .zip(futures::future::join_all(futures).await)
-        {
-            for (slot, answer) in slots.into_iter().zip(answers) {
-                results[slot] = answer;
-            }
-        }
-        results
+                .boxed_local(),
+            },
+            fetch_failed(ErrorKind::NotAvailable),
+        )
+        .await
     }
 
     /// Reads partitions this shard owns.
