@@ -57,9 +57,13 @@ impl CoordinatorCore {
         let mut topics_changed = false;
         for request in &requests {
             let response = match request {
-                Request::CreateTopic { name, partitions } => Some(Response::CreateTopic(
+                Request::CreateTopic {
+                    name,
+                    partitions,
+                    config,
+                } => Some(Response::CreateTopic(
                     self.state
-                        .create_topic(name, *partitions, Uuid::new_v4())
+                        .create_topic(name, *partitions, Uuid::new_v4(), *config)
                         .map(|record| {
                             self.append(&record, &mut frames);
                             topics_changed = true;
@@ -67,11 +71,11 @@ impl CoordinatorCore {
                         }),
                 )),
                 Request::DeleteTopic { name } => Some(Response::DeleteTopic(
-                    self.state.delete_topic(name).map(|record| {
+                    self.state.delete_topic(name, now_ms).map(|record| {
                         self.append(&record, &mut frames);
                         topics_changed = true;
                         match record {
-                            Record::TopicDeleted { id } => id,
+                            Record::TopicDeleted { id, .. } => id,
                             _ => unreachable!("delete_topic returns TopicDeleted"),
                         }
                     }),
@@ -84,7 +88,51 @@ impl CoordinatorCore {
                     self.append(&record, &mut frames);
                     Some(Response::CommitFile(Ok(results)))
                 }
-                _ => None,
+                Request::DeleteRecords { partitions } => {
+                    let mut results = Vec::with_capacity(partitions.len());
+                    for (tp, offset) in partitions {
+                        results.push(self.state.delete_records(*tp, *offset, now_ms).map(
+                            |(log_start_offset, record)| {
+                                if let Some(record) = record {
+                                    self.append(&record, &mut frames);
+                                }
+                                log_start_offset
+                            },
+                        ));
+                    }
+                    Some(Response::DeleteRecords(results))
+                }
+                Request::InitProducerId => {
+                    let record = self.state.allocate_producer_id();
+                    self.append(&record, &mut frames);
+                    let Record::ProducerIdAllocated { producer_id } = record else {
+                        unreachable!("allocate_producer_id returns ProducerIdAllocated")
+                    };
+                    Some(Response::InitProducerId {
+                        producer_id,
+                        producer_epoch: 0,
+                    })
+                }
+                Request::EnforceRetention { max_batches } => {
+                    let records = self.state.retention_records(now_ms, *max_batches);
+                    for record in &records {
+                        self.append(record, &mut frames);
+                    }
+                    Some(Response::RetentionEnforced {
+                        partitions_trimmed: records.len(),
+                    })
+                }
+                Request::FilesDeleted { object_keys } => {
+                    let record = Record::FilesDeleted {
+                        object_keys: object_keys.clone(),
+                    };
+                    self.append(&record, &mut frames);
+                    Some(Response::FilesDeleted)
+                }
+                Request::ListOffsets { .. }
+                | Request::FindBatches { .. }
+                | Request::DescribeFiles { .. }
+                | Request::ExpiredFiles { .. } => None,
             };
             responses.push(response);
         }
@@ -112,6 +160,19 @@ impl CoordinatorCore {
                         self.state.find_batches(partitions, *max_bytes),
                     ))
                 }
+                Request::DescribeFiles { object_keys } => {
+                    *slot = Some(Response::DescribeFiles(
+                        object_keys
+                            .iter()
+                            .map(|key| self.state.has_live_batches(key))
+                            .collect(),
+                    ))
+                }
+                Request::ExpiredFiles { older_than_ms, max } => {
+                    *slot = Some(Response::ExpiredFiles(
+                        self.state.expired_deletable_files(*older_than_ms, *max),
+                    ))
+                }
                 _ => {}
             }
         }
@@ -128,9 +189,5 @@ impl CoordinatorCore {
 
     pub fn state(&self) -> &CoordinatorState {
         &self.state
-    }
-
-    pub fn take_deletable_files(&mut self) -> Vec<Arc<str>> {
-        self.state.take_deletable_files()
     }
 }

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     InvalidRequest,
     StorageError,
     CorruptMessage,
+    OutOfOrderSequence,
+    InvalidProducerEpoch,
     MessageTooLarge,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,

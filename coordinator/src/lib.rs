@@ -13,5 +13,6 @@ pub mod view;
 pub use crate::core::CoordinatorCore;
 pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
+pub use records::TopicConfig;
 pub use state::CoordinatorState;
 pub use view::{TopicMeta, TopicsView};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::records::TopicConfig;
 use crate::view::TopicMeta;
 use crate::ErrorKind;
 
@@ -35,6 +36,20 @@ pub struct CommitBatchResult {
     pub base_offset: i64,
     pub log_append_time_ms: i64,
     pub log_start_offset: i64,
+    /// An idempotent retry of a batch already committed: `base_offset` is the original.
+    pub is_duplicate: bool,
+}
+
+impl CommitBatchResult {
+    pub fn rejected(error: ErrorKind) -> Self {
+        CommitBatchResult {
+            error: Some(error),
+            base_offset: -1,
+            log_append_time_ms: -1,
+            log_start_offset: -1,
+            is_duplicate: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +86,16 @@ pub struct ListOffsetsResult {
     pub timestamp: i64,
 }
 
+impl ListOffsetsResult {
+    pub fn failed(error: ErrorKind) -> Self {
+        ListOffsetsResult {
+            error: Some(error),
+            offset: -1,
+            timestamp: -1,
+        }
+    }
+}
+
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
@@ -82,6 +107,7 @@ pub enum Request {
     CreateTopic {
         name: String,
         partitions: i32,
+        config: TopicConfig,
     },
     DeleteTopic {
         name: String,
@@ -90,12 +116,33 @@ pub enum Request {
         object_key: String,
         batches: Vec<CommitBatch>,
     },
+    /// Offsets per partition; -1 means the high watermark.
+    DeleteRecords {
+        partitions: Vec<(TopicPartition, i64)>,
+    },
+    InitProducerId,
+    /// One bounded step of retention enforcement.
+    EnforceRetention {
+        max_batches: usize,
+    },
+    /// Garbage collection deleted these objects from the store.
+    FilesDeleted {
+        object_keys: Vec<String>,
+    },
     ListOffsets {
         partitions: Vec<(TopicPartition, i64)>,
     },
     FindBatches {
         partitions: Vec<FindBatchesRequest>,
         max_bytes: u32,
+    },
+    DescribeFiles {
+        object_keys: Vec<String>,
+    },
+    /// Objects unreferenced since before `older_than_ms`, at most `max`.
+    ExpiredFiles {
+        older_than_ms: i64,
+        max: usize,
     },
 }
 
@@ -104,7 +151,13 @@ impl Request {
     pub fn is_write(&self) -> bool {
         matches!(
             self,
-            Request::CreateTopic { .. } | Request::DeleteTopic { .. } | Request::CommitFile { .. }
+            Request::CreateTopic { .. }
+                | Request::DeleteTopic { .. }
+                | Request::CommitFile { .. }
+                | Request::DeleteRecords { .. }
+                | Request::InitProducerId
+                | Request::EnforceRetention { .. }
+                | Request::FilesDeleted { .. }
         )
     }
 }
@@ -114,6 +167,18 @@ pub enum Response {
     CreateTopic(Result<Arc<TopicMeta>, ErrorKind>),
     DeleteTopic(Result<Uuid, ErrorKind>),
     CommitFile(Result<Vec<CommitBatchResult>, ErrorKind>),
+    /// The new log start offset of each partition.
+    DeleteRecords(Vec<Result<i64, ErrorKind>>),
+    InitProducerId {
+        producer_id: i64,
+        producer_epoch: i16,
+    },
+    RetentionEnforced {
+        partitions_trimmed: usize,
+    },
+    FilesDeleted,
     ListOffsets(Vec<ListOffsetsResult>),
     FindBatches(Vec<FindBatchesResult>),
+    DescribeFiles(Vec<bool>),
+    ExpiredFiles(Vec<String>),
 }

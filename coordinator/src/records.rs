@@ -12,7 +12,7 @@ pub const FRAME_HEADER_BYTES: usize = 8;
 /// No record comes near this; a larger length can only be a torn or corrupt frame.
 const FRAME_PAYLOAD_MAX_BYTES: usize = 256 << 20;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommittedBatch {
     pub topic_id: Uuid,
     pub partition: i32,
@@ -21,7 +21,32 @@ pub struct CommittedBatch {
     pub base_offset: i64,
     pub last_offset: i64,
     pub max_timestamp: i64,
-    pub log_append_time_ms: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub last_sequence: i32,
+}
+
+/// Bytes one committed batch takes in a record.
+const COMMITTED_BATCH_BYTES: usize = 16 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 2 + 4 + 4;
+
+/// Per-topic settings the coordinator enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicConfig {
+    /// Batches whose newest record is older than this are deleted; -1 keeps them forever.
+    pub retention_ms: i64,
+    /// Oldest batches are deleted while a partition holds more; -1 means no limit.
+    pub retention_bytes: i64,
+}
+
+impl Default for TopicConfig {
+    /// Kafka's defaults: seven days, no size limit.
+    fn default() -> Self {
+        TopicConfig {
+            retention_ms: 7 * 24 * 3600 * 1000,
+            retention_bytes: -1,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,21 +55,42 @@ pub enum Record {
         id: Uuid,
         name: String,
         partitions: i32,
+        config: TopicConfig,
     },
     TopicDeleted {
         id: Uuid,
+        at_ms: i64,
     },
-    /// A WAL object and the batches of it that were accepted (possibly none).
+    /// A WAL object and the batches of it that were accepted (possibly none), committed at
+    /// `at_ms`, which is also the batches' log-append time.
     FileCommitted {
         file_id: u64,
         object_key: String,
+        at_ms: i64,
         batches: Vec<CommittedBatch>,
+    },
+    /// The log start offset of a partition moved forward (DeleteRecords or retention).
+    RecordsDeleted {
+        topic_id: Uuid,
+        partition: i32,
+        new_log_start_offset: i64,
+        at_ms: i64,
+    },
+    ProducerIdAllocated {
+        producer_id: i64,
+    },
+    /// Garbage collection removed these objects from the store.
+    FilesDeleted {
+        object_keys: Vec<String>,
     },
 }
 
 const TAG_TOPIC_CREATED: u8 = 1;
 const TAG_TOPIC_DELETED: u8 = 2;
 const TAG_FILE_COMMITTED: u8 = 3;
+const TAG_RECORDS_DELETED: u8 = 4;
+const TAG_PRODUCER_ID_ALLOCATED: u8 = 5;
+const TAG_FILES_DELETED: u8 = 6;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -65,25 +111,32 @@ impl Record {
                 id,
                 name,
                 partitions,
+                config,
             } => {
                 out.push(TAG_TOPIC_CREATED);
                 out.extend_from_slice(id.as_bytes());
                 put_str(out, name);
                 out.extend_from_slice(&partitions.to_be_bytes());
+                out.extend_from_slice(&config.retention_ms.to_be_bytes());
+                out.extend_from_slice(&config.retention_bytes.to_be_bytes());
             }
-            Record::TopicDeleted { id } => {
+            Record::TopicDeleted { id, at_ms } => {
                 out.push(TAG_TOPIC_DELETED);
                 out.extend_from_slice(id.as_bytes());
+                out.extend_from_slice(&at_ms.to_be_bytes());
             }
             Record::FileCommitted {
                 file_id,
                 object_key,
+                at_ms,
                 batches,
             } => {
                 out.push(TAG_FILE_COMMITTED);
                 out.extend_from_slice(&file_id.to_be_bytes());
                 put_str(out, object_key);
+                out.extend_from_slice(&at_ms.to_be_bytes());
                 out.extend_from_slice(&(batches.len() as u32).to_be_bytes());
+                out.reserve(batches.len() * COMMITTED_BATCH_BYTES);
                 for b in batches {
                     out.extend_from_slice(b.topic_id.as_bytes());
                     out.extend_from_slice(&b.partition.to_be_bytes());
@@ -92,7 +145,33 @@ impl Record {
                     out.extend_from_slice(&b.base_offset.to_be_bytes());
                     out.extend_from_slice(&b.last_offset.to_be_bytes());
                     out.extend_from_slice(&b.max_timestamp.to_be_bytes());
-                    out.extend_from_slice(&b.log_append_time_ms.to_be_bytes());
+                    out.extend_from_slice(&b.producer_id.to_be_bytes());
+                    out.extend_from_slice(&b.producer_epoch.to_be_bytes());
+                    out.extend_from_slice(&b.base_sequence.to_be_bytes());
+                    out.extend_from_slice(&b.last_sequence.to_be_bytes());
+                }
+            }
+            Record::RecordsDeleted {
+                topic_id,
+                partition,
+                new_log_start_offset,
+                at_ms,
+            } => {
+                out.push(TAG_RECORDS_DELETED);
+                out.extend_from_slice(topic_id.as_bytes());
+                out.extend_from_slice(&partition.to_be_bytes());
+                out.extend_from_slice(&new_log_start_offset.to_be_bytes());
+                out.extend_from_slice(&at_ms.to_be_bytes());
+            }
+            Record::ProducerIdAllocated { producer_id } => {
+                out.push(TAG_PRODUCER_ID_ALLOCATED);
+                out.extend_from_slice(&producer_id.to_be_bytes());
+            }
+            Record::FilesDeleted { object_keys } => {
+                out.push(TAG_FILES_DELETED);
+                out.extend_from_slice(&(object_keys.len() as u32).to_be_bytes());
+                for key in object_keys {
+                    put_str(out, key);
                 }
             }
         }
@@ -109,14 +188,22 @@ impl Record {
                 id: r.uuid()?,
                 name: r.string()?,
                 partitions: r.i32()?,
+                config: TopicConfig {
+                    retention_ms: r.i64()?,
+                    retention_bytes: r.i64()?,
+                },
             },
-            TAG_TOPIC_DELETED => Record::TopicDeleted { id: r.uuid()? },
+            TAG_TOPIC_DELETED => Record::TopicDeleted {
+                id: r.uuid()?,
+                at_ms: r.i64()?,
+            },
             TAG_FILE_COMMITTED => {
                 let file_id = r.u64()?;
                 let object_key = r.string()?;
+                let at_ms = r.i64()?;
                 let count = r.u32()? as usize;
-                // Each batch takes 60 bytes; a count beyond the payload is corruption.
-                if count > payload.len() / 60 {
+                // A count beyond what the payload can hold is corruption, not an allocation.
+                if count > payload.len() / COMMITTED_BATCH_BYTES {
                     return Err(r.malformed());
                 }
                 let mut batches = Vec::with_capacity(count);
@@ -129,14 +216,38 @@ impl Record {
                         base_offset: r.i64()?,
                         last_offset: r.i64()?,
                         max_timestamp: r.i64()?,
-                        log_append_time_ms: r.i64()?,
+                        producer_id: r.i64()?,
+                        producer_epoch: r.i16()?,
+                        base_sequence: r.i32()?,
+                        last_sequence: r.i32()?,
                     });
                 }
                 Record::FileCommitted {
                     file_id,
                     object_key,
+                    at_ms,
                     batches,
                 }
+            }
+            TAG_RECORDS_DELETED => Record::RecordsDeleted {
+                topic_id: r.uuid()?,
+                partition: r.i32()?,
+                new_log_start_offset: r.i64()?,
+                at_ms: r.i64()?,
+            },
+            TAG_PRODUCER_ID_ALLOCATED => Record::ProducerIdAllocated {
+                producer_id: r.i64()?,
+            },
+            TAG_FILES_DELETED => {
+                let count = r.u32()? as usize;
+                if count > payload.len() / 4 {
+                    return Err(r.malformed());
+                }
+                let mut object_keys = Vec::with_capacity(count);
+                for _ in 0..count {
+                    object_keys.push(r.string()?);
+                }
+                Record::FilesDeleted { object_keys }
             }
             _ => return Err(r.malformed()),
         };
@@ -205,6 +316,10 @@ impl Reader<'_> {
         Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4")))
     }
 
+    fn i16(&mut self) -> Result<i16, CoordinatorError> {
+        Ok(i16::from_be_bytes(self.take(2)?.try_into().expect("2")))
+    }
+
     fn i32(&mut self) -> Result<i32, CoordinatorError> {
         Ok(self.u32()? as i32)
     }
@@ -239,10 +354,12 @@ mod tests {
                 id,
                 name: "orders".into(),
                 partitions: 4,
+                config: TopicConfig::default(),
             },
             Record::FileCommitted {
                 file_id: 9,
                 object_key: "wal/abc".into(),
+                at_ms: 5678,
                 batches: vec![CommittedBatch {
                     topic_id: id,
                     partition: 2,
@@ -251,10 +368,23 @@ mod tests {
                     base_offset: 5,
                     last_offset: 9,
                     max_timestamp: 1234,
-                    log_append_time_ms: 5678,
+                    producer_id: 77,
+                    producer_epoch: 1,
+                    base_sequence: 10,
+                    last_sequence: 14,
                 }],
             },
-            Record::TopicDeleted { id },
+            Record::RecordsDeleted {
+                topic_id: id,
+                partition: 2,
+                new_log_start_offset: 7,
+                at_ms: 9999,
+            },
+            Record::ProducerIdAllocated { producer_id: 3 },
+            Record::FilesDeleted {
+                object_keys: vec!["wal/abc".into(), "wal/def".into()],
+            },
+            Record::TopicDeleted { id, at_ms: 10_000 },
         ]
     }
 
@@ -275,17 +405,25 @@ mod tests {
         for r in samples() {
             r.encode_frame(&mut buf);
         }
+        let n = samples().len();
+        let whole_but_last = {
+            let mut b = Vec::new();
+            for r in &samples()[..n - 1] {
+                r.encode_frame(&mut b);
+            }
+            b.len()
+        };
+        for cut in whole_but_last..buf.len() {
+            let (records, valid) = decode_frames(&buf[..cut]);
+            assert_eq!(records.len(), n - 1, "cut at {cut}");
+            assert_eq!(valid, whole_but_last);
+        }
         let whole_two = {
             let mut b = Vec::new();
             samples()[0].encode_frame(&mut b);
             samples()[1].encode_frame(&mut b);
             b.len()
         };
-        for cut in whole_two..buf.len() {
-            let (records, valid) = decode_frames(&buf[..cut]);
-            assert_eq!(records.len(), 2, "cut at {cut}");
-            assert_eq!(valid, whole_two);
-        }
         let mut corrupt = buf.clone();
         corrupt[whole_two + 10] ^= 0xff;
         assert_eq!(decode_frames(&corrupt).1, whole_two);

@@ -1,10 +1,30 @@
-//! Property test: random operation sequences against a simple model of offsets, plus the
-//! promise that replaying the produced records rebuilds an identical state.
+//! Property test: random operation sequences against a simple model written from the rules in
+//! diskless.md (offsets, idempotent producers, DeleteRecords), plus the promise that replaying
+//! the produced records rebuilds an identical state.
+
+use std::collections::HashMap;
 
 use proptest::prelude::*;
 use shoal_coordinator::records::Record;
 use shoal_coordinator::*;
 use uuid::Uuid;
+
+#[derive(Debug, Clone)]
+struct BatchSpec {
+    topic: u8,
+    partition: i32,
+    count: u32,
+    size: u32,
+    /// (producer id, epoch, how to pick the sequence)
+    producer: Option<(i64, i16, SeqPick)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum SeqPick {
+    Next,
+    RepeatLast,
+    Random(i32),
+}
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -16,22 +36,56 @@ enum Op {
         topic: u8,
     },
     Commit {
-        batches: Vec<(u8, i32, u32, u32)>,
+        batches: Vec<BatchSpec>,
     },
     Find {
         topic: u8,
         partition: i32,
         offset: i64,
     },
+    DeleteRecords {
+        topic: u8,
+        partition: i32,
+        offset: i64,
+    },
+}
+
+fn seq_pick() -> impl Strategy<Value = SeqPick> {
+    prop_oneof![
+        4 => Just(SeqPick::Next),
+        2 => Just(SeqPick::RepeatLast),
+        1 => (0i32..20).prop_map(SeqPick::Random),
+    ]
+}
+
+fn batch_spec() -> impl Strategy<Value = BatchSpec> {
+    (
+        0u8..3,
+        0i32..3,
+        1u32..5,
+        1u32..200,
+        prop::option::of((0i64..2, 0i16..3, seq_pick())),
+    )
+        .prop_map(|(topic, partition, count, size, producer)| BatchSpec {
+            topic,
+            partition,
+            count,
+            size,
+            producer,
+        })
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0u8..3, 1i32..4).prop_map(|(topic, partitions)| Op::Create { topic, partitions }),
-        (0u8..3).prop_map(|topic| Op::Delete { topic }),
-        prop::collection::vec((0u8..3, 0i32..4, 1u32..5, 1u32..200), 1..6)
-            .prop_map(|batches| Op::Commit { batches }),
-        (0u8..3, 0i32..4, 0i64..30).prop_map(|(topic, partition, offset)| Op::Find {
+        2 => (0u8..3, 1i32..4).prop_map(|(topic, partitions)| Op::Create { topic, partitions }),
+        1 => (0u8..3).prop_map(|topic| Op::Delete { topic }),
+        4 => prop::collection::vec(batch_spec(), 1..6).prop_map(|batches| Op::Commit { batches }),
+        2 => (0u8..3, 0i32..3, 0i64..30).prop_map(|(topic, partition, offset)| Op::Find {
+            topic,
+            partition,
+            offset
+        }),
+        1 => (0u8..3, 0i32..3, -2i64..30).prop_map(|(topic, partition, offset)| Op::DeleteRecords {
             topic,
             partition,
             offset
@@ -39,35 +93,90 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Per partition, the committed batches as (base offset, count, size).
-type ModelPartitions = Vec<Vec<(i64, u32, u32)>>;
+/// (base seq, last seq, base offset) of a producer's recent batches.
+type Recent = Vec<(i32, i32, i64)>;
 
-/// The model: per topic number, its id and partitions.
+#[derive(Default, Clone)]
+struct ModelPartition {
+    log_start: i64,
+    hwm: i64,
+    /// (base offset, count) of live batches.
+    batches: Vec<(i64, u32)>,
+    /// producer id → (epoch, recent batches, oldest first, at most 5)
+    producers: HashMap<i64, (i16, Recent)>,
+}
+
 #[derive(Default)]
 struct Model {
-    topics: std::collections::HashMap<u8, (Uuid, ModelPartitions)>,
+    topics: HashMap<u8, (Uuid, Vec<ModelPartition>)>,
+}
+
+enum Expect {
+    Append,
+    Duplicate(i64),
+    Reject(ErrorKind),
+}
+
+/// The idempotence rules of diskless.md, written out independently of the implementation.
+fn expect_sequence(p: &ModelPartition, pid: i64, epoch: i16, base: i32, last: i32) -> Expect {
+    match p.producers.get(&pid) {
+        Some((e, _)) if *e > epoch => Expect::Reject(ErrorKind::InvalidProducerEpoch),
+        Some((e, recent)) if *e == epoch && !recent.is_empty() => {
+            if let Some((_, _, offset)) = recent.iter().find(|(b, l, _)| *b == base && *l == last) {
+                return Expect::Duplicate(*offset);
+            }
+            let (_, prev_last, _) = recent.last().unwrap();
+            let next = if *prev_last == i32::MAX {
+                0
+            } else {
+                prev_last + 1
+            };
+            if base == next {
+                Expect::Append
+            } else {
+                Expect::Reject(ErrorKind::OutOfOrderSequence)
+            }
+        }
+        _ if base != 0 => Expect::Reject(ErrorKind::OutOfOrderSequence),
+        _ => Expect::Append,
+    }
+}
+
+fn pick_sequence(p: Option<&ModelPartition>, pid: i64, pick: SeqPick) -> i32 {
+    let last = p
+        .and_then(|p| p.producers.get(&pid))
+        .and_then(|(_, r)| r.last().copied());
+    match (pick, last) {
+        (SeqPick::Next, Some((_, l, _))) => l + 1,
+        (SeqPick::RepeatLast, Some((b, _, _))) => b,
+        (SeqPick::Random(s), _) => s,
+        (_, None) => 0,
+    }
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
-    fn offsets_match_the_model_and_replay_is_exact(ops in prop::collection::vec(op(), 1..60)) {
+    fn answers_match_the_model_and_replay_is_exact(ops in prop::collection::vec(op(), 1..80)) {
         let mut state = CoordinatorState::default();
         let mut model = Model::default();
         let mut log: Vec<Record> = Vec::new();
+        let unknown = Uuid::from_u128(999);
         for (step, op) in ops.into_iter().enumerate() {
+            let now = step as i64;
             match op {
                 Op::Create { topic, partitions } => {
                     let id = Uuid::from_u128(step as u128 + 1);
-                    let result = state.create_topic(&format!("t{topic}"), partitions, id);
+                    let result = state.create_topic(&format!("t{topic}"), partitions, id, TopicConfig::default());
                     prop_assert_eq!(result.is_ok(), !model.topics.contains_key(&topic));
                     if let Ok(record) = result {
                         state.apply(&record);
                         log.push(record);
-                        model.topics.insert(topic, (id, vec![Vec::new(); partitions as usize]));
+                        model.topics.insert(topic, (id, vec![ModelPartition::default(); partitions as usize]));
                     }
                 }
                 Op::Delete { topic } => {
-                    let result = state.delete_topic(&format!("t{topic}"));
+                    let result = state.delete_topic(&format!("t{topic}"), now);
                     prop_assert_eq!(result.is_ok(), model.topics.contains_key(&topic));
                     if let Ok(record) = result {
                         state.apply(&record);
@@ -78,41 +187,100 @@ proptest! {
                 Op::Commit { batches } => {
                     let mut commit = Vec::new();
                     let mut byte_offset = 0;
-                    for (topic, partition, count, size) in &batches {
-                        let topic_id = model.topics.get(topic).map(|t| t.0).unwrap_or(Uuid::from_u128(999));
+                    // Sequences are picked against the model as it stands before the commit.
+                    for spec in &batches {
+                        let model_partition = model.topics.get(&spec.topic).and_then(|t| t.1.get(spec.partition as usize));
+                        let (producer_id, producer_epoch, base_sequence) = match spec.producer {
+                            Some((pid, epoch, pick)) => (pid, epoch, pick_sequence(model_partition, pid, pick)),
+                            None => (-1, -1, -1),
+                        };
                         commit.push(CommitBatch {
-                            partition: TopicPartition { topic_id, partition: *partition },
+                            partition: TopicPartition {
+                                topic_id: model.topics.get(&spec.topic).map(|t| t.0).unwrap_or(unknown),
+                                partition: spec.partition,
+                            },
                             byte_offset,
-                            size_bytes: *size,
-                            offset_count: *count,
-                            max_timestamp: step as i64,
-                            producer_id: -1,
-                            producer_epoch: -1,
-                            base_sequence: -1,
+                            size_bytes: spec.size,
+                            offset_count: spec.count,
+                            max_timestamp: now,
+                            producer_id,
+                            producer_epoch,
+                            base_sequence,
                             is_transactional: false,
                         });
-                        byte_offset += size;
+                        byte_offset += spec.size;
                     }
-                    let (results, record) = state.commit_file("wal/x", &commit, 0);
-                    for ((topic, partition, count, size), result) in batches.iter().zip(&results) {
-                        let known = model.topics.get_mut(topic).and_then(|t| t.1.get_mut(*partition as usize));
-                        match known {
-                            Some(p) => {
-                                let expected = p.last().map(|(b, c, _)| b + *c as i64).unwrap_or(0);
+                    let (results, record) = state.commit_file("wal/x", &commit, now);
+                    for ((spec, batch), result) in batches.iter().zip(&commit).zip(&results) {
+                        let Some(p) = model.topics.get_mut(&spec.topic).and_then(|t| t.1.get_mut(spec.partition as usize)) else {
+                            prop_assert_eq!(result.error, Some(ErrorKind::UnknownTopicOrPartition));
+                            continue;
+                        };
+                        let last_seq = batch.base_sequence + spec.count as i32 - 1;
+                        let expect = match spec.producer {
+                            Some((pid, epoch, _)) => expect_sequence(p, pid, epoch, batch.base_sequence, last_seq),
+                            None => Expect::Append,
+                        };
+                        match expect {
+                            Expect::Append => {
                                 prop_assert_eq!(result.error, None);
-                                prop_assert_eq!(result.base_offset, expected);
-                                p.push((expected, *count, *size));
+                                prop_assert!(!result.is_duplicate);
+                                prop_assert_eq!(result.base_offset, p.hwm);
+                                p.batches.push((p.hwm, spec.count));
+                                if let Some((pid, epoch, _)) = spec.producer {
+                                    let entry = p.producers.entry(pid).or_insert((epoch, Vec::new()));
+                                    if entry.0 != epoch {
+                                        *entry = (epoch, Vec::new());
+                                    }
+                                    entry.1.push((batch.base_sequence, last_seq, p.hwm));
+                                    if entry.1.len() > 5 {
+                                        entry.1.remove(0);
+                                    }
+                                }
+                                p.hwm += spec.count as i64;
                             }
-                            None => prop_assert_eq!(result.error, Some(ErrorKind::UnknownTopicOrPartition)),
+                            Expect::Duplicate(offset) => {
+                                prop_assert_eq!(result.error, None);
+                                prop_assert!(result.is_duplicate);
+                                prop_assert_eq!(result.base_offset, offset);
+                            }
+                            Expect::Reject(error) => prop_assert_eq!(result.error, Some(error)),
                         }
                     }
                     state.apply(&record);
                     log.push(record);
                 }
+                Op::DeleteRecords { topic, partition, offset } => {
+                    let tp = TopicPartition {
+                        topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
+                        partition,
+                    };
+                    let result = state.delete_records(tp, offset, now);
+                    match model.topics.get_mut(&topic).and_then(|t| t.1.get_mut(partition as usize)) {
+                        None => prop_assert_eq!(result.err(), Some(ErrorKind::UnknownTopicOrPartition)),
+                        Some(p) => {
+                            let target = if offset == -1 { p.hwm } else { offset };
+                            if target < 0 || target > p.hwm {
+                                prop_assert_eq!(result.err(), Some(ErrorKind::OffsetOutOfRange));
+                            } else {
+                                let (start, record) = result.unwrap();
+                                p.log_start = p.log_start.max(target);
+                                p.batches.retain(|(b, c)| b + *c as i64 > p.log_start);
+                                prop_assert_eq!(start, p.log_start);
+                                if let Some(record) = record {
+                                    state.apply(&record);
+                                    log.push(record);
+                                }
+                            }
+                        }
+                    }
+                }
                 Op::Find { topic, partition, offset } => {
-                    let topic_id = model.topics.get(&topic).map(|t| t.0).unwrap_or(Uuid::from_u128(999));
                     let request = FindBatchesRequest {
-                        partition: TopicPartition { topic_id, partition },
+                        partition: TopicPartition {
+                            topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
+                            partition,
+                        },
                         offset,
                         max_partition_bytes: u32::MAX,
                     };
@@ -120,14 +288,14 @@ proptest! {
                     match model.topics.get(&topic).and_then(|t| t.1.get(partition as usize)) {
                         None => prop_assert_eq!(found.error, Some(ErrorKind::UnknownTopicOrPartition)),
                         Some(p) => {
-                            let hwm = p.last().map(|(b, c, _)| b + *c as i64).unwrap_or(0);
-                            prop_assert_eq!(found.high_watermark, hwm);
-                            if offset > hwm {
+                            prop_assert_eq!(found.high_watermark, p.hwm);
+                            prop_assert_eq!(found.log_start_offset, p.log_start);
+                            if offset > p.hwm || offset < p.log_start {
                                 prop_assert_eq!(found.error, Some(ErrorKind::OffsetOutOfRange));
                             } else {
-                                let expected: Vec<(i64, i64)> = p.iter()
-                                    .filter(|(b, c, _)| b + *c as i64 > offset)
-                                    .map(|(b, c, _)| (*b, b + *c as i64 - 1))
+                                let expected: Vec<(i64, i64)> = p.batches.iter()
+                                    .filter(|(b, c)| b + *c as i64 > offset)
+                                    .map(|(b, c)| (*b, b + *c as i64 - 1))
                                     .collect();
                                 let got: Vec<(i64, i64)> = found.batches.iter().map(|b| (b.base_offset, b.last_offset)).collect();
                                 prop_assert_eq!(got, expected);
@@ -149,7 +317,11 @@ proptest! {
 fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
     let mut state = CoordinatorState::default();
     let id = Uuid::from_u128(1);
-    state.apply(&state.create_topic("t", 2, id).unwrap());
+    state.apply(
+        &state
+            .create_topic("t", 2, id, TopicConfig::default())
+            .unwrap(),
+    );
     let batch = |partition, size| CommitBatch {
         partition: TopicPartition {
             topic_id: id,
@@ -181,4 +353,60 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
     assert_eq!((found[0].batches.len(), found[1].batches.len()), (2, 0));
     let found = state.find_batches(&[req(0), req(1)], 300);
     assert_eq!((found[0].batches.len(), found[1].batches.len()), (2, 1));
+}
+
+#[test]
+fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable() {
+    let mut state = CoordinatorState::default();
+    let id = Uuid::from_u128(1);
+    let config = TopicConfig {
+        retention_ms: 1000,
+        retention_bytes: 250,
+    };
+    state.apply(&state.create_topic("t", 1, id, config).unwrap());
+    let tp = TopicPartition {
+        topic_id: id,
+        partition: 0,
+    };
+    for (i, ts) in [100, 200, 5000, 6000].into_iter().enumerate() {
+        let batch = CommitBatch {
+            partition: tp,
+            byte_offset: 0,
+            size_bytes: 100,
+            offset_count: 2,
+            max_timestamp: ts,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            is_transactional: false,
+        };
+        let (_, record) = state.commit_file(&format!("wal/{i}"), &[batch], ts);
+        state.apply(&record);
+    }
+    // At 5500 the first two batches are older than 1000 ms; one step may drop only one.
+    let records = state.retention_records(5500, 1);
+    assert_eq!(records.len(), 1);
+    state.apply(&records[0]);
+    assert_eq!(state.log_start_offset(tp), Some(2));
+    for record in state.retention_records(5500, 100) {
+        state.apply(&record);
+    }
+    assert_eq!(state.log_start_offset(tp), Some(4));
+    assert_eq!(
+        state.expired_deletable_files(5501, 10),
+        vec!["wal/0", "wal/1"]
+    );
+    assert!(!state.has_live_batches("wal/0") && state.has_live_batches("wal/2"));
+    // 200 bytes left, under retention.bytes; nothing more to do until time passes.
+    assert!(state.retention_records(5500, 100).is_empty());
+    let records = state.retention_records(7500, 100);
+    state.apply(&records[0]);
+    assert_eq!(state.log_start_offset(tp), Some(8));
+    state.apply(&Record::FilesDeleted {
+        object_keys: vec!["wal/0".into()],
+    });
+    assert_eq!(
+        state.expired_deletable_files(i64::MAX, 10),
+        vec!["wal/1", "wal/2", "wal/3"]
+    );
 }

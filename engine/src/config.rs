@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use shoal_shards::RuntimeConfig;
+use shoal_shards::{MaintenanceConfig, RuntimeConfig};
 
 use crate::EngineError;
 
@@ -39,10 +39,32 @@ pub struct ShardsConfig {
     pub queue_depth: usize,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
     pub core: usize,
+    pub retention_check_interval_ms: u64,
+    pub retention_step_batches: usize,
+    pub file_cleaner_interval_ms: u64,
+    pub file_cleaner_grace_ms: u64,
+    pub orphan_scan_interval_ms: u64,
+    pub orphan_grace_ms: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            core: 0,
+            // Kafka's log.retention.check.interval.ms.
+            retention_check_interval_ms: 300_000,
+            retention_step_batches: 100_000,
+            // Inkless's file cleaner: every 2 minutes, 60 s grace.
+            file_cleaner_interval_ms: 120_000,
+            file_cleaner_grace_ms: 60_000,
+            orphan_scan_interval_ms: 600_000,
+            orphan_grace_ms: 600_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +167,19 @@ impl BrokerConfig {
                 "produce.buffer_max_bytes must be in 1..={BUFFER_MAX_BYTES_LIMIT}"
             ));
         }
+        let c = &self.coordinator;
+        if c.retention_step_batches == 0
+            || [
+                c.retention_check_interval_ms,
+                c.file_cleaner_interval_ms,
+                c.orphan_scan_interval_ms,
+            ]
+            .contains(&0)
+        {
+            return fail(
+                "coordinator intervals and retention_step_batches must be positive".into(),
+            );
+        }
         if self.produce.uploads_in_flight_max == 0 {
             return fail("produce.uploads_in_flight_max must be positive".into());
         }
@@ -187,8 +222,20 @@ impl BrokerConfig {
             upload_backoff: Duration::from_millis(self.produce.upload_backoff_ms),
             fetch_cache_max_bytes: self.fetch.cache_max_bytes,
             queue_depth: self.shards.queue_depth,
+            maintenance: MaintenanceConfig {
+                retention_check_interval: ms(self.coordinator.retention_check_interval_ms),
+                retention_step_batches: self.coordinator.retention_step_batches,
+                file_cleaner_interval: ms(self.coordinator.file_cleaner_interval_ms),
+                file_cleaner_grace: ms(self.coordinator.file_cleaner_grace_ms),
+                orphan_scan_interval: ms(self.coordinator.orphan_scan_interval_ms),
+                orphan_grace: ms(self.coordinator.orphan_grace_ms),
+            },
         }
     }
+}
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
 }
 
 fn online_cores() -> Vec<usize> {

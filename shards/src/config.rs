@@ -23,6 +23,7 @@ pub struct RuntimeConfig {
     pub fetch_cache_max_bytes: usize,
     /// Depth of every queue between executors.
     pub queue_depth: usize,
+    pub maintenance: crate::MaintenanceConfig,
 }
 
 impl RuntimeConfig {

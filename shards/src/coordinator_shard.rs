@@ -1,36 +1,59 @@
-//! The coordinator executor: merges the request queues of all shards, hands each round to
-//! the group-committing core, routes the answers back, and deletes objects left without a
-//! live batch once their grace period has passed.
+//! The coordinator executor: merges the request queues of all shards (and of its own
+//! maintenance tasks), hands each round to the group-committing core, and routes the answers.
 
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use futures::channel::oneshot;
 use futures::FutureExt;
-use glommio::channels::local_channel;
+use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
+use glommio::channels::shared_channel::ConnectedSender;
 use shoal_coordinator::{CoordinatorCore, Request, Response, TopicsView};
 use shoal_wal::ObjectStore;
 
-use crate::rpc::ServerEnds;
+use crate::maintenance::{self, MaintenanceConfig};
+use crate::rpc::{Envelope, ServerEnds};
 use crate::ShardError;
 
 /// Requests one round takes at most, so a flood cannot delay every answer behind one fsync.
 const ROUND_REQUESTS_MAX: usize = 4096;
-/// How long an object with no live batch stays readable for fetches already under way.
-const DELETE_GRACE: Duration = Duration::from_secs(60);
 
 pub struct CoordinatorShard {
     pub dir: PathBuf,
     pub view: Arc<ArcSwap<TopicsView>>,
     pub queue_depth: usize,
+    pub maintenance: MaintenanceConfig,
+}
+
+enum Reply {
+    Shard { shard: usize, id: u64 },
+    Local(oneshot::Sender<Response>),
 }
 
 struct Inbound {
-    shard: usize,
-    id: u64,
+    reply: Reply,
     request: Request,
+}
+
+/// How tasks on the coordinator executor itself reach the core.
+#[derive(Clone)]
+pub struct LocalCoordinator {
+    inbox: Rc<LocalSender<Inbound>>,
+}
+
+impl LocalCoordinator {
+    /// `None` once the coordinator has stopped.
+    pub async fn call(&self, request: Request) -> Option<Response> {
+        let (reply, answer) = oneshot::channel();
+        let inbound = Inbound {
+            reply: Reply::Local(reply),
+            request,
+        };
+        self.inbox.send(inbound).await.ok()?;
+        answer.await.ok()
+    }
 }
 
 impl CoordinatorShard {
@@ -54,16 +77,22 @@ impl CoordinatorShard {
             let inbox = inbox_tx.clone();
             glommio::spawn_local(async move {
                 while let Some((id, request)) = requests.recv().await {
-                    if inbox.send(Inbound { shard, id, request }).await.is_err() {
+                    let inbound = Inbound {
+                        reply: Reply::Shard { shard, id },
+                        request,
+                    };
+                    if inbox.send(inbound).await.is_err() {
                         break;
                     }
                 }
             })
             .detach();
         }
-        drop(inbox_tx);
-        let serving = glommio::spawn_local(serve_rounds(core, inbox_rx, replies, store));
+        let serving = glommio::spawn_local(serve_rounds(core, inbox_rx, replies));
+        let local = LocalCoordinator { inbox: inbox_tx };
+        let tasks = maintenance::start(local, Rc::new(store), self.maintenance);
         finished.await;
+        drop(tasks);
         drop(serving);
         Ok(())
     }
@@ -71,23 +100,19 @@ impl CoordinatorShard {
 
 async fn serve_rounds(
     mut core: CoordinatorCore,
-    inbox_rx: local_channel::LocalReceiver<Inbound>,
-    replies: Vec<glommio::channels::shared_channel::ConnectedSender<(u64, Response)>>,
-    store: ObjectStore,
+    inbox: LocalReceiver<Inbound>,
+    replies: Vec<ConnectedSender<Envelope<Response>>>,
 ) {
-    let store = Rc::new(store);
-    while let Some(first) = inbox_rx.recv().await {
+    while let Some(first) = inbox.recv().await {
         let mut round = vec![first];
         while round.len() < ROUND_REQUESTS_MAX {
-            match inbox_rx.recv().now_or_never() {
+            match inbox.recv().now_or_never() {
                 Some(Some(next)) => round.push(next),
                 _ => break,
             }
         }
-        let (routes, requests): (Vec<(usize, u64)>, Vec<Request>) = round
-            .into_iter()
-            .map(|m| ((m.shard, m.id), m.request))
-            .unzip();
+        let (routes, requests): (Vec<Reply>, Vec<Request>) =
+            round.into_iter().map(|m| (m.reply, m.request)).unzip();
         let responses = match core.process(requests).await {
             Ok(responses) => responses,
             Err(e) => {
@@ -95,25 +120,15 @@ async fn serve_rounds(
                 std::process::exit(70);
             }
         };
-        for ((shard, id), response) in routes.into_iter().zip(responses) {
-            let _ = replies[shard].send((id, response)).await;
-        }
-        schedule_deletions(&store, core.take_deletable_files());
-    }
-}
-
-fn schedule_deletions(store: &Rc<ObjectStore>, keys: Vec<Arc<str>>) {
-    if keys.is_empty() {
-        return;
-    }
-    let store = store.clone();
-    glommio::spawn_local(async move {
-        glommio::timer::sleep(DELETE_GRACE).await;
-        for key in keys {
-            if let Err(e) = store.delete(&key).await {
-                tracing::warn!(%key, error = %e, "could not delete an unreferenced object");
+        for (route, response) in routes.into_iter().zip(responses) {
+            match route {
+                Reply::Shard { shard, id } => {
+                    let _ = replies[shard].send((id, response)).await;
+                }
+                Reply::Local(reply) => {
+                    let _ = reply.send(response);
+                }
             }
         }
-    })
-    .detach();
+    }
 }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod coordinator_shard;
 pub mod error;
 pub mod fetch;
+pub mod maintenance;
 pub mod messages;
 pub mod produce;
 pub mod routing;
@@ -16,6 +17,7 @@ pub mod signal;
 
 pub use config::RuntimeConfig;
 pub use error::ShardError;
+pub use maintenance::MaintenanceConfig;
 pub use messages::*;
 pub use runtime::{run, ServeFn};
 pub use shard::Shard;

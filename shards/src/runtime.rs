@@ -54,6 +54,7 @@ pub fn run(
             dir: config.coordinator_dir(),
             view: topics.clone(),
             queue_depth: config.queue_depth * shard_count,
+            maintenance: config.maintenance.clone(),
         };
         let objects_dir = config.objects_dir();
         let drained = shards_drained.clone();

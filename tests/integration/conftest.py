@@ -4,6 +4,7 @@ import os
 import pathlib
 import signal
 import socket
+import struct
 import subprocess
 import time
 
@@ -52,12 +53,32 @@ class Broker:
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"shoal exited early:\n{self.log()}")
+            if self.answers_api_versions():
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"shoal did not answer within {READY_TIMEOUT_S}s:\n{self.log()}")
+
+    def answers_api_versions(self):
+        """Ready means answering a request: a bare TCP connect is not enough."""
+        request = struct.pack(">hhih", 18, 0, 1, -1)  # ApiVersions v0, null client id
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(struct.pack(">i", len(request)) + request)
+                return len(s.recv(4)) == 4
+        except OSError:
+            return False
+
+    def wait_until_refused(self, timeout=10):
+        """A killed process's listening socket can outlive it briefly (io_uring tears down
+        asynchronously); wait until it is gone so new connections reach the next process."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
+                    pass
             except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"shoal did not listen within {READY_TIMEOUT_S}s:\n{self.log()}")
+                return
+            time.sleep(0.02)
 
     def stop(self, sig=signal.SIGTERM, timeout=20):
         if self.process and self.process.poll() is None:
@@ -71,7 +92,9 @@ class Broker:
         return self.process.returncode if self.process else None
 
     def kill(self):
-        return self.stop(signal.SIGKILL)
+        code = self.stop(signal.SIGKILL)
+        self.wait_until_refused()
+        return code
 
     def log(self):
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

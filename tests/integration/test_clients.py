@@ -80,10 +80,8 @@ def test_confluent_produce_and_consume_10k_keyed_records_with_headers(broker):
 
 
 def test_kafka_python_round_trip(broker):
-    # Idempotence (InitProducerId) arrives with the coordinator issue; kafka-python 3 turns it
-    # on by default.
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all",
-                             enable_idempotence=False)
+    # kafka-python 3 is an idempotent producer by default (InitProducerId + sequences).
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     metas = [
         producer.send("kp-topic", key=f"k{i}".encode(), value=f"v{i}".encode(),
                       headers=[("h", b"1")], timestamp_ms=BASE_TS + i).get(timeout=15)

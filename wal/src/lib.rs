@@ -9,4 +9,4 @@ pub mod store;
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
-pub use store::{LocalStore, ObjectStore};
+pub use store::{ListedObject, LocalStore, ObjectStore};

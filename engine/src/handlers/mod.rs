@@ -3,8 +3,10 @@
 
 mod api_versions;
 mod create_topics;
+mod delete_records;
 mod delete_topics;
 mod fetch;
+mod init_producer_id;
 mod list_offsets;
 mod metadata;
 mod produce;
@@ -15,8 +17,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
-    ApiKey, CreateTopicsRequest, DeleteTopicsRequest, FetchRequest, ListOffsetsRequest,
-    MetadataRequest, ProduceRequest,
+    ApiKey, CreateTopicsRequest, DeleteRecordsRequest, DeleteTopicsRequest, FetchRequest,
+    InitProducerIdRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest,
 };
 use kafka_protocol::protocol::Encodable;
 use shoal_shards::Shard;
@@ -61,6 +63,8 @@ pub enum RequestBody {
     Produce(ProduceRequest),
     Fetch(FetchRequest),
     ListOffsets(ListOffsetsRequest),
+    DeleteRecords(DeleteRecordsRequest),
+    InitProducerId(InitProducerIdRequest),
 }
 
 /// Decodes a whole frame. Any error here is a malformed request and closes the connection;
@@ -82,6 +86,12 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
         ApiKey::Produce => RequestBody::Produce(codec::decode_body(&mut frame, version)?),
         ApiKey::Fetch => RequestBody::Fetch(codec::decode_body(&mut frame, version)?),
         ApiKey::ListOffsets => RequestBody::ListOffsets(codec::decode_body(&mut frame, version)?),
+        ApiKey::DeleteRecords => {
+            RequestBody::DeleteRecords(codec::decode_body(&mut frame, version)?)
+        }
+        ApiKey::InitProducerId => {
+            RequestBody::InitProducerId(codec::decode_body(&mut frame, version)?)
+        }
         other => {
             return Err(EngineError::MalformedRequest(format!(
                 "{other:?} is not supported (see ApiVersions)"
@@ -148,6 +158,18 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
             version,
             correlation_id,
             list_offsets::handle(broker, r, version).await,
+        ),
+        RequestBody::DeleteRecords(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            delete_records::handle(broker, r, version).await,
+        ),
+        RequestBody::InitProducerId(r) => encode(
+            api_key,
+            version,
+            correlation_id,
+            init_producer_id::handle(broker, r, version).await,
         ),
     };
     match encoded {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use shoal_coordinator::{ErrorKind, Request, Response, TopicMeta};
+use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig, TopicMeta};
 
 use super::Broker;
 
@@ -10,10 +10,12 @@ pub async fn create(
     broker: &Broker,
     name: &str,
     partitions: i32,
+    config: TopicConfig,
 ) -> Result<Arc<TopicMeta>, ErrorKind> {
     let request = Request::CreateTopic {
         name: name.to_string(),
         partitions,
+        config,
     };
     match broker.shard.coordinator_call(request).await {
         Ok(Response::CreateTopic(result)) => result,
@@ -34,7 +36,8 @@ pub async fn resolve(
     if !(auto_create && broker.config.auto_create_topics) {
         return Err(ErrorKind::UnknownTopicOrPartition);
     }
-    match create(broker, name, broker.config.default_partitions).await {
+    let partitions = broker.config.default_partitions;
+    match create(broker, name, partitions, TopicConfig::default()).await {
         // Another connection created it first.
         Err(ErrorKind::TopicAlreadyExists) => broker
             .shard

@@ -14,7 +14,12 @@ pub const UNSUPPORTED_VERSION: i16 = 35;
 pub const TOPIC_ALREADY_EXISTS: i16 = 36;
 pub const INVALID_PARTITIONS: i16 = 37;
 pub const INVALID_REPLICATION_FACTOR: i16 = 38;
+pub const INVALID_CONFIG: i16 = 40;
 pub const INVALID_REQUEST: i16 = 42;
+pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+/// Transactions are not supported yet: a transactional InitProducerId gets INVALID_REQUEST.
+pub const TRANSACTIONAL_ID_NOT_SUPPORTED: i16 = INVALID_REQUEST;
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 
@@ -29,6 +34,8 @@ pub fn code_of(error: Option<ErrorKind>) -> i16 {
         Some(ErrorKind::InvalidRequest) => INVALID_REQUEST,
         Some(ErrorKind::StorageError) => KAFKA_STORAGE_ERROR,
         Some(ErrorKind::CorruptMessage) => CORRUPT_MESSAGE,
+        Some(ErrorKind::OutOfOrderSequence) => OUT_OF_ORDER_SEQUENCE_NUMBER,
+        Some(ErrorKind::InvalidProducerEpoch) => INVALID_PRODUCER_EPOCH,
         Some(ErrorKind::MessageTooLarge) => MESSAGE_TOO_LARGE,
         // Retriable for clients: they refresh metadata and try again.
         Some(ErrorKind::NotAvailable) => LEADER_NOT_AVAILABLE,
@@ -48,6 +55,8 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::InvalidRequest => "Transactional and control batches are not supported yet.",
         ErrorKind::StorageError => "The object store or coordinator log failed.",
         ErrorKind::CorruptMessage => "Record batch failed validation (magic 2, size, CRC-32C).",
+        ErrorKind::OutOfOrderSequence => "Out of order sequence number for this producer.",
+        ErrorKind::InvalidProducerEpoch => "Producer epoch is older than the current one.",
         ErrorKind::MessageTooLarge => "Record batch is larger than produce.buffer_max_bytes.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",
     }

@@ -149,7 +149,11 @@ impl ProducePipeline {
                 return;
             }
         };
-        let key = format!("wal/{}", uuid::Uuid::new_v4());
+        let key = format!(
+            "{}/{}",
+            crate::maintenance::WAL_PREFIX,
+            uuid::Uuid::new_v4()
+        );
         let upload = glommio::spawn_local(upload_with_retries(
             self.store.clone(),
             key.clone(),

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use futures_lite::AsyncWriteExt;
 use glommio::io::{BufferedFile, Directory, DmaStreamWriterBuilder, OpenOptions};
 
+use super::ListedObject;
 use crate::WalError;
 
 const DMA_WRITE_BUFFER_BYTES: usize = 512 << 10;
@@ -103,6 +104,39 @@ impl LocalStore {
         Ok(Bytes::copy_from_slice(&data))
     }
 
+    /// Lists on glommio's blocking pool: a directory scan has no io_uring form.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, WalError> {
+        let dir = self.root.join(prefix);
+        let prefix = prefix.to_string();
+        glommio::executor()
+            .spawn_blocking(move || {
+                let entries = match std::fs::read_dir(&dir) {
+                    Ok(entries) => entries,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                    Err(e) => return Err(WalError::io(&prefix, e)),
+                };
+                let mut listed = Vec::new();
+                for entry in entries {
+                    let entry = entry.map_err(|e| WalError::io(&prefix, e))?;
+                    let Ok(metadata) = entry.metadata() else {
+                        continue; // deleted while listing
+                    };
+                    if !metadata.is_file() {
+                        continue;
+                    }
+                    let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                        continue;
+                    };
+                    listed.push(ListedObject {
+                        key: format!("{prefix}/{name}"),
+                        modified: metadata.modified().map_err(|e| WalError::io(&prefix, e))?,
+                    });
+                }
+                Ok(listed)
+            })
+            .await
+    }
+
     pub async fn delete(&self, key: &str) -> Result<(), WalError> {
         match glommio::io::remove(self.path_of(key)).await {
             Ok(()) => Ok(()),
@@ -180,6 +214,10 @@ mod tests {
                     store.get_range("wal/missing", 0, 1).await,
                     Err(WalError::NotFound(_))
                 ));
+                let listed = store.list("wal").await.unwrap();
+                assert_eq!(listed.len(), 1);
+                assert_eq!(listed[0].key, "wal/a");
+                assert!(store.list("nothing-here").await.unwrap().is_empty());
                 store.delete("wal/a").await.unwrap();
                 store.delete("wal/a").await.unwrap();
             })

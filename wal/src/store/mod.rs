@@ -35,4 +35,17 @@ impl ObjectStore {
             ObjectStore::Local(store) => store.delete(key).await,
         }
     }
+
+    /// Every object under `prefix` (one `/` level), with the time it was last written.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, WalError> {
+        match self {
+            ObjectStore::Local(store) => store.list(prefix).await,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedObject {
+    pub key: String,
+    pub modified: std::time::SystemTime,
 }

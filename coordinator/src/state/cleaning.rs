@@ -1,0 +1,62 @@
+//! What retention and garbage collection ask of the state: which log start offsets to move,
+//! and which objects have been unreferenced long enough to delete.
+
+use super::CoordinatorState;
+use crate::records::Record;
+
+impl CoordinatorState {
+    /// Records that enforce retention.ms and retention.bytes at `now_ms`, dropping at most
+    /// `max_batches` batches in this step so one sweep never stalls the coordinator.
+    pub fn retention_records(&self, now_ms: i64, max_batches: usize) -> Vec<Record> {
+        let mut records = Vec::new();
+        let mut budget = max_batches;
+        let mut topic_ids: Vec<_> = self.topics.keys().copied().collect();
+        topic_ids.sort();
+        for topic_id in topic_ids {
+            let topic = &self.topics[&topic_id];
+            let config = topic.config;
+            for (index, p) in topic.partitions.iter().enumerate() {
+                if budget == 0 {
+                    return records;
+                }
+                let mut remaining_bytes = p.size_bytes;
+                let mut new_start = p.log_start_offset;
+                for b in p.batches.iter() {
+                    let expired = config.retention_ms >= 0
+                        && b.max_timestamp < now_ms.saturating_sub(config.retention_ms);
+                    let oversized = config.retention_bytes >= 0
+                        && remaining_bytes > config.retention_bytes as u64;
+                    if budget == 0 || !(expired || oversized) {
+                        break;
+                    }
+                    new_start = b.last_offset + 1;
+                    remaining_bytes -= b.size_bytes as u64;
+                    budget -= 1;
+                }
+                if new_start > p.log_start_offset {
+                    records.push(Record::RecordsDeleted {
+                        topic_id,
+                        partition: index as i32,
+                        new_log_start_offset: new_start,
+                        at_ms: now_ms,
+                    });
+                }
+            }
+        }
+        records
+    }
+
+    /// Up to `max` objects unreferenced since before `older_than_ms`.
+    pub fn expired_deletable_files(&self, older_than_ms: i64, max: usize) -> Vec<String> {
+        self.deletable_files
+            .iter()
+            .filter(|(_, since)| **since < older_than_ms)
+            .take(max)
+            .map(|(key, _)| key.to_string())
+            .collect()
+    }
+
+    pub fn deletable_file_count(&self) -> usize {
+        self.deletable_files.len()
+    }
+}

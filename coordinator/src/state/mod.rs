@@ -1,0 +1,210 @@
+//! The coordinator's in-memory state and its only mutation path, `apply(&Record)`. Operations
+//! (in `writes.rs`) validate against the state and describe their outcome as records, which
+//! are then applied, so a replay of the log reaches exactly the same state. Reads are in
+//! `reads.rs`, retention and garbage-collection queries in `cleaning.rs`.
+
+mod cleaning;
+pub mod producers;
+mod reads;
+mod writes;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::messages::TopicPartition;
+use crate::records::{Record, TopicConfig};
+use producers::{ProducerBatch, ProducerState};
+
+pub use writes::is_valid_topic_name;
+
+/// A bound on partitions per topic, so one request cannot allocate without limit.
+pub const PARTITIONS_PER_TOPIC_MAX: i32 = 10_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BatchEntry {
+    file_id: u64,
+    byte_offset: u32,
+    size_bytes: u32,
+    base_offset: i64,
+    last_offset: i64,
+    max_timestamp: i64,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct PartitionState {
+    log_start_offset: i64,
+    high_watermark: i64,
+    /// Ordered by offset; consecutive entries never overlap.
+    batches: VecDeque<BatchEntry>,
+    /// Bytes of the live batches, for retention.bytes.
+    size_bytes: u64,
+    producers: HashMap<i64, ProducerState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TopicState {
+    name: String,
+    config: TopicConfig,
+    partitions: Vec<PartitionState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileState {
+    object_key: Arc<str>,
+    live_batches: u64,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CoordinatorState {
+    topics: HashMap<Uuid, TopicState>,
+    topic_ids: HashMap<String, Uuid>,
+    /// Objects with live batches.
+    files: HashMap<u64, FileState>,
+    file_ids: HashMap<Arc<str>, u64>,
+    next_file_id: u64,
+    /// Objects no live batch references any more, with the time they became so; garbage
+    /// collection deletes them from the store after a grace period.
+    deletable_files: BTreeMap<Arc<str>, i64>,
+    next_producer_id: i64,
+}
+
+impl CoordinatorState {
+    pub fn apply(&mut self, record: &Record) {
+        match record {
+            Record::TopicCreated {
+                id,
+                name,
+                partitions,
+                config,
+            } => {
+                self.topic_ids.insert(name.clone(), *id);
+                self.topics.insert(
+                    *id,
+                    TopicState {
+                        name: name.clone(),
+                        config: *config,
+                        partitions: vec![PartitionState::default(); *partitions as usize],
+                    },
+                );
+            }
+            Record::TopicDeleted { id, at_ms } => {
+                if let Some(topic) = self.topics.remove(id) {
+                    self.topic_ids.remove(&topic.name);
+                    for batch in topic.partitions.iter().flat_map(|p| p.batches.iter()) {
+                        self.release_batch(batch.file_id, *at_ms);
+                    }
+                }
+            }
+            Record::FileCommitted {
+                file_id,
+                object_key,
+                at_ms,
+                batches,
+            } => self.apply_file_committed(*file_id, object_key, *at_ms, batches),
+            Record::RecordsDeleted {
+                topic_id,
+                partition,
+                new_log_start_offset,
+                at_ms,
+            } => {
+                let Some(p) = self.partition_mut(*topic_id, *partition) else {
+                    return;
+                };
+                p.log_start_offset = p.log_start_offset.max(*new_log_start_offset);
+                let mut released = Vec::new();
+                while let Some(front) = p.batches.front() {
+                    if front.last_offset >= p.log_start_offset {
+                        break;
+                    }
+                    let front = p.batches.pop_front().expect("front exists");
+                    p.size_bytes -= front.size_bytes as u64;
+                    released.push(front.file_id);
+                }
+                for file_id in released {
+                    self.release_batch(file_id, *at_ms);
+                }
+            }
+            Record::ProducerIdAllocated { producer_id } => {
+                self.next_producer_id = self.next_producer_id.max(producer_id + 1);
+            }
+            Record::FilesDeleted { object_keys } => {
+                for key in object_keys {
+                    self.deletable_files.remove(key.as_str());
+                }
+            }
+        }
+    }
+
+    fn apply_file_committed(
+        &mut self,
+        file_id: u64,
+        object_key: &str,
+        at_ms: i64,
+        batches: &[crate::records::CommittedBatch],
+    ) {
+        self.next_file_id = self.next_file_id.max(file_id + 1);
+        let object_key: Arc<str> = Arc::from(object_key);
+        let mut live = 0;
+        for b in batches {
+            let Some(p) = self.partition_mut(b.topic_id, b.partition) else {
+                continue;
+            };
+            p.high_watermark = p.high_watermark.max(b.last_offset + 1);
+            p.size_bytes += b.size_bytes as u64;
+            p.batches.push_back(BatchEntry {
+                file_id,
+                byte_offset: b.byte_offset,
+                size_bytes: b.size_bytes,
+                base_offset: b.base_offset,
+                last_offset: b.last_offset,
+                max_timestamp: b.max_timestamp,
+            });
+            if b.producer_id >= 0 && b.producer_epoch >= 0 {
+                p.producers.entry(b.producer_id).or_default().record(
+                    b.producer_epoch,
+                    ProducerBatch {
+                        base_sequence: b.base_sequence,
+                        last_sequence: b.last_sequence,
+                        base_offset: b.base_offset,
+                    },
+                );
+            }
+            live += 1;
+        }
+        if live == 0 {
+            self.deletable_files.insert(object_key, at_ms);
+        } else {
+            self.file_ids.insert(object_key.clone(), file_id);
+            self.files.insert(
+                file_id,
+                FileState {
+                    object_key,
+                    live_batches: live,
+                },
+            );
+        }
+    }
+
+    fn release_batch(&mut self, file_id: u64, at_ms: i64) {
+        if let Some(file) = self.files.get_mut(&file_id) {
+            file.live_batches -= 1;
+            if file.live_batches == 0 {
+                let file = self.files.remove(&file_id).expect("present");
+                self.file_ids.remove(&file.object_key);
+                self.deletable_files.insert(file.object_key, at_ms);
+            }
+        }
+    }
+
+    fn partition(&self, tp: TopicPartition) -> Option<&PartitionState> {
+        let index = usize::try_from(tp.partition).ok()?;
+        self.topics.get(&tp.topic_id)?.partitions.get(index)
+    }
+
+    fn partition_mut(&mut self, topic_id: Uuid, partition: i32) -> Option<&mut PartitionState> {
+        let index = usize::try_from(partition).ok()?;
+        self.topics.get_mut(&topic_id)?.partitions.get_mut(index)
+    }
+}

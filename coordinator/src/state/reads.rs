@@ -1,0 +1,141 @@
+//! Read-only queries: ListOffsets, FindBatches, DescribeFiles and the topic catalogue.
+
+use super::CoordinatorState;
+use crate::messages::*;
+use crate::records::TopicConfig;
+use crate::view::{TopicMeta, TopicsView};
+use crate::ErrorKind;
+
+impl CoordinatorState {
+    pub fn list_offsets(&self, tp: TopicPartition, timestamp: i64) -> ListOffsetsResult {
+        let Some(p) = self.partition(tp) else {
+            return ListOffsetsResult::failed(ErrorKind::UnknownTopicOrPartition);
+        };
+        let found = |offset, timestamp| ListOffsetsResult {
+            error: None,
+            offset,
+            timestamp,
+        };
+        match timestamp {
+            LATEST_TIMESTAMP => found(p.high_watermark, -1),
+            EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => found(p.log_start_offset, -1),
+            LATEST_TIERED_TIMESTAMP => found(-1, -1),
+            // Batch granularity: the engine narrows these down to the record.
+            MAX_TIMESTAMP => match p.batches.iter().max_by_key(|b| b.max_timestamp) {
+                Some(b) => found(b.base_offset.max(p.log_start_offset), b.max_timestamp),
+                None => found(-1, -1),
+            },
+            ts if ts >= 0 => match p.batches.iter().find(|b| b.max_timestamp >= ts) {
+                Some(b) => found(b.base_offset.max(p.log_start_offset), b.max_timestamp),
+                None => found(-1, -1),
+            },
+            _ => ListOffsetsResult::failed(ErrorKind::InvalidRequest),
+        }
+    }
+
+    /// FindBatches: `max_bytes` is one budget for the request, spent in request order; only
+    /// the very first batch of the request may overshoot it or its partition's cap.
+    pub fn find_batches(
+        &self,
+        requests: &[FindBatchesRequest],
+        max_bytes: u32,
+    ) -> Vec<FindBatchesResult> {
+        let mut spent: u64 = 0;
+        let mut any_batch = false;
+        requests
+            .iter()
+            .map(|req| {
+                let Some(p) = self.partition(req.partition) else {
+                    return FindBatchesResult {
+                        error: Some(ErrorKind::UnknownTopicOrPartition),
+                        log_start_offset: -1,
+                        high_watermark: -1,
+                        batches: Vec::new(),
+                    };
+                };
+                let mut result = FindBatchesResult {
+                    error: None,
+                    log_start_offset: p.log_start_offset,
+                    high_watermark: p.high_watermark,
+                    batches: Vec::new(),
+                };
+                if req.offset < p.log_start_offset || req.offset > p.high_watermark {
+                    result.error = Some(ErrorKind::OffsetOutOfRange);
+                    return result;
+                }
+                let first = p.batches.partition_point(|b| b.last_offset < req.offset);
+                let mut partition_spent: u64 = 0;
+                for b in p.batches.iter().skip(first) {
+                    let size = b.size_bytes as u64;
+                    let fits = spent + size <= max_bytes as u64
+                        && partition_spent + size <= req.max_partition_bytes as u64;
+                    if !fits && any_batch {
+                        break;
+                    }
+                    let Some(file) = self.files.get(&b.file_id) else {
+                        break;
+                    };
+                    result.batches.push(BatchCoordinate {
+                        object_key: file.object_key.clone(),
+                        byte_offset: b.byte_offset,
+                        size_bytes: b.size_bytes,
+                        base_offset: b.base_offset,
+                        last_offset: b.last_offset,
+                    });
+                    spent += size;
+                    partition_spent += size;
+                    any_batch = true;
+                    if !fits {
+                        break;
+                    }
+                }
+                result
+            })
+            .collect()
+    }
+
+    /// DescribeFiles: whether each object still holds a live batch.
+    pub fn has_live_batches(&self, object_key: &str) -> bool {
+        self.file_ids.contains_key(object_key)
+    }
+
+    pub fn topics_view(&self) -> TopicsView {
+        TopicsView::new(self.topics.iter().map(|(id, t)| TopicMeta {
+            name: t.name.clone(),
+            id: *id,
+            partitions: t.partitions.len() as i32,
+        }))
+    }
+
+    pub fn topic_meta(&self, name: &str) -> Option<TopicMeta> {
+        let id = self.topic_ids.get(name)?;
+        let topic = self.topics.get(id)?;
+        Some(TopicMeta {
+            name: name.to_string(),
+            id: *id,
+            partitions: topic.partitions.len() as i32,
+        })
+    }
+
+    pub fn topic_config(&self, name: &str) -> Option<TopicConfig> {
+        let id = self.topic_ids.get(name)?;
+        self.topics.get(id).map(|t| t.config)
+    }
+
+    pub fn high_watermark(&self, tp: TopicPartition) -> Option<i64> {
+        self.partition(tp).map(|p| p.high_watermark)
+    }
+
+    pub fn log_start_offset(&self, tp: TopicPartition) -> Option<i64> {
+        self.partition(tp).map(|p| p.log_start_offset)
+    }
+
+    /// Batches held across all partitions (for metrics and benchmarks).
+    pub fn batch_count(&self) -> usize {
+        self.topics
+            .values()
+            .flat_map(|t| t.partitions.iter())
+            .map(|p| p.batches.len())
+            .sum()
+    }
+}

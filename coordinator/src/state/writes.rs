@@ -1,0 +1,204 @@
+//! Operations that change state. Each validates and returns the record(s) describing its
+//! outcome; nothing here mutates: the caller logs the records and applies them.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::producers::{last_sequence, ProducerBatch, ProducerState, SequenceCheck};
+use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
+use crate::messages::*;
+use crate::records::{CommittedBatch, Record, TopicConfig};
+use crate::ErrorKind;
+
+/// Kafka's limit on topic names.
+const TOPIC_NAME_MAX_CHARS: usize = 249;
+
+impl CoordinatorState {
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        id: Uuid,
+        config: TopicConfig,
+    ) -> Result<Record, ErrorKind> {
+        if !is_valid_topic_name(name) {
+            return Err(ErrorKind::InvalidTopic);
+        }
+        if partitions <= 0 || partitions > PARTITIONS_PER_TOPIC_MAX {
+            return Err(ErrorKind::InvalidPartitions);
+        }
+        if self.topic_ids.contains_key(name) {
+            return Err(ErrorKind::TopicAlreadyExists);
+        }
+        Ok(Record::TopicCreated {
+            id,
+            name: name.to_string(),
+            partitions,
+            config,
+        })
+    }
+
+    pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<Record, ErrorKind> {
+        let id = self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        Ok(Record::TopicDeleted {
+            id: *id,
+            at_ms: now_ms,
+        })
+    }
+
+    /// CommitFile: checks each batch (partition known, not transactional, producer
+    /// sequence) and assigns offsets to the accepted ones, in object order. Returns the
+    /// per-batch answers and the record to append: always one, so the object is accounted
+    /// for even when no batch was accepted.
+    pub fn commit_file(
+        &self,
+        object_key: &str,
+        batches: &[CommitBatch],
+        now_ms: i64,
+    ) -> (Vec<CommitBatchResult>, Record) {
+        let mut next_offsets: HashMap<TopicPartition, i64> = HashMap::new();
+        // Producer state as this commit's earlier batches leave it.
+        let mut producers: HashMap<(TopicPartition, i64), ProducerState> = HashMap::new();
+        let mut results = Vec::with_capacity(batches.len());
+        let mut committed = Vec::with_capacity(batches.len());
+        for b in batches {
+            let Some(p) = self.partition(b.partition) else {
+                results.push(CommitBatchResult::rejected(
+                    ErrorKind::UnknownTopicOrPartition,
+                ));
+                continue;
+            };
+            if b.is_transactional {
+                results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
+                continue;
+            }
+            let idempotent = b.producer_id >= 0 && b.producer_epoch >= 0;
+            let last_seq = if idempotent {
+                last_sequence(b.base_sequence, b.offset_count)
+            } else {
+                -1
+            };
+            if idempotent {
+                let key = (b.partition, b.producer_id);
+                let current = producers
+                    .get(&key)
+                    .or_else(|| p.producers.get(&b.producer_id));
+                match ProducerState::check(current, b.producer_epoch, b.base_sequence, last_seq) {
+                    SequenceCheck::Accept => {}
+                    SequenceCheck::Duplicate { base_offset } => {
+                        results.push(CommitBatchResult {
+                            error: None,
+                            base_offset,
+                            log_append_time_ms: -1,
+                            log_start_offset: p.log_start_offset,
+                            is_duplicate: true,
+                        });
+                        continue;
+                    }
+                    SequenceCheck::Reject(error) => {
+                        results.push(CommitBatchResult::rejected(error));
+                        continue;
+                    }
+                }
+            }
+            let next = next_offsets.entry(b.partition).or_insert(p.high_watermark);
+            let base_offset = *next;
+            *next += b.offset_count as i64;
+            if idempotent {
+                let key = (b.partition, b.producer_id);
+                let mut state = producers
+                    .remove(&key)
+                    .or_else(|| p.producers.get(&b.producer_id).cloned())
+                    .unwrap_or_default();
+                state.record(
+                    b.producer_epoch,
+                    ProducerBatch {
+                        base_sequence: b.base_sequence,
+                        last_sequence: last_seq,
+                        base_offset,
+                    },
+                );
+                producers.insert(key, state);
+            }
+            committed.push(CommittedBatch {
+                topic_id: b.partition.topic_id,
+                partition: b.partition.partition,
+                byte_offset: b.byte_offset,
+                size_bytes: b.size_bytes,
+                base_offset,
+                last_offset: base_offset + b.offset_count as i64 - 1,
+                max_timestamp: b.max_timestamp,
+                producer_id: b.producer_id,
+                producer_epoch: b.producer_epoch,
+                base_sequence: b.base_sequence,
+                last_sequence: last_seq,
+            });
+            results.push(CommitBatchResult {
+                error: None,
+                base_offset,
+                log_append_time_ms: now_ms,
+                log_start_offset: p.log_start_offset,
+                is_duplicate: false,
+            });
+        }
+        let record = Record::FileCommitted {
+            file_id: self.next_file_id,
+            object_key: object_key.to_string(),
+            at_ms: now_ms,
+            batches: committed,
+        };
+        (results, record)
+    }
+
+    /// DeleteRecords: -1 means up to the high watermark. Returns the new log start offset
+    /// and the record, if the start moves.
+    pub fn delete_records(
+        &self,
+        tp: TopicPartition,
+        offset: i64,
+        now_ms: i64,
+    ) -> Result<(i64, Option<Record>), ErrorKind> {
+        let p = self
+            .partition(tp)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let target = if offset == -1 {
+            p.high_watermark
+        } else {
+            offset
+        };
+        if target < 0 || target > p.high_watermark {
+            return Err(ErrorKind::OffsetOutOfRange);
+        }
+        if target <= p.log_start_offset {
+            return Ok((p.log_start_offset, None));
+        }
+        let record = Record::RecordsDeleted {
+            topic_id: tp.topic_id,
+            partition: tp.partition,
+            new_log_start_offset: target,
+            at_ms: now_ms,
+        };
+        Ok((target, Some(record)))
+    }
+
+    pub fn allocate_producer_id(&self) -> Record {
+        Record::ProducerIdAllocated {
+            producer_id: self.next_producer_id,
+        }
+    }
+}
+
+/// Kafka's rule: 1..=249 characters of ASCII letters, digits, '.', '_' and '-', not "." or "..".
+pub fn is_valid_topic_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= TOPIC_NAME_MAX_CHARS
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}

@@ -1,0 +1,33 @@
+use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
+use shoal_coordinator::{ErrorKind, Request, Response};
+
+use super::Broker;
+use crate::kafka::error_codes;
+
+/// Hands out a new producer id (epoch 0) for idempotent producers; ids are allocated in the
+/// coordinator's log, so they are never reused after a restart. Transactions are not
+/// supported yet, so a transactional id is refused.
+pub async fn handle(
+    broker: &Broker,
+    request: InitProducerIdRequest,
+    _version: i16,
+) -> InitProducerIdResponse {
+    let failed = |code| {
+        InitProducerIdResponse::default()
+            .with_error_code(code)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1)
+    };
+    if request.transactional_id.is_some() {
+        return failed(error_codes::TRANSACTIONAL_ID_NOT_SUPPORTED);
+    }
+    match broker.shard.coordinator_call(Request::InitProducerId).await {
+        Ok(Response::InitProducerId {
+            producer_id,
+            producer_epoch,
+        }) => InitProducerIdResponse::default()
+            .with_producer_id(ProducerId(producer_id))
+            .with_producer_epoch(producer_epoch),
+        _ => failed(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+    }
+}

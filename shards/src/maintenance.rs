@@ -1,0 +1,167 @@
+//! Background work of the coordinator executor: retention in bounded steps, deleting objects
+//! that lost their last live batch (after a grace period), and collecting orphans, objects
+//! that were stored but never committed (a crash between upload and commit).
+
+use std::rc::Rc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use glommio::task::JoinHandle;
+use shoal_coordinator::{Request, Response};
+use shoal_wal::ObjectStore;
+
+use crate::coordinator_shard::LocalCoordinator;
+
+/// The key prefix every WAL object is stored under.
+pub const WAL_PREFIX: &str = "wal";
+/// Objects handled per coordinator request, so no round grows without bound.
+const FILES_PER_STEP: usize = 1000;
+
+#[derive(Debug, Clone)]
+pub struct MaintenanceConfig {
+    pub retention_check_interval: Duration,
+    /// Batches one retention step may drop.
+    pub retention_step_batches: usize,
+    pub file_cleaner_interval: Duration,
+    /// How long an unreferenced object stays readable for fetches already under way.
+    pub file_cleaner_grace: Duration,
+    pub orphan_scan_interval: Duration,
+    /// Objects younger than this are never treated as orphans: their commit may be in flight.
+    pub orphan_grace: Duration,
+}
+
+/// Starts the tasks; dropping the handles stops them.
+pub fn start(
+    coordinator: LocalCoordinator,
+    store: Rc<ObjectStore>,
+    config: MaintenanceConfig,
+) -> Vec<JoinHandle<()>> {
+    vec![
+        glommio::spawn_local(enforce_retention(coordinator.clone(), config.clone())).detach(),
+        glommio::spawn_local(clean_files(
+            coordinator.clone(),
+            store.clone(),
+            config.clone(),
+        ))
+        .detach(),
+        glommio::spawn_local(collect_orphans(coordinator, store, config)).detach(),
+    ]
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+async fn enforce_retention(coordinator: LocalCoordinator, config: MaintenanceConfig) {
+    loop {
+        glommio::timer::sleep(config.retention_check_interval).await;
+        // Step until nothing is left to trim; every step is its own bounded round.
+        loop {
+            let request = Request::EnforceRetention {
+                max_batches: config.retention_step_batches,
+            };
+            match coordinator.call(request).await {
+                Some(Response::RetentionEnforced { partitions_trimmed })
+                    if partitions_trimmed > 0 =>
+                {
+                    tracing::info!(partitions_trimmed, "retention moved log start offsets");
+                }
+                Some(_) => break,
+                None => return,
+            }
+        }
+    }
+}
+
+async fn clean_files(
+    coordinator: LocalCoordinator,
+    store: Rc<ObjectStore>,
+    config: MaintenanceConfig,
+) {
+    loop {
+        glommio::timer::sleep(config.file_cleaner_interval).await;
+        let older_than_ms = now_ms() - config.file_cleaner_grace.as_millis() as i64;
+        loop {
+            let request = Request::ExpiredFiles {
+                older_than_ms,
+                max: FILES_PER_STEP,
+            };
+            let keys = match coordinator.call(request).await {
+                Some(Response::ExpiredFiles(keys)) if !keys.is_empty() => keys,
+                Some(_) => break,
+                None => return,
+            };
+            let deleted = delete_all(&store, keys).await;
+            if deleted.is_empty() {
+                break; // the store refuses; try again next interval
+            }
+            tracing::info!(objects = deleted.len(), "deleted unreferenced WAL objects");
+            let done = Request::FilesDeleted {
+                object_keys: deleted,
+            };
+            if coordinator.call(done).await.is_none() {
+                return;
+            }
+        }
+    }
+}
+
+async fn collect_orphans(
+    coordinator: LocalCoordinator,
+    store: Rc<ObjectStore>,
+    config: MaintenanceConfig,
+) {
+    loop {
+        glommio::timer::sleep(config.orphan_scan_interval).await;
+        let cutoff = SystemTime::now() - config.orphan_grace;
+        let listed = match store.list(WAL_PREFIX).await {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!(error = %e, "orphan scan could not list the store");
+                continue;
+            }
+        };
+        let old: Vec<String> = listed
+            .into_iter()
+            .filter(|o| o.modified < cutoff)
+            .map(|o| o.key)
+            .collect();
+        for chunk in old.chunks(FILES_PER_STEP) {
+            let request = Request::DescribeFiles {
+                object_keys: chunk.to_vec(),
+            };
+            let live = match coordinator.call(request).await {
+                Some(Response::DescribeFiles(live)) if live.len() == chunk.len() => live,
+                Some(_) => continue,
+                None => return,
+            };
+            let orphans: Vec<String> = chunk
+                .iter()
+                .zip(live)
+                .filter(|(_, live)| !live)
+                .map(|(key, _)| key.clone())
+                .collect();
+            if !orphans.is_empty() {
+                let deleted = delete_all(&store, orphans).await;
+                tracing::info!(
+                    objects = deleted.len(),
+                    "deleted objects without live batches"
+                );
+            }
+        }
+    }
+}
+
+/// Deletes what it can; returns the keys that are gone.
+async fn delete_all(store: &ObjectStore, keys: Vec<String>) -> Vec<String> {
+    let mut deleted = Vec::with_capacity(keys.len());
+    for key in keys {
+        match store.delete(&key).await {
+            Ok(()) => deleted.push(key),
+            Err(e) => tracing::warn!(%key, error = %e, "could not delete an object"),
+        }
+    }
+    deleted
+}
