@@ -2,7 +2,7 @@
 //! makes their records durable with a single fdatasync, and only then answers them and the
 //! reads, so no reader ever sees state that a crash could take back.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -14,12 +14,15 @@ use crate::messages::{Request, Response};
 use crate::records::Record;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
-use crate::CoordinatorError;
+use crate::{snapshots, CoordinatorError};
 
 pub struct CoordinatorCore {
     state: CoordinatorState,
     log: MetadataLog,
+    dir: PathBuf,
     view: Arc<ArcSwap<TopicsView>>,
+    /// Roll the log and write a snapshot once the log holds this many bytes.
+    snapshot_log_bytes: u64,
 }
 
 impl CoordinatorCore {
@@ -27,19 +30,43 @@ impl CoordinatorCore {
     pub async fn open(
         dir: &Path,
         view: Arc<ArcSwap<TopicsView>>,
+        snapshot_log_bytes: u64,
     ) -> Result<CoordinatorCore, CoordinatorError> {
-        let (log, records) = MetadataLog::open(dir).await?;
-        let mut state = CoordinatorState::default();
-        for record in &records {
-            state.apply(record);
-        }
+        let (state, log, stats) = snapshots::recover(dir).await?;
         tracing::info!(
-            records = records.len(),
-            log_bytes = log.size_bytes(),
+            snapshot_generation = ?stats.snapshot_generation,
+            records_replayed = stats.records_replayed,
+            batches = state.batch_count(),
+            elapsed_ms = stats.elapsed_ms as u64,
             "coordinator state recovered"
         );
         view.store(Arc::new(state.topics_view()));
-        Ok(CoordinatorCore { state, log, view })
+        Ok(CoordinatorCore {
+            state,
+            log,
+            dir: dir.to_path_buf(),
+            view,
+            snapshot_log_bytes,
+        })
+    }
+
+    /// Starts a new log generation and snapshots the state at the boundary, so recovery
+    /// reads one image and a short log instead of all history. The snapshot is written while
+    /// the coordinator waits, which pauses commits for the time it takes.
+    async fn snapshot(&mut self) -> Result<(), CoordinatorError> {
+        let started = std::time::Instant::now();
+        let generation = self.log.generation() + 1;
+        let (log, _) = MetadataLog::open(&self.dir, generation).await?;
+        self.log = log;
+        let bytes = snapshots::write_snapshot(&self.dir, generation, &self.state).await?;
+        snapshots::remove_obsolete(&self.dir, generation).await;
+        tracing::info!(
+            generation,
+            bytes,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "coordinator snapshot written"
+        );
+        Ok(())
     }
 
     /// Answers one round of requests, in order. An Err means the log could not be made
@@ -85,7 +112,9 @@ impl CoordinatorCore {
                     batches,
                 } => {
                     let (results, record) = self.state.commit_file(object_key, batches, now_ms);
-                    self.append(&record, &mut frames);
+                    if let Some(record) = record {
+                        self.append(&record, &mut frames);
+                    }
                     Some(Response::CommitFile(Ok(results)))
                 }
                 Request::DeleteRecords { partitions } => {
@@ -138,6 +167,12 @@ impl CoordinatorCore {
         }
         if !frames.is_empty() {
             self.log.append_durable(frames).await?;
+            if self.log.size_bytes() >= self.snapshot_log_bytes {
+                // The logs alone still recover everything: a failed snapshot costs only time.
+                if let Err(e) = self.snapshot().await {
+                    tracing::warn!(error = %e, "coordinator snapshot failed");
+                }
+            }
         }
         if topics_changed {
             self.view.store(Arc::new(self.state.topics_view()));

@@ -11,6 +11,8 @@ pub enum CoordinatorError {
     },
     #[error("metadata record malformed at byte {0}")]
     MalformedRecord(usize),
+    #[error("snapshot malformed: {0}")]
+    MalformedSnapshot(String),
 }
 
 /// Per-item outcome of a coordinator operation. The engine maps these to Kafka error codes.

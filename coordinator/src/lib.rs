@@ -7,6 +7,7 @@ pub mod error;
 pub mod log;
 pub mod messages;
 pub mod records;
+pub mod snapshots;
 pub mod state;
 pub mod view;
 

@@ -210,7 +210,8 @@ proptest! {
                         });
                         byte_offset += spec.size;
                     }
-                    let (results, record) = state.commit_file("wal/x", &commit, now);
+                    let (results, record) = state.commit_file(&format!("wal/{step}"), &commit, now);
+                    let record = record.expect("a new object key is always recorded");
                     for ((spec, batch), result) in batches.iter().zip(&commit).zip(&results) {
                         let Some(p) = model.topics.get_mut(&spec.topic).and_then(|t| t.1.get_mut(spec.partition as usize)) else {
                             prop_assert_eq!(result.error, Some(ErrorKind::UnknownTopicOrPartition));
@@ -309,7 +310,15 @@ proptest! {
         for record in &log {
             replayed.apply(record);
         }
-        prop_assert_eq!(replayed, state);
+        prop_assert_eq!(&replayed, &state);
+        let image = state.encode_snapshot();
+        prop_assert_eq!(&CoordinatorState::decode_snapshot(&image).unwrap(), &state);
+        // Any damage to the image is detected, never loaded.
+        let mut damaged = image.clone();
+        let at = damaged.len() / 2;
+        damaged[at] ^= 0x10;
+        prop_assert!(CoordinatorState::decode_snapshot(&damaged).is_err());
+        prop_assert!(CoordinatorState::decode_snapshot(&image[..image.len() - 1]).is_err());
     }
 }
 
@@ -337,7 +346,10 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
         is_transactional: false,
     };
     let (_, record) = state.commit_file("wal/a", &[batch(0, 100), batch(0, 100), batch(1, 100)], 0);
-    state.apply(&record);
+    state.apply(&record.unwrap());
+    let (again, record) = state.commit_file("wal/a", &[batch(0, 100)], 0);
+    assert!(record.is_none(), "a repeated object key appends nothing");
+    assert_eq!(again[0].error, Some(ErrorKind::InvalidRequest));
     let req = |partition| FindBatchesRequest {
         partition: TopicPartition {
             topic_id: id,
@@ -381,7 +393,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
             is_transactional: false,
         };
         let (_, record) = state.commit_file(&format!("wal/{i}"), &[batch], ts);
-        state.apply(&record);
+        state.apply(&record.unwrap());
     }
     // At 5500 the first two batches are older than 1000 ms; one step may drop only one.
     let records = state.retention_records(5500, 1);

@@ -49,6 +49,7 @@ pub struct CoordinatorConfig {
     pub file_cleaner_grace_ms: u64,
     pub orphan_scan_interval_ms: u64,
     pub orphan_grace_ms: u64,
+    pub snapshot_log_bytes: u64,
 }
 
 impl Default for CoordinatorConfig {
@@ -63,6 +64,7 @@ impl Default for CoordinatorConfig {
             file_cleaner_grace_ms: 60_000,
             orphan_scan_interval_ms: 600_000,
             orphan_grace_ms: 600_000,
+            snapshot_log_bytes: 256 << 20,
         }
     }
 }
@@ -230,6 +232,7 @@ impl BrokerConfig {
                 orphan_scan_interval: ms(self.coordinator.orphan_scan_interval_ms),
                 orphan_grace: ms(self.coordinator.orphan_grace_ms),
             },
+            snapshot_log_bytes: self.coordinator.snapshot_log_bytes,
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct RuntimeConfig {
     /// Depth of every queue between executors.
     pub queue_depth: usize,
     pub maintenance: crate::MaintenanceConfig,
+    /// The coordinator snapshots its state once its current log holds this many bytes.
+    pub snapshot_log_bytes: u64,
 }
 
 impl RuntimeConfig {

@@ -25,6 +25,7 @@ pub struct CoordinatorShard {
     pub view: Arc<ArcSwap<TopicsView>>,
     pub queue_depth: usize,
     pub maintenance: MaintenanceConfig,
+    pub snapshot_log_bytes: u64,
 }
 
 enum Reply {
@@ -66,7 +67,8 @@ impl CoordinatorShard {
         store: ObjectStore,
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
-        let core = CoordinatorCore::open(&self.dir, self.view.clone()).await?;
+        let core =
+            CoordinatorCore::open(&self.dir, self.view.clone(), self.snapshot_log_bytes).await?;
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
         let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;

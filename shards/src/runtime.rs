@@ -55,6 +55,7 @@ pub fn run(
             view: topics.clone(),
             queue_depth: config.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
+            snapshot_log_bytes: config.snapshot_log_bytes,
         };
         let objects_dir = config.objects_dir();
         let drained = shards_drained.clone();

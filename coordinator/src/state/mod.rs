@@ -6,6 +6,7 @@
 mod cleaning;
 pub mod producers;
 mod reads;
+mod snapshot;
 mod writes;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};

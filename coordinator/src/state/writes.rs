@@ -52,14 +52,20 @@ impl CoordinatorState {
 
     /// CommitFile: checks each batch (partition known, not transactional, producer
     /// sequence) and assigns offsets to the accepted ones, in object order. Returns the
-    /// per-batch answers and the record to append: always one, so the object is accounted
-    /// for even when no batch was accepted.
+    /// per-batch answers and the record to append, so the object is accounted for even when
+    /// no batch was accepted. An object key the coordinator already knows is refused whole:
+    /// a repeated commit (a retry over the wire) must not append the batches twice.
     pub fn commit_file(
         &self,
         object_key: &str,
         batches: &[CommitBatch],
         now_ms: i64,
-    ) -> (Vec<CommitBatchResult>, Record) {
+    ) -> (Vec<CommitBatchResult>, Option<Record>) {
+        if self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key) {
+            let refused =
+                vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
+            return (refused, None);
+        }
         let mut next_offsets: HashMap<TopicPartition, i64> = HashMap::new();
         // Producer state as this commit's earlier batches leave it.
         let mut producers: HashMap<(TopicPartition, i64), ProducerState> = HashMap::new();
@@ -151,7 +157,7 @@ impl CoordinatorState {
             at_ms: now_ms,
             batches: committed,
         };
-        (results, record)
+        (results, Some(record))
     }
 
     /// DeleteRecords: -1 means up to the high watermark. Returns the new log start offset
