@@ -97,6 +97,20 @@ impl CoordinatorCore {
                             Arc::new(self.state.topic_meta(name).expect("just created"))
                         }),
                 )),
+                Request::CreatePartitions {
+                    topic_id,
+                    name,
+                    total_partitions,
+                } => Some(Response::CreatePartitions(
+                    self.state
+                        .create_partitions(*topic_id, name, *total_partitions)
+                        .map(|record| {
+                            if let Some(record) = record {
+                                self.append(&record, &mut frames);
+                                topics_changed = true;
+                            }
+                        }),
+                )),
                 Request::DeleteTopic { name } => Some(Response::DeleteTopic(
                     self.state.delete_topic(name, now_ms).map(|record| {
                         self.append(&record, &mut frames);

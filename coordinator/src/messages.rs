@@ -67,6 +67,8 @@ pub struct BatchCoordinate {
     pub size_bytes: u32,
     pub base_offset: i64,
     pub last_offset: i64,
+    pub max_timestamp: i64,
+    pub log_append_time_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +110,12 @@ pub enum Request {
         name: String,
         partitions: i32,
         config: TopicConfig,
+    },
+    /// Create a topic with a given id, or grow it; idempotent.
+    CreatePartitions {
+        topic_id: Uuid,
+        name: String,
+        total_partitions: i32,
     },
     DeleteTopic {
         name: String,
@@ -152,6 +160,7 @@ impl Request {
         matches!(
             self,
             Request::CreateTopic { .. }
+                | Request::CreatePartitions { .. }
                 | Request::DeleteTopic { .. }
                 | Request::CommitFile { .. }
                 | Request::DeleteRecords { .. }
@@ -165,6 +174,7 @@ impl Request {
 #[derive(Debug, Clone)]
 pub enum Response {
     CreateTopic(Result<Arc<TopicMeta>, ErrorKind>),
+    CreatePartitions(Result<(), ErrorKind>),
     DeleteTopic(Result<Uuid, ErrorKind>),
     CommitFile(Result<Vec<CommitBatchResult>, ErrorKind>),
     /// The new log start offset of each partition.

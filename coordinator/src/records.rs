@@ -83,6 +83,11 @@ pub enum Record {
     FilesDeleted {
         object_keys: Vec<String>,
     },
+    /// An existing topic grew to `total_partitions`.
+    PartitionsAdded {
+        topic_id: Uuid,
+        total_partitions: i32,
+    },
 }
 
 const TAG_TOPIC_CREATED: u8 = 1;
@@ -91,6 +96,7 @@ const TAG_FILE_COMMITTED: u8 = 3;
 const TAG_RECORDS_DELETED: u8 = 4;
 const TAG_PRODUCER_ID_ALLOCATED: u8 = 5;
 const TAG_FILES_DELETED: u8 = 6;
+const TAG_PARTITIONS_ADDED: u8 = 7;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -167,6 +173,14 @@ impl Record {
                 out.push(TAG_PRODUCER_ID_ALLOCATED);
                 out.extend_from_slice(&producer_id.to_be_bytes());
             }
+            Record::PartitionsAdded {
+                topic_id,
+                total_partitions,
+            } => {
+                out.push(TAG_PARTITIONS_ADDED);
+                out.extend_from_slice(topic_id.as_bytes());
+                out.extend_from_slice(&total_partitions.to_be_bytes());
+            }
             Record::FilesDeleted { object_keys } => {
                 out.push(TAG_FILES_DELETED);
                 out.extend_from_slice(&(object_keys.len() as u32).to_be_bytes());
@@ -237,6 +251,10 @@ impl Record {
             },
             TAG_PRODUCER_ID_ALLOCATED => Record::ProducerIdAllocated {
                 producer_id: r.i64()?,
+            },
+            TAG_PARTITIONS_ADDED => Record::PartitionsAdded {
+                topic_id: r.uuid()?,
+                total_partitions: r.i32()?,
             },
             TAG_FILES_DELETED => {
                 let count = r.u32()? as usize;
@@ -381,6 +399,10 @@ mod tests {
                 at_ms: 9999,
             },
             Record::ProducerIdAllocated { producer_id: 3 },
+            Record::PartitionsAdded {
+                topic_id: id,
+                total_partitions: 6,
+            },
             Record::FilesDeleted {
                 object_keys: vec!["wal/abc".into(), "wal/def".into()],
             },

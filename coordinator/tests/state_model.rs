@@ -32,6 +32,10 @@ enum Op {
         topic: u8,
         partitions: i32,
     },
+    CreatePartitions {
+        topic: u8,
+        total: i32,
+    },
     Delete {
         topic: u8,
     },
@@ -79,6 +83,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => (0u8..3, 1i32..4).prop_map(|(topic, partitions)| Op::Create { topic, partitions }),
         1 => (0u8..3).prop_map(|topic| Op::Delete { topic }),
+        1 => (0u8..3, 1i32..5).prop_map(|(topic, total)| Op::CreatePartitions { topic, total }),
         4 => prop::collection::vec(batch_spec(), 1..6).prop_map(|batches| Op::Commit { batches }),
         2 => (0u8..3, 0i32..3, 0i64..30).prop_map(|(topic, partition, offset)| Op::Find {
             topic,
@@ -173,6 +178,33 @@ proptest! {
                         state.apply(&record);
                         log.push(record);
                         model.topics.insert(topic, (id, vec![ModelPartition::default(); partitions as usize]));
+                    }
+                }
+                Op::CreatePartitions { topic, total } => {
+                    let id = Uuid::from_u128(1000 + topic as u128);
+                    let result = state.create_partitions(id, &format!("t{topic}"), total);
+                    match model.topics.get_mut(&topic) {
+                        Some((existing, _)) if *existing != id => {
+                            prop_assert_eq!(result.err(), Some(ErrorKind::TopicAlreadyExists));
+                        }
+                        Some((_, partitions)) => {
+                            let grows = total as usize > partitions.len();
+                            let record = result.unwrap();
+                            prop_assert_eq!(record.is_some(), grows);
+                            if grows {
+                                partitions.resize(total as usize, ModelPartition::default());
+                            }
+                            if let Some(record) = record {
+                                state.apply(&record);
+                                log.push(record);
+                            }
+                        }
+                        None => {
+                            let record = result.unwrap().expect("creates the topic");
+                            state.apply(&record);
+                            log.push(record);
+                            model.topics.insert(topic, (id, vec![ModelPartition::default(); total as usize]));
+                        }
                     }
                 }
                 Op::Delete { topic } => {

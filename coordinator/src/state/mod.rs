@@ -31,6 +31,7 @@ struct BatchEntry {
     base_offset: i64,
     last_offset: i64,
     max_timestamp: i64,
+    log_append_time_ms: i64,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -130,6 +131,17 @@ impl CoordinatorState {
             Record::ProducerIdAllocated { producer_id } => {
                 self.next_producer_id = self.next_producer_id.max(producer_id + 1);
             }
+            Record::PartitionsAdded {
+                topic_id,
+                total_partitions,
+            } => {
+                if let Some(topic) = self.topics.get_mut(topic_id) {
+                    let total = (*total_partitions).max(0) as usize;
+                    if total > topic.partitions.len() {
+                        topic.partitions.resize_with(total, PartitionState::default);
+                    }
+                }
+            }
             Record::FilesDeleted { object_keys } => {
                 for key in object_keys {
                     self.deletable_files.remove(key.as_str());
@@ -161,6 +173,7 @@ impl CoordinatorState {
                 base_offset: b.base_offset,
                 last_offset: b.last_offset,
                 max_timestamp: b.max_timestamp,
+                log_append_time_ms: at_ms,
             });
             if b.producer_id >= 0 && b.producer_epoch >= 0 {
                 p.producers.entry(b.producer_id).or_default().record(

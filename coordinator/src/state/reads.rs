@@ -81,6 +81,8 @@ impl CoordinatorState {
                         size_bytes: b.size_bytes,
                         base_offset: b.base_offset,
                         last_offset: b.last_offset,
+                        max_timestamp: b.max_timestamp,
+                        log_append_time_ms: b.log_append_time_ms,
                     });
                     spent += size;
                     partition_spent += size;

@@ -15,7 +15,7 @@ use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
 const VERSION: u32 = 1;
-const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8;
+const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 
 impl CoordinatorState {
     pub fn encode_snapshot(&self) -> Vec<u8> {
@@ -47,6 +47,7 @@ impl CoordinatorState {
                     put_i64(&mut w, b.base_offset);
                     put_i64(&mut w, b.last_offset);
                     put_i64(&mut w, b.max_timestamp);
+                    put_i64(&mut w, b.log_append_time_ms);
                 }
                 let mut producer_ids: Vec<&i64> = p.producers.keys().collect();
                 producer_ids.sort();
@@ -128,6 +129,7 @@ impl CoordinatorState {
                         base_offset: r.i64()?,
                         last_offset: r.i64()?,
                         max_timestamp: r.i64()?,
+                        log_append_time_ms: r.i64()?,
                     });
                 }
                 let producer_count = r.count(11)?;

@@ -39,6 +39,32 @@ impl CoordinatorState {
         })
     }
 
+    /// DisklessCreatePartitions: creates the topic with the given id, or grows it to
+    /// `total_partitions`. Idempotent: partitions that exist already are not an error.
+    pub fn create_partitions(
+        &self,
+        topic_id: Uuid,
+        name: &str,
+        total_partitions: i32,
+    ) -> Result<Option<Record>, ErrorKind> {
+        if total_partitions <= 0 || total_partitions > PARTITIONS_PER_TOPIC_MAX {
+            return Err(ErrorKind::InvalidPartitions);
+        }
+        match self.topics.get(&topic_id) {
+            Some(topic) if topic.name != name => Err(ErrorKind::InvalidRequest),
+            Some(topic) if total_partitions as usize > topic.partitions.len() => {
+                Ok(Some(Record::PartitionsAdded {
+                    topic_id,
+                    total_partitions,
+                }))
+            }
+            Some(_) => Ok(None),
+            None => self
+                .create_topic(name, total_partitions, topic_id, TopicConfig::default())
+                .map(Some),
+        }
+    }
+
     pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<Record, ErrorKind> {
         let id = self
             .topic_ids
