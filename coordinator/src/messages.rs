@@ -57,6 +57,8 @@ pub struct FindBatchesRequest {
     pub partition: TopicPartition,
     pub offset: i64,
     pub max_partition_bytes: u32,
+    /// At most this many batches for the partition (DisklessFindBatches' per-partition cap).
+    pub max_batches: u32,
 }
 
 /// Where one committed batch lives and which offsets it was assigned.

@@ -316,6 +316,7 @@ proptest! {
                         },
                         offset,
                         max_partition_bytes: u32::MAX,
+                        max_batches: u32::MAX,
                     };
                     let found = &state.find_batches(&[request], u32::MAX)[0];
                     match model.topics.get(&topic).and_then(|t| t.1.get(partition as usize)) {
@@ -389,6 +390,7 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
         },
         offset: 0,
         max_partition_bytes: 1000,
+        max_batches: u32::MAX,
     };
     let found = state.find_batches(&[req(0), req(1)], 50);
     assert_eq!(found[0].batches.len(), 1, "the first batch may overshoot");

@@ -203,6 +203,7 @@ impl Shard {
                     partition: p.partition,
                     offset: p.offset,
                     max_partition_bytes: p.max_bytes,
+                    max_batches: u32::MAX,
                 })
                 .collect(),
             max_bytes,

@@ -108,3 +108,79 @@ class Connection:
 
     def close(self):
         self.sock.close()
+
+
+# Flexible (compact) encoding, for the Diskless* APIs (KIP-1164), which are flexible from v0.
+
+def uvarint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def compact_string(s):
+    if s is None:
+        return uvarint(0)
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def compact_array(items):
+    return uvarint(len(items) + 1) + b"".join(items)
+
+
+TAGS = b"\x00"
+
+
+def flexible_request(api_key, correlation_id, body, client_id="wire-test"):
+    """Request header v2: key, version 0, correlation id, client id, no tagged fields."""
+    header = struct.pack(">hhi", api_key, 0, correlation_id) + string(client_id) + TAGS
+    payload = header + body
+    return struct.pack(">i", len(payload)) + payload
+
+
+class Reader:
+    def __init__(self, data):
+        self.data, self.pos = data, 0
+
+    def take(self, n):
+        chunk = self.data[self.pos:self.pos + n]
+        assert len(chunk) == n, "response ends early"
+        self.pos += n
+        return chunk
+
+    def int(self, fmt):
+        size = struct.calcsize(fmt)
+        return struct.unpack(">" + fmt, self.take(size))[0]
+
+    def uvarint(self):
+        shift = value = 0
+        while True:
+            b = self.take(1)[0]
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+
+    def string(self):
+        n = self.uvarint()
+        return None if n == 0 else self.take(n - 1).decode()
+
+    def array(self, element):
+        return [element(self) for _ in range(self.uvarint() - 1)]
+
+    def tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+
+def flexible_response(conn):
+    """(correlation id, Reader at the body) of a response with header v1."""
+    correlation_id, body = conn.recv_response()
+    reader = Reader(body)
+    reader.tags()
+    return correlation_id, reader

@@ -65,7 +65,8 @@ impl CoordinatorState {
                 }
                 let first = p.batches.partition_point(|b| b.last_offset < req.offset);
                 let mut partition_spent: u64 = 0;
-                for b in p.batches.iter().skip(first) {
+                let most = req.max_batches as usize;
+                for b in p.batches.iter().skip(first).take(most) {
                     let size = b.size_bytes as u64;
                     let fits = spent + size <= max_bytes as u64
                         && partition_spent + size <= req.max_partition_bytes as u64;

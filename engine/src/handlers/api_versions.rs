@@ -1,6 +1,7 @@
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::ApiVersionsResponse;
 
+use crate::diskless::messages as diskless;
 use crate::kafka::{error_codes, versions};
 
 pub fn handle(version: i16) -> ApiVersionsResponse {
@@ -14,11 +15,13 @@ pub fn handle(version: i16) -> ApiVersionsResponse {
         .with_api_keys(
             versions::SUPPORTED
                 .iter()
+                .map(|(key, min, max)| (*key as i16, *min, *max))
+                .chain(diskless::API_KEYS.iter().map(|key| (*key, 0, 0)))
                 .map(|(key, min, max)| {
                     ApiVersion::default()
-                        .with_api_key(*key as i16)
-                        .with_min_version(*min)
-                        .with_max_version(*max)
+                        .with_api_key(key)
+                        .with_min_version(min)
+                        .with_max_version(max)
                 })
                 .collect(),
         )

@@ -4,10 +4,20 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable};
 
+use crate::diskless::messages as diskless;
+use crate::diskless::wire::{self, WireDecode, WireEncode};
 use crate::EngineError;
 
+/// Which API a request is for: one the Kafka codec knows, or a KIP-1164 Diskless* API
+/// (keys 93 and up, generated from `engine/schemas/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Kafka(ApiKey),
+    Diskless(i16),
+}
+
 /// Decodes the request header; `frame` is left at the start of the body.
-pub fn decode_header(frame: &mut Bytes) -> Result<(ApiKey, RequestHeader), EngineError> {
+pub fn decode_header(frame: &mut Bytes) -> Result<(Api, RequestHeader), EngineError> {
     if frame.len() < 8 {
         return Err(EngineError::MalformedRequest(format!(
             "a {}-byte frame cannot hold a request header",
@@ -16,6 +26,12 @@ pub fn decode_header(frame: &mut Bytes) -> Result<(ApiKey, RequestHeader), Engin
     }
     let raw_key = i16::from_be_bytes([frame[0], frame[1]]);
     let version = i16::from_be_bytes([frame[2], frame[3]]);
+    if diskless::API_KEYS.contains(&raw_key) {
+        // The Diskless* APIs are flexible from version 0: request header v2.
+        let header = RequestHeader::decode(frame, 2)
+            .map_err(|e| EngineError::MalformedRequest(format!("request header: {e}")))?;
+        return Ok((Api::Diskless(raw_key), header));
+    }
     let api_key = ApiKey::try_from(raw_key)
         .map_err(|_| EngineError::MalformedRequest(format!("unknown API key {raw_key}")))?;
     let header_version = if api_key.valid_versions().max >= version && version >= 0 {
@@ -28,7 +44,23 @@ pub fn decode_header(frame: &mut Bytes) -> Result<(ApiKey, RequestHeader), Engin
     };
     let header = RequestHeader::decode(frame, header_version)
         .map_err(|e| EngineError::MalformedRequest(format!("request header: {e}")))?;
-    Ok((api_key, header))
+    Ok((Api::Kafka(api_key), header))
+}
+
+pub fn decode_wire_body<T: WireDecode>(body: &mut Bytes) -> Result<T, EngineError> {
+    T::decode(body).map_err(|e| EngineError::MalformedRequest(format!("request body: {e}")))
+}
+
+/// Frames a Diskless* response: size prefix, flexible response header (v1), body.
+pub fn encode_wire_response<T: WireEncode + ?Sized>(correlation_id: i32, body: &T) -> Bytes {
+    let mut buf = BytesMut::with_capacity(64);
+    buf.put_i32(0);
+    buf.put_i32(correlation_id);
+    wire::put_empty_tagged_fields(&mut buf);
+    body.encode(&mut buf);
+    let size = (buf.len() - 4) as i32;
+    buf[0..4].copy_from_slice(&size.to_be_bytes());
+    buf.freeze()
 }
 
 pub fn decode_body<T: Decodable>(body: &mut Bytes, version: i16) -> Result<T, EngineError> {

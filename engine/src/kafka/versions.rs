@@ -2,6 +2,8 @@
 
 use kafka_protocol::messages::ApiKey;
 
+use crate::kafka::codec::Api;
+
 /// (API, min version, max version). Every entry has a handler that implements the semantics
 /// of all versions in its range.
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
@@ -23,8 +25,14 @@ pub fn supported_range(api_key: ApiKey) -> Option<(i16, i16)> {
         .map(|(_, min, max)| (*min, *max))
 }
 
-pub fn is_supported(api_key: ApiKey, version: i16) -> bool {
-    supported_range(api_key).is_some_and(|(min, max)| (min..=max).contains(&version))
+pub fn is_supported(api: Api, version: i16) -> bool {
+    match api {
+        Api::Kafka(key) => {
+            supported_range(key).is_some_and(|(min, max)| (min..=max).contains(&version))
+        }
+        // Each Diskless* API has only version 0.
+        Api::Diskless(_) => version == 0,
+    }
 }
 
 #[cfg(test)]

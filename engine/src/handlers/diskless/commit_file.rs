@@ -1,0 +1,84 @@
+use shoal_coordinator::{
+    CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
+};
+
+use super::error_fields;
+use crate::diskless::messages::*;
+use crate::handlers::Broker;
+
+/// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
+const OBJECT_FORMAT_WAL: i8 = 1;
+
+pub async fn commit_file(
+    broker: &Broker,
+    request: DisklessCommitFileRequest,
+) -> DisklessCommitFileResponse {
+    let count = request.batches.len();
+    let results = if request.object_format != OBJECT_FORMAT_WAL {
+        vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); count]
+    } else {
+        match to_commit_batches(&request) {
+            Err(error) => vec![CommitBatchResult::rejected(error); count],
+            Ok(batches) => {
+                let call = Request::CommitFile {
+                    object_key: request.object_key,
+                    batches,
+                };
+                match broker.shard.coordinator_call(call).await {
+                    Ok(Response::CommitFile(Ok(results))) if results.len() == count => results,
+                    Ok(Response::CommitFile(Err(e))) => vec![CommitBatchResult::rejected(e); count],
+                    _ => vec![CommitBatchResult::rejected(ErrorKind::NotAvailable); count],
+                }
+            }
+        }
+    };
+    let batches = results
+        .into_iter()
+        .map(|r| {
+            let (error_code, error_message) = error_fields(r.error);
+            DisklessCommitBatchResult {
+                error_code,
+                error_message,
+                assigned_base_offset: r.base_offset,
+                log_append_time: r.log_append_time_ms,
+                log_start_offset: r.log_start_offset,
+                is_duplicate: r.is_duplicate,
+            }
+        })
+        .collect();
+    DisklessCommitFileResponse {
+        batches,
+        ..Default::default()
+    }
+}
+
+/// Every batch must be a magic-2 batch inside the object with a sane offset range.
+fn to_commit_batches(request: &DisklessCommitFileRequest) -> Result<Vec<CommitBatch>, ErrorKind> {
+    request
+        .batches
+        .iter()
+        .map(|b| {
+            let count = b.last_offset - b.base_offset + 1;
+            let inside = b.byte_offset >= 0
+                && b.size > 0
+                && (b.byte_offset as i64 + b.size as i64) <= request.file_size;
+            if b.magic != 2 || !inside || !(1..=i32::MAX as i64).contains(&count) {
+                return Err(ErrorKind::InvalidRequest);
+            }
+            Ok(CommitBatch {
+                partition: TopicPartition {
+                    topic_id: b.topic_id,
+                    partition: b.partition_index,
+                },
+                byte_offset: b.byte_offset as u32,
+                size_bytes: b.size as u32,
+                offset_count: count as u32,
+                max_timestamp: b.batch_max_timestamp,
+                producer_id: b.producer_id,
+                producer_epoch: b.producer_epoch,
+                base_sequence: b.base_sequence,
+                is_transactional: false,
+            })
+        })
+        .collect()
+}

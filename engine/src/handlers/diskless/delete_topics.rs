@@ -1,0 +1,41 @@
+use shoal_coordinator::{ErrorKind, Request, Response};
+
+use super::error_fields;
+use crate::diskless::messages::*;
+use crate::handlers::Broker;
+
+pub async fn delete_topics(
+    broker: &Broker,
+    request: DisklessDeleteTopicsRequest,
+) -> DisklessDeleteTopicsResponse {
+    let mut responses = Vec::with_capacity(request.topics.len());
+    for topic in request.topics {
+        let name = broker
+            .shard
+            .topics
+            .load()
+            .by_id(&topic.topic_id)
+            .map(|t| t.name.clone());
+        let error = match name {
+            None => Some(ErrorKind::UnknownTopicOrPartition),
+            Some(name) => match broker
+                .shard
+                .coordinator_call(Request::DeleteTopic { name })
+                .await
+            {
+                Ok(Response::DeleteTopic(result)) => result.err(),
+                _ => Some(ErrorKind::NotAvailable),
+            },
+        };
+        let (error_code, error_message) = error_fields(error);
+        responses.push(DisklessDeletableTopicResult {
+            topic_id: topic.topic_id,
+            error_code,
+            error_message,
+        });
+    }
+    DisklessDeleteTopicsResponse {
+        responses,
+        ..Default::default()
+    }
+}

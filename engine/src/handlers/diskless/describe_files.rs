@@ -1,0 +1,42 @@
+use shoal_coordinator::{Request, Response};
+
+use crate::diskless::messages::*;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn describe_files(
+    broker: &Broker,
+    request: DisklessDescribeFilesRequest,
+) -> DisklessDescribeFilesResponse {
+    let keys: Vec<String> = request.files.iter().map(|f| f.object_key.clone()).collect();
+    let count = keys.len();
+    let call = Request::DescribeFiles {
+        object_keys: keys.clone(),
+    };
+    let live = match broker.shard.coordinator_call(call).await {
+        Ok(Response::DescribeFiles(live)) if live.len() == count => Some(live),
+        _ => None,
+    };
+    let files = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, object_key)| match &live {
+            Some(live) => DisklessDescribeFileResult {
+                object_key,
+                error_code: error_codes::NONE,
+                error_message: None,
+                has_live_batches: live[i],
+            },
+            None => DisklessDescribeFileResult {
+                object_key,
+                error_code: error_codes::LEADER_NOT_AVAILABLE,
+                error_message: Some("the coordinator is not available".into()),
+                has_live_batches: false,
+            },
+        })
+        .collect();
+    DisklessDescribeFilesResponse {
+        files,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,104 @@
+//! Turning a frame into a typed request. Any error here is a malformed request and closes the
+//! connection; an unsupported ApiVersions version decodes fine and is answered in v0.
+
+use bytes::Bytes;
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, DeleteRecordsRequest, DeleteTopicsRequest, FetchRequest,
+    InitProducerIdRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest,
+};
+
+use crate::diskless::messages::*;
+use crate::kafka::codec::{self, Api};
+use crate::kafka::versions;
+use crate::EngineError;
+
+/// A request whose header and body both decoded.
+pub struct ParsedRequest {
+    pub api: Api,
+    pub version: i16,
+    pub correlation_id: i32,
+    pub body: RequestBody,
+}
+
+pub enum RequestBody {
+    ApiVersions,
+    Metadata(MetadataRequest),
+    CreateTopics(CreateTopicsRequest),
+    DeleteTopics(DeleteTopicsRequest),
+    Produce(ProduceRequest),
+    Fetch(FetchRequest),
+    ListOffsets(ListOffsetsRequest),
+    DeleteRecords(DeleteRecordsRequest),
+    InitProducerId(InitProducerIdRequest),
+    DisklessCreatePartitions(DisklessCreatePartitionsRequest),
+    DisklessDeleteTopics(DisklessDeleteTopicsRequest),
+    DisklessCommitFile(DisklessCommitFileRequest),
+    DisklessDeleteRecords(DisklessDeleteRecordsRequest),
+    DisklessListOffsets(DisklessListOffsetsRequest),
+    DisklessFindBatches(DisklessFindBatchesRequest),
+    DisklessDescribeFiles(DisklessDescribeFilesRequest),
+}
+
+pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
+    let (api, header) = codec::decode_header(&mut frame)?;
+    let version = header.request_api_version;
+    if !versions::is_supported(api, version) && api != Api::Kafka(ApiKey::ApiVersions) {
+        return Err(EngineError::MalformedRequest(format!(
+            "{api:?} v{version} is not supported (see ApiVersions)"
+        )));
+    }
+    let f = &mut frame;
+    let body = match api {
+        Api::Kafka(key) => match key {
+            // Its body may be of a version we do not know; only the header matters.
+            ApiKey::ApiVersions => RequestBody::ApiVersions,
+            ApiKey::Metadata => RequestBody::Metadata(codec::decode_body(f, version)?),
+            ApiKey::CreateTopics => RequestBody::CreateTopics(codec::decode_body(f, version)?),
+            ApiKey::DeleteTopics => RequestBody::DeleteTopics(codec::decode_body(f, version)?),
+            ApiKey::Produce => RequestBody::Produce(codec::decode_body(f, version)?),
+            ApiKey::Fetch => RequestBody::Fetch(codec::decode_body(f, version)?),
+            ApiKey::ListOffsets => RequestBody::ListOffsets(codec::decode_body(f, version)?),
+            ApiKey::DeleteRecords => RequestBody::DeleteRecords(codec::decode_body(f, version)?),
+            ApiKey::InitProducerId => RequestBody::InitProducerId(codec::decode_body(f, version)?),
+            other => {
+                return Err(EngineError::MalformedRequest(format!(
+                    "{other:?} is not supported (see ApiVersions)"
+                )))
+            }
+        },
+        Api::Diskless(key) => match key {
+            DisklessCreatePartitionsRequest::API_KEY => {
+                RequestBody::DisklessCreatePartitions(codec::decode_wire_body(f)?)
+            }
+            DisklessDeleteTopicsRequest::API_KEY => {
+                RequestBody::DisklessDeleteTopics(codec::decode_wire_body(f)?)
+            }
+            DisklessCommitFileRequest::API_KEY => {
+                RequestBody::DisklessCommitFile(codec::decode_wire_body(f)?)
+            }
+            DisklessDeleteRecordsRequest::API_KEY => {
+                RequestBody::DisklessDeleteRecords(codec::decode_wire_body(f)?)
+            }
+            DisklessListOffsetsRequest::API_KEY => {
+                RequestBody::DisklessListOffsets(codec::decode_wire_body(f)?)
+            }
+            DisklessFindBatchesRequest::API_KEY => {
+                RequestBody::DisklessFindBatches(codec::decode_wire_body(f)?)
+            }
+            DisklessDescribeFilesRequest::API_KEY => {
+                RequestBody::DisklessDescribeFiles(codec::decode_wire_body(f)?)
+            }
+            other => {
+                return Err(EngineError::MalformedRequest(format!(
+                    "Diskless API {other} is not supported"
+                )))
+            }
+        },
+    };
+    Ok(ParsedRequest {
+        api,
+        version,
+        correlation_id: header.correlation_id,
+        body,
+    })
+}
