@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::log::MetadataLog;
 use crate::messages::{Request, Response};
+use crate::metrics::CoordinatorMetrics;
 use crate::records::Record;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
@@ -23,6 +24,7 @@ pub struct CoordinatorCore {
     view: Arc<ArcSwap<TopicsView>>,
     /// Roll the log and write a snapshot once the log holds this many bytes.
     snapshot_log_bytes: u64,
+    metrics: Arc<CoordinatorMetrics>,
 }
 
 impl CoordinatorCore {
@@ -47,6 +49,7 @@ impl CoordinatorCore {
             dir: dir.to_path_buf(),
             view,
             snapshot_log_bytes,
+            metrics: Arc::new(CoordinatorMetrics::default()),
         })
     }
 
@@ -60,6 +63,7 @@ impl CoordinatorCore {
         self.log = log;
         let bytes = snapshots::write_snapshot(&self.dir, generation, &self.state).await?;
         snapshots::remove_obsolete(&self.dir, generation).await;
+        CoordinatorMetrics::add(&self.metrics.snapshots, 1);
         tracing::info!(
             generation,
             bytes,
@@ -179,8 +183,12 @@ impl CoordinatorCore {
             };
             responses.push(response);
         }
+        let writes = requests.iter().filter(|r| r.is_write()).count() as u64;
+        CoordinatorMetrics::add(&self.metrics.write_requests, writes);
+        CoordinatorMetrics::add(&self.metrics.read_requests, requests.len() as u64 - writes);
         if !frames.is_empty() {
             self.log.append_durable(frames).await?;
+            CoordinatorMetrics::add(&self.metrics.log_syncs, 1);
             if self.log.size_bytes() >= self.snapshot_log_bytes {
                 // The logs alone still recover everything: a failed snapshot costs only time.
                 if let Err(e) = self.snapshot().await {
@@ -234,6 +242,12 @@ impl CoordinatorCore {
     fn append(&mut self, record: &Record, frames: &mut Vec<u8>) {
         record.encode_frame(frames);
         self.state.apply(record);
+    }
+
+    /// Counts into `metrics`, shared with whoever reports them.
+    pub fn with_metrics(mut self, metrics: Arc<CoordinatorMetrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub fn state(&self) -> &CoordinatorState {

@@ -37,6 +37,7 @@ pub struct ShardsConfig {
     pub cores: Vec<usize>,
     pub io_memory_bytes: usize,
     pub queue_depth: usize,
+    pub spin_before_park_us: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -112,6 +113,7 @@ impl Default for ShardsConfig {
             // Three executors of 2 MiB stay inside the common 8 MiB `ulimit -l`.
             io_memory_bytes: 2 << 20,
             queue_depth: 1024,
+            spin_before_park_us: 0,
         }
     }
 }
@@ -217,6 +219,7 @@ impl BrokerConfig {
             shard_cores,
             coordinator_core: self.coordinator.core,
             io_memory_bytes: self.shards.io_memory_bytes,
+            spin_before_park: Duration::from_micros(self.shards.spin_before_park_us),
             commit_interval: Duration::from_millis(self.produce.commit_interval_ms),
             buffer_max_bytes: self.produce.buffer_max_bytes,
             uploads_in_flight_max: self.produce.uploads_in_flight_max,

@@ -11,6 +11,8 @@ pub struct RuntimeConfig {
     pub coordinator_core: usize,
     /// Memory each executor registers with io_uring; the process total must fit `ulimit -l`.
     pub io_memory_bytes: usize,
+    /// How long an idle executor spins before it parks: lower queue latency for a busier CPU.
+    pub spin_before_park: Duration,
     /// Rotate the WAL buffer this long after its first write...
     pub commit_interval: Duration,
     /// ...or as soon as it holds this many bytes.

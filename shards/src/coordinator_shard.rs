@@ -10,7 +10,7 @@ use futures::channel::oneshot;
 use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
-use shoal_coordinator::{CoordinatorCore, Request, Response, TopicsView};
+use shoal_coordinator::{CoordinatorCore, CoordinatorMetrics, Request, Response, TopicsView};
 use shoal_wal::ObjectStore;
 
 use crate::maintenance::{self, MaintenanceConfig};
@@ -26,6 +26,7 @@ pub struct CoordinatorShard {
     pub queue_depth: usize,
     pub maintenance: MaintenanceConfig,
     pub snapshot_log_bytes: u64,
+    pub metrics: Arc<CoordinatorMetrics>,
 }
 
 enum Reply {
@@ -67,8 +68,9 @@ impl CoordinatorShard {
         store: ObjectStore,
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
-        let core =
-            CoordinatorCore::open(&self.dir, self.view.clone(), self.snapshot_log_bytes).await?;
+        let core = CoordinatorCore::open(&self.dir, self.view.clone(), self.snapshot_log_bytes)
+            .await?
+            .with_metrics(self.metrics.clone());
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
         let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;

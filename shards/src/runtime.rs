@@ -56,6 +56,7 @@ pub fn run(
             queue_depth: config.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
             snapshot_log_bytes: config.snapshot_log_bytes,
+            metrics: Default::default(),
         };
         let objects_dir = config.objects_dir();
         let drained = shards_drained.clone();
@@ -152,6 +153,7 @@ fn builder(name: &str, core: usize, config: &RuntimeConfig) -> LocalExecutorBuil
     LocalExecutorBuilder::new(Placement::Fixed(core))
         .name(name)
         .io_memory(config.io_memory_bytes)
+        .spin_before_park(config.spin_before_park)
 }
 
 /// `clients[i][j]` lets shard i call shard j; `servers[j][i]` is where j serves i.

@@ -1,0 +1,194 @@
+//! Coordinator benchmarks (`cargo bench -p shoal-coordinator`):
+//! 1. CommitFile throughput of the state machine on one core, in memory: 1,000 partitions,
+//!    100 batches per file (validation, offset assignment, record building and applying).
+//! 2. FindBatches latency for a tailing consumer with 1,000,000 batches held.
+//! 3. Restart time with 10,000,000 committed batches: snapshot load plus log replay.
+//!
+//! Results are printed and written to perf-results/<date>-coordinator.json with the workload.
+//! Set SHOAL_BENCH_RESTART_BATCHES to change the size of the restart run.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arc_swap::ArcSwap;
+use glommio::LocalExecutorBuilder;
+use hdrhistogram::Histogram;
+use serde_json::json;
+use shoal_coordinator::*;
+use uuid::Uuid;
+
+const PARTITIONS: i32 = 1000;
+const BATCHES_PER_FILE: usize = 100;
+
+fn topic_state() -> (CoordinatorState, Uuid) {
+    let mut state = CoordinatorState::default();
+    let id = Uuid::from_u128(42);
+    let record = state
+        .create_topic("bench", PARTITIONS, id, TopicConfig::default())
+        .unwrap();
+    state.apply(&record);
+    (state, id)
+}
+
+/// One file's batches, spread round-robin over the partitions from `start`.
+fn file_batches(topic_id: Uuid, start: usize) -> Vec<CommitBatch> {
+    (0..BATCHES_PER_FILE)
+        .map(|i| CommitBatch {
+            partition: TopicPartition {
+                topic_id,
+                partition: ((start + i) % PARTITIONS as usize) as i32,
+            },
+            byte_offset: (i * 1024) as u32,
+            size_bytes: 1024,
+            offset_count: 10,
+            max_timestamp: 1_700_000_000_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            is_transactional: false,
+        })
+        .collect()
+}
+
+fn fill(state: &mut CoordinatorState, topic_id: Uuid, files: usize) {
+    for f in 0..files {
+        let (_, record) = state.commit_file(&format!("wal/{f}"), &file_batches(topic_id, f * 7), 0);
+        state.apply(&record.expect("new key"));
+    }
+}
+
+fn commit_throughput() -> serde_json::Value {
+    let (mut state, topic_id) = topic_state();
+    let files = 20_000;
+    let keys: Vec<String> = (0..files).map(|f| format!("wal/{f:08}")).collect();
+    let batches: Vec<Vec<CommitBatch>> = (0..64).map(|f| file_batches(topic_id, f * 7)).collect();
+    let mut frames = Vec::with_capacity(16 << 20);
+    let started = Instant::now();
+    for (f, key) in keys.iter().enumerate() {
+        let (results, record) = state.commit_file(key, &batches[f % batches.len()], 0);
+        let record = record.expect("new key");
+        frames.clear();
+        record.encode_frame(&mut frames);
+        state.apply(&record);
+        assert!(results[0].error.is_none());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let total = (files * BATCHES_PER_FILE) as f64;
+    json!({
+        "workload": {"partitions": PARTITIONS, "batches_per_file": BATCHES_PER_FILE, "files": files,
+                      "includes": "commit_file checks + offset assignment, log record encoding, apply"},
+        "batches_per_s": (total / seconds).round(),
+        "files_per_s": (files as f64 / seconds).round(),
+        "target_batches_per_s": 2_000_000,
+    })
+}
+
+fn find_batches_latency() -> serde_json::Value {
+    let (mut state, topic_id) = topic_state();
+    // 10,000 files × 100 batches = 1,000,000 batches, 1,000 per partition.
+    fill(&mut state, topic_id, 10_000);
+    assert_eq!(state.batch_count(), 1_000_000);
+    let mut histogram = Histogram::<u64>::new(3).unwrap();
+    let mut found_batches = 0usize;
+    for i in 0..200_000u64 {
+        let partition = ((i * 7919) % PARTITIONS as u64) as i32;
+        let tp = TopicPartition {
+            topic_id,
+            partition,
+        };
+        let high = state.high_watermark(tp).unwrap();
+        // A tailing consumer asks from just behind the end: one batch to return.
+        let request = FindBatchesRequest {
+            partition: tp,
+            offset: high - 1,
+            max_partition_bytes: 1 << 20,
+            max_batches: u32::MAX,
+        };
+        let started = Instant::now();
+        let found = state.find_batches(std::slice::from_ref(&request), 50 << 20);
+        histogram
+            .record(started.elapsed().as_nanos() as u64)
+            .unwrap();
+        found_batches += found[0].batches.len();
+    }
+    assert_eq!(found_batches, 200_000);
+    json!({
+        "workload": {"batches_held": 1_000_000, "partitions": PARTITIONS,
+                      "request": "one partition, offset = high watermark - 1", "samples": 200_000},
+        "latency_ns": {"p50": histogram.value_at_quantile(0.5), "p99": histogram.value_at_quantile(0.99),
+                        "p999": histogram.value_at_quantile(0.999), "max": histogram.max()},
+        "target_p99_ns": 5_000,
+    })
+}
+
+fn restart_time(batches: usize) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("shoal-bench-restart-{}", Uuid::new_v4()));
+    let d = dir.clone();
+    let result = LocalExecutorBuilder::default()
+        .io_memory(1 << 20)
+        .spawn(move || async move {
+            let (mut state, topic_id) = topic_state();
+            let build = Instant::now();
+            fill(&mut state, topic_id, batches / BATCHES_PER_FILE);
+            let build_s = build.elapsed().as_secs_f64();
+            std::fs::create_dir_all(&d).unwrap();
+            let image_bytes = snapshots::write_snapshot(&d, 1, &state).await.unwrap();
+            // A short log after the snapshot, as after a normal run.
+            {
+                let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+                let mut core = CoordinatorCore::open(&d, view, u64::MAX).await.unwrap();
+                let request = Request::CommitFile {
+                    object_key: "wal/after-snapshot".into(),
+                    batches: file_batches(topic_id, 0),
+                };
+                core.process(vec![request]).await.unwrap();
+            }
+            let started = Instant::now();
+            let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+            let core = CoordinatorCore::open(&d, view, u64::MAX).await.unwrap();
+            let restart_s = started.elapsed().as_secs_f64();
+            assert_eq!(core.state().batch_count(), batches + BATCHES_PER_FILE);
+            drop(state);
+            json!({
+                "workload": {"committed_batches": batches, "partitions": PARTITIONS,
+                              "snapshot_bytes": image_bytes, "log_after_snapshot_batches": BATCHES_PER_FILE,
+                              "note": "page cache warm (snapshot just written)"},
+                "restart_seconds": (restart_s * 1000.0).round() / 1000.0,
+                "state_build_seconds": (build_s * 1000.0).round() / 1000.0,
+                "target_seconds": 3,
+            })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+    result
+}
+
+fn main() {
+    let restart_batches = std::env::var("SHOAL_BENCH_RESTART_BATCHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let commit = commit_throughput();
+    println!("commit_file: {commit}");
+    let find = find_batches_latency();
+    println!("find_batches: {find}");
+    let restart = restart_time(restart_batches);
+    println!("restart: {restart}");
+    let report = json!({
+        "bench": "coordinator/benches/coordinator.rs",
+        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "commit_file_throughput": commit,
+        "find_batches_tailing": find,
+        "restart": restart,
+    });
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-results");
+    let date = std::process::Command::new("date").arg("+%Y-%m-%d").output();
+    let date = date
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let path = out.join(format!("{date}-coordinator.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    println!("wrote {}", path.display());
+}

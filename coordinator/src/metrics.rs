@@ -1,0 +1,23 @@
+//! Counters the coordinator keeps about itself, readable from any thread.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub struct CoordinatorMetrics {
+    /// Rounds that appended records: one fdatasync each.
+    pub log_syncs: AtomicU64,
+    /// Write requests (commits, topic changes, ...) made durable by those syncs.
+    pub write_requests: AtomicU64,
+    pub read_requests: AtomicU64,
+    pub snapshots: AtomicU64,
+}
+
+impl CoordinatorMetrics {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,207 @@
+//! Commit round trip from a shard to the coordinator shard over the lock-free queue
+//! (`cargo bench -p shoal-shards`): a client executor sends CommitFile requests of 10 batches
+//! each to a coordinator executor and measures the time to the answer.
+//! - on tmpfs (/dev/shm), where fdatasync costs nothing: the queue and the state machine;
+//! - on the data disk: including the group-committed fdatasync, with commits per sync.
+//!
+//! Each case runs closed-loop with 1 and with 64 concurrent committers, with executors that
+//! park at once when idle and with executors that spin 100 us first (glommio's
+//! spin_before_park, `[shards] spin_before_park_us` in the broker). Results are printed
+//! and written to perf-results/<date>-commit-round-trip.json with the workload.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use glommio::{LocalExecutorBuilder, Placement};
+use hdrhistogram::Histogram;
+use serde_json::json;
+use shoal_coordinator::*;
+use shoal_shards::coordinator_shard::CoordinatorShard;
+use shoal_shards::rpc::{self, RpcClient};
+use shoal_shards::MaintenanceConfig;
+use shoal_wal::{LocalStore, ObjectStore};
+
+const PHASE: Duration = Duration::from_secs(3);
+const BATCHES_PER_COMMIT: usize = 10;
+
+fn maintenance_off() -> MaintenanceConfig {
+    let never = Duration::from_secs(3600);
+    MaintenanceConfig {
+        retention_check_interval: never,
+        retention_step_batches: 1,
+        file_cleaner_interval: never,
+        file_cleaner_grace: never,
+        orphan_scan_interval: never,
+        orphan_grace: never,
+    }
+}
+
+fn run_case(
+    base: &Path,
+    concurrency: usize,
+    spin: Duration,
+    reads_only: bool,
+) -> serde_json::Value {
+    let dir: PathBuf = base.join(format!("case-{}", uuid::Uuid::new_v4()));
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let (client_end, server_end) = rpc::channel_pair::<Request, Response>(1024);
+    let metrics = Arc::new(CoordinatorMetrics::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let coordinator = {
+        let shard = CoordinatorShard {
+            dir: dir.join("coordinator"),
+            view: Arc::new(ArcSwap::from_pointee(TopicsView::default())),
+            queue_depth: 4096,
+            maintenance: maintenance_off(),
+            snapshot_log_bytes: u64::MAX,
+            metrics: metrics.clone(),
+        };
+        let objects = dir.join("objects");
+        let done = done.clone();
+        LocalExecutorBuilder::new(Placement::Fixed(0))
+            .io_memory(1 << 20)
+            .spin_before_park(spin)
+            .spawn(move || async move {
+                let store = ObjectStore::Local(LocalStore::new(objects).unwrap());
+                let finished = async move {
+                    while !done.load(Ordering::Acquire) {
+                        glommio::timer::sleep(Duration::from_millis(5)).await;
+                    }
+                };
+                shard.run(vec![server_end], store, finished).await.unwrap();
+            })
+            .unwrap()
+    };
+    let client = LocalExecutorBuilder::new(Placement::Fixed(1 % cores))
+        .io_memory(1 << 20)
+        .spin_before_park(spin)
+        .spawn(move || async move {
+            let client = RpcClient::connect("coordinator", client_end).await;
+            let create = Request::CreateTopic {
+                name: "bench".into(),
+                partitions: 100,
+                config: TopicConfig::default(),
+            };
+            let topic_id = match client.call(create).await.unwrap() {
+                Response::CreateTopic(Ok(meta)) => meta.id,
+                other => panic!("{other:?}"),
+            };
+            let histogram = Rc::new(RefCell::new(Histogram::<u64>::new(3).unwrap()));
+            let deadline = Instant::now() + PHASE;
+            let tasks: Vec<_> = (0..concurrency)
+                .map(|worker| {
+                    let client = client.clone();
+                    let histogram = histogram.clone();
+                    glommio::spawn_local(async move {
+                        let mut n = 0usize;
+                        while Instant::now() < deadline {
+                            let batches: Vec<CommitBatch> = (0..BATCHES_PER_COMMIT)
+                                .map(|i| CommitBatch {
+                                    partition: TopicPartition {
+                                        topic_id,
+                                        partition: ((worker + i + n) % 100) as i32,
+                                    },
+                                    byte_offset: (i * 1024) as u32,
+                                    size_bytes: 1024,
+                                    offset_count: 10,
+                                    max_timestamp: 0,
+                                    producer_id: -1,
+                                    producer_epoch: -1,
+                                    base_sequence: -1,
+                                    is_transactional: false,
+                                })
+                                .collect();
+                            let request = if reads_only {
+                                // The same hop without a log write: the queue's own cost.
+                                Request::ListOffsets {
+                                    partitions: vec![(batches[0].partition, -1)],
+                                }
+                            } else {
+                                Request::CommitFile {
+                                    object_key: format!("wal/{worker}-{n}"),
+                                    batches,
+                                }
+                            };
+                            let started = Instant::now();
+                            client.call(request).await.unwrap();
+                            let micros = started.elapsed().as_nanos() as u64;
+                            histogram.borrow_mut().record(micros).unwrap();
+                            n += 1;
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await;
+            }
+            let h = histogram.borrow();
+            (
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.99),
+                h.max(),
+            )
+        })
+        .unwrap();
+    let (commits, p50, p99, max) = client.join().unwrap();
+    done.store(true, Ordering::Release);
+    coordinator.join().unwrap();
+    let syncs = CoordinatorMetrics::get(&metrics.log_syncs);
+    let _ = std::fs::remove_dir_all(&dir);
+    json!({
+        "request": if reads_only { "ListOffsets (no log write)" } else { "CommitFile" },
+        "spin_before_park_us": spin.as_micros() as u64,
+        "concurrency": concurrency,
+        "commits": commits,
+        "commits_per_s": (commits as f64 / PHASE.as_secs_f64()).round(),
+        "latency_us": {"p50": p50 as f64 / 1000.0, "p99": p99 as f64 / 1000.0, "max": max as f64 / 1000.0},
+        "log_syncs": syncs,
+        "commits_per_sync": if syncs > 0 { ((commits as f64 / syncs as f64) * 10.0).round() / 10.0 } else { 0.0 },
+    })
+}
+
+fn main() {
+    let tmpfs = Path::new("/dev/shm");
+    let disk = std::env::temp_dir();
+    let mut cases = Vec::new();
+    for (label, base) in [
+        ("tmpfs (fdatasync is free)", tmpfs),
+        ("data disk (with fdatasync)", disk.as_path()),
+    ] {
+        for (concurrency, spin_us) in [(1, 0), (1, 100), (64, 0), (64, 100)] {
+            let spin = Duration::from_micros(spin_us);
+            let result = run_case(base, concurrency, spin, false);
+            println!("{label}, {concurrency} committers, spin {spin_us} us: {result}");
+            cases.push(json!({"storage": label, "result": result}));
+        }
+    }
+    for spin_us in [0, 100] {
+        let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true);
+        println!("queue hop only, spin {spin_us} us: {result}");
+        cases.push(json!({"storage": "none (read request)", "result": result}));
+    }
+    let report = json!({
+        "bench": "shards/benches/commit_round_trip.rs",
+        "workload": {"batches_per_commit": BATCHES_PER_COMMIT, "partitions": 100,
+                      "phase_seconds": PHASE.as_secs(), "closed_loop": true,
+                      "placement": "coordinator executor on CPU 0, committing executor on CPU 1"},
+        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "target": "p99 <= 20 us excluding fsync",
+        "cases": cases,
+    });
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-results");
+    let date = std::process::Command::new("date").arg("+%Y-%m-%d").output();
+    let date = date
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let path = out.join(format!("{date}-commit-round-trip.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    println!("wrote {}", path.display());
+}
