@@ -160,8 +160,16 @@ impl CoordinatorCore {
                         producer_epoch: 0,
                     })
                 }
-                Request::EnforceRetention { max_batches } => {
-                    let records = self.state.retention_records(now_ms, *max_batches);
+                Request::EnforceRetention {
+                    max_batches,
+                    producer_expiration_ms,
+                } => {
+                    let idle_before_ms = now_ms.saturating_sub(*producer_expiration_ms);
+                    let mut records = self.state.retention_records(now_ms, *max_batches);
+                    records.extend(
+                        self.state
+                            .producer_expiry_records(idle_before_ms, *max_batches),
+                    );
                     for record in &records {
                         self.append(record, &mut frames);
                     }

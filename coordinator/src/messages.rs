@@ -134,6 +134,8 @@ pub enum Request {
     /// One bounded step of retention enforcement.
     EnforceRetention {
         max_batches: usize,
+        /// Producers idle this long are forgotten (Kafka's producer.id.expiration.ms).
+        producer_expiration_ms: i64,
     },
     /// Garbage collection deleted these objects from the store.
     FilesDeleted {

@@ -88,6 +88,12 @@ pub enum Record {
         topic_id: Uuid,
         total_partitions: i32,
     },
+    /// Producers idle past the expiration time are forgotten in one partition.
+    ProducersExpired {
+        topic_id: Uuid,
+        partition: i32,
+        producer_ids: Vec<i64>,
+    },
 }
 
 const TAG_TOPIC_CREATED: u8 = 1;
@@ -97,6 +103,7 @@ const TAG_RECORDS_DELETED: u8 = 4;
 const TAG_PRODUCER_ID_ALLOCATED: u8 = 5;
 const TAG_FILES_DELETED: u8 = 6;
 const TAG_PARTITIONS_ADDED: u8 = 7;
+const TAG_PRODUCERS_EXPIRED: u8 = 8;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -181,6 +188,19 @@ impl Record {
                 out.extend_from_slice(topic_id.as_bytes());
                 out.extend_from_slice(&total_partitions.to_be_bytes());
             }
+            Record::ProducersExpired {
+                topic_id,
+                partition,
+                producer_ids,
+            } => {
+                out.push(TAG_PRODUCERS_EXPIRED);
+                out.extend_from_slice(topic_id.as_bytes());
+                out.extend_from_slice(&partition.to_be_bytes());
+                out.extend_from_slice(&(producer_ids.len() as u32).to_be_bytes());
+                for id in producer_ids {
+                    out.extend_from_slice(&id.to_be_bytes());
+                }
+            }
             Record::FilesDeleted { object_keys } => {
                 out.push(TAG_FILES_DELETED);
                 out.extend_from_slice(&(object_keys.len() as u32).to_be_bytes());
@@ -256,6 +276,23 @@ impl Record {
                 topic_id: r.uuid()?,
                 total_partitions: r.i32()?,
             },
+            TAG_PRODUCERS_EXPIRED => {
+                let topic_id = r.uuid()?;
+                let partition = r.i32()?;
+                let count = r.u32()? as usize;
+                if count > payload.len() / 8 {
+                    return Err(r.malformed());
+                }
+                let mut producer_ids = Vec::with_capacity(count);
+                for _ in 0..count {
+                    producer_ids.push(r.i64()?);
+                }
+                Record::ProducersExpired {
+                    topic_id,
+                    partition,
+                    producer_ids,
+                }
+            }
             TAG_FILES_DELETED => {
                 let count = r.u32()? as usize;
                 if count > payload.len() / 4 {
@@ -402,6 +439,11 @@ mod tests {
             Record::PartitionsAdded {
                 topic_id: id,
                 total_partitions: 6,
+            },
+            Record::ProducersExpired {
+                topic_id: id,
+                partition: 1,
+                producer_ids: vec![4, 9],
             },
             Record::FilesDeleted {
                 object_keys: vec!["wal/abc".into(), "wal/def".into()],

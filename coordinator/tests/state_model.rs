@@ -456,3 +456,68 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
         vec!["wal/1", "wal/2", "wal/3"]
     );
 }
+
+#[test]
+fn idle_producers_expire_in_bounded_steps() {
+    let mut state = CoordinatorState::default();
+    let id = Uuid::from_u128(1);
+    state.apply(
+        &state
+            .create_topic("t", 1, id, TopicConfig::default())
+            .unwrap(),
+    );
+    let tp = TopicPartition {
+        topic_id: id,
+        partition: 0,
+    };
+    for (producer_id, at) in [(7, 100), (8, 300)] {
+        let batch = CommitBatch {
+            partition: tp,
+            byte_offset: 0,
+            size_bytes: 10,
+            offset_count: 5,
+            max_timestamp: at,
+            producer_id,
+            producer_epoch: 0,
+            base_sequence: 0,
+            is_transactional: false,
+        };
+        let (_, record) = state.commit_file(&format!("wal/{producer_id}"), &[batch], at);
+        state.apply(&record.unwrap());
+    }
+    assert!(
+        state.producer_expiry_records(100, 10).is_empty(),
+        "nobody idle before 100"
+    );
+    let records = state.producer_expiry_records(200, 10);
+    assert_eq!(
+        records,
+        vec![Record::ProducersExpired {
+            topic_id: id,
+            partition: 0,
+            producer_ids: vec![7]
+        }]
+    );
+    state.apply(&records[0]);
+    let next = |producer_id, base_sequence| CommitBatch {
+        partition: tp,
+        byte_offset: 0,
+        size_bytes: 10,
+        offset_count: 1,
+        max_timestamp: 0,
+        producer_id,
+        producer_epoch: 0,
+        base_sequence,
+        is_transactional: false,
+    };
+    // Producer 7 is forgotten: its next sequence is out of order, a fresh start is accepted.
+    let (results, _) = state.commit_file("wal/a", &[next(7, 5), next(7, 0), next(8, 5)], 400);
+    assert_eq!(results[0].error, Some(ErrorKind::OutOfOrderSequence));
+    assert_eq!(results[1].error, None);
+    assert_eq!(results[2].error, None, "producer 8 is still known");
+    assert_eq!(
+        state.producer_expiry_records(i64::MAX, 1).len(),
+        1,
+        "one step, one producer"
+    );
+}

@@ -46,6 +46,7 @@ pub struct CoordinatorConfig {
     pub core: usize,
     pub retention_check_interval_ms: u64,
     pub retention_step_batches: usize,
+    pub producer_id_expiration_ms: u64,
     pub file_cleaner_interval_ms: u64,
     pub file_cleaner_grace_ms: u64,
     pub orphan_scan_interval_ms: u64,
@@ -60,6 +61,8 @@ impl Default for CoordinatorConfig {
             // Kafka's log.retention.check.interval.ms.
             retention_check_interval_ms: 300_000,
             retention_step_batches: 100_000,
+            // Kafka's producer.id.expiration.ms.
+            producer_id_expiration_ms: 86_400_000,
             // Inkless's file cleaner: every 2 minutes, 60 s grace.
             file_cleaner_interval_ms: 120_000,
             file_cleaner_grace_ms: 60_000,
@@ -230,6 +233,7 @@ impl BrokerConfig {
             maintenance: MaintenanceConfig {
                 retention_check_interval: ms(self.coordinator.retention_check_interval_ms),
                 retention_step_batches: self.coordinator.retention_step_batches,
+                producer_id_expiration: ms(self.coordinator.producer_id_expiration_ms),
                 file_cleaner_interval: ms(self.coordinator.file_cleaner_interval_ms),
                 file_cleaner_grace: ms(self.coordinator.file_cleaner_grace_ms),
                 orphan_scan_interval: ms(self.coordinator.orphan_scan_interval_ms),

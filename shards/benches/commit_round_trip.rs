@@ -34,6 +34,7 @@ fn maintenance_off() -> MaintenanceConfig {
     MaintenanceConfig {
         retention_check_interval: never,
         retention_step_batches: 1,
+        producer_id_expiration: never,
         file_cleaner_interval: never,
         file_cleaner_grace: never,
         orphan_scan_interval: never,

@@ -19,8 +19,10 @@ const FILES_PER_STEP: usize = 1000;
 #[derive(Debug, Clone)]
 pub struct MaintenanceConfig {
     pub retention_check_interval: Duration,
-    /// Batches one retention step may drop.
+    /// Batches one retention step may drop (and producers it may expire).
     pub retention_step_batches: usize,
+    /// Producers idle this long are forgotten, bounding the producer state.
+    pub producer_id_expiration: Duration,
     pub file_cleaner_interval: Duration,
     /// How long an unreferenced object stays readable for fetches already under way.
     pub file_cleaner_grace: Duration,
@@ -61,6 +63,7 @@ async fn enforce_retention(coordinator: LocalCoordinator, config: MaintenanceCon
         loop {
             let request = Request::EnforceRetention {
                 max_batches: config.retention_step_batches,
+                producer_expiration_ms: config.producer_id_expiration.as_millis() as i64,
             };
             match coordinator.call(request).await {
                 Some(Response::RetentionEnforced { partitions_trimmed })

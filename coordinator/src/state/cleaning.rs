@@ -46,6 +46,44 @@ impl CoordinatorState {
         records
     }
 
+    /// Records that forget producers idle since before `idle_before_ms` (Kafka's
+    /// producer.id.expiration.ms), at most `max_producers` in this step.
+    pub fn producer_expiry_records(
+        &self,
+        idle_before_ms: i64,
+        max_producers: usize,
+    ) -> Vec<Record> {
+        let mut records = Vec::new();
+        let mut budget = max_producers;
+        let mut topic_ids: Vec<_> = self.topics.keys().copied().collect();
+        topic_ids.sort();
+        for topic_id in topic_ids {
+            for (index, p) in self.topics[&topic_id].partitions.iter().enumerate() {
+                if budget == 0 {
+                    return records;
+                }
+                let mut producer_ids: Vec<i64> = p
+                    .producers
+                    .iter()
+                    .filter(|(_, s)| s.last_write_ms < idle_before_ms)
+                    .map(|(id, _)| *id)
+                    .take(budget)
+                    .collect();
+                if producer_ids.is_empty() {
+                    continue;
+                }
+                producer_ids.sort_unstable();
+                budget -= producer_ids.len();
+                records.push(Record::ProducersExpired {
+                    topic_id,
+                    partition: index as i32,
+                    producer_ids,
+                });
+            }
+        }
+        records
+    }
+
     /// Up to `max` objects unreferenced since before `older_than_ms`.
     pub fn expired_deletable_files(&self, older_than_ms: i64, max: usize) -> Vec<String> {
         self.deletable_files

@@ -142,6 +142,17 @@ impl CoordinatorState {
                     }
                 }
             }
+            Record::ProducersExpired {
+                topic_id,
+                partition,
+                producer_ids,
+            } => {
+                if let Some(p) = self.partition_mut(*topic_id, *partition) {
+                    for id in producer_ids {
+                        p.producers.remove(id);
+                    }
+                }
+            }
             Record::FilesDeleted { object_keys } => {
                 for key in object_keys {
                     self.deletable_files.remove(key.as_str());
@@ -176,7 +187,8 @@ impl CoordinatorState {
                 log_append_time_ms: at_ms,
             });
             if b.producer_id >= 0 && b.producer_epoch >= 0 {
-                p.producers.entry(b.producer_id).or_default().record(
+                let producer = p.producers.entry(b.producer_id).or_default();
+                producer.record(
                     b.producer_epoch,
                     ProducerBatch {
                         base_sequence: b.base_sequence,
@@ -184,6 +196,7 @@ impl CoordinatorState {
                         base_offset: b.base_offset,
                     },
                 );
+                producer.last_write_ms = at_ms;
             }
             live += 1;
         }

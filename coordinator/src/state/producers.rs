@@ -21,6 +21,8 @@ pub struct ProducerState {
     pub epoch: i16,
     /// Oldest first; at most PRODUCER_BATCHES_KEPT.
     pub recent: VecDeque<ProducerBatch>,
+    /// When this producer last appended here: idle producers expire, bounding the state.
+    pub last_write_ms: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
 const VERSION: u32 = 1;
+
 const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 
 impl CoordinatorState {
@@ -56,6 +57,7 @@ impl CoordinatorState {
                     let s = &p.producers[pid];
                     put_i64(&mut w, *pid);
                     w.extend_from_slice(&s.epoch.to_be_bytes());
+                    put_i64(&mut w, s.last_write_ms);
                     w.push(s.recent.len() as u8);
                     for r in &s.recent {
                         put_u32(&mut w, r.base_sequence as u32);
@@ -132,11 +134,12 @@ impl CoordinatorState {
                         log_append_time_ms: r.i64()?,
                     });
                 }
-                let producer_count = r.count(11)?;
+                let producer_count = r.count(19)?;
                 p.producers = HashMap::with_capacity(producer_count);
                 for _ in 0..producer_count {
                     let pid = r.i64()?;
                     let epoch = i16::from_be_bytes(r.take(2)?.try_into().expect("2 bytes"));
+                    let last_write_ms = r.i64()?;
                     let recent_count = r.take(1)?[0] as usize;
                     let mut recent = VecDeque::with_capacity(recent_count);
                     for _ in 0..recent_count {
@@ -146,7 +149,14 @@ impl CoordinatorState {
                             base_offset: r.i64()?,
                         });
                     }
-                    p.producers.insert(pid, ProducerState { epoch, recent });
+                    p.producers.insert(
+                        pid,
+                        ProducerState {
+                            epoch,
+                            recent,
+                            last_write_ms,
+                        },
+                    );
                 }
                 partitions.push(p);
             }
