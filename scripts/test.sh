@@ -12,4 +12,4 @@ else
   cargo test --workspace
 fi
 cargo build --release --bin shoal
-SHOAL_BIN="$PWD/target/release/shoal" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
+SHOAL_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/shoal" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
