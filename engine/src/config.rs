@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use shoal_shards::{MaintenanceConfig, RuntimeConfig};
+use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
 use crate::EngineError;
 
@@ -28,6 +29,102 @@ pub struct BrokerConfig {
     pub coordinator: CoordinatorConfig,
     pub produce: ProduceConfig,
     pub fetch: FetchConfig,
+    pub object_store: ObjectStoreConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    Local,
+    S3,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObjectStoreConfig {
+    pub kind: StoreKind,
+    /// S3: e.g. "http://127.0.0.1:9000".
+    pub endpoint: String,
+    pub bucket: String,
+    pub region: String,
+    /// Prepended to every object key.
+    pub prefix: String,
+    pub path_style: bool,
+    /// Credentials; the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
+    /// environment variables are used where these are not set.
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub multipart_threshold_bytes: usize,
+    pub part_size_bytes: usize,
+    pub max_connections: usize,
+    pub connect_timeout_ms: u64,
+    pub first_byte_timeout_ms: u64,
+    pub request_timeout_ms: u64,
+}
+
+impl Default for ObjectStoreConfig {
+    fn default() -> Self {
+        ObjectStoreConfig {
+            kind: StoreKind::Local,
+            endpoint: String::new(),
+            bucket: String::new(),
+            region: "us-east-1".to_string(),
+            prefix: String::new(),
+            path_style: true,
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            multipart_threshold_bytes: 64 << 20,
+            part_size_bytes: 16 << 20,
+            max_connections: 16,
+            connect_timeout_ms: 2_000,
+            first_byte_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
+        }
+    }
+}
+
+impl ObjectStoreConfig {
+    fn store(&self, data_dir: &Path) -> StoreConfig {
+        match self.kind {
+            StoreKind::Local => StoreConfig::Local {
+                root: data_dir.join("objects"),
+            },
+            StoreKind::S3 => {
+                let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+                StoreConfig::S3(S3Config {
+                    endpoint: self.endpoint.clone(),
+                    bucket: self.bucket.clone(),
+                    region: self.region.clone(),
+                    key_prefix: self.prefix.clone(),
+                    path_style: self.path_style,
+                    access_key_id: self
+                        .access_key_id
+                        .clone()
+                        .or_else(|| env("AWS_ACCESS_KEY_ID")),
+                    secret_access_key: self
+                        .secret_access_key
+                        .clone()
+                        .or_else(|| env("AWS_SECRET_ACCESS_KEY")),
+                    session_token: self
+                        .session_token
+                        .clone()
+                        .or_else(|| env("AWS_SESSION_TOKEN")),
+                    multipart_threshold_bytes: self.multipart_threshold_bytes,
+                    part_size_bytes: self.part_size_bytes,
+                    http: HttpConfig {
+                        max_connections: self.max_connections,
+                        connect_timeout: ms(self.connect_timeout_ms),
+                        first_byte_timeout: ms(self.first_byte_timeout_ms),
+                        request_timeout: ms(self.request_timeout_ms),
+                        // A ranged read is at most one object.
+                        max_response_bytes: i32::MAX as usize,
+                    },
+                })
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -105,6 +202,7 @@ impl Default for BrokerConfig {
             coordinator: CoordinatorConfig::default(),
             produce: ProduceConfig::default(),
             fetch: FetchConfig::default(),
+            object_store: ObjectStoreConfig::default(),
         }
     }
 }
@@ -174,6 +272,18 @@ impl BrokerConfig {
                 "produce.buffer_max_bytes must be in 1..={BUFFER_MAX_BYTES_LIMIT}"
             ));
         }
+        let store = &self.object_store;
+        if store.kind == StoreKind::S3 {
+            if store.endpoint.is_empty() || store.bucket.is_empty() {
+                return fail("object_store: kind = \"s3\" needs endpoint and bucket".into());
+            }
+            if store.max_connections == 0 || store.part_size_bytes < (5 << 20) {
+                return fail(
+                    "object_store: max_connections must be positive, part_size_bytes >= 5 MiB"
+                        .into(),
+                );
+            }
+        }
         let c = &self.coordinator;
         if c.retention_step_batches == 0
             || [
@@ -219,6 +329,7 @@ impl BrokerConfig {
         };
         RuntimeConfig {
             data_dir: self.data_dir.clone(),
+            store: self.object_store.store(&self.data_dir),
             shard_cores,
             coordinator_core: self.coordinator.core,
             io_memory_bytes: self.shards.io_memory_bytes,

@@ -18,6 +18,7 @@ use signal_hook::iterator::Signals;
 use config::BrokerConfig;
 pub use error::EngineError;
 use shoal_shards::ServeFn;
+use shoal_wal::{ObjectStore, StoreConfig};
 
 /// Shoal: a Kafka-compatible broker whose topics live in object storage.
 #[derive(Parser, Debug)]
@@ -47,6 +48,22 @@ fn main() {
     }
 }
 
+/// Refuses to start, with a clear message, if the object store cannot serve.
+fn check_object_store(store: &StoreConfig) -> Result<(), EngineError> {
+    let store = store.clone();
+    glommio::LocalExecutorBuilder::default()
+        .name("store-check")
+        .io_memory(0)
+        .spawn(move || async move {
+            let opened = ObjectStore::open(&store)?;
+            opened.check().await
+        })
+        .map_err(|e| EngineError::Config(format!("object store check: {e}")))?
+        .join()
+        .map_err(|e| EngineError::Config(format!("object store check: {e}")))?
+        .map_err(|e| EngineError::Config(format!("object store: {e}")))
+}
+
 fn run(args: Args) -> Result<(), EngineError> {
     let mut config = BrokerConfig::load(args.config.as_deref())?;
     if let Some(listen) = args.listen {
@@ -58,6 +75,7 @@ fn run(args: Args) -> Result<(), EngineError> {
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)?;
     let runtime = config.runtime();
+    check_object_store(&runtime.store)?;
     tracing::info!(
         listen = %config.listen,
         data_dir = %config.data_dir.display(),

@@ -5,6 +5,8 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
     pub data_dir: PathBuf,
+    /// Where WAL objects live.
+    pub store: shoal_wal::StoreConfig,
     /// One shard executor per listed CPU.
     pub shard_cores: Vec<usize>,
     /// The coordinator executor's CPU; it may share a CPU with a shard on small machines.
@@ -31,10 +33,6 @@ pub struct RuntimeConfig {
 }
 
 impl RuntimeConfig {
-    pub fn objects_dir(&self) -> PathBuf {
-        self.data_dir.join("objects")
-    }
-
     pub fn coordinator_dir(&self) -> PathBuf {
         self.data_dir.join("coordinator")
     }

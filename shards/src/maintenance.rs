@@ -159,12 +159,11 @@ async fn collect_orphans(
 
 /// Deletes what it can; returns the keys that are gone.
 async fn delete_all(store: &ObjectStore, keys: Vec<String>) -> Vec<String> {
-    let mut deleted = Vec::with_capacity(keys.len());
-    for key in keys {
-        match store.delete(&key).await {
-            Ok(()) => deleted.push(key),
-            Err(e) => tracing::warn!(%key, error = %e, "could not delete an object"),
+    match store.delete_many(&keys).await {
+        Ok(deleted) => deleted,
+        Err(e) => {
+            tracing::warn!(objects = keys.len(), error = %e, "could not delete objects");
+            Vec::new()
         }
     }
-    deleted
 }

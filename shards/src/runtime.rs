@@ -12,7 +12,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use glommio::{LocalExecutorBuilder, Placement};
 use shoal_coordinator::{Request, Response, TopicsView};
-use shoal_wal::{LocalStore, ObjectStore};
+use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
 use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
@@ -58,11 +58,11 @@ pub fn run(
             snapshot_log_bytes: config.snapshot_log_bytes,
             metrics: Default::default(),
         };
-        let objects_dir = config.objects_dir();
+        let store_config = config.store.clone();
         let drained = shards_drained.clone();
         builder("coordinator", config.coordinator_core, &config)
             .spawn(move || async move {
-                let store = ObjectStore::Local(LocalStore::new(objects_dir)?);
+                let store = ObjectStore::open(&store_config)?;
                 // Shards answer nothing after draining, so no commit is in flight by then.
                 let all_drained = async move {
                     while drained.load(Ordering::Acquire) < shard_count {
@@ -89,7 +89,7 @@ pub fn run(
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
                 let config = Rc::new(config_send);
-                let store = Rc::new(ObjectStore::Local(LocalStore::new(config.objects_dir())?));
+                let store = Rc::new(ObjectStore::open(&config.store)?);
                 // Every channel end waits for its peer, so all are connected at once.
                 let clients =
                     futures::future::join_all(peer_clients.into_iter().map(|ends| async {

@@ -23,6 +23,20 @@ pub enum WalError {
     },
     #[error("object {0} not found")]
     NotFound(String),
+    #[error("{op}: the object store answered HTTP {status}: {message}")]
+    Http {
+        op: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("{0}: the object store did not answer in time")]
+    Timeout(&'static str),
+    #[error("{op}: {message}")]
+    Transport { op: &'static str, message: String },
+    #[error("object store unreachable: {0}")]
+    Unreachable(String),
+    #[error("object store configuration: {0}")]
+    Config(String),
     #[error("object store I/O on {key}: {source}")]
     Io {
         key: String,

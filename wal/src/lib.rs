@@ -9,4 +9,5 @@ pub mod store;
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
-pub use store::{ListedObject, LocalStore, ObjectStore};
+pub use store::s3::{HttpConfig, S3Config};
+pub use store::{ListedObject, LocalStore, ObjectStore, StoreConfig};

@@ -1,25 +1,72 @@
 //! Object stores that hold WAL objects. Each executor owns its own store handle, since glommio
-//! file handles belong to the executor that opened them.
+//! file handles and sockets belong to the executor that opened them.
 
 mod local;
+pub mod s3;
 
 pub use local::LocalStore;
+
+use std::path::PathBuf;
 
 use bytes::Bytes;
 
 use crate::WalError;
+use s3::{S3Config, S3Store};
 
 /// The configured back end. An enum rather than a trait object: async methods stay plain
-/// `async fn`, and the S3 back end joins as a second variant.
+/// `async fn`.
 pub enum ObjectStore {
     Local(LocalStore),
+    S3(S3Store),
+}
+
+/// Which store to open; cloned into every executor.
+#[derive(Debug, Clone)]
+pub enum StoreConfig {
+    Local { root: PathBuf },
+    S3(S3Config),
 }
 
 impl ObjectStore {
+    /// Opens the store for the current executor.
+    pub fn open(config: &StoreConfig) -> Result<ObjectStore, WalError> {
+        Ok(match config {
+            StoreConfig::Local { root } => ObjectStore::Local(LocalStore::new(root)?),
+            StoreConfig::S3(s3) => ObjectStore::S3(S3Store::new(s3)?),
+        })
+    }
+
+    /// Fails with a clear error if the store cannot serve (bucket missing, credentials
+    /// refused, endpoint down).
+    pub async fn check(&self) -> Result<(), WalError> {
+        match self {
+            ObjectStore::Local(_) => Ok(()),
+            ObjectStore::S3(store) => store.check_bucket().await,
+        }
+    }
+
+    /// Deletes several objects (S3: in batches of 1000); returns the keys that are gone.
+    pub async fn delete_many(&self, keys: &[String]) -> Result<Vec<String>, WalError> {
+        match self {
+            ObjectStore::S3(store) => store.delete_many(keys).await,
+            ObjectStore::Local(store) => {
+                let mut deleted = Vec::with_capacity(keys.len());
+                for key in keys {
+                    match store.delete(key).await {
+                        Ok(()) => deleted.push(key.clone()),
+                        Err(e) => tracing::warn!(%key, error = %e, "could not delete an object"),
+                    }
+                }
+                Ok(deleted)
+            }
+        }
+    }
+
     /// Stores `data` under `key` durably: when this returns Ok the object survives a crash.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
         match self {
             ObjectStore::Local(store) => store.put(key, data).await,
+            ObjectStore::S3(store) => store.put(key, data).await,
         }
     }
 
@@ -27,12 +74,14 @@ impl ObjectStore {
     pub async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Bytes, WalError> {
         match self {
             ObjectStore::Local(store) => store.get_range(key, offset, len).await,
+            ObjectStore::S3(store) => store.get_range(key, offset, len).await,
         }
     }
 
     pub async fn delete(&self, key: &str) -> Result<(), WalError> {
         match self {
             ObjectStore::Local(store) => store.delete(key).await,
+            ObjectStore::S3(store) => store.delete(key).await,
         }
     }
 
@@ -40,6 +89,7 @@ impl ObjectStore {
     pub async fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, WalError> {
         match self {
             ObjectStore::Local(store) => store.list(prefix).await,
+            ObjectStore::S3(store) => store.list(prefix).await,
         }
     }
 }

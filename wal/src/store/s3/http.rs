@@ -1,0 +1,172 @@
+//! A small HTTP/1.1 client for one S3 endpoint: hyper's client connections over glommio
+//! sockets, a bounded keep-alive pool per executor, and timeouts on connect, first byte and
+//! the whole request.
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use glommio::net::TcpStream;
+use glommio::sync::Semaphore;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::client::conn::http1::{self, SendRequest};
+
+use super::io::GlommioIo;
+use crate::WalError;
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Requests (and so connections) open at once.
+    pub max_connections: usize,
+    pub connect_timeout: Duration,
+    /// Until the response headers arrive.
+    pub first_byte_timeout: Duration,
+    /// The whole request, body included.
+    pub request_timeout: Duration,
+    /// Response bodies larger than this are refused.
+    pub max_response_bytes: usize,
+}
+
+pub struct HttpResponse {
+    pub status: u16,
+    /// The ETag header, which multipart uploads need back.
+    pub etag: Option<String>,
+    pub body: Bytes,
+}
+
+pub struct HttpClient {
+    addr: SocketAddr,
+    host_header: String,
+    config: HttpConfig,
+    idle: RefCell<Vec<SendRequest<Full<Bytes>>>>,
+    slots: Rc<Semaphore>,
+}
+
+impl HttpClient {
+    pub fn new(addr: SocketAddr, host_header: String, config: HttpConfig) -> HttpClient {
+        HttpClient {
+            addr,
+            host_header,
+            slots: Rc::new(Semaphore::new(config.max_connections as u64)),
+            config,
+            idle: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Sends one request; `path_and_query` is the signed URL's path and query.
+    pub async fn request(
+        &self,
+        op: &'static str,
+        method: http::Method,
+        path_and_query: &str,
+        headers: &[(&str, String)],
+        body: Bytes,
+    ) -> Result<HttpResponse, WalError> {
+        let _slot = self
+            .slots
+            .acquire_permit(1)
+            .await
+            .map_err(|_| WalError::Unreachable(format!("{op}: client closed")))?;
+        let sent = self.send(op, method, path_and_query, headers, body);
+        match within(self.config.request_timeout, sent).await {
+            Some(Ok(response)) => Ok(response),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => Err(WalError::Timeout(op)),
+            Some(Err(e)) => Err(WalError::Transport {
+                op,
+                message: e.to_string(),
+            }),
+            None => Err(WalError::Timeout(op)),
+        }
+    }
+
+    async fn send(
+        &self,
+        op: &'static str,
+        method: http::Method,
+        path_and_query: &str,
+        headers: &[(&str, String)],
+        body: Bytes,
+    ) -> std::io::Result<HttpResponse> {
+        let mut sender = match self.take_idle() {
+            Some(sender) => sender,
+            None => self.connect().await?,
+        };
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(path_and_query)
+            .header(http::header::HOST, &self.host_header)
+            .header(http::header::CONTENT_LENGTH, body.len());
+        for (name, value) in headers {
+            builder = builder.header(*name, value);
+        }
+        let request = builder.body(Full::new(body)).map_err(io_error)?;
+        let response = within(self.config.first_byte_timeout, sender.send_request(request))
+            .await
+            .ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{op}: no response"))
+            })?
+            .map_err(io_error)?;
+        let status = response.status().as_u16();
+        let etag = response
+            .headers()
+            .get(http::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = Limited::new(response.into_body(), self.config.max_response_bytes)
+            .collect()
+            .await
+            .map_err(|e| io_error(e.to_string()))?
+            .to_bytes();
+        self.return_idle(sender);
+        Ok(HttpResponse { status, etag, body })
+    }
+
+    async fn connect(&self) -> std::io::Result<SendRequest<Full<Bytes>>> {
+        let stream = TcpStream::connect_timeout(self.addr, self.config.connect_timeout)
+            .await
+            .map_err(io_error)?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) = http1::handshake(GlommioIo::new(stream))
+            .await
+            .map_err(io_error)?;
+        // The connection task ends when the sender is dropped or the server closes.
+        glommio::spawn_local(async move {
+            let _ = connection.await;
+        })
+        .detach();
+        Ok(sender)
+    }
+
+    fn take_idle(&self) -> Option<SendRequest<Full<Bytes>>> {
+        let mut idle = self.idle.borrow_mut();
+        while let Some(sender) = idle.pop() {
+            if !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn return_idle(&self, sender: SendRequest<Full<Bytes>>) {
+        let mut idle = self.idle.borrow_mut();
+        if !sender.is_closed() && idle.len() < self.config.max_connections {
+            idle.push(sender);
+        }
+    }
+}
+
+/// `None` if `future` did not finish within `limit`.
+pub async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> Option<T> {
+    let future = std::pin::pin!(future);
+    let sleep = std::pin::pin!(glommio::timer::sleep(limit));
+    match futures::future::select(future, sleep).await {
+        futures::future::Either::Left((value, _)) => Some(value),
+        futures::future::Either::Right(_) => None,
+    }
+}
+
+fn io_error(e: impl ToString) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
