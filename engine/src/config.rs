@@ -93,7 +93,7 @@ impl ObjectStoreConfig {
             },
             StoreKind::S3 => {
                 let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-                StoreConfig::S3(S3Config {
+                StoreConfig::S3(Box::new(S3Config {
                     endpoint: self.endpoint.clone(),
                     bucket: self.bucket.clone(),
                     region: self.region.clone(),
@@ -121,7 +121,7 @@ impl ObjectStoreConfig {
                         // A ranged read is at most one object.
                         max_response_bytes: i32::MAX as usize,
                     },
-                })
+                }))
             }
         }
     }

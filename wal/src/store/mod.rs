@@ -17,14 +17,14 @@ use s3::{S3Config, S3Store};
 /// `async fn`.
 pub enum ObjectStore {
     Local(LocalStore),
-    S3(S3Store),
+    S3(Box<S3Store>),
 }
 
 /// Which store to open; cloned into every executor.
 #[derive(Debug, Clone)]
 pub enum StoreConfig {
     Local { root: PathBuf },
-    S3(S3Config),
+    S3(Box<S3Config>),
 }
 
 impl ObjectStore {
@@ -32,7 +32,7 @@ impl ObjectStore {
     pub fn open(config: &StoreConfig) -> Result<ObjectStore, WalError> {
         Ok(match config {
             StoreConfig::Local { root } => ObjectStore::Local(LocalStore::new(root)?),
-            StoreConfig::S3(s3) => ObjectStore::S3(S3Store::new(s3)?),
+            StoreConfig::S3(s3) => ObjectStore::S3(Box::new(S3Store::new(s3)?)),
         })
     }
 

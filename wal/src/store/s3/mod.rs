@@ -333,7 +333,7 @@ impl S3Store {
                 Err(e) => return Err(failure("DeleteObjects", 200, e.to_string().as_bytes())),
             };
             for (key, full) in chunk.iter().zip(&objects) {
-                if !refused.iter().any(|r| *r == full.key) {
+                if !refused.contains(&full.key) {
                     deleted.push(key.clone());
                 }
             }
