@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import struct
@@ -12,6 +13,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOAL_BIN = os.environ.get("SHOAL_BIN", str(ROOT / "target" / "release" / "shoal"))
+S3S_FS_BIN = os.environ.get("S3S_FS_BIN") or shutil.which("s3s-fs") or str(
+    pathlib.Path.home() / ".cargo" / "bin" / "s3s-fs")
+S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET = "shoal-test-key", "shoal-test-secret", "shoal"
 READY_TIMEOUT_S = 30
 
 
@@ -122,3 +126,61 @@ def make_broker(tmp_path):
     for b in made:
         b.stop()
         assert "panicked" not in b.log(), b.log()
+
+
+class S3Server:
+    """A real S3-compatible server (s3s-fs from crates.io) on a loopback port."""
+
+    def __init__(self, workdir, port=None):
+        self.root = pathlib.Path(workdir) / "s3root"
+        (self.root / S3_BUCKET).mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.process = None
+        self.log_path = pathlib.Path(workdir) / "s3s-fs.log"
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [S3S_FS_BIN, "--host", "127.0.0.1", "--port", str(self.port),
+             "--access-key", S3_ACCESS_KEY, "--secret-key", S3_SECRET_KEY, str(self.root)],
+            stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + READY_TIMEOUT_S
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("s3s-fs did not start")
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def objects(self, prefix="shoal-test/wal"):
+        wal = self.root / S3_BUCKET / prefix
+        return sorted(p.name for p in wal.iterdir()) if wal.exists() else []
+
+    def broker_config(self, endpoint=None, extra=""):
+        return (
+            "[object_store]\n"
+            'kind = "s3"\n'
+            f'endpoint = "{endpoint or self.endpoint}"\n'
+            f'bucket = "{S3_BUCKET}"\n'
+            'prefix = "shoal-test"\n'
+            f'access_key_id = "{S3_ACCESS_KEY}"\n'
+            f'secret_access_key = "{S3_SECRET_KEY}"\n'
+            f"{extra}\n"
+        )
+
+
+@pytest.fixture
+def s3_server(tmp_path):
+    server = S3Server(tmp_path).start()
+    yield server
+    server.kill()
