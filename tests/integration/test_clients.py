@@ -13,6 +13,24 @@ from kafka import TopicPartition as KpTopicPartition
 BASE_TS = 1_700_000_000_000
 
 
+@pytest.fixture(params=["local", "s3"])
+def broker(request, tmp_path):
+    """Every client test runs against the local store and against a real S3 server."""
+    from conftest import Broker, S3Server
+
+    s3 = None
+    extra = ""
+    if request.param == "s3":
+        s3 = S3Server(tmp_path).start()
+        extra = s3.broker_config()
+    b = Broker(tmp_path / "broker", extra).start()
+    yield b
+    b.stop()
+    if s3:
+        s3.kill()
+    assert "panicked" not in b.log(), b.log()
+
+
 def create_topic(bootstrap, name, partitions):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(name, num_partitions=partitions)]).values():

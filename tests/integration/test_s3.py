@@ -216,3 +216,24 @@ def test_garbage_collection_and_orphans_in_s3(make_broker, s3_server):
         time.sleep(0.2)
     assert not set(before) & set(s3_server.objects()), "unreferenced objects were not deleted"
     assert not orphan.exists(), "the orphan was not collected"
+
+
+def test_a_missing_object_fails_only_its_partition(make_broker, s3_server):
+    broker = make_broker("s3-missing", s3_server.broker_config()).start()
+    create_topic(broker.bootstrap, "holes", 2)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
+    for partition in (0, 1):
+        p.produce("holes", value=f"p{partition}".encode(), partition=partition)
+        p.flush(10)
+    # Restart so nothing is cached, then lose partition 0's object from the bucket.
+    broker.stop()
+    objects = s3_server.objects()
+    assert len(objects) == 2
+    broker.start()
+    wal = s3_server.root / "shoal" / "shoal-test" / "wal"
+    first = min(objects, key=lambda name: (wal / name).stat().st_mtime)
+    (wal / first).unlink()
+    got = consume_all(broker.bootstrap, "holes", 2, 1, timeout_s=10)
+    assert [(m.partition(), m.value()) for m in got] == [(1, b"p1")]
+    assert "fetch read failed" in broker.log()
+    assert broker.process.poll() is None

@@ -47,7 +47,10 @@ fn main() {
         .io_memory(1 << 20)
         .spawn(move || async move {
             let store = Rc::new(ObjectStore::open(&config).unwrap());
-            let data: Bytes = (0..object_bytes).map(|i| (i % 251) as u8).collect::<Vec<_>>().into();
+            let data: Bytes = (0..object_bytes)
+                .map(|i| (i % 251) as u8)
+                .collect::<Vec<_>>()
+                .into();
             let started = Instant::now();
             let deadline = started + Duration::from_secs_f64(seconds);
             let workers: Vec<_> = (0..concurrency)
@@ -57,7 +60,10 @@ fn main() {
                     glommio::spawn_local(async move {
                         let mut n = 0usize;
                         while Instant::now() < deadline {
-                            store.put(&format!("wal/{w}-{n}"), data.clone()).await.unwrap();
+                            store
+                                .put(&format!("wal/{w}-{n}"), data.clone())
+                                .await
+                                .unwrap();
                             n += 1;
                         }
                         n
