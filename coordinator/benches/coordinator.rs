@@ -132,7 +132,9 @@ fn restart_time(batches: usize) -> serde_json::Value {
             fill(&mut state, topic_id, batches / BATCHES_PER_FILE);
             let build_s = build.elapsed().as_secs_f64();
             std::fs::create_dir_all(&d).unwrap();
+            let write = Instant::now();
             let image_bytes = snapshots::write_snapshot(&d, 1, &state).await.unwrap();
+            let snapshot_write_s = write.elapsed().as_secs_f64();
             // A short log after the snapshot, as after a normal run.
             {
                 let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
@@ -155,6 +157,7 @@ fn restart_time(batches: usize) -> serde_json::Value {
                               "note": "page cache warm (snapshot just written)"},
                 "restart_seconds": (restart_s * 1000.0).round() / 1000.0,
                 "state_build_seconds": (build_s * 1000.0).round() / 1000.0,
+                "snapshot_write_seconds": (snapshot_write_s * 1000.0).round() / 1000.0,
                 "target_seconds": 3,
             })
         })
