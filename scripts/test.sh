@@ -11,5 +11,6 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace
 fi
-cargo build --release --bin shoal
-SHOAL_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/shoal" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
+cargo build --release --bin shoal --bin shoal-bench
+target="${CARGO_TARGET_DIR:-$PWD/target}/release"
+SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"

@@ -1,0 +1,191 @@
+//! The producer side: connections each with a writer thread (sending on schedule) and a reader
+//! thread (matching answers in order). With a target rate the schedule is fixed in advance
+//! (open loop) and latency counts from the scheduled send time, so a stall shows up in the
+//! latencies instead of silently slowing the load (no coordinated omission).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::batch;
+use crate::kafka;
+use crate::stats::{histogram, LiveStats, SharedHistogram};
+use crate::BenchError;
+
+const PRODUCE_VERSION: i16 = 7;
+
+#[derive(Debug, Clone)]
+pub struct ProduceOptions {
+    pub bootstrap: String,
+    pub topic: String,
+    pub partitions: i32,
+    pub message_bytes: usize,
+    pub records_per_batch: usize,
+    pub connections: usize,
+    pub acks: i16,
+    pub compression: String,
+    pub duration: Duration,
+    /// Total records/s over all connections; None runs closed-loop as fast as answers come.
+    pub rate: Option<f64>,
+    pub max_in_flight: usize,
+    pub cpus: Vec<usize>,
+}
+
+pub struct ProduceResult {
+    pub records: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub last_error_code: i32,
+    pub elapsed: Duration,
+    pub latency_us: hdrhistogram::Histogram<u64>,
+}
+
+struct InFlight {
+    scheduled: Instant,
+    records: u64,
+    bytes: u64,
+}
+
+pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult, BenchError> {
+    let codec = batch::compression(&opts.compression)?;
+    let templates: Vec<Bytes> = (0..opts.partitions)
+        .map(|p| {
+            batch::template(
+                opts.records_per_batch,
+                opts.message_bytes,
+                codec,
+                p as u64 + 1,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let templates = Arc::new(templates);
+    let merged: SharedHistogram = Arc::new(Mutex::new(histogram()));
+    let started = Instant::now();
+    let deadline = started + opts.duration;
+    let mut handles = Vec::new();
+    for c in 0..opts.connections {
+        let mut stream = kafka::connect(&opts.bootstrap)?;
+        let mut reader_stream = stream.try_clone().map_err(BenchError::Io)?;
+        let (tx, rx) = crossbeam::channel::bounded::<InFlight>(opts.max_in_flight);
+        let opts_w = opts.clone();
+        let templates = templates.clone();
+        let stats_w = stats.clone();
+        let writer = std::thread::spawn(move || -> Result<(), BenchError> {
+            crate::pin(&opts_w.cpus, c * 2);
+            // This connection's share of the rate, in requests per second.
+            let interval = opts_w.rate.map(|rate| {
+                let per_connection = rate / opts_w.connections as f64;
+                Duration::from_secs_f64(opts_w.records_per_batch as f64 / per_connection)
+            });
+            let mut sent = 0u64;
+            loop {
+                let scheduled = match interval {
+                    Some(i) => started + i.mul_f64(sent as f64),
+                    None => Instant::now(),
+                };
+                if scheduled >= deadline {
+                    return Ok(());
+                }
+                if let Some(wait) = scheduled.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                let partition = ((c as u64 + sent * opts_w.connections as u64)
+                    % opts_w.partitions as u64) as i32;
+                let now_ms = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_millis() as i64)
+                    .unwrap_or(0);
+                let records = batch::stamped(&templates[partition as usize], now_ms);
+                let bytes = records.len() as u64;
+                let request = ProduceRequest::default()
+                    .with_acks(opts_w.acks)
+                    .with_timeout_ms(30_000)
+                    .with_topic_data(vec![TopicProduceData::default()
+                        .with_name(TopicName(StrBytes::from_string(opts_w.topic.clone())))
+                        .with_partition_data(vec![PartitionProduceData::default()
+                            .with_index(partition)
+                            .with_records(Some(records))])]);
+                let frame =
+                    kafka::encode_request(ApiKey::Produce, PRODUCE_VERSION, sent as i32, &request)?;
+                let in_flight = InFlight {
+                    scheduled,
+                    records: opts_w.records_per_batch as u64,
+                    bytes,
+                };
+                // Blocks while the window is full: back-pressure from the broker.
+                if opts_w.acks != 0 && tx.send(in_flight).is_err() {
+                    return Ok(());
+                }
+                stream.write_all(&frame).map_err(BenchError::Io)?;
+                if opts_w.acks == 0 {
+                    stats_w.add(opts_w.records_per_batch as u64, bytes);
+                }
+                sent += 1;
+            }
+        });
+        let stats_r = stats.clone();
+        let merged_r = merged.clone();
+        let cpus = opts.cpus.clone();
+        let acks = opts.acks;
+        let reader = std::thread::spawn(move || -> Result<(), BenchError> {
+            crate::pin(&cpus, c * 2 + 1);
+            let mut local = histogram();
+            if acks == 0 {
+                return Ok(());
+            }
+            while let Ok(in_flight) = rx.recv() {
+                let (_, mut body) =
+                    kafka::read_response(&mut reader_stream, ApiKey::Produce, PRODUCE_VERSION)?;
+                let response: ProduceResponse = kafka::decode(&mut body, PRODUCE_VERSION)?;
+                let failed = response
+                    .responses
+                    .iter()
+                    .flat_map(|t| t.partition_responses.iter())
+                    .map(|p| p.error_code)
+                    .find(|code| *code != 0);
+                let micros = in_flight.scheduled.elapsed().as_micros() as u64;
+                local.record(micros.max(1)).ok();
+                if let Some(code) = failed {
+                    stats_r.errors.fetch_add(1, Ordering::Relaxed);
+                    stats_r
+                        .last_error_code
+                        .store(code as i32, Ordering::Relaxed);
+                } else {
+                    stats_r.add(in_flight.records, in_flight.bytes);
+                }
+            }
+            merged_r.lock().expect("not poisoned").add(&local).ok();
+            Ok(())
+        });
+        handles.push((writer, reader));
+    }
+    for (writer, reader) in handles {
+        writer.join().map_err(|_| BenchError::Thread)??;
+        reader.join().map_err(|_| BenchError::Thread)??;
+    }
+    let elapsed = started.elapsed();
+    let latency_us = merged.lock().expect("not poisoned").clone();
+    Ok(ProduceResult {
+        records: stats.records.load(Ordering::Relaxed),
+        bytes: stats.bytes.load(Ordering::Relaxed),
+        errors: stats.errors.load(Ordering::Relaxed),
+        last_error_code: stats.last_error_code.load(Ordering::Relaxed),
+        elapsed,
+        latency_us,
+    })
+}
+
+/// Stops the live progress line when dropped.
+pub struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
