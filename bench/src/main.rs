@@ -82,6 +82,9 @@ struct Common {
     /// A label for the run.
     #[arg(long, default_value = "")]
     label: String,
+    /// The broker's metrics endpoint (host:port); a scrape is saved beside the JSON output.
+    #[arg(long)]
+    metrics: Option<String>,
 }
 
 #[derive(Args, Clone)]
@@ -216,8 +219,35 @@ fn finish(
         )
         .map_err(BenchError::Io)?;
         eprintln!("wrote {}", path.display());
+        if let Some(metrics) = &common.metrics {
+            let scrape = scrape_metrics(metrics)?;
+            let scrape_path = path.with_extension("metrics.txt");
+            std::fs::write(&scrape_path, scrape).map_err(BenchError::Io)?;
+            eprintln!("wrote {}", scrape_path.display());
+        }
     }
     Ok(())
+}
+
+/// GET /metrics over plain HTTP/1.1.
+fn scrape_metrics(address: &str) -> Result<String, BenchError> {
+    use std::io::{Read, Write};
+    let mut stream = kafka::connect(address)?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(BenchError::Io)?;
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .map_err(BenchError::Io)?;
+    match response.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.1 200") => Ok(body.to_string()),
+        _ => Err(BenchError::Protocol(format!(
+            "metrics scrape from {address} failed"
+        ))),
+    }
 }
 
 fn run() -> Result<(), BenchError> {

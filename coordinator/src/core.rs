@@ -130,6 +130,11 @@ impl CoordinatorCore {
                     batches,
                 } => {
                     let (results, record) = self.state.commit_file(object_key, batches, now_ms);
+                    let accepted = results
+                        .iter()
+                        .filter(|r| r.error.is_none() && !r.is_duplicate)
+                        .count();
+                    CoordinatorMetrics::add(&self.metrics.batches_committed, accepted as u64);
                     if let Some(record) = record {
                         self.append(&record, &mut frames);
                     }

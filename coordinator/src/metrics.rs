@@ -9,6 +9,8 @@ pub struct CoordinatorMetrics {
     /// Write requests (commits, topic changes, ...) made durable by those syncs.
     pub write_requests: AtomicU64,
     pub read_requests: AtomicU64,
+    /// Batches accepted by CommitFile.
+    pub batches_committed: AtomicU64,
     pub snapshots: AtomicU64,
 }
 

@@ -15,6 +15,8 @@ use crate::EngineError;
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerConfig {
     pub listen: SocketAddr,
+    /// Prometheus metrics at http://<this>/metrics; unset means no endpoint.
+    pub metrics_listen: Option<SocketAddr>,
     /// Host and port clients are told to connect to; defaults to `listen`.
     pub advertised_listener: Option<String>,
     pub data_dir: PathBuf,
@@ -191,6 +193,7 @@ impl Default for BrokerConfig {
         BrokerConfig {
             listen: "127.0.0.1:9092".parse().expect("valid address"),
             advertised_listener: None,
+            metrics_listen: None,
             data_dir: PathBuf::from("./data"),
             node_id: 0,
             cluster_id: "shoal-local".to_string(),

@@ -17,7 +17,7 @@ use signal_hook::iterator::Signals;
 
 use config::BrokerConfig;
 pub use error::EngineError;
-use shoal_shards::ServeFn;
+use shoal_shards::{BrokerMetrics, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
 
 /// Shoal: a Kafka-compatible broker whose topics live in object storage.
@@ -95,10 +95,11 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
     });
 
+    let metrics = Arc::new(BrokerMetrics::new(runtime.shard_cores.len()));
     let config = Arc::new(config);
     let serve: ServeFn =
         Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone())));
-    shoal_shards::run(runtime, serve, shutdown)?;
+    shoal_shards::run(runtime, serve, shutdown, metrics)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())
 }

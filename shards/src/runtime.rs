@@ -16,7 +16,7 @@ use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
 use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
-use crate::{PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
+use crate::{BrokerMetrics, PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
 
 /// What the engine runs on each shard once it is wired: its listener.
 pub type ServeFn = Arc<dyn Fn(Rc<Shard>) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
@@ -32,6 +32,7 @@ pub fn run(
     config: RuntimeConfig,
     serve: ServeFn,
     shutdown: Arc<AtomicBool>,
+    metrics: Arc<BrokerMetrics>,
 ) -> Result<(), ShardError> {
     let shard_count = config.shard_cores.len();
     if shard_count == 0 {
@@ -56,7 +57,7 @@ pub fn run(
             queue_depth: config.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
             snapshot_log_bytes: config.snapshot_log_bytes,
-            metrics: Default::default(),
+            metrics: metrics.coordinator.clone(),
         };
         let store_config = config.store.clone();
         let drained = shards_drained.clone();
@@ -86,6 +87,7 @@ pub fn run(
         let serve = serve.clone();
         let shutdown = shutdown.clone();
         let drained = shards_drained.clone();
+        let metrics = metrics.clone();
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
                 let config = Rc::new(config_send);
@@ -109,7 +111,15 @@ pub fn run(
                     clients,
                     servers
                 );
-                let shard = Rc::new(Shard::new(index, config, topics, coordinator, peers, store));
+                let shard = Rc::new(Shard::new(
+                    index,
+                    config,
+                    topics,
+                    coordinator,
+                    peers,
+                    store,
+                    metrics,
+                ));
                 for server in servers {
                     let shard = shard.clone();
                     glommio::spawn_local(rpc::serve(server, move |request| {

@@ -18,6 +18,7 @@ use crate::fetch::{read_partition, LocalData};
 use crate::produce::ProducePipeline;
 use crate::routing::owner_shard;
 use crate::rpc::RpcClient;
+use crate::BrokerMetrics;
 use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, PeerRequest,
     PeerResponse, RuntimeConfig, ShardError,
@@ -35,6 +36,7 @@ pub struct Shard {
     pipeline: Rc<ProducePipeline>,
     local_data: Rc<LocalData>,
     store: Rc<ObjectStore>,
+    pub metrics: Arc<BrokerMetrics>,
 }
 
 impl Shard {
@@ -45,6 +47,7 @@ impl Shard {
         coordinator: Rc<RpcClient<Request, Response>>,
         peers: Vec<Option<Rc<PeerClient>>>,
         store: Rc<ObjectStore>,
+        metrics: Arc<BrokerMetrics>,
     ) -> Shard {
         let local_data = Rc::new(LocalData::new(config.fetch_cache_max_bytes));
         let pipeline = ProducePipeline::start(
@@ -52,6 +55,8 @@ impl Shard {
             store.clone(),
             coordinator.clone(),
             local_data.clone(),
+            metrics.clone(),
+            index,
         );
         Shard {
             index,
@@ -62,6 +67,7 @@ impl Shard {
             pipeline,
             local_data,
             store,
+            metrics,
         }
     }
 
@@ -227,7 +233,14 @@ impl Shard {
                 records: bytes::Bytes::new(),
             };
             if found.error.is_none() && !found.batches.is_empty() {
-                match read_partition(&found.batches, &self.local_data.cache, &self.store).await {
+                match read_partition(
+                    &found.batches,
+                    &self.local_data.cache,
+                    &self.store,
+                    &self.metrics,
+                )
+                .await
+                {
                     Ok(records) => result.records = records,
                     Err(e) => {
                         tracing::error!(partition = ?p.partition, error = %e, "fetch read failed");

@@ -43,3 +43,28 @@ def test_end_to_end_mode_reads_everything_it_wrote(broker, tmp_path):
     assert results["consume"]["records"] == results["produce"]["records"] > 0
     assert results["end_to_end_latency_ms"]["count"] == results["produce"]["records"]
     assert 0 < results["end_to_end_latency_ms"]["p50"] < 5000
+
+
+def test_metrics_endpoint_reports_the_load_and_the_bench_saves_a_scrape(make_broker, tmp_path):
+    from conftest import free_port
+
+    metrics_port = free_port()
+    broker = make_broker("metrics", f'metrics_listen = "127.0.0.1:{metrics_port}"').start()
+    report = tmp_path / "run.json"
+    bench("produce", "--bootstrap", broker.bootstrap, "--topic", "m", "--partitions", "2",
+          "--create", "--duration-s", "1", "--rate", "5000", "--output", str(report),
+          "--metrics", f"127.0.0.1:{metrics_port}")
+    scrape = (tmp_path / "run.metrics.txt").read_text()
+    values = {}
+    for line in scrape.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    produced = json.loads(report.read_text())["results"]["produce"]
+    assert values['shoal_requests_total{api="Produce"}'] >= produced["records"] / 100
+    assert values["shoal_produce_bytes_in_total"] >= produced["bytes"]
+    assert values["shoal_wal_objects_uploaded_total"] > 0
+    assert values["shoal_coordinator_batches_committed_total"] >= produced["records"] / 100
+    assert values["shoal_commit_duration_seconds_count"] > 0
+    assert values['shoal_request_duration_seconds_count{api="Produce"}'] > 0
+    assert 'shoal_wal_objects_in_flight{shard="0"}' in values

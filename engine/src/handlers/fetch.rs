@@ -4,7 +4,7 @@ use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, Partition
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::TopicPartition;
-use shoal_shards::PartitionFetch;
+use shoal_shards::{BrokerMetrics, PartitionFetch};
 
 use super::Broker;
 use crate::kafka::error_codes;
@@ -53,6 +53,8 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
             max_wait,
         )
         .await;
+    let bytes_out: usize = results.iter().map(|r| r.records.len()).sum();
+    BrokerMetrics::count(&broker.shard.metrics.fetch_bytes_out, bytes_out as u64);
     let unknown_topic = if by_id {
         error_codes::UNKNOWN_TOPIC_ID
     } else {

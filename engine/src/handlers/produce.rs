@@ -2,7 +2,7 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
-use shoal_shards::{PartitionProduce, PartitionProduceResult};
+use shoal_shards::{BrokerMetrics, PartitionProduce, PartitionProduceResult};
 
 use super::{topics, Broker};
 use crate::kafka::error_codes;
@@ -47,6 +47,8 @@ pub async fn handle(
         }
         plan.push((topic_index, partitions));
     }
+    let bytes_in: usize = writes.iter().map(|w| w.records.len()).sum();
+    BrokerMetrics::count(&broker.shard.metrics.produce_bytes_in, bytes_in as u64);
     let results = broker.shard.produce(writes).await;
     if acks == 0 {
         return None;

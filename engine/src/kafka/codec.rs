@@ -16,6 +16,15 @@ pub enum Api {
     Diskless(i16),
 }
 
+impl Api {
+    pub fn key(&self) -> i16 {
+        match self {
+            Api::Kafka(key) => *key as i16,
+            Api::Diskless(key) => *key,
+        }
+    }
+}
+
 /// Decodes the request header; `frame` is left at the start of the body.
 pub fn decode_header(frame: &mut Bytes) -> Result<(Api, RequestHeader), EngineError> {
     if frame.len() < 8 {

@@ -58,8 +58,17 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
             }
         };
         let broker = broker.clone();
-        let answer =
-            glommio::spawn_local(async move { handlers::handle(&broker, request).await }).detach();
+        let api_key = request.api.key();
+        let answer = glommio::spawn_local(async move {
+            let started = std::time::Instant::now();
+            let answer = handlers::handle(&broker, request).await;
+            broker
+                .shard
+                .metrics
+                .request_done(api_key, started.elapsed());
+            answer
+        })
+        .detach();
         if answers_tx.send(answer).await.is_err() {
             break;
         }

@@ -24,6 +24,13 @@ pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) {
         }
     };
     tracing::info!(shard = shard.index, listen = %config.listen, "Kafka listener ready");
+    if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
+        glommio::spawn_local(super::metrics_http::serve_metrics(
+            listen,
+            shard.metrics.clone(),
+        ))
+        .detach();
+    }
     let broker = Rc::new(Broker::new(shard, config));
     loop {
         match listener.accept().await {

@@ -2,5 +2,6 @@
 
 mod connection;
 mod listener;
+mod metrics_http;
 
 pub use listener::serve_shard;

@@ -9,11 +9,13 @@ use shoal_wal::batch::patch_base_offset;
 use shoal_wal::{BatchHeader, ObjectStore, WalError};
 
 use super::ObjectCache;
+use crate::BrokerMetrics;
 
 pub async fn read_partition(
     batches: &[BatchCoordinate],
     cache: &RefCell<ObjectCache>,
     store: &ObjectStore,
+    metrics: &BrokerMetrics,
 ) -> Result<Bytes, WalError> {
     let total: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
     let mut out = BytesMut::with_capacity(total);
@@ -35,8 +37,12 @@ pub async fn read_partition(
                 .borrow_mut()
                 .get_range(&first.object_key, first.byte_offset as usize, run_bytes);
         let bytes = match cached {
-            Some(bytes) => bytes,
+            Some(bytes) => {
+                BrokerMetrics::count(&metrics.fetch_cache_hits, 1);
+                bytes
+            }
             None => {
+                BrokerMetrics::count(&metrics.fetch_cache_misses, 1);
                 store
                     .get_range(&first.object_key, first.byte_offset as u64, run_bytes)
                     .await?

@@ -1,7 +1,8 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::channel::oneshot;
@@ -17,7 +18,7 @@ use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use crate::fetch::LocalData;
 use crate::rpc::RpcClient;
 use crate::signal::LocalSignal;
-use crate::{PartitionProduceResult, RuntimeConfig};
+use crate::{BrokerMetrics, PartitionProduceResult, RuntimeConfig};
 
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
@@ -32,6 +33,8 @@ pub struct ProducePipeline {
     store: Rc<ObjectStore>,
     coordinator: Rc<RpcClient<Request, Response>>,
     local_data: Rc<LocalData>,
+    metrics: Arc<BrokerMetrics>,
+    shard: usize,
     buffer: RefCell<WalBuffer>,
     /// One permit per object in flight: bounds memory when storage is slow.
     in_flight_slots: Rc<Semaphore>,
@@ -45,8 +48,12 @@ impl ProducePipeline {
         store: Rc<ObjectStore>,
         coordinator: Rc<RpcClient<Request, Response>>,
         local_data: Rc<LocalData>,
+        metrics: Arc<BrokerMetrics>,
+        shard: usize,
     ) -> Rc<ProducePipeline> {
         let pipeline = Rc::new(ProducePipeline {
+            metrics,
+            shard,
             in_flight_slots: Rc::new(Semaphore::new(config.uploads_in_flight_max as u64)),
             config,
             store,
@@ -101,6 +108,7 @@ impl ProducePipeline {
                 buffer.generation,
             )
         };
+        self.report_gauges();
         if full {
             self.rotate().await;
         } else if first_write {
@@ -109,6 +117,13 @@ impl ProducePipeline {
         answer
             .await
             .unwrap_or_else(|_| PartitionProduceResult::failed(ErrorKind::NotAvailable))
+    }
+
+    fn report_gauges(&self) {
+        let in_flight = self.config.uploads_in_flight_max as u64 - self.in_flight_slots.available();
+        BrokerMetrics::set(&self.metrics.wal_in_flight[self.shard], in_flight);
+        let buffered = self.buffer.borrow().size_bytes as u64;
+        BrokerMetrics::set(&self.metrics.wal_buffer_bytes[self.shard], buffered);
     }
 
     fn would_overflow(&self, incoming_bytes: usize) -> bool {
@@ -154,13 +169,30 @@ impl ProducePipeline {
             crate::maintenance::WAL_PREFIX,
             uuid::Uuid::new_v4()
         );
-        let upload = glommio::spawn_local(upload_with_retries(
+        let uploading = upload_with_retries(
             self.store.clone(),
             key.clone(),
             object.data.clone(),
             self.config.upload_attempts,
             self.config.upload_backoff,
-        ))
+        );
+        let metrics = self.metrics.clone();
+        let size = object.data.len();
+        let upload = glommio::spawn_local(async move {
+            let started = Instant::now();
+            let result = uploading.await;
+            match &result {
+                Ok(()) => {
+                    metrics
+                        .wal_upload_seconds
+                        .observe_duration(started.elapsed());
+                    metrics.wal_object_bytes.observe(size as f64);
+                    BrokerMetrics::count(&metrics.wal_objects_uploaded, 1);
+                }
+                Err(_) => BrokerMetrics::count(&metrics.wal_upload_failures, 1),
+            }
+            result
+        })
         .detach();
         // Pushed in the same step as the buffer was taken: queue order is rotation order.
         self.queue.borrow_mut().push_back(InFlightObject {
@@ -170,6 +202,7 @@ impl ProducePipeline {
             _slot: slot,
         });
         self.queued.notify_all();
+        self.report_gauges();
     }
 
     /// Commits uploaded objects strictly in rotation order, then answers their producers.
@@ -187,7 +220,14 @@ impl ProducePipeline {
                 ..
             } = in_flight;
             let outcome = match upload.await {
-                Some(Ok(())) => self.commit(&key, &object.batches).await,
+                Some(Ok(())) => {
+                    let started = Instant::now();
+                    let committed = self.commit(&key, &object.batches).await;
+                    self.metrics
+                        .commit_seconds
+                        .observe_duration(started.elapsed());
+                    committed
+                }
                 Some(Err(e)) => {
                     tracing::error!(%key, error = %e, "WAL object upload failed");
                     let _ = self.store.delete(&key).await;

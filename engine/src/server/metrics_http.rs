@@ -1,0 +1,82 @@
+//! The Prometheus endpoint: `GET /metrics` on `metrics_listen`, served by shard 0. A minimal
+//! HTTP/1.1 responder: one request per connection, bounded request size.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::{TcpListener, TcpStream};
+use kafka_protocol::messages::ApiKey;
+use shoal_shards::BrokerMetrics;
+
+const REQUEST_MAX_BYTES: usize = 8 << 10;
+
+pub async fn serve_metrics(listen: SocketAddr, metrics: Arc<BrokerMetrics>) {
+    let listener = match TcpListener::bind(listen) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::error!(%listen, error = %e, "cannot bind the metrics listener");
+            return;
+        }
+    };
+    tracing::info!(%listen, "metrics endpoint ready at /metrics");
+    let metrics = Rc::new(metrics);
+    loop {
+        if let Ok(stream) = listener.accept().await {
+            let metrics = metrics.clone();
+            glommio::spawn_local(async move {
+                let _ = answer(stream, &metrics).await;
+            })
+            .detach();
+        }
+    }
+}
+
+async fn answer(mut stream: TcpStream, metrics: &BrokerMetrics) -> std::io::Result<()> {
+    let mut request = Vec::with_capacity(512);
+    let mut chunk = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 || request.len() + n > REQUEST_MAX_BYTES {
+            return Ok(());
+        }
+        request.extend_from_slice(&chunk[..n]);
+    }
+    let (status, content_type, body) = if request.starts_with(b"GET /metrics ") {
+        (
+            "200 OK",
+            "text/plain; version=0.0.4",
+            metrics.render(api_name),
+        )
+    } else {
+        (
+            "404 Not Found",
+            "text/plain",
+            "only /metrics is served\n".to_string(),
+        )
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.flush().await
+}
+
+fn api_name(key: i16) -> String {
+    match ApiKey::try_from(key) {
+        Ok(api) => format!("{api:?}"),
+        Err(()) => match key {
+            93 => "DisklessCreatePartitions".into(),
+            94 => "DisklessDeleteTopics".into(),
+            95 => "DisklessCommitFile".into(),
+            96 => "DisklessDeleteRecords".into(),
+            97 => "DisklessListOffsets".into(),
+            98 => "DisklessFindBatches".into(),
+            100 => "DisklessDescribeFiles".into(),
+            other => format!("Api{other}"),
+        },
+    }
+}
