@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The benchmark matrix: baselines and Shoal scenarios measured in one run, so results are
+# ratios that survive a noisy machine. Writes perf-results/<date>-<scenario>.json, scrapes of
+# the broker's metrics beside them, plots, and the table in perf-results/README.md.
+#
+#   scripts/bench-matrix.sh [seconds per phase, default 8]
+#
+# Core use on a 2-CPU machine: the broker runs one shard on CPU 0 (coordinator on CPU 0 too),
+# the generator is pinned to CPU 1, except in the shard-scaling runs, where the broker also
+# takes CPU 1. With more CPUs, set BROKER_CPUS and BENCH_CPUS (comma lists).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-8}
+date=$(date +%Y-%m-%d)
+out=perf-results
+cpus=$(nproc)
+broker_cpus=${BROKER_CPUS:-0}
+bench_cpus=${BENCH_CPUS:-$((cpus > 1 ? 1 : 0))}
+cargo build --release --bin shoal --bin shoal-bench
+bin=target/release
+work=$(mktemp -d)
+broker_pid=""
+cleanup() {
+  [[ -n "$broker_pid" ]] && kill -TERM "$broker_pid" 2>/dev/null && wait "$broker_pid" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_broker() { # name shard_cpus
+  local name=$1 shard_cpus=$2
+  local port metrics
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  metrics=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  cat >"$work/$name.toml" <<TOML
+listen = "127.0.0.1:$port"
+metrics_listen = "127.0.0.1:$metrics"
+data_dir = "$work/$name-data"
+[shards]
+cores = [$shard_cpus]
+[coordinator]
+core = ${shard_cpus%%,*}
+TOML
+  "$bin/shoal" --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
+  broker_pid=$!
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
+    sleep 0.1
+  done
+  BOOTSTRAP=127.0.0.1:$port
+  METRICS=127.0.0.1:$metrics
+  CONFIG=$work/$name.toml
+}
+
+stop_broker() {
+  kill -TERM "$broker_pid" && wait "$broker_pid" || true
+  broker_pid=""
+}
+
+bench() { # scenario mode args...
+  local scenario=$1
+  shift
+  "$bin/shoal-bench" "$@" --bootstrap "$BOOTSTRAP" --cpus "$bench_cpus" \
+    --broker-config "$CONFIG" --metrics "$METRICS" --label "$scenario" \
+    --output "$out/$date-$scenario.json" 2>>"$work/bench.log" >/dev/null
+  echo "  $scenario done"
+}
+
+echo "baselines"
+"$bin/shoal-bench" tcp-baseline --connections 4 --duration-s "$seconds" --cpus "$broker_cpus,$bench_cpus" \
+  --output "$out/$date-baseline-tcp.json" >/dev/null
+disk_mb_s=$(dd if=/dev/zero of="$work/dd.bin" bs=1M count=1024 oflag=direct conv=fsync 2>&1 |
+  awk '/copied/ {for (i=1;i<=NF;i++) if ($i ~ /B\/s/) {v=$(i-1); u=$i} } END {
+    if (u ~ /^GB/) v*=1000; if (u ~ /^kB/) v/=1000; print v}')
+rm -f "$work/dd.bin"
+cat >"$out/$date-baseline-disk.json" <<JSON
+{"tool": "dd if=/dev/zero bs=1M count=1024 oflag=direct conv=fsync", "workload": {"mode": "disk-baseline", "data_dir_filesystem": "$(df --output=fstype "$work" | tail -1)"}, "results": {"disk_sequential_write": {"mb_per_s": $disk_mb_s}}}
+JSON
+
+echo "max throughput (1 KiB, acks=all, broker on CPU $broker_cpus)"
+start_broker max "$broker_cpus"
+bench produce-max produce --topic max --create --partitions 8 --duration-s "$seconds" \
+  --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1
+max_rate=$(python3 -c "import json; print(json.load(open('$out/$date-produce-max.json'))['results']['produce']['records_per_s'])")
+for pct in 25 50 75; do
+  rate=$(python3 -c "print(int($max_rate * $pct / 100))")
+  bench "e2e-$pct"pct e2e --topic "e2e$pct" --create --partitions 8 --duration-s "$seconds" \
+    --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1 --rate "$rate"
+done
+echo "catch-up read of the max-throughput backlog"
+backlog=$(python3 -c "import json; print(json.load(open('$out/$date-produce-max.json'))['results']['produce']['records'])")
+bench consume-catchup consume --topic max --partitions 8 --duration-s 60 --records "$backlog"
+stop_broker
+
+echo "shard scaling"
+scaling_cpus=$(seq -s, 0 $((cpus - 1)))
+for shards in 1 $cpus; do
+  list=$(echo "$scaling_cpus" | cut -d, -f1-"$shards")
+  start_broker "scale$shards" "$list"
+  bench "scaling-${shards}shards" produce --topic scale --create --partitions 8 \
+    --duration-s "$seconds" --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1
+  stop_broker
+done
+
+python3 scripts/summarize_results.py "$date"
