@@ -208,10 +208,7 @@ fn finish(
         "tool": "shoal-bench", "workload": workload, "machine": machine(),
         "broker_config": broker_config, "results": results,
     });
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&report["results"]).unwrap_or_default()
-    );
+    print_summary(&report["results"]);
     if let Some(path) = &common.output {
         std::fs::write(
             path,
@@ -227,6 +224,37 @@ fn finish(
         }
     }
     Ok(())
+}
+
+/// The human summary: one line per measured flow, one per latency distribution.
+fn print_summary(results: &serde_json::Value) {
+    for flow in ["produce", "consume"] {
+        let r = &results[flow];
+        if r.is_object() {
+            println!(
+                "{flow:<8} {:>12} records  {:>10} rec/s  {:>9} MB/s  over {} s",
+                r["records"], r["records_per_s"], r["mb_per_s"], r["seconds"]
+            );
+        }
+    }
+    for (key, name) in [
+        ("produce_latency_ms", "produce latency"),
+        ("end_to_end_latency_ms", "end-to-end latency"),
+    ] {
+        let l = &results[key];
+        if l.is_object() {
+            println!(
+                "{name:<19} p50 {} ms  p90 {} ms  p99 {} ms  p99.9 {} ms  max {} ms",
+                l["p50"], l["p90"], l["p99"], l["p999"], l["max"]
+            );
+        }
+    }
+    if let Some(errors) = results["produce_errors"].as_u64().filter(|e| *e > 0) {
+        println!(
+            "produce errors: {errors} (last Kafka error code {})",
+            results["last_error_code"]
+        );
+    }
 }
 
 /// GET /metrics over plain HTTP/1.1.
