@@ -2,8 +2,9 @@ use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
-use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
+use shoal_coordinator::{ErrorKind, Request, Response};
 
+use super::topics::partition_values;
 use super::Broker;
 use crate::kafka::error_codes;
 
@@ -13,18 +14,12 @@ pub async fn handle(
     _version: i16,
 ) -> DeleteRecordsResponse {
     let view = broker.shard.topics.load();
-    let mut targets = Vec::new();
-    for topic in &request.topics {
-        if let Some(meta) = view.by_name(topic.name.0.as_str()) {
-            for p in &topic.partitions {
-                let tp = TopicPartition {
-                    topic_id: meta.id,
-                    partition: p.partition_index,
-                };
-                targets.push((tp, p.offset));
-            }
-        }
-    }
+    let targets = partition_values(
+        &request.topics,
+        |t| view.by_name(t.name.0.as_str()).map(|m| m.id),
+        |t| &t.partitions,
+        |p| (p.partition_index, p.offset),
+    );
     let results = match broker
         .shard
         .coordinator_call(Request::DeleteRecords {

@@ -10,6 +10,7 @@ use shoal_coordinator::{
 };
 use shoal_shards::PartitionFetch;
 
+use super::topics::partition_values;
 use super::Broker;
 use crate::kafka::error_codes;
 
@@ -19,18 +20,12 @@ pub async fn handle(
     _version: i16,
 ) -> ListOffsetsResponse {
     let view = broker.shard.topics.load();
-    let mut lookups = Vec::new();
-    for topic in &request.topics {
-        if let Some(meta) = view.by_name(topic.name.0.as_str()) {
-            for p in &topic.partitions {
-                let tp = TopicPartition {
-                    topic_id: meta.id,
-                    partition: p.partition_index,
-                };
-                lookups.push((tp, p.timestamp));
-            }
-        }
-    }
+    let lookups = partition_values(
+        &request.topics,
+        |t| view.by_name(t.name.0.as_str()).map(|m| m.id),
+        |t| &t.partitions,
+        |p| (p.partition_index, p.timestamp),
+    );
     let mut found = match broker
         .shard
         .coordinator_call(Request::ListOffsets {

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig, TopicMeta};
+use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig, TopicMeta, TopicPartition};
+use uuid::Uuid;
 
 use super::Broker;
 
@@ -48,4 +49,31 @@ pub async fn resolve(
             .ok_or(ErrorKind::UnknownTopicOrPartition),
         other => other,
     }
+}
+
+/// Flattens a request's topics into (partition, value) pairs, in request order; `id` maps a
+/// topic to its id, or None for a topic that is skipped (unknown).
+pub fn partition_values<'a, T, P: 'a>(
+    topics: &'a [T],
+    id: impl Fn(&T) -> Option<Uuid>,
+    partitions: impl Fn(&'a T) -> &'a [P],
+    value: impl Fn(&P) -> (i32, i64),
+) -> Vec<(TopicPartition, i64)> {
+    topics
+        .iter()
+        .filter_map(|t| id(t).map(|topic_id| (topic_id, partitions(t))))
+        .flat_map(|(topic_id, ps)| {
+            let value = &value;
+            ps.iter().map(move |p| {
+                let (partition, v) = value(p);
+                (
+                    TopicPartition {
+                        topic_id,
+                        partition,
+                    },
+                    v,
+                )
+            })
+        })
+        .collect()
 }

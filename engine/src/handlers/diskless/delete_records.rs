@@ -1,26 +1,20 @@
-use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
+use shoal_coordinator::{ErrorKind, Request, Response};
 
 use super::error_fields;
 use crate::diskless::messages::*;
+use crate::handlers::topics::partition_values;
 use crate::handlers::Broker;
 
 pub async fn delete_records(
     broker: &Broker,
     request: DisklessDeleteRecordsRequest,
 ) -> DisklessDeleteRecordsResponse {
-    let targets: Vec<(TopicPartition, i64)> = request
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|p| {
-                let tp = TopicPartition {
-                    topic_id: t.topic_id,
-                    partition: p.partition_index,
-                };
-                (tp, p.offset)
-            })
-        })
-        .collect();
+    let targets = partition_values(
+        &request.topics,
+        |t| Some(t.topic_id),
+        |t| &t.partitions,
+        |p| (p.partition_index, p.offset),
+    );
     let count = targets.len();
     let call = Request::DeleteRecords {
         partitions: targets,

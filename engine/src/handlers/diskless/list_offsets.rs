@@ -1,7 +1,8 @@
-use shoal_coordinator::{ErrorKind, ListOffsetsResult, Request, Response, TopicPartition};
+use shoal_coordinator::{ErrorKind, ListOffsetsResult, Request, Response};
 
 use super::error_fields;
 use crate::diskless::messages::*;
+use crate::handlers::topics::partition_values;
 use crate::handlers::Broker;
 
 /// The coordinator's own answer: timestamp lookups at batch granularity.
@@ -9,19 +10,12 @@ pub async fn list_offsets(
     broker: &Broker,
     request: DisklessListOffsetsRequest,
 ) -> DisklessListOffsetsResponse {
-    let lookups: Vec<(TopicPartition, i64)> = request
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|p| {
-                let tp = TopicPartition {
-                    topic_id: t.topic_id,
-                    partition: p.partition_index,
-                };
-                (tp, p.timestamp)
-            })
-        })
-        .collect();
+    let lookups = partition_values(
+        &request.topics,
+        |t| Some(t.topic_id),
+        |t| &t.partitions,
+        |p| (p.partition_index, p.timestamp),
+    );
     let count = lookups.len();
     let call = Request::ListOffsets {
         partitions: lookups,
