@@ -101,4 +101,31 @@ for shards in 1 $cpus; do
   stop_broker
 done
 
+if command -v tansu >/dev/null; then
+  echo "peer broker: tansu $(tansu --version 2>/dev/null | head -1) (memory storage engine)"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  taskset -c "$broker_cpus" tansu broker --listener-url "tcp://127.0.0.1:$port" \
+    --advertised-listener-url "tcp://127.0.0.1:$port" --storage-engine memory://tansu/ \
+    >"$work/tansu.log" 2>&1 &
+  broker_pid=$!
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
+    sleep 0.1
+  done
+  BOOTSTRAP=127.0.0.1:$port
+  tansu_bench() {
+    local scenario=$1
+    shift
+    "$bin/shoal-bench" "$@" --bootstrap "$BOOTSTRAP" --cpus "$bench_cpus" --label "$scenario" \
+      --output "$out/$date-$scenario.json" 2>>"$work/bench.log" >/dev/null
+    echo "  $scenario done"
+  }
+  tansu_bench peer-tansu-max produce --topic max --create --partitions 8 --duration-s "$seconds" \
+    --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1
+  rate=$(python3 -c "print(int($max_rate * 50 / 100))")
+  tansu_bench peer-tansu-e2e-50pct e2e --topic e2e --create --partitions 8 --duration-s "$seconds" \
+    --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1 --rate "$rate"
+  stop_broker
+fi
+
 python3 scripts/summarize_results.py "$date"

@@ -103,6 +103,30 @@ def main(date):
         for shards, r in scaling:
             mb = r["results"]["produce"]["mb_per_s"]
             lines.append(f"| {shards} | {mb} | {mb / base:.2f} |")
+    tansu_max = load(date, "peer-tansu-max")
+    tansu_e2e = load(date, "peer-tansu-e2e-50pct")
+    shoal_e2e = load(date, "e2e-50pct")
+    if tansu_max and tansu_e2e and shoal_e2e:
+        t, te, se = tansu_max["results"], tansu_e2e["results"], shoal_e2e["results"]
+        lines += ["", "Peer broker, same load and CPU: Tansu 0.6.0 with its memory storage engine "
+                      "(nothing written to disk: a favourable setting for Tansu; Shoal fsyncs every "
+                      "object and commit).", "",
+                  "| | Shoal | Tansu | Shoal / Tansu |", "|---|---|---|---|"]
+        sm, tm = peak_mb, t["produce"]["mb_per_s"]
+        lines.append(f"| max produce MB/s | {sm} | {tm} | {sm / tm:.2f} |" if tm else
+                     f"| max produce MB/s | {sm} | {tm} | — |")
+        for key, name in (("produce_latency_ms", "produce"), ("end_to_end_latency_ms", "end-to-end")):
+            a, b = se[key]["p99"], te.get(key, {}).get("p99")
+            lines.append(f"| {name} p99 at the same rate (ms) | {a} | {b} | "
+                         f"{a / b:.2f} |" if b else f"| {name} p99 at the same rate (ms) | {a} | — | — |")
+        read, written = te["consume"]["records"], te["produce"]["records"]
+        if read < written:
+            lines.append(f"\nIn Tansu's end-to-end run its consumer read only {read:,} of the "
+                         f"{written:,} records within the window ({te['consume']['mb_per_s']} MB/s), "
+                         "so its end-to-end latency is dominated by that backlog.")
+        errors = t.get("produce_errors", 0) + te.get("produce_errors", 0)
+        if errors:
+            lines.append(f"\nTansu answered {errors} produce requests with errors.")
     lines += ["", f"![latency against load]({date}-latency.svg)",
               f"![throughput]({date}-throughput.svg)", END]
     latency_rows = [r for r in rows if r[2] is not None] + [rows[0]]
