@@ -96,3 +96,65 @@ pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<(),
     }
     Ok(())
 }
+
+/// Checks that the broker serves the request versions the generator sends, and that every
+/// partition of `topic` is led by the broker we talk to (the generator does not route).
+pub fn check_broker(bootstrap: &str, topic: &str, partitions: i32) -> Result<(), BenchError> {
+    use kafka_protocol::messages::{
+        ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse,
+    };
+    let mut stream = connect(bootstrap)?;
+    let frame = encode_request(ApiKey::ApiVersions, 0, 1, &ApiVersionsRequest::default())?;
+    stream.write_all(&frame).map_err(BenchError::Io)?;
+    let (_, mut body) = read_response(&mut stream, ApiKey::ApiVersions, 0)?;
+    let versions: ApiVersionsResponse = decode(&mut body, 0)?;
+    let needed = [
+        (ApiKey::Produce, 7),
+        (ApiKey::Fetch, 11),
+        (ApiKey::ListOffsets, 1),
+        (ApiKey::Metadata, 1),
+        (ApiKey::CreateTopics, 5),
+    ];
+    for (api, version) in needed {
+        let served = versions.api_keys.iter().any(|k| {
+            k.api_key == api as i16 && k.min_version <= version && version <= k.max_version
+        });
+        if !served {
+            return Err(BenchError::Protocol(format!(
+                "the broker does not serve {api:?} v{version}"
+            )));
+        }
+    }
+    let request = MetadataRequest::default().with_topics(Some(vec![
+        kafka_protocol::messages::metadata_request::MetadataRequestTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_string(topic.to_string())))),
+    ]));
+    let frame = encode_request(ApiKey::Metadata, 1, 2, &request)?;
+    stream.write_all(&frame).map_err(BenchError::Io)?;
+    let (_, mut body) = read_response(&mut stream, ApiKey::Metadata, 1)?;
+    let metadata: MetadataResponse = decode(&mut body, 1)?;
+    let Some(t) = metadata.topics.first() else {
+        return Err(BenchError::Protocol(format!("no metadata for {topic}")));
+    };
+    if t.error_code != 0 {
+        return Err(BenchError::Protocol(format!(
+            "topic {topic}: error {} (create it with --create)",
+            t.error_code
+        )));
+    }
+    if (t.partitions.len() as i32) < partitions {
+        return Err(BenchError::Protocol(format!(
+            "topic {topic} has {} partitions, fewer than --partitions {partitions}",
+            t.partitions.len()
+        )));
+    }
+    let leaders: std::collections::BTreeSet<i32> =
+        t.partitions.iter().map(|p| p.leader_id.0).collect();
+    if leaders.len() > 1 {
+        return Err(BenchError::Usage(format!(
+            "{topic}'s partitions have several leaders {leaders:?}; shoal-bench sends \
+             everything to {bootstrap}, so run one instance per broker"
+        )));
+    }
+    Ok(())
+}

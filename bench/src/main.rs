@@ -278,12 +278,18 @@ fn scrape_metrics(address: &str) -> Result<String, BenchError> {
     }
 }
 
+/// Creates the topic if asked, then checks the broker and the topic before any load.
+fn prepare(common: &Common) -> Result<(), BenchError> {
+    if common.create {
+        kafka::create_topic(&common.bootstrap, &common.topic, common.partitions)?;
+    }
+    kafka::check_broker(&common.bootstrap, &common.topic, common.partitions)
+}
+
 fn run() -> Result<(), BenchError> {
     match Cli::parse().mode {
         Mode::Produce(a) => {
-            if a.common.create {
-                kafka::create_topic(&a.common.bootstrap, &a.common.topic, a.common.partitions)?;
-            }
+            prepare(&a.common)?;
             let stats = Arc::new(LiveStats::default());
             let stop = Arc::new(AtomicBool::new(false));
             stats::progress("produce", stats.clone(), stop.clone());
@@ -298,9 +304,7 @@ fn run() -> Result<(), BenchError> {
             finish(&a.common, produce_workload(&a, "produce"), results)
         }
         Mode::E2e(a) => {
-            if a.common.create {
-                kafka::create_topic(&a.common.bootstrap, &a.common.topic, a.common.partitions)?;
-            }
+            prepare(&a.common)?;
             let consume_opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
                 topic: a.common.topic.clone(),
@@ -350,6 +354,7 @@ fn run() -> Result<(), BenchError> {
             finish(&a.common, produce_workload(&a, "e2e"), results)
         }
         Mode::Consume(a) => {
+            prepare(&a.common)?;
             let opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
                 topic: a.common.topic.clone(),
