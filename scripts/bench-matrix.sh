@@ -7,7 +7,9 @@
 #
 # Core use on a 2-CPU machine: the broker runs one shard on CPU 0 (coordinator on CPU 0 too),
 # the generator is pinned to CPU 1, except in the shard-scaling runs, where the broker also
-# takes CPU 1. With more CPUs, set BROKER_CPUS and BENCH_CPUS (comma lists).
+# takes CPU 1. With 4 or more CPUs the generator gets the upper half and the scaling runs use
+# 1, 2, 4, ... shards on the lower half (8 shards on a 16-CPU machine). BROKER_CPUS and
+# BENCH_CPUS (comma lists) override.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
@@ -15,7 +17,13 @@ date=$(date +%Y-%m-%d)
 out=perf-results
 cpus=$(nproc)
 broker_cpus=${BROKER_CPUS:-0}
-bench_cpus=${BENCH_CPUS:-$((cpus > 1 ? 1 : 0))}
+if ((cpus >= 4)); then
+  # The upper half of the CPUs drives the load, the lower half is the broker's.
+  default_bench_cpus=$(seq -s, $((cpus / 2)) $((cpus - 1)))
+else
+  default_bench_cpus=$((cpus > 1 ? 1 : 0))
+fi
+bench_cpus=${BENCH_CPUS:-$default_bench_cpus}
 cargo build --release --bin shoal --bin shoal-bench
 bin=target/release
 work=$(mktemp -d)
@@ -92,8 +100,12 @@ bench consume-catchup consume --topic max --partitions 8 --duration-s 60 --recor
 stop_broker
 
 echo "shard scaling"
-scaling_cpus=$(seq -s, 0 $((cpus - 1)))
-for shards in 1 $cpus; do
+# 1, 2, 4, ... shards on CPUs 0.. (up to half the CPUs when the generator has the other half).
+max_shards=$((cpus >= 4 ? cpus / 2 : cpus))
+scaling_cpus=$(seq -s, 0 $((max_shards - 1)))
+shard_counts=""
+for ((n = 1; n <= max_shards; n *= 2)); do shard_counts="$shard_counts $n"; done
+for shards in $shard_counts; do
   list=$(echo "$scaling_cpus" | cut -d, -f1-"$shards")
   start_broker "scale$shards" "$list"
   bench "scaling-${shards}shards" produce --topic scale --create --partitions 8 \
