@@ -23,6 +23,9 @@ pub struct BrokerConfig {
     pub node_id: i32,
     pub cluster_id: String,
     pub max_request_bytes: usize,
+    /// Bytes of requests all connections of one shard may have in memory at once; readers
+    /// wait for room (Kafka's queued.max.request.bytes).
+    pub max_in_flight_request_bytes: usize,
     /// Requests one connection may have in flight (pipelined) before reading pauses.
     pub max_in_flight_per_connection: usize,
     pub auto_create_topics: bool,
@@ -198,6 +201,7 @@ impl Default for BrokerConfig {
             node_id: 0,
             cluster_id: "shoal-local".to_string(),
             max_request_bytes: 100 << 20,
+            max_in_flight_request_bytes: 512 << 20,
             max_in_flight_per_connection: 64,
             auto_create_topics: true,
             default_partitions: 1,
@@ -264,6 +268,9 @@ impl BrokerConfig {
         }
         if self.max_request_bytes < 1024 {
             return fail("max_request_bytes must be at least 1024".into());
+        }
+        if self.max_in_flight_request_bytes < self.max_request_bytes {
+            return fail("max_in_flight_request_bytes must be at least max_request_bytes".into());
         }
         if self.max_in_flight_per_connection == 0 || self.shards.queue_depth == 0 {
             return fail("max_in_flight_per_connection and queue_depth must be positive".into());

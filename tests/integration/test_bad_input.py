@@ -1,6 +1,7 @@
 """Malformed frames, bad CRCs, oversized requests and unknown topics: clear errors, no harm."""
 
 import struct
+import time
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -70,3 +71,28 @@ def test_unsupported_api_versions_version_gets_the_v0_error_answer(broker):
     keys = {struct.unpack_from(">h", body, 6 + 6 * i)[0] for i in range(api_count)}
     assert {0, 1, 2, 3, 18, 19, 20} <= keys
     conn.close()
+
+
+def test_requests_share_a_bounded_memory_budget(make_broker):
+    """A client holding a large unfinished request makes others wait for room instead of
+    letting the broker's request memory grow; the room comes back when it goes away."""
+    config = ("max_request_bytes = 1048576\nmax_in_flight_request_bytes = 1572864\n"
+              "[shards]\ncores = [0]\n")
+    broker = make_broker("budget", config).start()
+    hog = wire.Connection(broker.bootstrap)
+    hog.send(struct.pack(">i", 1_000_000) + b"\0" * 1000)  # 1 MB announced, never finished
+    time.sleep(0.3)
+    records = wire.record_batch([b"v" * 700_000])
+    waiting = wire.Connection(broker.bootstrap, timeout=1.5)
+    waiting.send(wire.request(PRODUCE, 3, 9, wire.produce_v3("budget", 0, records)))
+    try:
+        waiting.recv_response()
+        raise AssertionError("answered while the budget was held")
+    except OSError:
+        pass  # timed out: the request waits for memory
+    hog.close()
+    waiting.sock.settimeout(15)
+    correlation_id, body = waiting.recv_response()
+    assert correlation_id == 9
+    assert wire.parse_produce_v3_error(body)[1] == 0
+    waiting.close()

@@ -34,16 +34,22 @@ pub struct Broker {
     pub config: Arc<BrokerConfig>,
     pub advertised_host: String,
     pub advertised_port: i32,
+    /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
+    pub request_memory: Rc<glommio::sync::Semaphore>,
 }
 
 impl Broker {
     pub fn new(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
+        let request_memory = Rc::new(glommio::sync::Semaphore::new(
+            config.max_in_flight_request_bytes as u64,
+        ));
         Broker {
             shard,
             config,
             advertised_host,
             advertised_port,
+            request_memory,
         }
     }
 }

@@ -45,6 +45,16 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
             tracing::warn!(%peer, size, max_request_bytes, "request size out of bounds; closing");
             break;
         }
+        // Requests being read or handled on this shard share one memory budget, so many
+        // connections cannot together hold unbounded request bytes.
+        let Ok(memory) = broker
+            .request_memory
+            .clone()
+            .acquire_static_permit(size as u64)
+            .await
+        else {
+            break;
+        };
         let mut frame = BytesMut::zeroed(size as usize);
         if let Err(e) = reader.read_exact(&mut frame).await {
             tracing::info!(%peer, error = %e, "connection closed mid-request");
@@ -62,6 +72,7 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
         let answer = glommio::spawn_local(async move {
             let started = std::time::Instant::now();
             let answer = handlers::handle(&broker, request).await;
+            drop(memory);
             broker
                 .shard
                 .metrics
