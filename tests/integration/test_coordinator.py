@@ -218,3 +218,27 @@ def test_orphan_objects_are_collected_and_committed_ones_kept(make_broker):
     assert young.exists(), "an object inside the grace period was deleted"
     got, _ = read_all(broker.bootstrap, "keep", 1)
     assert [v for _, _, v in got] == ["committed"]
+
+
+def test_admin_adds_partitions_and_describes_the_cluster(broker):
+    from confluent_kafka.admin import NewPartitions
+
+    admin = create(broker.bootstrap, "grow", 2)
+    for f in admin.create_partitions([NewPartitions("grow", 5)]).values():
+        f.result(10)
+    shrink = admin.create_partitions([NewPartitions("grow", 3)])
+    for f in shrink.values():
+        try:
+            f.result(10)
+            raise AssertionError("shrinking a topic succeeded")
+        except Exception as e:
+            assert "INVALID_PARTITIONS" in str(e) or "only grow" in str(e), e
+    assert len(admin.list_topics(timeout=10).topics["grow"].partitions) == 5
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    p.produce("grow", value=b"new partition", partition=4)
+    assert p.flush(10) == 0
+    got, bounds = read_all(broker.bootstrap, "grow", 5)
+    assert [(part, v) for part, _, v in got] == [(4, "new partition")]
+    cluster = admin.describe_cluster().result(10)
+    assert cluster.cluster_id == "shoal-local"
+    assert [n.port for n in cluster.nodes] == [broker.port]

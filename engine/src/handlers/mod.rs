@@ -2,9 +2,11 @@
 //! the answer; a handler never fails the connection, it answers with Kafka error codes.
 
 mod api_versions;
+mod create_partitions;
 mod create_topics;
 mod delete_records;
 mod delete_topics;
+mod describe_cluster;
 mod diskless;
 mod fetch;
 mod init_producer_id;
@@ -107,6 +109,14 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
         RequestBody::DeleteRecords(r) => {
             let response = delete_records::handle(broker, r, version).await;
             codec::encode_response(ApiKey::DeleteRecords, version, correlation_id, &response)
+        }
+        RequestBody::CreatePartitions(r) => {
+            let response = create_partitions::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::CreatePartitions, version, correlation_id, &response)
+        }
+        RequestBody::DescribeCluster(r) => {
+            let response = describe_cluster::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::DescribeCluster, version, correlation_id, &response)
         }
         RequestBody::InitProducerId(r) => {
             let response = init_producer_id::handle(broker, r, version).await;

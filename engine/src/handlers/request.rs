@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
-    ApiKey, CreateTopicsRequest, DeleteRecordsRequest, DeleteTopicsRequest, FetchRequest,
-    InitProducerIdRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest,
+    ApiKey, CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest,
+    DeleteTopicsRequest, DescribeClusterRequest, FetchRequest, InitProducerIdRequest,
+    ListOffsetsRequest, MetadataRequest, ProduceRequest,
 };
 
 use crate::diskless::messages::*;
@@ -30,6 +31,8 @@ pub enum RequestBody {
     ListOffsets(ListOffsetsRequest),
     DeleteRecords(DeleteRecordsRequest),
     InitProducerId(InitProducerIdRequest),
+    CreatePartitions(CreatePartitionsRequest),
+    DescribeCluster(DescribeClusterRequest),
     DisklessCreatePartitions(DisklessCreatePartitionsRequest),
     DisklessDeleteTopics(DisklessDeleteTopicsRequest),
     DisklessCommitFile(DisklessCommitFileRequest),
@@ -60,6 +63,12 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
             ApiKey::ListOffsets => RequestBody::ListOffsets(codec::decode_body(f, version)?),
             ApiKey::DeleteRecords => RequestBody::DeleteRecords(codec::decode_body(f, version)?),
             ApiKey::InitProducerId => RequestBody::InitProducerId(codec::decode_body(f, version)?),
+            ApiKey::CreatePartitions => {
+                RequestBody::CreatePartitions(codec::decode_body(f, version)?)
+            }
+            ApiKey::DescribeCluster => {
+                RequestBody::DescribeCluster(codec::decode_body(f, version)?)
+            }
             other => {
                 return Err(EngineError::MalformedRequest(format!(
                     "{other:?} is not supported (see ApiVersions)"

@@ -1,0 +1,21 @@
+use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Broker;
+
+/// One broker, which is also the controller.
+pub async fn handle(
+    broker: &Broker,
+    _request: DescribeClusterRequest,
+    _version: i16,
+) -> DescribeClusterResponse {
+    let node = BrokerId(broker.config.node_id);
+    DescribeClusterResponse::default()
+        .with_cluster_id(StrBytes::from_string(broker.config.cluster_id.clone()))
+        .with_controller_id(node)
+        .with_brokers(vec![DescribeClusterBroker::default()
+            .with_broker_id(node)
+            .with_host(StrBytes::from_string(broker.advertised_host.clone()))
+            .with_port(broker.advertised_port)])
+}
