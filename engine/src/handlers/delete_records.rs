@@ -2,9 +2,9 @@ use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::{Request, Response};
 
-use super::topics::partition_values;
+use super::topics::{partition_values, Answers};
 use super::Broker;
 use crate::kafka::error_codes;
 
@@ -30,7 +30,7 @@ pub async fn handle(
         Ok(Response::DeleteRecords(results)) if results.len() == targets.len() => Some(results),
         _ => None,
     };
-    let mut results = results.map(|r| r.into_iter());
+    let mut results = Answers::new(results);
     let mut response = DeleteRecordsResponse::default();
     for topic in request.topics {
         let known = view.by_name(topic.name.0.as_str()).is_some();
@@ -38,14 +38,7 @@ pub async fn handle(
             .partitions
             .iter()
             .map(|p| {
-                let result = if known {
-                    results
-                        .as_mut()
-                        .and_then(|r| r.next())
-                        .unwrap_or(Err(ErrorKind::NotAvailable))
-                } else {
-                    Err(ErrorKind::UnknownTopicOrPartition)
-                };
+                let result = results.next(known).and_then(|r| r);
                 let answer =
                     DeleteRecordsPartitionResult::default().with_partition_index(p.partition_index);
                 match result {

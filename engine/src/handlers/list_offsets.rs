@@ -5,12 +5,10 @@ use std::time::Duration;
 
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kafka_protocol::records::RecordBatchDecoder;
-use shoal_coordinator::{
-    ErrorKind, ListOffsetsResult, Request, Response, TopicPartition, MAX_TIMESTAMP,
-};
+use shoal_coordinator::{ListOffsetsResult, Request, Response, TopicPartition, MAX_TIMESTAMP};
 use shoal_shards::PartitionFetch;
 
-use super::topics::partition_values;
+use super::topics::{partition_values, Answers};
 use super::Broker;
 use crate::kafka::error_codes;
 
@@ -43,7 +41,7 @@ pub async fn handle(
             }
         }
     }
-    let mut found = found.map(|f| f.into_iter());
+    let mut found = Answers::new(found);
     let mut response = ListOffsetsResponse::default();
     for topic in request.topics {
         let known = view.by_name(topic.name.0.as_str()).is_some();
@@ -53,15 +51,7 @@ pub async fn handle(
             .map(|p| {
                 let mut answer =
                     ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
-                let result = if known {
-                    match found.as_mut().and_then(|f| f.next()) {
-                        Some(r) => Ok(r),
-                        None => Err(ErrorKind::NotAvailable),
-                    }
-                } else {
-                    Err(ErrorKind::UnknownTopicOrPartition)
-                };
-                match result {
+                match found.next(known) {
                     Ok(r) if r.error.is_none() => {
                         answer.offset = r.offset;
                         answer.timestamp = r.timestamp;

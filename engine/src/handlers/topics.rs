@@ -77,3 +77,28 @@ pub fn partition_values<'a, T, P: 'a>(
         })
         .collect()
 }
+
+/// The coordinator's answers to a `partition_values` list, taken back in request order: each
+/// partition gets its answer, `UnknownTopicOrPartition` if `partition_values` skipped its
+/// topic, or `NotAvailable` if the coordinator gave no answers.
+pub struct Answers<R> {
+    answers: Option<std::vec::IntoIter<R>>,
+}
+
+impl<R> Answers<R> {
+    pub fn new(answers: Option<Vec<R>>) -> Self {
+        Answers {
+            answers: answers.map(Vec::into_iter),
+        }
+    }
+
+    pub fn next(&mut self, topic_known: bool) -> Result<R, ErrorKind> {
+        if !topic_known {
+            return Err(ErrorKind::UnknownTopicOrPartition);
+        }
+        self.answers
+            .as_mut()
+            .and_then(Iterator::next)
+            .ok_or(ErrorKind::NotAvailable)
+    }
+}
