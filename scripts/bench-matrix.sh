@@ -34,11 +34,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_for_port() { # port
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return
+    sleep 0.1
+  done
+}
+
 start_broker() { # name shard_cpus
   local name=$1 shard_cpus=$2
   local port metrics
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  metrics=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
+  metrics=$(free_port)
   cat >"$work/$name.toml" <<TOML
 listen = "127.0.0.1:$port"
 metrics_listen = "127.0.0.1:$metrics"
@@ -50,10 +61,7 @@ core = ${shard_cpus%%,*}
 TOML
   "$bin/shoal" --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
   broker_pid=$!
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$port"
   BOOTSTRAP=127.0.0.1:$port
   METRICS=127.0.0.1:$metrics
   CONFIG=$work/$name.toml
@@ -64,12 +72,13 @@ stop_broker() {
   broker_pid=""
 }
 
-bench() { # scenario mode args...
+bench() { # scenario mode args...; a Shoal broker's config and metrics are recorded too
   local scenario=$1
   shift
-  "$bin/shoal-bench" "$@" --bootstrap "$BOOTSTRAP" --cpus "$bench_cpus" \
-    --broker-config "$CONFIG" --metrics "$METRICS" --label "$scenario" \
-    --output "$out/$date-$scenario.json" 2>>"$work/bench.log" >/dev/null
+  local shoal_only=()
+  [[ -n "${CONFIG:-}" ]] && shoal_only+=(--broker-config "$CONFIG" --metrics "$METRICS")
+  "$bin/shoal-bench" "$@" --bootstrap "$BOOTSTRAP" --cpus "$bench_cpus" "${shoal_only[@]}" \
+    --label "$scenario" --output "$out/$date-$scenario.json" 2>>"$work/bench.log" >/dev/null
   echo "  $scenario done"
 }
 
@@ -115,27 +124,18 @@ done
 
 if command -v tansu >/dev/null; then
   echo "peer broker: tansu $(tansu --version 2>/dev/null | head -1) (memory storage engine)"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   taskset -c "$broker_cpus" tansu broker --listener-url "tcp://127.0.0.1:$port" \
     --advertised-listener-url "tcp://127.0.0.1:$port" --storage-engine memory://tansu/ \
     >"$work/tansu.log" 2>&1 &
   broker_pid=$!
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$port"
   BOOTSTRAP=127.0.0.1:$port
-  tansu_bench() {
-    local scenario=$1
-    shift
-    "$bin/shoal-bench" "$@" --bootstrap "$BOOTSTRAP" --cpus "$bench_cpus" --label "$scenario" \
-      --output "$out/$date-$scenario.json" 2>>"$work/bench.log" >/dev/null
-    echo "  $scenario done"
-  }
-  tansu_bench peer-tansu-max produce --topic max --create --partitions 8 --duration-s "$seconds" \
+  CONFIG=""
+  bench peer-tansu-max produce --topic max --create --partitions 8 --duration-s "$seconds" \
     --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1
   rate=$(python3 -c "print(int($max_rate * 50 / 100))")
-  tansu_bench peer-tansu-e2e-50pct e2e --topic e2e --create --partitions 8 --duration-s "$seconds" \
+  bench peer-tansu-e2e-50pct e2e --topic e2e --create --partitions 8 --duration-s "$seconds" \
     --message-bytes 1024 --records-per-batch 100 --connections 4 --acks -1 --rate "$rate"
   stop_broker
 fi
