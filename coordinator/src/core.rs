@@ -189,10 +189,49 @@ impl CoordinatorCore {
                     self.append(&record, &mut frames);
                     Some(Response::FilesDeleted)
                 }
+                Request::AlterTopicConfig { name, config } => Some(Response::AlterTopicConfig(
+                    self.state.alter_topic_config(name, *config).map(|record| {
+                        if let Some(record) = record {
+                            self.append(&record, &mut frames);
+                            topics_changed = true;
+                        }
+                    }),
+                )),
+                Request::CommitOffsets { group, offsets } => {
+                    let (results, record) = self.state.commit_offsets(group, offsets, now_ms);
+                    if let Some(record) = record {
+                        self.append(&record, &mut frames);
+                    }
+                    Some(Response::CommitOffsets(results))
+                }
+                Request::DeleteGroupOffsets { group, partitions } => {
+                    let record = self
+                        .state
+                        .delete_group_offsets(group, partitions.as_deref());
+                    let existed = record.is_some();
+                    if let Some(record) = record {
+                        self.append(&record, &mut frames);
+                    }
+                    Some(Response::GroupOffsetsDeleted(existed))
+                }
+                Request::ExpireOffsets {
+                    retention_ms,
+                    active,
+                    max,
+                } => {
+                    let before_ms = now_ms.saturating_sub(*retention_ms);
+                    let records = self.state.offset_expiry_records(before_ms, active, *max);
+                    for record in &records {
+                        self.append(record, &mut frames);
+                    }
+                    Some(Response::OffsetsExpired(records.len()))
+                }
                 Request::ListOffsets { .. }
                 | Request::FindBatches { .. }
                 | Request::DescribeFiles { .. }
-                | Request::ExpiredFiles { .. } => None,
+                | Request::ExpiredFiles { .. }
+                | Request::FetchOffsets { .. }
+                | Request::ListOffsetGroups => None,
             };
             responses.push(response);
         }
@@ -242,6 +281,14 @@ impl CoordinatorCore {
                     *slot = Some(Response::ExpiredFiles(
                         self.state.expired_deletable_files(*older_than_ms, *max),
                     ))
+                }
+                Request::FetchOffsets { group, partitions } => {
+                    *slot = Some(Response::FetchOffsets(
+                        self.state.fetch_offsets(group, partitions.as_deref()),
+                    ))
+                }
+                Request::ListOffsetGroups => {
+                    *slot = Some(Response::OffsetGroups(self.state.offset_groups()))
                 }
                 _ => {}
             }

@@ -29,6 +29,10 @@ pub enum ErrorKind {
     OutOfOrderSequence,
     InvalidProducerEpoch,
     MessageTooLarge,
+    InvalidGroupId,
+    OffsetMetadataTooLarge,
+    /// A topic setting Shoal does not honour, or a value out of range.
+    InvalidConfig,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
 }

@@ -100,6 +100,23 @@ impl ListOffsetsResult {
     }
 }
 
+/// One partition's offset in an OffsetCommit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetCommitEntry {
+    pub partition: TopicPartition,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+}
+
+/// A committed offset as OffsetFetch returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredOffset {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+}
+
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
@@ -156,6 +173,33 @@ pub enum Request {
         older_than_ms: i64,
         max: usize,
     },
+    /// AlterConfigs / IncrementalAlterConfigs: the topic's whole new settings.
+    AlterTopicConfig {
+        name: String,
+        config: TopicConfig,
+    },
+    CommitOffsets {
+        group: String,
+        offsets: Vec<OffsetCommitEntry>,
+    },
+    /// The listed partitions, or all the group committed when None.
+    FetchOffsets {
+        group: String,
+        partitions: Option<Vec<TopicPartition>>,
+    },
+    /// DeleteGroups (None) or OffsetDelete (the listed partitions).
+    DeleteGroupOffsets {
+        group: String,
+        partitions: Option<Vec<TopicPartition>>,
+    },
+    /// Offsets of groups that committed nothing for `retention_ms` and are not `active`
+    /// expire, at most `max` groups per call.
+    ExpireOffsets {
+        retention_ms: i64,
+        active: Vec<String>,
+        max: usize,
+    },
+    ListOffsetGroups,
 }
 
 impl Request {
@@ -171,6 +215,10 @@ impl Request {
                 | Request::InitProducerId
                 | Request::EnforceRetention { .. }
                 | Request::FilesDeleted { .. }
+                | Request::AlterTopicConfig { .. }
+                | Request::CommitOffsets { .. }
+                | Request::DeleteGroupOffsets { .. }
+                | Request::ExpireOffsets { .. }
         )
     }
 }
@@ -195,4 +243,11 @@ pub enum Response {
     FindBatches(Vec<FindBatchesResult>),
     DescribeFiles(Vec<bool>),
     ExpiredFiles(Vec<String>),
+    AlterTopicConfig(Result<(), ErrorKind>),
+    CommitOffsets(Vec<Option<ErrorKind>>),
+    FetchOffsets(Vec<(TopicPartition, Option<StoredOffset>)>),
+    /// Whether the group had offsets.
+    GroupOffsetsDeleted(bool),
+    OffsetsExpired(usize),
+    OffsetGroups(Vec<String>),
 }

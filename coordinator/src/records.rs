@@ -27,30 +27,86 @@ pub struct CommittedBatch {
     pub last_sequence: i32,
 }
 
+/// The fewest bytes one committed offset takes in a record (empty metadata).
+const COMMITTED_OFFSET_MIN_BYTES: usize = 16 + 4 + 8 + 4 + 4;
+
 /// Bytes one committed batch takes in a record.
 const COMMITTED_BATCH_BYTES: usize = 16 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 2 + 4 + 4;
 
-/// Per-topic settings the coordinator enforces.
+/// Per-topic settings Shoal honours (Kafka's names in the comments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TopicConfig {
-    /// Batches whose newest record is older than this are deleted; -1 keeps them forever.
+    /// `retention.ms`: batches whose newest record is older are deleted; -1 keeps them.
     pub retention_ms: i64,
-    /// Oldest batches are deleted while a partition holds more; -1 means no limit.
+    /// `retention.bytes`: oldest batches are deleted while a partition holds more; -1: no limit.
     pub retention_bytes: i64,
+    /// `message.timestamp.type=LogAppendTime`: the broker stamps batches as it appends them.
+    pub log_append_time: bool,
+    /// `max.message.bytes`: the largest batch a producer may send.
+    pub max_message_bytes: i32,
 }
 
 impl Default for TopicConfig {
-    /// Kafka's defaults: seven days, no size limit.
+    /// Kafka's defaults: seven days, no size limit, CreateTime, 1 MiB + 12 bytes.
     fn default() -> Self {
         TopicConfig {
             retention_ms: 7 * 24 * 3600 * 1000,
             retention_bytes: -1,
+            log_append_time: false,
+            max_message_bytes: 1_048_588,
         }
     }
 }
 
+impl TopicConfig {
+    const ENCODED_BYTES: usize = 8 + 8 + 1 + 4;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.retention_ms.to_be_bytes());
+        out.extend_from_slice(&self.retention_bytes.to_be_bytes());
+        out.push(self.log_append_time as u8);
+        out.extend_from_slice(&self.max_message_bytes.to_be_bytes());
+    }
+
+    fn decode(r: &mut Reader) -> Result<TopicConfig, CoordinatorError> {
+        Ok(TopicConfig {
+            retention_ms: r.i64()?,
+            retention_bytes: r.i64()?,
+            log_append_time: r.u8()? != 0,
+            max_message_bytes: r.i32()?,
+        })
+    }
+
+    /// The encoding snapshots share with the log.
+    pub fn to_bytes(&self) -> [u8; Self::ENCODED_BYTES] {
+        let mut out = Vec::with_capacity(Self::ENCODED_BYTES);
+        self.encode(&mut out);
+        out.try_into().expect("fixed size")
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<TopicConfig, CoordinatorError> {
+        let mut r = Reader {
+            buf: bytes,
+            pos: 0,
+            base: 0,
+        };
+        TopicConfig::decode(&mut r)
+    }
+}
+
+/// One consumer group's committed position in one partition (OffsetCommit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    pub topic_id: Uuid,
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
+    /// A topic and its settings.
     TopicCreated {
         id: Uuid,
         name: String,
@@ -94,6 +150,23 @@ pub enum Record {
         partition: i32,
         producer_ids: Vec<i64>,
     },
+    /// AlterConfigs replaced a topic's settings.
+    TopicConfigChanged {
+        topic_id: Uuid,
+        config: TopicConfig,
+    },
+    /// A consumer group committed offsets at `at_ms`.
+    OffsetsCommitted {
+        group: String,
+        at_ms: i64,
+        offsets: Vec<CommittedOffset>,
+    },
+    /// Committed offsets removed: the listed partitions, or the whole group when empty
+    /// (DeleteGroups, OffsetDelete, offset expiry).
+    GroupOffsetsDeleted {
+        group: String,
+        partitions: Vec<(Uuid, i32)>,
+    },
 }
 
 const TAG_TOPIC_CREATED: u8 = 1;
@@ -104,6 +177,11 @@ const TAG_PRODUCER_ID_ALLOCATED: u8 = 5;
 const TAG_FILES_DELETED: u8 = 6;
 const TAG_PARTITIONS_ADDED: u8 = 7;
 const TAG_PRODUCERS_EXPIRED: u8 = 8;
+/// TopicCreated with the whole `TopicConfig`; tag 1 holds only the retention settings.
+const TAG_TOPIC_CREATED_FULL_CONFIG: u8 = 9;
+const TAG_TOPIC_CONFIG_CHANGED: u8 = 10;
+const TAG_OFFSETS_COMMITTED: u8 = 11;
+const TAG_GROUP_OFFSETS_DELETED: u8 = 12;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -126,12 +204,42 @@ impl Record {
                 partitions,
                 config,
             } => {
-                out.push(TAG_TOPIC_CREATED);
+                out.push(TAG_TOPIC_CREATED_FULL_CONFIG);
                 out.extend_from_slice(id.as_bytes());
                 put_str(out, name);
                 out.extend_from_slice(&partitions.to_be_bytes());
-                out.extend_from_slice(&config.retention_ms.to_be_bytes());
-                out.extend_from_slice(&config.retention_bytes.to_be_bytes());
+                config.encode(out);
+            }
+            Record::TopicConfigChanged { topic_id, config } => {
+                out.push(TAG_TOPIC_CONFIG_CHANGED);
+                out.extend_from_slice(topic_id.as_bytes());
+                config.encode(out);
+            }
+            Record::OffsetsCommitted {
+                group,
+                at_ms,
+                offsets,
+            } => {
+                out.push(TAG_OFFSETS_COMMITTED);
+                put_str(out, group);
+                out.extend_from_slice(&at_ms.to_be_bytes());
+                out.extend_from_slice(&(offsets.len() as u32).to_be_bytes());
+                for o in offsets {
+                    out.extend_from_slice(o.topic_id.as_bytes());
+                    out.extend_from_slice(&o.partition.to_be_bytes());
+                    out.extend_from_slice(&o.offset.to_be_bytes());
+                    out.extend_from_slice(&o.leader_epoch.to_be_bytes());
+                    put_str(out, &o.metadata);
+                }
+            }
+            Record::GroupOffsetsDeleted { group, partitions } => {
+                out.push(TAG_GROUP_OFFSETS_DELETED);
+                put_str(out, group);
+                out.extend_from_slice(&(partitions.len() as u32).to_be_bytes());
+                for (topic_id, partition) in partitions {
+                    out.extend_from_slice(topic_id.as_bytes());
+                    out.extend_from_slice(&partition.to_be_bytes());
+                }
             }
             Record::TopicDeleted { id, at_ms } => {
                 out.push(TAG_TOPIC_DELETED);
@@ -225,8 +333,54 @@ impl Record {
                 config: TopicConfig {
                     retention_ms: r.i64()?,
                     retention_bytes: r.i64()?,
+                    ..TopicConfig::default()
                 },
             },
+            TAG_TOPIC_CREATED_FULL_CONFIG => Record::TopicCreated {
+                id: r.uuid()?,
+                name: r.string()?,
+                partitions: r.i32()?,
+                config: TopicConfig::decode(&mut r)?,
+            },
+            TAG_TOPIC_CONFIG_CHANGED => Record::TopicConfigChanged {
+                topic_id: r.uuid()?,
+                config: TopicConfig::decode(&mut r)?,
+            },
+            TAG_OFFSETS_COMMITTED => {
+                let group = r.string()?;
+                let at_ms = r.i64()?;
+                let count = r.u32()? as usize;
+                if count > payload.len() / COMMITTED_OFFSET_MIN_BYTES {
+                    return Err(r.malformed());
+                }
+                let mut offsets = Vec::with_capacity(count);
+                for _ in 0..count {
+                    offsets.push(CommittedOffset {
+                        topic_id: r.uuid()?,
+                        partition: r.i32()?,
+                        offset: r.i64()?,
+                        leader_epoch: r.i32()?,
+                        metadata: r.string()?,
+                    });
+                }
+                Record::OffsetsCommitted {
+                    group,
+                    at_ms,
+                    offsets,
+                }
+            }
+            TAG_GROUP_OFFSETS_DELETED => {
+                let group = r.string()?;
+                let count = r.u32()? as usize;
+                if count > payload.len() / 20 {
+                    return Err(r.malformed());
+                }
+                let mut partitions = Vec::with_capacity(count);
+                for _ in 0..count {
+                    partitions.push((r.uuid()?, r.i32()?));
+                }
+                Record::GroupOffsetsDeleted { group, partitions }
+            }
             TAG_TOPIC_DELETED => Record::TopicDeleted {
                 id: r.uuid()?,
                 at_ms: r.i64()?,
@@ -447,6 +601,29 @@ mod tests {
             },
             Record::FilesDeleted {
                 object_keys: vec!["wal/abc".into(), "wal/def".into()],
+            },
+            Record::TopicConfigChanged {
+                topic_id: id,
+                config: TopicConfig {
+                    log_append_time: true,
+                    max_message_bytes: 5000,
+                    ..TopicConfig::default()
+                },
+            },
+            Record::OffsetsCommitted {
+                group: "billing".into(),
+                at_ms: 42,
+                offsets: vec![CommittedOffset {
+                    topic_id: id,
+                    partition: 3,
+                    offset: 17,
+                    leader_epoch: -1,
+                    metadata: "m".into(),
+                }],
+            },
+            Record::GroupOffsetsDeleted {
+                group: "billing".into(),
+                partitions: vec![(id, 3)],
             },
             Record::TopicDeleted { id, at_ms: 10_000 },
         ]

@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::records::TopicConfig;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicMeta {
     pub name: String,
     pub id: Uuid,
     pub partitions: i32,
+    pub config: TopicConfig,
 }
 
 #[derive(Debug, Default)]

@@ -52,6 +52,15 @@ enum Op {
         partition: i32,
         offset: i64,
     },
+    CommitOffset {
+        group: u8,
+        topic: u8,
+        partition: i32,
+        offset: i64,
+    },
+    DeleteGroup {
+        group: u8,
+    },
 }
 
 fn seq_pick() -> impl Strategy<Value = SeqPick> {
@@ -95,6 +104,13 @@ fn op() -> impl Strategy<Value = Op> {
             partition,
             offset
         }),
+        2 => (0u8..2, 0u8..3, 0i32..3, 0i64..50).prop_map(|(group, topic, partition, offset)| Op::CommitOffset {
+            group,
+            topic,
+            partition,
+            offset
+        }),
+        1 => (0u8..2).prop_map(|group| Op::DeleteGroup { group }),
     ]
 }
 
@@ -114,6 +130,8 @@ struct ModelPartition {
 #[derive(Default)]
 struct Model {
     topics: HashMap<u8, (Uuid, Vec<ModelPartition>)>,
+    /// group → (topic, partition) → committed offset
+    groups: HashMap<u8, HashMap<(u8, i32), i64>>,
 }
 
 enum Expect {
@@ -214,7 +232,40 @@ proptest! {
                         state.apply(&record);
                         log.push(record);
                         model.topics.remove(&topic);
+                        for offsets in model.groups.values_mut() {
+                            offsets.retain(|(t, _), _| *t != topic);
+                        }
+                        model.groups.retain(|_, offsets| !offsets.is_empty());
                     }
+                }
+                Op::CommitOffset { group, topic, partition, offset } => {
+                    let tp = TopicPartition {
+                        topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
+                        partition,
+                    };
+                    let entry = OffsetCommitEntry { partition: tp, offset, leader_epoch: -1, metadata: format!("m{step}") };
+                    let (results, record) = state.commit_offsets(&format!("g{group}"), &[entry], now);
+                    let known = model.topics.get(&topic).is_some_and(|t| (partition as usize) < t.1.len());
+                    prop_assert_eq!(results[0].is_none(), known);
+                    prop_assert_eq!(record.is_some(), known);
+                    if let Some(record) = record {
+                        state.apply(&record);
+                        log.push(record);
+                        model.groups.entry(group).or_default().insert((topic, partition), offset);
+                    }
+                    let fetched = state.fetch_offsets(&format!("g{group}"), Some(&[tp]));
+                    let expected = model.groups.get(&group).and_then(|o| o.get(&(topic, partition)));
+                    prop_assert_eq!(fetched[0].1.as_ref().map(|s| s.offset), expected.copied());
+                }
+                Op::DeleteGroup { group } => {
+                    let record = state.delete_group_offsets(&format!("g{group}"), None);
+                    prop_assert_eq!(record.is_some(), model.groups.remove(&group).is_some());
+                    if let Some(record) = record {
+                        state.apply(&record);
+                        log.push(record);
+                    }
+                    let name = format!("g{group}");
+                    prop_assert!(state.fetch_offsets(&name, None).is_empty());
                 }
                 Op::Commit { batches } => {
                     let mut commit = Vec::new();
@@ -408,6 +459,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
     let config = TopicConfig {
         retention_ms: 1000,
         retention_bytes: 250,
+        ..TopicConfig::default()
     };
     state.apply(&state.create_topic("t", 1, id, config).unwrap());
     let tp = TopicPartition {

@@ -4,6 +4,7 @@
 //! `reads.rs`, retention and garbage-collection queries in `cleaning.rs`.
 
 mod cleaning;
+mod groups;
 pub mod producers;
 mod reads;
 mod snapshot;
@@ -16,8 +17,10 @@ use uuid::Uuid;
 
 use crate::messages::TopicPartition;
 use crate::records::{Record, TopicConfig};
+use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
 
+pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use writes::is_valid_topic_name;
 
 /// A bound on partitions per topic, so one request cannot allocate without limit.
@@ -70,6 +73,8 @@ pub struct CoordinatorState {
     /// collection deletes them from the store after a grace period.
     deletable_files: BTreeMap<Arc<str>, i64>,
     next_producer_id: i64,
+    /// Committed offsets by consumer group.
+    groups: HashMap<String, GroupOffsets>,
 }
 
 impl CoordinatorState {
@@ -92,6 +97,7 @@ impl CoordinatorState {
                 );
             }
             Record::TopicDeleted { id, at_ms } => {
+                self.forget_topic_offsets(*id);
                 if let Some(topic) = self.topics.remove(id) {
                     self.topic_ids.remove(&topic.name);
                     for batch in topic.partitions.iter().flat_map(|p| p.batches.iter()) {
@@ -157,6 +163,19 @@ impl CoordinatorState {
                 for key in object_keys {
                     self.deletable_files.remove(key.as_str());
                 }
+            }
+            Record::TopicConfigChanged { topic_id, config } => {
+                if let Some(topic) = self.topics.get_mut(topic_id) {
+                    topic.config = *config;
+                }
+            }
+            Record::OffsetsCommitted {
+                group,
+                at_ms,
+                offsets,
+            } => self.apply_offsets_committed(group, *at_ms, offsets),
+            Record::GroupOffsetsDeleted { group, partitions } => {
+                self.apply_group_offsets_deleted(group, partitions)
             }
         }
     }

@@ -107,6 +107,7 @@ impl CoordinatorState {
             name: t.name.clone(),
             id: *id,
             partitions: t.partitions.len() as i32,
+            config: t.config,
         }))
     }
 
@@ -117,6 +118,7 @@ impl CoordinatorState {
             name: name.to_string(),
             id: *id,
             partitions: topic.partitions.len() as i32,
+            config: topic.config,
         })
     }
 

@@ -8,13 +8,18 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use super::groups::GroupOffsets;
 use super::producers::{ProducerBatch, ProducerState};
 use super::{BatchEntry, CoordinatorState, FileState, PartitionState, TopicState};
+use crate::messages::StoredOffset;
 use crate::records::TopicConfig;
 use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
-const VERSION: u32 = 1;
+/// Version 2 added the full topic config and committed group offsets; version 1 images
+/// (retention settings only, no groups) still load.
+const VERSION: u32 = 2;
+const VERSION_RETENTION_ONLY: u32 = 1;
 
 const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 
@@ -33,8 +38,7 @@ impl CoordinatorState {
             let topic = &self.topics[id];
             w.extend_from_slice(id.as_bytes());
             put_str(&mut w, &topic.name);
-            put_i64(&mut w, topic.config.retention_ms);
-            put_i64(&mut w, topic.config.retention_bytes);
+            w.extend_from_slice(&topic.config.to_bytes());
             put_u32(&mut w, topic.partitions.len() as u32);
             for p in &topic.partitions {
                 put_i64(&mut w, p.log_start_offset);
@@ -81,6 +85,22 @@ impl CoordinatorState {
             put_str(&mut w, key);
             put_i64(&mut w, *since);
         }
+        let mut groups: Vec<&String> = self.groups.keys().collect();
+        groups.sort();
+        put_u32(&mut w, groups.len() as u32);
+        for group in groups {
+            let entry = &self.groups[group];
+            put_str(&mut w, group);
+            put_i64(&mut w, entry.last_commit_ms);
+            put_u32(&mut w, entry.offsets.len() as u32);
+            for ((topic_id, partition), stored) in &entry.offsets {
+                w.extend_from_slice(topic_id.as_bytes());
+                put_u32(&mut w, *partition as u32);
+                put_i64(&mut w, stored.offset);
+                put_u32(&mut w, stored.leader_epoch as u32);
+                put_str(&mut w, &stored.metadata);
+            }
+        }
         let crc = crc32c::crc32c(&w);
         put_u32(&mut w, crc);
         w
@@ -97,8 +117,14 @@ impl CoordinatorState {
             ));
         }
         let mut r = Reader { buf: body, pos: 0 };
-        if r.take(8)? != MAGIC || r.u32()? != VERSION {
+        if r.take(8)? != MAGIC {
             return Err(CoordinatorError::MalformedSnapshot("unknown format".into()));
+        }
+        let version = r.u32()?;
+        if version != VERSION && version != VERSION_RETENTION_ONLY {
+            return Err(CoordinatorError::MalformedSnapshot(format!(
+                "unknown version {version}"
+            )));
         }
         let mut state = CoordinatorState {
             next_file_id: r.u64()?,
@@ -108,9 +134,14 @@ impl CoordinatorState {
         for _ in 0..r.count(16)? {
             let id = Uuid::from_bytes(r.take(16)?.try_into().expect("16 bytes"));
             let name = r.string()?;
-            let config = TopicConfig {
-                retention_ms: r.i64()?,
-                retention_bytes: r.i64()?,
+            let config = if version == VERSION_RETENTION_ONLY {
+                TopicConfig {
+                    retention_ms: r.i64()?,
+                    retention_bytes: r.i64()?,
+                    ..TopicConfig::default()
+                }
+            } else {
+                TopicConfig::from_bytes(r.take(TopicConfig::default().to_bytes().len())?)?
             };
             let partition_count = r.count(28)?;
             let mut partitions = Vec::with_capacity(partition_count);
@@ -187,6 +218,28 @@ impl CoordinatorState {
             let key: Arc<str> = Arc::from(r.string()?.as_str());
             let since = r.i64()?;
             state.deletable_files.insert(key, since);
+        }
+        if version == VERSION {
+            for _ in 0..r.count(16)? {
+                let group = r.string()?;
+                let mut entry = GroupOffsets {
+                    last_commit_ms: r.i64()?,
+                    ..GroupOffsets::default()
+                };
+                let count = r.count(36)?;
+                entry.offsets.reserve(count);
+                for _ in 0..count {
+                    let topic_id = Uuid::from_bytes(r.take(16)?.try_into().expect("16 bytes"));
+                    let partition = r.u32()? as i32;
+                    let stored = StoredOffset {
+                        offset: r.i64()?,
+                        leader_epoch: r.u32()? as i32,
+                        metadata: r.string()?,
+                    };
+                    entry.offsets.insert((topic_id, partition), stored);
+                }
+                state.groups.insert(group, entry);
+            }
         }
         if r.pos != body.len() {
             return Err(CoordinatorError::MalformedSnapshot("trailing bytes".into()));

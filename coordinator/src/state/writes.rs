@@ -65,6 +65,23 @@ impl CoordinatorState {
         }
     }
 
+    /// AlterConfigs: replaces the topic's settings (None when nothing changes).
+    pub fn alter_topic_config(
+        &self,
+        name: &str,
+        config: TopicConfig,
+    ) -> Result<Option<Record>, ErrorKind> {
+        let id = self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let topic = &self.topics[id];
+        Ok((topic.config != config).then_some(Record::TopicConfigChanged {
+            topic_id: *id,
+            config,
+        }))
+    }
+
     pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<Record, ErrorKind> {
         let id = self
             .topic_ids

@@ -1,0 +1,194 @@
+//! Committed offsets of consumer groups (OffsetCommit/OffsetFetch), kept with the rest of the
+//! durable metadata so they survive restarts. Group membership is not here: it is volatile
+//! and lives on the shard that owns the group.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::CoordinatorState;
+use crate::messages::{OffsetCommitEntry, StoredOffset, TopicPartition};
+use crate::records::{CommittedOffset, Record};
+use crate::ErrorKind;
+
+/// Kafka's `offset.metadata.max.bytes`.
+pub const OFFSET_METADATA_MAX_BYTES: usize = 4096;
+/// Group ids longer than this are refused, so one request cannot grow the state much.
+pub const GROUP_ID_MAX_BYTES: usize = 1024;
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct GroupOffsets {
+    pub(super) offsets: HashMap<(Uuid, i32), StoredOffset>,
+    /// When the group last committed; offsets expire `offsets_retention_ms` after it.
+    pub(super) last_commit_ms: i64,
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_offsets_committed(
+        &mut self,
+        group: &str,
+        at_ms: i64,
+        offsets: &[CommittedOffset],
+    ) {
+        let entry = self.groups.entry(group.to_string()).or_default();
+        entry.last_commit_ms = entry.last_commit_ms.max(at_ms);
+        for o in offsets {
+            entry.offsets.insert(
+                (o.topic_id, o.partition),
+                StoredOffset {
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    metadata: o.metadata.clone(),
+                },
+            );
+        }
+    }
+
+    pub(super) fn apply_group_offsets_deleted(&mut self, group: &str, partitions: &[(Uuid, i32)]) {
+        if partitions.is_empty() {
+            self.groups.remove(group);
+            return;
+        }
+        if let Some(entry) = self.groups.get_mut(group) {
+            for key in partitions {
+                entry.offsets.remove(key);
+            }
+            if entry.offsets.is_empty() {
+                self.groups.remove(group);
+            }
+        }
+    }
+
+    /// Offsets of a deleted topic go with it.
+    pub(super) fn forget_topic_offsets(&mut self, topic_id: Uuid) {
+        self.groups.retain(|_, entry| {
+            entry.offsets.retain(|(id, _), _| *id != topic_id);
+            !entry.offsets.is_empty()
+        });
+    }
+
+    /// OffsetCommit: each entry is checked (partition known, metadata size); the accepted
+    /// ones form one record.
+    pub fn commit_offsets(
+        &self,
+        group: &str,
+        entries: &[OffsetCommitEntry],
+        now_ms: i64,
+    ) -> (Vec<Option<ErrorKind>>, Option<Record>) {
+        if group.is_empty() || group.len() > GROUP_ID_MAX_BYTES {
+            return (vec![Some(ErrorKind::InvalidGroupId); entries.len()], None);
+        }
+        let mut results = Vec::with_capacity(entries.len());
+        let mut accepted = Vec::new();
+        for e in entries {
+            let error = if self.partition(e.partition).is_none() {
+                Some(ErrorKind::UnknownTopicOrPartition)
+            } else if e.metadata.len() > OFFSET_METADATA_MAX_BYTES {
+                Some(ErrorKind::OffsetMetadataTooLarge)
+            } else {
+                accepted.push(CommittedOffset {
+                    topic_id: e.partition.topic_id,
+                    partition: e.partition.partition,
+                    offset: e.offset,
+                    leader_epoch: e.leader_epoch,
+                    metadata: e.metadata.clone(),
+                });
+                None
+            };
+            results.push(error);
+        }
+        let record = (!accepted.is_empty()).then(|| Record::OffsetsCommitted {
+            group: group.to_string(),
+            at_ms: now_ms,
+            offsets: accepted,
+        });
+        (results, record)
+    }
+
+    /// OffsetFetch: the listed partitions (None where nothing is committed), or every
+    /// partition the group committed when `partitions` is None.
+    pub fn fetch_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[TopicPartition]>,
+    ) -> Vec<(TopicPartition, Option<StoredOffset>)> {
+        let entry = self.groups.get(group);
+        match partitions {
+            Some(partitions) => partitions
+                .iter()
+                .map(|tp| {
+                    let stored = entry
+                        .and_then(|e| e.offsets.get(&(tp.topic_id, tp.partition)))
+                        .cloned();
+                    (*tp, stored)
+                })
+                .collect(),
+            None => {
+                let mut all: Vec<_> = entry
+                    .map(|e| {
+                        e.offsets
+                            .iter()
+                            .map(|((topic_id, partition), stored)| {
+                                let tp = TopicPartition {
+                                    topic_id: *topic_id,
+                                    partition: *partition,
+                                };
+                                (tp, Some(stored.clone()))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                all.sort_by_key(|(tp, _)| *tp);
+                all
+            }
+        }
+    }
+
+    /// DeleteGroups (`partitions` None) or OffsetDelete. None when the group has no offsets.
+    pub fn delete_group_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[TopicPartition]>,
+    ) -> Option<Record> {
+        self.groups.get(group)?;
+        let partitions = partitions
+            .map(|ps| ps.iter().map(|tp| (tp.topic_id, tp.partition)).collect())
+            .unwrap_or_default();
+        Some(Record::GroupOffsetsDeleted {
+            group: group.to_string(),
+            partitions,
+        })
+    }
+
+    /// Groups with committed offsets, sorted.
+    pub fn offset_groups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = self.groups.keys().cloned().collect();
+        groups.sort();
+        groups
+    }
+
+    /// Groups that committed nothing since `before_ms`, minus `active` ones, at most `max`:
+    /// their offsets expire (Kafka's `offsets.retention.minutes`).
+    pub fn offset_expiry_records(
+        &self,
+        before_ms: i64,
+        active: &[String],
+        max: usize,
+    ) -> Vec<Record> {
+        let mut expired: Vec<&String> = self
+            .groups
+            .iter()
+            .filter(|(group, entry)| entry.last_commit_ms < before_ms && !active.contains(group))
+            .map(|(group, _)| group)
+            .collect();
+        expired.sort();
+        expired
+            .into_iter()
+            .take(max)
+            .map(|group| Record::GroupOffsetsDeleted {
+                group: group.clone(),
+                partitions: Vec::new(),
+            })
+            .collect()
+    }
+}
