@@ -33,6 +33,18 @@ pub enum ErrorKind {
     OffsetMetadataTooLarge,
     /// A topic setting Shoal does not honour, or a value out of range.
     InvalidConfig,
+    // Consumer-group outcomes, decided by the shard that owns the group.
+    UnknownMemberId,
+    IllegalGeneration,
+    RebalanceInProgress,
+    InconsistentGroupProtocol,
+    MemberIdRequired,
+    InvalidSessionTimeout,
+    FencedInstanceId,
+    NonEmptyGroup,
+    GroupIdNotFound,
+    GroupMaxSizeReached,
+    GroupSubscribedToTopic,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use shoal_shards::{MaintenanceConfig, RuntimeConfig};
+use shoal_shards::{GroupConfig, MaintenanceConfig, RuntimeConfig};
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
 use crate::EngineError;
@@ -35,6 +35,31 @@ pub struct BrokerConfig {
     pub produce: ProduceConfig,
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
+    pub groups: GroupsConfig,
+}
+
+/// Consumer groups; Kafka's `group.*` and `offsets.retention.minutes` settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GroupsConfig {
+    pub min_session_timeout_ms: i32,
+    pub max_session_timeout_ms: i32,
+    pub initial_rebalance_delay_ms: u64,
+    pub max_size: usize,
+    pub offsets_retention_ms: i64,
+}
+
+impl Default for GroupsConfig {
+    fn default() -> Self {
+        let d = GroupConfig::default();
+        GroupsConfig {
+            min_session_timeout_ms: d.min_session_timeout_ms,
+            max_session_timeout_ms: d.max_session_timeout_ms,
+            initial_rebalance_delay_ms: d.initial_rebalance_delay_ms,
+            max_size: d.max_size,
+            offsets_retention_ms: d.offsets_retention_ms,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -210,6 +235,7 @@ impl Default for BrokerConfig {
             produce: ProduceConfig::default(),
             fetch: FetchConfig::default(),
             object_store: ObjectStoreConfig::default(),
+            groups: GroupsConfig::default(),
         }
     }
 }
@@ -361,6 +387,13 @@ impl BrokerConfig {
                 orphan_grace: ms(self.coordinator.orphan_grace_ms),
             },
             snapshot_log_bytes: self.coordinator.snapshot_log_bytes,
+            groups: GroupConfig {
+                min_session_timeout_ms: self.groups.min_session_timeout_ms,
+                max_session_timeout_ms: self.groups.max_session_timeout_ms,
+                initial_rebalance_delay_ms: self.groups.initial_rebalance_delay_ms,
+                max_size: self.groups.max_size,
+                offsets_retention_ms: self.groups.offsets_retention_ms,
+            },
         }
     }
 }

@@ -30,6 +30,7 @@ pub struct RuntimeConfig {
     pub maintenance: crate::MaintenanceConfig,
     /// The coordinator snapshots its state once its current log holds this many bytes.
     pub snapshot_log_bytes: u64,
+    pub groups: crate::GroupConfig,
 }
 
 impl RuntimeConfig {

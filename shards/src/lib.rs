@@ -6,6 +6,7 @@ pub mod config;
 pub mod coordinator_shard;
 pub mod error;
 pub mod fetch;
+pub mod groups;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;
@@ -18,6 +19,7 @@ pub mod signal;
 
 pub use config::RuntimeConfig;
 pub use error::ShardError;
+pub use groups::GroupConfig;
 pub use maintenance::MaintenanceConfig;
 pub use messages::*;
 pub use metrics::BrokerMetrics;

@@ -5,6 +5,8 @@ use std::time::Instant;
 use bytes::Bytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 
+use crate::groups::messages::{GroupRequest, GroupResponse};
+
 #[derive(Debug, Clone)]
 pub struct PartitionProduce {
     pub partition: TopicPartition,
@@ -57,6 +59,8 @@ pub enum PeerRequest {
         partitions: Vec<(TopicPartition, i64)>,
         deadline: Instant,
     },
+    /// For a consumer group this shard owns.
+    Group(GroupRequest),
 }
 
 #[derive(Debug)]
@@ -64,4 +68,5 @@ pub enum PeerResponse {
     Produce(Vec<PartitionProduceResult>),
     Fetch(Vec<PartitionFetchResult>),
     DataReady,
+    Group(GroupResponse),
 }

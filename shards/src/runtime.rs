@@ -130,6 +130,14 @@ pub fn run(
                 // Serve clients only once the coordinator has recovered its state.
                 shard.wait_for_coordinator().await?;
                 let serving = glommio::spawn_local(serve(shard.clone()));
+                if index == 0 {
+                    let interval = shard.config.maintenance.retention_check_interval;
+                    glommio::spawn_local(crate::groups::expire_offsets_loop(
+                        shard.clone(),
+                        interval,
+                    ))
+                    .detach();
+                }
                 while !shutdown.load(Ordering::Relaxed) {
                     glommio::timer::sleep(SHUTDOWN_POLL).await;
                 }

@@ -15,6 +15,8 @@ use shoal_coordinator::{
 use shoal_wal::ObjectStore;
 
 use crate::fetch::{read_partition, LocalData};
+use crate::groups::messages::{GroupRequest, GroupResponse};
+use crate::groups::{owner_of_group, Groups};
 use crate::produce::ProducePipeline;
 use crate::routing::owner_shard;
 use crate::rpc::RpcClient;
@@ -36,6 +38,8 @@ pub struct Shard {
     pipeline: Rc<ProducePipeline>,
     local_data: Rc<LocalData>,
     store: Rc<ObjectStore>,
+    /// Consumer groups this shard owns.
+    groups: Rc<Groups>,
     pub metrics: Arc<BrokerMetrics>,
 }
 
@@ -58,8 +62,10 @@ impl Shard {
             metrics.clone(),
             index,
         );
+        let groups = Groups::new(config.groups);
         Shard {
             index,
+            groups,
             config,
             topics,
             coordinator,
@@ -314,6 +320,29 @@ impl Shard {
                 self.local_data.wait_for_data(&partitions, deadline).await;
                 PeerResponse::DataReady
             }
+            PeerRequest::Group(request) => PeerResponse::Group(self.groups.handle(request).await),
+        }
+    }
+
+    /// Sends a group request to the shard that owns the group.
+    pub async fn group_call(&self, group_id: &str, request: GroupRequest) -> GroupResponse {
+        let owner = owner_of_group(group_id, self.shard_count());
+        self.group_call_on(owner, request).await
+    }
+
+    /// Asks every shard (ListGroups, finding active groups).
+    pub async fn group_call_all(&self, request: impl Fn() -> GroupRequest) -> Vec<GroupResponse> {
+        let calls = (0..self.shard_count()).map(|owner| self.group_call_on(owner, request()));
+        futures::future::join_all(calls).await
+    }
+
+    async fn group_call_on(&self, owner: usize, request: GroupRequest) -> GroupResponse {
+        match &self.peers[owner] {
+            None => self.groups.handle(request).await,
+            Some(peer) => match peer.call(PeerRequest::Group(request)).await {
+                Ok(PeerResponse::Group(response)) => response,
+                _ => GroupResponse::Outcome(Some(ErrorKind::NotAvailable)),
+            },
         }
     }
 

@@ -76,10 +76,12 @@ impl CoordinatorState {
             .get(name)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
         let topic = &self.topics[id];
-        Ok((topic.config != config).then_some(Record::TopicConfigChanged {
-            topic_id: *id,
-            config,
-        }))
+        Ok(
+            (topic.config != config).then_some(Record::TopicConfigChanged {
+                topic_id: *id,
+                config,
+            }),
+        )
     }
 
     pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<Record, ErrorKind> {

@@ -9,6 +9,7 @@ mod delete_topics;
 mod describe_cluster;
 mod diskless;
 mod fetch;
+mod groups;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;
@@ -28,7 +29,7 @@ use crate::diskless::wire::WireEncode;
 use crate::kafka::codec;
 use crate::kafka::versions;
 
-pub use request::{parse_request, ParsedRequest, RequestBody};
+pub use request::{parse_request, ClientInfo, ParsedRequest, RequestBody};
 
 /// What every handler on a shard works with.
 pub struct Broker {
@@ -62,6 +63,7 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
         api,
         version,
         correlation_id,
+        client,
         body,
     } = request;
     let wire =
@@ -121,6 +123,50 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
         RequestBody::InitProducerId(r) => {
             let response = init_producer_id::handle(broker, r, version).await;
             codec::encode_response(ApiKey::InitProducerId, version, correlation_id, &response)
+        }
+        RequestBody::FindCoordinator(r) => {
+            let response = groups::find_coordinator::handle(broker, r, version);
+            codec::encode_response(ApiKey::FindCoordinator, version, correlation_id, &response)
+        }
+        RequestBody::JoinGroup(r) => {
+            let response = groups::join_group::handle(broker, r, version, &client).await;
+            codec::encode_response(ApiKey::JoinGroup, version, correlation_id, &response)
+        }
+        RequestBody::SyncGroup(r) => {
+            let response = groups::sync_group::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::SyncGroup, version, correlation_id, &response)
+        }
+        RequestBody::Heartbeat(r) => {
+            let response = groups::heartbeat::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::Heartbeat, version, correlation_id, &response)
+        }
+        RequestBody::LeaveGroup(r) => {
+            let response = groups::leave_group::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::LeaveGroup, version, correlation_id, &response)
+        }
+        RequestBody::OffsetCommit(r) => {
+            let response = groups::offset_commit::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::OffsetCommit, version, correlation_id, &response)
+        }
+        RequestBody::OffsetFetch(r) => {
+            let response = groups::offset_fetch::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::OffsetFetch, version, correlation_id, &response)
+        }
+        RequestBody::ListGroups(r) => {
+            let response = groups::list_groups::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::ListGroups, version, correlation_id, &response)
+        }
+        RequestBody::DescribeGroups(r) => {
+            let response = groups::describe_groups::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::DescribeGroups, version, correlation_id, &response)
+        }
+        RequestBody::DeleteGroups(r) => {
+            let response = groups::delete_groups::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::DeleteGroups, version, correlation_id, &response)
+        }
+        RequestBody::OffsetDelete(r) => {
+            let response = groups::offset_delete::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::OffsetDelete, version, correlation_id, &response)
         }
         RequestBody::DisklessCreatePartitions(r) => {
             wire(&diskless::create_partitions(broker, r).await)

@@ -8,6 +8,12 @@ use kafka_protocol::messages::{
     ListOffsetsRequest, MetadataRequest, ProduceRequest,
 };
 
+use kafka_protocol::messages::{
+    DeleteGroupsRequest, DescribeGroupsRequest, FindCoordinatorRequest, HeartbeatRequest,
+    JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest, OffsetCommitRequest,
+    OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest,
+};
+
 use crate::diskless::messages::*;
 use crate::kafka::codec::{self, Api};
 use crate::kafka::versions;
@@ -18,7 +24,16 @@ pub struct ParsedRequest {
     pub api: Api,
     pub version: i16,
     pub correlation_id: i32,
+    pub client: ClientInfo,
     pub body: RequestBody,
+}
+
+/// Who sent a request, as DescribeGroups reports members.
+#[derive(Debug, Clone, Default)]
+pub struct ClientInfo {
+    pub id: String,
+    /// Kafka's form: "/127.0.0.1".
+    pub host: String,
 }
 
 pub enum RequestBody {
@@ -33,6 +48,17 @@ pub enum RequestBody {
     InitProducerId(InitProducerIdRequest),
     CreatePartitions(CreatePartitionsRequest),
     DescribeCluster(DescribeClusterRequest),
+    FindCoordinator(FindCoordinatorRequest),
+    JoinGroup(JoinGroupRequest),
+    SyncGroup(SyncGroupRequest),
+    Heartbeat(HeartbeatRequest),
+    LeaveGroup(LeaveGroupRequest),
+    OffsetCommit(OffsetCommitRequest),
+    OffsetFetch(OffsetFetchRequest),
+    ListGroups(ListGroupsRequest),
+    DescribeGroups(DescribeGroupsRequest),
+    DeleteGroups(DeleteGroupsRequest),
+    OffsetDelete(OffsetDeleteRequest),
     DisklessCreatePartitions(DisklessCreatePartitionsRequest),
     DisklessDeleteTopics(DisklessDeleteTopicsRequest),
     DisklessCommitFile(DisklessCommitFileRequest),
@@ -69,6 +95,19 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
             ApiKey::DescribeCluster => {
                 RequestBody::DescribeCluster(codec::decode_body(f, version)?)
             }
+            ApiKey::FindCoordinator => {
+                RequestBody::FindCoordinator(codec::decode_body(f, version)?)
+            }
+            ApiKey::JoinGroup => RequestBody::JoinGroup(codec::decode_body(f, version)?),
+            ApiKey::SyncGroup => RequestBody::SyncGroup(codec::decode_body(f, version)?),
+            ApiKey::Heartbeat => RequestBody::Heartbeat(codec::decode_body(f, version)?),
+            ApiKey::LeaveGroup => RequestBody::LeaveGroup(codec::decode_body(f, version)?),
+            ApiKey::OffsetCommit => RequestBody::OffsetCommit(codec::decode_body(f, version)?),
+            ApiKey::OffsetFetch => RequestBody::OffsetFetch(codec::decode_body(f, version)?),
+            ApiKey::ListGroups => RequestBody::ListGroups(codec::decode_body(f, version)?),
+            ApiKey::DescribeGroups => RequestBody::DescribeGroups(codec::decode_body(f, version)?),
+            ApiKey::DeleteGroups => RequestBody::DeleteGroups(codec::decode_body(f, version)?),
+            ApiKey::OffsetDelete => RequestBody::OffsetDelete(codec::decode_body(f, version)?),
             other => {
                 return Err(EngineError::MalformedRequest(format!(
                     "{other:?} is not supported (see ApiVersions)"
@@ -108,6 +147,13 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
         api,
         version,
         correlation_id: header.correlation_id,
+        client: ClientInfo {
+            id: header
+                .client_id
+                .map(|c| c.as_str().to_string())
+                .unwrap_or_default(),
+            host: String::new(),
+        },
         body,
     })
 }

@@ -8,6 +8,14 @@ pub const CORRUPT_MESSAGE: i16 = 2;
 pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 pub const LEADER_NOT_AVAILABLE: i16 = 5;
 pub const MESSAGE_TOO_LARGE: i16 = 10;
+pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
+pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+pub const ILLEGAL_GENERATION: i16 = 22;
+pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+pub const INVALID_GROUP_ID: i16 = 24;
+pub const UNKNOWN_MEMBER_ID: i16 = 25;
+pub const INVALID_SESSION_TIMEOUT: i16 = 26;
+pub const REBALANCE_IN_PROGRESS: i16 = 27;
 pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
 pub const INVALID_REQUIRED_ACKS: i16 = 21;
 pub const UNSUPPORTED_VERSION: i16 = 35;
@@ -21,6 +29,12 @@ pub const INVALID_PRODUCER_EPOCH: i16 = 47;
 /// Transactions are not supported yet: a transactional InitProducerId gets INVALID_REQUEST.
 pub const TRANSACTIONAL_ID_NOT_SUPPORTED: i16 = INVALID_REQUEST;
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
+pub const NON_EMPTY_GROUP: i16 = 68;
+pub const GROUP_ID_NOT_FOUND: i16 = 69;
+pub const MEMBER_ID_REQUIRED: i16 = 79;
+pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
+pub const FENCED_INSTANCE_ID: i16 = 82;
+pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 
 pub fn code_of(error: Option<ErrorKind>) -> i16 {
@@ -37,6 +51,20 @@ pub fn code_of(error: Option<ErrorKind>) -> i16 {
         Some(ErrorKind::OutOfOrderSequence) => OUT_OF_ORDER_SEQUENCE_NUMBER,
         Some(ErrorKind::InvalidProducerEpoch) => INVALID_PRODUCER_EPOCH,
         Some(ErrorKind::MessageTooLarge) => MESSAGE_TOO_LARGE,
+        Some(ErrorKind::InvalidGroupId) => INVALID_GROUP_ID,
+        Some(ErrorKind::OffsetMetadataTooLarge) => OFFSET_METADATA_TOO_LARGE,
+        Some(ErrorKind::InvalidConfig) => INVALID_CONFIG,
+        Some(ErrorKind::UnknownMemberId) => UNKNOWN_MEMBER_ID,
+        Some(ErrorKind::IllegalGeneration) => ILLEGAL_GENERATION,
+        Some(ErrorKind::RebalanceInProgress) => REBALANCE_IN_PROGRESS,
+        Some(ErrorKind::InconsistentGroupProtocol) => INCONSISTENT_GROUP_PROTOCOL,
+        Some(ErrorKind::MemberIdRequired) => MEMBER_ID_REQUIRED,
+        Some(ErrorKind::InvalidSessionTimeout) => INVALID_SESSION_TIMEOUT,
+        Some(ErrorKind::FencedInstanceId) => FENCED_INSTANCE_ID,
+        Some(ErrorKind::NonEmptyGroup) => NON_EMPTY_GROUP,
+        Some(ErrorKind::GroupIdNotFound) => GROUP_ID_NOT_FOUND,
+        Some(ErrorKind::GroupMaxSizeReached) => GROUP_MAX_SIZE_REACHED,
+        Some(ErrorKind::GroupSubscribedToTopic) => GROUP_SUBSCRIBED_TO_TOPIC,
         // Retriable for clients: they refresh metadata and try again.
         Some(ErrorKind::NotAvailable) => LEADER_NOT_AVAILABLE,
     }
@@ -57,7 +85,23 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::CorruptMessage => "Record batch failed validation (magic 2, size, CRC-32C).",
         ErrorKind::OutOfOrderSequence => "Out of order sequence number for this producer.",
         ErrorKind::InvalidProducerEpoch => "Producer epoch is older than the current one.",
-        ErrorKind::MessageTooLarge => "Record batch is larger than produce.buffer_max_bytes.",
+        ErrorKind::MessageTooLarge => {
+            "Record batch is larger than max.message.bytes or produce.buffer_max_bytes."
+        }
+        ErrorKind::InvalidGroupId => "Group ids are 1-1024 bytes.",
+        ErrorKind::OffsetMetadataTooLarge => "Offset metadata is larger than 4096 bytes.",
+        ErrorKind::InvalidConfig => "Invalid or unsupported configuration.",
+        ErrorKind::UnknownMemberId => "Unknown member id; rejoin the group.",
+        ErrorKind::IllegalGeneration => "Stale generation; rejoin the group.",
+        ErrorKind::RebalanceInProgress => "The group is rebalancing; rejoin it.",
+        ErrorKind::InconsistentGroupProtocol => "No protocol in common with the group's members.",
+        ErrorKind::MemberIdRequired => "Rejoin with the member id given.",
+        ErrorKind::InvalidSessionTimeout => "Session timeout outside the broker's limits.",
+        ErrorKind::FencedInstanceId => "Another member uses this group.instance.id.",
+        ErrorKind::NonEmptyGroup => "The group has members.",
+        ErrorKind::GroupIdNotFound => "No such group.",
+        ErrorKind::GroupMaxSizeReached => "The group has reached its maximum size.",
+        ErrorKind::GroupSubscribedToTopic => "The group is subscribed to this topic.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",
     }
 }

@@ -17,6 +17,10 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    let client_host = stream
+        .peer_addr()
+        .map(|a| format!("/{}", a.ip()))
+        .unwrap_or_default();
     let (mut reader, mut writer) = futures_lite::io::split(stream);
     // Bounded: a client that pipelines more than this waits for answers before we read on.
     let (answers_tx, answers_rx) = local_channel::new_bounded::<JoinHandle<Option<Bytes>>>(
@@ -60,13 +64,14 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
             tracing::info!(%peer, error = %e, "connection closed mid-request");
             break;
         }
-        let request = match handlers::parse_request(frame.freeze()) {
+        let mut request = match handlers::parse_request(frame.freeze()) {
             Ok(request) => request,
             Err(e) => {
                 tracing::warn!(%peer, error = %e, "malformed request; closing");
                 break;
             }
         };
+        request.client.host = client_host.clone();
         let broker = broker.clone();
         let api_key = request.api.key();
         let answer = glommio::spawn_local(async move {

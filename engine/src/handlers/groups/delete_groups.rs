@@ -1,0 +1,53 @@
+use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
+use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
+use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+
+use super::owned;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: DeleteGroupsRequest,
+    _version: i16,
+) -> DeleteGroupsResponse {
+    let mut results = Vec::with_capacity(request.groups_names.len());
+    for group_id in request.groups_names {
+        let name = owned(&group_id.0);
+        let error = delete_group(broker, &name).await;
+        results.push(
+            DeletableGroupResult::default()
+                .with_group_id(group_id)
+                .with_error_code(error_codes::code_of(error)),
+        );
+    }
+    DeleteGroupsResponse::default().with_results(results)
+}
+
+/// Refused while the group has members; otherwise its offsets go too.
+async fn delete_group(broker: &Broker, name: &str) -> Option<ErrorKind> {
+    let membership = match broker
+        .shard
+        .group_call(name, GroupRequest::Delete(name.to_string()))
+        .await
+    {
+        GroupResponse::Outcome(error) => error,
+        _ => Some(ErrorKind::NotAvailable),
+    };
+    let had_members = match membership {
+        None => true,
+        Some(ErrorKind::GroupIdNotFound) => false,
+        Some(error) => return Some(error),
+    };
+    let request = Request::DeleteGroupOffsets {
+        group: name.to_string(),
+        partitions: None,
+    };
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::GroupOffsetsDeleted(had_offsets)) => {
+            (!had_offsets && !had_members).then_some(ErrorKind::GroupIdNotFound)
+        }
+        _ => Some(ErrorKind::NotAvailable),
+    }
+}

@@ -1,0 +1,67 @@
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+use shoal_coordinator::{Request, Response};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+
+use super::{optional_text, owned, text};
+use crate::handlers::Broker;
+
+pub async fn handle(
+    broker: &Broker,
+    request: DescribeGroupsRequest,
+    _version: i16,
+) -> DescribeGroupsResponse {
+    let mut described = Vec::with_capacity(request.groups.len());
+    for group_id in request.groups {
+        let name = owned(&group_id.0);
+        let answer = DescribedGroup::default().with_group_id(group_id);
+        let description = match broker
+            .shard
+            .group_call(&name, GroupRequest::Describe(name.clone()))
+            .await
+        {
+            GroupResponse::Describe(d) => d,
+            _ => None,
+        };
+        let answer = match description {
+            Some(d) => answer
+                .with_group_state(text(d.state))
+                .with_protocol_type(text(d.protocol_type))
+                .with_protocol_data(text(d.protocol))
+                .with_members(
+                    d.members
+                        .into_iter()
+                        .map(|m| {
+                            DescribedGroupMember::default()
+                                .with_member_id(text(m.member_id))
+                                .with_group_instance_id(optional_text(m.group_instance_id))
+                                .with_client_id(text(m.client_id))
+                                .with_client_host(text(m.client_host))
+                                .with_member_metadata(m.metadata)
+                                .with_member_assignment(m.assignment)
+                        })
+                        .collect(),
+                ),
+            // No members: Empty if it holds offsets, else Dead (Kafka's answer for unknown).
+            None => {
+                let request = Request::FetchOffsets {
+                    group: name,
+                    partitions: None,
+                };
+                let has_offsets = matches!(
+                    broker.shard.coordinator_call(request).await,
+                    Ok(Response::FetchOffsets(offsets)) if !offsets.is_empty()
+                );
+                if has_offsets {
+                    answer
+                        .with_group_state(text("Empty"))
+                        .with_protocol_type(text("consumer"))
+                } else {
+                    answer.with_group_state(text("Dead"))
+                }
+            }
+        };
+        described.push(answer);
+    }
+    DescribeGroupsResponse::default().with_groups(described)
+}

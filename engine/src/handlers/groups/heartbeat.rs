@@ -1,0 +1,30 @@
+use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
+use shoal_coordinator::ErrorKind;
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+
+use super::{owned, owned_optional};
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: HeartbeatRequest,
+    _version: i16,
+) -> HeartbeatResponse {
+    let member = MemberRef {
+        group_id: owned(&request.group_id.0),
+        member_id: owned(&request.member_id),
+        generation_id: request.generation_id,
+        group_instance_id: owned_optional(&request.group_instance_id),
+    };
+    let group_id = member.group_id.clone();
+    let error = match broker
+        .shard
+        .group_call(&group_id, GroupRequest::Heartbeat(member))
+        .await
+    {
+        GroupResponse::Outcome(error) => error,
+        _ => Some(ErrorKind::NotAvailable),
+    };
+    HeartbeatResponse::default().with_error_code(error_codes::code_of(error))
+}

@@ -1,0 +1,70 @@
+use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
+use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
+use shoal_coordinator::ErrorKind;
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, JoinRequest};
+
+use super::{optional_text, owned, owned_optional, text};
+use crate::handlers::{Broker, ClientInfo};
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: JoinGroupRequest,
+    version: i16,
+    client: &ClientInfo,
+) -> JoinGroupResponse {
+    let group_id = owned(&request.group_id.0);
+    let join = JoinRequest {
+        group_id: group_id.clone(),
+        member_id: owned(&request.member_id),
+        group_instance_id: owned_optional(&request.group_instance_id),
+        client_id: client.id.clone(),
+        client_host: client.host.clone(),
+        session_timeout_ms: request.session_timeout_ms,
+        // v0 has no rebalance timeout: Kafka uses the session timeout.
+        rebalance_timeout_ms: if version == 0 {
+            request.session_timeout_ms
+        } else {
+            request.rebalance_timeout_ms
+        },
+        protocol_type: owned(&request.protocol_type),
+        protocols: request
+            .protocols
+            .iter()
+            .map(|p| (owned(&p.name), p.metadata.clone()))
+            .collect(),
+        require_known_member_id: version >= 4,
+    };
+    let answer = match broker
+        .shard
+        .group_call(&group_id, GroupRequest::Join(join))
+        .await
+    {
+        GroupResponse::Join(answer) => answer,
+        _ => {
+            return JoinGroupResponse::default()
+                .with_error_code(error_codes::code_of(Some(ErrorKind::NotAvailable)))
+                .with_generation_id(-1)
+                .with_member_id(request.member_id)
+        }
+    };
+    JoinGroupResponse::default()
+        .with_error_code(error_codes::code_of(answer.error))
+        .with_generation_id(answer.generation_id)
+        .with_protocol_type(optional_text(answer.protocol_type))
+        .with_protocol_name(optional_text(answer.protocol_name))
+        .with_leader(text(answer.leader))
+        .with_member_id(text(answer.member_id))
+        .with_members(
+            answer
+                .members
+                .into_iter()
+                .map(|m| {
+                    JoinGroupResponseMember::default()
+                        .with_member_id(text(m.member_id))
+                        .with_group_instance_id(optional_text(m.group_instance_id))
+                        .with_metadata(m.metadata)
+                })
+                .collect(),
+        )
+}

@@ -1,0 +1,64 @@
+use kafka_protocol::messages::leave_group_response::MemberResponse;
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+use shoal_coordinator::ErrorKind;
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, LeavingMember};
+
+use super::{owned, owned_optional};
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: LeaveGroupRequest,
+    version: i16,
+) -> LeaveGroupResponse {
+    let group_id = owned(&request.group_id.0);
+    // v0-2 name one member; v3+ a batch, static members by instance id.
+    let members: Vec<LeavingMember> = if version < 3 {
+        vec![LeavingMember {
+            member_id: owned(&request.member_id),
+            group_instance_id: None,
+        }]
+    } else {
+        request
+            .members
+            .iter()
+            .map(|m| LeavingMember {
+                member_id: owned(&m.member_id),
+                group_instance_id: owned_optional(&m.group_instance_id),
+            })
+            .collect()
+    };
+    let count = members.len();
+    let results = match broker
+        .shard
+        .group_call(
+            &group_id,
+            GroupRequest::Leave {
+                group_id: group_id.clone(),
+                members,
+            },
+        )
+        .await
+    {
+        GroupResponse::Leave(results) if results.len() == count => results,
+        _ => vec![Some(ErrorKind::NotAvailable); count],
+    };
+    if version < 3 {
+        return LeaveGroupResponse::default()
+            .with_error_code(error_codes::code_of(results.first().copied().flatten()));
+    }
+    LeaveGroupResponse::default().with_members(
+        request
+            .members
+            .into_iter()
+            .zip(results)
+            .map(|(m, error)| {
+                MemberResponse::default()
+                    .with_member_id(m.member_id)
+                    .with_group_instance_id(m.group_instance_id)
+                    .with_error_code(error_codes::code_of(error))
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,69 @@
+//! ListGroups: groups with members (asked of every shard) and groups that only hold committed
+//! offsets (state Empty).
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
+use shoal_coordinator::{Request, Response};
+use shoal_shards::groups::messages::{GroupListing, GroupRequest, GroupResponse};
+
+use super::text;
+use crate::handlers::Broker;
+
+pub async fn handle(
+    broker: &Broker,
+    request: ListGroupsRequest,
+    _version: i16,
+) -> ListGroupsResponse {
+    let mut groups: BTreeMap<String, GroupListing> = BTreeMap::new();
+    if let Ok(Response::OffsetGroups(names)) = broker
+        .shard
+        .coordinator_call(Request::ListOffsetGroups)
+        .await
+    {
+        for name in names {
+            groups.insert(
+                name.clone(),
+                GroupListing {
+                    group_id: name,
+                    protocol_type: "consumer".to_string(),
+                    state: "Empty",
+                },
+            );
+        }
+    }
+    for response in broker.shard.group_call_all(|| GroupRequest::List).await {
+        if let GroupResponse::List(listed) = response {
+            for g in listed {
+                groups.insert(g.group_id.clone(), g);
+            }
+        }
+    }
+    let wanted = |g: &GroupListing| {
+        let state_ok = request.states_filter.is_empty()
+            || request
+                .states_filter
+                .iter()
+                .any(|s| s.as_str().eq_ignore_ascii_case(g.state));
+        let type_ok = request.types_filter.is_empty()
+            || request
+                .types_filter
+                .iter()
+                .any(|t| t.as_str().eq_ignore_ascii_case("classic"));
+        state_ok && type_ok
+    };
+    ListGroupsResponse::default().with_groups(
+        groups
+            .into_values()
+            .filter(wanted)
+            .map(|g| {
+                ListedGroup::default()
+                    .with_group_id(GroupId(text(g.group_id)))
+                    .with_protocol_type(text(g.protocol_type))
+                    .with_group_state(text(g.state))
+                    .with_group_type(text("classic"))
+            })
+            .collect(),
+    )
+}

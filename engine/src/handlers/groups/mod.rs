@@ -1,0 +1,32 @@
+//! Consumer-group APIs (classic protocol). Membership is decided on the shard that owns the
+//! group (`Shard::group_call`); committed offsets live in the coordinator.
+
+pub mod delete_groups;
+pub mod describe_groups;
+pub mod find_coordinator;
+pub mod heartbeat;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
+pub mod sync_group;
+
+use kafka_protocol::protocol::StrBytes;
+
+fn text(s: impl Into<String>) -> StrBytes {
+    StrBytes::from_string(s.into())
+}
+
+fn optional_text(s: Option<String>) -> Option<StrBytes> {
+    s.map(StrBytes::from_string)
+}
+
+fn owned(s: &StrBytes) -> String {
+    s.as_str().to_string()
+}
+
+fn owned_optional(s: &Option<StrBytes>) -> Option<String> {
+    s.as_ref().map(owned)
+}

@@ -1,0 +1,95 @@
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use shoal_coordinator::{ErrorKind, OffsetCommitEntry, Request, Response, TopicPartition};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+
+use super::{owned, owned_optional};
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetCommitRequest,
+    _version: i16,
+) -> OffsetCommitResponse {
+    let group_id = owned(&request.group_id.0);
+    let member = MemberRef {
+        group_id: group_id.clone(),
+        member_id: owned(&request.member_id),
+        generation_id: request.generation_id_or_member_epoch,
+        group_instance_id: owned_optional(&request.group_instance_id),
+    };
+    let refused = match broker
+        .shard
+        .group_call(&group_id, GroupRequest::ValidateCommit(member))
+        .await
+    {
+        GroupResponse::Outcome(error) => error,
+        _ => Some(ErrorKind::NotAvailable),
+    };
+    let view = broker.shard.topics.load();
+    let mut entries = Vec::new();
+    if refused.is_none() {
+        for topic in &request.topics {
+            let Some(meta) = view.by_name(topic.name.0.as_str()) else {
+                continue;
+            };
+            for p in &topic.partitions {
+                entries.push(OffsetCommitEntry {
+                    partition: TopicPartition {
+                        topic_id: meta.id,
+                        partition: p.partition_index,
+                    },
+                    offset: p.committed_offset,
+                    leader_epoch: p.committed_leader_epoch,
+                    metadata: p
+                        .committed_metadata
+                        .as_ref()
+                        .map(|m| m.as_str().to_string())
+                        .unwrap_or_default(),
+                });
+            }
+        }
+    }
+    let count = entries.len();
+    let mut results = if refused.is_some() || entries.is_empty() {
+        Vec::new()
+    } else {
+        let request = Request::CommitOffsets {
+            group: group_id,
+            offsets: entries,
+        };
+        match broker.shard.coordinator_call(request).await {
+            Ok(Response::CommitOffsets(results)) if results.len() == count => results,
+            _ => vec![Some(ErrorKind::NotAvailable); count],
+        }
+    }
+    .into_iter();
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let known = view.by_name(topic.name.0.as_str()).is_some();
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let error = match (refused, known) {
+                        (Some(e), _) => Some(e),
+                        (None, false) => Some(ErrorKind::UnknownTopicOrPartition),
+                        (None, true) => results.next().unwrap_or(Some(ErrorKind::NotAvailable)),
+                    };
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error_codes::code_of(error))
+                })
+                .collect();
+            OffsetCommitResponseTopic::default()
+                .with_name(topic.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    OffsetCommitResponse::default().with_topics(topics)
+}

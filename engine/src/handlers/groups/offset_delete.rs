@@ -1,0 +1,83 @@
+//! OffsetDelete: removes committed offsets, except for topics the group's members are
+//! subscribed to (GROUP_SUBSCRIBED_TO_TOPIC), as Kafka does.
+
+use kafka_protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
+use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+
+use super::owned;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetDeleteRequest,
+    _version: i16,
+) -> OffsetDeleteResponse {
+    let group = owned(&request.group_id.0);
+    let subscribed = match broker
+        .shard
+        .group_call(&group, GroupRequest::SubscribedTopics(group.clone()))
+        .await
+    {
+        GroupResponse::SubscribedTopics(topics) => topics,
+        _ => Vec::new(),
+    };
+    let view = broker.shard.topics.load();
+    let error_of = |name: &str| {
+        if subscribed.iter().any(|t| t == name) {
+            Some(ErrorKind::GroupSubscribedToTopic)
+        } else if view.by_name(name).is_none() {
+            Some(ErrorKind::UnknownTopicOrPartition)
+        } else {
+            None
+        }
+    };
+    let deletable: Vec<TopicPartition> = request
+        .topics
+        .iter()
+        .filter(|t| error_of(t.name.0.as_str()).is_none())
+        .filter_map(|t| view.by_name(t.name.0.as_str()).map(|m| (m.id, t)))
+        .flat_map(|(topic_id, t)| {
+            t.partitions.iter().map(move |p| TopicPartition {
+                topic_id,
+                partition: p.partition_index,
+            })
+        })
+        .collect();
+    let request_partitions = Request::DeleteGroupOffsets {
+        group,
+        partitions: Some(deletable),
+    };
+    let top_error = match broker.shard.coordinator_call(request_partitions).await {
+        Ok(Response::GroupOffsetsDeleted(true)) => None,
+        Ok(Response::GroupOffsetsDeleted(false)) => Some(ErrorKind::GroupIdNotFound),
+        _ => Some(ErrorKind::NotAvailable),
+    };
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|t| {
+            let error = error_of(t.name.0.as_str());
+            OffsetDeleteResponseTopic::default()
+                .with_partitions(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            OffsetDeleteResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(error_codes::code_of(error))
+                        })
+                        .collect(),
+                )
+                .with_name(t.name)
+        })
+        .collect();
+    match top_error {
+        Some(e) => OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(e))),
+        None => OffsetDeleteResponse::default().with_topics(topics),
+    }
+}

@@ -1,0 +1,160 @@
+//! OffsetFetch: v1-7 ask for one group, v8+ for several. A partition without a committed
+//! offset answers -1, as Kafka does.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
+use shoal_coordinator::{ErrorKind, Request, Response, StoredOffset, TopicPartition};
+
+use super::{owned, text};
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+/// One partition's answer: (offset, leader epoch, metadata).
+type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String)>>;
+
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetFetchRequest,
+    version: i16,
+) -> OffsetFetchResponse {
+    if version < 8 {
+        let topics = request.topics.as_ref().map(|ts| {
+            ts.iter()
+                .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
+                .collect()
+        });
+        let (error, fetched) = fetch_group(broker, &owned(&request.group_id.0), topics).await;
+        let topics = fetched
+            .into_iter()
+            .map(|(name, partitions)| {
+                OffsetFetchResponseTopic::default()
+                    .with_name(TopicName(text(name)))
+                    .with_partitions(
+                        partitions
+                            .into_iter()
+                            .map(|(index, offset, epoch, metadata)| {
+                                OffsetFetchResponsePartition::default()
+                                    .with_partition_index(index)
+                                    .with_committed_offset(offset)
+                                    .with_committed_leader_epoch(epoch)
+                                    .with_metadata(Some(text(metadata)))
+                                    .with_error_code(error_codes::code_of(error))
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        return OffsetFetchResponse::default()
+            .with_topics(topics)
+            .with_error_code(error_codes::code_of(error));
+    }
+    let mut groups = Vec::with_capacity(request.groups.len());
+    for group in &request.groups {
+        let topics = group.topics.as_ref().map(|ts| {
+            ts.iter()
+                .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
+                .collect()
+        });
+        let (error, fetched) = fetch_group(broker, &owned(&group.group_id.0), topics).await;
+        let topics = fetched
+            .into_iter()
+            .map(|(name, partitions)| {
+                OffsetFetchResponseTopics::default()
+                    .with_name(TopicName(text(name)))
+                    .with_partitions(
+                        partitions
+                            .into_iter()
+                            .map(|(index, offset, epoch, metadata)| {
+                                OffsetFetchResponsePartitions::default()
+                                    .with_partition_index(index)
+                                    .with_committed_offset(offset)
+                                    .with_committed_leader_epoch(epoch)
+                                    .with_metadata(Some(text(metadata)))
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        groups.push(
+            OffsetFetchResponseGroup::default()
+                .with_group_id(GroupId(group.group_id.0.clone()))
+                .with_topics(topics)
+                .with_error_code(error_codes::code_of(error)),
+        );
+    }
+    OffsetFetchResponse::default().with_groups(groups)
+}
+
+/// The group's committed offsets for `topics` (name → partitions), or all of them when None.
+async fn fetch_group(
+    broker: &Broker,
+    group: &str,
+    topics: Option<Vec<(String, Vec<i32>)>>,
+) -> (Option<ErrorKind>, Fetched) {
+    let view = broker.shard.topics.load();
+    let partitions = topics.as_ref().map(|ts| {
+        ts.iter()
+            .filter_map(|(name, ps)| view.by_name(name).map(|m| (m.id, ps)))
+            .flat_map(|(topic_id, ps)| {
+                ps.iter().map(move |p| TopicPartition {
+                    topic_id,
+                    partition: *p,
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    let request = Request::FetchOffsets {
+        group: group.to_string(),
+        partitions,
+    };
+    let stored = match broker.shard.coordinator_call(request).await {
+        Ok(Response::FetchOffsets(stored)) => stored,
+        _ => return (Some(ErrorKind::NotAvailable), Fetched::new()),
+    };
+    let by_partition: BTreeMap<TopicPartition, Option<StoredOffset>> = stored.into_iter().collect();
+    let answer = |stored: Option<&StoredOffset>| match stored {
+        Some(s) => (s.offset, s.leader_epoch, s.metadata.clone()),
+        None => (-1, -1, String::new()),
+    };
+    let mut fetched = Fetched::new();
+    match topics {
+        Some(topics) => {
+            for (name, ps) in topics {
+                let id = view.by_name(&name).map(|m| m.id);
+                let entry = fetched.entry(name).or_default();
+                for p in ps {
+                    let stored = id.and_then(|topic_id| {
+                        by_partition
+                            .get(&TopicPartition {
+                                topic_id,
+                                partition: p,
+                            })
+                            .and_then(Option::as_ref)
+                    });
+                    let (offset, epoch, metadata) = answer(stored);
+                    entry.push((p, offset, epoch, metadata));
+                }
+            }
+        }
+        None => {
+            for (tp, stored) in &by_partition {
+                let Some(meta) = view.by_id(&tp.topic_id) else {
+                    continue;
+                };
+                let (offset, epoch, metadata) = answer(stored.as_ref());
+                fetched.entry(meta.name.clone()).or_default().push((
+                    tp.partition,
+                    offset,
+                    epoch,
+                    metadata,
+                ));
+            }
+        }
+    }
+    (None, fetched)
+}

@@ -1,0 +1,43 @@
+use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
+use shoal_coordinator::ErrorKind;
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef, SyncRequest};
+
+use super::{optional_text, owned, owned_optional};
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: SyncGroupRequest,
+    _version: i16,
+) -> SyncGroupResponse {
+    let group_id = owned(&request.group_id.0);
+    let sync = SyncRequest {
+        member: MemberRef {
+            group_id: group_id.clone(),
+            member_id: owned(&request.member_id),
+            generation_id: request.generation_id,
+            group_instance_id: owned_optional(&request.group_instance_id),
+        },
+        protocol_type: owned_optional(&request.protocol_type),
+        protocol_name: owned_optional(&request.protocol_name),
+        assignments: request
+            .assignments
+            .iter()
+            .map(|a| (owned(&a.member_id), a.assignment.clone()))
+            .collect(),
+    };
+    match broker
+        .shard
+        .group_call(&group_id, GroupRequest::Sync(sync))
+        .await
+    {
+        GroupResponse::Sync(answer) => SyncGroupResponse::default()
+            .with_error_code(error_codes::code_of(answer.error))
+            .with_protocol_type(optional_text(answer.protocol_type))
+            .with_protocol_name(optional_text(answer.protocol_name))
+            .with_assignment(answer.assignment),
+        _ => SyncGroupResponse::default()
+            .with_error_code(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+    }
+}

@@ -1,0 +1,153 @@
+//! Requests a connection's shard sends to the shard owning a consumer group, and the answers.
+//! Plain data, `Send`: they cross executors over the peer queues.
+
+use bytes::Bytes;
+use shoal_coordinator::ErrorKind;
+
+#[derive(Debug, Clone)]
+pub struct JoinRequest {
+    pub group_id: String,
+    /// Empty for a member joining for the first time.
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub session_timeout_ms: i32,
+    pub rebalance_timeout_ms: i32,
+    pub protocol_type: String,
+    /// (protocol name, member metadata), in the member's order of preference.
+    pub protocols: Vec<(String, Bytes)>,
+    /// JoinGroup v4+: a new dynamic member first gets MEMBER_ID_REQUIRED and its id.
+    pub require_known_member_id: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinedMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub metadata: Bytes,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinResponse {
+    pub error: Option<ErrorKind>,
+    pub generation_id: i32,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub leader: String,
+    pub member_id: String,
+    /// Filled for the leader only.
+    pub members: Vec<JoinedMember>,
+}
+
+impl JoinResponse {
+    pub fn failed(error: ErrorKind, member_id: &str) -> JoinResponse {
+        JoinResponse {
+            error: Some(error),
+            generation_id: -1,
+            member_id: member_id.to_string(),
+            ..JoinResponse::default()
+        }
+    }
+}
+
+/// Who is asking, for SyncGroup, Heartbeat and OffsetCommit.
+#[derive(Debug, Clone)]
+pub struct MemberRef {
+    pub group_id: String,
+    pub member_id: String,
+    pub generation_id: i32,
+    pub group_instance_id: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SyncRequest {
+    pub member: MemberRef,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    /// Sent by the leader: (member id, assignment).
+    pub assignments: Vec<(String, Bytes)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncResponse {
+    pub error: Option<ErrorKind>,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub assignment: Bytes,
+}
+
+impl SyncResponse {
+    pub fn failed(error: ErrorKind) -> SyncResponse {
+        SyncResponse {
+            error: Some(error),
+            ..SyncResponse::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LeavingMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberDescription {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub metadata: Bytes,
+    pub assignment: Bytes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDescription {
+    pub group_id: String,
+    /// Kafka's state names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead.
+    pub state: &'static str,
+    pub protocol_type: String,
+    pub protocol: String,
+    pub members: Vec<MemberDescription>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub state: &'static str,
+}
+
+#[derive(Debug)]
+pub enum GroupRequest {
+    Join(JoinRequest),
+    Sync(SyncRequest),
+    Heartbeat(MemberRef),
+    Leave {
+        group_id: String,
+        members: Vec<LeavingMember>,
+    },
+    /// May this member commit offsets now?
+    ValidateCommit(MemberRef),
+    Describe(String),
+    /// Every group this shard owns.
+    List,
+    /// Forget the group if it has no members (DeleteGroups).
+    Delete(String),
+    /// Topics the group's members subscribe to (OffsetDelete refuses those).
+    SubscribedTopics(String),
+}
+
+#[derive(Debug)]
+pub enum GroupResponse {
+    Join(JoinResponse),
+    Sync(SyncResponse),
+    /// Heartbeat, ValidateCommit and Delete.
+    Outcome(Option<ErrorKind>),
+    Leave(Vec<Option<ErrorKind>>),
+    /// None when this shard holds no such group.
+    Describe(Option<GroupDescription>),
+    List(Vec<GroupListing>),
+    SubscribedTopics(Vec<String>),
+}

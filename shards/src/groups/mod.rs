@@ -1,0 +1,44 @@
+//! Consumer groups (classic protocol). Each group lives on one shard, chosen by a hash of its
+//! id; requests from connections on other shards are forwarded there. Membership is volatile
+//! (clients rejoin after a restart); committed offsets are durable in the coordinator.
+
+mod expiry;
+mod group;
+pub mod messages;
+mod registry;
+pub mod subscription;
+
+pub use expiry::expire_offsets_loop;
+pub use group::{Group, Phase};
+pub use registry::Groups;
+
+/// The group coordinator's limits (Kafka's `group.*` broker settings).
+#[derive(Debug, Clone, Copy)]
+pub struct GroupConfig {
+    pub min_session_timeout_ms: i32,
+    pub max_session_timeout_ms: i32,
+    /// Wait this long for more members when an empty group starts its first rebalance.
+    pub initial_rebalance_delay_ms: u64,
+    /// Members per group.
+    pub max_size: usize,
+    /// Committed offsets of a group without members expire this long after its last commit.
+    pub offsets_retention_ms: i64,
+}
+
+impl Default for GroupConfig {
+    /// Kafka's defaults, except a bounded group size.
+    fn default() -> Self {
+        GroupConfig {
+            min_session_timeout_ms: 6_000,
+            max_session_timeout_ms: 1_800_000,
+            initial_rebalance_delay_ms: 3_000,
+            max_size: 1_000,
+            offsets_retention_ms: 7 * 24 * 3600 * 1000,
+        }
+    }
+}
+
+/// The shard that owns a group: a stable hash of its id, so every shard agrees.
+pub fn owner_of_group(group_id: &str, shard_count: usize) -> usize {
+    crc32c::crc32c(group_id.as_bytes()) as usize % shard_count.max(1)
+}
