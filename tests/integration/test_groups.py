@@ -158,3 +158,141 @@ def test_three_members_split_six_partitions_and_survive_a_kill_and_a_leave(make_
                                    timeout=15)
     consumer.close()
     assert [tp.offset for tp in committed] == [200] * partitions
+
+
+def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(make_broker):
+    broker = make_broker(extra_config=GROUP_CONFIG).start()
+    topic, group = "static", "static-group"
+    create_topic(broker.bootstrap, topic, 6)
+    a = Member(broker.bootstrap, group, topic, instance_id="host-a")
+    b = Member(broker.bootstrap, group, topic, instance_id="host-b")
+    try:
+        wait_for(lambda: len(a.snapshot()[0]) == 3 and len(b.snapshot()[0]) == 3, 60,
+                 "two static members with three partitions each")
+        owned_by_a = a.snapshot()[0]
+        b_rebalances = len(b.assignments)
+        a.kill()
+        # Back before its session times out, under the same group.instance.id.
+        a = Member(broker.bootstrap, group, topic, instance_id="host-a")
+        wait_for(lambda: a.snapshot()[0] == owned_by_a, 30, "host-a owning its partitions again")
+        time.sleep(SESSION_TIMEOUT_S + 1)
+        assert len(b.assignments) == b_rebalances, "host-b saw no rebalance"
+        assert a.snapshot()[0] == owned_by_a
+    finally:
+        for m in (a, b):
+            if m.process.poll() is None:
+                m.kill()
+
+
+def test_kafka_python_members_share_partitions_and_admin_clients_see_the_group(broker):
+    from kafka import KafkaAdminClient, KafkaConsumer
+    from kafka import TopicPartition as KpTopicPartition
+    from kafka.errors import CommitFailedError, RebalanceInProgressError
+    from kafka.structs import OffsetAndMetadata
+
+    topic, group = "kp-events", "kp-group"
+    create_topic(broker.bootstrap, topic, 4)
+    produce(broker.bootstrap, topic, 400, 4)
+    stop = threading.Event()
+    got = [set(), set()]
+    assignments = [0, 0]
+
+    def run(i):
+        # The usual shape of an application: one thread polls and commits.
+        c = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group,
+                          enable_auto_commit=False, auto_offset_reset="earliest",
+                          session_timeout_ms=6000, heartbeat_interval_ms=500)
+        while not stop.is_set():
+            for records in c.poll(timeout_ms=200).values():
+                got[i].update((r.partition, r.offset) for r in records)
+            try:
+                c.commit()
+            except (CommitFailedError, RebalanceInProgressError):
+                pass  # a rebalance is under way: the next poll rejoins
+            assignments[i] = len(c.assignment())
+        done.wait()
+        c.close()
+
+    done = threading.Event()
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        wait_for(lambda: len(got[0] | got[1]) == 400 and assignments == [2, 2], 60,
+                 "400 records read by two members with two partitions each")
+        time.sleep(1)  # a last commit after the last records
+    finally:
+        stop.set()
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    listed = {g["group_id"]: g for g in admin.list_groups()}
+    assert listed[group]["protocol_type"] == "consumer"
+    assert listed[group]["group_state"] == "Stable"
+    described = admin.describe_groups([group])[group]
+    assert described["group_state"] == "Stable" and len(described["members"]) == 2
+    offsets = admin.list_group_offsets({group: None})[group]
+    assert {tp.partition: meta.offset for tp, meta in offsets.items()} == {
+        p: 100 for p in range(4)}
+    # Members subscribe to the topic: its offsets cannot be deleted.
+    refused = admin.delete_group_offsets(group, [KpTopicPartition(topic, 0)])
+    assert "GroupSubscribedToTopic" in str(refused[KpTopicPartition(topic, 0)])
+    done.set()
+    for t in threads:
+        t.join(timeout=30)
+    wait_for(lambda: {g["group_id"]: g for g in admin.list_groups()}[group]["group_state"]
+             == "Empty", 15, "the group empty after both members left")
+    rewound = {KpTopicPartition(topic, 1): OffsetAndMetadata(7, "", -1)}
+    admin.alter_group_offsets(group, rewound)
+    assert admin.list_group_offsets({group: None})[group][KpTopicPartition(topic, 1)].offset == 7
+    deleted = admin.delete_group_offsets(group, [KpTopicPartition(topic, 0)])
+    assert "NoError" in str(deleted[KpTopicPartition(topic, 0)])
+    assert KpTopicPartition(topic, 0) not in admin.list_group_offsets({group: None})[group]
+    assert admin.delete_groups([group])[group] == "OK"
+    assert group not in [g["group_id"] for g in admin.list_groups()]
+    assert "GroupIdNotFound" in str(admin.delete_groups([group])[group])
+    admin.close()
+
+
+def test_confluent_admin_lists_describes_alters_and_deletes_groups(broker):
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+    topic, group = "admin-events", "admin-group"
+    create_topic(broker.bootstrap, topic, 3)
+    produce(broker.bootstrap, topic, 30, 3)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "session.timeout.ms": 6000})
+    consumer.subscribe([topic])
+    read = 0
+    deadline = time.time() + 30
+    while read < 30 and time.time() < deadline:
+        m = consumer.poll(0.2)
+        if m is not None and m.error() is None:
+            read += 1
+    assert read == 30
+    consumer.commit(asynchronous=False)
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    listed = admin.list_consumer_groups().result(timeout=15)
+    assert group in [g.group_id for g in listed.valid]
+    described = admin.describe_consumer_groups([group])[group].result(timeout=15)
+    assert str(described.state).endswith("STABLE") and len(described.members) == 1
+    assert {tp.partition for tp in described.members[0].assignment.topic_partitions} == {0, 1, 2}
+    # A group with members cannot be deleted.
+    with pytest.raises(KafkaException, match="NON_EMPTY_GROUP"):
+        admin.delete_consumer_groups([group])[group].result(timeout=15)
+    consumer.close()
+
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(3)])
+    offsets = admin.list_consumer_group_offsets([request])[group].result(timeout=15)
+    assert [tp.offset for tp in offsets.topic_partitions] == [10, 10, 10]
+    # Rewind partition 0 while the group is empty (a "simple" commit, generation -1).
+    rewind = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 3)])
+    admin.alter_consumer_group_offsets([rewind])[group].result(timeout=15)
+    offsets = admin.list_consumer_group_offsets([request])[group].result(timeout=15)
+    assert [tp.offset for tp in offsets.topic_partitions] == [3, 10, 10]
+    admin.delete_consumer_groups([group])[group].result(timeout=15)
+    offsets = admin.list_consumer_group_offsets([request])[group].result(timeout=15)
+    assert [tp.offset for tp in offsets.topic_partitions] == [-1001, -1001, -1001]
+    with pytest.raises(KafkaException, match="GROUP_ID_NOT_FOUND"):
+        admin.delete_consumer_groups([group])[group].result(timeout=15)

@@ -394,7 +394,7 @@ impl Group {
 
     /// The protocol every member supports that most members prefer.
     fn choose_protocol(&self) -> Option<String> {
-        let first = self.members.values().next()?;
+        let first = self.members.values().min_by_key(|m| m.joined_at)?;
         let candidates: Vec<&String> = first
             .protocols
             .iter()
@@ -417,7 +417,7 @@ impl Group {
                 }
             }
         }
-        // Ties go to the first candidate, in the first member's order.
+        // Ties go to the earliest member's preference.
         let best = votes.iter().map(|(v, _)| *v).max()?;
         votes
             .into_iter()

@@ -4,6 +4,8 @@
 
 mod expiry;
 mod group;
+#[cfg(test)]
+mod group_tests;
 pub mod messages;
 mod registry;
 pub mod subscription;

@@ -1,0 +1,258 @@
+//! The classic protocol's rules, driven through `Group` with a hand-held clock.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::channel::oneshot;
+use shoal_coordinator::ErrorKind;
+
+use super::messages::*;
+use super::{Group, GroupConfig, Phase};
+
+fn config() -> GroupConfig {
+    GroupConfig {
+        initial_rebalance_delay_ms: 0,
+        ..GroupConfig::default()
+    }
+}
+
+fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> JoinRequest {
+    JoinRequest {
+        group_id: "g".into(),
+        member_id: member_id.into(),
+        group_instance_id: instance.map(String::from),
+        client_id: "client".into(),
+        client_host: "/127.0.0.1".into(),
+        session_timeout_ms: 6000,
+        rebalance_timeout_ms: 10_000,
+        protocol_type: "consumer".into(),
+        protocols: protocols
+            .iter()
+            .map(|p| (p.to_string(), Bytes::from(format!("meta-{member_id}"))))
+            .collect(),
+        require_known_member_id: true,
+    }
+}
+
+fn join(group: &mut Group, req: JoinRequest, now: Instant) -> oneshot::Receiver<JoinResponse> {
+    let (tx, rx) = oneshot::channel();
+    group.join(req, now, tx);
+    rx
+}
+
+fn answered<T>(rx: &mut oneshot::Receiver<T>) -> Option<T> {
+    rx.try_recv().ok().flatten()
+}
+
+/// A new dynamic member's first join hands out its id; the second one joins with it.
+fn member_id(group: &mut Group, now: Instant) -> String {
+    let mut rx = join(group, join_request("", None, &["range"]), now);
+    let answer = answered(&mut rx).expect("answered at once");
+    assert_eq!(answer.error, Some(ErrorKind::MemberIdRequired));
+    answer.member_id
+}
+
+fn member(id: &str, generation: i32) -> MemberRef {
+    MemberRef {
+        group_id: "g".into(),
+        member_id: id.into(),
+        generation_id: generation,
+        group_instance_id: None,
+    }
+}
+
+fn sync(
+    group: &mut Group,
+    id: &str,
+    generation: i32,
+    assignments: Vec<(String, Bytes)>,
+    now: Instant,
+) -> oneshot::Receiver<SyncResponse> {
+    let (tx, rx) = oneshot::channel();
+    let req = SyncRequest {
+        member: member(id, generation),
+        protocol_type: Some("consumer".into()),
+        protocol_name: None,
+        assignments,
+    };
+    group.sync(req, now, tx);
+    rx
+}
+
+#[test]
+fn two_members_join_one_generation_and_the_leaders_assignment_reaches_both() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let a = member_id(&mut group, now);
+    let b = member_id(&mut group, now);
+    let mut join_a = join(
+        &mut group,
+        join_request(&a, None, &["range", "roundrobin"]),
+        now,
+    );
+    // b is still expected (its id was handed out): the join phase waits for it.
+    assert!(answered(&mut join_a).is_none());
+    let mut join_b = join(
+        &mut group,
+        join_request(&b, None, &["roundrobin", "range"]),
+        now,
+    );
+    let (ja, jb) = (
+        answered(&mut join_a).unwrap(),
+        answered(&mut join_b).unwrap(),
+    );
+    assert_eq!((ja.error, jb.error), (None, None));
+    assert_eq!(ja.generation_id, jb.generation_id);
+    assert_eq!(
+        ja.protocol_name.as_deref(),
+        Some("range"),
+        "a tie goes to the first choice"
+    );
+    let (leader, follower) = if ja.leader == a { (ja, jb) } else { (jb, ja) };
+    assert_eq!(leader.members.len(), 2);
+    assert!(follower.members.is_empty());
+    let generation = leader.generation_id;
+    let mut follower_sync = sync(&mut group, &follower.member_id, generation, vec![], now);
+    assert!(
+        answered(&mut follower_sync).is_none(),
+        "waits for the leader"
+    );
+    let assignments = vec![
+        (leader.member_id.clone(), Bytes::from_static(b"L")),
+        (follower.member_id.clone(), Bytes::from_static(b"F")),
+    ];
+    let mut leader_sync = sync(&mut group, &leader.member_id, generation, assignments, now);
+    assert_eq!(
+        answered(&mut leader_sync).unwrap().assignment,
+        Bytes::from_static(b"L")
+    );
+    assert_eq!(
+        answered(&mut follower_sync).unwrap().assignment,
+        Bytes::from_static(b"F")
+    );
+    assert_eq!(group.phase(), Phase::Stable);
+    assert_eq!(group.heartbeat(&member(&a, generation), now), None);
+    assert_eq!(
+        group.heartbeat(&member(&a, generation - 1), now),
+        Some(ErrorKind::IllegalGeneration)
+    );
+}
+
+#[test]
+fn a_silent_member_expires_and_the_rest_rebalance() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let a = member_id(&mut group, now);
+    let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
+    let generation = answered(&mut ja).unwrap().generation_id;
+    let mut sa = sync(
+        &mut group,
+        &a,
+        generation,
+        vec![(a.clone(), Bytes::new())],
+        now,
+    );
+    assert!(answered(&mut sa).unwrap().error.is_none());
+    let b = member_id(&mut group, now);
+    let mut jb = join(&mut group, join_request(&b, None, &["range"]), now);
+    assert_eq!(group.phase(), Phase::PreparingRebalance);
+    assert_eq!(
+        group.heartbeat(&member(&a, generation), now),
+        Some(ErrorKind::RebalanceInProgress)
+    );
+    // a never rejoins: after the rebalance timeout b's join completes alone.
+    group.tick(now + Duration::from_secs(11));
+    let answer = answered(&mut jb).unwrap();
+    assert_eq!((answer.error, answer.leader.as_str()), (None, b.as_str()));
+    assert_eq!(
+        group.validate_commit(&member(&a, generation), now),
+        Some(ErrorKind::UnknownMemberId)
+    );
+    // b goes silent past its session timeout: the group empties.
+    let later = now + Duration::from_secs(11);
+    let mut sb = sync(&mut group, &b, answer.generation_id, vec![], later);
+    assert!(answered(&mut sb).unwrap().error.is_none());
+    group.tick(later + Duration::from_secs(7));
+    assert_eq!(group.phase(), Phase::Empty);
+    assert_eq!(
+        group.validate_commit(&member("", -1), later),
+        None,
+        "simple commits allowed"
+    );
+}
+
+#[test]
+fn a_restarted_static_member_takes_its_place_without_a_rebalance() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let mut j = join(
+        &mut group,
+        join_request("", Some("host-1"), &["range"]),
+        now,
+    );
+    let first = answered(&mut j).unwrap();
+    assert_eq!(
+        first.error, None,
+        "static members need no member id round trip"
+    );
+    let mut s = sync(
+        &mut group,
+        &first.member_id,
+        first.generation_id,
+        vec![(first.member_id.clone(), Bytes::from_static(b"A"))],
+        now,
+    );
+    assert!(answered(&mut s).unwrap().error.is_none());
+    let mut rejoin = join(
+        &mut group,
+        join_request("", Some("host-1"), &["range"]),
+        now,
+    );
+    let again = answered(&mut rejoin).unwrap();
+    assert_eq!(again.error, None);
+    assert_eq!(
+        again.generation_id, first.generation_id,
+        "no new generation"
+    );
+    assert_ne!(again.member_id, first.member_id);
+    assert_eq!(group.phase(), Phase::Stable);
+    let mut s = sync(
+        &mut group,
+        &again.member_id,
+        again.generation_id,
+        vec![],
+        now,
+    );
+    assert_eq!(
+        answered(&mut s).unwrap().assignment,
+        Bytes::from_static(b"A")
+    );
+    // The old incarnation is fenced.
+    let mut old = member(&first.member_id, first.generation_id);
+    old.group_instance_id = Some("host-1".into());
+    assert_eq!(
+        group.heartbeat(&old, now),
+        Some(ErrorKind::FencedInstanceId)
+    );
+}
+
+#[test]
+fn joins_outside_the_session_limits_or_without_a_common_protocol_are_refused() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let mut req = join_request("", None, &["range"]);
+    req.session_timeout_ms = 100;
+    let mut rx = join(&mut group, req, now);
+    assert_eq!(
+        answered(&mut rx).unwrap().error,
+        Some(ErrorKind::InvalidSessionTimeout)
+    );
+    let a = member_id(&mut group, now);
+    let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
+    assert!(answered(&mut ja).unwrap().error.is_none());
+    let mut other = join(&mut group, join_request("", None, &["sticky"]), now);
+    assert_eq!(
+        answered(&mut other).unwrap().error,
+        Some(ErrorKind::InconsistentGroupProtocol)
+    );
+}
