@@ -231,7 +231,8 @@ impl CoordinatorCore {
                 | Request::DescribeFiles { .. }
                 | Request::ExpiredFiles { .. }
                 | Request::FetchOffsets { .. }
-                | Request::ListOffsetGroups => None,
+                | Request::ListOffsetGroups
+                | Request::DescribeProducers { .. } => None,
             };
             responses.push(response);
         }
@@ -285,6 +286,14 @@ impl CoordinatorCore {
                 Request::FetchOffsets { group, partitions } => {
                     *slot = Some(Response::FetchOffsets(
                         self.state.fetch_offsets(group, partitions.as_deref()),
+                    ))
+                }
+                Request::DescribeProducers { partitions } => {
+                    *slot = Some(Response::DescribeProducers(
+                        partitions
+                            .iter()
+                            .map(|tp| self.state.describe_producers(*tp))
+                            .collect(),
                     ))
                 }
                 Request::ListOffsetGroups => {

@@ -117,6 +117,15 @@ pub struct StoredOffset {
     pub metadata: String,
 }
 
+/// An idempotent producer's state in one partition (DescribeProducers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducerSummary {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub last_sequence: i32,
+    pub last_timestamp_ms: i64,
+}
+
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
@@ -200,6 +209,9 @@ pub enum Request {
         max: usize,
     },
     ListOffsetGroups,
+    DescribeProducers {
+        partitions: Vec<TopicPartition>,
+    },
 }
 
 impl Request {
@@ -250,4 +262,5 @@ pub enum Response {
     GroupOffsetsDeleted(bool),
     OffsetsExpired(usize),
     OffsetGroups(Vec<String>),
+    DescribeProducers(Vec<Result<Vec<ProducerSummary>, ErrorKind>>),
 }

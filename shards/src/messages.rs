@@ -11,6 +11,25 @@ use crate::groups::messages::{GroupRequest, GroupResponse};
 pub struct PartitionProduce {
     pub partition: TopicPartition,
     pub records: Bytes,
+    pub rules: ProduceRules,
+}
+
+/// The topic settings a produce must follow, taken from the topic's config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProduceRules {
+    /// `message.timestamp.type=LogAppendTime`: stamp batches with the broker's clock.
+    pub log_append_time: bool,
+    /// `max.message.bytes`: the largest batch accepted.
+    pub max_batch_bytes: usize,
+}
+
+impl From<&shoal_coordinator::TopicConfig> for ProduceRules {
+    fn from(config: &shoal_coordinator::TopicConfig) -> Self {
+        ProduceRules {
+            log_append_time: config.log_append_time,
+            max_batch_bytes: config.max_message_bytes.max(0) as usize,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

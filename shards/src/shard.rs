@@ -359,7 +359,7 @@ async fn produce_owned(
     futures::future::join_all(
         writes
             .into_iter()
-            .map(|w| pipeline.append(w.partition, w.records)),
+            .map(|w| pipeline.append(w.partition, w.records, w.rules)),
     )
     .await
 }

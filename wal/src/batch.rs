@@ -1,5 +1,6 @@
-//! Kafka v2 record-batch headers: parsing, CRC-32C validation and the one field the broker
-//! patches (the base offset, which the CRC does not cover).
+//! Kafka v2 record-batch headers: parsing, CRC-32C validation and the fields the broker
+//! rewrites: the base offset (outside the CRC) and, for LogAppendTime topics, the timestamp
+//! type and max timestamp (inside it, so the CRC is recomputed).
 
 use crate::WalError;
 
@@ -13,6 +14,7 @@ const CRC_COVERAGE_START: usize = 21;
 const ATTR_TRANSACTIONAL: i16 = 0x10;
 const ATTR_CONTROL: i16 = 0x20;
 const ATTR_COMPRESSION_MASK: i16 = 0x07;
+const ATTR_LOG_APPEND_TIME: i16 = 0x08;
 
 /// The fixed header of one v2 record batch, as sent by the producer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +123,22 @@ pub fn patch_base_offset(batch: &mut [u8], base_offset: i64) {
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
 }
 
+/// Marks every batch of a validated produce payload as LogAppendTime with `now_ms` as its max
+/// timestamp, as Kafka does; consumers then read `now_ms` as every record's timestamp.
+pub fn stamp_log_append_time(buf: &mut [u8], headers: &mut [BatchHeader], now_ms: i64) {
+    let mut pos = 0;
+    for header in headers {
+        let batch = &mut buf[pos..pos + header.size_bytes];
+        header.attributes |= ATTR_LOG_APPEND_TIME;
+        header.max_timestamp = now_ms;
+        batch[21..23].copy_from_slice(&header.attributes.to_be_bytes());
+        batch[35..43].copy_from_slice(&now_ms.to_be_bytes());
+        header.crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
+        batch[17..21].copy_from_slice(&header.crc.to_be_bytes());
+        pos += header.size_bytes;
+    }
+}
+
 fn i32_at(buf: &[u8], at: usize) -> i32 {
     i32::from_be_bytes(buf[at..at + 4].try_into().expect("4 bytes"))
 }
@@ -191,6 +209,19 @@ pub(crate) mod tests {
             Err(WalError::BatchLengthMismatch { .. })
         ));
         assert!(validate_batches(&batch[..10]).is_err());
+    }
+
+    #[test]
+    fn a_log_append_time_stamp_keeps_the_batches_valid() {
+        let mut two = sample_batch(2, b"a");
+        two.extend(sample_batch(1, b"bb"));
+        let mut headers = validate_batches(&two).unwrap();
+        stamp_log_append_time(&mut two, &mut headers, 777);
+        let stamped = validate_batches(&two).unwrap();
+        assert_eq!(stamped, headers);
+        assert!(stamped.iter().all(|h| h.max_timestamp == 777
+            && h.attributes & ATTR_LOG_APPEND_TIME != 0
+            && h.base_timestamp == 1000));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Read-only queries: ListOffsets, FindBatches, DescribeFiles and the topic catalogue.
+//! Read-only queries: ListOffsets, FindBatches, DescribeFiles, DescribeProducers and the
+//! topic catalogue.
 
 use super::CoordinatorState;
 use crate::messages::*;
@@ -95,6 +96,28 @@ impl CoordinatorState {
                 result
             })
             .collect()
+    }
+
+    /// DescribeProducers: the idempotent producers a partition remembers, by id.
+    pub fn describe_producers(
+        &self,
+        tp: TopicPartition,
+    ) -> Result<Vec<ProducerSummary>, ErrorKind> {
+        let p = self
+            .partition(tp)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let mut producers: Vec<ProducerSummary> = p
+            .producers
+            .iter()
+            .map(|(id, s)| ProducerSummary {
+                producer_id: *id,
+                producer_epoch: s.epoch,
+                last_sequence: s.recent.back().map_or(-1, |b| b.last_sequence),
+                last_timestamp_ms: s.last_write_ms,
+            })
+            .collect();
+        producers.sort_by_key(|s| s.producer_id);
+        Ok(producers)
     }
 
     /// DescribeFiles: whether each object still holds a live batch.

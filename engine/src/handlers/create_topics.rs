@@ -1,10 +1,13 @@
 use kafka_protocol::messages::create_topics_request::CreatableTopicConfig;
-use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::state::{is_valid_topic_name, PARTITIONS_PER_TOPIC_MAX};
 use shoal_coordinator::{ErrorKind, TopicConfig};
 
+use super::configs::{set_topic_config, topic_config_value, TOPIC_CONFIGS};
 use super::{topics, Broker};
 use crate::kafka::error_codes;
 
@@ -30,6 +33,9 @@ pub async fn handle(
             .with_replication_factor(1)
             .with_configs(Some(Vec::new()));
         let config = topic_config(&topic.configs);
+        if let Ok(config) = &config {
+            result.configs = Some(described_configs(config));
+        }
         let outcome = if topic.replication_factor == 0 || topic.replication_factor < -1 {
             Err((
                 error_codes::INVALID_REPLICATION_FACTOR,
@@ -65,31 +71,33 @@ pub async fn handle(
     response
 }
 
-/// The topic configs Shoal honours. Others are accepted and ignored, as they do not change
-/// how a diskless partition behaves (replication settings, segment sizes).
+/// The configs a created topic has, as CreateTopics v5+ reports them.
+fn described_configs(config: &TopicConfig) -> Vec<CreatableTopicConfigs> {
+    TOPIC_CONFIGS
+        .iter()
+        .filter_map(|name| {
+            let (value, default) = topic_config_value(config, name)?;
+            Some(
+                CreatableTopicConfigs::default()
+                    .with_name(StrBytes::from_static_str(name))
+                    .with_value(Some(StrBytes::from_string(value)))
+                    // Kafka's ConfigSource: 1 dynamic topic config, 5 default.
+                    .with_config_source(if default { 5 } else { 1 }),
+            )
+        })
+        .collect()
+}
+
+/// The topic's settings from the request's configs; unknown names and unsupported values
+/// are refused with a message saying why.
 fn topic_config(configs: &[CreatableTopicConfig]) -> Result<TopicConfig, String> {
     let mut config = TopicConfig::default();
     for c in configs {
-        let Some(value) = c.value.as_ref().map(|v| v.as_str()) else {
-            continue;
-        };
-        let parse = |name: &str| {
-            value
-                .parse::<i64>()
-                .ok()
-                .filter(|v| *v >= -1)
-                .ok_or_else(|| format!("{name} must be an integer >= -1, got '{value}'"))
-        };
-        match c.name.as_str() {
-            "retention.ms" => config.retention_ms = parse("retention.ms")?,
-            "retention.bytes" => config.retention_bytes = parse("retention.bytes")?,
-            "cleanup.policy" if value != "delete" => {
-                return Err(format!(
-                    "cleanup.policy={value} is not supported: diskless topics only delete"
-                ))
-            }
-            _ => {}
-        }
+        set_topic_config(
+            &mut config,
+            c.name.as_str(),
+            c.value.as_ref().map(|v| v.as_str()),
+        )?;
     }
     Ok(config)
 }

@@ -59,6 +59,9 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
     response
 }
 
+/// A diskless partition never changes leader (this broker serves it), so its epoch stays 0.
+pub const LEADER_EPOCH: i32 = 0;
+
 fn describe(broker: &Broker, topic: &TopicMeta) -> MetadataResponseTopic {
     let node = BrokerId(broker.config.node_id);
     MetadataResponseTopic::default()
@@ -70,6 +73,8 @@ fn describe(broker: &Broker, topic: &TopicMeta) -> MetadataResponseTopic {
                     MetadataResponsePartition::default()
                         .with_partition_index(index)
                         .with_leader_id(node)
+                        // One leader for the partition's whole life: epoch 0.
+                        .with_leader_epoch(LEADER_EPOCH)
                         .with_replica_nodes(vec![node])
                         .with_isr_nodes(vec![node])
                 })

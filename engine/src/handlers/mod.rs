@@ -2,17 +2,20 @@
 //! the answer; a handler never fails the connection, it answers with Kafka error codes.
 
 mod api_versions;
+mod configs;
 mod create_partitions;
 mod create_topics;
 mod delete_records;
 mod delete_topics;
 mod describe_cluster;
+mod describe_producers;
 mod diskless;
 mod fetch;
 mod groups;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;
+mod offset_for_leader_epoch;
 mod produce;
 mod request;
 mod topics;
@@ -69,6 +72,10 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
     let wire =
         |response: &dyn WireEncode| Ok(codec::encode_wire_response(correlation_id, response));
     let encoded = match body {
+        RequestBody::Unsupported(frame) => {
+            tracing::debug!(?api, version, "unsupported request answered with an error");
+            Ok(frame)
+        }
         RequestBody::ApiVersions => {
             let response = api_versions::handle(version);
             // An unsupported ApiVersions version is answered in v0, as Kafka does.
@@ -123,6 +130,29 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
         RequestBody::InitProducerId(r) => {
             let response = init_producer_id::handle(broker, r, version).await;
             codec::encode_response(ApiKey::InitProducerId, version, correlation_id, &response)
+        }
+        RequestBody::DescribeConfigs(r) => {
+            let response = configs::describe_configs::handle(broker, r, version);
+            codec::encode_response(ApiKey::DescribeConfigs, version, correlation_id, &response)
+        }
+        RequestBody::AlterConfigs(r) => {
+            let response = configs::alter_configs::handle(broker, r, version).await;
+            codec::encode_response(ApiKey::AlterConfigs, version, correlation_id, &response)
+        }
+        RequestBody::IncrementalAlterConfigs(r) => {
+            let response = configs::incremental_alter_configs::handle(broker, r, version).await;
+            let key = ApiKey::IncrementalAlterConfigs;
+            codec::encode_response(key, version, correlation_id, &response)
+        }
+        RequestBody::OffsetForLeaderEpoch(r) => {
+            let response = offset_for_leader_epoch::handle(broker, r, version).await;
+            let key = ApiKey::OffsetForLeaderEpoch;
+            codec::encode_response(key, version, correlation_id, &response)
+        }
+        RequestBody::DescribeProducers(r) => {
+            let response = describe_producers::handle(broker, r, version).await;
+            let key = ApiKey::DescribeProducers;
+            codec::encode_response(key, version, correlation_id, &response)
         }
         RequestBody::FindCoordinator(r) => {
             let response = groups::find_coordinator::handle(broker, r, version);

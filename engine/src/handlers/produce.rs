@@ -2,7 +2,7 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
-use shoal_shards::{BrokerMetrics, PartitionProduce, PartitionProduceResult};
+use shoal_shards::{BrokerMetrics, PartitionProduce, PartitionProduceResult, ProduceRules};
 
 use super::{topics, Broker};
 use crate::kafka::error_codes;
@@ -39,6 +39,7 @@ pub async fn handle(
                             partition: p.index,
                         },
                         records: records.clone(),
+                        rules: ProduceRules::from(&meta.config),
                     });
                     Ok(writes.len() - 1)
                 }
@@ -47,6 +48,8 @@ pub async fn handle(
         }
         plan.push((topic_index, partitions));
     }
+    let writes_log_append_time: Vec<bool> =
+        writes.iter().map(|w| w.rules.log_append_time).collect();
     let bytes_in: usize = writes.iter().map(|w| w.records.len()).sum();
     BrokerMetrics::count(&broker.shard.metrics.produce_bytes_in, bytes_in as u64);
     let results = broker.shard.produce(writes).await;
@@ -59,15 +62,20 @@ pub async fn handle(
         let partition_responses = partitions
             .into_iter()
             .map(|(index, outcome)| {
-                let result = match outcome {
-                    Ok(i) => results[i],
-                    Err(e) => PartitionProduceResult::failed(e),
+                let (result, log_append_time) = match outcome {
+                    Ok(i) => (results[i], writes_log_append_time[i]),
+                    Err(e) => (PartitionProduceResult::failed(e), false),
                 };
                 let mut answer = PartitionProduceResponse::default()
                     .with_index(index)
                     .with_error_code(error_codes::code_of(result.error))
                     .with_base_offset(result.base_offset)
-                    .with_log_append_time_ms(-1)
+                    // -1 tells the client the topic uses CreateTime.
+                    .with_log_append_time_ms(if log_append_time {
+                        result.log_append_time_ms
+                    } else {
+                        -1
+                    })
                     .with_log_start_offset(result.log_start_offset);
                 if let Some(e) = result.error {
                     answer.error_message =

@@ -16,8 +16,12 @@ use kafka_protocol::messages::{
 
 use crate::diskless::messages::*;
 use crate::kafka::codec::{self, Api};
-use crate::kafka::versions;
+use crate::kafka::{unsupported, versions};
 use crate::EngineError;
+use kafka_protocol::messages::{
+    AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest,
+};
+use kafka_protocol::messages::{DescribeProducersRequest, OffsetForLeaderEpochRequest};
 
 /// A request whose header and body both decoded.
 pub struct ParsedRequest {
@@ -37,6 +41,8 @@ pub struct ClientInfo {
 }
 
 pub enum RequestBody {
+    /// Not served: the framed error response to send back.
+    Unsupported(Bytes),
     ApiVersions,
     Metadata(MetadataRequest),
     CreateTopics(CreateTopicsRequest),
@@ -48,6 +54,11 @@ pub enum RequestBody {
     InitProducerId(InitProducerIdRequest),
     CreatePartitions(CreatePartitionsRequest),
     DescribeCluster(DescribeClusterRequest),
+    OffsetForLeaderEpoch(OffsetForLeaderEpochRequest),
+    DescribeProducers(DescribeProducersRequest),
+    DescribeConfigs(DescribeConfigsRequest),
+    AlterConfigs(AlterConfigsRequest),
+    IncrementalAlterConfigs(IncrementalAlterConfigsRequest),
     FindCoordinator(FindCoordinatorRequest),
     JoinGroup(JoinGroupRequest),
     SyncGroup(SyncGroupRequest),
@@ -72,9 +83,22 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
     let (api, header) = codec::decode_header(&mut frame)?;
     let version = header.request_api_version;
     if !versions::is_supported(api, version) && api != Api::Kafka(ApiKey::ApiVersions) {
-        return Err(EngineError::MalformedRequest(format!(
-            "{api:?} v{version} is not supported (see ApiVersions)"
-        )));
+        let answer = match api {
+            Api::Kafka(key) => unsupported::error_response(key, version, header.correlation_id),
+            Api::Diskless(_) => None,
+        };
+        return match answer {
+            Some(frame) => Ok(ParsedRequest {
+                api,
+                version,
+                correlation_id: header.correlation_id,
+                client: ClientInfo::default(),
+                body: RequestBody::Unsupported(frame),
+            }),
+            None => Err(EngineError::MalformedRequest(format!(
+                "{api:?} v{version} is not supported (see ApiVersions)"
+            ))),
+        };
     }
     let f = &mut frame;
     let body = match api {
@@ -94,6 +118,19 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
             }
             ApiKey::DescribeCluster => {
                 RequestBody::DescribeCluster(codec::decode_body(f, version)?)
+            }
+            ApiKey::DescribeConfigs => {
+                RequestBody::DescribeConfigs(codec::decode_body(f, version)?)
+            }
+            ApiKey::AlterConfigs => RequestBody::AlterConfigs(codec::decode_body(f, version)?),
+            ApiKey::IncrementalAlterConfigs => {
+                RequestBody::IncrementalAlterConfigs(codec::decode_body(f, version)?)
+            }
+            ApiKey::OffsetForLeaderEpoch => {
+                RequestBody::OffsetForLeaderEpoch(codec::decode_body(f, version)?)
+            }
+            ApiKey::DescribeProducers => {
+                RequestBody::DescribeProducers(codec::decode_body(f, version)?)
             }
             ApiKey::FindCoordinator => {
                 RequestBody::FindCoordinator(codec::decode_body(f, version)?)

@@ -2,4 +2,5 @@
 
 pub mod codec;
 pub mod error_codes;
+pub mod unsupported;
 pub mod versions;

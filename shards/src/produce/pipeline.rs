@@ -11,14 +11,14 @@ use glommio::task::JoinHandle;
 use shoal_coordinator::{
     CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
 };
-use shoal_wal::batch::validate_batches;
+use shoal_wal::batch::{stamp_log_append_time, validate_batches};
 use shoal_wal::{ObjectStore, WalError};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use crate::fetch::LocalData;
 use crate::rpc::RpcClient;
 use crate::signal::LocalSignal;
-use crate::{BrokerMetrics, PartitionProduceResult, RuntimeConfig};
+use crate::{BrokerMetrics, PartitionProduceResult, ProduceRules, RuntimeConfig};
 
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
@@ -72,11 +72,12 @@ impl ProducePipeline {
         self: &Rc<Self>,
         partition: TopicPartition,
         records: Bytes,
+        rules: ProduceRules,
     ) -> PartitionProduceResult {
         if records.len() > self.config.buffer_max_bytes {
             return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
         }
-        let headers = match validate_batches(&records) {
+        let mut headers = match validate_batches(&records) {
             Ok(headers) => headers,
             Err(e) => {
                 tracing::debug!(?partition, error = %e, "rejected a record batch");
@@ -89,6 +90,22 @@ impl ProducePipeline {
         {
             return PartitionProduceResult::failed(ErrorKind::InvalidRequest);
         }
+        if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
+            return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
+        }
+        let mut stamped_at = None;
+        let records = if rules.log_append_time {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0);
+            let mut stamped = bytes::BytesMut::from(&records[..]);
+            stamp_log_append_time(&mut stamped, &mut headers, now_ms);
+            stamped_at = Some(now_ms);
+            stamped.freeze()
+        } else {
+            records
+        };
         while self.would_overflow(records.len()) {
             self.rotate().await;
         }
@@ -114,9 +131,14 @@ impl ProducePipeline {
         } else if first_write {
             self.arm_rotation_timer(generation);
         }
-        answer
+        let mut result = answer
             .await
-            .unwrap_or_else(|_| PartitionProduceResult::failed(ErrorKind::NotAvailable))
+            .unwrap_or_else(|_| PartitionProduceResult::failed(ErrorKind::NotAvailable));
+        // The time the batches carry is the append time the client is told.
+        if let (Some(at), None) = (stamped_at, result.error) {
+            result.log_append_time_ms = at;
+        }
+        result
     }
 
     fn report_gauges(&self) {

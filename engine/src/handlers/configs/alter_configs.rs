@@ -1,0 +1,112 @@
+//! AlterConfigs (the legacy, whole-set form): the listed configs replace the topic's
+//! settings, and any honoured config not listed goes back to its default.
+
+use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
+use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::TopicConfig;
+
+use super::*;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: AlterConfigsRequest,
+    _version: i16,
+) -> AlterConfigsResponse {
+    let mut responses = Vec::with_capacity(request.resources.len());
+    for resource in request.resources {
+        let changes: Vec<(String, Option<String>)> = resource
+            .configs
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str().to_string(),
+                    c.value.as_ref().map(|v| v.to_string()),
+                )
+            })
+            .collect();
+        let outcome = alter(
+            broker,
+            resource.resource_type,
+            resource.resource_name.as_str(),
+            request.validate_only,
+            |_current| {
+                let mut config = TopicConfig::default();
+                for (name, value) in &changes {
+                    set_topic_config(&mut config, name, value.as_deref())?;
+                }
+                Ok(config)
+            },
+        )
+        .await;
+        responses.push(answer(
+            resource.resource_type,
+            resource.resource_name,
+            outcome,
+        ));
+    }
+    AlterConfigsResponse::default().with_responses(responses)
+}
+
+/// Applies `change` to a resource's current config: validated always, stored unless
+/// `validate_only`. Errors are (Kafka code, message).
+pub async fn alter(
+    broker: &Broker,
+    resource_type: i8,
+    name: &str,
+    validate_only: bool,
+    change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
+) -> Result<(), (i16, String)> {
+    match resource_type {
+        RESOURCE_TOPIC => {}
+        RESOURCE_BROKER => {
+            return Err((
+                error_codes::INVALID_CONFIG,
+                BROKER_CONFIGS_READ_ONLY.to_string(),
+            ))
+        }
+        _ => {
+            return Err((
+                error_codes::INVALID_REQUEST,
+                "Only topic and broker configs can be altered.".to_string(),
+            ))
+        }
+    }
+    let current = broker
+        .shard
+        .topics
+        .load()
+        .by_name(name)
+        .map(|t| t.config)
+        .ok_or((
+            error_codes::UNKNOWN_TOPIC_OR_PARTITION,
+            "Unknown topic.".to_string(),
+        ))?;
+    let config = change(current).map_err(|message| (error_codes::INVALID_CONFIG, message))?;
+    if validate_only {
+        return Ok(());
+    }
+    store_topic_config(broker, name, config).await.map_err(|e| {
+        (
+            error_codes::code_of(Some(e)),
+            error_codes::message_of(e).to_string(),
+        )
+    })
+}
+
+pub fn answer(
+    resource_type: i8,
+    resource_name: StrBytes,
+    outcome: Result<(), (i16, String)>,
+) -> AlterConfigsResourceResponse {
+    let response = AlterConfigsResourceResponse::default()
+        .with_resource_type(resource_type)
+        .with_resource_name(resource_name);
+    match outcome {
+        Ok(()) => response,
+        Err((code, message)) => response
+            .with_error_code(code)
+            .with_error_message(Some(StrBytes::from_string(message))),
+    }
+}

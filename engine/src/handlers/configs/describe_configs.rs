@@ -1,0 +1,116 @@
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::*;
+use crate::kafka::error_codes;
+
+/// Kafka's ConfigSource values.
+const SOURCE_DYNAMIC_TOPIC: i8 = 1;
+const SOURCE_STATIC_BROKER: i8 = 4;
+const SOURCE_DEFAULT: i8 = 5;
+/// Kafka's ConfigType values (DescribeConfigs v3+).
+const TYPE_STRING: i8 = 2;
+const TYPE_INT: i8 = 3;
+const TYPE_LONG: i8 = 5;
+const TYPE_LIST: i8 = 7;
+
+pub fn handle(
+    broker: &Broker,
+    request: DescribeConfigsRequest,
+    _version: i16,
+) -> DescribeConfigsResponse {
+    let results = request
+        .resources
+        .into_iter()
+        .map(|resource| {
+            let wanted = |name: &str| {
+                resource
+                    .configuration_keys
+                    .as_ref()
+                    .is_none_or(|keys| keys.iter().any(|k| k.as_str() == name))
+            };
+            let result = DescribeConfigsResult::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name.clone());
+            match resource.resource_type {
+                RESOURCE_TOPIC => {
+                    let view = broker.shard.topics.load();
+                    let Some(topic) = view.by_name(resource.resource_name.as_str()) else {
+                        return result
+                            .with_error_code(error_codes::UNKNOWN_TOPIC_OR_PARTITION)
+                            .with_error_message(Some(StrBytes::from_static_str("Unknown topic.")));
+                    };
+                    let configs = TOPIC_CONFIGS
+                        .iter()
+                        .filter(|name| wanted(name))
+                        .filter_map(|name| {
+                            let (value, default) = topic_config_value(&topic.config, name)?;
+                            let source = if default {
+                                SOURCE_DEFAULT
+                            } else {
+                                SOURCE_DYNAMIC_TOPIC
+                            };
+                            Some(entry(name, value, source, false, request.include_synonyms))
+                        })
+                        .collect();
+                    result.with_configs(configs)
+                }
+                RESOURCE_BROKER => {
+                    let configs = broker_configs(broker)
+                        .into_iter()
+                        .filter(|(name, _)| wanted(name))
+                        .map(|(name, value)| {
+                            entry(
+                                name,
+                                value,
+                                SOURCE_STATIC_BROKER,
+                                true,
+                                request.include_synonyms,
+                            )
+                        })
+                        .collect();
+                    result.with_configs(configs)
+                }
+                _ => result
+                    .with_error_code(error_codes::INVALID_REQUEST)
+                    .with_error_message(Some(StrBytes::from_static_str(
+                        "Only topic and broker configs can be described.",
+                    ))),
+            }
+        })
+        .collect();
+    DescribeConfigsResponse::default().with_results(results)
+}
+
+fn entry(
+    name: &str,
+    value: String,
+    source: i8,
+    read_only: bool,
+    synonyms: bool,
+) -> DescribeConfigsResourceResult {
+    let value = StrBytes::from_string(value);
+    let config_type = match name {
+        "cleanup.policy" => TYPE_LIST,
+        "max.message.bytes" | "message.max.bytes" => TYPE_INT,
+        "message.timestamp.type" => TYPE_STRING,
+        _ => TYPE_LONG,
+    };
+    DescribeConfigsResourceResult::default()
+        .with_name(StrBytes::from_string(name.to_string()))
+        .with_value(Some(value.clone()))
+        .with_read_only(read_only)
+        .with_config_source(source)
+        .with_config_type(config_type)
+        .with_synonyms(if synonyms {
+            vec![DescribeConfigsSynonym::default()
+                .with_name(StrBytes::from_string(name.to_string()))
+                .with_value(Some(value))
+                .with_source(source)]
+        } else {
+            Vec::new()
+        })
+}

@@ -1,0 +1,195 @@
+//! Topic and broker configs: which names Shoal honours, how values parse and validate, and
+//! how they are described. Used by CreateTopics, DescribeConfigs, AlterConfigs and
+//! IncrementalAlterConfigs.
+
+pub mod alter_configs;
+pub mod describe_configs;
+pub mod incremental_alter_configs;
+
+use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig};
+
+use super::Broker;
+
+pub const RESOURCE_TOPIC: i8 = 2;
+pub const RESOURCE_BROKER: i8 = 4;
+
+/// Kafka topic configs that mean nothing for a diskless partition (segments, replicas,
+/// local flushing): accepted so existing tooling works, ignored, and not described.
+const IGNORED_TOPIC_CONFIGS: &[&str] = &[
+    "segment.bytes",
+    "segment.ms",
+    "segment.jitter.ms",
+    "segment.index.bytes",
+    "min.insync.replicas",
+    "unclean.leader.election.enable",
+    "flush.messages",
+    "flush.ms",
+    "index.interval.bytes",
+    "preallocate",
+    "file.delete.delay.ms",
+    "local.retention.ms",
+    "local.retention.bytes",
+    "message.downconversion.enable",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+    "message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+];
+
+/// The topic configs Shoal honours, in the order they are described.
+pub const TOPIC_CONFIGS: &[&str] = &[
+    "cleanup.policy",
+    "max.message.bytes",
+    "message.timestamp.type",
+    "retention.bytes",
+    "retention.ms",
+];
+
+/// Sets `name` to `value` (None: back to the default) in `config`, or says why not.
+pub fn set_topic_config(
+    config: &mut TopicConfig,
+    name: &str,
+    value: Option<&str>,
+) -> Result<(), String> {
+    let defaults = TopicConfig::default();
+    let long = |min: i64| -> Result<Option<i64>, String> {
+        value
+            .map(|v| {
+                v.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|n| *n >= min)
+                    .ok_or_else(|| format!("{name} must be an integer >= {min}, got '{v}'"))
+            })
+            .transpose()
+    };
+    match name {
+        "retention.ms" => config.retention_ms = long(-1)?.unwrap_or(defaults.retention_ms),
+        "retention.bytes" => config.retention_bytes = long(-1)?.unwrap_or(defaults.retention_bytes),
+        "max.message.bytes" => {
+            let v = long(0)?.unwrap_or(defaults.max_message_bytes as i64);
+            config.max_message_bytes = i32::try_from(v)
+                .map_err(|_| format!("max.message.bytes must fit in 32 bits, got {v}"))?;
+        }
+        "message.timestamp.type" => {
+            config.log_append_time = match value.map(str::trim) {
+                None | Some("CreateTime") => false,
+                Some("LogAppendTime") => true,
+                Some(other) => {
+                    return Err(format!(
+                        "message.timestamp.type must be CreateTime or LogAppendTime, got '{other}'"
+                    ))
+                }
+            }
+        }
+        "cleanup.policy" => match value.map(str::trim) {
+            None | Some("delete") => {}
+            Some(other) => {
+                return Err(format!(
+                    "cleanup.policy={other} is not supported: diskless topics keep no local \
+                     log to compact, only cleanup.policy=delete"
+                ))
+            }
+        },
+        "compression.type" => match value.map(str::trim) {
+            None | Some("producer") => {}
+            Some(other) => {
+                return Err(format!(
+                    "compression.type={other} is not supported: Shoal stores batches as the \
+                     producer compressed them (compression.type=producer)"
+                ))
+            }
+        },
+        _ if IGNORED_TOPIC_CONFIGS.contains(&name) => {}
+        _ => return Err(format!("Unknown topic config name: {name}")),
+    }
+    Ok(())
+}
+
+/// A topic config's current value as Kafka spells it, and whether it is the default.
+pub fn topic_config_value(config: &TopicConfig, name: &str) -> Option<(String, bool)> {
+    let defaults = TopicConfig::default();
+    let (value, default) = match name {
+        "retention.ms" => (
+            config.retention_ms.to_string(),
+            config.retention_ms == defaults.retention_ms,
+        ),
+        "retention.bytes" => (
+            config.retention_bytes.to_string(),
+            config.retention_bytes == defaults.retention_bytes,
+        ),
+        "max.message.bytes" => (
+            config.max_message_bytes.to_string(),
+            config.max_message_bytes == defaults.max_message_bytes,
+        ),
+        "message.timestamp.type" => (
+            if config.log_append_time {
+                "LogAppendTime"
+            } else {
+                "CreateTime"
+            }
+            .to_string(),
+            !config.log_append_time,
+        ),
+        "cleanup.policy" => ("delete".to_string(), true),
+        _ => return None,
+    };
+    Some((value, default))
+}
+
+/// Replaces a topic's settings in the coordinator.
+pub async fn store_topic_config(
+    broker: &Broker,
+    name: &str,
+    config: TopicConfig,
+) -> Result<(), ErrorKind> {
+    let request = Request::AlterTopicConfig {
+        name: name.to_string(),
+        config,
+    };
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::AlterTopicConfig(result)) => result,
+        _ => Err(ErrorKind::NotAvailable),
+    }
+}
+
+/// The broker settings DescribeConfigs reports (read-only: they come from the config file).
+pub fn broker_configs(broker: &Broker) -> Vec<(&'static str, String)> {
+    let c = &broker.config;
+    let defaults = TopicConfig::default();
+    vec![
+        (
+            "auto.create.topics.enable",
+            c.auto_create_topics.to_string(),
+        ),
+        ("broker.id", c.node_id.to_string()),
+        (
+            "group.initial.rebalance.delay.ms",
+            c.groups.initial_rebalance_delay_ms.to_string(),
+        ),
+        (
+            "group.max.session.timeout.ms",
+            c.groups.max_session_timeout_ms.to_string(),
+        ),
+        ("group.max.size", c.groups.max_size.to_string()),
+        (
+            "group.min.session.timeout.ms",
+            c.groups.min_session_timeout_ms.to_string(),
+        ),
+        ("log.retention.bytes", defaults.retention_bytes.to_string()),
+        ("log.retention.ms", defaults.retention_ms.to_string()),
+        ("message.max.bytes", defaults.max_message_bytes.to_string()),
+        ("node.id", c.node_id.to_string()),
+        ("num.partitions", c.default_partitions.to_string()),
+        (
+            "offsets.retention.minutes",
+            (c.groups.offsets_retention_ms / 60_000).to_string(),
+        ),
+        ("socket.request.max.bytes", c.max_request_bytes.to_string()),
+    ]
+}
+
+/// Broker configs are read from the config file at start; they cannot be altered live.
+pub const BROKER_CONFIGS_READ_ONLY: &str =
+    "Broker configs are read-only: set them in the config file and restart.";

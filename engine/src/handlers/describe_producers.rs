@@ -1,0 +1,75 @@
+//! DescribeProducers: the idempotent producers each partition remembers (the state the
+//! coordinator keeps for duplicate and sequence checks). No transactions: no open ones.
+
+use kafka_protocol::messages::describe_producers_response::{
+    PartitionResponse, ProducerState, TopicResponse,
+};
+use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
+use shoal_coordinator::{Request, Response, TopicPartition};
+
+use super::topics::Answers;
+use super::Broker;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    broker: &Broker,
+    request: DescribeProducersRequest,
+    _version: i16,
+) -> DescribeProducersResponse {
+    let view = broker.shard.topics.load();
+    let partitions: Vec<TopicPartition> = request
+        .topics
+        .iter()
+        .filter_map(|t| view.by_name(t.name.0.as_str()).map(|m| (m.id, t)))
+        .flat_map(|(topic_id, t)| {
+            t.partition_indexes.iter().map(move |p| TopicPartition {
+                topic_id,
+                partition: *p,
+            })
+        })
+        .collect();
+    let count = partitions.len();
+    let answers = match broker
+        .shard
+        .coordinator_call(Request::DescribeProducers { partitions })
+        .await
+    {
+        Ok(Response::DescribeProducers(results)) if results.len() == count => Some(results),
+        _ => None,
+    };
+    let mut answers = Answers::new(answers);
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let known = view.by_name(topic.name.0.as_str()).is_some();
+            let partitions = topic
+                .partition_indexes
+                .iter()
+                .map(|index| {
+                    let answer = PartitionResponse::default().with_partition_index(*index);
+                    match answers.next(known).and_then(|r| r) {
+                        Err(e) => answer.with_error_code(error_codes::code_of(Some(e))),
+                        Ok(producers) => answer.with_active_producers(
+                            producers
+                                .into_iter()
+                                .map(|p| {
+                                    ProducerState::default()
+                                        .with_producer_id(ProducerId(p.producer_id))
+                                        .with_producer_epoch(p.producer_epoch as i32)
+                                        .with_last_sequence(p.last_sequence)
+                                        .with_last_timestamp(p.last_timestamp_ms)
+                                        .with_current_txn_start_offset(-1)
+                                })
+                                .collect(),
+                        ),
+                    }
+                })
+                .collect();
+            TopicResponse::default()
+                .with_name(topic.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    DescribeProducersResponse::default().with_topics(topics)
+}

@@ -1,0 +1,79 @@
+//! OffsetForLeaderEpoch: clients validate their positions after a metadata change. A diskless
+//! partition has one leader epoch (0) for its whole life, which ends at the high watermark.
+
+use kafka_protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
+use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
+use shoal_coordinator::{Request, Response, LATEST_TIMESTAMP};
+
+use super::metadata::LEADER_EPOCH;
+use super::topics::{partition_values, Answers};
+use super::Broker;
+use crate::kafka::error_codes;
+
+/// Kafka's error for a client whose epoch is ahead of the leader's. None can be behind:
+/// epoch 0 is the first (and -1 means "do not check").
+const UNKNOWN_LEADER_EPOCH: i16 = 75;
+
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetForLeaderEpochRequest,
+    _version: i16,
+) -> OffsetForLeaderEpochResponse {
+    let view = broker.shard.topics.load();
+    let targets = partition_values(
+        &request.topics,
+        |t| view.by_name(t.topic.0.as_str()).map(|m| m.id),
+        |t| &t.partitions,
+        |p| (p.partition, LATEST_TIMESTAMP),
+    );
+    let count = targets.len();
+    let ends = match broker
+        .shard
+        .coordinator_call(Request::ListOffsets {
+            partitions: targets,
+        })
+        .await
+    {
+        Ok(Response::ListOffsets(results)) if results.len() == count => Some(results),
+        _ => None,
+    };
+    let mut ends = Answers::new(ends);
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let known = view.by_name(topic.topic.0.as_str()).is_some();
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let answer = EpochEndOffset::default().with_partition(p.partition);
+                    let end = ends.next(known).and_then(|r| r.error.map_or(Ok(r), Err));
+                    match end {
+                        Err(e) => answer
+                            .with_error_code(error_codes::code_of(Some(e)))
+                            .with_leader_epoch(-1)
+                            .with_end_offset(-1),
+                        Ok(_) if p.current_leader_epoch > LEADER_EPOCH => answer
+                            .with_error_code(UNKNOWN_LEADER_EPOCH)
+                            .with_leader_epoch(-1)
+                            .with_end_offset(-1),
+                        // An epoch before the first one: undefined, as Kafka answers it.
+                        Ok(_) if p.leader_epoch < LEADER_EPOCH => {
+                            answer.with_leader_epoch(-1).with_end_offset(-1)
+                        }
+                        Ok(end) => answer
+                            .with_leader_epoch(LEADER_EPOCH)
+                            .with_end_offset(end.offset),
+                    }
+                })
+                .collect();
+            OffsetForLeaderTopicResult::default()
+                .with_topic(topic.topic)
+                .with_partitions(partitions)
+        })
+        .collect();
+    OffsetForLeaderEpochResponse::default().with_topics(topics)
+}

@@ -1,0 +1,243 @@
+"""Topic and broker configs with the admin clients, LogAppendTime and max.message.bytes on the
+produce path, OffsetForLeaderEpoch and DescribeProducers, and error answers for APIs Shoal
+does not serve."""
+
+import struct
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                   ConfigResource, ConfigSource, NewTopic)
+
+import kafka_wire as wire
+
+INVALID_CONFIG = 40
+BASE_TS = 1_700_000_000_000
+
+
+def topic_configs(admin, name):
+    resource = ConfigResource(ConfigResource.Type.TOPIC, name)
+    entries = admin.describe_configs([resource])[resource].result(timeout=15)
+    return {k: (e.value, e.source) for k, e in entries.items()}
+
+
+def create(admin, name, partitions=1, config=None, validate_only=False):
+    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, config=config or {})],
+                                  validate_only=validate_only)
+    return futures[name].result(timeout=15)
+
+
+def test_confluent_admin_creates_describes_and_alters_topic_configs(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "configured", config={"retention.ms": "3600000", "segment.bytes": "1048576"})
+    configs = topic_configs(admin, "configured")
+    assert configs["retention.ms"][0] == "3600000"
+    assert configs["retention.ms"][1] == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["retention.bytes"] == ("-1", ConfigSource.DEFAULT_CONFIG.value)
+    assert configs["cleanup.policy"][0] == "delete"
+    assert configs["message.timestamp.type"][0] == "CreateTime"
+    assert configs["max.message.bytes"][0] == "1048588"
+
+    # Unsupported values and unknown names are refused with a reason; nothing is created.
+    for bad in ({"cleanup.policy": "compact"}, {"no.such.config": "1"},
+                {"retention.ms": "soon"}, {"message.timestamp.type": "Sometime"}):
+        with pytest.raises(KafkaException) as refused:
+            create(admin, "refused", config=bad)
+        error = refused.value.args[0]
+        assert error.code() == INVALID_CONFIG, error
+        assert error.str(), error
+    with pytest.raises(KafkaException, match="compact"):
+        create(admin, "refused", config={"cleanup.policy": "compact"})
+    create(admin, "dry-run", partitions=3, validate_only=True)
+    assert "dry-run" not in admin.list_topics(timeout=10).topics
+    assert "refused" not in admin.list_topics(timeout=10).topics
+
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "configured", incremental_configs=[
+        ConfigEntry("retention.bytes", "1000000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
+    ])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=15)
+    configs = topic_configs(admin, "configured")
+    assert configs["retention.bytes"][0] == "1000000"
+    assert configs["retention.ms"] == ("604800000", ConfigSource.DEFAULT_CONFIG.value)
+
+    bad = ConfigResource(ConfigResource.Type.TOPIC, "configured", incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException, match="compact"):
+        admin.incremental_alter_configs([bad])[bad].result(timeout=15)
+    assert topic_configs(admin, "configured")["retention.bytes"][0] == "1000000"
+
+    # Configs survive a restart (they are in the coordinator's log).
+    broker.stop()
+    broker.start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert topic_configs(admin, "configured")["retention.bytes"][0] == "1000000"
+
+    brokers = ConfigResource(ConfigResource.Type.BROKER, "0")
+    entries = admin.describe_configs([brokers])[brokers].result(timeout=15)
+    assert entries["num.partitions"].value == "1"
+    assert entries["num.partitions"].is_read_only
+    alter_broker = ConfigResource(ConfigResource.Type.BROKER, "0", incremental_configs=[
+        ConfigEntry("num.partitions", "3", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException, match="read-only"):
+        admin.incremental_alter_configs([alter_broker])[alter_broker].result(timeout=15)
+
+
+def test_kafka_python_admin_manages_topics_configs_partitions_and_records(broker):
+    from kafka import KafkaAdminClient, TopicPartition as KpTopicPartition
+    from kafka.admin import ConfigResource as KpConfigResource, ConfigResourceType, NewTopic as KpNewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([KpNewTopic("kp-admin", 2, 1, topic_configs={"retention.ms": "7200000"})])
+    described = admin.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, "kp-admin")],
+                                       config_filter="all")
+    text = str(described)
+    assert "7200000" in text, text
+    # The legacy AlterConfigs replaces the whole set; kafka-python re-sends the topic's other
+    # modified configs with it, so retention.ms stays.
+    admin.alter_configs([KpConfigResource(ConfigResourceType.TOPIC, "kp-admin",
+                                          configs={"retention.bytes": "5000"})], incremental=False)
+    admin_c = AdminClient({"bootstrap.servers": broker.bootstrap})
+    configs = topic_configs(admin_c, "kp-admin")
+    assert configs["retention.bytes"][0] == "5000"
+    assert configs["retention.ms"][0] == "7200000"
+
+    admin.create_partitions({"kp-admin": 5})
+    assert len(admin_c.list_topics(timeout=10).topics["kp-admin"].partitions) == 5
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce("kp-admin", value=b"x", partition=0)
+    producer.flush(15)
+    admin.delete_records({KpTopicPartition("kp-admin", 0): 4})
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "lo"})
+    low, high = consumer.get_watermark_offsets(TopicPartition("kp-admin", 0), timeout=10)
+    consumer.close()
+    assert (low, high) == (4, 10)
+    admin.delete_topics(["kp-admin"])
+    assert "kp-admin" not in admin_c.list_topics(timeout=10).topics
+    admin.close()
+
+
+def test_a_log_append_time_topic_returns_broker_timestamps(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "stamped", partitions=2, config={"message.timestamp.type": "LogAppendTime"})
+    reports = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    before = int(time.time() * 1000)
+    for i in range(20):
+        producer.produce("stamped", value=f"v{i}".encode(), partition=i % 2, timestamp=BASE_TS,
+                         on_delivery=lambda err, msg: reports.append((err, msg.timestamp())))
+    assert producer.flush(15) == 0
+    after = int(time.time() * 1000)
+    assert all(err is None for err, _ in reports)
+    # The produce answer carries the append time, and the client reports it.
+    assert all(ts[0] == TIMESTAMP_LOG_APPEND_TIME and before - 1000 <= ts[1] <= after + 1000
+               for _, ts in reports), reports
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "stamps"})
+    consumer.assign([TopicPartition("stamped", p, 0) for p in range(2)])
+    seen = []
+    deadline = time.time() + 20
+    while len(seen) < 20 and time.time() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and m.error() is None:
+            seen.append(m.timestamp())
+    consumer.close()
+    assert len(seen) == 20
+    assert all(kind == TIMESTAMP_LOG_APPEND_TIME and before - 1000 <= ts <= after + 1000
+               for kind, ts in seen), seen
+
+    from kafka import KafkaConsumer, TopicPartition as KpTopicPartition
+    kp = KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest")
+    kp.assign([KpTopicPartition("stamped", 0)])
+    records = [r for batch in kp.poll(timeout_ms=5000).values() for r in batch]
+    kp.close()
+    assert records and all(r.timestamp_type == 1 and r.timestamp != BASE_TS for r in records)
+
+    # CreateTime topics keep the producer's timestamps.
+    create(admin, "created")
+    producer.produce("created", value=b"x", timestamp=BASE_TS)
+    producer.flush(15)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "stamps"})
+    consumer.assign([TopicPartition("created", 0, 0)])
+    m = None
+    deadline = time.time() + 10
+    while m is None and time.time() < deadline:
+        m = consumer.poll(0.5)
+    consumer.close()
+    assert m is not None and m.timestamp()[1] == BASE_TS
+
+
+def test_max_message_bytes_refuses_larger_batches(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "small", config={"max.message.bytes": "2000"})
+    results = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0,
+                         "message.max.bytes": 1_000_000})
+    producer.produce("small", value=b"x" * 5000, on_delivery=lambda e, m: results.append(e))
+    producer.flush(15)  # one batch each
+    producer.produce("small", value=b"y" * 100, on_delivery=lambda e, m: results.append(e))
+    producer.flush(15)
+    assert results[0] is not None and results[0].name() == "MSG_SIZE_TOO_LARGE", results
+    assert results[1] is None
+
+
+def test_offset_for_leader_epoch_reports_the_end_of_epoch_zero(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "epochs")
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for _ in range(7):
+        producer.produce("epochs", value=b"x")
+    producer.flush(15)
+    body = struct.pack(">i", -1) + struct.pack(">i", 2)
+    for topic in ("epochs", "missing"):
+        body += wire.string(topic) + struct.pack(">i", 1) + struct.pack(">iii", 0, 0, 0)
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(wire.request(23, 3, 5, body))  # OffsetForLeaderEpoch v3
+    correlation_id, response = conn.recv_response()
+    assert correlation_id == 5
+    pos = 4 + 4  # throttle time, topic count
+    answers = []
+    for _ in range(2):
+        (n,) = struct.unpack_from(">h", response, pos)
+        pos += 2 + n + 4
+        answers.append(struct.unpack_from(">hiiq", response, pos))
+        pos += 18
+    assert answers[0] == (0, 0, 0, 7)  # no error, partition 0, epoch 0, ends at offset 7
+    assert answers[1][0] == 3  # UNKNOWN_TOPIC_OR_PARTITION
+    conn.close()
+
+
+def test_describe_producers_lists_idempotent_producers(broker):
+    from kafka import KafkaAdminClient, TopicPartition as KpTopicPartition
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "idem")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+    for _ in range(5):
+        producer.produce("idem", value=b"x")
+    producer.flush(15)
+    kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    states = kp.describe_producers([KpTopicPartition("idem", 0)])
+    kp.close()
+    state = list(states.values())[0]
+    text = str(state)
+    assert "last_sequence=4" in text.replace(" ", "") or "'last_sequence': 4" in text, text
+
+
+def test_an_unimplemented_api_gets_an_error_answer_and_the_connection_stays_open(broker):
+    # DescribeAcls v1: resource type, name, pattern type, principal, host, operation, permission.
+    body = struct.pack(">b", 1) + wire.string(None) + struct.pack(">b", 1)
+    body += wire.string(None) + wire.string(None) + struct.pack(">bb", 1, 1)
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(wire.request(29, 1, 9, body))
+    correlation_id, response = conn.recv_response()
+    assert correlation_id == 9
+    (error_code,) = struct.unpack_from(">h", response, 4)
+    assert error_code == 35  # UNSUPPORTED_VERSION
+    # Still serving this connection: ApiVersions v0 answers.
+    conn.send(wire.request(18, 0, 10, b""))
+    assert conn.recv_response()[0] == 10
+    conn.close()
