@@ -630,6 +630,23 @@ mod tests {
     }
 
     #[test]
+    fn a_topic_created_by_an_older_version_still_decodes_with_default_settings() {
+        // Tag 1: id, name, partitions, retention.ms, retention.bytes (before full configs).
+        let mut payload = vec![TAG_TOPIC_CREATED];
+        payload.extend_from_slice(Uuid::from_u128(3).as_bytes());
+        put_str(&mut payload, "old");
+        payload.extend_from_slice(&2i32.to_be_bytes());
+        payload.extend_from_slice(&1000i64.to_be_bytes());
+        payload.extend_from_slice(&(-1i64).to_be_bytes());
+        let record = Record::decode_payload(&payload, 0).unwrap();
+        let expected = TopicConfig {
+            retention_ms: 1000,
+            ..TopicConfig::default()
+        };
+        assert!(matches!(record, Record::TopicCreated { config, .. } if config == expected));
+    }
+
+    #[test]
     fn frames_round_trip() {
         let mut buf = Vec::new();
         for r in samples() {

@@ -308,6 +308,18 @@ impl BrokerConfig {
                 "produce.buffer_max_bytes must be in 1..={BUFFER_MAX_BYTES_LIMIT}"
             ));
         }
+        let groups = &self.groups;
+        if groups.min_session_timeout_ms <= 0
+            || groups.min_session_timeout_ms > groups.max_session_timeout_ms
+            || groups.max_size == 0
+            || groups.offsets_retention_ms <= 0
+        {
+            return fail(
+                "groups: need 0 < min_session_timeout_ms <= max_session_timeout_ms, \
+                 max_size >= 1 and offsets_retention_ms > 0"
+                    .into(),
+            );
+        }
         let store = &self.object_store;
         if store.kind == StoreKind::S3 {
             if store.endpoint.is_empty() || store.bucket.is_empty() {

@@ -296,3 +296,23 @@ def test_confluent_admin_lists_describes_alters_and_deletes_groups(broker):
     assert [tp.offset for tp in offsets.topic_partitions] == [-1001, -1001, -1001]
     with pytest.raises(KafkaException, match="GROUP_ID_NOT_FOUND"):
         admin.delete_consumer_groups([group])[group].result(timeout=15)
+
+
+def test_kcat_group_consumer_resumes_from_its_committed_offsets(broker):
+    topic, group = "kcat-events", "kcat-group"
+    create_topic(broker.bootstrap, topic, 3)
+    produce(broker.bootstrap, topic, 30, 3)
+
+    def kcat_group_read():
+        out = subprocess.run(
+            ["kcat", "-b", broker.bootstrap, "-G", group, "-X", "auto.offset.reset=earliest",
+             "-e", "-q", "-f", "%p %o\\n", topic],
+            capture_output=True, text=True, timeout=60, check=True)
+        return [tuple(map(int, line.split())) for line in out.stdout.splitlines()]
+
+    first = kcat_group_read()
+    assert sorted(first) == sorted((i % 3, i // 3) for i in range(30))
+    # kcat commits on exit; the next member of the group starts where it stopped.
+    assert kcat_group_read() == []
+    produce(broker.bootstrap, topic, 3, 3, start=30)
+    assert sorted(kcat_group_read()) == [(0, 10), (1, 10), (2, 10)]
