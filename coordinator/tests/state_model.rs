@@ -573,3 +573,45 @@ fn idle_producers_expire_in_bounded_steps() {
         "one step, one producer"
     );
 }
+
+#[test]
+fn offsets_of_idle_groups_without_members_expire() {
+    let mut state = CoordinatorState::default();
+    let id = Uuid::from_u128(1);
+    state.apply(
+        &state
+            .create_topic("t", 1, id, TopicConfig::default())
+            .unwrap(),
+    );
+    let entry = OffsetCommitEntry {
+        partition: TopicPartition {
+            topic_id: id,
+            partition: 0,
+        },
+        offset: 5,
+        leader_epoch: 0,
+        metadata: String::new(),
+    };
+    for (group, at) in [("old", 100), ("busy", 100), ("recent", 900)] {
+        let (results, record) = state.commit_offsets(group, std::slice::from_ref(&entry), at);
+        assert_eq!(results, vec![None]);
+        state.apply(&record.unwrap());
+    }
+    let too_long = OffsetCommitEntry {
+        metadata: "m".repeat(5000),
+        ..entry.clone()
+    };
+    let (results, record) = state.commit_offsets("old", &[too_long], 950);
+    assert_eq!(results, vec![Some(ErrorKind::OffsetMetadataTooLarge)]);
+    assert!(record.is_none());
+    // Committed before 500 and no members: only "old" expires ("busy" has members).
+    let expired = state.offset_expiry_records(500, &["busy".to_string()], 10);
+    assert_eq!(expired.len(), 1);
+    for record in &expired {
+        state.apply(record);
+    }
+    assert_eq!(
+        state.offset_groups(),
+        vec!["busy".to_string(), "recent".to_string()]
+    );
+}
