@@ -18,7 +18,7 @@ use crate::view::TopicsView;
 use crate::{snapshots, CoordinatorError};
 
 pub struct CoordinatorCore {
-    state: CoordinatorState,
+    pub(crate) state: CoordinatorState,
     log: MetadataLog,
     dir: PathBuf,
     view: Arc<ArcSwap<TopicsView>>,
@@ -232,7 +232,13 @@ impl CoordinatorCore {
                 | Request::ExpiredFiles { .. }
                 | Request::FetchOffsets { .. }
                 | Request::ListOffsetGroups
-                | Request::DescribeProducers { .. } => None,
+                | Request::DescribeProducers { .. }
+                | Request::ListMirrors
+                | Request::DescribeMirror { .. }
+                | Request::LastMirroredOffsets { .. } => None,
+                mirror_write => {
+                    self.mirror_write(mirror_write, now_ms, &mut frames, &mut topics_changed)
+                }
             };
             responses.push(response);
         }
@@ -296,6 +302,9 @@ impl CoordinatorCore {
                             .collect(),
                     ))
                 }
+                Request::ListMirrors
+                | Request::DescribeMirror { .. }
+                | Request::LastMirroredOffsets { .. } => *slot = self.mirror_read(request),
                 Request::ListOffsetGroups => {
                     *slot = Some(Response::OffsetGroups(self.state.offset_groups()))
                 }
@@ -308,7 +317,7 @@ impl CoordinatorCore {
             .collect())
     }
 
-    fn append(&mut self, record: &Record, frames: &mut Vec<u8>) {
+    pub(crate) fn append(&mut self, record: &Record, frames: &mut Vec<u8>) {
         record.encode_frame(frames);
         self.state.apply(record);
     }

@@ -45,6 +45,10 @@ pub enum ErrorKind {
     GroupIdNotFound,
     GroupMaxSizeReached,
     GroupSubscribedToTopic,
+    /// A produce to a partition that belongs to a mirror.
+    ReadOnlyTopic,
+    /// A mirror operation refused (KIP-1279 codes).
+    Mirror(shoal_mirror::MirrorError),
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
 }

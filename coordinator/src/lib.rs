@@ -3,6 +3,7 @@
 //! The executor and channel wiring live in `shoal-shards`; this crate never spawns.
 
 pub mod core;
+mod core_mirrors;
 pub mod error;
 pub mod log;
 pub mod messages;
@@ -18,4 +19,4 @@ pub use messages::*;
 pub use metrics::CoordinatorMetrics;
 pub use records::TopicConfig;
 pub use state::CoordinatorState;
-pub use view::{TopicMeta, TopicsView};
+pub use view::{MirrorMeta, TopicMeta, TopicsView};

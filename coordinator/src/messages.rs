@@ -126,6 +126,51 @@ pub struct ProducerSummary {
     pub last_timestamp_ms: i64,
 }
 
+/// A source topic to mirror: its name, partition count and id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirroredTopic {
+    pub name: String,
+    pub partitions: i32,
+    pub source_topic_id: Uuid,
+}
+
+/// A batch fetched from the source, stored in a local object, committed at its own offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MirroredBatch {
+    pub partition: TopicPartition,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+}
+
+/// What a fetcher reports about one mirrored partition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MirrorEvent {
+    BeginPreparing,
+    /// Truncated to the source's last mirrored offset: fetching starts.
+    Prepared,
+    Fetched,
+    /// `jitter` in [0, 1) spreads the retry over the backoff window.
+    Failed {
+        jitter: f64,
+    },
+    RetryIfDue,
+}
+
+/// A mirrored partition's state and local offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirroredPartition {
+    pub partition: TopicPartition,
+    pub mirror: shoal_mirror::PartitionMirror,
+    pub high_watermark: i64,
+    pub log_start_offset: i64,
+}
+
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
@@ -212,6 +257,45 @@ pub enum Request {
     DescribeProducers {
         partitions: Vec<TopicPartition>,
     },
+    CreateMirror {
+        name: String,
+        config: Vec<(String, String)>,
+    },
+    AddTopicsToMirror {
+        mirror: String,
+        topics: Vec<MirroredTopic>,
+    },
+    RemoveTopicsFromMirror {
+        mirror: String,
+        topics: Vec<String>,
+    },
+    PauseMirrorTopics {
+        topics: Vec<String>,
+        pause: bool,
+    },
+    MirrorEvent {
+        partition: TopicPartition,
+        event: MirrorEvent,
+    },
+    CommitMirrored {
+        object_key: String,
+        batches: Vec<MirroredBatch>,
+    },
+    /// Drop local records from the offset on.
+    Truncate {
+        partition: TopicPartition,
+        offset: i64,
+    },
+    ListMirrors,
+    /// A mirror's settings and partitions.
+    DescribeMirror {
+        name: String,
+    },
+    /// (mirror, topic, partition) → the last mirrored offset, 0 when unknown.
+    LastMirroredOffsets {
+        mirror: String,
+        partitions: Vec<(String, i32)>,
+    },
 }
 
 impl Request {
@@ -231,6 +315,13 @@ impl Request {
                 | Request::CommitOffsets { .. }
                 | Request::DeleteGroupOffsets { .. }
                 | Request::ExpireOffsets { .. }
+                | Request::CreateMirror { .. }
+                | Request::AddTopicsToMirror { .. }
+                | Request::RemoveTopicsFromMirror { .. }
+                | Request::PauseMirrorTopics { .. }
+                | Request::MirrorEvent { .. }
+                | Request::CommitMirrored { .. }
+                | Request::Truncate { .. }
         )
     }
 }
@@ -263,4 +354,19 @@ pub enum Response {
     OffsetsExpired(usize),
     OffsetGroups(Vec<String>),
     DescribeProducers(Vec<Result<Vec<ProducerSummary>, ErrorKind>>),
+    CreateMirror(Result<(), ErrorKind>),
+    /// One answer per topic, in request order (also for remove and pause/resume).
+    MirrorTopics(Vec<Result<(), ErrorKind>>),
+    MirrorEvent(Result<shoal_mirror::PartitionMirror, ErrorKind>),
+    CommitMirrored(Vec<CommitBatchResult>),
+    Truncated(Result<(), ErrorKind>),
+    ListMirrors(Vec<(String, String, i32)>),
+    DescribeMirror(Option<MirrorDescription>),
+    LastMirroredOffsets(Vec<i64>),
+}
+
+#[derive(Debug, Clone)]
+pub struct MirrorDescription {
+    pub config: shoal_mirror::MirrorConfig,
+    pub topics: Vec<(String, Vec<MirroredPartition>)>,
 }

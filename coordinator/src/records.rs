@@ -4,6 +4,7 @@
 //! Frame on disk: `[payload length u32][CRC-32C of payload u32][payload]`, big-endian.
 //! A frame whose length or CRC does not check out is a torn tail and ends the log.
 
+use shoal_mirror::{MirrorState, PartitionMirror};
 use uuid::Uuid;
 
 use crate::CoordinatorError;
@@ -167,7 +168,87 @@ pub enum Record {
         group: String,
         partitions: Vec<(Uuid, i32)>,
     },
+    /// CreateMirror: a mirror and its settings (name/value pairs).
+    MirrorCreated {
+        name: String,
+        config: Vec<(String, String)>,
+    },
+    /// A topic joined a mirror, or left it (`removed`: its `mirror.name` has the `.removed`
+    /// suffix, kept for failback).
+    TopicMirrorChanged {
+        topic_id: Uuid,
+        mirror: String,
+        removed: bool,
+    },
+    /// Mirror state of some of a topic's partitions.
+    MirrorPartitionsChanged {
+        topic_id: Uuid,
+        partitions: Vec<(i32, PartitionMirror)>,
+    },
+    /// Local records from `offset` on were dropped (mirror preparation, source truncation).
+    PartitionTruncated {
+        topic_id: Uuid,
+        partition: i32,
+        offset: i64,
+        at_ms: i64,
+    },
 }
+
+/// Bytes one partition's mirror state takes in a record.
+const PARTITION_MIRROR_BYTES: usize = 4 + 1 + 1 + 1 + 8 + 4 + 1 + 8;
+
+fn put_partition_mirror(out: &mut Vec<u8>, partition: i32, m: &PartitionMirror) {
+    out.extend_from_slice(&partition.to_be_bytes());
+    out.push(m.state.code() as u8);
+    out.push(m.paused as u8);
+    out.push(m.prepared as u8);
+    out.extend_from_slice(&m.last_mirrored_offset.to_be_bytes());
+    out.extend_from_slice(&m.failures.to_be_bytes());
+    out.push(m.retry_at_ms.is_some() as u8);
+    out.extend_from_slice(&m.retry_at_ms.unwrap_or(0).to_be_bytes());
+}
+
+fn read_partition_mirror(r: &mut Reader) -> Result<(i32, PartitionMirror), CoordinatorError> {
+    let partition = r.i32()?;
+    let state = MirrorState::from_code(r.u8()? as i8).ok_or_else(|| r.malformed())?;
+    let paused = r.u8()? != 0;
+    let prepared = r.u8()? != 0;
+    let last_mirrored_offset = r.i64()?;
+    let failures = r.u32()?;
+    let has_retry = r.u8()? != 0;
+    let retry_at = r.i64()?;
+    Ok((
+        partition,
+        PartitionMirror {
+            state,
+            paused,
+            last_mirrored_offset,
+            prepared,
+            failures,
+            retry_at_ms: has_retry.then_some(retry_at),
+        },
+    ))
+}
+
+/// The encoding snapshots share with the log.
+pub fn partition_mirror_to_bytes(partition: i32, m: &PartitionMirror) -> Vec<u8> {
+    let mut out = Vec::with_capacity(PARTITION_MIRROR_BYTES);
+    put_partition_mirror(&mut out, partition, m);
+    out
+}
+
+pub fn partition_mirror_from_bytes(
+    bytes: &[u8],
+) -> Result<(i32, PartitionMirror), CoordinatorError> {
+    let mut r = Reader {
+        buf: bytes,
+        pos: 0,
+        base: 0,
+    };
+    read_partition_mirror(&mut r)
+}
+
+pub const PARTITION_MIRROR_ENCODED_BYTES: usize = PARTITION_MIRROR_BYTES;
 
 const TAG_TOPIC_CREATED: u8 = 1;
 const TAG_TOPIC_DELETED: u8 = 2;
@@ -182,6 +263,10 @@ const TAG_TOPIC_CREATED_FULL_CONFIG: u8 = 9;
 const TAG_TOPIC_CONFIG_CHANGED: u8 = 10;
 const TAG_OFFSETS_COMMITTED: u8 = 11;
 const TAG_GROUP_OFFSETS_DELETED: u8 = 12;
+const TAG_MIRROR_CREATED: u8 = 13;
+const TAG_TOPIC_MIRROR_CHANGED: u8 = 14;
+const TAG_MIRROR_PARTITIONS_CHANGED: u8 = 15;
+const TAG_PARTITION_TRUNCATED: u8 = 16;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -231,6 +316,48 @@ impl Record {
                     out.extend_from_slice(&o.leader_epoch.to_be_bytes());
                     put_str(out, &o.metadata);
                 }
+            }
+            Record::MirrorCreated { name, config } => {
+                out.push(TAG_MIRROR_CREATED);
+                put_str(out, name);
+                out.extend_from_slice(&(config.len() as u32).to_be_bytes());
+                for (k, v) in config {
+                    put_str(out, k);
+                    put_str(out, v);
+                }
+            }
+            Record::TopicMirrorChanged {
+                topic_id,
+                mirror,
+                removed,
+            } => {
+                out.push(TAG_TOPIC_MIRROR_CHANGED);
+                out.extend_from_slice(topic_id.as_bytes());
+                put_str(out, mirror);
+                out.push(*removed as u8);
+            }
+            Record::MirrorPartitionsChanged {
+                topic_id,
+                partitions,
+            } => {
+                out.push(TAG_MIRROR_PARTITIONS_CHANGED);
+                out.extend_from_slice(topic_id.as_bytes());
+                out.extend_from_slice(&(partitions.len() as u32).to_be_bytes());
+                for (partition, m) in partitions {
+                    put_partition_mirror(out, *partition, m);
+                }
+            }
+            Record::PartitionTruncated {
+                topic_id,
+                partition,
+                offset,
+                at_ms,
+            } => {
+                out.push(TAG_PARTITION_TRUNCATED);
+                out.extend_from_slice(topic_id.as_bytes());
+                out.extend_from_slice(&partition.to_be_bytes());
+                out.extend_from_slice(&offset.to_be_bytes());
+                out.extend_from_slice(&at_ms.to_be_bytes());
             }
             Record::GroupOffsetsDeleted { group, partitions } => {
                 out.push(TAG_GROUP_OFFSETS_DELETED);
@@ -369,6 +496,44 @@ impl Record {
                     offsets,
                 }
             }
+            TAG_MIRROR_CREATED => {
+                let name = r.string()?;
+                let count = r.u32()? as usize;
+                if count > payload.len() / 8 {
+                    return Err(r.malformed());
+                }
+                let mut config = Vec::with_capacity(count);
+                for _ in 0..count {
+                    config.push((r.string()?, r.string()?));
+                }
+                Record::MirrorCreated { name, config }
+            }
+            TAG_TOPIC_MIRROR_CHANGED => Record::TopicMirrorChanged {
+                topic_id: r.uuid()?,
+                mirror: r.string()?,
+                removed: r.u8()? != 0,
+            },
+            TAG_MIRROR_PARTITIONS_CHANGED => {
+                let topic_id = r.uuid()?;
+                let count = r.u32()? as usize;
+                if count > payload.len() / PARTITION_MIRROR_BYTES {
+                    return Err(r.malformed());
+                }
+                let mut partitions = Vec::with_capacity(count);
+                for _ in 0..count {
+                    partitions.push(read_partition_mirror(&mut r)?);
+                }
+                Record::MirrorPartitionsChanged {
+                    topic_id,
+                    partitions,
+                }
+            }
+            TAG_PARTITION_TRUNCATED => Record::PartitionTruncated {
+                topic_id: r.uuid()?,
+                partition: r.i32()?,
+                offset: r.i64()?,
+                at_ms: r.i64()?,
+            },
             TAG_GROUP_OFFSETS_DELETED => {
                 let group = r.string()?;
                 let count = r.u32()? as usize;
@@ -624,6 +789,35 @@ mod tests {
             Record::GroupOffsetsDeleted {
                 group: "billing".into(),
                 partitions: vec![(id, 3)],
+            },
+            Record::MirrorCreated {
+                name: "dr".into(),
+                config: vec![("bootstrap.servers".into(), "a:1".into())],
+            },
+            Record::TopicMirrorChanged {
+                topic_id: id,
+                mirror: "dr".into(),
+                removed: true,
+            },
+            Record::MirrorPartitionsChanged {
+                topic_id: id,
+                partitions: vec![(
+                    1,
+                    PartitionMirror {
+                        state: MirrorState::Failed,
+                        paused: true,
+                        last_mirrored_offset: 9,
+                        prepared: true,
+                        failures: 3,
+                        retry_at_ms: Some(77),
+                    },
+                )],
+            },
+            Record::PartitionTruncated {
+                topic_id: id,
+                partition: 1,
+                offset: 4,
+                at_ms: 5,
             },
             Record::TopicDeleted { id, at_ms: 10_000 },
         ]

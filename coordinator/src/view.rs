@@ -8,12 +8,34 @@ use uuid::Uuid;
 
 use crate::records::TopicConfig;
 
+/// A mirrored topic's mirror and its partitions' mirror states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorMeta {
+    pub name: String,
+    pub removed: bool,
+    pub partitions: Vec<shoal_mirror::PartitionMirror>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicMeta {
     pub name: String,
     pub id: Uuid,
     pub partitions: i32,
     pub config: TopicConfig,
+    pub mirror: Option<MirrorMeta>,
+}
+
+impl TopicMeta {
+    /// Produces are refused while the partition belongs to a mirror (READ_ONLY_TOPIC).
+    pub fn is_read_only(&self, partition: i32) -> bool {
+        let Some(mirror) = &self.mirror else {
+            return false;
+        };
+        usize::try_from(partition)
+            .ok()
+            .and_then(|i| mirror.partitions.get(i))
+            .is_some_and(|m| m.is_read_only())
+    }
 }
 
 #[derive(Debug, Default)]

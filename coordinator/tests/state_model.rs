@@ -52,6 +52,23 @@ enum Op {
         partition: i32,
         offset: i64,
     },
+    MirrorAdd {
+        topic: u8,
+    },
+    MirrorCommit {
+        topic: u8,
+        partition: i32,
+        gap: i64,
+        count: i64,
+    },
+    MirrorRemove {
+        topic: u8,
+    },
+    Truncate {
+        topic: u8,
+        partition: i32,
+        offset: i64,
+    },
     CommitOffset {
         group: u8,
         topic: u8,
@@ -111,6 +128,19 @@ fn op() -> impl Strategy<Value = Op> {
             offset
         }),
         1 => (0u8..2).prop_map(|group| Op::DeleteGroup { group }),
+        1 => (0u8..3).prop_map(|topic| Op::MirrorAdd { topic }),
+        3 => (0u8..3, 0i32..3, 0i64..3, 1i64..4).prop_map(|(topic, partition, gap, count)| Op::MirrorCommit {
+            topic,
+            partition,
+            gap,
+            count
+        }),
+        1 => (0u8..3).prop_map(|topic| Op::MirrorRemove { topic }),
+        1 => (0u8..3, 0i32..3, 0i64..30).prop_map(|(topic, partition, offset)| Op::Truncate {
+            topic,
+            partition,
+            offset
+        }),
     ]
 }
 
@@ -125,6 +155,8 @@ struct ModelPartition {
     batches: Vec<(i64, u32)>,
     /// producer id → (epoch, recent batches, oldest first, at most 5)
     producers: HashMap<i64, (i16, Recent)>,
+    /// In a mirror (read-only, fetching).
+    mirrored: bool,
 }
 
 #[derive(Default)]
@@ -185,6 +217,11 @@ proptest! {
         let mut model = Model::default();
         let mut log: Vec<Record> = Vec::new();
         let unknown = Uuid::from_u128(999);
+        let mirror_config = vec![("bootstrap.servers".to_string(), "src:9092".to_string())];
+        let record = state.create_mirror("m", &mirror_config).unwrap();
+        state.apply(&record);
+        log.push(record);
+        prop_assert!(state.create_mirror("m", &mirror_config).is_err());
         for (step, op) in ops.into_iter().enumerate() {
             let now = step as i64;
             match op {
@@ -236,6 +273,116 @@ proptest! {
                             offsets.retain(|(t, _), _| *t != topic);
                         }
                         model.groups.retain(|_, offsets| !offsets.is_empty());
+                    }
+                }
+                Op::MirrorAdd { topic } => {
+                    let source = MirroredTopic {
+                        name: format!("t{topic}"),
+                        partitions: 2,
+                        source_topic_id: Uuid::from_u128(2000 + step as u128),
+                    };
+                    let result = state.add_topic_to_mirror("m", &source, Uuid::from_u128(3000 + step as u128));
+                    let expect_ok = match model.topics.get(&topic) {
+                        Some((_, parts)) => !parts.iter().any(|p| p.mirrored),
+                        None => true,
+                    };
+                    prop_assert_eq!(result.is_ok(), expect_ok);
+                    if let Ok(records) = result {
+                        for record in records {
+                            state.apply(&record);
+                            log.push(record);
+                        }
+                        let entry = model.topics.entry(topic).or_insert((source.source_topic_id, Vec::new()));
+                        if entry.1.len() < 2 {
+                            entry.1.resize(2, ModelPartition::default());
+                        }
+                        for (i, p) in entry.1.iter_mut().enumerate() {
+                            p.mirrored = true;
+                            let tp = TopicPartition { topic_id: entry.0, partition: i as i32 };
+                            for event in [MirrorEvent::BeginPreparing, MirrorEvent::Prepared] {
+                                let (_, record) = state.mirror_event(tp, event, now).unwrap();
+                                let record = record.expect("a transition");
+                                state.apply(&record);
+                                log.push(record);
+                            }
+                        }
+                    }
+                }
+                Op::MirrorCommit { topic, partition, gap, count } => {
+                    let tp = TopicPartition {
+                        topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
+                        partition,
+                    };
+                    let model_p = model.topics.get_mut(&topic).and_then(|t| t.1.get_mut(partition as usize));
+                    let base = model_p.as_ref().map_or(0, |p| p.hwm) + gap;
+                    let batch = MirroredBatch {
+                        partition: tp,
+                        byte_offset: 0,
+                        size_bytes: 10,
+                        base_offset: base,
+                        last_offset: base + count - 1,
+                        max_timestamp: now,
+                        producer_id: -1,
+                        producer_epoch: -1,
+                        base_sequence: -1,
+                    };
+                    let (results, record) = state.commit_mirrored(&format!("mirror/{step}"), &[batch], now);
+                    match model_p {
+                        None => prop_assert_eq!(results[0].error, Some(ErrorKind::UnknownTopicOrPartition)),
+                        Some(p) if !p.mirrored => prop_assert!(results[0].error.is_some()),
+                        Some(p) => {
+                            prop_assert_eq!(results[0].error, None);
+                            prop_assert_eq!(results[0].base_offset, base);
+                            p.batches.push((base, count as u32));
+                            p.hwm = base + count;
+                        }
+                    }
+                    let record = record.expect("a new object key is always recorded");
+                    state.apply(&record);
+                    log.push(record);
+                }
+                Op::MirrorRemove { topic } => {
+                    let result = state.remove_topic_from_mirror("m", &format!("t{topic}"));
+                    let active = model.topics.get(&topic).is_some_and(|t| t.1.iter().any(|p| p.mirrored));
+                    prop_assert_eq!(result.is_ok(), active);
+                    if let Ok(records) = result {
+                        for record in records {
+                            state.apply(&record);
+                            log.push(record);
+                        }
+                        let (id, parts) = model.topics.get_mut(&topic).unwrap();
+                        for (i, p) in parts.iter_mut().enumerate() {
+                            if p.mirrored {
+                                p.mirrored = false;
+                                let tp = TopicPartition { topic_id: *id, partition: i as i32 };
+                                prop_assert_eq!(state.last_mirrored_offset("m", &format!("t{topic}"), i as i32), p.hwm.max(0));
+                                prop_assert_eq!(state.last_mirrored_offset("other", &format!("t{topic}"), i as i32), 0);
+                                let _ = tp;
+                            }
+                        }
+                    }
+                }
+                Op::Truncate { topic, partition, offset } => {
+                    let tp = TopicPartition {
+                        topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
+                        partition,
+                    };
+                    let result = state.truncate(tp, offset, now);
+                    match model.topics.get_mut(&topic).and_then(|t| t.1.get_mut(partition as usize)) {
+                        None => prop_assert_eq!(result.err(), Some(ErrorKind::UnknownTopicOrPartition)),
+                        Some(p) => {
+                            let record = result.unwrap();
+                            prop_assert_eq!(record.is_some(), offset < p.hwm);
+                            if let Some(record) = record {
+                                state.apply(&record);
+                                log.push(record);
+                                p.batches.retain(|(b, _)| *b < offset);
+                                let kept_end = p.batches.last().map_or(0, |(b, c)| b + *c as i64);
+                                p.hwm = p.hwm.min(offset).max(kept_end);
+                                p.log_start = p.log_start.min(p.hwm);
+                                p.producers.clear();
+                            }
+                        }
                     }
                 }
                 Op::CommitOffset { group, topic, partition, offset } => {
@@ -302,6 +449,7 @@ proptest! {
                         };
                         let last_seq = batch.base_sequence + spec.count as i32 - 1;
                         let expect = match spec.producer {
+                            _ if p.mirrored => Expect::Reject(ErrorKind::ReadOnlyTopic),
                             Some((pid, epoch, _)) => expect_sequence(p, pid, epoch, batch.base_sequence, last_seq),
                             None => Expect::Append,
                         };

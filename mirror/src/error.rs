@@ -1,7 +1,7 @@
 use thiserror::Error;
 
 /// Why a mirror operation was refused. The engine maps each to its Kafka error code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
 pub enum MirrorError {
     #[error("the partition's mirror state does not allow this")]
     InvalidRequest,

@@ -5,6 +5,7 @@
 
 mod cleaning;
 mod groups;
+mod mirrors;
 pub mod producers;
 mod reads;
 mod snapshot;
@@ -21,6 +22,7 @@ use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
+pub use mirrors::TopicMirror;
 pub use writes::is_valid_topic_name;
 
 /// A bound on partitions per topic, so one request cannot allocate without limit.
@@ -46,6 +48,7 @@ struct PartitionState {
     /// Bytes of the live batches, for retention.bytes.
     size_bytes: u64,
     producers: HashMap<i64, ProducerState>,
+    mirror: shoal_mirror::PartitionMirror,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +56,7 @@ struct TopicState {
     name: String,
     config: TopicConfig,
     partitions: Vec<PartitionState>,
+    mirror: Option<TopicMirror>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +79,18 @@ pub struct CoordinatorState {
     next_producer_id: i64,
     /// Committed offsets by consumer group.
     groups: HashMap<String, GroupOffsets>,
+    /// Mirrors (KIP-1279) and their settings.
+    mirrors: BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl TopicState {
+    fn mirror_meta(&self) -> Option<crate::view::MirrorMeta> {
+        self.mirror.as_ref().map(|m| crate::view::MirrorMeta {
+            name: m.name.clone(),
+            removed: m.removed,
+            partitions: self.partitions.iter().map(|p| p.mirror.clone()).collect(),
+        })
+    }
 }
 
 impl CoordinatorState {
@@ -93,6 +109,7 @@ impl CoordinatorState {
                         name: name.clone(),
                         config: *config,
                         partitions: vec![PartitionState::default(); *partitions as usize],
+                        mirror: None,
                     },
                 );
             }
@@ -177,6 +194,37 @@ impl CoordinatorState {
             Record::GroupOffsetsDeleted { group, partitions } => {
                 self.apply_group_offsets_deleted(group, partitions)
             }
+            Record::MirrorCreated { name, config } => {
+                self.mirrors.insert(name.clone(), config.clone());
+            }
+            Record::TopicMirrorChanged {
+                topic_id,
+                mirror,
+                removed,
+            } => {
+                if let Some(topic) = self.topics.get_mut(topic_id) {
+                    topic.mirror = Some(TopicMirror {
+                        name: mirror.clone(),
+                        removed: *removed,
+                    });
+                }
+            }
+            Record::MirrorPartitionsChanged {
+                topic_id,
+                partitions,
+            } => {
+                for (partition, m) in partitions {
+                    if let Some(p) = self.partition_mut(*topic_id, *partition) {
+                        p.mirror = m.clone();
+                    }
+                }
+            }
+            Record::PartitionTruncated {
+                topic_id,
+                partition,
+                offset,
+                at_ms,
+            } => self.apply_truncation(*topic_id, *partition, *offset, *at_ms),
         }
     }
 

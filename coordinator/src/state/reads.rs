@@ -131,6 +131,7 @@ impl CoordinatorState {
             id: *id,
             partitions: t.partitions.len() as i32,
             config: t.config,
+            mirror: t.mirror_meta(),
         }))
     }
 
@@ -142,6 +143,7 @@ impl CoordinatorState {
             id: *id,
             partitions: topic.partitions.len() as i32,
             config: topic.config,
+            mirror: topic.mirror_meta(),
         })
     }
 

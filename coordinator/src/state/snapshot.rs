@@ -10,15 +10,19 @@ use uuid::Uuid;
 
 use super::groups::GroupOffsets;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{BatchEntry, CoordinatorState, FileState, PartitionState, TopicState};
+use super::{BatchEntry, CoordinatorState, FileState, PartitionState, TopicMirror, TopicState};
 use crate::messages::StoredOffset;
 use crate::records::TopicConfig;
+use crate::records::{
+    partition_mirror_from_bytes, partition_mirror_to_bytes, PARTITION_MIRROR_ENCODED_BYTES,
+};
 use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
-/// Version 2 added the full topic config and committed group offsets; version 1 images
-/// (retention settings only, no groups) still load.
-const VERSION: u32 = 2;
+/// Version 3 added mirrors; version 2 the full topic config and committed group offsets.
+/// Older images still load (with defaults for what they lack).
+const VERSION: u32 = 3;
+const VERSION_WITH_GROUPS: u32 = 2;
 const VERSION_RETENTION_ONLY: u32 = 1;
 
 const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
@@ -39,6 +43,14 @@ impl CoordinatorState {
             w.extend_from_slice(id.as_bytes());
             put_str(&mut w, &topic.name);
             w.extend_from_slice(&topic.config.to_bytes());
+            match &topic.mirror {
+                Some(m) => {
+                    w.push(1);
+                    put_str(&mut w, &m.name);
+                    w.push(m.removed as u8);
+                }
+                None => w.push(0),
+            }
             put_u32(&mut w, topic.partitions.len() as u32);
             for p in &topic.partitions {
                 put_i64(&mut w, p.log_start_offset);
@@ -69,6 +81,7 @@ impl CoordinatorState {
                         put_i64(&mut w, r.base_offset);
                     }
                 }
+                w.extend_from_slice(&partition_mirror_to_bytes(0, &p.mirror));
             }
         }
         let mut file_ids: Vec<&u64> = self.files.keys().collect();
@@ -101,6 +114,15 @@ impl CoordinatorState {
                 put_str(&mut w, &stored.metadata);
             }
         }
+        put_u32(&mut w, self.mirrors.len() as u32);
+        for (name, config) in &self.mirrors {
+            put_str(&mut w, name);
+            put_u32(&mut w, config.len() as u32);
+            for (k, v) in config {
+                put_str(&mut w, k);
+                put_str(&mut w, v);
+            }
+        }
         let crc = crc32c::crc32c(&w);
         put_u32(&mut w, crc);
         w
@@ -121,7 +143,7 @@ impl CoordinatorState {
             return Err(CoordinatorError::MalformedSnapshot("unknown format".into()));
         }
         let version = r.u32()?;
-        if version != VERSION && version != VERSION_RETENTION_ONLY {
+        if !(VERSION_RETENTION_ONLY..=VERSION).contains(&version) {
             return Err(CoordinatorError::MalformedSnapshot(format!(
                 "unknown version {version}"
             )));
@@ -142,6 +164,13 @@ impl CoordinatorState {
                 }
             } else {
                 TopicConfig::from_bytes(r.take(TopicConfig::default().to_bytes().len())?)?
+            };
+            let mirror = if version >= VERSION && r.take(1)?[0] == 1 {
+                let name = r.string()?;
+                let removed = r.take(1)?[0] != 0;
+                Some(TopicMirror { name, removed })
+            } else {
+                None
             };
             let partition_count = r.count(28)?;
             let mut partitions = Vec::with_capacity(partition_count);
@@ -189,6 +218,10 @@ impl CoordinatorState {
                         },
                     );
                 }
+                if version >= VERSION {
+                    p.mirror =
+                        partition_mirror_from_bytes(r.take(PARTITION_MIRROR_ENCODED_BYTES)?)?.1;
+                }
                 partitions.push(p);
             }
             state.topic_ids.insert(name.clone(), id);
@@ -198,6 +231,7 @@ impl CoordinatorState {
                     name,
                     config,
                     partitions,
+                    mirror,
                 },
             );
         }
@@ -219,7 +253,7 @@ impl CoordinatorState {
             let since = r.i64()?;
             state.deletable_files.insert(key, since);
         }
-        if version == VERSION {
+        if version >= VERSION_WITH_GROUPS {
             for _ in 0..r.count(16)? {
                 let group = r.string()?;
                 let mut entry = GroupOffsets {
@@ -239,6 +273,16 @@ impl CoordinatorState {
                     entry.offsets.insert((topic_id, partition), stored);
                 }
                 state.groups.insert(group, entry);
+            }
+        }
+        if version >= VERSION {
+            for _ in 0..r.count(8)? {
+                let name = r.string()?;
+                let mut config = Vec::new();
+                for _ in 0..r.count(8)? {
+                    config.push((r.string()?, r.string()?));
+                }
+                state.mirrors.insert(name, config);
             }
         }
         if r.pos != body.len() {

@@ -123,6 +123,10 @@ impl CoordinatorState {
                 ));
                 continue;
             };
+            if p.mirror.is_read_only() {
+                results.push(CommitBatchResult::rejected(ErrorKind::ReadOnlyTopic));
+                continue;
+            }
             if b.is_transactional {
                 results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
                 continue;

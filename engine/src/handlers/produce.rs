@@ -31,6 +31,8 @@ pub async fn handle(
                 (Ok(meta), _) if p.index < 0 || p.index >= meta.partitions => {
                     Err(ErrorKind::UnknownTopicOrPartition)
                 }
+                // Mirrored from another cluster: refused before anything is written.
+                (Ok(meta), _) if meta.is_read_only(p.index) => Err(ErrorKind::ReadOnlyTopic),
                 (Ok(_), None) => Err(ErrorKind::CorruptMessage),
                 (Ok(meta), Some(records)) => {
                     writes.push(PartitionProduce {

@@ -1,6 +1,7 @@
 //! The Kafka error codes Shoal answers with, and how internal outcomes map onto them.
 
 use shoal_coordinator::ErrorKind;
+use shoal_mirror::MirrorError;
 
 pub const NONE: i16 = 0;
 pub const OFFSET_OUT_OF_RANGE: i16 = 1;
@@ -35,6 +36,17 @@ pub const MEMBER_ID_REQUIRED: i16 = 79;
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 pub const FENCED_INSTANCE_ID: i16 = 82;
 pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
+
+/// KIP-1279's codes (the prototype's numbers; not final upstream). One table, here.
+pub const READ_ONLY_TOPIC: i16 = 134;
+pub const INVALID_MIRROR_NAME: i16 = 135;
+pub const UNKNOWN_MIRROR: i16 = 136;
+pub const TOPIC_ALREADY_IN_MIRROR: i16 = 137;
+pub const TOPIC_NOT_IN_MIRROR: i16 = 138;
+pub const MIRROR_TOPIC_ALREADY_PAUSED: i16 = 139;
+pub const MIRROR_TOPIC_NOT_PAUSED: i16 = 140;
+/// Not in the prototype's list: CreateMirror with a name in use.
+pub const MIRROR_ALREADY_EXISTS: i16 = 141;
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 
 pub fn code_of(error: Option<ErrorKind>) -> i16 {
@@ -65,8 +77,24 @@ pub fn code_of(error: Option<ErrorKind>) -> i16 {
         Some(ErrorKind::GroupIdNotFound) => GROUP_ID_NOT_FOUND,
         Some(ErrorKind::GroupMaxSizeReached) => GROUP_MAX_SIZE_REACHED,
         Some(ErrorKind::GroupSubscribedToTopic) => GROUP_SUBSCRIBED_TO_TOPIC,
+        Some(ErrorKind::ReadOnlyTopic) => READ_ONLY_TOPIC,
+        Some(ErrorKind::Mirror(e)) => mirror_code(e),
         // Retriable for clients: they refresh metadata and try again.
         Some(ErrorKind::NotAvailable) => LEADER_NOT_AVAILABLE,
+    }
+}
+
+pub fn mirror_code(error: MirrorError) -> i16 {
+    match error {
+        MirrorError::InvalidRequest => INVALID_REQUEST,
+        MirrorError::InvalidMirrorName => INVALID_MIRROR_NAME,
+        MirrorError::UnknownMirror => UNKNOWN_MIRROR,
+        MirrorError::MirrorAlreadyExists => MIRROR_ALREADY_EXISTS,
+        MirrorError::TopicAlreadyInMirror => TOPIC_ALREADY_IN_MIRROR,
+        MirrorError::TopicNotInMirror => TOPIC_NOT_IN_MIRROR,
+        MirrorError::AlreadyPaused => MIRROR_TOPIC_ALREADY_PAUSED,
+        MirrorError::NotPaused => MIRROR_TOPIC_NOT_PAUSED,
+        MirrorError::InvalidConfig(_) => INVALID_CONFIG,
     }
 }
 
@@ -102,6 +130,8 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::GroupIdNotFound => "No such group.",
         ErrorKind::GroupMaxSizeReached => "The group has reached its maximum size.",
         ErrorKind::GroupSubscribedToTopic => "The group is subscribed to this topic.",
+        ErrorKind::ReadOnlyTopic => "The topic is mirrored from another cluster: read-only.",
+        ErrorKind::Mirror(_) => "The mirror operation was refused.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",
     }
 }

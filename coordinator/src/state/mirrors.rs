@@ -1,0 +1,428 @@
+//! Mirror topics (KIP-1279) in the durable state: mirrors and their settings, which mirror a
+//! topic belongs to, each partition's mirror state, commits of mirrored batches at the
+//! source's offsets, and truncation. Transitions go through `shoal_mirror::PartitionMirror`,
+//! so this file only decides which records describe them.
+
+use shoal_mirror::{validate_mirror_name, MirrorConfig, MirrorError, MirrorState, PartitionMirror};
+use uuid::Uuid;
+
+use super::producers::last_sequence;
+use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
+use crate::messages::{
+    CommitBatchResult, MirrorEvent, MirroredBatch, MirroredPartition, MirroredTopic, TopicPartition,
+};
+use crate::records::{CommittedBatch, Record, TopicConfig};
+use crate::ErrorKind;
+
+/// Which mirror a topic belongs to (its `mirror.name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicMirror {
+    pub name: String,
+    /// Removed from the mirror (failover): `mirror.name` carries the `.removed` suffix.
+    pub removed: bool,
+}
+
+impl CoordinatorState {
+    pub fn create_mirror(
+        &self,
+        name: &str,
+        config: &[(String, String)],
+    ) -> Result<Record, ErrorKind> {
+        validate_mirror_name(name).map_err(ErrorKind::Mirror)?;
+        if self.mirrors.contains_key(name) {
+            return Err(ErrorKind::Mirror(MirrorError::MirrorAlreadyExists));
+        }
+        MirrorConfig::from_pairs(config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map_err(ErrorKind::Mirror)?;
+        Ok(Record::MirrorCreated {
+            name: name.to_string(),
+            config: config.to_vec(),
+        })
+    }
+
+    /// AddTopicsToMirror for one topic: creates it with the source's partition count (and the
+    /// source's topic id when free), or grows it; every partition must be UNKNOWN or STOPPED.
+    pub fn add_topic_to_mirror(
+        &self,
+        mirror: &str,
+        topic: &MirroredTopic,
+        fallback_id: Uuid,
+    ) -> Result<Vec<Record>, ErrorKind> {
+        if !self.mirrors.contains_key(mirror) {
+            return Err(ErrorKind::Mirror(MirrorError::UnknownMirror));
+        }
+        if topic.partitions <= 0 || topic.partitions > PARTITIONS_PER_TOPIC_MAX {
+            return Err(ErrorKind::InvalidPartitions);
+        }
+        let mut records = Vec::new();
+        let (topic_id, mut states) = match self.topic_ids.get(&topic.name) {
+            Some(id) => {
+                let existing = &self.topics[id];
+                if existing
+                    .mirror
+                    .as_ref()
+                    .is_some_and(|m| !m.removed && m.name != mirror)
+                {
+                    return Err(ErrorKind::Mirror(MirrorError::TopicAlreadyInMirror));
+                }
+                let states: Vec<PartitionMirror> = existing
+                    .partitions
+                    .iter()
+                    .map(|p| p.mirror.clone())
+                    .collect();
+                if topic.partitions as usize > states.len() {
+                    records.push(Record::PartitionsAdded {
+                        topic_id: *id,
+                        total_partitions: topic.partitions,
+                    });
+                }
+                (*id, states)
+            }
+            None => {
+                let id = if self.topics.contains_key(&topic.source_topic_id)
+                    || topic.source_topic_id.is_nil()
+                {
+                    fallback_id
+                } else {
+                    topic.source_topic_id
+                };
+                records.push(self.create_topic(
+                    &topic.name,
+                    topic.partitions,
+                    id,
+                    TopicConfig::default(),
+                )?);
+                (id, Vec::new())
+            }
+        };
+        states.resize(
+            states.len().max(topic.partitions as usize),
+            PartitionMirror::default(),
+        );
+        let mut changed = Vec::with_capacity(states.len());
+        for (index, state) in states.iter_mut().enumerate() {
+            state.add().map_err(ErrorKind::Mirror)?;
+            changed.push((index as i32, state.clone()));
+        }
+        records.push(Record::TopicMirrorChanged {
+            topic_id,
+            mirror: mirror.to_string(),
+            removed: false,
+        });
+        records.push(Record::MirrorPartitionsChanged {
+            topic_id,
+            partitions: changed,
+        });
+        Ok(records)
+    }
+
+    /// RemoveTopicsFromMirror (failover): fetching stops, each partition's local end offset
+    /// becomes its last mirrored offset, and the topic is writable again.
+    pub fn remove_topic_from_mirror(
+        &self,
+        mirror: &str,
+        name: &str,
+    ) -> Result<Vec<Record>, ErrorKind> {
+        let (topic_id, topic) = self.mirrored_topic(mirror, name)?;
+        let mut changed = Vec::new();
+        for (index, p) in topic.partitions.iter().enumerate() {
+            let mut m = p.mirror.clone();
+            if m.state == MirrorState::Unknown || m.state == MirrorState::Stopped {
+                continue;
+            }
+            m.remove().map_err(ErrorKind::Mirror)?;
+            m.stopped(p.high_watermark).map_err(ErrorKind::Mirror)?;
+            changed.push((index as i32, m));
+        }
+        Ok(vec![
+            Record::MirrorPartitionsChanged {
+                topic_id,
+                partitions: changed,
+            },
+            Record::TopicMirrorChanged {
+                topic_id,
+                mirror: mirror.to_string(),
+                removed: true,
+            },
+        ])
+    }
+
+    /// PauseMirrorTopics / ResumeMirrorTopics for every partition of a topic.
+    pub fn pause_mirror_topic(&self, name: &str, pause: bool) -> Result<Record, ErrorKind> {
+        let topic_id = *self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let topic = &self.topics[&topic_id];
+        if topic.mirror.as_ref().is_none_or(|m| m.removed) {
+            return Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror));
+        }
+        let mut changed = Vec::new();
+        for (index, p) in topic.partitions.iter().enumerate() {
+            let mut m = p.mirror.clone();
+            if pause { m.pause() } else { m.resume() }.map_err(ErrorKind::Mirror)?;
+            changed.push((index as i32, m));
+        }
+        Ok(Record::MirrorPartitionsChanged {
+            topic_id,
+            partitions: changed,
+        })
+    }
+
+    /// A fetcher's report on one partition, turned into its next state.
+    pub fn mirror_event(
+        &self,
+        tp: TopicPartition,
+        event: MirrorEvent,
+        now_ms: i64,
+    ) -> Result<(PartitionMirror, Option<Record>), ErrorKind> {
+        let p = self
+            .partition(tp)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let mut m = p.mirror.clone();
+        match event {
+            MirrorEvent::BeginPreparing => m.begin_preparing().map_err(ErrorKind::Mirror)?,
+            MirrorEvent::Prepared => m.prepared().map_err(ErrorKind::Mirror)?,
+            MirrorEvent::Fetched => m.fetched(),
+            MirrorEvent::Failed { jitter } => {
+                let config = self
+                    .topic_mirror_config(tp.topic_id)
+                    .ok_or(ErrorKind::Mirror(MirrorError::UnknownMirror))?;
+                m.fail(now_ms, &config, jitter)
+            }
+            MirrorEvent::RetryIfDue => {
+                m.retry_if_due(now_ms);
+            }
+        }
+        let record = (m != p.mirror).then(|| Record::MirrorPartitionsChanged {
+            topic_id: tp.topic_id,
+            partitions: vec![(tp.partition, m.clone())],
+        });
+        Ok((m, record))
+    }
+
+    /// Mirrored batches keep the source's offsets: each must start at or after the partition's
+    /// end (gaps stay gaps, overlaps are refused) while the partition is MIRRORING.
+    pub fn commit_mirrored(
+        &self,
+        object_key: &str,
+        batches: &[MirroredBatch],
+        now_ms: i64,
+    ) -> (Vec<CommitBatchResult>, Option<Record>) {
+        if self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key) {
+            let refused =
+                vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
+            return (refused, None);
+        }
+        let mut ends: std::collections::HashMap<TopicPartition, i64> = Default::default();
+        let mut results = Vec::with_capacity(batches.len());
+        let mut committed = Vec::with_capacity(batches.len());
+        for b in batches {
+            let Some(p) = self.partition(b.partition) else {
+                results.push(CommitBatchResult::rejected(
+                    ErrorKind::UnknownTopicOrPartition,
+                ));
+                continue;
+            };
+            let end = *ends.entry(b.partition).or_insert(p.high_watermark);
+            let error = if !p.mirror.should_fetch() {
+                Some(ErrorKind::Mirror(MirrorError::InvalidRequest))
+            } else if b.base_offset < end || b.last_offset < b.base_offset {
+                Some(ErrorKind::InvalidRequest)
+            } else {
+                None
+            };
+            if let Some(error) = error {
+                results.push(CommitBatchResult::rejected(error));
+                continue;
+            }
+            ends.insert(b.partition, b.last_offset + 1);
+            let count = (b.last_offset - b.base_offset + 1) as u32;
+            committed.push(CommittedBatch {
+                topic_id: b.partition.topic_id,
+                partition: b.partition.partition,
+                byte_offset: b.byte_offset,
+                size_bytes: b.size_bytes,
+                base_offset: b.base_offset,
+                last_offset: b.last_offset,
+                max_timestamp: b.max_timestamp,
+                producer_id: b.producer_id,
+                producer_epoch: b.producer_epoch,
+                base_sequence: b.base_sequence,
+                last_sequence: if b.producer_id >= 0 {
+                    last_sequence(b.base_sequence, count)
+                } else {
+                    -1
+                },
+            });
+            results.push(CommitBatchResult {
+                error: None,
+                base_offset: b.base_offset,
+                log_append_time_ms: now_ms,
+                log_start_offset: p.log_start_offset,
+                is_duplicate: false,
+            });
+        }
+        let record = Record::FileCommitted {
+            file_id: self.next_file_id,
+            object_key: object_key.to_string(),
+            at_ms: now_ms,
+            batches: committed,
+        };
+        (results, Some(record))
+    }
+
+    /// Drops local records from `offset` on (whole batches: mirrored batches end on the
+    /// source's batch boundaries). None when nothing lies there.
+    pub fn truncate(
+        &self,
+        tp: TopicPartition,
+        offset: i64,
+        now_ms: i64,
+    ) -> Result<Option<Record>, ErrorKind> {
+        let p = self
+            .partition(tp)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        if offset < 0 {
+            return Err(ErrorKind::OffsetOutOfRange);
+        }
+        Ok(
+            (offset < p.high_watermark).then_some(Record::PartitionTruncated {
+                topic_id: tp.topic_id,
+                partition: tp.partition,
+                offset,
+                at_ms: now_ms,
+            }),
+        )
+    }
+
+    /// LastMirroredOffset, answered by the old destination on failback: the offset at which
+    /// mirroring of this topic into it stopped, or 0 when it has none for that mirror.
+    pub fn last_mirrored_offset(&self, mirror: &str, name: &str, partition: i32) -> i64 {
+        let Some(topic) = self.topic_ids.get(name).and_then(|id| self.topics.get(id)) else {
+            return 0;
+        };
+        let same_mirror = topic.mirror.as_ref().is_some_and(|m| m.name == mirror);
+        let stopped = usize::try_from(partition)
+            .ok()
+            .and_then(|i| topic.partitions.get(i))
+            .filter(|p| p.mirror.state == MirrorState::Stopped);
+        match stopped {
+            Some(p) if same_mirror => p.mirror.last_mirrored_offset.max(0),
+            _ => 0,
+        }
+    }
+
+    /// (name, source bootstrap servers, topics in it) of every mirror.
+    pub fn list_mirrors(&self) -> Vec<(String, String, i32)> {
+        self.mirrors
+            .iter()
+            .map(|(name, config)| {
+                let bootstrap = config
+                    .iter()
+                    .find(|(k, _)| k == "bootstrap.servers")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                let topics = self
+                    .topics
+                    .values()
+                    .filter(|t| {
+                        t.mirror
+                            .as_ref()
+                            .is_some_and(|m| !m.removed && m.name == *name)
+                    })
+                    .count() as i32;
+                (name.clone(), bootstrap, topics)
+            })
+            .collect()
+    }
+
+    /// A mirror's topics and their partitions, by name.
+    pub fn mirror_partitions(&self, mirror: &str) -> Option<Vec<(String, Vec<MirroredPartition>)>> {
+        self.mirrors.get(mirror)?;
+        let mut topics: Vec<(String, Vec<MirroredPartition>)> = self
+            .topics
+            .iter()
+            .filter(|(_, t)| {
+                t.mirror
+                    .as_ref()
+                    .is_some_and(|m| !m.removed && m.name == mirror)
+            })
+            .map(|(id, t)| {
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| MirroredPartition {
+                        partition: TopicPartition {
+                            topic_id: *id,
+                            partition: i as i32,
+                        },
+                        mirror: p.mirror.clone(),
+                        high_watermark: p.high_watermark,
+                        log_start_offset: p.log_start_offset,
+                    })
+                    .collect();
+                (t.name.clone(), partitions)
+            })
+            .collect();
+        topics.sort_by(|a, b| a.0.cmp(&b.0));
+        Some(topics)
+    }
+
+    pub fn mirror_config(&self, mirror: &str) -> Option<MirrorConfig> {
+        let pairs = self.mirrors.get(mirror)?;
+        MirrorConfig::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).ok()
+    }
+
+    fn topic_mirror_config(&self, topic_id: Uuid) -> Option<MirrorConfig> {
+        let mirror = self.topics.get(&topic_id)?.mirror.as_ref()?;
+        self.mirror_config(&mirror.name)
+    }
+
+    fn mirrored_topic(
+        &self,
+        mirror: &str,
+        name: &str,
+    ) -> Result<(Uuid, &super::TopicState), ErrorKind> {
+        if !self.mirrors.contains_key(mirror) {
+            return Err(ErrorKind::Mirror(MirrorError::UnknownMirror));
+        }
+        let id = self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let topic = &self.topics[id];
+        match &topic.mirror {
+            Some(m) if m.name == mirror && !m.removed => Ok((*id, topic)),
+            _ => Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror)),
+        }
+    }
+
+    pub(super) fn apply_truncation(
+        &mut self,
+        topic_id: Uuid,
+        partition: i32,
+        offset: i64,
+        at_ms: i64,
+    ) {
+        let Some(p) = self.partition_mut(topic_id, partition) else {
+            return;
+        };
+        let mut released = Vec::new();
+        while p.batches.back().is_some_and(|b| b.base_offset >= offset) {
+            let b = p.batches.pop_back().expect("back exists");
+            p.size_bytes -= b.size_bytes as u64;
+            released.push(b.file_id);
+        }
+        // A kept batch may straddle `offset` only if the caller cut inside one.
+        let kept_end = p.batches.back().map_or(0, |b| b.last_offset + 1);
+        p.high_watermark = p.high_watermark.min(offset).max(kept_end);
+        p.log_start_offset = p.log_start_offset.min(p.high_watermark);
+        // The producers' recent batches may be gone: their sequence state starts over.
+        p.producers.clear();
+        for file_id in released {
+            self.release_batch(file_id, at_ms);
+        }
+    }
+}
