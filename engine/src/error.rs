@@ -11,6 +11,8 @@ pub enum EngineError {
     MalformedRequest(String),
     #[error("cannot encode response: {0}")]
     Encode(String),
+    #[error("mirror source: {0}")]
+    Source(String),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
 }

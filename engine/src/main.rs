@@ -5,6 +5,7 @@ mod diskless;
 mod error;
 mod handlers;
 mod kafka;
+mod mirror;
 mod server;
 
 use std::path::PathBuf;
@@ -33,6 +34,20 @@ struct Args {
     /// Data directory, overriding the file's `data_dir`.
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Manage cluster mirrors (KIP-1279) on a running broker.
+    Mirror {
+        /// The broker to talk to.
+        #[arg(long, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        #[command(subcommand)]
+        command: mirror::cli::MirrorCommand,
+    },
 }
 
 fn main() {
@@ -42,7 +57,15 @@ fn main() {
         )
         .with_target(false)
         .init();
-    if let Err(e) = run(Args::parse()) {
+    let args = Args::parse();
+    if let Some(Command::Mirror { bootstrap, command }) = args.command {
+        if let Err(e) = mirror::cli::run(&bootstrap, command) {
+            eprintln!("shoal mirror: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if let Err(e) = run(args) {
         tracing::error!(error = %e, "shoal stopped");
         std::process::exit(1);
     }
@@ -97,8 +120,14 @@ fn run(args: Args) -> Result<(), EngineError> {
 
     let metrics = Arc::new(BrokerMetrics::new(runtime.shard_cores.len()));
     let config = Arc::new(config);
-    let serve: ServeFn =
-        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone())));
+    let mirror_status = Arc::new(mirror::status::MirrorStatus::default());
+    let serve: ServeFn = Arc::new(move |shard| {
+        Box::pin(server::serve_shard(
+            shard,
+            config.clone(),
+            mirror_status.clone(),
+        ))
+    });
     shoal_shards::run(runtime, serve, shutdown, metrics)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())

@@ -10,6 +10,7 @@ pub mod groups;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;
+pub mod mirror_store;
 pub mod produce;
 pub mod routing;
 pub mod rpc;

@@ -36,8 +36,8 @@ pub struct Shard {
     /// Indexed by shard; `None` at this shard's own index.
     peers: Vec<Option<Rc<PeerClient>>>,
     pipeline: Rc<ProducePipeline>,
-    local_data: Rc<LocalData>,
-    store: Rc<ObjectStore>,
+    pub(crate) local_data: Rc<LocalData>,
+    pub(crate) store: Rc<ObjectStore>,
     /// Consumer groups this shard owns.
     groups: Rc<Groups>,
     pub metrics: Arc<BrokerMetrics>,

@@ -1,5 +1,5 @@
-//! The flexible-version primitives of the Kafka protocol that the generated Diskless* codecs
-//! use: big-endian integers, unsigned varints, compact strings and arrays, tagged fields.
+//! The flexible-version primitives of the Kafka protocol that the generated Diskless* and
+//! mirror (KIP-1279) codecs use: big-endian integers, unsigned varints, compact strings and arrays, tagged fields.
 //! Decoding checks every length against the bytes present.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -177,6 +177,26 @@ pub fn put_array<T: WireEncode>(buf: &mut BytesMut, v: &[T]) {
 pub fn get_array<T: WireDecode>(buf: &mut Bytes) -> Result<Vec<T>, WireError> {
     let len = get_array_len(buf)?;
     (0..len).map(|_| T::decode(buf)).collect()
+}
+
+/// Strings as array elements (`[]string` fields).
+impl WireEncode for String {
+    fn encode(&self, buf: &mut BytesMut) {
+        put_string(buf, self);
+    }
+}
+
+impl WireDecode for String {
+    fn decode(buf: &mut Bytes) -> Result<Self, WireError> {
+        get_string(buf)
+    }
+}
+
+#[cfg(test)]
+impl Sample for String {
+    fn sample(seed: i64) -> Self {
+        format!("s{seed}")
+    }
 }
 
 pub fn put_empty_tagged_fields(buf: &mut BytesMut) {

@@ -3,6 +3,7 @@ use kafka_protocol::messages::ApiVersionsResponse;
 
 use crate::diskless::messages as diskless;
 use crate::kafka::{error_codes, versions};
+use crate::mirror::messages as mirror;
 
 pub fn handle(version: i16) -> ApiVersionsResponse {
     let error_code = match versions::supported_range(kafka_protocol::messages::ApiKey::ApiVersions)
@@ -17,6 +18,7 @@ pub fn handle(version: i16) -> ApiVersionsResponse {
                 .iter()
                 .map(|(key, min, max)| (*key as i16, *min, *max))
                 .chain(diskless::API_KEYS.iter().map(|key| (*key, 0, 0)))
+                .chain(mirror::API_KEYS.iter().map(|key| (*key, 0, 0)))
                 .map(|(key, min, max)| {
                     ApiVersion::default()
                         .with_api_key(key)

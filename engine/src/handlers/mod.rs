@@ -32,7 +32,7 @@ use crate::diskless::wire::WireEncode;
 use crate::kafka::codec;
 use crate::kafka::versions;
 
-pub use request::{parse_request, ClientInfo, ParsedRequest, RequestBody};
+pub use request::{parse_request, ClientInfo, MirrorRequest, ParsedRequest, RequestBody};
 
 /// What every handler on a shard works with.
 pub struct Broker {
@@ -42,10 +42,16 @@ pub struct Broker {
     pub advertised_port: i32,
     /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
     pub request_memory: Rc<glommio::sync::Semaphore>,
+    /// Source offsets the mirror fetchers last saw, shared by all shards.
+    pub mirror_status: Arc<crate::mirror::status::MirrorStatus>,
 }
 
 impl Broker {
-    pub fn new(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Broker {
+    pub fn new(
+        shard: Rc<Shard>,
+        config: Arc<BrokerConfig>,
+        mirror_status: Arc<crate::mirror::status::MirrorStatus>,
+    ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory = Rc::new(glommio::sync::Semaphore::new(
             config.max_in_flight_request_bytes as u64,
@@ -56,6 +62,7 @@ impl Broker {
             advertised_host,
             advertised_port,
             request_memory,
+            mirror_status,
         }
     }
 }
@@ -207,6 +214,7 @@ pub async fn handle(broker: &Broker, request: ParsedRequest) -> Option<Bytes> {
         RequestBody::DisklessListOffsets(r) => wire(&diskless::list_offsets(broker, r).await),
         RequestBody::DisklessFindBatches(r) => wire(&diskless::find_batches(broker, r).await),
         RequestBody::DisklessDescribeFiles(r) => wire(&diskless::describe_files(broker, r).await),
+        RequestBody::Mirror(r) => wire(crate::mirror::handlers::handle(broker, r).await.as_ref()),
     };
     match encoded {
         Ok(frame) => Some(frame),

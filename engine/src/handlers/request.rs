@@ -17,6 +17,7 @@ use kafka_protocol::messages::{
 use crate::diskless::messages::*;
 use crate::kafka::codec::{self, Api};
 use crate::kafka::{unsupported, versions};
+use crate::mirror::messages as mirror;
 use crate::EngineError;
 use kafka_protocol::messages::{
     AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest,
@@ -77,6 +78,21 @@ pub enum RequestBody {
     DisklessListOffsets(DisklessListOffsetsRequest),
     DisklessFindBatches(DisklessFindBatchesRequest),
     DisklessDescribeFiles(DisklessDescribeFilesRequest),
+    Mirror(MirrorRequest),
+}
+
+/// The KIP-1279 mirror requests.
+pub enum MirrorRequest {
+    Create(mirror::CreateMirrorRequest),
+    AddTopics(mirror::AddTopicsToMirrorRequest),
+    RemoveTopics(mirror::RemoveTopicsFromMirrorRequest),
+    LastMirroredOffsets(mirror::LastMirroredOffsetsRequest),
+    List(mirror::ListMirrorsRequest),
+    Describe(mirror::DescribeMirrorsRequest),
+    ReadStates(mirror::ReadMirrorStatesRequest),
+    WriteStates(mirror::WriteMirrorStatesRequest),
+    Pause(mirror::PauseMirrorTopicsRequest),
+    Resume(mirror::ResumeMirrorTopicsRequest),
 }
 
 pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
@@ -85,7 +101,7 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
     if !versions::is_supported(api, version) && api != Api::Kafka(ApiKey::ApiVersions) {
         let answer = match api {
             Api::Kafka(key) => unsupported::error_response(key, version, header.correlation_id),
-            Api::Diskless(_) => None,
+            Api::Diskless(_) | Api::Mirror(_) => None,
         };
         return match answer {
             Some(frame) => Ok(ParsedRequest {
@@ -179,6 +195,41 @@ pub fn parse_request(mut frame: Bytes) -> Result<ParsedRequest, EngineError> {
                 )))
             }
         },
+        Api::Mirror(key) => RequestBody::Mirror(match key {
+            mirror::CreateMirrorRequest::API_KEY => {
+                MirrorRequest::Create(codec::decode_wire_body(f)?)
+            }
+            mirror::AddTopicsToMirrorRequest::API_KEY => {
+                MirrorRequest::AddTopics(codec::decode_wire_body(f)?)
+            }
+            mirror::RemoveTopicsFromMirrorRequest::API_KEY => {
+                MirrorRequest::RemoveTopics(codec::decode_wire_body(f)?)
+            }
+            mirror::LastMirroredOffsetsRequest::API_KEY => {
+                MirrorRequest::LastMirroredOffsets(codec::decode_wire_body(f)?)
+            }
+            mirror::ListMirrorsRequest::API_KEY => MirrorRequest::List(codec::decode_wire_body(f)?),
+            mirror::DescribeMirrorsRequest::API_KEY => {
+                MirrorRequest::Describe(codec::decode_wire_body(f)?)
+            }
+            mirror::ReadMirrorStatesRequest::API_KEY => {
+                MirrorRequest::ReadStates(codec::decode_wire_body(f)?)
+            }
+            mirror::WriteMirrorStatesRequest::API_KEY => {
+                MirrorRequest::WriteStates(codec::decode_wire_body(f)?)
+            }
+            mirror::PauseMirrorTopicsRequest::API_KEY => {
+                MirrorRequest::Pause(codec::decode_wire_body(f)?)
+            }
+            mirror::ResumeMirrorTopicsRequest::API_KEY => {
+                MirrorRequest::Resume(codec::decode_wire_body(f)?)
+            }
+            other => {
+                return Err(EngineError::MalformedRequest(format!(
+                    "mirror API {other} is not supported"
+                )))
+            }
+        }),
     };
     Ok(ParsedRequest {
         api,

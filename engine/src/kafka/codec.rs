@@ -14,13 +14,15 @@ use crate::EngineError;
 pub enum Api {
     Kafka(ApiKey),
     Diskless(i16),
+    /// KIP-1279 mirror APIs (keys 1000 and up, generated from `engine/schemas/mirror/`).
+    Mirror(i16),
 }
 
 impl Api {
     pub fn key(&self) -> i16 {
         match self {
             Api::Kafka(key) => *key as i16,
-            Api::Diskless(key) => *key,
+            Api::Diskless(key) | Api::Mirror(key) => *key,
         }
     }
 }
@@ -40,6 +42,11 @@ pub fn decode_header(frame: &mut Bytes) -> Result<(Api, RequestHeader), EngineEr
         let header = RequestHeader::decode(frame, 2)
             .map_err(|e| EngineError::MalformedRequest(format!("request header: {e}")))?;
         return Ok((Api::Diskless(raw_key), header));
+    }
+    if crate::mirror::messages::API_KEYS.contains(&raw_key) {
+        let header = RequestHeader::decode(frame, 2)
+            .map_err(|e| EngineError::MalformedRequest(format!("request header: {e}")))?;
+        return Ok((Api::Mirror(raw_key), header));
     }
     let api_key = ApiKey::try_from(raw_key)
         .map_err(|_| EngineError::MalformedRequest(format!("unknown API key {raw_key}")))?;

@@ -49,7 +49,7 @@ pub fn is_supported(api: Api, version: i16) -> bool {
             supported_range(key).is_some_and(|(min, max)| (min..=max).contains(&version))
         }
         // Each Diskless* API has only version 0.
-        Api::Diskless(_) => version == 0,
+        Api::Diskless(_) | Api::Mirror(_) => version == 0,
     }
 }
 

@@ -11,11 +11,16 @@ use shoal_shards::Shard;
 use super::connection::serve_connection;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
+use crate::mirror::status::MirrorStatus;
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
-pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) {
+pub async fn serve_shard(
+    shard: Rc<Shard>,
+    config: Arc<BrokerConfig>,
+    mirror_status: Arc<MirrorStatus>,
+) {
     let listener = match TcpListener::bind(config.listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -31,7 +36,8 @@ pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) {
         ))
         .detach();
     }
-    let broker = Rc::new(Broker::new(shard, config));
+    let broker = Rc::new(Broker::new(shard, config, mirror_status));
+    glommio::spawn_local(crate::mirror::fetcher::run(broker.clone())).detach();
     loop {
         match listener.accept().await {
             Ok(stream) => {

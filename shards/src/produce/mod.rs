@@ -4,4 +4,5 @@
 mod buffer;
 mod pipeline;
 
+pub(crate) use pipeline::upload_with_retries;
 pub use pipeline::ProducePipeline;

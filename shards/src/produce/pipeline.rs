@@ -327,7 +327,7 @@ fn write_result(results: &[CommitBatchResult]) -> PartitionProduceResult {
     }
 }
 
-async fn upload_with_retries(
+pub(crate) async fn upload_with_retries(
     store: Rc<ObjectStore>,
     key: String,
     data: Bytes,

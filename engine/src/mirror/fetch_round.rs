@@ -1,0 +1,308 @@
+//! One mirror's work against its source: PREPARING (truncate to the source's last mirrored
+//! offset) and a fetch round (Fetch at the local end, store the batches at their offsets,
+//! follow the source's log start).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
+    TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{
+    MirrorEvent, Request, Response, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+};
+use shoal_shards::mirror_store::FetchedBatch;
+use shoal_wal::{BatchHeader, WalError};
+
+use super::fetcher::{event, failed, OwnedPartition, Session};
+use super::messages as m;
+use super::status::SourceOffsets;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+use crate::EngineError;
+
+const FETCH_VERSION: i16 = 12;
+const LIST_OFFSETS_VERSION: i16 = 7;
+
+/// Truncates the partition to the source's last mirrored offset (0 when the source has no
+/// record, or does not speak KIP-1279), then lets it start MIRRORING.
+pub async fn prepare(
+    broker: &Broker,
+    s: &mut Session,
+    p: &OwnedPartition,
+) -> Result<(), EngineError> {
+    let lmo = if s.source_knows_mirrors {
+        let request = m::LastMirroredOffsetsRequest {
+            mirror_name: s.name.clone(),
+            topics: vec![m::last_mirrored_offsets_request::TopicData {
+                name: p.topic.clone(),
+                partitions: vec![m::last_mirrored_offsets_request::PartitionData {
+                    partition_index: p.partition.partition,
+                }],
+            }],
+        };
+        let client = s.client.as_mut().ok_or_else(not_connected)?;
+        let response: m::LastMirroredOffsetsResponse = client
+            .call_wire(m::LastMirroredOffsetsRequest::API_KEY, &request)
+            .await?;
+        response
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .map_or(0, |p| p.last_mirrored_offset.max(0))
+    } else {
+        0
+    };
+    truncate(broker, p.partition, lmo).await?;
+    s.fetch_from.remove(&p.partition);
+    tracing::info!(mirror = %s.name, topic = %p.topic, partition = p.partition.partition, lmo, "mirror partition prepared");
+    event(broker, p.partition, MirrorEvent::Prepared).await;
+    Ok(())
+}
+
+async fn truncate(
+    broker: &Broker,
+    partition: TopicPartition,
+    offset: i64,
+) -> Result<(), EngineError> {
+    match broker
+        .shard
+        .coordinator_call(Request::Truncate { partition, offset })
+        .await
+    {
+        Ok(Response::Truncated(Ok(()))) => Ok(()),
+        other => Err(EngineError::Source(format!(
+            "truncation refused: {other:?}"
+        ))),
+    }
+}
+
+/// (log start, high watermark) of local partitions.
+async fn local_offsets(
+    broker: &Broker,
+    partitions: &[OwnedPartition],
+) -> Result<Vec<(i64, i64)>, EngineError> {
+    let request = Request::ListOffsets {
+        partitions: partitions
+            .iter()
+            .flat_map(|p| {
+                [
+                    (p.partition, EARLIEST_TIMESTAMP),
+                    (p.partition, LATEST_TIMESTAMP),
+                ]
+            })
+            .collect(),
+    };
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::ListOffsets(r)) if r.len() == partitions.len() * 2 => {
+            Ok(r.chunks(2).map(|c| (c[0].offset, c[1].offset)).collect())
+        }
+        _ => Err(EngineError::Source("local offsets unavailable".into())),
+    }
+}
+
+pub async fn fetch_round(
+    broker: &Broker,
+    s: &mut Session,
+    partitions: &[OwnedPartition],
+) -> Result<(), EngineError> {
+    let local = local_offsets(broker, partitions).await?;
+    let mut fetch_offsets = HashMap::new();
+    let mut by_topic: Vec<(String, Vec<FetchPartition>)> = Vec::new();
+    for (p, (_, local_end)) in partitions.iter().zip(&local) {
+        let from = s
+            .fetch_from
+            .get(&p.partition)
+            .copied()
+            .filter(|f| f > local_end)
+            .unwrap_or(*local_end);
+        fetch_offsets.insert(p.partition, from);
+        let fetch = FetchPartition::default()
+            .with_partition(p.partition.partition)
+            .with_fetch_offset(from)
+            .with_partition_max_bytes(s.config.fetch_max_bytes as i32)
+            .with_current_leader_epoch(-1)
+            .with_log_start_offset(-1);
+        match by_topic.iter_mut().find(|(t, _)| *t == p.topic) {
+            Some((_, list)) => list.push(fetch),
+            None => by_topic.push((p.topic.clone(), vec![fetch])),
+        }
+    }
+    let request = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(s.config.fetch_wait_max_ms as i32)
+        .with_min_bytes(s.config.fetch_min_bytes as i32)
+        .with_max_bytes(s.config.fetch_response_max_bytes as i32)
+        .with_topics(
+            by_topic
+                .into_iter()
+                .map(|(topic, partitions)| {
+                    FetchTopic::default()
+                        .with_topic(TopicName(StrBytes::from_string(topic)))
+                        .with_partitions(partitions)
+                })
+                .collect(),
+        );
+    let wait = Duration::from_millis(s.config.fetch_wait_max_ms as u64);
+    let client = s.client.as_mut().ok_or_else(not_connected)?;
+    let response: FetchResponse = client
+        .call(ApiKey::Fetch, FETCH_VERSION, &request, wait)
+        .await?;
+    let mut stored: Vec<FetchedBatch> = Vec::new();
+    let mut source_starts: Vec<(usize, i64)> = Vec::new();
+    for topic in &response.responses {
+        for data in &topic.partitions {
+            let Some(index) = partitions.iter().position(|p| {
+                p.topic == topic.topic.0.as_str() && p.partition.partition == data.partition_index
+            }) else {
+                continue;
+            };
+            let p = &partitions[index];
+            let from = fetch_offsets[&p.partition];
+            match data.error_code {
+                error_codes::NONE => {}
+                error_codes::OFFSET_OUT_OF_RANGE => {
+                    realign(broker, s, p, from).await?;
+                    continue;
+                }
+                code => {
+                    tracing::warn!(mirror = %s.name, topic = %p.topic, partition = p.partition.partition, code, "source refused the fetch");
+                    event(broker, p.partition, failed()).await;
+                    continue;
+                }
+            }
+            broker.mirror_status.record(
+                p.partition,
+                SourceOffsets {
+                    high_watermark: data.high_watermark,
+                    log_start_offset: data.log_start_offset,
+                },
+            );
+            source_starts.push((index, data.log_start_offset));
+            let records = data.records.clone().unwrap_or_default();
+            match split_batches(&records, from) {
+                Ok(batches) => {
+                    stored.extend(batches.into_iter().map(|(header, bytes)| FetchedBatch {
+                        partition: p.partition,
+                        header,
+                        bytes,
+                    }))
+                }
+                Err(e) => {
+                    tracing::warn!(mirror = %s.name, topic = %p.topic, error = %e, "malformed batch from the source");
+                    event(broker, p.partition, failed()).await;
+                }
+            }
+        }
+    }
+    if !stored.is_empty() {
+        let results = broker
+            .shard
+            .store_mirrored(stored)
+            .await
+            .map_err(|e| EngineError::Source(format!("storing mirrored batches: {e:?}")))?;
+        if let Some(refused) = results.iter().find(|r| r.error.is_some()) {
+            tracing::debug!(error = ?refused.error, "some mirrored batches were refused");
+        }
+    }
+    // Keep the source's log start: records it deleted are deleted here too.
+    for (index, source_start) in source_starts {
+        let p = &partitions[index];
+        let (local_start, _) = local[index];
+        if source_start > local_start {
+            let request = Request::DeleteRecords {
+                partitions: vec![(p.partition, source_start)],
+            };
+            let _ = broker.shard.coordinator_call(request).await;
+        }
+        if p.mirror.failures > 0 {
+            event(broker, p.partition, MirrorEvent::Fetched).await;
+        }
+    }
+    Ok(())
+}
+
+/// The source has no data at `from`: its log start moved past it (continue from there, the
+/// gap stays a gap) or its log ends before it (truncate locally to its end).
+async fn realign(
+    broker: &Broker,
+    s: &mut Session,
+    p: &OwnedPartition,
+    from: i64,
+) -> Result<(), EngineError> {
+    let (start, end) = source_offsets(s, p).await?;
+    if from < start {
+        s.fetch_from.insert(p.partition, start);
+    } else if from > end {
+        truncate(broker, p.partition, end).await?;
+        s.fetch_from.remove(&p.partition);
+    }
+    tracing::info!(mirror = %s.name, topic = %p.topic, from, start, end, "realigned with the source");
+    Ok(())
+}
+
+async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64), EngineError> {
+    let ask = |timestamp| {
+        ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_topics(vec![ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(p.topic.clone())))
+                .with_partitions(vec![ListOffsetsPartition::default()
+                    .with_partition_index(p.partition.partition)
+                    .with_current_leader_epoch(-1)
+                    .with_timestamp(timestamp)])])
+    };
+    let mut offsets = [0i64; 2];
+    for (slot, timestamp) in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP]
+        .into_iter()
+        .enumerate()
+    {
+        let request = ask(timestamp);
+        let client = s.client.as_mut().ok_or_else(not_connected)?;
+        let response: ListOffsetsResponse = client
+            .call(
+                ApiKey::ListOffsets,
+                LIST_OFFSETS_VERSION,
+                &request,
+                Duration::ZERO,
+            )
+            .await?;
+        offsets[slot] = response
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .filter(|p| p.error_code == error_codes::NONE)
+            .map(|p| p.offset)
+            .ok_or_else(|| EngineError::Source("ListOffsets refused".into()))?;
+    }
+    Ok((offsets[0], offsets[1]))
+}
+
+/// Whole, valid batches at or after `from`. A batch cut short at the end of the response
+/// (the source's size limit) is left for the next round; a corrupt one is an error.
+fn split_batches(records: &Bytes, from: i64) -> Result<Vec<(BatchHeader, Bytes)>, WalError> {
+    let mut batches = Vec::new();
+    let mut pos = 0;
+    while pos < records.len() {
+        let rest = &records[pos..];
+        let header = match BatchHeader::parse_validated(rest) {
+            Ok(header) => header,
+            Err(WalError::BatchLengthMismatch { .. }) | Err(WalError::BatchTooShort(_)) => break,
+            Err(e) => return Err(e),
+        };
+        if header.base_offset >= from {
+            batches.push((header, records.slice(pos..pos + header.size_bytes)));
+        }
+        pos += header.size_bytes;
+    }
+    Ok(batches)
+}
+
+fn not_connected() -> EngineError {
+    EngineError::Source("not connected".into())
+}

@@ -1,0 +1,195 @@
+//! CreateMirror, AddTopicsToMirror, RemoveTopicsFromMirror, Pause/ResumeMirrorTopics.
+
+use std::time::Duration;
+
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{ApiKey, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{ErrorKind, MirroredTopic, Request, Response};
+
+use super::m;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+use crate::mirror::client::SourceClient;
+
+/// Kafka's NETWORK_EXCEPTION: the source cluster did not answer.
+pub const NETWORK_EXCEPTION: i16 = 13;
+const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
+const METADATA_RESPONSE_MAX_BYTES: usize = 64 << 20;
+
+pub async fn create(broker: &Broker, r: m::CreateMirrorRequest) -> m::CreateMirrorResponse {
+    let config = r
+        .configs
+        .into_iter()
+        .map(|c| (c.name, c.value.unwrap_or_default()))
+        .collect();
+    let request = Request::CreateMirror {
+        name: r.mirror_name,
+        config,
+    };
+    let error = match broker.shard.coordinator_call(request).await {
+        Ok(Response::CreateMirror(result)) => result.err(),
+        _ => Some(ErrorKind::NotAvailable),
+    };
+    m::CreateMirrorResponse {
+        throttle_time_ms: 0,
+        error_code: error_codes::code_of(error),
+        error_message: error.map(|e| match e {
+            ErrorKind::Mirror(e) => e.to_string(),
+            other => error_codes::message_of(other).to_string(),
+        }),
+    }
+}
+
+/// Asks the source for each topic's partition count and id, then makes the local mirror
+/// topics.
+pub async fn add_topics(
+    broker: &Broker,
+    r: m::AddTopicsToMirrorRequest,
+) -> m::AddTopicsToMirrorResponse {
+    let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
+    let respond = |error_code: i16, results: Vec<i16>| m::AddTopicsToMirrorResponse {
+        throttle_time_ms: 0,
+        error_code,
+        topics: names
+            .iter()
+            .zip(results.into_iter().chain(std::iter::repeat(error_code)))
+            .map(
+                |(name, error_code)| m::add_topics_to_mirror_response::TopicResult {
+                    name: name.clone(),
+                    error_code,
+                },
+            )
+            .collect(),
+    };
+    let config = match broker
+        .shard
+        .coordinator_call(Request::DescribeMirror {
+            name: r.mirror_name.clone(),
+        })
+        .await
+    {
+        Ok(Response::DescribeMirror(Some(d))) => d.config,
+        Ok(Response::DescribeMirror(None)) => return respond(error_codes::UNKNOWN_MIRROR, vec![]),
+        _ => return respond(error_codes::code_of(Some(ErrorKind::NotAvailable)), vec![]),
+    };
+    let source = match source_topics(&config.bootstrap_servers, &names).await {
+        Ok(source) => source,
+        Err(e) => {
+            tracing::warn!(mirror = %r.mirror_name, error = %e, "source cluster unreachable");
+            return respond(NETWORK_EXCEPTION, vec![]);
+        }
+    };
+    let mut found = Vec::new();
+    let mut results = vec![error_codes::NONE; names.len()];
+    for (i, topic) in source.into_iter().enumerate() {
+        match topic {
+            Ok(topic) => found.push((i, topic)),
+            Err(code) => results[i] = code,
+        }
+    }
+    let request = Request::AddTopicsToMirror {
+        mirror: r.mirror_name,
+        topics: found.iter().map(|(_, t)| t.clone()).collect(),
+    };
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::MirrorTopics(answers)) if answers.len() == found.len() => {
+            for ((i, _), answer) in found.iter().zip(answers) {
+                results[*i] = error_codes::code_of(answer.err());
+            }
+        }
+        _ => {
+            for (i, _) in &found {
+                results[*i] = error_codes::code_of(Some(ErrorKind::NotAvailable));
+            }
+        }
+    }
+    respond(error_codes::NONE, results)
+}
+
+/// Each topic's partition count and id on the source, or its error code there.
+async fn source_topics(
+    bootstrap: &str,
+    names: &[String],
+) -> Result<Vec<Result<MirroredTopic, i16>>, crate::EngineError> {
+    let mut client =
+        SourceClient::connect(bootstrap, SOURCE_TIMEOUT, METADATA_RESPONSE_MAX_BYTES).await?;
+    let request = MetadataRequest::default()
+        .with_topics(Some(
+            names
+                .iter()
+                .map(|n| {
+                    MetadataRequestTopic::default()
+                        .with_name(Some(TopicName(StrBytes::from_string(n.clone()))))
+                })
+                .collect(),
+        ))
+        .with_allow_auto_topic_creation(false);
+    let response: MetadataResponse = client
+        .call(ApiKey::Metadata, 12, &request, Duration::ZERO)
+        .await?;
+    Ok(names
+        .iter()
+        .map(|name| {
+            let topic = response
+                .topics
+                .iter()
+                .find(|t| t.name.as_ref().is_some_and(|n| n.0.as_str() == name))
+                .ok_or(error_codes::UNKNOWN_TOPIC_OR_PARTITION)?;
+            if topic.error_code != error_codes::NONE {
+                return Err(topic.error_code);
+            }
+            Ok(MirroredTopic {
+                name: name.clone(),
+                partitions: topic.partitions.len() as i32,
+                source_topic_id: topic.topic_id,
+            })
+        })
+        .collect())
+}
+
+pub async fn remove_topics(
+    broker: &Broker,
+    r: m::RemoveTopicsFromMirrorRequest,
+) -> m::RemoveTopicsFromMirrorResponse {
+    let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
+    let request = Request::RemoveTopicsFromMirror {
+        mirror: r.mirror_name,
+        topics: names.clone(),
+    };
+    let answers = topic_answers(broker, request, names.len()).await;
+    m::RemoveTopicsFromMirrorResponse {
+        throttle_time_ms: 0,
+        error_code: error_codes::NONE,
+        topics: names
+            .into_iter()
+            .zip(answers)
+            .map(
+                |(name, error_code)| m::remove_topics_from_mirror_response::TopicResult {
+                    name,
+                    error_code,
+                },
+            )
+            .collect(),
+    }
+}
+
+/// Pause (or resume) each topic; the answers in request order.
+pub async fn pause(broker: &Broker, topics: Vec<String>, pause: bool) -> (i16, Vec<(String, i16)>) {
+    let request = Request::PauseMirrorTopics {
+        topics: topics.clone(),
+        pause,
+    };
+    let answers = topic_answers(broker, request, topics.len()).await;
+    (error_codes::NONE, topics.into_iter().zip(answers).collect())
+}
+
+async fn topic_answers(broker: &Broker, request: Request, count: usize) -> Vec<i16> {
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::MirrorTopics(answers)) if answers.len() == count => answers
+            .into_iter()
+            .map(|a| error_codes::code_of(a.err()))
+            .collect(),
+        _ => vec![error_codes::code_of(Some(ErrorKind::NotAvailable)); count],
+    }
+}

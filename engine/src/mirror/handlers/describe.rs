@@ -1,0 +1,102 @@
+//! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
+
+use shoal_coordinator::{ErrorKind, MirroredPartition, Request, Response};
+use shoal_mirror::MirrorState;
+
+use super::m;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn list(broker: &Broker) -> m::ListMirrorsResponse {
+    match broker.shard.coordinator_call(Request::ListMirrors).await {
+        Ok(Response::ListMirrors(mirrors)) => m::ListMirrorsResponse {
+            throttle_time_ms: 0,
+            error_code: error_codes::NONE,
+            mirrors: mirrors
+                .into_iter()
+                .map(|(mirror_name, source_bootstrap, topic_count)| {
+                    m::list_mirrors_response::ListedMirror {
+                        mirror_name,
+                        source_bootstrap,
+                        topic_count,
+                    }
+                })
+                .collect(),
+        },
+        _ => m::ListMirrorsResponse {
+            throttle_time_ms: 0,
+            error_code: error_codes::code_of(Some(ErrorKind::NotAvailable)),
+            mirrors: Vec::new(),
+        },
+    }
+}
+
+pub async fn describe(broker: &Broker, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
+    let names = if r.mirror_names.is_empty() {
+        match broker.shard.coordinator_call(Request::ListMirrors).await {
+            Ok(Response::ListMirrors(mirrors)) => mirrors.into_iter().map(|m| m.0).collect(),
+            _ => Vec::new(),
+        }
+    } else {
+        r.mirror_names
+    };
+    let mut mirrors = Vec::with_capacity(names.len());
+    for name in names {
+        let request = Request::DescribeMirror { name: name.clone() };
+        let described = match broker.shard.coordinator_call(request).await {
+            Ok(Response::DescribeMirror(d)) => d.ok_or(error_codes::UNKNOWN_MIRROR),
+            _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+        };
+        let (error_code, topics) = match described {
+            Ok(d) => (
+                error_codes::NONE,
+                d.topics
+                    .into_iter()
+                    .map(
+                        |(topic_name, partitions)| m::describe_mirrors_response::TopicPartitions {
+                            topic_name,
+                            partitions: partitions.iter().map(|p| detail(broker, p)).collect(),
+                        },
+                    )
+                    .collect(),
+            ),
+            Err(code) => (code, Vec::new()),
+        };
+        mirrors.push(m::describe_mirrors_response::DescribedMirror {
+            error_code,
+            mirror_name: name,
+            topics,
+            authorized_operations: i32::MIN,
+        });
+    }
+    m::DescribeMirrorsResponse {
+        throttle_time_ms: 0,
+        mirrors,
+    }
+}
+
+fn detail(broker: &Broker, p: &MirroredPartition) -> m::describe_mirrors_response::PartitionDetail {
+    let source = broker
+        .mirror_status
+        .get(&p.partition)
+        .map_or(-1, |s| s.high_watermark);
+    let lag = if source >= 0 {
+        (source - p.high_watermark).max(0)
+    } else {
+        -1
+    };
+    let mut state = p.mirror.state.name().to_string();
+    if p.mirror.paused {
+        state.push_str(" (PAUSED)");
+    }
+    if p.mirror.state == MirrorState::Stopped {
+        state = MirrorState::Stopped.name().to_string();
+    }
+    m::describe_mirrors_response::PartitionDetail {
+        partition_index: p.partition.partition,
+        source_offset: source,
+        destination_offset: p.high_watermark,
+        lag,
+        state,
+    }
+}

@@ -1,0 +1,188 @@
+//! LastMirroredOffsets (asked by a cluster that fails back to this one) and Read/Write
+//! MirrorStates. In a single-broker cluster the coordinator owns the states, so a write is
+//! accepted only where it agrees with them or removes topics.
+
+use shoal_coordinator::{ErrorKind, Request, Response};
+
+use super::m;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+
+pub async fn last_mirrored_offsets(
+    broker: &Broker,
+    r: m::LastMirroredOffsetsRequest,
+) -> m::LastMirroredOffsetsResponse {
+    let partitions: Vec<(String, i32)> = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| (t.name.clone(), p.partition_index))
+        })
+        .collect();
+    let count = partitions.len();
+    let request = Request::LastMirroredOffsets {
+        mirror: r.mirror_name,
+        partitions,
+    };
+    let (error_code, offsets) = match broker.shard.coordinator_call(request).await {
+        Ok(Response::LastMirroredOffsets(offsets)) if offsets.len() == count => {
+            (error_codes::NONE, offsets)
+        }
+        _ => (
+            error_codes::code_of(Some(ErrorKind::NotAvailable)),
+            vec![0; count],
+        ),
+    };
+    let mut offsets = offsets.into_iter();
+    m::LastMirroredOffsetsResponse {
+        throttle_time_ms: 0,
+        error_code,
+        topics: r
+            .topics
+            .into_iter()
+            .map(|t| m::last_mirrored_offsets_response::TopicResult {
+                name: t.name,
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| m::last_mirrored_offsets_response::PartitionResult {
+                        partition_index: p.partition_index,
+                        last_mirrored_offset: offsets.next().unwrap_or(0),
+                        error_code,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// (state code, last mirrored offset) of each partition of the mirror, by topic name.
+async fn current_states(
+    broker: &Broker,
+    mirror: &str,
+) -> Result<Vec<(String, Vec<(i32, i8, i64)>)>, i16> {
+    let request = Request::DescribeMirror {
+        name: mirror.to_string(),
+    };
+    match broker.shard.coordinator_call(request).await {
+        Ok(Response::DescribeMirror(Some(d))) => Ok(d
+            .topics
+            .into_iter()
+            .map(|(name, partitions)| {
+                let states = partitions
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.partition.partition,
+                            p.mirror.state.code(),
+                            p.mirror.last_mirrored_offset,
+                        )
+                    })
+                    .collect();
+                (name, states)
+            })
+            .collect()),
+        Ok(Response::DescribeMirror(None)) => Err(error_codes::UNKNOWN_MIRROR),
+        _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+    }
+}
+
+pub async fn read(broker: &Broker, r: m::ReadMirrorStatesRequest) -> m::ReadMirrorStatesResponse {
+    let states = current_states(broker, &r.mirror_name).await;
+    let error_code = states.as_ref().err().copied().unwrap_or(error_codes::NONE);
+    let states = states.unwrap_or_default();
+    m::ReadMirrorStatesResponse {
+        throttle_time_ms: 0,
+        error_code,
+        topics: r
+            .topics
+            .into_iter()
+            .map(|t| {
+                let known = states.iter().find(|(name, _)| *name == t.name);
+                m::read_mirror_states_response::TopicResult {
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let found = known.and_then(|(_, ps)| {
+                                ps.iter().find(|(i, _, _)| *i == p.partition_index)
+                            });
+                            m::read_mirror_states_response::PartitionResult {
+                                partition_index: p.partition_index,
+                                last_mirrored_offset: found.map_or(-1, |f| f.2),
+                                state: found.map_or(0, |f| f.1),
+                                error_code: if found.is_some() {
+                                    error_codes::NONE
+                                } else {
+                                    error_codes::TOPIC_NOT_IN_MIRROR
+                                },
+                            }
+                        })
+                        .collect(),
+                    name: t.name,
+                }
+            })
+            .collect(),
+    }
+}
+
+pub async fn write(
+    broker: &Broker,
+    r: m::WriteMirrorStatesRequest,
+) -> m::WriteMirrorStatesResponse {
+    let mut error_code = error_codes::NONE;
+    if !r.removed_topics.is_empty() {
+        let request = Request::RemoveTopicsFromMirror {
+            mirror: r.mirror_name.clone(),
+            topics: r.removed_topics.clone(),
+        };
+        match broker.shard.coordinator_call(request).await {
+            Ok(Response::MirrorTopics(answers)) => {
+                if let Some(e) = answers.into_iter().find_map(Result::err) {
+                    error_code = error_codes::code_of(Some(e));
+                }
+            }
+            _ => error_code = error_codes::code_of(Some(ErrorKind::NotAvailable)),
+        }
+    }
+    let states = current_states(broker, &r.mirror_name)
+        .await
+        .unwrap_or_default();
+    m::WriteMirrorStatesResponse {
+        throttle_time_ms: 0,
+        error_code,
+        topics: r
+            .topics
+            .into_iter()
+            .map(|t| {
+                let known = states.iter().find(|(name, _)| *name == t.name);
+                m::write_mirror_states_response::TopicResult {
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let agrees = known.is_some_and(|(_, ps)| {
+                                ps.iter().any(|(i, state, lmo)| {
+                                    *i == p.partition_index
+                                        && *state == p.state
+                                        && *lmo == p.last_mirrored_offset
+                                })
+                            });
+                            m::write_mirror_states_response::PartitionResult {
+                                partition_index: p.partition_index,
+                                error_code: if agrees {
+                                    error_codes::NONE
+                                } else {
+                                    error_codes::INVALID_REQUEST
+                                },
+                            }
+                        })
+                        .collect(),
+                    name: t.name,
+                }
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,92 @@
+//! Storing batches fetched from a mirror's source: one WAL object per fetch round, uploaded
+//! like produced data, then committed at the source's offsets (CommitMirrored).
+
+use bytes::Bytes;
+use shoal_coordinator::{
+    CommitBatch, CommitBatchResult, ErrorKind, MirroredBatch, Request, Response, TopicPartition,
+};
+use shoal_wal::{BatchHeader, ObjectBuilder};
+
+use crate::produce::upload_with_retries;
+use crate::Shard;
+
+/// One source batch, validated, for a partition this shard owns.
+pub struct FetchedBatch {
+    pub partition: TopicPartition,
+    pub header: BatchHeader,
+    pub bytes: Bytes,
+}
+
+impl Shard {
+    /// Uploads `batches` as one object and commits them at their own offsets. Batches must
+    /// be grouped by partition, in offset order.
+    pub async fn store_mirrored(
+        &self,
+        batches: Vec<FetchedBatch>,
+    ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
+        let total: usize = batches.iter().map(|b| b.bytes.len()).sum();
+        let mut object = ObjectBuilder::with_capacity(total);
+        let mut mirrored = Vec::with_capacity(batches.len());
+        for b in &batches {
+            let placement = object
+                .append(&b.bytes)
+                .map_err(|_| ErrorKind::MessageTooLarge)?;
+            mirrored.push(MirroredBatch {
+                partition: b.partition,
+                byte_offset: placement.byte_offset,
+                size_bytes: placement.size_bytes,
+                base_offset: b.header.base_offset,
+                last_offset: b.header.base_offset + b.header.last_offset_delta as i64,
+                max_timestamp: b.header.max_timestamp,
+                producer_id: b.header.producer_id,
+                producer_epoch: b.header.producer_epoch,
+                base_sequence: b.header.base_sequence,
+            });
+        }
+        let data = object.finish();
+        let key = format!(
+            "{}/{}",
+            crate::maintenance::WAL_PREFIX,
+            uuid::Uuid::new_v4()
+        );
+        upload_with_retries(
+            self.store.clone(),
+            key.clone(),
+            data.clone(),
+            self.config.upload_attempts,
+            self.config.upload_backoff,
+        )
+        .await
+        .map_err(|e| {
+            tracing::warn!(%key, error = %e, "mirrored object upload failed");
+            ErrorKind::StorageError
+        })?;
+        let count = mirrored.len();
+        let request = Request::CommitMirrored {
+            object_key: key.clone(),
+            batches: mirrored.clone(),
+        };
+        let results = match self.coordinator_call(request).await {
+            Ok(Response::CommitMirrored(results)) if results.len() == count => results,
+            _ => return Err(ErrorKind::NotAvailable),
+        };
+        // Tailing consumers of the mirror topic wake up, and read from the cache.
+        let as_commits: Vec<CommitBatch> = mirrored
+            .iter()
+            .map(|m| CommitBatch {
+                partition: m.partition,
+                byte_offset: m.byte_offset,
+                size_bytes: m.size_bytes,
+                offset_count: (m.last_offset - m.base_offset + 1) as u32,
+                max_timestamp: m.max_timestamp,
+                producer_id: m.producer_id,
+                producer_epoch: m.producer_epoch,
+                base_sequence: m.base_sequence,
+                is_transactional: false,
+            })
+            .collect();
+        self.local_data
+            .on_committed(&key, &data, &as_commits, &results);
+        Ok(results)
+    }
+}
