@@ -354,6 +354,7 @@ proptest! {
                         for (i, p) in parts.iter_mut().enumerate() {
                             if p.mirrored {
                                 p.mirrored = false;
+                                p.producers.clear();
                                 let tp = TopicPartition { topic_id: *id, partition: i as i32 };
                                 prop_assert_eq!(state.last_mirrored_offset("m", &format!("t{topic}"), i as i32), p.hwm.max(0));
                                 prop_assert_eq!(state.last_mirrored_offset("other", &format!("t{topic}"), i as i32), 0);

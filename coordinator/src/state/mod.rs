@@ -215,6 +215,12 @@ impl CoordinatorState {
             } => {
                 for (partition, m) in partitions {
                     if let Some(p) = self.partition_mut(*topic_id, *partition) {
+                        // Mirrored producer ids belong to the source cluster's id space: once
+                        // the partition is writable here they would collide with local ones.
+                        if m.state == shoal_mirror::MirrorState::Stopped && p.mirror.is_read_only()
+                        {
+                            p.producers.clear();
+                        }
                         p.mirror = m.clone();
                     }
                 }

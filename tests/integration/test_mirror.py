@@ -1,0 +1,252 @@
+"""Cluster mirroring (KIP-1279) between two Shoal brokers on loopback: offsets and bytes
+preserved while the source takes writes, read-only mirror topics, pause/resume, failover and
+failback, a destination restart and a source outage."""
+
+import struct
+import subprocess
+import threading
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import kafka_wire as wire
+from conftest import SHOAL_BIN
+
+READ_ONLY_TOPIC = 134
+FAST_RETRIES = [
+    "--set", "mirror.fetch.wait.max.ms=200",
+    "--set", "mirror.fetch.backoff.ms=200",
+    "--set", "mirror.failed.retry.initial.backoff.ms=200",
+    "--set", "mirror.failed.retry.max.backoff.ms=1000",
+]
+
+
+def cli(broker, *args, check=True):
+    result = subprocess.run([SHOAL_BIN, "mirror", "--bootstrap", broker.bootstrap, *args],
+                            capture_output=True, text=True, timeout=60)
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def describe(broker, mirror="dr"):
+    """{(topic, partition): (source offset, destination offset, lag, state)}"""
+    out = cli(broker, "describe", mirror).stdout.splitlines()[1:]
+    rows = {}
+    for line in out:
+        words = line.split()
+        if len(words) >= 7:
+            rows[(words[1], int(words[2]))] = (int(words[3]), int(words[4]), int(words[5]),
+                                                " ".join(words[6:]))
+    return rows
+
+
+def wait_for(condition, timeout, what):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def caught_up(broker, source, topic, partitions, mirror="dr"):
+    """Every partition MIRRORING with the destination at the source's end."""
+    ends = end_offsets(source, topic, partitions)
+
+    def check():
+        rows = describe(broker, mirror)
+        return all(rows.get((topic, p), (0, -1, 0, ""))[1] == ends[p]
+                   and rows[(topic, p)][3] == "MIRRORING" for p in range(partitions))
+    return check
+
+
+def end_offsets(broker, topic, partitions):
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "ends"})
+    ends = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(partitions)]
+    c.close()
+    return ends
+
+
+def produce(broker, topic, count, start=0, partitions=3):
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
+                         "compression.type": "lz4", "linger.ms": 5})
+    for i in range(start, start + count):
+        producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(),
+                         partition=i % partitions)
+    assert producer.flush(30) == 0
+
+
+def raw_fetch(broker, topic, partition, offset=0):
+    """The record bytes a Fetch v4 returns from `offset`: what a consumer receives."""
+    body = struct.pack(">iiii", -1, 500, 1, 50 << 20) + struct.pack(">b", 0)
+    body += struct.pack(">i", 1) + wire.string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">iqi", partition, offset, 50 << 20)
+    conn = wire.Connection(broker.bootstrap)
+    chunks = b""
+    while True:
+        conn.send(wire.request(1, 4, 1, body))
+        _, response = conn.recv_response()
+        pos = 4 + 4  # throttle, topic count
+        (n,) = struct.unpack_from(">h", response, pos)
+        pos += 2 + n + 4
+        _, error, hw, _lso = struct.unpack_from(">ihqq", response, pos)
+        pos += 4 + 2 + 8 + 8
+        (aborted,) = struct.unpack_from(">i", response, pos)
+        pos += 4 + max(aborted, 0) * 16
+        (size,) = struct.unpack_from(">i", response, pos)
+        records = response[pos + 4:pos + 4 + size]
+        assert error == 0, error
+        if not records:
+            conn.close()
+            return chunks
+        chunks += records
+        # Next fetch after the last whole batch.
+        at, last_end = 0, offset
+        while at + 12 <= len(records):
+            base, length = struct.unpack_from(">qi", records, at)
+            (delta,) = struct.unpack_from(">i", records, at + 23)
+            last_end = base + delta + 1
+            at += 12 + length
+        offset = last_end
+        body = body[:-16] + struct.pack(">iqi", partition, offset, 50 << 20)
+        if offset >= hw:
+            conn.close()
+            return chunks
+
+
+def identical(a, b, topic, partitions):
+    return all(raw_fetch(a, topic, p) == raw_fetch(b, topic, p) for p in range(partitions))
+
+
+@pytest.fixture
+def pair(make_broker):
+    source = make_broker("source").start()
+    destination = make_broker("destination").start()
+    admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    admin.create_topics([NewTopic("orders", num_partitions=3)])["orders"].result(timeout=15)
+    return source, destination
+
+
+def test_mirror_preserves_offsets_and_bytes_while_the_source_takes_writes(pair):
+    source, destination = pair
+    produce(source, "orders", 900)
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    assert "orders: mirroring" in cli(destination, "add", "dr", "orders").stdout
+    listed = cli(destination, "list").stdout
+    assert "dr" in listed and source.bootstrap in listed
+
+    # Keep producing while the mirror runs.
+    stop = threading.Event()
+    produced = [900]
+
+    def keep_producing():
+        while not stop.is_set():
+            produce(source, "orders", 300, start=produced[0])
+            produced[0] += 300
+
+    writer = threading.Thread(target=keep_producing)
+    writer.start()
+    time.sleep(3)
+    stop.set()
+    writer.join()
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    rows = describe(destination)
+    assert all(row[2] == 0 for row in rows.values()), rows
+    assert identical(source, destination, "orders", 3)
+    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+
+    # The mirror topic is read-only.
+    errors = []
+    producer = Producer({"bootstrap.servers": destination.bootstrap})
+    producer.produce("orders", value=b"nope", on_delivery=lambda e, m: errors.append(e))
+    producer.flush(15)
+    assert errors[0] is not None and errors[0].code() == READ_ONLY_TOPIC, errors
+    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+
+
+def test_pause_holds_the_lag_and_resume_closes_it(pair):
+    source, destination = pair
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    produce(source, "orders", 300)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    assert "orders: paused" in cli(destination, "pause", "orders").stdout
+    assert cli(destination, "pause", "orders", check=False).returncode != 0  # already paused
+    before = end_offsets(destination, "orders", 3)
+    produce(source, "orders", 300, start=300)
+    time.sleep(2)
+    assert end_offsets(destination, "orders", 3) == before
+    assert all("PAUSED" in row[3] for row in describe(destination).values())
+    assert "orders: resumed" in cli(destination, "resume", "orders").stdout
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0 after resume")
+    assert identical(source, destination, "orders", 3)
+
+
+def test_failover_then_failback_leaves_both_clusters_identical(pair):
+    source, destination = pair
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    produce(source, "orders", 600)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+
+    # Failover: the destination takes over; the old source still took writes no one mirrored.
+    assert "orders: removed" in cli(destination, "remove", "dr", "orders").stdout
+    produce(source, "orders", 90, start=10_000)
+    produce(destination, "orders", 150, start=20_000)
+    assert end_offsets(source, "orders", 3) == [230, 230, 230]
+    assert end_offsets(destination, "orders", 3) == [250, 250, 250]
+
+    # Failback: the old source mirrors the new one under the same mirror name; what it took
+    # after the failover is truncated and both end up identical.
+    cli(source, "create", "dr", "--source", destination.bootstrap, *FAST_RETRIES)
+    cli(source, "add", "dr", "orders")
+    wait_for(caught_up(source, destination, "orders", 3), 60, "the old source caught up")
+    assert identical(source, destination, "orders", 3)
+    assert end_offsets(source, "orders", 3) == [250, 250, 250]
+
+
+def test_a_destination_killed_mid_mirroring_resumes_without_gaps_or_duplicates(pair):
+    source, destination = pair
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    stop = threading.Event()
+    produced = [0]
+
+    def keep_producing():
+        while not stop.is_set():
+            produce(source, "orders", 300, start=produced[0])
+            produced[0] += 300
+
+    writer = threading.Thread(target=keep_producing)
+    writer.start()
+    time.sleep(2)
+    destination.kill()
+    time.sleep(1)
+    destination.start()
+    time.sleep(2)
+    stop.set()
+    writer.join()
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0 after the restart")
+    assert identical(source, destination, "orders", 3)
+    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+
+
+def test_a_killed_source_fails_the_partitions_until_it_returns(pair):
+    source, destination = pair
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    produce(source, "orders", 300)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    source.kill()
+    wait_for(lambda: all(row[3] == "FAILED" for row in describe(destination).values()), 30,
+             "every partition FAILED")
+    source.start()
+    produce(source, "orders", 300, start=300)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "recovered and caught up")
+    assert identical(source, destination, "orders", 3)
