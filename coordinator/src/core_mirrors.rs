@@ -58,6 +58,14 @@ impl CoordinatorCore {
                     })
                     .collect(),
             ),
+            Request::SyncMirrorTopic {
+                name,
+                partitions,
+                config,
+            } => Response::MirrorTopics(vec![self
+                .state
+                .sync_mirror_topic(name, *partitions, *config)
+                .map(|records| append_all(self, records))]),
             Request::MirrorEvent { partition, event } => {
                 Response::MirrorEvent(self.state.mirror_event(*partition, *event, now_ms).map(
                     |(mirror, record)| {

@@ -286,6 +286,12 @@ pub enum Request {
         partition: TopicPartition,
         offset: i64,
     },
+    /// Metadata sync of one mirror topic: the source's partition count and settings.
+    SyncMirrorTopic {
+        name: String,
+        partitions: i32,
+        config: Option<TopicConfig>,
+    },
     ListMirrors,
     /// A mirror's settings and partitions.
     DescribeMirror {
@@ -322,6 +328,7 @@ impl Request {
                 | Request::MirrorEvent { .. }
                 | Request::CommitMirrored { .. }
                 | Request::Truncate { .. }
+                | Request::SyncMirrorTopic { .. }
         )
     }
 }

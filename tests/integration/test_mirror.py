@@ -250,3 +250,46 @@ def test_a_killed_source_fails_the_partitions_until_it_returns(pair):
     produce(source, "orders", 300, start=300)
     wait_for(caught_up(destination, source, "orders", 3), 60, "recovered and caught up")
     assert identical(source, destination, "orders", 3)
+
+
+def test_metadata_sync_follows_partitions_configs_and_inactive_group_offsets(pair):
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka.admin import (AlterConfigOpType, ConfigEntry, ConfigResource,
+                                       NewPartitions)
+
+    source, destination = pair
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES,
+        "--set", "mirror.metadata.refresh.interval.ms=500")
+    cli(destination, "add", "dr", "orders")
+    produce(source, "orders", 300)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+
+    admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    admin.create_partitions([NewPartitions("orders", 5)])["orders"].result(timeout=15)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "orders", incremental_configs=[
+        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=15)
+    # A group committed on the source and has no members on the destination.
+    offsets = ConsumerGroupTopicPartitions(
+        "billing", [TopicPartition("orders", 0, 42), TopicPartition("orders", 1, 7)])
+    admin.alter_consumer_group_offsets([offsets])["billing"].result(timeout=15)
+    produce(source, "orders", 500, start=300, partitions=5)
+
+    wait_for(caught_up(destination, source, "orders", 5), 60, "five partitions caught up")
+    assert identical(source, destination, "orders", 5)
+    dest_admin = AdminClient({"bootstrap.servers": destination.bootstrap})
+    described = ConfigResource(ConfigResource.Type.TOPIC, "orders")
+
+    def retention_synced():
+        entries = dest_admin.describe_configs([described])[described].result(timeout=15)
+        return entries["retention.ms"].value == "3600000"
+
+    wait_for(retention_synced, 30, "retention.ms synced")
+    request = ConsumerGroupTopicPartitions(
+        "billing", [TopicPartition("orders", 0), TopicPartition("orders", 1)])
+
+    def offsets_synced():
+        got = dest_admin.list_consumer_group_offsets([request])["billing"].result(timeout=15)
+        return [tp.offset for tp in got.topic_partitions] == [42, 7]
+
+    wait_for(offsets_synced, 30, "group offsets synced")

@@ -147,6 +147,52 @@ impl CoordinatorState {
         ])
     }
 
+    /// Metadata sync: a mirror topic grows with its source (new partitions start mirroring)
+    /// and takes the source's settings, except the timestamp type (excluded by the KIP).
+    pub fn sync_mirror_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        config: Option<TopicConfig>,
+    ) -> Result<Vec<Record>, ErrorKind> {
+        let topic_id = *self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let topic = &self.topics[&topic_id];
+        if topic.mirror.as_ref().is_none_or(|m| m.removed) {
+            return Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror));
+        }
+        let mut records = Vec::new();
+        let current = topic.partitions.len() as i32;
+        if partitions > current && partitions <= PARTITIONS_PER_TOPIC_MAX {
+            records.push(Record::PartitionsAdded {
+                topic_id,
+                total_partitions: partitions,
+            });
+            let mut added = Vec::new();
+            for index in current..partitions {
+                let mut m = PartitionMirror::default();
+                m.add().map_err(ErrorKind::Mirror)?;
+                added.push((index, m));
+            }
+            records.push(Record::MirrorPartitionsChanged {
+                topic_id,
+                partitions: added,
+            });
+        }
+        if let Some(config) = config {
+            let config = TopicConfig {
+                log_append_time: topic.config.log_append_time,
+                ..config
+            };
+            if config != topic.config {
+                records.push(Record::TopicConfigChanged { topic_id, config });
+            }
+        }
+        Ok(records)
+    }
+
     /// PauseMirrorTopics / ResumeMirrorTopics for every partition of a topic.
     pub fn pause_mirror_topic(&self, name: &str, pause: bool) -> Result<Record, ErrorKind> {
         let topic_id = *self

@@ -2,7 +2,7 @@
 //! the answer; a handler never fails the connection, it answers with Kafka error codes.
 
 mod api_versions;
-mod configs;
+pub mod configs;
 mod create_partitions;
 mod create_topics;
 mod delete_records;

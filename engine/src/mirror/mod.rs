@@ -7,4 +7,5 @@ mod fetch_round;
 pub mod fetcher;
 pub mod handlers;
 pub mod messages;
+pub mod metadata_sync;
 pub mod status;

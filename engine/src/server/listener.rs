@@ -38,6 +38,9 @@ pub async fn serve_shard(
     }
     let broker = Rc::new(Broker::new(shard, config, mirror_status));
     glommio::spawn_local(crate::mirror::fetcher::run(broker.clone())).detach();
+    if broker.shard.index == 0 {
+        glommio::spawn_local(crate::mirror::metadata_sync::run(broker.clone())).detach();
+    }
     loop {
         match listener.accept().await {
             Ok(stream) => {

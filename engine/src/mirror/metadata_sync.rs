@@ -1,0 +1,239 @@
+//! Metadata sync (KIP-1279), every `mirror.metadata.refresh.interval.ms` per mirror, run by one
+//! shard: mirror topics grow with their source's partition count, take its retention and size
+//! settings (not `message.timestamp.type`, which the KIP excludes), and consumer groups that are
+//! not active here get the source's committed offsets for mirror topics, so consumers can move
+//! over at failover.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{
+    ApiKey, DescribeConfigsRequest, DescribeConfigsResponse, GroupId, ListGroupsRequest,
+    ListGroupsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
+    TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::{OffsetCommitEntry, Request, Response, TopicConfig, TopicPartition};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+
+use super::client::SourceClient;
+use crate::handlers::configs::set_topic_config;
+use crate::handlers::Broker;
+use crate::kafka::error_codes;
+use crate::EngineError;
+
+const TICK: Duration = Duration::from_secs(1);
+const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
+const RESPONSE_MAX_BYTES: usize = 64 << 20;
+/// The source settings a mirror topic follows; the others are the destination's own.
+const SYNCED_CONFIGS: &[&str] = &["retention.ms", "retention.bytes", "max.message.bytes"];
+
+pub async fn run(broker: std::rc::Rc<Broker>) {
+    let mut last_sync: HashMap<String, Instant> = HashMap::new();
+    loop {
+        glommio::timer::sleep(TICK).await;
+        let Ok(Response::ListMirrors(mirrors)) =
+            broker.shard.coordinator_call(Request::ListMirrors).await
+        else {
+            continue;
+        };
+        for (name, _, _) in mirrors {
+            let Ok(Response::DescribeMirror(Some(described))) = broker
+                .shard
+                .coordinator_call(Request::DescribeMirror { name: name.clone() })
+                .await
+            else {
+                continue;
+            };
+            let interval = Duration::from_millis(described.config.metadata_refresh_interval_ms);
+            if last_sync.get(&name).is_some_and(|at| at.elapsed() < interval) {
+                continue;
+            }
+            last_sync.insert(name.clone(), Instant::now());
+            // Paused topics skip metadata sync, as they skip fetching.
+            let topics: Vec<String> = described
+                .topics
+                .iter()
+                .filter(|(_, ps)| !ps.iter().any(|p| p.mirror.paused))
+                .map(|(t, _)| t.clone())
+                .collect();
+            if topics.is_empty() {
+                continue;
+            }
+            if let Err(e) = sync(&broker, &described.config.bootstrap_servers, &topics).await {
+                tracing::warn!(mirror = %name, error = %e, "metadata sync failed");
+            }
+        }
+    }
+}
+
+async fn sync(broker: &Broker, bootstrap: &str, topics: &[String]) -> Result<(), EngineError> {
+    let mut client = SourceClient::connect(bootstrap, SOURCE_TIMEOUT, RESPONSE_MAX_BYTES).await?;
+    let counts = partition_counts(&mut client, topics).await?;
+    let configs = topic_configs(&mut client, topics).await?;
+    for topic in topics {
+        let Some(partitions) = counts.get(topic) else {
+            continue;
+        };
+        let request = Request::SyncMirrorTopic {
+            name: topic.clone(),
+            partitions: *partitions,
+            config: configs.get(topic).copied(),
+        };
+        let _ = broker.shard.coordinator_call(request).await;
+    }
+    sync_group_offsets(broker, &mut client, topics).await
+}
+
+async fn partition_counts(
+    client: &mut SourceClient,
+    topics: &[String],
+) -> Result<HashMap<String, i32>, EngineError> {
+    let request = MetadataRequest::default()
+        .with_topics(Some(
+            topics
+                .iter()
+                .map(|t| {
+                    MetadataRequestTopic::default()
+                        .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                })
+                .collect(),
+        ))
+        .with_allow_auto_topic_creation(false);
+    let response: MetadataResponse = client
+        .call(ApiKey::Metadata, 12, &request, Duration::ZERO)
+        .await?;
+    Ok(response
+        .topics
+        .iter()
+        .filter(|t| t.error_code == error_codes::NONE)
+        .filter_map(|t| Some((t.name.as_ref()?.0.to_string(), t.partitions.len() as i32)))
+        .collect())
+}
+
+async fn topic_configs(
+    client: &mut SourceClient,
+    topics: &[String],
+) -> Result<HashMap<String, TopicConfig>, EngineError> {
+    let request = DescribeConfigsRequest::default().with_resources(
+        topics
+            .iter()
+            .map(|t| {
+                DescribeConfigsResource::default()
+                    .with_resource_type(crate::handlers::configs::RESOURCE_TOPIC)
+                    .with_resource_name(StrBytes::from_string(t.clone()))
+                    .with_configuration_keys(Some(
+                        SYNCED_CONFIGS.iter().map(|k| StrBytes::from_static_str(k)).collect(),
+                    ))
+            })
+            .collect(),
+    );
+    let response: DescribeConfigsResponse = client
+        .call(ApiKey::DescribeConfigs, 4, &request, Duration::ZERO)
+        .await?;
+    let mut configs = HashMap::new();
+    for result in response.results {
+        if result.error_code != error_codes::NONE {
+            continue;
+        }
+        let mut config = TopicConfig::default();
+        for entry in &result.configs {
+            let name = entry.name.as_str();
+            if SYNCED_CONFIGS.contains(&name) {
+                let value = entry.value.as_ref().map(|v| v.as_str());
+                if set_topic_config(&mut config, name, value).is_err() {
+                    tracing::debug!(name, ?value, "source config value not usable here");
+                }
+            }
+        }
+        configs.insert(result.resource_name.to_string(), config);
+    }
+    Ok(configs)
+}
+
+/// Committed offsets of the source's groups, for mirror topics, copied to groups that have no
+/// members here. Unchanged offsets are not written again.
+async fn sync_group_offsets(
+    broker: &Broker,
+    client: &mut SourceClient,
+    topics: &[String],
+) -> Result<(), EngineError> {
+    let listed: ListGroupsResponse = client
+        .call(ApiKey::ListGroups, 4, &ListGroupsRequest::default(), Duration::ZERO)
+        .await?;
+    let view = broker.shard.topics.load();
+    for group in listed.groups {
+        let group_id = group.group_id.0.to_string();
+        if active_here(broker, &group_id).await {
+            continue;
+        }
+        let request = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group_id.clone())))
+            .with_topics(None);
+        let fetched: OffsetFetchResponse = client
+            .call(ApiKey::OffsetFetch, 7, &request, Duration::ZERO)
+            .await?;
+        let mut entries = Vec::new();
+        for topic in &fetched.topics {
+            let name = topic.name.0.as_str();
+            let Some(meta) = view.by_name(name).filter(|_| topics.iter().any(|t| t == name))
+            else {
+                continue;
+            };
+            for p in &topic.partitions {
+                if p.error_code == error_codes::NONE && p.committed_offset >= 0 {
+                    entries.push(OffsetCommitEntry {
+                        partition: TopicPartition {
+                            topic_id: meta.id,
+                            partition: p.partition_index,
+                        },
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p.metadata.as_ref().map(|m| m.to_string()).unwrap_or_default(),
+                    });
+                }
+            }
+        }
+        let changed = unchanged_removed(broker, &group_id, entries).await;
+        if !changed.is_empty() {
+            let request = Request::CommitOffsets {
+                group: group_id,
+                offsets: changed,
+            };
+            let _ = broker.shard.coordinator_call(request).await;
+        }
+    }
+    Ok(())
+}
+
+async fn active_here(broker: &Broker, group: &str) -> bool {
+    matches!(
+        broker.shard.group_call(group, GroupRequest::Describe(group.to_string())).await,
+        GroupResponse::Describe(Some(d)) if !d.members.is_empty()
+    )
+}
+
+async fn unchanged_removed(
+    broker: &Broker,
+    group: &str,
+    entries: Vec<OffsetCommitEntry>,
+) -> Vec<OffsetCommitEntry> {
+    if entries.is_empty() {
+        return entries;
+    }
+    let request = Request::FetchOffsets {
+        group: group.to_string(),
+        partitions: Some(entries.iter().map(|e| e.partition).collect()),
+    };
+    let Ok(Response::FetchOffsets(current)) = broker.shard.coordinator_call(request).await else {
+        return entries;
+    };
+    entries
+        .into_iter()
+        .zip(current)
+        .filter(|(e, (_, stored))| stored.as_ref().is_none_or(|s| s.offset != e.offset))
+        .map(|(e, _)| e)
+        .collect()
+}
