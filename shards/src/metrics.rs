@@ -16,8 +16,29 @@ const LATENCY_BUCKETS_S: [f64; 14] = [
 const SIZE_BUCKETS_BYTES: [f64; 7] = [
     65536.0, 262144.0, 1048576.0, 4194304.0, 8388608.0, 16777216.0, 67108864.0,
 ];
-/// API keys are below 128 (Kafka's and the Diskless ones).
-const API_KEYS: usize = 128;
+/// Kafka's and the Diskless API keys are below 128; the mirror APIs (1000 and up) take the
+/// slots after them.
+const API_KEYS: usize = 128 + MIRROR_KEYS;
+const MIRROR_KEYS: usize = 16;
+const MIRROR_KEY_BASE: i16 = 1000;
+
+fn slot_of(api_key: i16) -> Option<usize> {
+    match api_key {
+        0..=127 => Some(api_key as usize),
+        k if (MIRROR_KEY_BASE..MIRROR_KEY_BASE + MIRROR_KEYS as i16).contains(&k) => {
+            Some(128 + (k - MIRROR_KEY_BASE) as usize)
+        }
+        _ => None,
+    }
+}
+
+fn key_of(slot: usize) -> i16 {
+    if slot < 128 {
+        slot as i16
+    } else {
+        MIRROR_KEY_BASE + (slot - 128) as i16
+    }
+}
 
 pub struct Histogram {
     bounds: &'static [f64],
@@ -122,11 +143,9 @@ impl BrokerMetrics {
     }
 
     pub fn request_done(&self, api_key: i16, elapsed: Duration) {
-        if let Ok(i) = usize::try_from(api_key) {
-            if i < API_KEYS {
-                self.requests[i].fetch_add(1, Ordering::Relaxed);
-                self.request_seconds[i].observe_duration(elapsed);
-            }
+        if let Some(i) = slot_of(api_key) {
+            self.requests[i].fetch_add(1, Ordering::Relaxed);
+            self.request_seconds[i].observe_duration(elapsed);
         }
     }
 
@@ -141,14 +160,14 @@ impl BrokerMetrics {
                 let _ = writeln!(
                     out,
                     "shoal_requests_total{{api=\"{}\"}} {n}",
-                    api_name(i as i16)
+                    api_name(key_of(i))
                 );
             }
         }
         out.push_str("# TYPE shoal_request_duration_seconds histogram\n");
         for (i, h) in self.request_seconds.iter().enumerate() {
             if load(&self.requests[i]) > 0 {
-                let labels = format!("api=\"{}\"", api_name(i as i16));
+                let labels = format!("api=\"{}\"", api_name(key_of(i)));
                 h.render(&mut out, "shoal_request_duration_seconds", &labels);
             }
         }

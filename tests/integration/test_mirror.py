@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as wire
-from conftest import SHOAL_BIN
+from conftest import SHOAL_BIN, free_port
 
 READ_ONLY_TOPIC = 134
 FAST_RETRIES = [
@@ -127,7 +127,10 @@ def identical(a, b, topic, partitions):
 @pytest.fixture
 def pair(make_broker):
     source = make_broker("source").start()
-    destination = make_broker("destination").start()
+    metrics_port = free_port()
+    destination = make_broker(
+        "destination", f'metrics_listen = "127.0.0.1:{metrics_port}"\n').start()
+    destination.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     admin = AdminClient({"bootstrap.servers": source.bootstrap})
     admin.create_topics([NewTopic("orders", num_partitions=3)])["orders"].result(timeout=15)
     return source, destination
@@ -159,6 +162,13 @@ def test_mirror_preserves_offsets_and_bytes_while_the_source_takes_writes(pair):
     rows = describe(destination)
     assert all(row[2] == 0 for row in rows.values()), rows
     assert identical(source, destination, "orders", 3)
+    # The lag is exported as a metric too.
+    import urllib.request
+    metrics = urllib.request.urlopen(destination.metrics_url, timeout=10).read().decode()
+    for p in range(3):
+        assert f'shoal_mirror_lag_records{{mirror="dr",topic="orders",partition="{p}"}} 0' \
+            in metrics, metrics
+    assert 'shoal_requests_total{api="AddTopicsToMirror"} 1' in metrics
     assert sum(end_offsets(destination, "orders", 3)) == produced[0]
 
     # The mirror topic is read-only.

@@ -176,16 +176,27 @@ pub async fn fetch_round(
                     continue;
                 }
             }
+            let records = data.records.clone().unwrap_or_default();
+            let batches = split_batches(&records, from);
+            let fetched_end = batches
+                .as_ref()
+                .ok()
+                .and_then(|b| b.last())
+                .map_or(from, |(h, _)| {
+                    h.base_offset + h.last_offset_delta as i64 + 1
+                });
             broker.mirror_status.record(
+                &s.name,
+                &p.topic,
                 p.partition,
                 SourceOffsets {
                     high_watermark: data.high_watermark,
                     log_start_offset: data.log_start_offset,
                 },
+                fetched_end,
             );
             source_starts.push((index, data.log_start_offset));
-            let records = data.records.clone().unwrap_or_default();
-            match split_batches(&records, from) {
+            match batches {
                 Ok(batches) => {
                     stored.extend(batches.into_iter().map(|(header, bytes)| FetchedBatch {
                         partition: p.partition,

@@ -48,7 +48,10 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
                 continue;
             };
             let interval = Duration::from_millis(described.config.metadata_refresh_interval_ms);
-            if last_sync.get(&name).is_some_and(|at| at.elapsed() < interval) {
+            if last_sync
+                .get(&name)
+                .is_some_and(|at| at.elapsed() < interval)
+            {
                 continue;
             }
             last_sync.insert(name.clone(), Instant::now());
@@ -125,7 +128,10 @@ async fn topic_configs(
                     .with_resource_type(crate::handlers::configs::RESOURCE_TOPIC)
                     .with_resource_name(StrBytes::from_string(t.clone()))
                     .with_configuration_keys(Some(
-                        SYNCED_CONFIGS.iter().map(|k| StrBytes::from_static_str(k)).collect(),
+                        SYNCED_CONFIGS
+                            .iter()
+                            .map(|k| StrBytes::from_static_str(k))
+                            .collect(),
                     ))
             })
             .collect(),
@@ -161,7 +167,12 @@ async fn sync_group_offsets(
     topics: &[String],
 ) -> Result<(), EngineError> {
     let listed: ListGroupsResponse = client
-        .call(ApiKey::ListGroups, 4, &ListGroupsRequest::default(), Duration::ZERO)
+        .call(
+            ApiKey::ListGroups,
+            4,
+            &ListGroupsRequest::default(),
+            Duration::ZERO,
+        )
         .await?;
     let view = broker.shard.topics.load();
     for group in listed.groups {
@@ -178,7 +189,9 @@ async fn sync_group_offsets(
         let mut entries = Vec::new();
         for topic in &fetched.topics {
             let name = topic.name.0.as_str();
-            let Some(meta) = view.by_name(name).filter(|_| topics.iter().any(|t| t == name))
+            let Some(meta) = view
+                .by_name(name)
+                .filter(|_| topics.iter().any(|t| t == name))
             else {
                 continue;
             };
@@ -191,7 +204,11 @@ async fn sync_group_offsets(
                         },
                         offset: p.committed_offset,
                         leader_epoch: p.committed_leader_epoch,
-                        metadata: p.metadata.as_ref().map(|m| m.to_string()).unwrap_or_default(),
+                        metadata: p
+                            .metadata
+                            .as_ref()
+                            .map(|m| m.to_string())
+                            .unwrap_or_default(),
                     });
                 }
             }

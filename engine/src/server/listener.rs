@@ -33,6 +33,7 @@ pub async fn serve_shard(
         glommio::spawn_local(super::metrics_http::serve_metrics(
             listen,
             shard.metrics.clone(),
+            mirror_status.clone(),
         ))
         .detach();
     }

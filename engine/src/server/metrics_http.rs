@@ -10,9 +10,15 @@ use glommio::net::{TcpListener, TcpStream};
 use kafka_protocol::messages::ApiKey;
 use shoal_shards::BrokerMetrics;
 
+use crate::mirror::status::MirrorStatus;
+
 const REQUEST_MAX_BYTES: usize = 8 << 10;
 
-pub async fn serve_metrics(listen: SocketAddr, metrics: Arc<BrokerMetrics>) {
+pub async fn serve_metrics(
+    listen: SocketAddr,
+    metrics: Arc<BrokerMetrics>,
+    mirror_status: Arc<MirrorStatus>,
+) {
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -25,15 +31,20 @@ pub async fn serve_metrics(listen: SocketAddr, metrics: Arc<BrokerMetrics>) {
     loop {
         if let Ok(stream) = listener.accept().await {
             let metrics = metrics.clone();
+            let mirror_status = mirror_status.clone();
             glommio::spawn_local(async move {
-                let _ = answer(stream, &metrics).await;
+                let _ = answer(stream, &metrics, &mirror_status).await;
             })
             .detach();
         }
     }
 }
 
-async fn answer(mut stream: TcpStream, metrics: &BrokerMetrics) -> std::io::Result<()> {
+async fn answer(
+    mut stream: TcpStream,
+    metrics: &BrokerMetrics,
+    mirror_status: &MirrorStatus,
+) -> std::io::Result<()> {
     let mut request = Vec::with_capacity(512);
     let mut chunk = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -47,7 +58,7 @@ async fn answer(mut stream: TcpStream, metrics: &BrokerMetrics) -> std::io::Resu
         (
             "200 OK",
             "text/plain; version=0.0.4",
-            metrics.render(api_name),
+            metrics.render(api_name) + &mirror_status.render(),
         )
     } else {
         (
@@ -76,6 +87,16 @@ fn api_name(key: i16) -> String {
             97 => "DisklessListOffsets".into(),
             98 => "DisklessFindBatches".into(),
             100 => "DisklessDescribeFiles".into(),
+            1000 => "CreateMirror".into(),
+            1001 => "AddTopicsToMirror".into(),
+            1002 => "RemoveTopicsFromMirror".into(),
+            1003 => "LastMirroredOffsets".into(),
+            1004 => "ListMirrors".into(),
+            1005 => "DescribeMirrors".into(),
+            1006 => "ReadMirrorStates".into(),
+            1007 => "WriteMirrorStates".into(),
+            1008 => "PauseMirrorTopics".into(),
+            1009 => "ResumeMirrorTopics".into(),
             other => format!("Api{other}"),
         },
     }
