@@ -303,3 +303,32 @@ def test_metadata_sync_follows_partitions_configs_and_inactive_group_offsets(pai
         return [tp.offset for tp in got.topic_partitions] == [42, 7]
 
     wait_for(offsets_synced, 30, "group offsets synced")
+
+
+def test_mirror_admin_errors_are_clear(pair):
+    source, destination = pair
+    bad = cli(destination, "create", "dr.removed", "--source", source.bootstrap, check=False)
+    assert bad.returncode != 0 and "error 135" in bad.stderr  # INVALID_MIRROR_NAME
+    bad = cli(destination, "create", "dr", "--source", source.bootstrap, "--set",
+              "sasl.mechanism=PLAIN", check=False)
+    assert bad.returncode != 0 and "unsupported setting" in bad.stderr
+    bad = cli(destination, "add", "nope", "orders", check=False)
+    assert "error 136" in bad.stderr  # UNKNOWN_MIRROR
+    cli(destination, "create", "dr", "--source", source.bootstrap)
+    assert "error 141" in cli(destination, "create", "dr", "--source", source.bootstrap,
+                              check=False).stderr  # MIRROR_ALREADY_EXISTS
+    assert "missing: error 3" in cli(destination, "add", "dr", "missing", check=False).stdout
+    cli(destination, "add", "dr", "orders")
+    again = cli(destination, "add", "dr", "orders", check=False)
+    assert "orders: error 42" in again.stdout  # INVALID_REQUEST: already mirroring
+    cli(destination, "create", "other", "--source", source.bootstrap)
+    assert "orders: error 137" in cli(destination, "add", "other", "orders",
+                                      check=False).stdout  # TOPIC_ALREADY_IN_MIRROR
+    assert "orders: error 138" in cli(destination, "remove", "other", "orders",
+                                      check=False).stdout  # TOPIC_NOT_IN_MIRROR
+    assert "orders: error 140" in cli(destination, "resume", "orders",
+                                      check=False).stdout  # MIRROR_TOPIC_NOT_PAUSED
+    # A source that does not answer: the request fails cleanly, nothing is created.
+    cli(destination, "create", "dead", "--source", f"127.0.0.1:{free_port()}")
+    dead = cli(destination, "add", "dead", "payments", check=False)
+    assert dead.returncode != 0 and "error 13" in dead.stderr
