@@ -21,33 +21,20 @@ import pathlib
 import platform
 import re
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 
 from confluent_kafka import Consumer, TopicPartition
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_net import free_port, wait_port  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOAL = ROOT / "target" / "release" / "shoal"
 BENCH = ROOT / "target" / "release" / "shoal-bench"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port):
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 def start_broker(workdir, name, core, metrics_port=None):

@@ -13,7 +13,6 @@ import os
 import pathlib
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,27 +22,12 @@ import boto3
 from botocore.config import Config
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_net import free_port, wait_port  # noqa: E402
 from rough_produce_bench import run_phase  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY, SECRET, BUCKET = "bench-key", "bench-secret", "shoal"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 def bucket_bytes(root):

@@ -82,6 +82,28 @@ def produce(broker, topic, count, start=0, partitions=3):
     assert producer.flush(30) == 0
 
 
+class BackgroundProducer:
+    """Keeps producing to the source in batches of 300 until stopped; counts what it sent."""
+
+    def __init__(self, source, topic):
+        self.produced = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(source, topic))
+
+    def _run(self, source, topic):
+        while not self._stop.is_set():
+            produce(source, topic, 300, start=self.produced)
+            self.produced += 300
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self._stop.set()
+        self._thread.join()
+
+
 def raw_fetch(broker, topic, partition, offset=0):
     """The record bytes a Fetch v4 returns from `offset`: what a consumer receives."""
     body = struct.pack(">iiii", -1, 500, 1, 50 << 20) + struct.pack(">b", 0)
@@ -145,19 +167,9 @@ def test_mirror_preserves_offsets_and_bytes_while_the_source_takes_writes(pair):
     assert "dr" in listed and source.bootstrap in listed
 
     # Keep producing while the mirror runs.
-    stop = threading.Event()
-    produced = [900]
-
-    def keep_producing():
-        while not stop.is_set():
-            produce(source, "orders", 300, start=produced[0])
-            produced[0] += 300
-
-    writer = threading.Thread(target=keep_producing)
-    writer.start()
-    time.sleep(3)
-    stop.set()
-    writer.join()
+    with BackgroundProducer(source, "orders") as writer:
+        time.sleep(3)
+    produced = 900 + writer.produced
     wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
     rows = describe(destination)
     assert all(row[2] == 0 for row in rows.values()), rows
@@ -169,7 +181,7 @@ def test_mirror_preserves_offsets_and_bytes_while_the_source_takes_writes(pair):
         assert f'shoal_mirror_lag_records{{mirror="dr",topic="orders",partition="{p}"}} 0' \
             in metrics, metrics
     assert 'shoal_requests_total{api="AddTopicsToMirror"} 1' in metrics
-    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+    assert sum(end_offsets(destination, "orders", 3)) == produced
 
     # The mirror topic is read-only.
     errors = []
@@ -177,7 +189,7 @@ def test_mirror_preserves_offsets_and_bytes_while_the_source_takes_writes(pair):
     producer.produce("orders", value=b"nope", on_delivery=lambda e, m: errors.append(e))
     producer.flush(15)
     assert errors[0] is not None and errors[0].code() == READ_ONLY_TOPIC, errors
-    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+    assert sum(end_offsets(destination, "orders", 3)) == produced
 
 
 def test_pause_holds_the_lag_and_resume_closes_it(pair):
@@ -225,26 +237,15 @@ def test_a_destination_killed_mid_mirroring_resumes_without_gaps_or_duplicates(p
     source, destination = pair
     cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
     cli(destination, "add", "dr", "orders")
-    stop = threading.Event()
-    produced = [0]
-
-    def keep_producing():
-        while not stop.is_set():
-            produce(source, "orders", 300, start=produced[0])
-            produced[0] += 300
-
-    writer = threading.Thread(target=keep_producing)
-    writer.start()
-    time.sleep(2)
-    destination.kill()
-    time.sleep(1)
-    destination.start()
-    time.sleep(2)
-    stop.set()
-    writer.join()
+    with BackgroundProducer(source, "orders") as writer:
+        time.sleep(2)
+        destination.kill()
+        time.sleep(1)
+        destination.start()
+        time.sleep(2)
     wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0 after the restart")
     assert identical(source, destination, "orders", 3)
-    assert sum(end_offsets(destination, "orders", 3)) == produced[0]
+    assert sum(end_offsets(destination, "orders", 3)) == writer.produced
 
 
 def test_a_killed_source_fails_the_partitions_until_it_returns(pair):

@@ -255,7 +255,7 @@ impl CoordinatorState {
         batches: &[MirroredBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Record>) {
-        if self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key) {
+        if self.is_known_object(object_key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
             return (refused, None);
@@ -372,11 +372,7 @@ impl CoordinatorState {
                 let topics = self
                     .topics
                     .values()
-                    .filter(|t| {
-                        t.mirror
-                            .as_ref()
-                            .is_some_and(|m| !m.removed && m.name == *name)
-                    })
+                    .filter(|t| t.is_in_mirror(name))
                     .count() as i32;
                 (name.clone(), bootstrap, topics)
             })
@@ -389,11 +385,7 @@ impl CoordinatorState {
         let mut topics: Vec<(String, Vec<MirroredPartition>)> = self
             .topics
             .iter()
-            .filter(|(_, t)| {
-                t.mirror
-                    .as_ref()
-                    .is_some_and(|m| !m.removed && m.name == mirror)
-            })
+            .filter(|(_, t)| t.is_in_mirror(mirror))
             .map(|(id, t)| {
                 let partitions = t
                     .partitions

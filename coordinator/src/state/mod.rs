@@ -84,6 +84,13 @@ pub struct CoordinatorState {
 }
 
 impl TopicState {
+    /// Mirrored by `mirror` now (not removed from it).
+    fn is_in_mirror(&self, mirror: &str) -> bool {
+        self.mirror
+            .as_ref()
+            .is_some_and(|m| !m.removed && m.name == mirror)
+    }
+
     fn mirror_meta(&self) -> Option<crate::view::MirrorMeta> {
         self.mirror.as_ref().map(|m| crate::view::MirrorMeta {
             name: m.name.clone(),
@@ -296,6 +303,12 @@ impl CoordinatorState {
                 self.deletable_files.insert(file.object_key, at_ms);
             }
         }
+    }
+
+    /// An object key already committed (live or deletable): a repeated commit of it (a retry
+    /// over the wire) must not append its batches twice.
+    fn is_known_object(&self, object_key: &str) -> bool {
+        self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key)
     }
 
     fn partition(&self, tp: TopicPartition) -> Option<&PartitionState> {

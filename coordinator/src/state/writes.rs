@@ -106,7 +106,7 @@ impl CoordinatorState {
         batches: &[CommitBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Record>) {
-        if self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key) {
+        if self.is_known_object(object_key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
             return (refused, None);

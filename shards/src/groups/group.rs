@@ -48,6 +48,17 @@ struct Member {
     pending_sync: Option<oneshot::Sender<SyncResponse>>,
 }
 
+impl Member {
+    /// The member's metadata for the group's chosen protocol.
+    fn metadata_for(&self, protocol: &str) -> Bytes {
+        self.protocols
+            .iter()
+            .find(|(n, _)| n == protocol)
+            .map(|(_, meta)| meta.clone())
+            .unwrap_or_default()
+    }
+}
+
 pub struct Group {
     id: String,
     phase: Phase,
@@ -364,12 +375,7 @@ impl Group {
             .map(|(id, m)| JoinedMember {
                 member_id: id.clone(),
                 group_instance_id: m.instance_id.clone(),
-                metadata: m
-                    .protocols
-                    .iter()
-                    .find(|(n, _)| *n == protocol)
-                    .map(|(_, meta)| meta.clone())
-                    .unwrap_or_default(),
+                metadata: m.metadata_for(&protocol),
             })
             .collect();
         for (id, member) in self.members.iter_mut() {
@@ -667,12 +673,7 @@ impl Group {
                     group_instance_id: m.instance_id.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
-                    metadata: m
-                        .protocols
-                        .iter()
-                        .find(|(n, _)| *n == protocol)
-                        .map(|(_, meta)| meta.clone())
-                        .unwrap_or_default(),
+                    metadata: m.metadata_for(&protocol),
                     assignment: m.assignment.clone(),
                 })
                 .collect(),
