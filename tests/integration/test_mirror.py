@@ -143,7 +143,19 @@ def raw_fetch(broker, topic, partition, offset=0):
 
 
 def identical(a, b, topic, partitions):
-    return all(raw_fetch(a, topic, p) == raw_fetch(b, topic, p) for p in range(partitions))
+    """Same log start and end, and the same bytes from the log start on, on every partition."""
+    for p in range(partitions):
+        ca = Consumer({"bootstrap.servers": a.bootstrap, "group.id": "same"})
+        cb = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "same"})
+        marks_a = ca.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+        marks_b = cb.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+        ca.close()
+        cb.close()
+        if marks_a != marks_b:
+            return False
+        if raw_fetch(a, topic, p, marks_a[0]) != raw_fetch(b, topic, p, marks_a[0]):
+            return False
+    return True
 
 
 @pytest.fixture
@@ -333,3 +345,33 @@ def test_mirror_admin_errors_are_clear(pair):
     cli(destination, "create", "dead", "--source", f"127.0.0.1:{free_port()}")
     dead = cli(destination, "add", "dead", "payments", check=False)
     assert dead.returncode != 0 and "error 13" in dead.stderr
+
+
+def test_the_mirror_keeps_the_source_log_start_offset(pair):
+    source, destination = pair
+    produce(source, "orders", 600)
+    admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    # Inside a batch on every partition: 200 records each, producer batches of many records.
+    deleted = admin.delete_records([TopicPartition("orders", p, 50) for p in range(3)])
+    for future in deleted.values():
+        future.result(timeout=15)
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    c = Consumer({"bootstrap.servers": destination.bootstrap, "group.id": "lso"})
+    for p in range(3):
+        assert c.get_watermark_offsets(TopicPartition("orders", p), timeout=10) == (50, 200)
+    c.close()
+    # Later deletions on the source follow too.
+    deleted = admin.delete_records([TopicPartition("orders", 0, 120)])
+    list(deleted.values())[0].result(timeout=15)
+    produce(source, "orders", 3, start=600)
+
+    def start_followed():
+        c = Consumer({"bootstrap.servers": destination.bootstrap, "group.id": "lso"})
+        low = c.get_watermark_offsets(TopicPartition("orders", 0), timeout=10)[0]
+        c.close()
+        return low == 120
+
+    wait_for(start_followed, 30, "log start 120 on the destination")
+    assert identical(source, destination, "orders", 3)

@@ -294,8 +294,10 @@ async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64
     Ok((offsets[0], offsets[1]))
 }
 
-/// Whole, valid batches at or after `from`. A batch cut short at the end of the response
-/// (the source's size limit) is left for the next round; a corrupt one is an error.
+/// Whole, valid batches that hold offsets at or after `from` (the first may start before it
+/// when the source's log start is inside a batch; the coordinator refuses any overlap with
+/// local data). A batch cut short at the end of the response (the source's size limit) is
+/// left for the next round; a corrupt one is an error.
 fn split_batches(records: &Bytes, from: i64) -> Result<Vec<(BatchHeader, Bytes)>, WalError> {
     let mut batches = Vec::new();
     let mut pos = 0;
@@ -306,7 +308,7 @@ fn split_batches(records: &Bytes, from: i64) -> Result<Vec<(BatchHeader, Bytes)>
             Err(WalError::BatchLengthMismatch { .. }) | Err(WalError::BatchTooShort(_)) => break,
             Err(e) => return Err(e),
         };
-        if header.base_offset >= from {
+        if header.base_offset + header.last_offset_delta as i64 >= from {
             batches.push((header, records.slice(pos..pos + header.size_bytes)));
         }
         pos += header.size_bytes;
