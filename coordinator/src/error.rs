@@ -45,6 +45,8 @@ pub enum ErrorKind {
     GroupIdNotFound,
     GroupMaxSizeReached,
     GroupSubscribedToTopic,
+    /// The shard holds as many groups as it may.
+    TooManyGroups,
     /// A produce to a partition that belongs to a mirror.
     ReadOnlyTopic,
     /// A mirror operation refused (KIP-1279 codes).

@@ -46,6 +46,7 @@ pub struct GroupsConfig {
     pub max_session_timeout_ms: i32,
     pub initial_rebalance_delay_ms: u64,
     pub max_size: usize,
+    pub max_groups_per_shard: usize,
     pub offsets_retention_ms: i64,
 }
 
@@ -57,6 +58,7 @@ impl Default for GroupsConfig {
             max_session_timeout_ms: d.max_session_timeout_ms,
             initial_rebalance_delay_ms: d.initial_rebalance_delay_ms,
             max_size: d.max_size,
+            max_groups_per_shard: d.max_groups_per_shard,
             offsets_retention_ms: d.offsets_retention_ms,
         }
     }
@@ -312,6 +314,7 @@ impl BrokerConfig {
         if groups.min_session_timeout_ms <= 0
             || groups.min_session_timeout_ms > groups.max_session_timeout_ms
             || groups.max_size == 0
+            || groups.max_groups_per_shard == 0
             || groups.offsets_retention_ms <= 0
         {
             return fail(
@@ -404,6 +407,7 @@ impl BrokerConfig {
                 max_session_timeout_ms: self.groups.max_session_timeout_ms,
                 initial_rebalance_delay_ms: self.groups.initial_rebalance_delay_ms,
                 max_size: self.groups.max_size,
+                max_groups_per_shard: self.groups.max_groups_per_shard,
                 offsets_retention_ms: self.groups.offsets_retention_ms,
             },
         }

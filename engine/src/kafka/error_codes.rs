@@ -77,6 +77,7 @@ pub fn code_of(error: Option<ErrorKind>) -> i16 {
         Some(ErrorKind::GroupIdNotFound) => GROUP_ID_NOT_FOUND,
         Some(ErrorKind::GroupMaxSizeReached) => GROUP_MAX_SIZE_REACHED,
         Some(ErrorKind::GroupSubscribedToTopic) => GROUP_SUBSCRIBED_TO_TOPIC,
+        Some(ErrorKind::TooManyGroups) => COORDINATOR_NOT_AVAILABLE,
         Some(ErrorKind::ReadOnlyTopic) => READ_ONLY_TOPIC,
         Some(ErrorKind::Mirror(e)) => mirror_code(e),
         // Retriable for clients: they refresh metadata and try again.
@@ -130,6 +131,7 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::GroupIdNotFound => "No such group.",
         ErrorKind::GroupMaxSizeReached => "The group has reached its maximum size.",
         ErrorKind::GroupSubscribedToTopic => "The group is subscribed to this topic.",
+        ErrorKind::TooManyGroups => "The broker holds as many active groups as it may.",
         ErrorKind::ReadOnlyTopic => "The topic is mirrored from another cluster: read-only.",
         ErrorKind::Mirror(_) => "The mirror operation was refused.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",

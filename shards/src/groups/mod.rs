@@ -23,6 +23,9 @@ pub struct GroupConfig {
     pub initial_rebalance_delay_ms: u64,
     /// Members per group.
     pub max_size: usize,
+    /// Groups with members (or joining) one shard holds; a new one beyond gets
+    /// COORDINATOR_NOT_AVAILABLE, so group ids from clients cannot grow memory without bound.
+    pub max_groups_per_shard: usize,
     /// Committed offsets of a group without members expire this long after its last commit.
     pub offsets_retention_ms: i64,
 }
@@ -35,6 +38,7 @@ impl Default for GroupConfig {
             max_session_timeout_ms: 1_800_000,
             initial_rebalance_delay_ms: 3_000,
             max_size: 1_000,
+            max_groups_per_shard: 100_000,
             offsets_retention_ms: 7 * 24 * 3600 * 1000,
         }
     }

@@ -54,6 +54,14 @@ impl Groups {
                 let (tx, rx) = oneshot::channel();
                 {
                     let mut groups = self.groups.borrow_mut();
+                    if !groups.contains_key(&req.group_id)
+                        && groups.len() >= self.config.max_groups_per_shard
+                    {
+                        return GroupResponse::Join(JoinResponse::failed(
+                            ErrorKind::TooManyGroups,
+                            &member_id,
+                        ));
+                    }
                     let group = groups
                         .entry(req.group_id.clone())
                         .or_insert_with(|| Group::new(&req.group_id, self.config));
