@@ -214,15 +214,7 @@ impl Group {
         old.client_host = req.client_host.clone();
         if self.phase == Phase::Stable && unchanged {
             self.members.insert(new_id.clone(), old);
-            let _ = reply.send(JoinResponse {
-                error: None,
-                generation_id: self.generation,
-                protocol_type: self.protocol_type.clone(),
-                protocol_name: self.protocol.clone(),
-                leader: self.leader.clone().unwrap_or_default(),
-                member_id: new_id,
-                members: Vec::new(),
-            });
+            let _ = reply.send(self.current_generation(&new_id));
             return;
         }
         self.members.insert(new_id.clone(), old);
@@ -245,6 +237,21 @@ impl Group {
             return;
         }
         self.pending_members.remove(&member_id);
+        // A follower rejoining a stable group with what it had changes nothing: Kafka answers
+        // with the current generation instead of rebalancing everyone.
+        let unchanged_follower = self.phase == Phase::Stable
+            && self.leader.as_deref() != Some(member_id.as_str())
+            && self
+                .members
+                .get(&member_id)
+                .is_some_and(|m| m.protocols == req.protocols);
+        if unchanged_follower {
+            if let Some(member) = self.members.get_mut(&member_id) {
+                member.last_heard = now;
+            }
+            let _ = reply.send(self.current_generation(&member_id));
+            return;
+        }
         if let Some(instance) = &req.group_instance_id {
             self.static_members
                 .insert(instance.clone(), member_id.clone());
@@ -282,6 +289,20 @@ impl Group {
                 self.try_complete_join(now);
             }
             _ => self.prepare_rebalance(now),
+        }
+    }
+
+    /// The stable generation as a JoinGroup answer for `member_id` (no member list: only a
+    /// leader assigns, and this one need not).
+    fn current_generation(&self, member_id: &str) -> JoinResponse {
+        JoinResponse {
+            error: None,
+            generation_id: self.generation,
+            protocol_type: self.protocol_type.clone(),
+            protocol_name: self.protocol.clone(),
+            leader: self.leader.clone().unwrap_or_default(),
+            member_id: member_id.to_string(),
+            members: Vec::new(),
         }
     }
 

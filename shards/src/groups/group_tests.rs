@@ -131,6 +131,16 @@ fn two_members_join_one_generation_and_the_leaders_assignment_reaches_both() {
         Bytes::from_static(b"F")
     );
     assert_eq!(group.phase(), Phase::Stable);
+    // The follower rejoins with the same metadata: same generation, no rebalance.
+    let follower_id = follower.member_id.clone();
+    let mut rejoin = join(
+        &mut group,
+        join_request(&follower_id, None, &["roundrobin", "range"]),
+        now,
+    );
+    let same = answered(&mut rejoin).expect("answered at once");
+    assert_eq!((same.error, same.generation_id), (None, generation));
+    assert_eq!(group.phase(), Phase::Stable);
     assert_eq!(group.heartbeat(&member(&a, generation), now), None);
     assert_eq!(
         group.heartbeat(&member(&a, generation - 1), now),
