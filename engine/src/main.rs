@@ -97,6 +97,8 @@ fn run(args: Args) -> Result<(), EngineError> {
     }
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)?;
+    // io_uring opens (glommio) refuse relative paths: resolve the data directory once here.
+    config.data_dir = std::fs::canonicalize(&config.data_dir)?;
     let runtime = config.runtime();
     check_object_store(&runtime.store)?;
     tracing::info!(

@@ -159,10 +159,11 @@ pub fn run(
             Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
         }
     }
+    // A failed coordinator is the cause of the shards' closed queues: report it first.
     match coordinator.join() {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => first_error = first_error.or(Some(e)),
-        Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
+        Ok(Err(e)) => first_error = Some(e),
+        Err(e) => first_error = Some(ShardError::Executor(e.to_string())),
     }
     first_error.map_or(Ok(()), Err)
 }

@@ -218,3 +218,29 @@ def test_acks_0_and_1_store_every_record(broker, acks):
     assert errors == [None] * 300
     got = consume_all(broker.bootstrap, topic, 2, 300)
     assert sorted(m.value() for m in got) == sorted(f"a{i}".encode() for i in range(300))
+
+
+def test_the_default_relative_data_directory_works(tmp_path):
+    """The README's front door: no config file, data in ./data under the working directory."""
+    from conftest import SHOAL_BIN, free_port
+
+    port = free_port()
+    process = subprocess.Popen([SHOAL_BIN, "--listen", f"127.0.0.1:{port}"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        bootstrap = f"127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            produced = subprocess.run(["kcat", "-b", bootstrap, "-t", "front", "-P"],
+                                      input=b"hello\n", capture_output=True, timeout=30)
+            if produced.returncode == 0:
+                break
+            time.sleep(0.2)
+        out = subprocess.run(["kcat", "-b", bootstrap, "-t", "front", "-C", "-e", "-q", "-o",
+                              "beginning"], capture_output=True, timeout=30, check=True)
+        assert out.stdout == b"hello\n"
+        assert (tmp_path / "data" / "coordinator").is_dir()
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0].decode(errors="replace")
+    assert process.returncode == 0, output
