@@ -555,15 +555,17 @@ proptest! {
     }
 }
 
-#[test]
-fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
+/// A state holding one topic "t" with id 1.
+fn one_topic(partitions: i32, config: TopicConfig) -> (CoordinatorState, Uuid) {
     let mut state = CoordinatorState::default();
     let id = Uuid::from_u128(1);
-    state.apply(
-        &state
-            .create_topic("t", 2, id, TopicConfig::default())
-            .unwrap(),
-    );
+    state.apply(&state.create_topic("t", partitions, id, config).unwrap());
+    (state, id)
+}
+
+#[test]
+fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
+    let (mut state, id) = one_topic(2, TopicConfig::default());
     let batch = |partition, size| CommitBatch {
         partition: TopicPartition {
             topic_id: id,
@@ -603,14 +605,12 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
 
 #[test]
 fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable() {
-    let mut state = CoordinatorState::default();
-    let id = Uuid::from_u128(1);
     let config = TopicConfig {
         retention_ms: 1000,
         retention_bytes: 250,
         ..TopicConfig::default()
     };
-    state.apply(&state.create_topic("t", 1, id, config).unwrap());
+    let (mut state, id) = one_topic(1, config);
     let tp = TopicPartition {
         topic_id: id,
         partition: 0,
@@ -660,13 +660,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
 
 #[test]
 fn idle_producers_expire_in_bounded_steps() {
-    let mut state = CoordinatorState::default();
-    let id = Uuid::from_u128(1);
-    state.apply(
-        &state
-            .create_topic("t", 1, id, TopicConfig::default())
-            .unwrap(),
-    );
+    let (mut state, id) = one_topic(1, TopicConfig::default());
     let tp = TopicPartition {
         topic_id: id,
         partition: 0,
@@ -725,13 +719,7 @@ fn idle_producers_expire_in_bounded_steps() {
 
 #[test]
 fn offsets_of_idle_groups_without_members_expire() {
-    let mut state = CoordinatorState::default();
-    let id = Uuid::from_u128(1);
-    state.apply(
-        &state
-            .create_topic("t", 1, id, TopicConfig::default())
-            .unwrap(),
-    );
+    let (mut state, id) = one_topic(1, TopicConfig::default());
     let entry = OffsetCommitEntry {
         partition: TopicPartition {
             topic_id: id,
