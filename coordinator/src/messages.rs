@@ -41,6 +41,17 @@ pub struct CommitBatchResult {
 }
 
 impl CommitBatchResult {
+    /// Appended at `base_offset`, at `log_append_time_ms`.
+    pub fn appended(base_offset: i64, log_append_time_ms: i64, log_start_offset: i64) -> Self {
+        CommitBatchResult {
+            error: None,
+            base_offset,
+            log_append_time_ms,
+            log_start_offset,
+            is_duplicate: false,
+        }
+    }
+
     pub fn rejected(error: ErrorKind) -> Self {
         CommitBatchResult {
             error: Some(error),

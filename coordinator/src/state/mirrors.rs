@@ -155,14 +155,7 @@ impl CoordinatorState {
         partitions: i32,
         config: Option<TopicConfig>,
     ) -> Result<Vec<Record>, ErrorKind> {
-        let topic_id = *self
-            .topic_ids
-            .get(name)
-            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
-        let topic = &self.topics[&topic_id];
-        if topic.mirror.as_ref().is_none_or(|m| m.removed) {
-            return Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror));
-        }
+        let (topic_id, topic) = self.topic_in_some_mirror(name)?;
         let mut records = Vec::new();
         let current = topic.partitions.len() as i32;
         if partitions > current && partitions <= PARTITIONS_PER_TOPIC_MAX {
@@ -195,14 +188,7 @@ impl CoordinatorState {
 
     /// PauseMirrorTopics / ResumeMirrorTopics for every partition of a topic.
     pub fn pause_mirror_topic(&self, name: &str, pause: bool) -> Result<Record, ErrorKind> {
-        let topic_id = *self
-            .topic_ids
-            .get(name)
-            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
-        let topic = &self.topics[&topic_id];
-        if topic.mirror.as_ref().is_none_or(|m| m.removed) {
-            return Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror));
-        }
+        let (topic_id, topic) = self.topic_in_some_mirror(name)?;
         let mut changed = Vec::new();
         for (index, p) in topic.partitions.iter().enumerate() {
             let mut m = p.mirror.clone();
@@ -301,21 +287,16 @@ impl CoordinatorState {
                     -1
                 },
             });
-            results.push(CommitBatchResult {
-                error: None,
-                base_offset: b.base_offset,
-                log_append_time_ms: now_ms,
-                log_start_offset: p.log_start_offset,
-                is_duplicate: false,
-            });
+            results.push(CommitBatchResult::appended(
+                b.base_offset,
+                now_ms,
+                p.log_start_offset,
+            ));
         }
-        let record = Record::FileCommitted {
-            file_id: self.next_file_id,
-            object_key: object_key.to_string(),
-            at_ms: now_ms,
-            batches: committed,
-        };
-        (results, Some(record))
+        (
+            results,
+            Some(self.file_committed(object_key, now_ms, committed)),
+        )
     }
 
     /// Drops local records from `offset` on (whole batches: mirrored batches end on the
@@ -416,6 +397,19 @@ impl CoordinatorState {
     fn topic_mirror_config(&self, topic_id: Uuid) -> Option<MirrorConfig> {
         let mirror = self.topics.get(&topic_id)?.mirror.as_ref()?;
         self.mirror_config(&mirror.name)
+    }
+
+    /// A topic that belongs to a mirror now, whichever.
+    fn topic_in_some_mirror(&self, name: &str) -> Result<(Uuid, &super::TopicState), ErrorKind> {
+        let id = self
+            .topic_ids
+            .get(name)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)?;
+        let topic = &self.topics[id];
+        if topic.mirror.as_ref().is_none_or(|m| m.removed) {
+            return Err(ErrorKind::Mirror(MirrorError::TopicNotInMirror));
+        }
+        Ok((*id, topic))
     }
 
     fn mirrored_topic(

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::messages::TopicPartition;
-use crate::records::{Record, TopicConfig};
+use crate::records::{CommittedBatch, Record, TopicConfig};
 use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
 
@@ -307,6 +307,16 @@ impl CoordinatorState {
 
     /// An object key already committed (live or deletable): a repeated commit of it (a retry
     /// over the wire) must not append its batches twice.
+    /// The record of a new object and the batches of it accepted, under the next file id.
+    fn file_committed(&self, object_key: &str, at_ms: i64, batches: Vec<CommittedBatch>) -> Record {
+        Record::FileCommitted {
+            file_id: self.next_file_id,
+            object_key: object_key.to_string(),
+            at_ms,
+            batches,
+        }
+    }
+
     fn is_known_object(&self, object_key: &str) -> bool {
         self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key)
     }

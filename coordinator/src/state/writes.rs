@@ -192,21 +192,16 @@ impl CoordinatorState {
                 base_sequence: b.base_sequence,
                 last_sequence: last_seq,
             });
-            results.push(CommitBatchResult {
-                error: None,
+            results.push(CommitBatchResult::appended(
                 base_offset,
-                log_append_time_ms: now_ms,
-                log_start_offset: p.log_start_offset,
-                is_duplicate: false,
-            });
+                now_ms,
+                p.log_start_offset,
+            ));
         }
-        let record = Record::FileCommitted {
-            file_id: self.next_file_id,
-            object_key: object_key.to_string(),
-            at_ms: now_ms,
-            batches: committed,
-        };
-        (results, Some(record))
+        (
+            results,
+            Some(self.file_committed(object_key, now_ms, committed)),
+        )
     }
 
     /// DeleteRecords: -1 means up to the high watermark. Returns the new log start offset
