@@ -23,33 +23,10 @@ pub const API_KEYS: &[i16] = &[
 
 #[cfg(test)]
 mod tests {
-    use bytes::{Bytes, BytesMut};
+    use bytes::BytesMut;
 
     use super::*;
-
-    /// Encodes a sample, decodes it back, and checks that every cut-short prefix is refused
-    /// with an error rather than a panic or a wrong message.
-    fn round_trip<T: WireEncode + WireDecode + Sample + PartialEq + std::fmt::Debug>() {
-        for seed in [0, 1, 1000] {
-            let message = T::sample(seed);
-            let mut buf = BytesMut::new();
-            message.encode(&mut buf);
-            let encoded = buf.freeze();
-            let mut reading = encoded.clone();
-            assert_eq!(T::decode(&mut reading).unwrap(), message);
-            assert!(reading.is_empty(), "decode consumed every byte");
-            for cut in 0..encoded.len() {
-                let mut prefix = encoded.slice(..cut);
-                assert!(
-                    T::decode(&mut prefix).is_err(),
-                    "a {cut}-byte prefix decoded"
-                );
-            }
-        }
-        // Nothing at all, and garbage, are errors too.
-        assert!(T::decode(&mut Bytes::new()).is_err());
-        assert!(T::decode(&mut Bytes::from_static(&[0xff; 9])).is_err());
-    }
+    use crate::diskless::wire::round_trip;
 
     #[test]
     fn every_message_round_trips() {

@@ -29,24 +29,7 @@ pub const API_KEYS: &[i16] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round_trip<T: WireEncode + WireDecode + Sample + PartialEq + std::fmt::Debug>() {
-        for seed in [0, 7] {
-            let message = T::sample(seed);
-            let mut buf = BytesMut::new();
-            message.encode(&mut buf);
-            let encoded = buf.freeze();
-            let mut reading = encoded.clone();
-            assert_eq!(T::decode(&mut reading).unwrap(), message);
-            assert!(reading.is_empty());
-            for cut in 0..encoded.len() {
-                assert!(
-                    T::decode(&mut encoded.slice(..cut)).is_err(),
-                    "cut at {cut}"
-                );
-            }
-        }
-    }
+    use crate::diskless::wire::round_trip;
 
     #[test]
     fn every_mirror_message_round_trips_and_refuses_truncation() {
