@@ -6,6 +6,7 @@ use shoal_coordinator::{ErrorKind, OffsetCommitEntry, Request, Response, TopicPa
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
 
 use super::{owned, owned_optional};
+use crate::handlers::topics::Answers;
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
 
@@ -54,19 +55,19 @@ pub async fn handle(
         }
     }
     let count = entries.len();
-    let mut results = if refused.is_some() || entries.is_empty() {
-        Vec::new()
+    let results = if entries.is_empty() {
+        Some(Vec::new())
     } else {
         let request = Request::CommitOffsets {
             group: group_id,
             offsets: entries,
         };
         match broker.shard.coordinator_call(request).await {
-            Ok(Response::CommitOffsets(results)) if results.len() == count => results,
-            _ => vec![Some(ErrorKind::NotAvailable); count],
+            Ok(Response::CommitOffsets(results)) if results.len() == count => Some(results),
+            _ => None,
         }
-    }
-    .into_iter();
+    };
+    let mut results = Answers::new(results);
     let topics = request
         .topics
         .into_iter()
@@ -76,10 +77,9 @@ pub async fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let error = match (refused, known) {
-                        (Some(e), _) => Some(e),
-                        (None, false) => Some(ErrorKind::UnknownTopicOrPartition),
-                        (None, true) => results.next().unwrap_or(Some(ErrorKind::NotAvailable)),
+                    let error = match refused {
+                        Some(e) => Some(e),
+                        None => results.next(known).unwrap_or_else(Some),
                     };
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
