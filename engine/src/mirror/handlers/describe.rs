@@ -1,7 +1,6 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
 use shoal_coordinator::{ErrorKind, MirroredPartition, Request, Response};
-use shoal_mirror::MirrorState;
 
 use super::m;
 use crate::handlers::Broker;
@@ -88,9 +87,6 @@ fn detail(broker: &Broker, p: &MirroredPartition) -> m::describe_mirrors_respons
     let mut state = p.mirror.state.name().to_string();
     if p.mirror.paused {
         state.push_str(" (PAUSED)");
-    }
-    if p.mirror.state == MirrorState::Stopped {
-        state = MirrorState::Stopped.name().to_string();
     }
     m::describe_mirrors_response::PartitionDetail {
         partition_index: p.partition.partition,

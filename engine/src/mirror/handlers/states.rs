@@ -2,6 +2,8 @@
 //! MirrorStates. In a single-broker cluster the coordinator owns the states, so a write is
 //! accepted only where it agrees with them or removes topics.
 
+use std::collections::HashMap;
+
 use shoal_coordinator::{ErrorKind, Request, Response};
 
 use super::m;
@@ -58,11 +60,11 @@ pub async fn last_mirrored_offsets(
     }
 }
 
-/// (state code, last mirrored offset) of each partition of the mirror, by topic name.
+/// (state code, last mirrored offset) of each partition of the mirror, by (topic, partition).
 async fn current_states(
     broker: &Broker,
     mirror: &str,
-) -> Result<Vec<(String, Vec<(i32, i8, i64)>)>, i16> {
+) -> Result<HashMap<(String, i32), (i8, i64)>, i16> {
     let request = Request::DescribeMirror {
         name: mirror.to_string(),
     };
@@ -70,18 +72,13 @@ async fn current_states(
         Ok(Response::DescribeMirror(Some(d))) => Ok(d
             .topics
             .into_iter()
-            .map(|(name, partitions)| {
-                let states = partitions
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.partition.partition,
-                            p.mirror.state.code(),
-                            p.mirror.last_mirrored_offset,
-                        )
-                    })
-                    .collect();
-                (name, states)
+            .flat_map(|(name, partitions)| {
+                partitions.into_iter().map(move |p| {
+                    (
+                        (name.clone(), p.partition.partition),
+                        (p.mirror.state.code(), p.mirror.last_mirrored_offset),
+                    )
+                })
             })
             .collect()),
         Ok(Response::DescribeMirror(None)) => Err(error_codes::UNKNOWN_MIRROR),
@@ -99,30 +96,25 @@ pub async fn read(broker: &Broker, r: m::ReadMirrorStatesRequest) -> m::ReadMirr
         topics: r
             .topics
             .into_iter()
-            .map(|t| {
-                let known = states.iter().find(|(name, _)| *name == t.name);
-                m::read_mirror_states_response::TopicResult {
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| {
-                            let found = known.and_then(|(_, ps)| {
-                                ps.iter().find(|(i, _, _)| *i == p.partition_index)
-                            });
-                            m::read_mirror_states_response::PartitionResult {
-                                partition_index: p.partition_index,
-                                last_mirrored_offset: found.map_or(-1, |f| f.2),
-                                state: found.map_or(0, |f| f.1),
-                                error_code: if found.is_some() {
-                                    error_codes::NONE
-                                } else {
-                                    error_codes::TOPIC_NOT_IN_MIRROR
-                                },
-                            }
-                        })
-                        .collect(),
-                    name: t.name,
-                }
+            .map(|t| m::read_mirror_states_response::TopicResult {
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let found = states.get(&(t.name.clone(), p.partition_index));
+                        m::read_mirror_states_response::PartitionResult {
+                            partition_index: p.partition_index,
+                            last_mirrored_offset: found.map_or(-1, |f| f.1),
+                            state: found.map_or(0, |f| f.0),
+                            error_code: if found.is_some() {
+                                error_codes::NONE
+                            } else {
+                                error_codes::TOPIC_NOT_IN_MIRROR
+                            },
+                        }
+                    })
+                    .collect(),
+                name: t.name,
             })
             .collect(),
     }
@@ -156,32 +148,24 @@ pub async fn write(
         topics: r
             .topics
             .into_iter()
-            .map(|t| {
-                let known = states.iter().find(|(name, _)| *name == t.name);
-                m::write_mirror_states_response::TopicResult {
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| {
-                            let agrees = known.is_some_and(|(_, ps)| {
-                                ps.iter().any(|(i, state, lmo)| {
-                                    *i == p.partition_index
-                                        && *state == p.state
-                                        && *lmo == p.last_mirrored_offset
-                                })
-                            });
-                            m::write_mirror_states_response::PartitionResult {
-                                partition_index: p.partition_index,
-                                error_code: if agrees {
-                                    error_codes::NONE
-                                } else {
-                                    error_codes::INVALID_REQUEST
-                                },
-                            }
-                        })
-                        .collect(),
-                    name: t.name,
-                }
+            .map(|t| m::write_mirror_states_response::TopicResult {
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let agrees = states.get(&(t.name.clone(), p.partition_index))
+                            == Some(&(p.state, p.last_mirrored_offset));
+                        m::write_mirror_states_response::PartitionResult {
+                            partition_index: p.partition_index,
+                            error_code: if agrees {
+                                error_codes::NONE
+                            } else {
+                                error_codes::INVALID_REQUEST
+                            },
+                        }
+                    })
+                    .collect(),
+                name: t.name,
             })
             .collect(),
     }
