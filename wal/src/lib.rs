@@ -5,9 +5,11 @@ pub mod batch;
 pub mod error;
 pub mod object;
 pub mod store;
+pub mod time_limit;
 
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
 pub use store::s3::{HttpConfig, S3Config};
 pub use store::{ListedObject, LocalStore, ObjectStore, StoreConfig};
+pub use time_limit::within;

@@ -9,6 +9,7 @@ use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use shoal_wal::within;
 
 use crate::diskless::wire::{WireDecode, WireEncode};
 use crate::EngineError;
@@ -37,7 +38,7 @@ impl SourceClient {
             .filter(|a| !a.is_empty())
         {
             match within(timeout, TcpStream::connect(address)).await {
-                Ok(Ok(stream)) => {
+                Some(Ok(stream)) => {
                     let _ = stream.set_nodelay(true);
                     return Ok(SourceClient {
                         stream,
@@ -47,8 +48,8 @@ impl SourceClient {
                         address: address.to_string(),
                     });
                 }
-                Ok(Err(e)) => last_error = format!("{address}: {e}"),
-                Err(()) => last_error = format!("{address}: connect timed out"),
+                Some(Err(e)) => last_error = format!("{address}: {e}"),
+                None => last_error = format!("{address}: connect timed out"),
             }
         }
         Err(EngineError::Source(last_error))
@@ -137,7 +138,7 @@ impl SourceClient {
         };
         let answer = within(timeout, io)
             .await
-            .map_err(|()| EngineError::Source(format!("{}: request timed out", self.address)))?
+            .ok_or_else(|| EngineError::Source(format!("{}: request timed out", self.address)))?
             .map_err(|e| EngineError::Source(format!("{}: {e}", self.address)))?;
         let correlation_id = i32::from_be_bytes(answer[0..4].try_into().expect("4 bytes"));
         if correlation_id != expected {
@@ -147,20 +148,5 @@ impl SourceClient {
         }
         // The response header decoders read the correlation id again.
         Ok(answer)
-    }
-}
-
-/// Runs `future` with a deadline; Err(()) when it passed.
-async fn within<T>(
-    timeout: Duration,
-    future: impl std::future::Future<Output = T>,
-) -> Result<T, ()> {
-    use futures::FutureExt;
-    let timer = glommio::timer::sleep(timeout).fuse();
-    let future = future.fuse();
-    futures::pin_mut!(timer, future);
-    futures::select! {
-        value = future => Ok(value),
-        _ = timer => Err(()),
     }
 }

@@ -14,6 +14,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::{self, SendRequest};
 
 use super::io::GlommioIo;
+use crate::within;
 use crate::WalError;
 
 #[derive(Debug, Clone)]
@@ -154,16 +155,6 @@ impl HttpClient {
         if !sender.is_closed() && idle.len() < self.config.max_connections {
             idle.push(sender);
         }
-    }
-}
-
-/// `None` if `future` did not finish within `limit`.
-pub async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> Option<T> {
-    let future = std::pin::pin!(future);
-    let sleep = std::pin::pin!(glommio::timer::sleep(limit));
-    match futures::future::select(future, sleep).await {
-        futures::future::Either::Left((value, _)) => Some(value),
-        futures::future::Either::Right(_) => None,
     }
 }
 
