@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use shoal_coordinator::{
-    CommitBatch, CommitBatchResult, ErrorKind, MirroredBatch, Request, Response, TopicPartition,
+    CommitBatchResult, ErrorKind, MirroredBatch, Request, Response, TopicPartition,
 };
 use shoal_wal::{BatchHeader, ObjectBuilder};
 
@@ -71,22 +71,12 @@ impl Shard {
             _ => return Err(ErrorKind::NotAvailable),
         };
         // Tailing consumers of the mirror topic wake up, and read from the cache.
-        let as_commits: Vec<CommitBatch> = mirrored
+        let ends = mirrored
             .iter()
-            .map(|m| CommitBatch {
-                partition: m.partition,
-                byte_offset: m.byte_offset,
-                size_bytes: m.size_bytes,
-                offset_count: (m.last_offset - m.base_offset + 1) as u32,
-                max_timestamp: m.max_timestamp,
-                producer_id: m.producer_id,
-                producer_epoch: m.producer_epoch,
-                base_sequence: m.base_sequence,
-                is_transactional: false,
-            })
-            .collect();
-        self.local_data
-            .on_committed(&key, &data, &as_commits, &results);
+            .zip(&results)
+            .filter(|(_, r)| r.error.is_none())
+            .map(|(m, _)| (m.partition, m.last_offset + 1));
+        self.local_data.on_committed(&key, &data, ends);
         Ok(results)
     }
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::future::{select, Either};
-use shoal_coordinator::{CommitBatch, CommitBatchResult, TopicPartition};
+use shoal_coordinator::TopicPartition;
 
 use crate::signal::LocalSignal;
 
@@ -34,19 +34,17 @@ impl LocalData {
         }
     }
 
+    /// An object was committed: keep it for tailing readers and wake them. `ends` holds the
+    /// end offset (last offset + 1) of each batch of it that was accepted.
     pub fn on_committed(
         &self,
         key: &str,
         data: &Bytes,
-        batches: &[CommitBatch],
-        results: &[CommitBatchResult],
+        ends: impl IntoIterator<Item = (TopicPartition, i64)>,
     ) {
         self.cache.borrow_mut().insert(key, data.clone());
-        for (batch, result) in batches.iter().zip(results) {
-            if result.error.is_none() {
-                let end = result.base_offset + batch.offset_count as i64;
-                self.observe_watermark(batch.partition, end);
-            }
+        for (partition, end) in ends {
+            self.observe_watermark(partition, end);
         }
         self.committed.notify_all();
     }

@@ -259,8 +259,13 @@ impl ProducePipeline {
             };
             match outcome {
                 Ok(results) => {
-                    self.local_data
-                        .on_committed(&key, &object.data, &object.batches, &results);
+                    let ends = object
+                        .batches
+                        .iter()
+                        .zip(&results)
+                        .filter(|(_, r)| r.error.is_none())
+                        .map(|(b, r)| (b.partition, r.base_offset + b.offset_count as i64));
+                    self.local_data.on_committed(&key, &object.data, ends);
                     for (write, range) in object.writes {
                         let _ = write.reply.send(write_result(&results[range]));
                     }
