@@ -701,12 +701,21 @@ impl Group {
         }
     }
 
+    /// The group as ListGroups shows it, without copying its members.
+    pub fn listing(&self) -> GroupListing {
+        GroupListing {
+            group_id: self.id.clone(),
+            protocol_type: self.protocol_type.clone().unwrap_or_default(),
+            state: self.phase.name(),
+        }
+    }
+
     /// Member metadata of the chosen protocol (the consumer protocol's subscriptions).
     pub fn member_metadata(&self) -> Vec<Bytes> {
-        self.describe()
-            .members
-            .into_iter()
-            .map(|m| m.metadata)
+        let protocol = self.protocol.as_deref().unwrap_or_default();
+        self.members
+            .values()
+            .map(|m| m.metadata_for(protocol))
             .collect()
     }
 }

@@ -107,20 +107,9 @@ impl Groups {
             GroupRequest::Describe(group_id) => {
                 GroupResponse::Describe(self.groups.borrow().get(&group_id).map(Group::describe))
             }
-            GroupRequest::List => GroupResponse::List(
-                self.groups
-                    .borrow()
-                    .values()
-                    .map(|g| {
-                        let d = g.describe();
-                        GroupListing {
-                            group_id: d.group_id,
-                            protocol_type: d.protocol_type,
-                            state: d.state,
-                        }
-                    })
-                    .collect(),
-            ),
+            GroupRequest::List => {
+                GroupResponse::List(self.groups.borrow().values().map(Group::listing).collect())
+            }
             GroupRequest::Delete(group_id) => {
                 let mut groups = self.groups.borrow_mut();
                 GroupResponse::Outcome(match groups.get(&group_id) {
