@@ -33,7 +33,7 @@ pub async fn run(broker: Rc<Broker>) {
         for name in finished.borrow_mut().drain(..) {
             running.remove(&name);
         }
-        for name in owned_partitions(&broker).into_keys() {
+        for name in owned_partitions(&broker, None).into_keys() {
             if running.insert(name.clone()) {
                 let broker = broker.clone();
                 let finished = finished.clone();
@@ -48,15 +48,15 @@ pub async fn run(broker: Rc<Broker>) {
     }
 }
 
-/// Active mirrored partitions this shard owns, by mirror name.
-fn owned_partitions(broker: &Broker) -> BTreeMap<String, Vec<OwnedPartition>> {
+/// Active mirrored partitions this shard owns, by mirror name (of one mirror when `only`).
+fn owned_partitions(broker: &Broker, only: Option<&str>) -> BTreeMap<String, Vec<OwnedPartition>> {
     let view = broker.shard.topics.load();
     let mut by_mirror: BTreeMap<String, Vec<OwnedPartition>> = BTreeMap::new();
     for topic in view.all() {
         let Some(mirror) = &topic.mirror else {
             continue;
         };
-        if mirror.removed {
+        if mirror.removed || only.is_some_and(|name| name != mirror.name) {
             continue;
         }
         for (index, state) in mirror.partitions.iter().enumerate() {
@@ -95,7 +95,7 @@ pub struct Session {
 async fn mirror_task(broker: &Broker, name: &str) {
     let mut session: Option<Session> = None;
     loop {
-        let Some(partitions) = owned_partitions(broker).remove(name) else {
+        let Some(partitions) = owned_partitions(broker, Some(name)).remove(name) else {
             return;
         };
         let stale = session.as_ref().is_none_or(|s| {
