@@ -213,7 +213,7 @@ async fn sync_group_offsets(
                 }
             }
         }
-        let changed = unchanged_removed(broker, &group_id, entries).await;
+        let changed = only_changed(broker, &group_id, entries).await;
         if !changed.is_empty() {
             let request = Request::CommitOffsets {
                 group: group_id,
@@ -232,7 +232,8 @@ async fn active_here(broker: &Broker, group: &str) -> bool {
     )
 }
 
-async fn unchanged_removed(
+/// The entries whose offset differs from what the group has committed here.
+async fn only_changed(
     broker: &Broker,
     group: &str,
     entries: Vec<OffsetCommitEntry>,
