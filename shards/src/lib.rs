@@ -17,6 +17,7 @@ pub mod rpc;
 pub mod runtime;
 pub mod shard;
 pub mod signal;
+pub mod turnstile;
 
 pub use config::RuntimeConfig;
 pub use error::ShardError;

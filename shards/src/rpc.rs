@@ -8,6 +8,7 @@ use std::rc::Rc;
 use futures::channel::oneshot;
 use glommio::channels::shared_channel::{self, ConnectedReceiver, ConnectedSender};
 
+use crate::turnstile::Turnstile;
 use crate::ShardError;
 
 pub type Envelope<T> = (u64, T);
@@ -68,6 +69,10 @@ pub struct RpcClient<Req: Send + 'static, Resp: Send + 'static> {
     requests: ConnectedSender<Envelope<Req>>,
     pending: RefCell<HashMap<u64, oneshot::Sender<Resp>>>,
     next_id: Cell<u64>,
+    /// Requests enter the queue in call order even while it is full: the channel's own
+    /// `send` lets a newcomer take freed room before an earlier waiting caller, which would
+    /// reorder a connection's forwarded produce requests.
+    send_order: Turnstile,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
@@ -80,6 +85,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
             requests,
             pending: RefCell::new(HashMap::new()),
             next_id: Cell::new(0),
+            send_order: Turnstile::default(),
         });
         let weak = Rc::downgrade(&client);
         glommio::spawn_local(async move {
@@ -102,9 +108,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
         let (reply_tx, reply_rx) = oneshot::channel();
         self.pending.borrow_mut().insert(id, reply_tx);
         let _forget_on_drop = PendingGuard { client: self, id };
+        let turn = self.send_order.enter().await;
         if self.requests.send((id, request)).await.is_err() {
             return Err(ShardError::QueueClosed(self.name));
         }
+        drop(turn);
         reply_rx
             .await
             .map_err(|_| ShardError::QueueClosed(self.name))

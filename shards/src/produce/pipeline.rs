@@ -18,6 +18,7 @@ use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use crate::fetch::LocalData;
 use crate::rpc::RpcClient;
 use crate::signal::LocalSignal;
+use crate::turnstile::Turnstile;
 use crate::{BrokerMetrics, PartitionProduceResult, ProduceRules, RuntimeConfig};
 
 /// An object on its way to storage and the coordinator, in rotation order.
@@ -40,6 +41,10 @@ pub struct ProducePipeline {
     in_flight_slots: Rc<Semaphore>,
     queue: RefCell<VecDeque<InFlightObject>>,
     queued: LocalSignal,
+    /// Writes enter the buffer in the order they reached the shard, also when one of them
+    /// first waits for an upload slot: otherwise a later write could take the next buffer
+    /// while an earlier one waits, and a partition's records would land out of order.
+    admission: Turnstile,
 }
 
 impl ProducePipeline {
@@ -62,6 +67,7 @@ impl ProducePipeline {
             buffer: RefCell::new(WalBuffer::default()),
             queue: RefCell::new(VecDeque::new()),
             queued: LocalSignal::default(),
+            admission: Turnstile::default(),
         });
         glommio::spawn_local(pipeline.clone().commit_in_order()).detach();
         pipeline
@@ -106,6 +112,7 @@ impl ProducePipeline {
         } else {
             records
         };
+        let admitted = self.admission.enter().await;
         while self.would_overflow(records.len()) {
             self.rotate().await;
         }
@@ -125,6 +132,7 @@ impl ProducePipeline {
                 buffer.generation,
             )
         };
+        drop(admitted);
         self.report_gauges();
         if full {
             self.rotate().await;
