@@ -205,10 +205,13 @@ impl CoordinatorCore {
                     Some(Response::CommitOffsets(results))
                 }
                 Request::DeleteGroupOffsets { group, partitions } => {
-                    let record = self
-                        .state
-                        .delete_group_offsets(group, partitions.as_deref());
-                    let existed = record.is_some();
+                    let (existed, record) = match partitions {
+                        Some(partitions) => self.state.delete_offsets(group, partitions),
+                        None => {
+                            let record = self.state.delete_group(group);
+                            (record.is_some(), record)
+                        }
+                    };
                     if let Some(record) = record {
                         self.append(&record, &mut frames);
                     }

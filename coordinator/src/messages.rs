@@ -252,7 +252,8 @@ pub enum Request {
         group: String,
         partitions: Option<Vec<TopicPartition>>,
     },
-    /// DeleteGroups (None) or OffsetDelete (the listed partitions).
+    /// DeleteGroups (None: the whole group) or OffsetDelete (the listed partitions only; an
+    /// empty list deletes nothing).
     DeleteGroupOffsets {
         group: String,
         partitions: Option<Vec<TopicPartition>>,

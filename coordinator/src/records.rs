@@ -162,11 +162,15 @@ pub enum Record {
         at_ms: i64,
         offsets: Vec<CommittedOffset>,
     },
-    /// Committed offsets removed: the listed partitions, or the whole group when empty
-    /// (DeleteGroups, OffsetDelete, offset expiry).
+    /// OffsetDelete: the committed offsets of the listed partitions are removed (an empty
+    /// list removes nothing).
     GroupOffsetsDeleted {
         group: String,
         partitions: Vec<(Uuid, i32)>,
+    },
+    /// DeleteGroups or offset expiry: every committed offset of the group is removed.
+    GroupDeleted {
+        group: String,
     },
     /// CreateMirror: a mirror and its settings (name/value pairs).
     MirrorCreated {
@@ -267,6 +271,7 @@ const TAG_MIRROR_CREATED: u8 = 13;
 const TAG_TOPIC_MIRROR_CHANGED: u8 = 14;
 const TAG_MIRROR_PARTITIONS_CHANGED: u8 = 15;
 const TAG_PARTITION_TRUNCATED: u8 = 16;
+const TAG_GROUP_DELETED: u8 = 17;
 
 impl Record {
     /// Appends this record as one framed entry to `out`.
@@ -367,6 +372,10 @@ impl Record {
                     out.extend_from_slice(topic_id.as_bytes());
                     out.extend_from_slice(&partition.to_be_bytes());
                 }
+            }
+            Record::GroupDeleted { group } => {
+                out.push(TAG_GROUP_DELETED);
+                put_str(out, group);
             }
             Record::TopicDeleted { id, at_ms } => {
                 out.push(TAG_TOPIC_DELETED);
@@ -544,8 +553,14 @@ impl Record {
                 for _ in 0..count {
                     partitions.push((r.uuid()?, r.i32()?));
                 }
-                Record::GroupOffsetsDeleted { group, partitions }
+                if partitions.is_empty() {
+                    // Logs written before GroupDeleted existed meant the whole group by this.
+                    Record::GroupDeleted { group }
+                } else {
+                    Record::GroupOffsetsDeleted { group, partitions }
+                }
             }
+            TAG_GROUP_DELETED => Record::GroupDeleted { group: r.string()? },
             TAG_TOPIC_DELETED => Record::TopicDeleted {
                 id: r.uuid()?,
                 at_ms: r.i64()?,
@@ -790,6 +805,9 @@ mod tests {
                 group: "billing".into(),
                 partitions: vec![(id, 3)],
             },
+            Record::GroupDeleted {
+                group: "billing".into(),
+            },
             Record::MirrorCreated {
                 name: "dr".into(),
                 config: vec![("bootstrap.servers".into(), "a:1".into())],
@@ -838,6 +856,16 @@ mod tests {
             ..TopicConfig::default()
         };
         assert!(matches!(record, Record::TopicCreated { config, .. } if config == expected));
+    }
+
+    #[test]
+    fn an_older_whole_group_deletion_still_decodes_as_one() {
+        // Before GroupDeleted, an empty partition list meant "the whole group".
+        let mut payload = vec![TAG_GROUP_OFFSETS_DELETED];
+        put_str(&mut payload, "g");
+        payload.extend_from_slice(&0u32.to_be_bytes());
+        let record = Record::decode_payload(&payload, 0).unwrap();
+        assert_eq!(record, Record::GroupDeleted { group: "g".into() });
     }
 
     #[test]

@@ -78,6 +78,11 @@ enum Op {
     DeleteGroup {
         group: u8,
     },
+    /// OffsetDelete of these (topic, partition) pairs; possibly none.
+    DeleteOffsets {
+        group: u8,
+        partitions: Vec<(u8, i32)>,
+    },
 }
 
 fn seq_pick() -> impl Strategy<Value = SeqPick> {
@@ -128,6 +133,8 @@ fn op() -> impl Strategy<Value = Op> {
             offset
         }),
         1 => (0u8..2).prop_map(|group| Op::DeleteGroup { group }),
+        1 => (0u8..2, prop::collection::vec((0u8..3, 0i32..3), 0..3))
+            .prop_map(|(group, partitions)| Op::DeleteOffsets { group, partitions }),
         1 => (0u8..3).prop_map(|topic| Op::MirrorAdd { topic }),
         3 => (0u8..3, 0i32..3, 0i64..3, 1i64..4).prop_map(|(topic, partition, gap, count)| Op::MirrorCommit {
             topic,
@@ -405,8 +412,54 @@ proptest! {
                     let expected = model.groups.get(&group).and_then(|o| o.get(&(topic, partition)));
                     prop_assert_eq!(fetched[0].1.as_ref().map(|s| s.offset), expected.copied());
                 }
+                Op::DeleteOffsets { group, partitions } => {
+                    let name = format!("g{group}");
+                    let tps: Vec<TopicPartition> = partitions
+                        .iter()
+                        .map(|(topic, partition)| TopicPartition {
+                            topic_id: model.topics.get(topic).map(|t| t.0).unwrap_or(unknown),
+                            partition: *partition,
+                        })
+                        .collect();
+                    let (existed, record) = state.delete_offsets(&name, &tps);
+                    prop_assert_eq!(existed, model.groups.contains_key(&group));
+                    if let Some(record) = record {
+                        state.apply(&record);
+                        log.push(record);
+                    }
+                    if let Some(offsets) = model.groups.get_mut(&group) {
+                        for key in &partitions {
+                            offsets.remove(key);
+                        }
+                        if offsets.is_empty() {
+                            model.groups.remove(&group);
+                        }
+                    }
+                    // Everything not named is still there, exactly.
+                    let mut fetched: Vec<(TopicPartition, i64)> = state
+                        .fetch_offsets(&name, None)
+                        .into_iter()
+                        .filter_map(|(tp, stored)| stored.map(|s| (tp, s.offset)))
+                        .collect();
+                    let mut expected: Vec<(TopicPartition, i64)> = model
+                        .groups
+                        .get(&group)
+                        .map(|offsets| {
+                            offsets
+                                .iter()
+                                .map(|((topic, partition), offset)| {
+                                    let topic_id = model.topics[topic].0;
+                                    (TopicPartition { topic_id, partition: *partition }, *offset)
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    fetched.sort();
+                    expected.sort();
+                    prop_assert_eq!(fetched, expected);
+                }
                 Op::DeleteGroup { group } => {
-                    let record = state.delete_group_offsets(&format!("g{group}"), None);
+                    let record = state.delete_group(&format!("g{group}"));
                     prop_assert_eq!(record.is_some(), model.groups.remove(&group).is_some());
                     if let Some(record) = record {
                         state.apply(&record);

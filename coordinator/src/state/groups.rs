@@ -45,10 +45,6 @@ impl CoordinatorState {
     }
 
     pub(super) fn apply_group_offsets_deleted(&mut self, group: &str, partitions: &[(Uuid, i32)]) {
-        if partitions.is_empty() {
-            self.groups.remove(group);
-            return;
-        }
         if let Some(entry) = self.groups.get_mut(group) {
             for key in partitions {
                 entry.offsets.remove(key);
@@ -144,20 +140,34 @@ impl CoordinatorState {
         }
     }
 
-    /// DeleteGroups (`partitions` None) or OffsetDelete. None when the group has no offsets.
-    pub fn delete_group_offsets(
+    /// DeleteGroups: every offset of the group. None when the group has no offsets.
+    pub fn delete_group(&self, group: &str) -> Option<Record> {
+        self.groups.get(group)?;
+        Some(Record::GroupDeleted {
+            group: group.to_string(),
+        })
+    }
+
+    /// OffsetDelete: the offsets of `partitions` only. Whether the group has offsets, and the
+    /// record to append (none when there is nothing to delete).
+    pub fn delete_offsets(
         &self,
         group: &str,
-        partitions: Option<&[TopicPartition]>,
-    ) -> Option<Record> {
-        self.groups.get(group)?;
-        let partitions = partitions
-            .map(|ps| ps.iter().map(|tp| (tp.topic_id, tp.partition)).collect())
-            .unwrap_or_default();
-        Some(Record::GroupOffsetsDeleted {
+        partitions: &[TopicPartition],
+    ) -> (bool, Option<Record>) {
+        let Some(entry) = self.groups.get(group) else {
+            return (false, None);
+        };
+        let stored: Vec<(Uuid, i32)> = partitions
+            .iter()
+            .map(|tp| (tp.topic_id, tp.partition))
+            .filter(|key| entry.offsets.contains_key(key))
+            .collect();
+        let record = (!stored.is_empty()).then(|| Record::GroupOffsetsDeleted {
             group: group.to_string(),
-            partitions,
-        })
+            partitions: stored,
+        });
+        (true, record)
     }
 
     /// Groups with committed offsets, sorted.
@@ -185,9 +195,8 @@ impl CoordinatorState {
         expired
             .into_iter()
             .take(max)
-            .map(|group| Record::GroupOffsetsDeleted {
+            .map(|group| Record::GroupDeleted {
                 group: group.clone(),
-                partitions: Vec::new(),
             })
             .collect()
     }

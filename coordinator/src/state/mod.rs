@@ -201,6 +201,9 @@ impl CoordinatorState {
             Record::GroupOffsetsDeleted { group, partitions } => {
                 self.apply_group_offsets_deleted(group, partitions)
             }
+            Record::GroupDeleted { group } => {
+                self.groups.remove(group);
+            }
             Record::MirrorCreated { name, config } => {
                 self.mirrors.insert(name.clone(), config.clone());
             }

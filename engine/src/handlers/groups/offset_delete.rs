@@ -48,6 +48,8 @@ pub async fn handle(
             })
         })
         .collect();
+    // Only the deletable partitions: refused ones keep their offsets, and an empty list
+    // deletes nothing.
     let request_partitions = Request::DeleteGroupOffsets {
         group,
         partitions: Some(deletable),
