@@ -316,3 +316,91 @@ def test_kcat_group_consumer_resumes_from_its_committed_offsets(broker):
     assert kcat_group_read() == []
     produce(broker.bootstrap, topic, 3, 3, start=30)
     assert sorted(kcat_group_read()) == [(0, 10), (1, 10), (2, 10)]
+
+
+def test_a_refused_offset_delete_keeps_every_committed_offset(make_broker):
+    from kafka import KafkaAdminClient
+    from kafka import TopicPartition as KpTopicPartition
+
+    broker = make_broker(extra_config=GROUP_CONFIG).start()
+    group = "keep-offsets"
+    create_topic(broker.bootstrap, "subscribed", 2)
+    create_topic(broker.bootstrap, "unsubscribed", 1)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                         "enable.auto.commit": False, "session.timeout.ms": 6000})
+    consumer.subscribe(["subscribed"])
+    wait_for(lambda: consumer.poll(0.1) is None and len(consumer.assignment()) == 2, 30,
+             "the member owning both partitions")
+    consumer.commit(offsets=[TopicPartition("subscribed", 0, 10),
+                             TopicPartition("subscribed", 1, 20),
+                             TopicPartition("unsubscribed", 0, 30)], asynchronous=False)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+
+    def committed():
+        offsets = admin.list_group_offsets({group: None})[group]
+        return {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items()}
+
+    assert committed() == {("subscribed", 0): 10, ("subscribed", 1): 20, ("unsubscribed", 0): 30}
+    refused = admin.delete_group_offsets(group, [KpTopicPartition("subscribed", 1)])
+    assert "GroupSubscribedToTopic" in str(refused[KpTopicPartition("subscribed", 1)])
+    assert committed() == {("subscribed", 0): 10, ("subscribed", 1): 20, ("unsubscribed", 0): 30}
+    # Deleting an offset of a topic nobody subscribes to removes that one offset only.
+    deleted = admin.delete_group_offsets(group, [KpTopicPartition("unsubscribed", 0)])
+    assert "NoError" in str(deleted[KpTopicPartition("unsubscribed", 0)])
+    assert committed() == {("subscribed", 0): 10, ("subscribed", 1): 20}
+    admin.close()
+    consumer.close()
+
+    # What the log replays after a restart is the same.
+    broker.stop()
+    broker.start()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    assert committed() == {("subscribed", 0): 10, ("subscribed", 1): 20}
+    admin.close()
+
+
+def join_group_v5(group, member_id, session_timeout_ms=6000, rebalance_timeout_ms=60000):
+    """JoinGroup v5 for the consumer protocol with one 'range' protocol and empty metadata."""
+    import struct
+
+    from kafka_wire import string
+    body = string(group) + struct.pack(">ii", session_timeout_ms, rebalance_timeout_ms)
+    body += string(member_id) + string(None) + string("consumer")
+    body += struct.pack(">i", 1) + string("range") + struct.pack(">i", 0)
+    return body
+
+
+def test_a_member_id_never_used_delays_a_rebalance_only_until_it_expires(make_broker):
+    """A client that takes a member id (MEMBER_ID_REQUIRED) and never rejoins with it must not
+    hold the next rebalance for the whole rebalance timeout."""
+    import struct
+
+    from kafka_wire import Connection, request
+
+    broker = make_broker(extra_config=GROUP_CONFIG).start()
+    topic, group = "ghost-events", "ghost-group"
+    create_topic(broker.bootstrap, topic, 4)
+    first = Member(broker.bootstrap, group, topic)
+    try:
+        wait_for(lambda: first.snapshot()[0] == {0, 1, 2, 3}, 30, "the first member owning all")
+        ghost = Connection(broker.bootstrap)
+        ghost.send(request(11, 5, 1, join_group_v5(group, "")))
+        _, body = ghost.recv_response()
+        (_throttle, error) = struct.unpack_from(">ih", body)
+        assert error == 79  # MEMBER_ID_REQUIRED: the id is handed out and never used
+        ghost_at = time.time()
+        second = Member(broker.bootstrap, group, topic)
+        try:
+            balanced_at = wait_for(
+                lambda: first.snapshot()[0] | second.snapshot()[0] == {0, 1, 2, 3}
+                and len(first.snapshot()[0]) == 2 and len(second.snapshot()[0]) == 2,
+                45, "two members with two partitions each")
+        finally:
+            second.close()
+        ghost.close()
+    finally:
+        first.close()
+    # The ghost's id lapses after its 6 s session timeout; the members' rebalance timeout
+    # (librdkafka's max.poll.interval.ms) is 300 s.
+    waited = balanced_at - ghost_at
+    assert waited < SESSION_TIMEOUT_S + 10, waited

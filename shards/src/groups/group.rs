@@ -638,17 +638,38 @@ impl Group {
         results
     }
 
+    /// When a silent member's session ends: members waiting in JoinGroup or SyncGroup are
+    /// not silent.
+    fn session_deadline(member: &Member) -> Option<Instant> {
+        (member.pending_join.is_none() && member.pending_sync.is_none())
+            .then(|| member.last_heard + member.session_timeout)
+    }
+
+    /// The next moment `tick` has work to do: a session or a pending member id ending, or the
+    /// join or sync phase running out of time.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let phase_deadline = match self.phase {
+            Phase::PreparingRebalance => self.join_deadline,
+            Phase::CompletingRebalance => self.sync_deadline,
+            Phase::Empty | Phase::Stable => None,
+        };
+        self.members
+            .values()
+            .filter_map(Self::session_deadline)
+            .chain(self.pending_members.values().copied())
+            .chain(phase_deadline)
+            .min()
+    }
+
     /// Expires silent members and pending ids, and ends join/sync phases that ran out of time.
     pub fn tick(&mut self, now: Instant) {
+        let pending_before = self.pending_members.len();
         self.pending_members.retain(|_, deadline| *deadline > now);
+        let pending_expired = self.pending_members.len() < pending_before;
         let expired: Vec<String> = self
             .members
             .iter()
-            .filter(|(_, m)| {
-                m.pending_join.is_none()
-                    && m.pending_sync.is_none()
-                    && now.duration_since(m.last_heard) > m.session_timeout
-            })
+            .filter(|(_, m)| Self::session_deadline(m).is_some_and(|d| now >= d))
             .map(|(id, _)| id.clone())
             .collect();
         if !expired.is_empty() {
@@ -657,6 +678,9 @@ impl Group {
                 self.remove_member(id);
             }
             self.after_removal(now);
+        } else if pending_expired && self.phase == Phase::PreparingRebalance {
+            // The join phase may have been waiting only for the ids that never came back.
+            self.try_complete_join(now);
         }
         match self.phase {
             Phase::PreparingRebalance if self.join_deadline.is_some_and(|d| now >= d) => {

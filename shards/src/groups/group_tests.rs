@@ -266,3 +266,53 @@ fn joins_outside_the_session_limits_or_without_a_common_protocol_are_refused() {
         Some(ErrorKind::InconsistentGroupProtocol)
     );
 }
+
+#[test]
+fn a_member_id_never_used_ends_the_join_phase_when_it_expires_not_at_the_rebalance_timeout() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let a = member_id(&mut group, now);
+    let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
+    let generation = answered(&mut ja).unwrap().generation_id;
+    let mut sa = sync(&mut group, &a, generation, vec![], now);
+    assert!(answered(&mut sa).unwrap().error.is_none());
+    // A client gets an id (MEMBER_ID_REQUIRED) and never comes back with it.
+    let ghost = member_id(&mut group, now);
+    let b = member_id(&mut group, now);
+    let mut jb = join(&mut group, join_request(&b, None, &["range"]), now);
+    let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
+    assert!(answered(&mut jb).is_none(), "waits for the ghost's id");
+    assert_eq!(
+        group.next_deadline(),
+        Some(now + Duration::from_millis(6000)),
+        "the ghost's id expires after the session timeout, before the 10 s rebalance timeout"
+    );
+    group.tick(now + Duration::from_millis(5999));
+    assert!(answered(&mut jb).is_none());
+    group.tick(now + Duration::from_millis(6000));
+    let (ja, jb) = (answered(&mut ja).unwrap(), answered(&mut jb).unwrap());
+    assert_eq!((ja.error, jb.error), (None, None));
+    assert_eq!(ja.generation_id, generation + 1);
+    assert_ne!(ja.member_id, ghost);
+    assert_eq!(group.describe().members.len(), 2);
+}
+
+#[test]
+fn a_silent_member_expires_exactly_at_its_session_deadline() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let a = member_id(&mut group, now);
+    let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
+    let generation = answered(&mut ja).unwrap().generation_id;
+    let mut sa = sync(&mut group, &a, generation, vec![], now);
+    assert!(answered(&mut sa).unwrap().error.is_none());
+    let heard = now + Duration::from_secs(2);
+    assert_eq!(group.heartbeat(&member(&a, generation), heard), None);
+    let deadline = heard + Duration::from_millis(6000);
+    assert_eq!(group.next_deadline(), Some(deadline));
+    group.tick(deadline - Duration::from_millis(1));
+    assert_eq!(group.describe().members.len(), 1);
+    group.tick(deadline);
+    assert_eq!(group.phase(), Phase::Empty);
+    assert_eq!(group.next_deadline(), None);
+}

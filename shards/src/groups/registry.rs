@@ -1,22 +1,33 @@
-//! The groups one shard owns, and the ticker that expires sessions and ends rebalance
-//! phases on time.
+//! The groups one shard owns, and the timer that expires sessions and ends rebalance phases
+//! at their deadlines.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use futures::channel::oneshot;
+use futures::FutureExt;
 use shoal_coordinator::ErrorKind;
 
 use super::messages::*;
 use super::subscription::subscribed_topics;
 use super::{Group, GroupConfig};
+use crate::signal::LocalSignal;
 
-const TICK: Duration = Duration::from_millis(100);
+/// The longest the timer sleeps with nothing due: a backstop, not the precision.
+const IDLE_WAKE: Duration = Duration::from_secs(1);
 
 pub struct Groups {
     groups: RefCell<HashMap<String, Group>>,
+    /// Each group's next deadline as armed: `timers` may also hold older, later entries for a
+    /// group, which are skipped when they come due.
+    armed: RefCell<HashMap<String, Instant>>,
+    timers: RefCell<BinaryHeap<Reverse<(Instant, String)>>>,
+    /// When the timer task will next wake; an earlier deadline wakes it through `rearmed`.
+    timer_wake: Cell<Instant>,
+    rearmed: LocalSignal,
     config: GroupConfig,
 }
 
@@ -24,26 +35,86 @@ impl Groups {
     pub fn new(config: GroupConfig) -> Rc<Groups> {
         let groups = Rc::new(Groups {
             groups: RefCell::new(HashMap::new()),
+            armed: RefCell::new(HashMap::new()),
+            timers: RefCell::new(BinaryHeap::new()),
+            timer_wake: Cell::new(Instant::now()),
+            rearmed: LocalSignal::default(),
             config,
         });
-        let weak = Rc::downgrade(&groups);
-        glommio::spawn_local(async move {
-            loop {
-                glommio::timer::sleep(TICK).await;
-                let Some(groups) = weak.upgrade() else { break };
-                groups.tick(Instant::now());
-            }
-        })
-        .detach();
+        glommio::spawn_local(Self::run_timers(Rc::downgrade(&groups))).detach();
         groups
     }
 
-    fn tick(&self, now: Instant) {
-        let mut groups = self.groups.borrow_mut();
-        for group in groups.values_mut() {
-            group.tick(now);
+    /// Ticks each group when its next deadline comes, so sessions end at their deadline and
+    /// not up to a polling interval later.
+    async fn run_timers(weak: std::rc::Weak<Groups>) {
+        loop {
+            let Some(groups) = weak.upgrade() else { break };
+            let now = Instant::now();
+            groups.fire_due(now);
+            let wake = groups
+                .timers
+                .borrow()
+                .peek()
+                .map_or(now + IDLE_WAKE, |Reverse((at, _))| *at)
+                .min(now + IDLE_WAKE);
+            groups.timer_wake.set(wake);
+            let sleep = glommio::timer::sleep(wake.saturating_duration_since(now));
+            futures::select! {
+                _ = sleep.fuse() => {}
+                _ = groups.rearmed.wait().fuse() => {}
+            }
         }
-        groups.retain(|_, g| !g.is_idle());
+    }
+
+    fn fire_due(&self, now: Instant) {
+        loop {
+            let due = {
+                let mut timers = self.timers.borrow_mut();
+                match timers.peek() {
+                    Some(Reverse((at, _))) if *at <= now => timers.pop().map(|Reverse(e)| e),
+                    _ => None,
+                }
+            };
+            let Some((at, group_id)) = due else { break };
+            // Only the entry matching the armed deadline is live; others were superseded.
+            if self.armed.borrow().get(&group_id) != Some(&at) {
+                continue;
+            }
+            self.armed.borrow_mut().remove(&group_id);
+            if let Some(group) = self.groups.borrow_mut().get_mut(&group_id) {
+                group.tick(now);
+            }
+            self.after_change(&group_id);
+        }
+    }
+
+    /// After a group changed: forget it if nothing is left of it, else arm its next deadline
+    /// if that is earlier than the one armed (a later one is found when the armed one fires).
+    fn after_change(&self, group_id: &str) {
+        let next = {
+            let mut groups = self.groups.borrow_mut();
+            match groups.get(group_id) {
+                Some(group) if group.is_idle() => {
+                    groups.remove(group_id);
+                    None
+                }
+                Some(group) => group.next_deadline(),
+                None => None,
+            }
+        };
+        let Some(next) = next else { return };
+        let mut armed = self.armed.borrow_mut();
+        if armed.get(group_id).is_some_and(|at| *at <= next) {
+            return;
+        }
+        armed.insert(group_id.to_string(), next);
+        self.timers
+            .borrow_mut()
+            .push(Reverse((next, group_id.to_string())));
+        if next < self.timer_wake.get() {
+            self.rearmed.notify_all();
+        }
     }
 
     pub async fn handle(&self, request: GroupRequest) -> GroupResponse {
@@ -51,6 +122,7 @@ impl Groups {
         match request {
             GroupRequest::Join(req) => {
                 let member_id = req.member_id.clone();
+                let group_id = req.group_id.clone();
                 let (tx, rx) = oneshot::channel();
                 {
                     let mut groups = self.groups.borrow_mut();
@@ -67,42 +139,51 @@ impl Groups {
                         .or_insert_with(|| Group::new(&req.group_id, self.config));
                     group.join(req, now, tx);
                 }
+                self.after_change(&group_id);
                 GroupResponse::Join(rx.await.unwrap_or_else(|_| {
                     JoinResponse::failed(ErrorKind::RebalanceInProgress, &member_id)
                 }))
             }
             GroupRequest::Sync(req) => {
                 let (tx, rx) = oneshot::channel();
-                match self.groups.borrow_mut().get_mut(&req.member.group_id) {
+                let group_id = req.member.group_id.clone();
+                match self.groups.borrow_mut().get_mut(&group_id) {
                     Some(group) => group.sync(req, now, tx),
                     None => {
                         let _ = tx.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
                     }
                 }
+                self.after_change(&group_id);
                 GroupResponse::Sync(
                     rx.await
                         .unwrap_or_else(|_| SyncResponse::failed(ErrorKind::RebalanceInProgress)),
                 )
             }
             GroupRequest::Heartbeat(m) => {
-                GroupResponse::Outcome(match self.groups.borrow_mut().get_mut(&m.group_id) {
+                let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
                     Some(group) => group.heartbeat(&m, now),
                     None => Some(ErrorKind::UnknownMemberId),
-                })
+                };
+                self.after_change(&m.group_id);
+                GroupResponse::Outcome(outcome)
             }
             GroupRequest::Leave { group_id, members } => {
-                GroupResponse::Leave(match self.groups.borrow_mut().get_mut(&group_id) {
+                let outcomes = match self.groups.borrow_mut().get_mut(&group_id) {
                     Some(group) => group.leave(&members, now),
                     None => vec![Some(ErrorKind::UnknownMemberId); members.len()],
-                })
+                };
+                self.after_change(&group_id);
+                GroupResponse::Leave(outcomes)
             }
             GroupRequest::ValidateCommit(m) => {
-                GroupResponse::Outcome(match self.groups.borrow_mut().get_mut(&m.group_id) {
+                let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
                     Some(group) => group.validate_commit(&m, now),
                     // No members: only a "simple" commit (generation -1) is allowed.
                     None if m.generation_id < 0 => None,
                     None => Some(ErrorKind::UnknownMemberId),
-                })
+                };
+                self.after_change(&m.group_id);
+                GroupResponse::Outcome(outcome)
             }
             GroupRequest::Describe(group_id) => {
                 GroupResponse::Describe(self.groups.borrow().get(&group_id).map(Group::describe))
