@@ -9,8 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::{
-    ApiKey, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
-    TopicName,
+    BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -66,11 +65,9 @@ fn start_offsets(opts: &ConsumeOptions) -> Result<Vec<i64>, BenchError> {
                     })
                     .collect(),
             )]);
-    let frame = kafka::encode_request(ApiKey::ListOffsets, LIST_OFFSETS_VERSION, 1, &request)?;
+    let frame = kafka::encode_request(LIST_OFFSETS_VERSION, 1, &request)?;
     stream.write_all(&frame).map_err(BenchError::Io)?;
-    let (_, mut body) =
-        kafka::read_response(&mut stream, ApiKey::ListOffsets, LIST_OFFSETS_VERSION)?;
-    let response: ListOffsetsResponse = kafka::decode(&mut body, LIST_OFFSETS_VERSION)?;
+    let response: ListOffsetsResponse = kafka::read_response(&mut stream, LIST_OFFSETS_VERSION)?;
     let mut offsets = vec![0; opts.partitions as usize];
     for p in response.topics.iter().flat_map(|t| t.partitions.iter()) {
         if p.error_code != 0 {
@@ -124,10 +121,9 @@ pub fn run(
                         .collect(),
                 )]);
         correlation_id += 1;
-        let frame = kafka::encode_request(ApiKey::Fetch, FETCH_VERSION, correlation_id, &request)?;
+        let frame = kafka::encode_request(FETCH_VERSION, correlation_id, &request)?;
         stream.write_all(&frame).map_err(BenchError::Io)?;
-        let (_, mut body) = kafka::read_response(&mut stream, ApiKey::Fetch, FETCH_VERSION)?;
-        let response: FetchResponse = kafka::decode(&mut body, FETCH_VERSION)?;
+        let response: FetchResponse = kafka::read_response(&mut stream, FETCH_VERSION)?;
         let now_us = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_micros() as i64)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse, TopicName};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use crate::batch;
@@ -111,8 +111,7 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
                         .with_partition_data(vec![PartitionProduceData::default()
                             .with_index(partition)
                             .with_records(Some(records))])]);
-                let frame =
-                    kafka::encode_request(ApiKey::Produce, PRODUCE_VERSION, sent as i32, &request)?;
+                let frame = kafka::encode_request(PRODUCE_VERSION, sent as i32, &request)?;
                 let in_flight = InFlight {
                     scheduled,
                     records: opts_w.records_per_batch as u64,
@@ -140,9 +139,8 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
                 return Ok(());
             }
             while let Ok(in_flight) = rx.recv() {
-                let (_, mut body) =
-                    kafka::read_response(&mut reader_stream, ApiKey::Produce, PRODUCE_VERSION)?;
-                let response: ProduceResponse = kafka::decode(&mut body, PRODUCE_VERSION)?;
+                let response: ProduceResponse =
+                    kafka::read_response(&mut reader_stream, PRODUCE_VERSION)?;
                 let failed = response
                     .responses
                     .iter()

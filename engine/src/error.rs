@@ -7,6 +7,8 @@ pub enum EngineError {
     Config(String),
     #[error(transparent)]
     Shards(#[from] shoal_shards::ShardError),
+    #[error(transparent)]
+    Protocol(#[from] shoal_protocol::ProtocolError),
     #[error("malformed request: {0}")]
     MalformedRequest(String),
     #[error("cannot encode response: {0}")]

@@ -1,7 +1,6 @@
 //! `shoal`: a Kafka-compatible broker for diskless topics.
 
 mod config;
-mod diskless;
 mod error;
 mod handlers;
 mod kafka;

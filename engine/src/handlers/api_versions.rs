@@ -1,29 +1,35 @@
+//! ApiVersions: every API of the registry with the versions it serves.
+
 use kafka_protocol::messages::api_versions_response::ApiVersion;
-use kafka_protocol::messages::ApiVersionsResponse;
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kafka_protocol::protocol::Request;
+use shoal_protocol::codes::NONE;
+use shoal_protocol::ResponseError;
 
-use crate::diskless::messages as diskless;
-use crate::kafka::{error_codes, versions};
-use crate::mirror::messages as mirror;
+use super::registry::{spec, APIS};
+use crate::handlers::Call;
 
-pub fn handle(version: i16) -> ApiVersionsResponse {
-    let error_code = match versions::supported_range(kafka_protocol::messages::ApiKey::ApiVersions)
-    {
-        Some((min, max)) if (min..=max).contains(&version) => error_codes::NONE,
-        _ => error_codes::UNSUPPORTED_VERSION,
-    };
+pub async fn handle(call: &Call<'_>, _request: ApiVersionsRequest) -> ApiVersionsResponse {
+    let served = spec(ApiVersionsRequest::KEY).is_some_and(|s| s.serves(call.version));
+    response(if served {
+        NONE
+    } else {
+        ResponseError::UnsupportedVersion.code()
+    })
+}
+
+/// The advertised versions with `error_code`; also the v0 answer to an ApiVersions version
+/// the broker does not know, so the client can pick one it does.
+pub fn response(error_code: i16) -> ApiVersionsResponse {
     ApiVersionsResponse::default()
         .with_error_code(error_code)
         .with_api_keys(
-            versions::SUPPORTED
-                .iter()
-                .map(|(key, min, max)| (*key as i16, *min, *max))
-                .chain(diskless::API_KEYS.iter().map(|key| (*key, 0, 0)))
-                .chain(mirror::API_KEYS.iter().map(|key| (*key, 0, 0)))
-                .map(|(key, min, max)| {
+            APIS.iter()
+                .map(|spec| {
                     ApiVersion::default()
-                        .with_api_key(key)
-                        .with_min_version(min)
-                        .with_max_version(max)
+                        .with_api_key(spec.key)
+                        .with_min_version(spec.min_version)
+                        .with_max_version(spec.max_version)
                 })
                 .collect(),
         )

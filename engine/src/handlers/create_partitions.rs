@@ -4,16 +4,13 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::state::PARTITIONS_PER_TOPIC_MAX;
 use shoal_coordinator::{ErrorKind, Request, Response};
 
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Grows topics to `count` partitions. Kafka only ever adds partitions: a count that is not
 /// larger than the current one is `INVALID_PARTITIONS`.
-pub async fn handle(
-    broker: &Broker,
-    request: CreatePartitionsRequest,
-    _version: i16,
-) -> CreatePartitionsResponse {
+pub async fn handle(call: &Call<'_>, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
+    let broker = call.broker;
     let mut results = Vec::with_capacity(request.topics.len());
     for topic in request.topics {
         let name = topic.name.0.as_str().to_string();

@@ -6,16 +6,15 @@ use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::state::{is_valid_topic_name, PARTITIONS_PER_TOPIC_MAX};
 use shoal_coordinator::{ErrorKind, TopicConfig};
+use shoal_protocol::ResponseError;
 
 use super::configs::{set_topic_config, topic_config_value, TOPIC_CONFIGS};
 use super::{topics, Broker};
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: CreateTopicsRequest,
-    _version: i16,
-) -> CreateTopicsResponse {
+pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopicsResponse {
+    let broker = call.broker;
     let mut response = CreateTopicsResponse::default();
     for topic in request.topics {
         let name = topic.name.0.as_str().to_string();
@@ -38,11 +37,11 @@ pub async fn handle(
         }
         let outcome = if topic.replication_factor == 0 || topic.replication_factor < -1 {
             Err((
-                error_codes::INVALID_REPLICATION_FACTOR,
+                ResponseError::InvalidReplicationFactor.code(),
                 "Replication factor must be -1 or at least 1.".to_string(),
             ))
         } else if let Err(message) = config {
-            Err((error_codes::INVALID_CONFIG, message))
+            Err((ResponseError::InvalidConfig.code(), message))
         } else if request.validate_only {
             validate(broker, &name, partitions)
         } else {

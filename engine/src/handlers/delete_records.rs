@@ -5,14 +5,11 @@ use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use shoal_coordinator::{Request, Response};
 
 use super::topics::{partition_values, Answers};
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: DeleteRecordsRequest,
-    _version: i16,
-) -> DeleteRecordsResponse {
+pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRecordsResponse {
+    let broker = call.broker;
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,

@@ -2,16 +2,15 @@ use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::ResponseError;
 use uuid::Uuid;
 
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: DeleteTopicsRequest,
-    version: i16,
-) -> DeleteTopicsResponse {
+pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
+    let broker = call.broker;
+    let version = call.version;
     // v0-5 name topics in `topic_names`; v6 in `topics`, by name or by id.
     let targets: Vec<(Option<TopicName>, Uuid)> = if version >= 6 {
         request
@@ -40,7 +39,7 @@ pub async fn handle(
             .with_name(name.clone())
             .with_topic_id(id);
         let outcome = match &name {
-            None => Err(error_codes::UNKNOWN_TOPIC_ID),
+            None => Err(ResponseError::UnknownTopicId.code()),
             Some(name) => {
                 let request = Request::DeleteTopic {
                     name: name.0.as_str().to_string(),

@@ -2,14 +2,11 @@ use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Broker;
+use crate::handlers::Call;
 
 /// One broker, which is also the controller.
-pub async fn handle(
-    broker: &Broker,
-    _request: DescribeClusterRequest,
-    _version: i16,
-) -> DescribeClusterResponse {
+pub async fn handle(call: &Call<'_>, _request: DescribeClusterRequest) -> DescribeClusterResponse {
+    let broker = call.broker;
     let node = BrokerId(broker.config.node_id);
     DescribeClusterResponse::default()
         .with_cluster_id(StrBytes::from_string(broker.config.cluster_id.clone()))

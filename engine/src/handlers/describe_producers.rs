@@ -8,14 +8,14 @@ use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersRespon
 use shoal_coordinator::{Request, Response, TopicPartition};
 
 use super::topics::Answers;
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DescribeProducersRequest,
-    _version: i16,
 ) -> DescribeProducersResponse {
+    let broker = call.broker;
     let view = broker.shard.topics.load();
     let partitions: Vec<TopicPartition> = request
         .topics

@@ -4,15 +4,18 @@ use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, Partition
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::ResponseError;
 use shoal_shards::{BrokerMetrics, PartitionFetch};
 
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Versions from 13 on name topics by id instead of by name.
 const TOPIC_IDS_FROM_VERSION: i16 = 13;
 
-pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
+pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
+    let broker = call.broker;
+    let version = call.version;
     let view = broker.shard.topics.load();
     let by_id = version >= TOPIC_IDS_FROM_VERSION;
     let mut fetches = Vec::new();
@@ -56,9 +59,9 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
     let bytes_out: usize = results.iter().map(|r| r.records.len()).sum();
     BrokerMetrics::count(&broker.shard.metrics.fetch_bytes_out, bytes_out as u64);
     let unknown_topic = if by_id {
-        error_codes::UNKNOWN_TOPIC_ID
+        ResponseError::UnknownTopicId.code()
     } else {
-        error_codes::UNKNOWN_TOPIC_OR_PARTITION
+        ResponseError::UnknownTopicOrPartition.code()
     };
     let mut response = FetchResponse::default();
     for (topic, partitions) in request.topics.iter().zip(plan) {

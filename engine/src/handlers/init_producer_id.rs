@@ -1,17 +1,15 @@
 use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::ResponseError;
 
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Hands out a new producer id (epoch 0) for idempotent producers; ids are allocated in the
 /// coordinator's log, so they are never reused after a restart. Transactions are not
 /// supported yet, so a transactional id is refused.
-pub async fn handle(
-    broker: &Broker,
-    request: InitProducerIdRequest,
-    _version: i16,
-) -> InitProducerIdResponse {
+pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProducerIdResponse {
+    let broker = call.broker;
     let failed = |code| {
         InitProducerIdResponse::default()
             .with_error_code(code)
@@ -19,7 +17,7 @@ pub async fn handle(
             .with_producer_epoch(-1)
     };
     if request.transactional_id.is_some() {
-        return failed(error_codes::TRANSACTIONAL_ID_NOT_SUPPORTED);
+        return failed(ResponseError::InvalidRequest.code());
     }
     match broker.shard.coordinator_call(Request::InitProducerId).await {
         Ok(Response::InitProducerId {

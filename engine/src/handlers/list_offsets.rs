@@ -1,8 +1,8 @@
+use std::time::Duration;
+
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
-use std::time::Duration;
-
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kafka_protocol::records::RecordBatchDecoder;
 use shoal_coordinator::{ListOffsetsResult, Request, Response, TopicPartition, MAX_TIMESTAMP};
@@ -10,13 +10,11 @@ use shoal_shards::PartitionFetch;
 
 use super::topics::{partition_values, Answers};
 use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: ListOffsetsRequest,
-    _version: i16,
-) -> ListOffsetsResponse {
+pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsetsResponse {
+    let broker = call.broker;
     let view = broker.shard.topics.load();
     let lookups = partition_values(
         &request.topics,

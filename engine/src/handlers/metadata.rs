@@ -4,11 +4,15 @@ use kafka_protocol::messages::metadata_response::{
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, TopicMeta};
+use shoal_protocol::ResponseError;
 
 use super::{topics, Broker};
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
+pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {
+    let broker = call.broker;
+    let version = call.version;
     let node = BrokerId(broker.config.node_id);
     let mut response = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
@@ -46,7 +50,9 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
             Ok(meta) => describe(broker, &meta),
             Err(error) => {
                 let code = match (error, &topic.name) {
-                    (ErrorKind::UnknownTopicOrPartition, None) => error_codes::UNKNOWN_TOPIC_ID,
+                    (ErrorKind::UnknownTopicOrPartition, None) => {
+                        ResponseError::UnknownTopicId.code()
+                    }
                     _ => error_codes::code_of(Some(error)),
                 };
                 MetadataResponseTopic::default()

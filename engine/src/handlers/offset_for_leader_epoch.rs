@@ -9,7 +9,7 @@ use shoal_coordinator::{Request, Response, LATEST_TIMESTAMP};
 
 use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, Answers};
-use super::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Kafka's error for a client whose epoch is ahead of the leader's. None can be behind:
@@ -17,10 +17,10 @@ use crate::kafka::error_codes;
 const UNKNOWN_LEADER_EPOCH: i16 = 75;
 
 pub async fn handle(
-    broker: &Broker,
+    call: &Call<'_>,
     request: OffsetForLeaderEpochRequest,
-    _version: i16,
 ) -> OffsetForLeaderEpochResponse {
+    let broker = call.broker;
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,

@@ -2,23 +2,22 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_protocol::ResponseError;
 use shoal_shards::{BrokerMetrics, PartitionProduce, PartitionProduceResult, ProduceRules};
 
-use super::{topics, Broker};
+use super::topics;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// A partition either becomes a write (Ok: its index in the writes) or is answered now.
 type PartitionPlan = (i32, Result<usize, ErrorKind>);
 
-/// `None` for acks=0: the client expects no answer.
-pub async fn handle(
-    broker: &Broker,
-    request: ProduceRequest,
-    _version: i16,
-) -> Option<ProduceResponse> {
+/// For acks=0 the answer is computed but not sent (the connection drops it).
+pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse {
+    let broker = call.broker;
     let acks = request.acks;
     if !matches!(acks, -1..=1) {
-        return Some(reject_all(request, error_codes::INVALID_REQUIRED_ACKS));
+        return reject_all(request, ResponseError::InvalidRequiredAcks.code());
     }
     let mut plan: Vec<(usize, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
@@ -55,9 +54,6 @@ pub async fn handle(
     let bytes_in: usize = writes.iter().map(|w| w.records.len()).sum();
     BrokerMetrics::count(&broker.shard.metrics.produce_bytes_in, bytes_in as u64);
     let results = broker.shard.produce(writes).await;
-    if acks == 0 {
-        return None;
-    }
     let mut response = ProduceResponse::default();
     for (topic_index, partitions) in plan {
         let name = request.topic_data[topic_index].name.clone();
@@ -92,7 +88,7 @@ pub async fn handle(
                 .with_partition_responses(partition_responses),
         );
     }
-    Some(response)
+    response
 }
 
 fn reject_all(request: ProduceRequest, code: i16) -> ProduceResponse {

@@ -1,105 +1,67 @@
-//! The Kafka error codes Shoal answers with, and how internal outcomes map onto them.
+//! How internal outcomes map onto the wire's error codes (the table itself is
+//! `shoal_protocol::codes`), and the messages that go with them.
 
 use shoal_coordinator::ErrorKind;
 use shoal_mirror::MirrorError;
+use shoal_protocol::{ErrorCode, MirrorCode, ResponseError};
 
-pub const NONE: i16 = 0;
-pub const OFFSET_OUT_OF_RANGE: i16 = 1;
-pub const CORRUPT_MESSAGE: i16 = 2;
-pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-pub const LEADER_NOT_AVAILABLE: i16 = 5;
-pub const MESSAGE_TOO_LARGE: i16 = 10;
-pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
-pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-pub const ILLEGAL_GENERATION: i16 = 22;
-pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
-pub const INVALID_GROUP_ID: i16 = 24;
-pub const UNKNOWN_MEMBER_ID: i16 = 25;
-pub const INVALID_SESSION_TIMEOUT: i16 = 26;
-pub const REBALANCE_IN_PROGRESS: i16 = 27;
-pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
-pub const INVALID_REQUIRED_ACKS: i16 = 21;
-pub const UNSUPPORTED_VERSION: i16 = 35;
-pub const TOPIC_ALREADY_EXISTS: i16 = 36;
-pub const INVALID_PARTITIONS: i16 = 37;
-pub const INVALID_REPLICATION_FACTOR: i16 = 38;
-pub const INVALID_CONFIG: i16 = 40;
-pub const INVALID_REQUEST: i16 = 42;
-pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
-pub const INVALID_PRODUCER_EPOCH: i16 = 47;
-/// Transactions are not supported yet: a transactional InitProducerId gets INVALID_REQUEST.
-pub const TRANSACTIONAL_ID_NOT_SUPPORTED: i16 = INVALID_REQUEST;
-pub const KAFKA_STORAGE_ERROR: i16 = 56;
-pub const NON_EMPTY_GROUP: i16 = 68;
-pub const GROUP_ID_NOT_FOUND: i16 = 69;
-pub const MEMBER_ID_REQUIRED: i16 = 79;
-pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
-pub const FENCED_INSTANCE_ID: i16 = 82;
-pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
+pub use shoal_protocol::codes::NONE;
 
-/// KIP-1279's codes (the prototype's numbers; not final upstream). One table, here.
-pub const READ_ONLY_TOPIC: i16 = 134;
-pub const INVALID_MIRROR_NAME: i16 = 135;
-pub const UNKNOWN_MIRROR: i16 = 136;
-pub const TOPIC_ALREADY_IN_MIRROR: i16 = 137;
-pub const TOPIC_NOT_IN_MIRROR: i16 = 138;
-pub const MIRROR_TOPIC_ALREADY_PAUSED: i16 = 139;
-pub const MIRROR_TOPIC_NOT_PAUSED: i16 = 140;
-/// Not in the prototype's list: CreateMirror with a name in use.
-pub const MIRROR_ALREADY_EXISTS: i16 = 141;
-pub const UNKNOWN_TOPIC_ID: i16 = 100;
-
-pub fn code_of(error: Option<ErrorKind>) -> i16 {
-    match error {
-        None => NONE,
-        Some(ErrorKind::UnknownTopicOrPartition) => UNKNOWN_TOPIC_OR_PARTITION,
-        Some(ErrorKind::TopicAlreadyExists) => TOPIC_ALREADY_EXISTS,
-        Some(ErrorKind::InvalidPartitions) => INVALID_PARTITIONS,
-        Some(ErrorKind::InvalidTopic) => INVALID_TOPIC_EXCEPTION,
-        Some(ErrorKind::OffsetOutOfRange) => OFFSET_OUT_OF_RANGE,
-        Some(ErrorKind::InvalidRequest) => INVALID_REQUEST,
-        Some(ErrorKind::StorageError) => KAFKA_STORAGE_ERROR,
-        Some(ErrorKind::CorruptMessage) => CORRUPT_MESSAGE,
-        Some(ErrorKind::OutOfOrderSequence) => OUT_OF_ORDER_SEQUENCE_NUMBER,
-        Some(ErrorKind::InvalidProducerEpoch) => INVALID_PRODUCER_EPOCH,
-        Some(ErrorKind::MessageTooLarge) => MESSAGE_TOO_LARGE,
-        Some(ErrorKind::InvalidGroupId) => INVALID_GROUP_ID,
-        Some(ErrorKind::OffsetMetadataTooLarge) => OFFSET_METADATA_TOO_LARGE,
-        Some(ErrorKind::InvalidConfig) => INVALID_CONFIG,
-        Some(ErrorKind::UnknownMemberId) => UNKNOWN_MEMBER_ID,
-        Some(ErrorKind::IllegalGeneration) => ILLEGAL_GENERATION,
-        Some(ErrorKind::RebalanceInProgress) => REBALANCE_IN_PROGRESS,
-        Some(ErrorKind::InconsistentGroupProtocol) => INCONSISTENT_GROUP_PROTOCOL,
-        Some(ErrorKind::MemberIdRequired) => MEMBER_ID_REQUIRED,
-        Some(ErrorKind::InvalidSessionTimeout) => INVALID_SESSION_TIMEOUT,
-        Some(ErrorKind::FencedInstanceId) => FENCED_INSTANCE_ID,
-        Some(ErrorKind::NonEmptyGroup) => NON_EMPTY_GROUP,
-        Some(ErrorKind::GroupIdNotFound) => GROUP_ID_NOT_FOUND,
-        Some(ErrorKind::GroupMaxSizeReached) => GROUP_MAX_SIZE_REACHED,
-        Some(ErrorKind::GroupSubscribedToTopic) => GROUP_SUBSCRIBED_TO_TOPIC,
-        Some(ErrorKind::TooManyGroups) => COORDINATOR_NOT_AVAILABLE,
-        Some(ErrorKind::ReadOnlyTopic) => READ_ONLY_TOPIC,
-        Some(ErrorKind::Mirror(e)) => mirror_code(e),
+/// The code a client sees for an outcome.
+pub fn error_code(error: ErrorKind) -> ErrorCode {
+    use ResponseError as K;
+    ErrorCode::Kafka(match error {
+        ErrorKind::UnknownTopicOrPartition => K::UnknownTopicOrPartition,
+        ErrorKind::TopicAlreadyExists => K::TopicAlreadyExists,
+        ErrorKind::InvalidPartitions => K::InvalidPartitions,
+        ErrorKind::InvalidTopic => K::InvalidTopicException,
+        ErrorKind::OffsetOutOfRange => K::OffsetOutOfRange,
+        ErrorKind::InvalidRequest => K::InvalidRequest,
+        ErrorKind::StorageError => K::KafkaStorageError,
+        ErrorKind::CorruptMessage => K::CorruptMessage,
+        ErrorKind::OutOfOrderSequence => K::OutOfOrderSequenceNumber,
+        ErrorKind::InvalidProducerEpoch => K::InvalidProducerEpoch,
+        ErrorKind::MessageTooLarge => K::MessageTooLarge,
+        ErrorKind::InvalidGroupId => K::InvalidGroupId,
+        ErrorKind::OffsetMetadataTooLarge => K::OffsetMetadataTooLarge,
+        ErrorKind::InvalidConfig => K::InvalidConfig,
+        ErrorKind::UnknownMemberId => K::UnknownMemberId,
+        ErrorKind::IllegalGeneration => K::IllegalGeneration,
+        ErrorKind::RebalanceInProgress => K::RebalanceInProgress,
+        ErrorKind::InconsistentGroupProtocol => K::InconsistentGroupProtocol,
+        ErrorKind::MemberIdRequired => K::MemberIdRequired,
+        ErrorKind::InvalidSessionTimeout => K::InvalidSessionTimeout,
+        ErrorKind::FencedInstanceId => K::FencedInstanceId,
+        ErrorKind::NonEmptyGroup => K::NonEmptyGroup,
+        ErrorKind::GroupIdNotFound => K::GroupIdNotFound,
+        ErrorKind::GroupMaxSizeReached => K::GroupMaxSizeReached,
+        ErrorKind::GroupSubscribedToTopic => K::GroupSubscribedToTopic,
+        ErrorKind::TooManyGroups => K::CoordinatorNotAvailable,
+        ErrorKind::ReadOnlyTopic => return ErrorCode::Mirror(MirrorCode::ReadOnlyTopic),
+        ErrorKind::Mirror(e) => return mirror_code(e),
         // Retriable for clients: they refresh metadata and try again.
-        Some(ErrorKind::NotAvailable) => LEADER_NOT_AVAILABLE,
-    }
+        ErrorKind::NotAvailable => K::LeaderNotAvailable,
+    })
 }
 
-pub fn mirror_code(error: MirrorError) -> i16 {
+/// The wire value of an outcome: 0 when there is no error.
+pub fn code_of(error: Option<ErrorKind>) -> i16 {
+    shoal_protocol::codes::code_of(error.map(error_code))
+}
+
+pub fn mirror_code(error: MirrorError) -> ErrorCode {
     match error {
-        MirrorError::InvalidRequest => INVALID_REQUEST,
-        MirrorError::InvalidMirrorName => INVALID_MIRROR_NAME,
-        MirrorError::UnknownMirror => UNKNOWN_MIRROR,
-        MirrorError::MirrorAlreadyExists => MIRROR_ALREADY_EXISTS,
-        MirrorError::TopicAlreadyInMirror => TOPIC_ALREADY_IN_MIRROR,
-        MirrorError::TopicNotInMirror => TOPIC_NOT_IN_MIRROR,
-        MirrorError::AlreadyPaused => MIRROR_TOPIC_ALREADY_PAUSED,
-        MirrorError::NotPaused => MIRROR_TOPIC_NOT_PAUSED,
-        MirrorError::InvalidConfig(_) => INVALID_CONFIG,
+        MirrorError::InvalidRequest => ResponseError::InvalidRequest.into(),
+        MirrorError::InvalidMirrorName => MirrorCode::InvalidMirrorName.into(),
+        MirrorError::UnknownMirror => MirrorCode::UnknownMirror.into(),
+        MirrorError::MirrorAlreadyExists => MirrorCode::MirrorAlreadyExists.into(),
+        MirrorError::TopicAlreadyInMirror => MirrorCode::TopicAlreadyInMirror.into(),
+        MirrorError::TopicNotInMirror => MirrorCode::TopicNotInMirror.into(),
+        MirrorError::AlreadyPaused => MirrorCode::MirrorTopicAlreadyPaused.into(),
+        MirrorError::NotPaused => MirrorCode::MirrorTopicNotPaused.into(),
+        MirrorError::InvalidConfig(_) => ResponseError::InvalidConfig.into(),
     }
 }
-
-/// A short human message for APIs whose responses carry one.
 pub fn message_of(error: ErrorKind) -> &'static str {
     match error {
         ErrorKind::UnknownTopicOrPartition => "This server does not host this topic-partition.",

@@ -1,6 +1,5 @@
-//! Kafka wire details that every handler shares: error codes, supported versions, framing.
+//! Kafka wire details that every handler shares: error codes and answers for requests Shoal
+//! does not serve.
 
-pub mod codec;
 pub mod error_codes;
 pub mod unsupported;
-pub mod versions;

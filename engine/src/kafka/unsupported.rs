@@ -1,22 +1,18 @@
-//! Answers for requests Shoal does not serve (APIs it does not implement, versions outside
-//! the advertised ranges): the API's own response carrying an error code, so the client
-//! reports a clear error instead of seeing its connection closed. Only APIs whose response
-//! has a top-level error code can be answered this way; any other is refused by closing.
+//! Answers for Kafka APIs Shoal does not serve: the API's own response carrying an error
+//! code, so the client reports a clear error instead of seeing its connection closed. Only
+//! APIs whose response has a top-level error code can be answered this way; any other is
+//! refused by closing. (Served APIs asked for at an unserved version are answered from the
+//! registry.)
 
 use bytes::Bytes;
 use kafka_protocol::messages::*;
-
-use super::codec::encode_response;
-use super::error_codes;
-
-/// Kafka's UNSUPPORTED_SASL_MECHANISM: Shoal has no SASL yet.
-const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
+use shoal_protocol::frame::encode_response;
+use shoal_protocol::ResponseError;
 
 macro_rules! error_answer {
     ($key:expr, $version:expr, $correlation_id:expr, $code:expr; $($api:ident => $response:ty),* $(,)?) => {
         match $key {
             $(ApiKey::$api => encode_response(
-                $key,
                 $version,
                 $correlation_id,
                 &<$response>::default().with_error_code($code),
@@ -33,10 +29,11 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
     if version < range.min || version > range.max {
         return None;
     }
+    // Shoal has no SASL yet.
     let code = if key == ApiKey::SaslHandshake {
-        UNSUPPORTED_SASL_MECHANISM
+        ResponseError::UnsupportedSaslMechanism.code()
     } else {
-        error_codes::UNSUPPORTED_VERSION
+        ResponseError::UnsupportedVersion.code()
     };
     error_answer!(key, version, correlation_id, code;
         SaslHandshake => SaslHandshakeResponse,
@@ -64,18 +61,6 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
         GetTelemetrySubscriptions => GetTelemetrySubscriptionsResponse,
         PushTelemetry => PushTelemetryResponse,
         DescribeQuorum => DescribeQuorumResponse,
-        // Served APIs, asked for at a version outside the advertised range.
-        Fetch => FetchResponse,
-        FindCoordinator => FindCoordinatorResponse,
-        JoinGroup => JoinGroupResponse,
-        SyncGroup => SyncGroupResponse,
-        Heartbeat => HeartbeatResponse,
-        LeaveGroup => LeaveGroupResponse,
-        ListGroups => ListGroupsResponse,
-        OffsetFetch => OffsetFetchResponse,
-        OffsetDelete => OffsetDeleteResponse,
-        InitProducerId => InitProducerIdResponse,
-        DescribeCluster => DescribeClusterResponse,
     )
 }
 
@@ -90,10 +75,14 @@ mod tests {
         assert_eq!(&frame[4..8], &7i32.to_be_bytes());
         assert_eq!(
             &frame[12..14],
-            &error_codes::UNSUPPORTED_VERSION.to_be_bytes()
+            &ResponseError::UnsupportedVersion.code().to_be_bytes()
         );
         assert!(error_response(ApiKey::SaslHandshake, 1, 1).is_some());
         // Produce has no top-level error code: it cannot be answered this way.
         assert!(error_response(ApiKey::Produce, 2, 1).is_none());
+        assert!(
+            error_response(ApiKey::DescribeAcls, 99, 1).is_none(),
+            "unknown version"
+        );
     }
 }

@@ -1,17 +1,13 @@
 //! `shoal mirror ...`: the operator's commands, spoken to any broker over the KIP-1279 APIs.
 //! A plain blocking client: one request, one answer, readable output.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
-use bytes::{BufMut, Bytes, BytesMut};
 use clap::Subcommand;
-use kafka_protocol::messages::{RequestHeader, ResponseHeader};
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use shoal_protocol::client::BlockingClient;
+use shoal_protocol::mirror as m;
+use shoal_protocol::ErrorCode;
 
-use super::messages as m;
-use crate::diskless::wire::{WireDecode, WireEncode};
 use crate::kafka::error_codes;
 use crate::EngineError;
 
@@ -42,7 +38,7 @@ pub enum MirrorCommand {
 }
 
 pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
-    let mut conn = Connection::open(bootstrap)?;
+    let mut conn = connect(bootstrap)?;
     match command {
         MirrorCommand::Create {
             name,
@@ -66,8 +62,7 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                 mirror_name: name.clone(),
                 configs,
             };
-            let r: m::CreateMirrorResponse =
-                conn.call(m::CreateMirrorRequest::API_KEY, &request)?;
+            let r: m::CreateMirrorResponse = conn.call(0, &request)?;
             check(r.error_code, r.error_message.as_deref())?;
             println!("created mirror {name}");
         }
@@ -79,8 +74,7 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                     .map(|name| m::add_topics_to_mirror_request::TopicData { name })
                     .collect(),
             };
-            let r: m::AddTopicsToMirrorResponse =
-                conn.call(m::AddTopicsToMirrorRequest::API_KEY, &request)?;
+            let r: m::AddTopicsToMirrorResponse = conn.call(0, &request)?;
             check(r.error_code, None)?;
             topic_results(
                 r.topics.iter().map(|t| (&t.name, t.error_code)),
@@ -95,14 +89,12 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                     .map(|name| m::remove_topics_from_mirror_request::TopicData { name })
                     .collect(),
             };
-            let r: m::RemoveTopicsFromMirrorResponse =
-                conn.call(m::RemoveTopicsFromMirrorRequest::API_KEY, &request)?;
+            let r: m::RemoveTopicsFromMirrorResponse = conn.call(0, &request)?;
             check(r.error_code, None)?;
             topic_results(r.topics.iter().map(|t| (&t.name, t.error_code)), "removed")?;
         }
         MirrorCommand::List => {
-            let r: m::ListMirrorsResponse =
-                conn.call(m::ListMirrorsRequest::API_KEY, &m::ListMirrorsRequest {})?;
+            let r: m::ListMirrorsResponse = conn.call(0, &m::ListMirrorsRequest {})?;
             check(r.error_code, None)?;
             println!("{:<24} {:<32} {:>6}", "MIRROR", "SOURCE", "TOPICS");
             for mirror in r.mirrors {
@@ -117,15 +109,14 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                 mirror_names: names,
                 include_authorized_operations: false,
             };
-            let r: m::DescribeMirrorsResponse =
-                conn.call(m::DescribeMirrorsRequest::API_KEY, &request)?;
+            let r: m::DescribeMirrorsResponse = conn.call(0, &request)?;
             println!(
                 "{:<16} {:<24} {:>9} {:>14} {:>14} {:>10}  STATE",
                 "MIRROR", "TOPIC", "PARTITION", "SOURCE", "DESTINATION", "LAG"
             );
             for mirror in r.mirrors {
                 if mirror.error_code != error_codes::NONE {
-                    println!("{:<16} error {}", mirror.mirror_name, mirror.error_code);
+                    println!("{:<16} {}", mirror.mirror_name, describe(mirror.error_code));
                     continue;
                 }
                 for topic in mirror.topics {
@@ -154,8 +145,7 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                     })
                     .collect(),
             };
-            let r: m::PauseMirrorTopicsResponse =
-                conn.call(m::PauseMirrorTopicsRequest::API_KEY, &request)?;
+            let r: m::PauseMirrorTopicsResponse = conn.call(0, &request)?;
             check(r.error_code, None)?;
             topic_results(r.topics.iter().map(|t| (&t.name, t.error_code)), "paused")?;
         }
@@ -169,8 +159,7 @@ pub fn run(bootstrap: &str, command: MirrorCommand) -> Result<(), EngineError> {
                     })
                     .collect(),
             };
-            let r: m::ResumeMirrorTopicsResponse =
-                conn.call(m::ResumeMirrorTopicsRequest::API_KEY, &request)?;
+            let r: m::ResumeMirrorTopicsResponse = conn.call(0, &request)?;
             check(r.error_code, None)?;
             topic_results(r.topics.iter().map(|t| (&t.name, t.error_code)), "resumed")?;
         }
@@ -183,8 +172,9 @@ fn check(error_code: i16, message: Option<&str>) -> Result<(), EngineError> {
         return Ok(());
     }
     Err(EngineError::Config(format!(
-        "the broker refused: error {error_code}{}",
-        message.map(|m| format!(" ({m})")).unwrap_or_default()
+        "the broker refused: {}{}",
+        describe(error_code),
+        message.map(|m| format!(": {m}")).unwrap_or_default()
     )))
 }
 
@@ -198,7 +188,7 @@ fn topic_results<'a>(
             println!("{name}: {done}");
         } else {
             failed += 1;
-            println!("{name}: error {code}");
+            println!("{name}: {}", describe(code));
         }
     }
     if failed > 0 {
@@ -207,51 +197,19 @@ fn topic_results<'a>(
     Ok(())
 }
 
-struct Connection {
-    stream: TcpStream,
-    correlation_id: i32,
+/// "error 136 (UnknownMirror)": the number scripts match, the name people read.
+fn describe(code: i16) -> String {
+    match ErrorCode::from_code(code) {
+        Some(e) => format!("error {code} ({})", e.name()),
+        None => "no error".to_string(),
+    }
 }
 
-impl Connection {
-    fn open(bootstrap: &str) -> Result<Connection, EngineError> {
-        let address = bootstrap.split(',').next().unwrap_or(bootstrap).trim();
-        let stream = TcpStream::connect(address)
-            .map_err(|e| EngineError::Config(format!("cannot reach {address}: {e}")))?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        Ok(Connection {
-            stream,
-            correlation_id: 0,
-        })
-    }
+/// Answers larger than this are refused (a describe of many partitions stays far below).
+const RESPONSE_MAX_BYTES: usize = 64 << 20;
+const TIMEOUT: Duration = Duration::from_secs(30);
 
-    fn call<Req: WireEncode, Resp: WireDecode>(
-        &mut self,
-        api_key: i16,
-        request: &Req,
-    ) -> Result<Resp, EngineError> {
-        self.correlation_id += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(api_key)
-            .with_request_api_version(0)
-            .with_correlation_id(self.correlation_id)
-            .with_client_id(Some(StrBytes::from_static_str("shoal-mirror-cli")));
-        let mut frame = BytesMut::new();
-        frame.put_i32(0);
-        header
-            .encode(&mut frame, 2)
-            .map_err(|e| EngineError::Encode(e.to_string()))?;
-        request.encode(&mut frame);
-        let size = (frame.len() - 4) as i32;
-        frame[0..4].copy_from_slice(&size.to_be_bytes());
-        self.stream.write_all(&frame)?;
-        let mut size = [0u8; 4];
-        self.stream.read_exact(&mut size)?;
-        let size = i32::from_be_bytes(size).clamp(0, 64 << 20) as usize;
-        let mut answer = vec![0u8; size];
-        self.stream.read_exact(&mut answer)?;
-        let mut answer = Bytes::from(answer);
-        ResponseHeader::decode(&mut answer, 1)
-            .map_err(|e| EngineError::MalformedRequest(format!("response header: {e}")))?;
-        Resp::decode(&mut answer).map_err(|e| EngineError::MalformedRequest(e.to_string()))
-    }
+fn connect(bootstrap: &str) -> Result<BlockingClient, EngineError> {
+    BlockingClient::connect(bootstrap, "shoal-mirror-cli", TIMEOUT, RESPONSE_MAX_BYTES)
+        .map_err(|e| EngineError::Config(format!("cannot reach {bootstrap}: {e}")))
 }

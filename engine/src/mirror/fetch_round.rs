@@ -9,18 +9,18 @@ use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::{
-    ApiKey, BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
-    TopicName,
+    BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{
     MirrorEvent, Request, Response, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
 };
+use shoal_protocol::mirror as m;
+use shoal_protocol::ResponseError;
 use shoal_shards::mirror_store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
 use super::fetcher::{event, failed, OwnedPartition, Session};
-use super::messages as m;
 use super::status::SourceOffsets;
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
@@ -47,9 +47,8 @@ pub async fn prepare(
             }],
         };
         let client = s.client.as_mut().ok_or_else(not_connected)?;
-        let response: m::LastMirroredOffsetsResponse = client
-            .call_wire(m::LastMirroredOffsetsRequest::API_KEY, &request)
-            .await?;
+        let response: m::LastMirroredOffsetsResponse =
+            client.call(0, &request, Duration::ZERO).await?;
         response
             .topics
             .first()
@@ -150,9 +149,7 @@ pub async fn fetch_round(
         );
     let wait = Duration::from_millis(s.config.fetch_wait_max_ms as u64);
     let client = s.client.as_mut().ok_or_else(not_connected)?;
-    let response: FetchResponse = client
-        .call(ApiKey::Fetch, FETCH_VERSION, &request, wait)
-        .await?;
+    let response: FetchResponse = client.call(FETCH_VERSION, &request, wait).await?;
     let mut stored: Vec<FetchedBatch> = Vec::new();
     let mut source_starts: Vec<(usize, i64)> = Vec::new();
     for topic in &response.responses {
@@ -166,7 +163,7 @@ pub async fn fetch_round(
             let from = fetch_offsets[&p.partition];
             match data.error_code {
                 error_codes::NONE => {}
-                error_codes::OFFSET_OUT_OF_RANGE => {
+                code if code == ResponseError::OffsetOutOfRange.code() => {
                     realign(broker, s, p, from).await?;
                     continue;
                 }
@@ -276,12 +273,7 @@ async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64
         let request = ask(timestamp);
         let client = s.client.as_mut().ok_or_else(not_connected)?;
         let response: ListOffsetsResponse = client
-            .call(
-                ApiKey::ListOffsets,
-                LIST_OFFSETS_VERSION,
-                &request,
-                Duration::ZERO,
-            )
+            .call(LIST_OFFSETS_VERSION, &request, Duration::ZERO)
             .await?;
         offsets[slot] = response
             .topics

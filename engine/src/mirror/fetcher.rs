@@ -7,8 +7,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use kafka_protocol::messages::ApiVersionsRequest;
+use kafka_protocol::protocol::Request as _;
 use shoal_coordinator::{MirrorEvent, Request, Response, TopicPartition};
 use shoal_mirror::{MirrorConfig, MirrorState, PartitionMirror};
+use shoal_protocol::mirror::LastMirroredOffsetsRequest;
 
 use super::client::SourceClient;
 use super::fetch_round::{fetch_round, prepare};
@@ -172,18 +175,13 @@ async fn connect(s: &mut Session) -> Result<(), crate::EngineError> {
     let max_response = s.config.fetch_response_max_bytes as usize + (1 << 20);
     let mut client =
         SourceClient::connect(&s.config.bootstrap_servers, SOURCE_TIMEOUT, max_response).await?;
-    let versions: kafka_protocol::messages::ApiVersionsResponse = client
-        .call(
-            kafka_protocol::messages::ApiKey::ApiVersions,
-            0,
-            &kafka_protocol::messages::ApiVersionsRequest::default(),
-            Duration::ZERO,
-        )
+    let versions = client
+        .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
         .await?;
     s.source_knows_mirrors = versions
         .api_keys
         .iter()
-        .any(|k| k.api_key == super::messages::LastMirroredOffsetsRequest::API_KEY);
+        .any(|k| k.api_key == LastMirroredOffsetsRequest::KEY);
     s.client = Some(client);
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{
-    ApiKey, DescribeConfigsRequest, DescribeConfigsResponse, GroupId, ListGroupsRequest,
+    DescribeConfigsRequest, DescribeConfigsResponse, GroupId, ListGroupsRequest,
     ListGroupsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
     TopicName,
 };
@@ -105,9 +105,7 @@ async fn partition_counts(
                 .collect(),
         ))
         .with_allow_auto_topic_creation(false);
-    let response: MetadataResponse = client
-        .call(ApiKey::Metadata, 12, &request, Duration::ZERO)
-        .await?;
+    let response: MetadataResponse = client.call(12, &request, Duration::ZERO).await?;
     Ok(response
         .topics
         .iter()
@@ -136,9 +134,7 @@ async fn topic_configs(
             })
             .collect(),
     );
-    let response: DescribeConfigsResponse = client
-        .call(ApiKey::DescribeConfigs, 4, &request, Duration::ZERO)
-        .await?;
+    let response: DescribeConfigsResponse = client.call(4, &request, Duration::ZERO).await?;
     let mut configs = HashMap::new();
     for result in response.results {
         if result.error_code != error_codes::NONE {
@@ -167,12 +163,7 @@ async fn sync_group_offsets(
     topics: &[String],
 ) -> Result<(), EngineError> {
     let listed: ListGroupsResponse = client
-        .call(
-            ApiKey::ListGroups,
-            4,
-            &ListGroupsRequest::default(),
-            Duration::ZERO,
-        )
+        .call(4, &ListGroupsRequest::default(), Duration::ZERO)
         .await?;
     let view = broker.shard.topics.load();
     for group in listed.groups {
@@ -183,9 +174,7 @@ async fn sync_group_offsets(
         let request = OffsetFetchRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group_id.clone())))
             .with_topics(None);
-        let fetched: OffsetFetchResponse = client
-            .call(ApiKey::OffsetFetch, 7, &request, Duration::ZERO)
-            .await?;
+        let fetched: OffsetFetchResponse = client.call(7, &request, Duration::ZERO).await?;
         let mut entries = Vec::new();
         for topic in &fetched.topics {
             let name = topic.name.0.as_str();

@@ -10,7 +10,9 @@ use glommio::channels::local_channel;
 use glommio::net::TcpStream;
 use glommio::task::JoinHandle;
 
-use crate::handlers::{self, Broker};
+use super::request::{parse, Incoming, ParsedRequest};
+use crate::handlers::registry::{self, DecodedRequest};
+use crate::handlers::{Broker, Call};
 
 pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
     let peer = stream
@@ -64,24 +66,79 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
             tracing::info!(%peer, error = %e, "connection closed mid-request");
             break;
         }
-        let mut request = match handlers::parse_request(frame.freeze()) {
-            Ok(request) => request,
+        let request = match parse(frame.freeze()) {
+            Ok(Incoming::Handle(request)) => request,
+            Ok(Incoming::Answered { api_key, frame }) => {
+                tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
+                drop(memory);
+                let answer = glommio::spawn_local(async move { Some(frame) }).detach();
+                if answers_tx.send(answer).await.is_err() {
+                    break;
+                }
+                continue;
+            }
             Err(e) => {
                 tracing::warn!(%peer, error = %e, "malformed request; closing");
                 break;
             }
         };
-        request.client.host = client_host.clone();
+        if request.spec.internal {
+            tracing::debug!(%peer, api = request.spec.name, "internal API called");
+        }
+        // What the request holds beyond its frame while handled, from the registry; never
+        // more than the budget leaves beside the frame, so one request cannot wait forever.
+        let budget_left = broker
+            .config
+            .max_in_flight_request_bytes
+            .saturating_sub(size as usize);
+        let more = (request.spec.memory_bytes)(size as usize)
+            .saturating_sub(size as usize)
+            .min(budget_left);
+        let memory_more = if more > 0 {
+            match broker
+                .request_memory
+                .clone()
+                .acquire_static_permit(more as u64)
+                .await
+            {
+                Ok(permit) => Some(permit),
+                Err(_) => break,
+            }
+        } else {
+            None
+        };
         let broker = broker.clone();
-        let api_key = request.api.key();
+        let client_host = client_host.clone();
         let answer = glommio::spawn_local(async move {
             let started = std::time::Instant::now();
-            let answer = handlers::handle(&broker, request).await;
-            drop(memory);
+            let ParsedRequest {
+                spec,
+                version,
+                correlation_id,
+                mut client,
+                body,
+            } = *request;
+            client.host = client_host;
+            let call = Call {
+                broker: &broker,
+                version,
+                client: &client,
+            };
+            // Produce with acks=0 is the one request whose client expects no answer.
+            let expects_answer =
+                !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
+            let answer = match registry::handle(&call, correlation_id, body).await {
+                Ok(frame) => expects_answer.then_some(frame),
+                Err(e) => {
+                    tracing::error!(api = spec.name, version, error = %e, "cannot encode the response");
+                    None
+                }
+            };
+            drop((memory, memory_more));
             broker
                 .shard
                 .metrics
-                .request_done(api_key, started.elapsed());
+                .request_done(spec.key, started.elapsed());
             answer
         })
         .detach();

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
-use kafka_protocol::messages::ApiKey;
 use shoal_shards::BrokerMetrics;
 
 use crate::mirror::status::MirrorStatus;
@@ -58,7 +57,7 @@ async fn answer(
         (
             "200 OK",
             "text/plain; version=0.0.4",
-            metrics.render(api_name) + &mirror_status.render(),
+            metrics.render(crate::handlers::registry::name_of) + &mirror_status.render(),
         )
     } else {
         (
@@ -74,30 +73,4 @@ async fn answer(
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(body.as_bytes()).await?;
     stream.flush().await
-}
-
-fn api_name(key: i16) -> String {
-    match ApiKey::try_from(key) {
-        Ok(api) => format!("{api:?}"),
-        Err(()) => match key {
-            93 => "DisklessCreatePartitions".into(),
-            94 => "DisklessDeleteTopics".into(),
-            95 => "DisklessCommitFile".into(),
-            96 => "DisklessDeleteRecords".into(),
-            97 => "DisklessListOffsets".into(),
-            98 => "DisklessFindBatches".into(),
-            100 => "DisklessDescribeFiles".into(),
-            1000 => "CreateMirror".into(),
-            1001 => "AddTopicsToMirror".into(),
-            1002 => "RemoveTopicsFromMirror".into(),
-            1003 => "LastMirroredOffsets".into(),
-            1004 => "ListMirrors".into(),
-            1005 => "DescribeMirrors".into(),
-            1006 => "ReadMirrorStates".into(),
-            1007 => "WriteMirrorStates".into(),
-            1008 => "PauseMirrorTopics".into(),
-            1009 => "ResumeMirrorTopics".into(),
-            other => format!("Api{other}"),
-        },
-    }
 }

@@ -3,5 +3,6 @@
 mod connection;
 mod listener;
 mod metrics_http;
+mod request;
 
 pub use listener::serve_shard;

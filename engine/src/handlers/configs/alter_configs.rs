@@ -5,15 +5,14 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::TopicConfig;
+use shoal_protocol::ResponseError;
 
 use super::*;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: AlterConfigsRequest,
-    _version: i16,
-) -> AlterConfigsResponse {
+pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfigsResponse {
+    let broker = call.broker;
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
         let changes: Vec<(String, Option<String>)> = resource
@@ -62,13 +61,13 @@ pub async fn alter(
         RESOURCE_TOPIC => {}
         RESOURCE_BROKER => {
             return Err((
-                error_codes::INVALID_CONFIG,
+                ResponseError::InvalidConfig.code(),
                 BROKER_CONFIGS_READ_ONLY.to_string(),
             ))
         }
         _ => {
             return Err((
-                error_codes::INVALID_REQUEST,
+                ResponseError::InvalidRequest.code(),
                 "Only topic and broker configs can be altered.".to_string(),
             ))
         }
@@ -80,10 +79,11 @@ pub async fn alter(
         .by_name(name)
         .map(|t| t.config)
         .ok_or((
-            error_codes::UNKNOWN_TOPIC_OR_PARTITION,
+            ResponseError::UnknownTopicOrPartition.code(),
             "Unknown topic.".to_string(),
         ))?;
-    let config = change(current).map_err(|message| (error_codes::INVALID_CONFIG, message))?;
+    let config =
+        change(current).map_err(|message| (ResponseError::InvalidConfig.code(), message))?;
     if validate_only {
         return Ok(());
     }

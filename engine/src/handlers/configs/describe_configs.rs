@@ -3,9 +3,10 @@ use kafka_protocol::messages::describe_configs_response::{
 };
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::ResponseError;
 
 use super::*;
-use crate::kafka::error_codes;
+use crate::handlers::Call;
 
 /// Kafka's ConfigSource values.
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
@@ -17,11 +18,8 @@ const TYPE_INT: i8 = 3;
 const TYPE_LONG: i8 = 5;
 const TYPE_LIST: i8 = 7;
 
-pub fn handle(
-    broker: &Broker,
-    request: DescribeConfigsRequest,
-    _version: i16,
-) -> DescribeConfigsResponse {
+pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> DescribeConfigsResponse {
+    let broker = call.broker;
     let results = request
         .resources
         .into_iter()
@@ -40,7 +38,7 @@ pub fn handle(
                     let view = broker.shard.topics.load();
                     let Some(topic) = view.by_name(resource.resource_name.as_str()) else {
                         return result
-                            .with_error_code(error_codes::UNKNOWN_TOPIC_OR_PARTITION)
+                            .with_error_code(ResponseError::UnknownTopicOrPartition.code())
                             .with_error_message(Some(StrBytes::from_static_str("Unknown topic.")));
                     };
                     let configs = TOPIC_CONFIGS
@@ -75,7 +73,7 @@ pub fn handle(
                     result.with_configs(configs)
                 }
                 _ => result
-                    .with_error_code(error_codes::INVALID_REQUEST)
+                    .with_error_code(ResponseError::InvalidRequest.code())
                     .with_error_message(Some(StrBytes::from_static_str(
                         "Only topic and broker configs can be described.",
                     ))),

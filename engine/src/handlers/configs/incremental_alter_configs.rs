@@ -7,15 +7,16 @@ use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterC
 
 use super::alter_configs::{alter, answer};
 use super::*;
+use crate::handlers::Call;
 
 const OP_SET: i8 = 0;
 const OP_DELETE: i8 = 1;
 
 pub async fn handle(
-    broker: &Broker,
+    call: &Call<'_>,
     request: IncrementalAlterConfigsRequest,
-    _version: i16,
 ) -> IncrementalAlterConfigsResponse {
+    let broker = call.broker;
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
         let changes: Vec<(String, i8, Option<String>)> = resource

@@ -1,18 +1,19 @@
 use shoal_coordinator::{
     CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
 };
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
 const OBJECT_FORMAT_WAL: i8 = 1;
 
 pub async fn commit_file(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessCommitFileRequest,
 ) -> DisklessCommitFileResponse {
+    let broker = call.broker;
     let count = request.batches.len();
     let results = if request.object_format != OBJECT_FORMAT_WAL {
         vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); count]

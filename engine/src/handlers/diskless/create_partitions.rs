@@ -1,13 +1,14 @@
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 pub async fn create_partitions(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessCreatePartitionsRequest,
 ) -> DisklessCreatePartitionsResponse {
+    let broker = call.broker;
     let mut topics = Vec::with_capacity(request.topics.len());
     for topic in request.topics {
         let call = Request::CreatePartitions {

@@ -1,14 +1,15 @@
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
 use crate::handlers::topics::partition_values;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 pub async fn delete_records(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessDeleteRecordsRequest,
 ) -> DisklessDeleteRecordsResponse {
+    let broker = call.broker;
     let targets = partition_values(
         &request.topics,
         |t| Some(t.topic_id),

@@ -1,13 +1,14 @@
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 pub async fn delete_topics(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessDeleteTopicsRequest,
 ) -> DisklessDeleteTopicsResponse {
+    let broker = call.broker;
     let mut responses = Vec::with_capacity(request.topics.len());
     for topic in request.topics {
         let name = broker

@@ -1,13 +1,15 @@
 use shoal_coordinator::{Request, Response};
+use shoal_protocol::diskless::*;
+use shoal_protocol::ResponseError;
 
-use crate::diskless::messages::*;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn describe_files(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessDescribeFilesRequest,
 ) -> DisklessDescribeFilesResponse {
+    let broker = call.broker;
     let keys: Vec<String> = request.files.iter().map(|f| f.object_key.clone()).collect();
     let count = keys.len();
     let call = Request::DescribeFiles {
@@ -29,7 +31,7 @@ pub async fn describe_files(
             },
             None => DisklessDescribeFileResult {
                 object_key,
-                error_code: error_codes::LEADER_NOT_AVAILABLE,
+                error_code: ResponseError::LeaderNotAvailable.code(),
                 error_message: Some("the coordinator is not available".into()),
                 has_live_batches: false,
             },

@@ -1,18 +1,19 @@
 use shoal_coordinator::{
     ErrorKind, FindBatchesRequest, FindBatchesResult, Request, Response, TopicPartition,
 };
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 const MAGIC_V2: i8 = 2;
 const TIMESTAMP_TYPE_CREATE_TIME: i8 = 0;
 
 pub async fn find_batches(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessFindBatchesRequest,
 ) -> DisklessFindBatchesResponse {
+    let broker = call.broker;
     let max_batches = u32::try_from(request.max_batches_per_partition).unwrap_or(0);
     let wanted: Vec<FindBatchesRequest> = request
         .topics

@@ -1,15 +1,16 @@
 use shoal_coordinator::{ErrorKind, ListOffsetsResult, Request, Response};
+use shoal_protocol::diskless::*;
 
 use super::error_fields;
-use crate::diskless::messages::*;
 use crate::handlers::topics::partition_values;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
 /// The coordinator's own answer: timestamp lookups at batch granularity.
 pub async fn list_offsets(
-    broker: &Broker,
+    call: &Call<'_>,
     request: DisklessListOffsetsRequest,
 ) -> DisklessListOffsetsResponse {
+    let broker = call.broker;
     let lookups = partition_values(
         &request.topics,
         |t| Some(t.topic_id),

@@ -5,13 +5,11 @@ use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::owned;
 use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: DeleteGroupsRequest,
-    _version: i16,
-) -> DeleteGroupsResponse {
+pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGroupsResponse {
+    let broker = call.broker;
     let mut results = Vec::with_capacity(request.groups_names.len());
     for group_id in request.groups_names {
         let name = owned(&group_id.0);

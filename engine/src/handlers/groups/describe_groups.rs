@@ -4,13 +4,10 @@ use shoal_coordinator::{Request, Response};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::{optional_text, owned, text};
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
-pub async fn handle(
-    broker: &Broker,
-    request: DescribeGroupsRequest,
-    _version: i16,
-) -> DescribeGroupsResponse {
+pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
+    let broker = call.broker;
     let mut described = Vec::with_capacity(request.groups.len());
     for group_id in request.groups {
         let name = owned(&group_id.0);

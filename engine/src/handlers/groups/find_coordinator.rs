@@ -4,18 +4,16 @@
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::ResponseError;
 
 use super::text;
-use crate::handlers::Broker;
-use crate::kafka::error_codes;
+use crate::handlers::Call;
 
 const KEY_TYPE_GROUP: i8 = 0;
 
-pub fn handle(
-    broker: &Broker,
-    request: FindCoordinatorRequest,
-    version: i16,
-) -> FindCoordinatorResponse {
+pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
+    let broker = call.broker;
+    let version = call.version;
     let answer = |key: StrBytes| {
         let coordinator = Coordinator::default().with_key(key);
         if request.key_type == KEY_TYPE_GROUP {
@@ -28,7 +26,7 @@ pub fn handle(
                 .with_node_id(BrokerId(-1))
                 .with_host(text(""))
                 .with_port(-1)
-                .with_error_code(error_codes::COORDINATOR_NOT_AVAILABLE)
+                .with_error_code(ResponseError::CoordinatorNotAvailable.code())
                 .with_error_message(Some(text("Transactions are not supported.")))
         }
     };

@@ -3,14 +3,11 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
 
 use super::{owned, owned_optional};
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: HeartbeatRequest,
-    _version: i16,
-) -> HeartbeatResponse {
+pub async fn handle(call: &Call<'_>, request: HeartbeatRequest) -> HeartbeatResponse {
+    let broker = call.broker;
     let member = MemberRef {
         group_id: owned(&request.group_id.0),
         member_id: owned(&request.member_id),

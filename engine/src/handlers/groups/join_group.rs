@@ -4,15 +4,13 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, JoinRequest};
 
 use super::{optional_text, owned, owned_optional, text};
-use crate::handlers::{Broker, ClientInfo};
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: JoinGroupRequest,
-    version: i16,
-    client: &ClientInfo,
-) -> JoinGroupResponse {
+pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResponse {
+    let broker = call.broker;
+    let version = call.version;
+    let client = call.client;
     let group_id = owned(&request.group_id.0);
     let join = JoinRequest {
         group_id: group_id.clone(),

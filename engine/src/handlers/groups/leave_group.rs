@@ -4,14 +4,12 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, LeavingMember};
 
 use super::{owned, owned_optional};
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: LeaveGroupRequest,
-    version: i16,
-) -> LeaveGroupResponse {
+pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupResponse {
+    let broker = call.broker;
+    let version = call.version;
     let group_id = owned(&request.group_id.0);
     // v0-2 name one member; v3+ a batch, static members by instance id.
     let members: Vec<LeavingMember> = if version < 3 {

@@ -9,13 +9,10 @@ use shoal_coordinator::{Request, Response};
 use shoal_shards::groups::messages::{GroupListing, GroupRequest, GroupResponse};
 
 use super::text;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 
-pub async fn handle(
-    broker: &Broker,
-    request: ListGroupsRequest,
-    _version: i16,
-) -> ListGroupsResponse {
+pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {
+    let broker = call.broker;
     let mut groups: BTreeMap<String, GroupListing> = BTreeMap::new();
     if let Ok(Response::OffsetGroups(names)) = broker
         .shard

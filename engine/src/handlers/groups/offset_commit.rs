@@ -7,14 +7,11 @@ use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
 
 use super::{owned, owned_optional};
 use crate::handlers::topics::Answers;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: OffsetCommitRequest,
-    _version: i16,
-) -> OffsetCommitResponse {
+pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
+    let broker = call.broker;
     let group_id = owned(&request.group_id.0);
     let member = MemberRef {
         group_id: group_id.clone(),

@@ -9,14 +9,11 @@ use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::owned;
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: OffsetDeleteRequest,
-    _version: i16,
-) -> OffsetDeleteResponse {
+pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
+    let broker = call.broker;
     let group = owned(&request.group_id.0);
     let subscribed = match broker
         .shard

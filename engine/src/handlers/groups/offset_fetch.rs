@@ -12,16 +12,15 @@ use shoal_coordinator::{ErrorKind, Request, Response, StoredOffset, TopicPartiti
 
 use super::{owned, text};
 use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// One partition's answer: (offset, leader epoch, metadata).
 type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String)>>;
 
-pub async fn handle(
-    broker: &Broker,
-    request: OffsetFetchRequest,
-    version: i16,
-) -> OffsetFetchResponse {
+pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetchResponse {
+    let broker = call.broker;
+    let version = call.version;
     if version < 8 {
         let topics = request.topics.as_ref().map(|ts| {
             ts.iter()

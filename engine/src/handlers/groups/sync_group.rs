@@ -3,14 +3,11 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef, SyncRequest};
 
 use super::{optional_text, owned, owned_optional};
-use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn handle(
-    broker: &Broker,
-    request: SyncGroupRequest,
-    _version: i16,
-) -> SyncGroupResponse {
+pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResponse {
+    let broker = call.broker;
     let group_id = owned(&request.group_id.0);
     let sync = SyncRequest {
         member: MemberRef {

@@ -3,12 +3,14 @@
 use std::time::Duration;
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::{ApiKey, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, MirroredTopic, Request, Response};
+use shoal_protocol::mirror as m;
+use shoal_protocol::{MirrorCode, ResponseError};
 
-use super::m;
 use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 use crate::mirror::client::SourceClient;
 
@@ -17,7 +19,8 @@ pub const NETWORK_EXCEPTION: i16 = 13;
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const METADATA_RESPONSE_MAX_BYTES: usize = 64 << 20;
 
-pub async fn create(broker: &Broker, r: m::CreateMirrorRequest) -> m::CreateMirrorResponse {
+pub async fn create(call: &Call<'_>, r: m::CreateMirrorRequest) -> m::CreateMirrorResponse {
+    let broker = call.broker;
     let config = r
         .configs
         .into_iter()
@@ -44,9 +47,10 @@ pub async fn create(broker: &Broker, r: m::CreateMirrorRequest) -> m::CreateMirr
 /// Asks the source for each topic's partition count and id, then makes the local mirror
 /// topics.
 pub async fn add_topics(
-    broker: &Broker,
+    call: &Call<'_>,
     r: m::AddTopicsToMirrorRequest,
 ) -> m::AddTopicsToMirrorResponse {
+    let broker = call.broker;
     let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
     let respond = |error_code: i16, results: Vec<i16>| m::AddTopicsToMirrorResponse {
         throttle_time_ms: 0,
@@ -70,7 +74,9 @@ pub async fn add_topics(
         .await
     {
         Ok(Response::DescribeMirror(Some(d))) => d.config,
-        Ok(Response::DescribeMirror(None)) => return respond(error_codes::UNKNOWN_MIRROR, vec![]),
+        Ok(Response::DescribeMirror(None)) => {
+            return respond(MirrorCode::UnknownMirror as i16, vec![])
+        }
         _ => return respond(error_codes::code_of(Some(ErrorKind::NotAvailable)), vec![]),
     };
     let source = match source_topics(&config.bootstrap_servers, &names).await {
@@ -125,9 +131,7 @@ async fn source_topics(
                 .collect(),
         ))
         .with_allow_auto_topic_creation(false);
-    let response: MetadataResponse = client
-        .call(ApiKey::Metadata, 12, &request, Duration::ZERO)
-        .await?;
+    let response: MetadataResponse = client.call(12, &request, Duration::ZERO).await?;
     Ok(names
         .iter()
         .map(|name| {
@@ -135,7 +139,7 @@ async fn source_topics(
                 .topics
                 .iter()
                 .find(|t| t.name.as_ref().is_some_and(|n| n.0.as_str() == name))
-                .ok_or(error_codes::UNKNOWN_TOPIC_OR_PARTITION)?;
+                .ok_or(ResponseError::UnknownTopicOrPartition.code())?;
             if topic.error_code != error_codes::NONE {
                 return Err(topic.error_code);
             }
@@ -149,9 +153,10 @@ async fn source_topics(
 }
 
 pub async fn remove_topics(
-    broker: &Broker,
+    call: &Call<'_>,
     r: m::RemoveTopicsFromMirrorRequest,
 ) -> m::RemoveTopicsFromMirrorResponse {
+    let broker = call.broker;
     let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
     let request = Request::RemoveTopicsFromMirror {
         mirror: r.mirror_name,
@@ -174,14 +179,56 @@ pub async fn remove_topics(
     }
 }
 
+pub async fn pause(
+    call: &Call<'_>,
+    request: m::PauseMirrorTopicsRequest,
+) -> m::PauseMirrorTopicsResponse {
+    let topics = request.topics.into_iter().map(|t| t.topic_name).collect();
+    let answers = pause_or_resume(call.broker, topics, true).await;
+    m::PauseMirrorTopicsResponse {
+        throttle_time_ms: 0,
+        error_code: error_codes::NONE,
+        topics: answers
+            .into_iter()
+            .map(
+                |(name, error_code)| m::pause_mirror_topics_response::TopicResult {
+                    name,
+                    error_code,
+                },
+            )
+            .collect(),
+    }
+}
+
+pub async fn resume(
+    call: &Call<'_>,
+    request: m::ResumeMirrorTopicsRequest,
+) -> m::ResumeMirrorTopicsResponse {
+    let topics = request.topics.into_iter().map(|t| t.topic_name).collect();
+    let answers = pause_or_resume(call.broker, topics, false).await;
+    m::ResumeMirrorTopicsResponse {
+        throttle_time_ms: 0,
+        error_code: error_codes::NONE,
+        topics: answers
+            .into_iter()
+            .map(
+                |(name, error_code)| m::resume_mirror_topics_response::TopicResult {
+                    name,
+                    error_code,
+                },
+            )
+            .collect(),
+    }
+}
+
 /// Pause (or resume) each topic; the answers in request order.
-pub async fn pause(broker: &Broker, topics: Vec<String>, pause: bool) -> (i16, Vec<(String, i16)>) {
+async fn pause_or_resume(broker: &Broker, topics: Vec<String>, pause: bool) -> Vec<(String, i16)> {
     let request = Request::PauseMirrorTopics {
         topics: topics.clone(),
         pause,
     };
     let answers = topic_answers(broker, request, topics.len()).await;
-    (error_codes::NONE, topics.into_iter().zip(answers).collect())
+    topics.into_iter().zip(answers).collect()
 }
 
 async fn topic_answers(broker: &Broker, request: Request, count: usize) -> Vec<i16> {

@@ -1,12 +1,15 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
 use shoal_coordinator::{ErrorKind, MirroredPartition, Request, Response};
+use shoal_protocol::mirror as m;
+use shoal_protocol::MirrorCode;
 
-use super::m;
 use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-pub async fn list(broker: &Broker) -> m::ListMirrorsResponse {
+pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMirrorsResponse {
+    let broker = call.broker;
     match broker.shard.coordinator_call(Request::ListMirrors).await {
         Ok(Response::ListMirrors(mirrors)) => m::ListMirrorsResponse {
             throttle_time_ms: 0,
@@ -30,7 +33,8 @@ pub async fn list(broker: &Broker) -> m::ListMirrorsResponse {
     }
 }
 
-pub async fn describe(broker: &Broker, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
+pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
+    let broker = call.broker;
     let names = if r.mirror_names.is_empty() {
         match broker.shard.coordinator_call(Request::ListMirrors).await {
             Ok(Response::ListMirrors(mirrors)) => mirrors.into_iter().map(|m| m.0).collect(),
@@ -43,7 +47,7 @@ pub async fn describe(broker: &Broker, r: m::DescribeMirrorsRequest) -> m::Descr
     for name in names {
         let request = Request::DescribeMirror { name: name.clone() };
         let described = match broker.shard.coordinator_call(request).await {
-            Ok(Response::DescribeMirror(d)) => d.ok_or(error_codes::UNKNOWN_MIRROR),
+            Ok(Response::DescribeMirror(d)) => d.ok_or(MirrorCode::UnknownMirror as i16),
             _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
         };
         let (error_code, topics) = match described {

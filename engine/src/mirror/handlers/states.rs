@@ -5,15 +5,18 @@
 use std::collections::HashMap;
 
 use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_protocol::mirror as m;
+use shoal_protocol::{MirrorCode, ResponseError};
 
-use super::m;
 use crate::handlers::Broker;
+use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn last_mirrored_offsets(
-    broker: &Broker,
+    call: &Call<'_>,
     r: m::LastMirroredOffsetsRequest,
 ) -> m::LastMirroredOffsetsResponse {
+    let broker = call.broker;
     let partitions: Vec<(String, i32)> = r
         .topics
         .iter()
@@ -81,12 +84,13 @@ async fn current_states(
                 })
             })
             .collect()),
-        Ok(Response::DescribeMirror(None)) => Err(error_codes::UNKNOWN_MIRROR),
+        Ok(Response::DescribeMirror(None)) => Err(MirrorCode::UnknownMirror as i16),
         _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
     }
 }
 
-pub async fn read(broker: &Broker, r: m::ReadMirrorStatesRequest) -> m::ReadMirrorStatesResponse {
+pub async fn read(call: &Call<'_>, r: m::ReadMirrorStatesRequest) -> m::ReadMirrorStatesResponse {
+    let broker = call.broker;
     let states = current_states(broker, &r.mirror_name).await;
     let error_code = states.as_ref().err().copied().unwrap_or(error_codes::NONE);
     let states = states.unwrap_or_default();
@@ -109,7 +113,7 @@ pub async fn read(broker: &Broker, r: m::ReadMirrorStatesRequest) -> m::ReadMirr
                             error_code: if found.is_some() {
                                 error_codes::NONE
                             } else {
-                                error_codes::TOPIC_NOT_IN_MIRROR
+                                MirrorCode::TopicNotInMirror as i16
                             },
                         }
                     })
@@ -121,9 +125,10 @@ pub async fn read(broker: &Broker, r: m::ReadMirrorStatesRequest) -> m::ReadMirr
 }
 
 pub async fn write(
-    broker: &Broker,
+    call: &Call<'_>,
     r: m::WriteMirrorStatesRequest,
 ) -> m::WriteMirrorStatesResponse {
+    let broker = call.broker;
     let mut error_code = error_codes::NONE;
     if !r.removed_topics.is_empty() {
         let request = Request::RemoveTopicsFromMirror {
@@ -160,7 +165,7 @@ pub async fn write(
                             error_code: if agrees {
                                 error_codes::NONE
                             } else {
-                                error_codes::INVALID_REQUEST
+                                ResponseError::InvalidRequest.code()
                             },
                         }
                     })

@@ -1,35 +1,25 @@
-//! Generated from `engine/schemas/mirror/*.json` by `engine/build.rs`. Each message lives in
-//! its own module (their nested types share names); the message types are re-exported here.
+//! The KIP-1279 mirror APIs, generated from `schemas/mirror/*.json`. Each message lives in its
+//! own module (their nested types share names); the message types are re-exported here. The
+//! API keys (1000-1009) are Shoal's choice: the KIP leaves them open, and the prototype's
+//! 94-103 collide with the Diskless* keys.
 
-use bytes::{Bytes, BytesMut};
+use kafka_protocol::protocol::buf::{ByteBuf, ByteBufMut};
+use kafka_protocol::protocol::{
+    Decodable, Encodable, HeaderVersion, Message, Request, VersionRange,
+};
 use uuid::Uuid;
 
-use crate::diskless::wire::{self, WireDecode, WireEncode, WireError};
+use crate::wire;
 
 #[cfg(test)]
-use crate::diskless::wire::Sample;
+use crate::sample::Sample;
 
 include!(concat!(env!("OUT_DIR"), "/mirror_messages.rs"));
-
-/// API keys of the mirror requests: Shoal's choice (the KIP leaves them TBD; the prototype's
-/// 94-103 collide with the Diskless* keys). Only version 0 exists.
-pub const API_KEYS: &[i16] = &[
-    CreateMirrorRequest::API_KEY,
-    AddTopicsToMirrorRequest::API_KEY,
-    RemoveTopicsFromMirrorRequest::API_KEY,
-    LastMirroredOffsetsRequest::API_KEY,
-    ListMirrorsRequest::API_KEY,
-    DescribeMirrorsRequest::API_KEY,
-    ReadMirrorStatesRequest::API_KEY,
-    WriteMirrorStatesRequest::API_KEY,
-    PauseMirrorTopicsRequest::API_KEY,
-    ResumeMirrorTopicsRequest::API_KEY,
-];
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diskless::wire::round_trip;
+    use crate::sample::round_trip;
 
     #[test]
     fn every_mirror_message_round_trips_and_refuses_truncation() {

@@ -1,0 +1,321 @@
+//! The one declaration of every API Shoal serves: its request type (which names the key and
+//! the response type), the versions served, the handler, and its properties. ApiVersions,
+//! request decoding, dispatch, error answers for versions outside the range and metric names
+//! all come from this table, so what is advertised is exactly what is handled.
+//!
+//! Adding an API: write its handler file (`async fn(&Call, Request) -> Response`), declare
+//! the module in `handlers/mod.rs`, and add one line here.
+
+use bytes::Bytes;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::Request;
+use shoal_protocol::diskless::*;
+use shoal_protocol::frame;
+use shoal_protocol::mirror::*;
+use shoal_protocol::ProtocolError;
+
+use super::{
+    api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
+    describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
+    metadata, offset_for_leader_epoch, produce, Broker,
+};
+use crate::mirror::handlers as mirror;
+
+/// What a handler works with besides its request.
+pub struct Call<'a> {
+    pub broker: &'a Broker,
+    /// The request's version.
+    pub version: i16,
+    pub client: &'a ClientInfo,
+}
+
+/// Who sent a request, as DescribeGroups reports members.
+#[derive(Debug, Clone, Default)]
+pub struct ClientInfo {
+    pub id: String,
+    /// Kafka's form: "/127.0.0.1".
+    pub host: String,
+}
+
+/// One served API.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiSpec {
+    pub key: i16,
+    /// The name in logs and metrics: the request type's, without "Request".
+    pub name: &'static str,
+    pub min_version: i16,
+    pub max_version: i16,
+    /// For other brokers and operator tools, not clients: the coordinator's Diskless*
+    /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
+    pub internal: bool,
+    /// Bytes a request of this many frame bytes may hold while it is handled.
+    pub memory_bytes: fn(usize) -> usize,
+    /// For versions outside the range: the API's response carrying an error code, where the
+    /// response has a top-level one (else the connection is closed).
+    error_answer: Option<ErrorAnswer>,
+}
+
+type ErrorAnswer = fn(i16, i32, i16) -> Result<Bytes, ProtocolError>;
+
+impl ApiSpec {
+    pub fn serves(&self, version: i16) -> bool {
+        (self.min_version..=self.max_version).contains(&version)
+    }
+
+    /// The framed error answer for `version`, if this API's response can carry one and the
+    /// codec knows the version.
+    pub fn error_answer(&self, version: i16, correlation_id: i32, code: i16) -> Option<Bytes> {
+        self.error_answer
+            .and_then(|answer| answer(version, correlation_id, code).ok())
+    }
+}
+
+/// A request holds its frame while it is handled (Produce's records are slices of it).
+fn frame_bytes(frame_len: usize) -> usize {
+    frame_len
+}
+
+/// "ProduceRequest" → "Produce", at compile time.
+const fn api_name(type_name: &'static str) -> &'static str {
+    let suffix = b"Request".len();
+    let (name, _) = type_name.as_bytes().split_at(type_name.len() - suffix);
+    match std::str::from_utf8(name) {
+        Ok(name) => name,
+        Err(_) => panic!("API type names are ASCII"),
+    }
+}
+
+macro_rules! has_flag {
+    ($want:ident;) => { false };
+    (internal; internal $($rest:ident)*) => { true };
+    (error_answer; error_answer $($rest:ident)*) => { true };
+    ($want:ident; $other:ident $($rest:ident)*) => { has_flag!($want; $($rest)*) };
+}
+
+macro_rules! error_answer {
+    ($req:ident;) => { None };
+    ($req:ident; error_answer $($rest:ident)*) => {
+        Some(|version, correlation_id, code| {
+            let response = <$req as Request>::Response::default().with_error_code(code);
+            frame::encode_response(version, correlation_id, &response)
+        })
+    };
+    ($req:ident; $other:ident $($rest:ident)*) => { error_answer!($req; $($rest)*) };
+}
+
+macro_rules! registry {
+    ($( $req:ident : $min:literal ..= $max:literal => $handler:path $([ $($flag:ident)* ])? ; )*) => {
+        /// Every served API, in the order ApiVersions lists them.
+        pub const APIS: &[ApiSpec] = &[$(
+            ApiSpec {
+                key: <$req as Request>::KEY,
+                name: api_name(stringify!($req)),
+                min_version: $min,
+                max_version: $max,
+                internal: has_flag!(internal; $($($flag)*)?),
+                memory_bytes: frame_bytes,
+                error_answer: error_answer!($req; $($($flag)*)?),
+            },
+        )*];
+
+        /// A request whose header and body both decoded, named by its request type.
+        #[allow(clippy::large_enum_variant, clippy::enum_variant_names)]
+        pub enum DecodedRequest {
+            $( $req($req), )*
+        }
+
+        /// Decodes the body of a served API's request at `version`.
+        pub fn decode_body(
+            api_key: i16,
+            version: i16,
+            body: &mut Bytes,
+        ) -> Result<DecodedRequest, ProtocolError> {
+            if api_key == ApiVersionsRequest::KEY {
+                // A newer client's body may not decode; only the header matters.
+                let request = frame::decode_body(body, version).unwrap_or_default();
+                return Ok(DecodedRequest::ApiVersionsRequest(request));
+            }
+            $(
+                if api_key == <$req as Request>::KEY {
+                    return frame::decode_body::<$req>(body, version).map(DecodedRequest::$req);
+                }
+            )*
+            Err(ProtocolError::UnknownApi(api_key))
+        }
+
+        /// Round-trips a default request and response at every advertised version of every
+        /// API; the failures.
+        #[cfg(test)]
+        fn round_trip_every_version() -> Vec<String> {
+            let mut failures = Vec::new();
+            $(
+                for version in $min..=$max {
+                    if let Err(e) = tests::round_trip::<$req>(version) {
+                        failures.push(format!("{} v{version}: {e}", stringify!($req)));
+                    }
+                }
+            )*
+            failures
+        }
+
+        /// Runs the request's handler and frames its answer.
+        pub async fn handle(
+            call: &Call<'_>,
+            correlation_id: i32,
+            request: DecodedRequest,
+        ) -> Result<Bytes, ProtocolError> {
+            match request {
+                $(
+                    DecodedRequest::$req(request) => {
+                        let response = $handler(call, request).await;
+                        frame::encode_response(call.version, correlation_id, &response)
+                    }
+                )*
+            }
+        }
+    };
+}
+
+registry! {
+    ProduceRequest: 3..=9 => produce::handle;
+    FetchRequest: 4..=13 => fetch::handle [error_answer];
+    ListOffsetsRequest: 1..=8 => list_offsets::handle;
+    MetadataRequest: 0..=12 => metadata::handle;
+    ApiVersionsRequest: 0..=3 => api_versions::handle;
+    CreateTopicsRequest: 2..=7 => create_topics::handle;
+    DeleteTopicsRequest: 1..=6 => delete_topics::handle;
+    DeleteRecordsRequest: 0..=2 => delete_records::handle;
+    InitProducerIdRequest: 0..=4 => init_producer_id::handle [error_answer];
+    CreatePartitionsRequest: 0..=3 => create_partitions::handle;
+    DescribeClusterRequest: 0..=1 => describe_cluster::handle [error_answer];
+    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle [error_answer];
+    OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle;
+    DescribeProducersRequest: 0..=0 => describe_producers::handle;
+    DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle;
+    AlterConfigsRequest: 0..=2 => configs::alter_configs::handle;
+    IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle;
+    JoinGroupRequest: 0..=9 => groups::join_group::handle [error_answer];
+    SyncGroupRequest: 0..=5 => groups::sync_group::handle [error_answer];
+    HeartbeatRequest: 0..=4 => groups::heartbeat::handle [error_answer];
+    LeaveGroupRequest: 0..=5 => groups::leave_group::handle [error_answer];
+    OffsetCommitRequest: 2..=8 => groups::offset_commit::handle;
+    OffsetFetchRequest: 1..=8 => groups::offset_fetch::handle [error_answer];
+    ListGroupsRequest: 0..=5 => groups::list_groups::handle [error_answer];
+    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle;
+    DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle;
+    OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
+    DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];
+    DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics [internal];
+    DisklessCommitFileRequest: 0..=0 => diskless::commit_file [internal];
+    DisklessDeleteRecordsRequest: 0..=0 => diskless::delete_records [internal];
+    DisklessListOffsetsRequest: 0..=0 => diskless::list_offsets [internal];
+    DisklessFindBatchesRequest: 0..=0 => diskless::find_batches [internal];
+    DisklessDescribeFilesRequest: 0..=0 => diskless::describe_files [internal];
+    CreateMirrorRequest: 0..=0 => mirror::admin::create;
+    AddTopicsToMirrorRequest: 0..=0 => mirror::admin::add_topics;
+    RemoveTopicsFromMirrorRequest: 0..=0 => mirror::admin::remove_topics;
+    LastMirroredOffsetsRequest: 0..=0 => mirror::states::last_mirrored_offsets;
+    ListMirrorsRequest: 0..=0 => mirror::describe::list;
+    DescribeMirrorsRequest: 0..=0 => mirror::describe::describe;
+    ReadMirrorStatesRequest: 0..=0 => mirror::states::read;
+    WriteMirrorStatesRequest: 0..=0 => mirror::states::write [internal];
+    PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause;
+    ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume;
+}
+
+/// The served API with this key.
+pub fn spec(api_key: i16) -> Option<&'static ApiSpec> {
+    APIS.iter().find(|spec| spec.key == api_key)
+}
+
+/// The API's name for logs and metrics.
+pub fn name_of(api_key: i16) -> String {
+    match spec(api_key) {
+        Some(spec) => spec.name.to_string(),
+        None => match ApiKey::try_from(api_key) {
+            Ok(key) => format!("{key:?}"),
+            Err(()) => format!("Api{api_key}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BytesMut;
+    use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+
+    use super::*;
+
+    /// Encodes a default request and response at `version` and decodes them back.
+    pub(super) fn round_trip<R>(version: i16) -> Result<(), String>
+    where
+        R: Request + Default + PartialEq + std::fmt::Debug,
+        R::Response: Default + PartialEq + std::fmt::Debug,
+    {
+        fn check<T: Encodable + Decodable + Default + PartialEq + std::fmt::Debug>(
+            version: i16,
+        ) -> Result<(), String> {
+            let message = T::default();
+            let mut buf = BytesMut::new();
+            message
+                .encode(&mut buf, version)
+                .map_err(|e| e.to_string())?;
+            let size = message.compute_size(version).map_err(|e| e.to_string())?;
+            if size != buf.len() {
+                return Err(format!("size {size} but encoded {}", buf.len()));
+            }
+            let mut bytes = buf.freeze();
+            let decoded = T::decode(&mut bytes, version).map_err(|e| e.to_string())?;
+            if decoded != message || !bytes.is_empty() {
+                return Err("decoded differs".into());
+            }
+            Ok(())
+        }
+        check::<R>(version).map_err(|e| format!("request: {e}"))?;
+        check::<R::Response>(version).map_err(|e| format!("response: {e}"))?;
+        let _ = (
+            R::header_version(version),
+            R::Response::header_version(version),
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn every_advertised_version_of_every_api_round_trips() {
+        assert_eq!(round_trip_every_version(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn keys_are_unique_and_names_readable() {
+        for (i, a) in APIS.iter().enumerate() {
+            assert!(APIS[i + 1..].iter().all(|b| b.key != a.key), "{}", a.name);
+        }
+        assert_eq!(name_of(ProduceRequest::KEY), "Produce");
+        assert_eq!(
+            name_of(DisklessCommitFileRequest::KEY),
+            "DisklessCommitFile"
+        );
+        assert_eq!(name_of(CreateMirrorRequest::KEY), "CreateMirror");
+        assert!(spec(DisklessCommitFileRequest::KEY).unwrap().internal);
+        assert!(!spec(ProduceRequest::KEY).unwrap().internal);
+    }
+
+    #[test]
+    fn out_of_range_versions_get_an_error_answer_where_the_response_has_a_code() {
+        use kafka_protocol::protocol::Message;
+        let fetch = spec(FetchRequest::KEY).unwrap();
+        let newer = FetchResponse::VERSIONS.max;
+        assert!(
+            !fetch.serves(newer),
+            "the codec knows a newer Fetch than Shoal serves"
+        );
+        let frame = fetch.error_answer(newer, 7, 35).expect("answerable");
+        assert_eq!(&frame[4..8], &7i32.to_be_bytes());
+        // Fetch v3's response has no top-level error code: the connection is closed.
+        assert!(fetch.error_answer(3, 7, 35).is_none());
+        assert!(spec(ProduceRequest::KEY)
+            .unwrap()
+            .error_answer(2, 1, 35)
+            .is_none());
+    }
+}

@@ -1,0 +1,18 @@
+//! The Kafka wire protocol as Shoal speaks it, shared by the broker, the benchmark, the
+//! `shoal mirror` CLI and the mirror source client: framing and headers (`frame`), one codec
+//! family (kafka-protocol's traits, implemented for Shoal's own Diskless* and mirror messages
+//! by code generated from their schemas), and every error code in one table (`codes`).
+
+pub mod client;
+pub mod codes;
+pub mod diskless;
+mod error;
+pub mod frame;
+pub mod mirror;
+#[cfg(test)]
+mod sample;
+pub mod wire;
+
+pub use codes::{ErrorCode, MirrorCode, ResponseError};
+pub use error::ProtocolError;
+pub use kafka_protocol;
