@@ -14,6 +14,7 @@ use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
 use hdrhistogram::Histogram;
 use serde_json::json;
+use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
 use uuid::Uuid;
 
@@ -139,11 +140,11 @@ fn restart_time(batches: usize) -> serde_json::Value {
             {
                 let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
                 let mut core = CoordinatorCore::open(&d, view, u64::MAX).await.unwrap();
-                let request = Request::CommitFile {
+                let request = CommitFile {
                     object_key: "wal/after-snapshot".into(),
                     batches: file_batches(topic_id, 0),
                 };
-                core.process(vec![request]).await.unwrap();
+                core.run(request).await.unwrap();
             }
             let started = Instant::now();
             let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));

@@ -2,8 +2,9 @@
 //! durable metadata log it is rebuilt from, and the group-committing core that joins them.
 //! The executor and channel wiring live in `shoal-shards`; this crate never spawns.
 
+pub mod command;
+pub mod commands;
 pub mod core;
-mod core_mirrors;
 pub mod error;
 pub mod log;
 pub mod messages;
@@ -13,6 +14,7 @@ pub mod snapshots;
 pub mod state;
 pub mod view;
 
+pub use crate::command::{AnyReply, Command, Envelope, Round};
 pub use crate::core::CoordinatorCore;
 pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;

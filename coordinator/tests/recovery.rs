@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
+use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
 
 fn run<F: std::future::Future<Output = ()> + 'static>(f: impl FnOnce() -> F + Send + 'static) {
@@ -46,24 +47,21 @@ async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize) {
                 is_transactional: false,
             })
             .collect();
-        let request = Request::CommitFile {
+        let request = CommitFile {
             object_key: format!("wal/{}", uuid::Uuid::new_v4()),
             batches,
         };
-        core.process(vec![request]).await.unwrap();
+        core.run(request).await.unwrap();
     }
 }
 
 async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
-    let request = Request::CreateTopic {
+    let request = CreateTopic {
         name: "t".into(),
         partitions: 3,
         config: TopicConfig::default(),
     };
-    match core.process(vec![request]).await.unwrap().pop() {
-        Some(Response::CreateTopic(Ok(meta))) => meta.id,
-        other => panic!("{other:?}"),
-    }
+    core.run(request).await.unwrap().unwrap().id
 }
 
 #[test]
@@ -75,7 +73,7 @@ fn snapshots_and_the_log_after_them_rebuild_the_same_state() {
         let mut core = open(&d, 4096).await;
         let topic = create_topic(&mut core).await;
         produce(&mut core, topic, 50).await;
-        let delete = Request::DeleteRecords {
+        let delete = DeleteRecords {
             partitions: vec![(
                 TopicPartition {
                     topic_id: topic,
@@ -84,7 +82,7 @@ fn snapshots_and_the_log_after_them_rebuild_the_same_state() {
                 20,
             )],
         };
-        core.process(vec![delete]).await.unwrap();
+        core.run(delete).await.unwrap();
         produce(&mut core, topic, 3).await;
         let before = core.state().clone();
         drop(core);

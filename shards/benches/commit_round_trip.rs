@@ -20,6 +20,7 @@ use arc_swap::ArcSwap;
 use glommio::{LocalExecutorBuilder, Placement};
 use hdrhistogram::Histogram;
 use serde_json::json;
+use shoal_coordinator::commands::{CommitFile, CreateTopic, ListOffsets};
 use shoal_coordinator::*;
 use shoal_shards::coordinator_shard::CoordinatorShard;
 use shoal_shards::rpc::{self, RpcClient};
@@ -52,7 +53,7 @@ fn run_case(
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let (client_end, server_end) = rpc::channel_pair::<Request, Response>(1024);
+    let (client_end, server_end) = rpc::channel_pair::<Envelope, AnyReply>(1024);
     let metrics = Arc::new(CoordinatorMetrics::default());
     let done = Arc::new(AtomicBool::new(false));
     let coordinator = {
@@ -85,15 +86,12 @@ fn run_case(
         .spin_before_park(spin)
         .spawn(move || async move {
             let client = RpcClient::connect("coordinator", client_end).await;
-            let create = Request::CreateTopic {
+            let create = CreateTopic {
                 name: "bench".into(),
                 partitions: 100,
                 config: TopicConfig::default(),
             };
-            let topic_id = match client.call(create).await.unwrap() {
-                Response::CreateTopic(Ok(meta)) => meta.id,
-                other => panic!("{other:?}"),
-            };
+            let topic_id = client.run(create).await.unwrap().unwrap().id;
             let histogram = Rc::new(RefCell::new(Histogram::<u64>::new(3).unwrap()));
             let deadline = Instant::now() + PHASE;
             let tasks: Vec<_> = (0..concurrency)
@@ -121,14 +119,14 @@ fn run_case(
                                 .collect();
                             let request = if reads_only {
                                 // The same hop without a log write: the queue's own cost.
-                                Request::ListOffsets {
+                                Envelope::new(ListOffsets {
                                     partitions: vec![(batches[0].partition, -1)],
-                                }
+                                })
                             } else {
-                                Request::CommitFile {
+                                Envelope::new(CommitFile {
                                     object_key: format!("wal/{worker}-{n}"),
                                     batches,
-                                }
+                                })
                             };
                             let started = Instant::now();
                             client.call(request).await.unwrap();

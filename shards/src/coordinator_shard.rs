@@ -10,11 +10,13 @@ use futures::channel::oneshot;
 use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
-use shoal_coordinator::{CoordinatorCore, CoordinatorMetrics, Request, Response, TopicsView};
+use shoal_coordinator::{
+    AnyReply, Command, CoordinatorCore, CoordinatorMetrics, Envelope, TopicsView,
+};
 use shoal_wal::ObjectStore;
 
 use crate::maintenance::{self, MaintenanceConfig};
-use crate::rpc::{Envelope, ServerEnds};
+use crate::rpc::{self, ServerEnds};
 use crate::ShardError;
 
 /// Requests one round takes at most, so a flood cannot delay every answer behind one fsync.
@@ -31,12 +33,12 @@ pub struct CoordinatorShard {
 
 enum Reply {
     Shard { shard: usize, id: u64 },
-    Local(oneshot::Sender<Response>),
+    Local(oneshot::Sender<AnyReply>),
 }
 
 struct Inbound {
     reply: Reply,
-    request: Request,
+    command: Envelope,
 }
 
 /// How tasks on the coordinator executor itself reach the core.
@@ -47,14 +49,14 @@ pub struct LocalCoordinator {
 
 impl LocalCoordinator {
     /// `None` once the coordinator has stopped.
-    pub async fn call(&self, request: Request) -> Option<Response> {
+    pub async fn run<C: Command>(&self, command: C) -> Option<C::Reply> {
         let (reply, answer) = oneshot::channel();
         let inbound = Inbound {
             reply: Reply::Local(reply),
-            request,
+            command: Envelope::new(command),
         };
         self.inbox.send(inbound).await.ok()?;
-        answer.await.ok()
+        answer.await.ok().map(AnyReply::into_reply::<C>)
     }
 }
 
@@ -64,7 +66,7 @@ impl CoordinatorShard {
     /// state would be ahead of the disk.
     pub async fn run(
         self,
-        ends: Vec<ServerEnds<Request, Response>>,
+        ends: Vec<ServerEnds<Envelope, AnyReply>>,
         store: ObjectStore,
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
@@ -80,10 +82,10 @@ impl CoordinatorShard {
             let requests = server.requests;
             let inbox = inbox_tx.clone();
             glommio::spawn_local(async move {
-                while let Some((id, request)) = requests.recv().await {
+                while let Some((id, command)) = requests.recv().await {
                     let inbound = Inbound {
                         reply: Reply::Shard { shard, id },
-                        request,
+                        command,
                     };
                     if inbox.send(inbound).await.is_err() {
                         break;
@@ -105,7 +107,7 @@ impl CoordinatorShard {
 async fn serve_rounds(
     mut core: CoordinatorCore,
     inbox: LocalReceiver<Inbound>,
-    replies: Vec<ConnectedSender<Envelope<Response>>>,
+    replies: Vec<ConnectedSender<rpc::Envelope<AnyReply>>>,
 ) {
     while let Some(first) = inbox.recv().await {
         let mut round = vec![first];
@@ -115,9 +117,9 @@ async fn serve_rounds(
                 _ => break,
             }
         }
-        let (routes, requests): (Vec<Reply>, Vec<Request>) =
-            round.into_iter().map(|m| (m.reply, m.request)).unzip();
-        let responses = match core.process(requests).await {
+        let (routes, commands): (Vec<Reply>, Vec<Envelope>) =
+            round.into_iter().map(|m| (m.reply, m.command)).unzip();
+        let responses = match core.process(commands).await {
             Ok(responses) => responses,
             Err(e) => {
                 tracing::error!(error = %e, "metadata log is not durable; stopping");

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use glommio::task::JoinHandle;
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles, FilesDeleted};
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::LocalCoordinator;
@@ -61,17 +61,15 @@ async fn enforce_retention(coordinator: LocalCoordinator, config: MaintenanceCon
         glommio::timer::sleep(config.retention_check_interval).await;
         // Step until nothing is left to trim; every step is its own bounded round.
         loop {
-            let request = Request::EnforceRetention {
+            let step = EnforceRetention {
                 max_batches: config.retention_step_batches,
                 producer_expiration_ms: config.producer_id_expiration.as_millis() as i64,
             };
-            match coordinator.call(request).await {
-                Some(Response::RetentionEnforced { partitions_trimmed })
-                    if partitions_trimmed > 0 =>
-                {
-                    tracing::info!(partitions_trimmed, "retention moved log start offsets");
+            match coordinator.run(step).await {
+                Some(0) => break,
+                Some(records) => {
+                    tracing::info!(records, "retention moved log start offsets");
                 }
-                Some(_) => break,
                 None => return,
             }
         }
@@ -87,12 +85,12 @@ async fn clean_files(
         glommio::timer::sleep(config.file_cleaner_interval).await;
         let older_than_ms = now_ms() - config.file_cleaner_grace.as_millis() as i64;
         loop {
-            let request = Request::ExpiredFiles {
+            let request = ExpiredFiles {
                 older_than_ms,
                 max: FILES_PER_STEP,
             };
-            let keys = match coordinator.call(request).await {
-                Some(Response::ExpiredFiles(keys)) if !keys.is_empty() => keys,
+            let keys = match coordinator.run(request).await {
+                Some(keys) if !keys.is_empty() => keys,
                 Some(_) => break,
                 None => return,
             };
@@ -101,10 +99,10 @@ async fn clean_files(
                 break; // the store refuses; try again next interval
             }
             tracing::info!(objects = deleted.len(), "deleted unreferenced WAL objects");
-            let done = Request::FilesDeleted {
+            let done = FilesDeleted {
                 object_keys: deleted,
             };
-            if coordinator.call(done).await.is_none() {
+            if coordinator.run(done).await.is_none() {
                 return;
             }
         }
@@ -132,13 +130,11 @@ async fn collect_orphans(
             .map(|o| o.key)
             .collect();
         for chunk in old.chunks(FILES_PER_STEP) {
-            let request = Request::DescribeFiles {
+            let request = DescribeFiles {
                 object_keys: chunk.to_vec(),
             };
-            let live = match coordinator.call(request).await {
-                Some(Response::DescribeFiles(live)) if live.len() == chunk.len() => live,
-                Some(_) => continue,
-                None => return,
+            let Some(live) = coordinator.run(request).await else {
+                return;
             };
             let orphans: Vec<String> = chunk
                 .iter()

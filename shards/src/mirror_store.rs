@@ -2,9 +2,8 @@
 //! like produced data, then committed at the source's offsets (CommitMirrored).
 
 use bytes::Bytes;
-use shoal_coordinator::{
-    CommitBatchResult, ErrorKind, MirroredBatch, Request, Response, TopicPartition,
-};
+use shoal_coordinator::commands::CommitMirrored;
+use shoal_coordinator::{CommitBatchResult, ErrorKind, MirroredBatch, TopicPartition};
 use shoal_wal::{BatchHeader, ObjectBuilder};
 
 use crate::produce::upload_with_retries;
@@ -62,12 +61,12 @@ impl Shard {
             ErrorKind::StorageError
         })?;
         let count = mirrored.len();
-        let request = Request::CommitMirrored {
+        let request = CommitMirrored {
             object_key: key.clone(),
             batches: mirrored.clone(),
         };
-        let results = match self.coordinator_call(request).await {
-            Ok(Response::CommitMirrored(results)) if results.len() == count => results,
+        let results = match self.coordinator.run(request).await {
+            Ok(results) if results.len() == count => results,
             _ => return Err(ErrorKind::NotAvailable),
         };
         // Tailing consumers of the mirror topic wake up, and read from the cache.

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use futures::channel::oneshot;
 use glommio::channels::shared_channel::{self, ConnectedReceiver, ConnectedSender};
+use shoal_coordinator::{AnyReply, Command, Envelope as CommandEnvelope};
 
 use crate::turnstile::Turnstile;
 use crate::ShardError;
@@ -116,6 +117,18 @@ impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
         reply_rx
             .await
             .map_err(|_| ShardError::QueueClosed(self.name))
+    }
+}
+
+/// The queue to the coordinator executor: typed commands in, their replies out.
+pub type CoordinatorClient = RpcClient<CommandEnvelope, AnyReply>;
+
+impl RpcClient<CommandEnvelope, AnyReply> {
+    /// Runs `command` on the coordinator; its reply, typed by the command.
+    pub async fn run<C: Command>(&self, command: C) -> Result<C::Reply, ShardError> {
+        self.call(CommandEnvelope::new(command))
+            .await
+            .map(AnyReply::into_reply::<C>)
     }
 }
 

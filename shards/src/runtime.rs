@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use glommio::{LocalExecutorBuilder, Placement};
-use shoal_coordinator::{Request, Response, TopicsView};
+use shoal_coordinator::{AnyReply, Envelope, TopicsView};
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
@@ -44,7 +44,7 @@ pub fn run(
     let mut coordinator_clients = Vec::new();
     let mut coordinator_servers = Vec::new();
     for _ in 0..shard_count {
-        let (client, server) = rpc::channel_pair::<Request, Response>(config.queue_depth);
+        let (client, server) = rpc::channel_pair::<Envelope, AnyReply>(config.queue_depth);
         coordinator_clients.push(client);
         coordinator_servers.push(server);
     }

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use futures::future::{select_all, LocalBoxFuture};
 use futures::FutureExt;
-use shoal_coordinator::{
-    ErrorKind, FindBatchesRequest, Request, Response, TopicPartition, TopicsView,
-};
+use shoal_coordinator::commands::{FindBatches, ListOffsets};
+use shoal_coordinator::{ErrorKind, FindBatchesRequest, TopicPartition, TopicsView};
 use shoal_wal::ObjectStore;
 
 use crate::fetch::{read_partition, LocalData};
@@ -19,7 +18,7 @@ use crate::groups::messages::{GroupRequest, GroupResponse};
 use crate::groups::{owner_of_group, Groups};
 use crate::produce::ProducePipeline;
 use crate::routing::owner_shard;
-use crate::rpc::RpcClient;
+use crate::rpc::{CoordinatorClient, RpcClient};
 use crate::BrokerMetrics;
 use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, PeerRequest,
@@ -32,7 +31,8 @@ pub struct Shard {
     pub index: usize,
     pub config: Rc<RuntimeConfig>,
     pub topics: Arc<ArcSwap<TopicsView>>,
-    coordinator: Rc<RpcClient<Request, Response>>,
+    /// The queue to the coordinator executor.
+    pub coordinator: Rc<CoordinatorClient>,
     /// Indexed by shard; `None` at this shard's own index.
     peers: Vec<Option<Rc<PeerClient>>>,
     pipeline: Rc<ProducePipeline>,
@@ -48,7 +48,7 @@ impl Shard {
         index: usize,
         config: Rc<RuntimeConfig>,
         topics: Arc<ArcSwap<TopicsView>>,
-        coordinator: Rc<RpcClient<Request, Response>>,
+        coordinator: Rc<CoordinatorClient>,
         peers: Vec<Option<Rc<PeerClient>>>,
         store: Rc<ObjectStore>,
         metrics: Arc<BrokerMetrics>,
@@ -85,16 +85,12 @@ impl Shard {
         owner_shard(tp, self.shard_count())
     }
 
-    pub async fn coordinator_call(&self, request: Request) -> Result<Response, ShardError> {
-        self.coordinator.call(request).await
-    }
-
     /// Resolves once the coordinator answers, i.e. after it has replayed its log.
     pub async fn wait_for_coordinator(&self) -> Result<(), ShardError> {
-        let probe = Request::ListOffsets {
+        let probe = ListOffsets {
             partitions: Vec::new(),
         };
-        self.coordinator.call(probe).await.map(|_| ())
+        self.coordinator.run(probe).await.map(|_| ())
     }
 
     /// Splits `items` by owning shard, runs `per_owner` for every owner at once (with `None`
@@ -208,7 +204,7 @@ impl Shard {
         partitions: Vec<PartitionFetch>,
         max_bytes: u32,
     ) -> Vec<PartitionFetchResult> {
-        let request = Request::FindBatches {
+        let request = FindBatches {
             partitions: partitions
                 .iter()
                 .map(|p| FindBatchesRequest {
@@ -220,8 +216,8 @@ impl Shard {
                 .collect(),
             max_bytes,
         };
-        let found = match self.coordinator.call(request).await {
-            Ok(Response::FindBatches(found)) if found.len() == partitions.len() => found,
+        let found = match self.coordinator.run(request).await {
+            Ok(found) if found.len() == partitions.len() => found,
             _ => return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()],
         };
         let mut results = Vec::with_capacity(found.len());

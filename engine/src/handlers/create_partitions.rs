@@ -1,8 +1,9 @@
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::commands::CreatePartitions;
 use shoal_coordinator::state::PARTITIONS_PER_TOPIC_MAX;
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::ErrorKind;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
@@ -29,14 +30,14 @@ pub async fn handle(call: &Call<'_>, request: CreatePartitionsRequest) -> Create
             }
             Some(_) if request.validate_only => Ok(()),
             Some(meta) => {
-                let grow = Request::CreatePartitions {
+                let grow = CreatePartitions {
                     topic_id: meta.id,
                     name: name.clone(),
                     total_partitions: topic.count,
                 };
-                match broker.shard.coordinator_call(grow).await {
-                    Ok(Response::CreatePartitions(Ok(()))) => Ok(()),
-                    Ok(Response::CreatePartitions(Err(e))) => Err((e, None)),
+                match broker.shard.coordinator.run(grow).await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err((e, None)),
                     _ => Err((ErrorKind::NotAvailable, None)),
                 }
             }

@@ -2,7 +2,7 @@ use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::DeleteRecords;
 
 use super::topics::{partition_values, Answers};
 use crate::handlers::Call;
@@ -19,12 +19,13 @@ pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRec
     );
     let results = match broker
         .shard
-        .coordinator_call(Request::DeleteRecords {
+        .coordinator
+        .run(DeleteRecords {
             partitions: targets.clone(),
         })
         .await
     {
-        Ok(Response::DeleteRecords(results)) if results.len() == targets.len() => Some(results),
+        Ok(results) if results.len() == targets.len() => Some(results),
         _ => None,
     };
     let mut results = Answers::new(results);

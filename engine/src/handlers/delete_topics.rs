@@ -1,7 +1,8 @@
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::DeleteTopic;
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 use uuid::Uuid;
 
@@ -41,15 +42,15 @@ pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopi
         let outcome = match &name {
             None => Err(ResponseError::UnknownTopicId.code()),
             Some(name) => {
-                let request = Request::DeleteTopic {
+                let request = DeleteTopic {
                     name: name.0.as_str().to_string(),
                 };
-                match broker.shard.coordinator_call(request).await {
-                    Ok(Response::DeleteTopic(Ok(deleted_id))) => {
+                match broker.shard.coordinator.run(request).await {
+                    Ok(Ok(deleted_id)) => {
                         result.topic_id = deleted_id;
                         Ok(())
                     }
-                    Ok(Response::DeleteTopic(Err(e))) => Err(error_codes::code_of(Some(e))),
+                    Ok(Err(e)) => Err(error_codes::code_of(Some(e))),
                     _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
                 }
             }

@@ -5,7 +5,8 @@ use kafka_protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
 };
 use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
-use shoal_coordinator::{Request, Response, TopicPartition};
+use shoal_coordinator::commands::DescribeProducers;
+use shoal_coordinator::TopicPartition;
 
 use super::topics::Answers;
 use crate::handlers::Call;
@@ -31,10 +32,11 @@ pub async fn handle(
     let count = partitions.len();
     let answers = match broker
         .shard
-        .coordinator_call(Request::DescribeProducers { partitions })
+        .coordinator
+        .run(DescribeProducers { partitions })
         .await
     {
-        Ok(Response::DescribeProducers(results)) if results.len() == count => Some(results),
+        Ok(results) if results.len() == count => Some(results),
         _ => None,
     };
     let mut answers = Answers::new(answers);

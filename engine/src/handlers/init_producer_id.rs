@@ -1,5 +1,6 @@
 use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::{InitProducerId, ProducerIdentity};
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 
 use crate::handlers::Call;
@@ -19,8 +20,8 @@ pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProd
     if request.transactional_id.is_some() {
         return failed(ResponseError::InvalidRequest.code());
     }
-    match broker.shard.coordinator_call(Request::InitProducerId).await {
-        Ok(Response::InitProducerId {
+    match broker.shard.coordinator.run(InitProducerId).await {
+        Ok(ProducerIdentity {
             producer_id,
             producer_epoch,
         }) => InitProducerIdResponse::default()

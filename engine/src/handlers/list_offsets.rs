@@ -5,7 +5,8 @@ use kafka_protocol::messages::list_offsets_response::{
 };
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kafka_protocol::records::RecordBatchDecoder;
-use shoal_coordinator::{ListOffsetsResult, Request, Response, TopicPartition, MAX_TIMESTAMP};
+use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::{ListOffsetsResult, TopicPartition, MAX_TIMESTAMP};
 use shoal_shards::PartitionFetch;
 
 use super::topics::{partition_values, Answers};
@@ -24,12 +25,13 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
     );
     let mut found = match broker
         .shard
-        .coordinator_call(Request::ListOffsets {
+        .coordinator
+        .run(ListOffsets {
             partitions: lookups.clone(),
         })
         .await
     {
-        Ok(Response::ListOffsets(found)) if found.len() == lookups.len() => Some(found),
+        Ok(found) if found.len() == lookups.len() => Some(found),
         _ => None,
     };
     for (result, (tp, timestamp)) in found.iter_mut().flatten().zip(&lookups) {

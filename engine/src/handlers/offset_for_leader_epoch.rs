@@ -5,7 +5,8 @@ use kafka_protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderTopicResult,
 };
 use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
-use shoal_coordinator::{Request, Response, LATEST_TIMESTAMP};
+use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::LATEST_TIMESTAMP;
 
 use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, Answers};
@@ -31,12 +32,13 @@ pub async fn handle(
     let count = targets.len();
     let ends = match broker
         .shard
-        .coordinator_call(Request::ListOffsets {
+        .coordinator
+        .run(ListOffsets {
             partitions: targets,
         })
         .await
     {
-        Ok(Response::ListOffsets(results)) if results.len() == count => Some(results),
+        Ok(results) if results.len() == count => Some(results),
         _ => None,
     };
     let mut ends = Answers::new(ends);

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig, TopicMeta, TopicPartition};
+use shoal_coordinator::commands::CreateTopic;
+use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition};
 use uuid::Uuid;
 
 use super::Broker;
@@ -13,13 +14,13 @@ pub async fn create(
     partitions: i32,
     config: TopicConfig,
 ) -> Result<Arc<TopicMeta>, ErrorKind> {
-    let request = Request::CreateTopic {
+    let request = CreateTopic {
         name: name.to_string(),
         partitions,
         config,
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::CreateTopic(result)) => result,
+    match broker.shard.coordinator.run(request).await {
+        Ok(result) => result,
         _ => Err(ErrorKind::NotAvailable),
     }
 }

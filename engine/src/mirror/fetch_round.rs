@@ -12,15 +12,14 @@ use kafka_protocol::messages::{
     BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::{
-    MirrorEvent, Request, Response, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
-};
+use shoal_coordinator::commands::{DeleteRecords, ListOffsets, Truncate};
+use shoal_coordinator::{MirrorEvent, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use shoal_protocol::mirror as m;
 use shoal_protocol::ResponseError;
 use shoal_shards::mirror_store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
-use super::fetcher::{event, failed, OwnedPartition, Session};
+use super::fetcher::{event, events, failed, OwnedPartition, Session};
 use super::status::SourceOffsets;
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
@@ -71,10 +70,11 @@ async fn truncate(
 ) -> Result<(), EngineError> {
     match broker
         .shard
-        .coordinator_call(Request::Truncate { partition, offset })
+        .coordinator
+        .run(Truncate { partition, offset })
         .await
     {
-        Ok(Response::Truncated(Ok(()))) => Ok(()),
+        Ok(Ok(())) => Ok(()),
         other => Err(EngineError::Source(format!(
             "truncation refused: {other:?}"
         ))),
@@ -86,7 +86,7 @@ async fn local_offsets(
     broker: &Broker,
     partitions: &[OwnedPartition],
 ) -> Result<Vec<(i64, i64)>, EngineError> {
-    let request = Request::ListOffsets {
+    let request = ListOffsets {
         partitions: partitions
             .iter()
             .flat_map(|p| {
@@ -97,8 +97,8 @@ async fn local_offsets(
             })
             .collect(),
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::ListOffsets(r)) if r.len() == partitions.len() * 2 => {
+    match broker.shard.coordinator.run(request).await {
+        Ok(r) if r.len() == partitions.len() * 2 => {
             Ok(r.chunks(2).map(|c| (c[0].offset, c[1].offset)).collect())
         }
         _ => Err(EngineError::Source("local offsets unavailable".into())),
@@ -218,20 +218,28 @@ pub async fn fetch_round(
             tracing::debug!(error = ?refused.error, "some mirrored batches were refused");
         }
     }
-    // Keep the source's log start: records it deleted are deleted here too.
+    // Keep the source's log start: records it deleted are deleted here too. One write for
+    // the round's new starts, one for its recoveries.
+    let mut starts = Vec::new();
+    let mut recovered = Vec::new();
     for (index, source_start) in source_starts {
         let p = &partitions[index];
         let (local_start, _) = local[index];
         if source_start > local_start {
-            let request = Request::DeleteRecords {
-                partitions: vec![(p.partition, source_start)],
-            };
-            let _ = broker.shard.coordinator_call(request).await;
+            starts.push((p.partition, source_start));
         }
         if p.mirror.failures > 0 {
-            event(broker, p.partition, MirrorEvent::Fetched).await;
+            recovered.push((p.partition, MirrorEvent::Fetched));
         }
     }
+    if !starts.is_empty() {
+        let _ = broker
+            .shard
+            .coordinator
+            .run(DeleteRecords { partitions: starts })
+            .await;
+    }
+    events(broker, recovered).await;
     Ok(())
 }
 

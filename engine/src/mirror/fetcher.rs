@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::protocol::Request as _;
-use shoal_coordinator::{MirrorEvent, Request, Response, TopicPartition};
+use shoal_coordinator::commands::{DescribeMirror, MirrorEvents};
+use shoal_coordinator::{MirrorEvent, TopicPartition};
 use shoal_mirror::{MirrorConfig, MirrorState, PartitionMirror};
 use shoal_protocol::mirror::LastMirroredOffsetsRequest;
 
@@ -139,10 +140,11 @@ async fn mirror_task(broker: &Broker, name: &str) {
             }
         }
         let mut to_fetch = Vec::new();
+        let mut round_events = Vec::new();
         for p in partitions {
             match p.mirror.state {
                 MirrorState::Initializing if !p.mirror.paused => {
-                    event(broker, p.partition, MirrorEvent::BeginPreparing).await;
+                    round_events.push((p.partition, MirrorEvent::BeginPreparing));
                 }
                 MirrorState::Preparing if !p.mirror.paused => {
                     if let Err(e) = prepare(broker, s, &p).await {
@@ -152,12 +154,13 @@ async fn mirror_task(broker: &Broker, name: &str) {
                     }
                 }
                 MirrorState::Failed => {
-                    event(broker, p.partition, MirrorEvent::RetryIfDue).await;
+                    round_events.push((p.partition, MirrorEvent::RetryIfDue));
                 }
                 MirrorState::Mirroring if !p.mirror.paused => to_fetch.push(p),
                 _ => {}
             }
         }
+        events(broker, round_events).await;
         if to_fetch.is_empty() {
             pause_for(DISCOVERY_INTERVAL).await;
             continue;
@@ -187,11 +190,11 @@ async fn connect(s: &mut Session) -> Result<(), crate::EngineError> {
 }
 
 async fn load_config(broker: &Broker, name: &str) -> Option<MirrorConfig> {
-    let request = Request::DescribeMirror {
+    let request = DescribeMirror {
         name: name.to_string(),
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::DescribeMirror(Some(d))) => Some(d.config),
+    match broker.shard.coordinator.run(request).await {
+        Ok(Some(d)) => Some(d.config),
         _ => None,
     }
 }
@@ -204,24 +207,41 @@ pub fn failed() -> MirrorEvent {
 
 /// Records a transition; the coordinator refuses the ones the state no longer allows.
 pub async fn event(broker: &Broker, partition: TopicPartition, event: MirrorEvent) {
-    let request = Request::MirrorEvent { partition, event };
-    if let Ok(Response::MirrorEvent(Err(e))) = broker.shard.coordinator_call(request).await {
-        tracing::debug!(?partition, ?event, error = ?e, "mirror transition refused");
-    }
+    events(broker, vec![(partition, event)]).await;
 }
 
-async fn fail_all(broker: &Broker, partitions: &[OwnedPartition]) {
-    for p in partitions {
-        if p.mirror.state != MirrorState::Failed {
-            event(broker, p.partition, failed()).await;
+/// Records several partitions' transitions in one coordinator write.
+pub async fn events(broker: &Broker, events: Vec<(TopicPartition, MirrorEvent)>) {
+    if events.is_empty() {
+        return;
+    }
+    let request = MirrorEvents {
+        events: events.clone(),
+    };
+    if let Ok(results) = broker.shard.coordinator.run(request).await {
+        for ((partition, event), result) in events.iter().zip(results) {
+            if let Err(e) = result {
+                tracing::debug!(?partition, ?event, error = ?e, "mirror transition refused");
+            }
         }
     }
 }
 
+async fn fail_all(broker: &Broker, partitions: &[OwnedPartition]) {
+    let failing = partitions
+        .iter()
+        .filter(|p| p.mirror.state != MirrorState::Failed)
+        .map(|p| (p.partition, failed()))
+        .collect();
+    events(broker, failing).await;
+}
+
 async fn retry_due(broker: &Broker, partitions: &[OwnedPartition]) {
-    for p in partitions {
-        event(broker, p.partition, MirrorEvent::RetryIfDue).await;
-    }
+    let due = partitions
+        .iter()
+        .map(|p| (p.partition, MirrorEvent::RetryIfDue))
+        .collect();
+    events(broker, due).await;
 }
 
 async fn pause_for(duration: Duration) {

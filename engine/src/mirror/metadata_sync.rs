@@ -15,7 +15,10 @@ use kafka_protocol::messages::{
     TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::{OffsetCommitEntry, Request, Response, TopicConfig, TopicPartition};
+use shoal_coordinator::commands::{
+    CommitOffsets, DescribeMirror, FetchOffsets, ListMirrors, SyncMirrorTopic,
+};
+use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::client::SourceClient;
@@ -34,15 +37,14 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();
     loop {
         glommio::timer::sleep(TICK).await;
-        let Ok(Response::ListMirrors(mirrors)) =
-            broker.shard.coordinator_call(Request::ListMirrors).await
-        else {
+        let Ok(mirrors) = broker.shard.coordinator.run(ListMirrors).await else {
             continue;
         };
         for (name, _, _) in mirrors {
-            let Ok(Response::DescribeMirror(Some(described))) = broker
+            let Ok(Some(described)) = broker
                 .shard
-                .coordinator_call(Request::DescribeMirror { name: name.clone() })
+                .coordinator
+                .run(DescribeMirror { name: name.clone() })
                 .await
             else {
                 continue;
@@ -80,12 +82,12 @@ async fn sync(broker: &Broker, bootstrap: &str, topics: &[String]) -> Result<(),
         let Some(partitions) = counts.get(topic) else {
             continue;
         };
-        let request = Request::SyncMirrorTopic {
+        let request = SyncMirrorTopic {
             name: topic.clone(),
             partitions: *partitions,
             config: configs.get(topic).copied(),
         };
-        let _ = broker.shard.coordinator_call(request).await;
+        let _ = broker.shard.coordinator.run(request).await;
     }
     sync_group_offsets(broker, &mut client, topics).await
 }
@@ -204,11 +206,11 @@ async fn sync_group_offsets(
         }
         let changed = only_changed(broker, &group_id, entries).await;
         if !changed.is_empty() {
-            let request = Request::CommitOffsets {
+            let request = CommitOffsets {
                 group: group_id,
                 offsets: changed,
             };
-            let _ = broker.shard.coordinator_call(request).await;
+            let _ = broker.shard.coordinator.run(request).await;
         }
     }
     Ok(())
@@ -230,11 +232,11 @@ async fn only_changed(
     if entries.is_empty() {
         return entries;
     }
-    let request = Request::FetchOffsets {
+    let request = FetchOffsets {
         group: group.to_string(),
         partitions: Some(entries.iter().map(|e| e.partition).collect()),
     };
-    let Ok(Response::FetchOffsets(current)) = broker.shard.coordinator_call(request).await else {
+    let Ok(current) = broker.shard.coordinator.run(request).await else {
         return entries;
     };
     entries

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::ExpireOffsets;
 
 use super::messages::{GroupRequest, GroupResponse};
 use crate::Shard;
@@ -23,16 +23,14 @@ pub async fn expire_offsets_loop(shard: Rc<Shard>, interval: Duration) {
                 active.extend(groups.into_iter().map(|g| g.group_id));
             }
         }
-        let request = Request::ExpireOffsets {
+        let request = ExpireOffsets {
             retention_ms,
             active,
             max: EXPIRED_PER_ROUND,
         };
-        match shard.coordinator_call(request).await {
-            Ok(Response::OffsetsExpired(n)) if n > 0 => {
-                tracing::info!(groups = n, "committed offsets expired")
-            }
-            Ok(_) => {}
+        match shard.coordinator.run(request).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(groups = n, "committed offsets expired"),
             Err(_) => break,
         }
     }

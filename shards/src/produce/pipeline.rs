@@ -8,15 +8,14 @@ use bytes::Bytes;
 use futures::channel::oneshot;
 use glommio::sync::{Semaphore, StaticPermit};
 use glommio::task::JoinHandle;
-use shoal_coordinator::{
-    CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
-};
+use shoal_coordinator::commands::CommitFile;
+use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, TopicPartition};
 use shoal_wal::batch::{stamp_log_append_time, validate_batches};
 use shoal_wal::{ObjectStore, WalError};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use crate::fetch::LocalData;
-use crate::rpc::RpcClient;
+use crate::rpc::CoordinatorClient;
 use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
 use crate::{BrokerMetrics, PartitionProduceResult, ProduceRules, RuntimeConfig};
@@ -32,7 +31,7 @@ struct InFlightObject {
 pub struct ProducePipeline {
     config: Rc<RuntimeConfig>,
     store: Rc<ObjectStore>,
-    coordinator: Rc<RpcClient<Request, Response>>,
+    coordinator: Rc<CoordinatorClient>,
     local_data: Rc<LocalData>,
     metrics: Arc<BrokerMetrics>,
     shard: usize,
@@ -51,7 +50,7 @@ impl ProducePipeline {
     pub fn start(
         config: Rc<RuntimeConfig>,
         store: Rc<ObjectStore>,
-        coordinator: Rc<RpcClient<Request, Response>>,
+        coordinator: Rc<CoordinatorClient>,
         local_data: Rc<LocalData>,
         metrics: Arc<BrokerMetrics>,
         shard: usize,
@@ -292,19 +291,14 @@ impl ProducePipeline {
         key: &str,
         batches: &[CommitBatch],
     ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
-        let request = Request::CommitFile {
+        let request = CommitFile {
             object_key: key.to_string(),
             batches: batches.to_vec(),
         };
-        match self.coordinator.call(request).await {
-            Ok(Response::CommitFile(Ok(results))) if results.len() == batches.len() => Ok(results),
-            Ok(Response::CommitFile(Err(e))) => Err(e),
-            Ok(other) => {
-                tracing::error!(
-                    ?other,
-                    "coordinator answered CommitFile with the wrong shape"
-                );
-                Err(ErrorKind::StorageError)
+        match self.coordinator.run(request).await {
+            Ok(results) => {
+                debug_assert_eq!(results.len(), batches.len(), "one answer per batch");
+                Ok(results)
             }
             Err(e) => {
                 tracing::error!(error = %e, "CommitFile did not reach the coordinator");

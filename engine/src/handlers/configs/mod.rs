@@ -6,7 +6,8 @@ pub mod alter_configs;
 pub mod describe_configs;
 pub mod incremental_alter_configs;
 
-use shoal_coordinator::{ErrorKind, Request, Response, TopicConfig};
+use shoal_coordinator::commands::AlterTopicConfig;
+use shoal_coordinator::{ErrorKind, TopicConfig};
 
 use super::Broker;
 
@@ -144,12 +145,12 @@ pub async fn store_topic_config(
     name: &str,
     config: TopicConfig,
 ) -> Result<(), ErrorKind> {
-    let request = Request::AlterTopicConfig {
+    let request = AlterTopicConfig {
         name: name.to_string(),
         config,
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::AlterTopicConfig(result)) => result,
+    match broker.shard.coordinator.run(request).await {
+        Ok(result) => result,
         _ => Err(ErrorKind::NotAvailable),
     }
 }

@@ -1,6 +1,5 @@
-use shoal_coordinator::{
-    CommitBatch, CommitBatchResult, ErrorKind, Request, Response, TopicPartition,
-};
+use shoal_coordinator::commands::CommitFile;
+use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, TopicPartition};
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -21,14 +20,13 @@ pub async fn commit_file(
         match to_commit_batches(&request) {
             Err(error) => vec![CommitBatchResult::rejected(error); count],
             Ok(batches) => {
-                let call = Request::CommitFile {
+                let call = CommitFile {
                     object_key: request.object_key,
                     batches,
                 };
-                match broker.shard.coordinator_call(call).await {
-                    Ok(Response::CommitFile(Ok(results))) if results.len() == count => results,
-                    Ok(Response::CommitFile(Err(e))) => vec![CommitBatchResult::rejected(e); count],
-                    _ => vec![CommitBatchResult::rejected(ErrorKind::NotAvailable); count],
+                match broker.shard.coordinator.run(call).await {
+                    Ok(results) => results,
+                    Err(_) => vec![CommitBatchResult::rejected(ErrorKind::NotAvailable); count],
                 }
             }
         }

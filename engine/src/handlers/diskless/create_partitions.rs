@@ -1,4 +1,5 @@
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::CreatePartitions;
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -11,13 +12,13 @@ pub async fn create_partitions(
     let broker = call.broker;
     let mut topics = Vec::with_capacity(request.topics.len());
     for topic in request.topics {
-        let call = Request::CreatePartitions {
+        let call = CreatePartitions {
             topic_id: topic.topic_id,
             name: topic.name,
             total_partitions: topic.num_partitions,
         };
-        let error = match broker.shard.coordinator_call(call).await {
-            Ok(Response::CreatePartitions(result)) => result.err(),
+        let error = match broker.shard.coordinator.run(call).await {
+            Ok(result) => result.err(),
             _ => Some(ErrorKind::NotAvailable),
         };
         let (error_code, error_message) = error_fields(error);

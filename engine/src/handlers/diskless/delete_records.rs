@@ -1,4 +1,5 @@
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::DeleteRecords;
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -17,11 +18,11 @@ pub async fn delete_records(
         |p| (p.partition_index, p.offset),
     );
     let count = targets.len();
-    let call = Request::DeleteRecords {
+    let call = DeleteRecords {
         partitions: targets,
     };
-    let results = match broker.shard.coordinator_call(call).await {
-        Ok(Response::DeleteRecords(results)) if results.len() == count => results,
+    let results = match broker.shard.coordinator.run(call).await {
+        Ok(results) if results.len() == count => results,
         _ => vec![Err(ErrorKind::NotAvailable); count],
     };
     let mut results = results.into_iter();

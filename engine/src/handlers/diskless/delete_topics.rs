@@ -1,4 +1,5 @@
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::DeleteTopic;
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -19,12 +20,8 @@ pub async fn delete_topics(
             .map(|t| t.name.clone());
         let error = match name {
             None => Some(ErrorKind::UnknownTopicOrPartition),
-            Some(name) => match broker
-                .shard
-                .coordinator_call(Request::DeleteTopic { name })
-                .await
-            {
-                Ok(Response::DeleteTopic(result)) => result.err(),
+            Some(name) => match broker.shard.coordinator.run(DeleteTopic { name }).await {
+                Ok(result) => result.err(),
                 _ => Some(ErrorKind::NotAvailable),
             },
         };

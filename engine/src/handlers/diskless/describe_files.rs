@@ -1,4 +1,4 @@
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::DescribeFiles;
 use shoal_protocol::diskless::*;
 use shoal_protocol::ResponseError;
 
@@ -12,11 +12,11 @@ pub async fn describe_files(
     let broker = call.broker;
     let keys: Vec<String> = request.files.iter().map(|f| f.object_key.clone()).collect();
     let count = keys.len();
-    let call = Request::DescribeFiles {
+    let call = DescribeFiles {
         object_keys: keys.clone(),
     };
-    let live = match broker.shard.coordinator_call(call).await {
-        Ok(Response::DescribeFiles(live)) if live.len() == count => Some(live),
+    let live = match broker.shard.coordinator.run(call).await {
+        Ok(live) if live.len() == count => Some(live),
         _ => None,
     };
     let files = keys

@@ -1,6 +1,5 @@
-use shoal_coordinator::{
-    ErrorKind, FindBatchesRequest, FindBatchesResult, Request, Response, TopicPartition,
-};
+use shoal_coordinator::commands::FindBatches;
+use shoal_coordinator::{ErrorKind, FindBatchesRequest, FindBatchesResult, TopicPartition};
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -31,7 +30,7 @@ pub async fn find_batches(
         })
         .collect();
     let count = wanted.len();
-    let call = Request::FindBatches {
+    let call = FindBatches {
         partitions: wanted,
         max_bytes: request.fetch_max_bytes.max(0) as u32,
     };
@@ -41,8 +40,8 @@ pub async fn find_batches(
         high_watermark: -1,
         batches: Vec::new(),
     };
-    let results = match broker.shard.coordinator_call(call).await {
-        Ok(Response::FindBatches(results)) if results.len() == count => results,
+    let results = match broker.shard.coordinator.run(call).await {
+        Ok(results) if results.len() == count => results,
         _ => vec![failed.clone(); count],
     };
     let mut results = results.into_iter();

@@ -1,4 +1,5 @@
-use shoal_coordinator::{ErrorKind, ListOffsetsResult, Request, Response};
+use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::{ErrorKind, ListOffsetsResult};
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -18,11 +19,11 @@ pub async fn list_offsets(
         |p| (p.partition_index, p.timestamp),
     );
     let count = lookups.len();
-    let call = Request::ListOffsets {
+    let call = ListOffsets {
         partitions: lookups,
     };
-    let results = match broker.shard.coordinator_call(call).await {
-        Ok(Response::ListOffsets(results)) if results.len() == count => results,
+    let results = match broker.shard.coordinator.run(call).await {
+        Ok(results) if results.len() == count => results,
         _ => vec![ListOffsetsResult::failed(ErrorKind::NotAvailable); count],
     };
     let mut results = results.into_iter();

@@ -1,6 +1,7 @@
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::DeleteGroup;
+use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::owned;
@@ -38,14 +39,11 @@ async fn delete_group(broker: &Broker, name: &str) -> Option<ErrorKind> {
         Some(ErrorKind::GroupIdNotFound) => false,
         Some(error) => return Some(error),
     };
-    let request = Request::DeleteGroupOffsets {
+    let request = DeleteGroup {
         group: name.to_string(),
-        partitions: None,
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::GroupOffsetsDeleted(had_offsets)) => {
-            (!had_offsets && !had_members).then_some(ErrorKind::GroupIdNotFound)
-        }
+    match broker.shard.coordinator.run(request).await {
+        Ok(had_offsets) => (!had_offsets && !had_members).then_some(ErrorKind::GroupIdNotFound),
         _ => Some(ErrorKind::NotAvailable),
     }
 }

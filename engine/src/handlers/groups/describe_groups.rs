@@ -1,6 +1,6 @@
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::FetchOffsets;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::{optional_text, owned, text};
@@ -41,13 +41,13 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
                 ),
             // No members: Empty if it holds offsets, else Dead (Kafka's answer for unknown).
             None => {
-                let request = Request::FetchOffsets {
+                let request = FetchOffsets {
                     group: name,
                     partitions: None,
                 };
                 let has_offsets = matches!(
-                    broker.shard.coordinator_call(request).await,
-                    Ok(Response::FetchOffsets(offsets)) if !offsets.is_empty()
+                    broker.shard.coordinator.run(request).await,
+                    Ok(offsets) if !offsets.is_empty()
                 );
                 if has_offsets {
                     answer

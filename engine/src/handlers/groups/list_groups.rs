@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
-use shoal_coordinator::{Request, Response};
+use shoal_coordinator::commands::ListOffsetGroups;
 use shoal_shards::groups::messages::{GroupListing, GroupRequest, GroupResponse};
 
 use super::text;
@@ -14,11 +14,7 @@ use crate::handlers::Call;
 pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {
     let broker = call.broker;
     let mut groups: BTreeMap<String, GroupListing> = BTreeMap::new();
-    if let Ok(Response::OffsetGroups(names)) = broker
-        .shard
-        .coordinator_call(Request::ListOffsetGroups)
-        .await
-    {
+    if let Ok(names) = broker.shard.coordinator.run(ListOffsetGroups).await {
         for name in names {
             groups.insert(
                 name.clone(),

@@ -2,7 +2,8 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
-use shoal_coordinator::{ErrorKind, OffsetCommitEntry, Request, Response, TopicPartition};
+use shoal_coordinator::commands::CommitOffsets;
+use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
 
 use super::{owned, owned_optional};
@@ -55,12 +56,12 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
     let results = if entries.is_empty() {
         Some(Vec::new())
     } else {
-        let request = Request::CommitOffsets {
+        let request = CommitOffsets {
             group: group_id,
             offsets: entries,
         };
-        match broker.shard.coordinator_call(request).await {
-            Ok(Response::CommitOffsets(results)) if results.len() == count => Some(results),
+        match broker.shard.coordinator.run(request).await {
+            Ok(results) if results.len() == count => Some(results),
             _ => None,
         }
     };

@@ -5,7 +5,8 @@ use kafka_protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
-use shoal_coordinator::{ErrorKind, Request, Response, TopicPartition};
+use shoal_coordinator::commands::DeleteOffsets;
+use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::owned;
@@ -47,13 +48,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
         .collect();
     // Only the deletable partitions: refused ones keep their offsets, and an empty list
     // deletes nothing.
-    let request_partitions = Request::DeleteGroupOffsets {
+    let delete = DeleteOffsets {
         group,
-        partitions: Some(deletable),
+        partitions: deletable,
     };
-    let top_error = match broker.shard.coordinator_call(request_partitions).await {
-        Ok(Response::GroupOffsetsDeleted(true)) => None,
-        Ok(Response::GroupOffsetsDeleted(false)) => Some(ErrorKind::GroupIdNotFound),
+    let top_error = match broker.shard.coordinator.run(delete).await {
+        Ok(true) => None,
+        Ok(false) => Some(ErrorKind::GroupIdNotFound),
         _ => Some(ErrorKind::NotAvailable),
     };
     let topics = request

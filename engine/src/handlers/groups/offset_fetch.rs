@@ -8,7 +8,8 @@ use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
-use shoal_coordinator::{ErrorKind, Request, Response, StoredOffset, TopicPartition};
+use shoal_coordinator::commands::FetchOffsets;
+use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
 
 use super::{owned, text};
 use crate::handlers::Broker;
@@ -107,12 +108,12 @@ async fn fetch_group(
             })
             .collect::<Vec<_>>()
     });
-    let request = Request::FetchOffsets {
+    let request = FetchOffsets {
         group: group.to_string(),
         partitions,
     };
-    let stored = match broker.shard.coordinator_call(request).await {
-        Ok(Response::FetchOffsets(stored)) => stored,
+    let stored = match broker.shard.coordinator.run(request).await {
+        Ok(stored) => stored,
         _ => return (Some(ErrorKind::NotAvailable), Fetched::new()),
     };
     let by_partition: BTreeMap<TopicPartition, Option<StoredOffset>> = stored.into_iter().collect();

@@ -5,7 +5,12 @@ use std::time::Duration;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::{ErrorKind, MirroredTopic, Request, Response};
+use shoal_coordinator::commands::{
+    AddTopicsToMirror, CreateMirror, DescribeMirror, PauseMirrorTopics, RemoveTopicsFromMirror,
+    TopicAnswers,
+};
+use shoal_coordinator::Command;
+use shoal_coordinator::{ErrorKind, MirroredTopic};
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 
@@ -26,12 +31,12 @@ pub async fn create(call: &Call<'_>, r: m::CreateMirrorRequest) -> m::CreateMirr
         .into_iter()
         .map(|c| (c.name, c.value.unwrap_or_default()))
         .collect();
-    let request = Request::CreateMirror {
+    let request = CreateMirror {
         name: r.mirror_name,
         config,
     };
-    let error = match broker.shard.coordinator_call(request).await {
-        Ok(Response::CreateMirror(result)) => result.err(),
+    let error = match broker.shard.coordinator.run(request).await {
+        Ok(result) => result.err(),
         _ => Some(ErrorKind::NotAvailable),
     };
     m::CreateMirrorResponse {
@@ -68,15 +73,14 @@ pub async fn add_topics(
     };
     let config = match broker
         .shard
-        .coordinator_call(Request::DescribeMirror {
+        .coordinator
+        .run(DescribeMirror {
             name: r.mirror_name.clone(),
         })
         .await
     {
-        Ok(Response::DescribeMirror(Some(d))) => d.config,
-        Ok(Response::DescribeMirror(None)) => {
-            return respond(MirrorCode::UnknownMirror as i16, vec![])
-        }
+        Ok(Some(d)) => d.config,
+        Ok(None) => return respond(MirrorCode::UnknownMirror as i16, vec![]),
         _ => return respond(error_codes::code_of(Some(ErrorKind::NotAvailable)), vec![]),
     };
     let source = match source_topics(&config.bootstrap_servers, &names).await {
@@ -94,12 +98,12 @@ pub async fn add_topics(
             Err(code) => results[i] = code,
         }
     }
-    let request = Request::AddTopicsToMirror {
+    let request = AddTopicsToMirror {
         mirror: r.mirror_name,
         topics: found.iter().map(|(_, t)| t.clone()).collect(),
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::MirrorTopics(answers)) if answers.len() == found.len() => {
+    match broker.shard.coordinator.run(request).await {
+        Ok(answers) if answers.len() == found.len() => {
             for ((i, _), answer) in found.iter().zip(answers) {
                 results[*i] = error_codes::code_of(answer.err());
             }
@@ -158,7 +162,7 @@ pub async fn remove_topics(
 ) -> m::RemoveTopicsFromMirrorResponse {
     let broker = call.broker;
     let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
-    let request = Request::RemoveTopicsFromMirror {
+    let request = RemoveTopicsFromMirror {
         mirror: r.mirror_name,
         topics: names.clone(),
     };
@@ -223,7 +227,7 @@ pub async fn resume(
 
 /// Pause (or resume) each topic; the answers in request order.
 async fn pause_or_resume(broker: &Broker, topics: Vec<String>, pause: bool) -> Vec<(String, i16)> {
-    let request = Request::PauseMirrorTopics {
+    let request = PauseMirrorTopics {
         topics: topics.clone(),
         pause,
     };
@@ -231,9 +235,13 @@ async fn pause_or_resume(broker: &Broker, topics: Vec<String>, pause: bool) -> V
     topics.into_iter().zip(answers).collect()
 }
 
-async fn topic_answers(broker: &Broker, request: Request, count: usize) -> Vec<i16> {
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::MirrorTopics(answers)) if answers.len() == count => answers
+async fn topic_answers<C: Command<Reply = TopicAnswers>>(
+    broker: &Broker,
+    request: C,
+    count: usize,
+) -> Vec<i16> {
+    match broker.shard.coordinator.run(request).await {
+        Ok(answers) if answers.len() == count => answers
             .into_iter()
             .map(|a| error_codes::code_of(a.err()))
             .collect(),

@@ -1,6 +1,7 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
-use shoal_coordinator::{ErrorKind, MirroredPartition, Request, Response};
+use shoal_coordinator::commands::{DescribeMirror, ListMirrors};
+use shoal_coordinator::{ErrorKind, MirroredPartition};
 use shoal_protocol::mirror as m;
 use shoal_protocol::MirrorCode;
 
@@ -10,8 +11,8 @@ use crate::kafka::error_codes;
 
 pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMirrorsResponse {
     let broker = call.broker;
-    match broker.shard.coordinator_call(Request::ListMirrors).await {
-        Ok(Response::ListMirrors(mirrors)) => m::ListMirrorsResponse {
+    match broker.shard.coordinator.run(ListMirrors).await {
+        Ok(mirrors) => m::ListMirrorsResponse {
             throttle_time_ms: 0,
             error_code: error_codes::NONE,
             mirrors: mirrors
@@ -36,8 +37,8 @@ pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMi
 pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
     let broker = call.broker;
     let names = if r.mirror_names.is_empty() {
-        match broker.shard.coordinator_call(Request::ListMirrors).await {
-            Ok(Response::ListMirrors(mirrors)) => mirrors.into_iter().map(|m| m.0).collect(),
+        match broker.shard.coordinator.run(ListMirrors).await {
+            Ok(mirrors) => mirrors.into_iter().map(|m| m.0).collect(),
             _ => Vec::new(),
         }
     } else {
@@ -45,9 +46,9 @@ pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::Descr
     };
     let mut mirrors = Vec::with_capacity(names.len());
     for name in names {
-        let request = Request::DescribeMirror { name: name.clone() };
-        let described = match broker.shard.coordinator_call(request).await {
-            Ok(Response::DescribeMirror(d)) => d.ok_or(MirrorCode::UnknownMirror as i16),
+        let request = DescribeMirror { name: name.clone() };
+        let described = match broker.shard.coordinator.run(request).await {
+            Ok(d) => d.ok_or(MirrorCode::UnknownMirror as i16),
             _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
         };
         let (error_code, topics) = match described {

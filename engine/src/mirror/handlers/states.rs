@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use shoal_coordinator::{ErrorKind, Request, Response};
+use shoal_coordinator::commands::{DescribeMirror, LastMirroredOffsets, RemoveTopicsFromMirror};
+use shoal_coordinator::ErrorKind;
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 
@@ -27,14 +28,12 @@ pub async fn last_mirrored_offsets(
         })
         .collect();
     let count = partitions.len();
-    let request = Request::LastMirroredOffsets {
+    let request = LastMirroredOffsets {
         mirror: r.mirror_name,
         partitions,
     };
-    let (error_code, offsets) = match broker.shard.coordinator_call(request).await {
-        Ok(Response::LastMirroredOffsets(offsets)) if offsets.len() == count => {
-            (error_codes::NONE, offsets)
-        }
+    let (error_code, offsets) = match broker.shard.coordinator.run(request).await {
+        Ok(offsets) if offsets.len() == count => (error_codes::NONE, offsets),
         _ => (
             error_codes::code_of(Some(ErrorKind::NotAvailable)),
             vec![0; count],
@@ -68,11 +67,11 @@ async fn current_states(
     broker: &Broker,
     mirror: &str,
 ) -> Result<HashMap<(String, i32), (i8, i64)>, i16> {
-    let request = Request::DescribeMirror {
+    let request = DescribeMirror {
         name: mirror.to_string(),
     };
-    match broker.shard.coordinator_call(request).await {
-        Ok(Response::DescribeMirror(Some(d))) => Ok(d
+    match broker.shard.coordinator.run(request).await {
+        Ok(Some(d)) => Ok(d
             .topics
             .into_iter()
             .flat_map(|(name, partitions)| {
@@ -84,7 +83,7 @@ async fn current_states(
                 })
             })
             .collect()),
-        Ok(Response::DescribeMirror(None)) => Err(MirrorCode::UnknownMirror as i16),
+        Ok(None) => Err(MirrorCode::UnknownMirror as i16),
         _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
     }
 }
@@ -131,12 +130,12 @@ pub async fn write(
     let broker = call.broker;
     let mut error_code = error_codes::NONE;
     if !r.removed_topics.is_empty() {
-        let request = Request::RemoveTopicsFromMirror {
+        let request = RemoveTopicsFromMirror {
             mirror: r.mirror_name.clone(),
             topics: r.removed_topics.clone(),
         };
-        match broker.shard.coordinator_call(request).await {
-            Ok(Response::MirrorTopics(answers)) => {
+        match broker.shard.coordinator.run(request).await {
+            Ok(answers) => {
                 if let Some(e) = answers.into_iter().find_map(Result::err) {
                     error_code = error_codes::code_of(Some(e));
                 }

@@ -1,0 +1,14 @@
+//! Every coordinator command, by domain. Each file holds the commands of one part of the
+//! state and how each runs in a round.
+
+mod batches;
+mod groups;
+mod mirrors;
+mod producers;
+mod topics;
+
+pub use batches::*;
+pub use groups::*;
+pub use mirrors::*;
+pub use producers::*;
+pub use topics::*;

@@ -1,0 +1,104 @@
+//! Topics and partitions: create, grow, delete, change settings.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::command::{Command, Round};
+use crate::records::{Record, TopicConfig};
+use crate::view::TopicMeta;
+use crate::ErrorKind;
+
+/// CreateTopics: a new topic with a fresh id.
+#[derive(Debug, Clone)]
+pub struct CreateTopic {
+    pub name: String,
+    pub partitions: i32,
+    pub config: TopicConfig,
+}
+
+impl Command for CreateTopic {
+    type Reply = Result<Arc<TopicMeta>, ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let record =
+            round
+                .state()
+                .create_topic(&self.name, self.partitions, Uuid::new_v4(), self.config)?;
+        round.append(&record);
+        round.topics_changed();
+        round
+            .state()
+            .topic_meta(&self.name)
+            .map(Arc::new)
+            .ok_or(ErrorKind::UnknownTopicOrPartition)
+    }
+}
+
+/// DisklessCreatePartitions and CreatePartitions: create a topic with a given id, or grow
+/// it; idempotent.
+#[derive(Debug, Clone)]
+pub struct CreatePartitions {
+    pub topic_id: Uuid,
+    pub name: String,
+    pub total_partitions: i32,
+}
+
+impl Command for CreatePartitions {
+    type Reply = Result<(), ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let record =
+            round
+                .state()
+                .create_partitions(self.topic_id, &self.name, self.total_partitions)?;
+        if let Some(record) = record {
+            round.append(&record);
+            round.topics_changed();
+        }
+        Ok(())
+    }
+}
+
+/// DeleteTopics: the id of the topic deleted.
+#[derive(Debug, Clone)]
+pub struct DeleteTopic {
+    pub name: String,
+}
+
+impl Command for DeleteTopic {
+    type Reply = Result<Uuid, ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let record = round.state().delete_topic(&self.name, round.now_ms())?;
+        round.append(&record);
+        round.topics_changed();
+        match record {
+            Record::TopicDeleted { id, .. } => Ok(id),
+            _ => unreachable!("delete_topic returns TopicDeleted"),
+        }
+    }
+}
+
+/// AlterConfigs / IncrementalAlterConfigs: the topic's whole new settings.
+#[derive(Debug, Clone)]
+pub struct AlterTopicConfig {
+    pub name: String,
+    pub config: TopicConfig,
+}
+
+impl Command for AlterTopicConfig {
+    type Reply = Result<(), ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if let Some(record) = round.state().alter_topic_config(&self.name, self.config)? {
+            round.append(&record);
+            round.topics_changed();
+        }
+        Ok(())
+    }
+}
