@@ -8,7 +8,6 @@ mod mirror;
 mod server;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use clap::Parser;
@@ -17,7 +16,7 @@ use signal_hook::iterator::Signals;
 
 use config::BrokerConfig;
 pub use error::EngineError;
-use shoal_shards::{BrokerMetrics, ServeFn};
+use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
 
 /// Shoal: a Kafka-compatible broker whose topics live in object storage.
@@ -109,27 +108,20 @@ fn run(args: Args) -> Result<(), EngineError> {
         "starting shoal"
     );
 
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown = Arc::new(Latch::new(1));
     let mut signals = Signals::new([SIGTERM, SIGINT])?;
-    let flag = shutdown.clone();
+    let on_signal = shutdown.clone();
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             tracing::info!(signal, "shutting down: draining buffers");
-            flag.store(true, Ordering::Relaxed);
+            on_signal.release();
         }
     });
 
-    let metrics = Arc::new(BrokerMetrics::new(runtime.shard_cores.len()));
     let config = Arc::new(config);
-    let mirror_status = Arc::new(mirror::status::MirrorStatus::default());
-    let serve: ServeFn = Arc::new(move |shard| {
-        Box::pin(server::serve_shard(
-            shard,
-            config.clone(),
-            mirror_status.clone(),
-        ))
-    });
-    shoal_shards::run(runtime, serve, shutdown, metrics)?;
+    let serve: ServeFn =
+        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone())));
+    shoal_shards::run(runtime, serve, shutdown)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use futures::channel::oneshot;
+use futures::future::{select, Either};
 use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
@@ -15,6 +16,7 @@ use shoal_coordinator::{
 };
 use shoal_wal::ObjectStore;
 
+use crate::lifecycle::Tasks;
 use crate::maintenance::{self, MaintenanceConfig};
 use crate::rpc::{self, ServerEnds};
 use crate::ShardError;
@@ -62,8 +64,8 @@ impl LocalCoordinator {
 
 impl CoordinatorShard {
     /// Runs until `finished` resolves, which the runtime arranges for after every shard has
-    /// drained. A metadata log that cannot be made durable stops the process: the in-memory
-    /// state would be ahead of the disk.
+    /// drained. A metadata log that cannot be made durable stops it at once with the error:
+    /// the in-memory state would be ahead of the disk, so nothing more may be answered.
     pub async fn run(
         self,
         ends: Vec<ServerEnds<Envelope, AnyReply>>,
@@ -73,6 +75,7 @@ impl CoordinatorShard {
         let core = CoordinatorCore::open(&self.dir, self.view.clone(), self.snapshot_log_bytes)
             .await?
             .with_metrics(self.metrics.clone());
+        let tasks = Tasks::new();
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
         let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;
@@ -81,7 +84,7 @@ impl CoordinatorShard {
             replies.push(server.responses);
             let requests = server.requests;
             let inbox = inbox_tx.clone();
-            glommio::spawn_local(async move {
+            tasks.spawn_request(async move {
                 while let Some((id, command)) = requests.recv().await {
                     let inbound = Inbound {
                         reply: Reply::Shard { shard, id },
@@ -91,24 +94,30 @@ impl CoordinatorShard {
                         break;
                     }
                 }
-            })
-            .detach();
+            });
         }
-        let serving = glommio::spawn_local(serve_rounds(core, inbox_rx, replies));
+        let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, replies));
         let local = LocalCoordinator { inbox: inbox_tx };
-        let tasks = maintenance::start(local, Rc::new(store), self.maintenance);
-        finished.await;
-        drop(tasks);
-        drop(serving);
-        Ok(())
+        maintenance::start(&tasks, local, Rc::new(store), self.maintenance);
+        let outcome = match select(Box::pin(finished), serving).await {
+            Either::Left(((), serving)) => {
+                serving.cancel();
+                Ok(())
+            }
+            Either::Right((served, _)) => served.unwrap_or(Ok(())),
+        };
+        tasks.stop_background();
+        outcome
     }
 }
 
+/// Answers rounds until the inbox closes; an Err (the log could not be made durable) ends
+/// it before anything of that round is answered.
 async fn serve_rounds(
     mut core: CoordinatorCore,
     inbox: LocalReceiver<Inbound>,
     replies: Vec<ConnectedSender<rpc::Envelope<AnyReply>>>,
-) {
+) -> Result<(), ShardError> {
     while let Some(first) = inbox.recv().await {
         let mut round = vec![first];
         while round.len() < ROUND_REQUESTS_MAX {
@@ -123,7 +132,7 @@ async fn serve_rounds(
             Ok(responses) => responses,
             Err(e) => {
                 tracing::error!(error = %e, "metadata log is not durable; stopping");
-                std::process::exit(70);
+                return Err(e.into());
             }
         };
         for (route, response) in routes.into_iter().zip(responses) {
@@ -137,4 +146,5 @@ async fn serve_rounds(
             }
         }
     }
+    Ok(())
 }

@@ -5,11 +5,11 @@
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use glommio::task::JoinHandle;
 use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles, FilesDeleted};
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::LocalCoordinator;
+use crate::lifecycle::Tasks;
 
 /// The key prefix every WAL object is stored under.
 pub const WAL_PREFIX: &str = "wal";
@@ -31,22 +31,22 @@ pub struct MaintenanceConfig {
     pub orphan_grace: Duration,
 }
 
-/// Starts the tasks; dropping the handles stops them.
+/// Starts the tasks as background work of the coordinator executor.
 pub fn start(
+    tasks: &Rc<Tasks>,
     coordinator: LocalCoordinator,
     store: Rc<ObjectStore>,
     config: MaintenanceConfig,
-) -> Vec<JoinHandle<()>> {
-    vec![
-        glommio::spawn_local(enforce_retention(coordinator.clone(), config.clone())).detach(),
-        glommio::spawn_local(clean_files(
-            coordinator.clone(),
-            store.clone(),
-            config.clone(),
-        ))
-        .detach(),
-        glommio::spawn_local(collect_orphans(coordinator, store, config)).detach(),
-    ]
+) {
+    tasks.spawn_background(
+        "retention",
+        enforce_retention(coordinator.clone(), config.clone()),
+    );
+    tasks.spawn_background(
+        "file cleaner",
+        clean_files(coordinator.clone(), store.clone(), config.clone()),
+    );
+    tasks.spawn_background("orphan scan", collect_orphans(coordinator, store, config));
 }
 
 fn now_ms() -> i64 {

@@ -6,6 +6,8 @@ use bytes::Bytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 
 use crate::groups::messages::{GroupRequest, GroupResponse};
+use crate::metrics::MetricsSnapshot;
+use crate::mirror_progress::{MirrorLag, SourceOffsets};
 
 #[derive(Debug, Clone)]
 pub struct PartitionProduce {
@@ -80,6 +82,10 @@ pub enum PeerRequest {
     },
     /// For a consumer group this shard owns.
     Group(GroupRequest),
+    /// This shard's metrics and mirror lags, for a scrape.
+    Scrape,
+    /// What the fetchers last saw of these mirrored partitions' sources.
+    MirrorSources(Vec<TopicPartition>),
 }
 
 #[derive(Debug)]
@@ -88,4 +94,6 @@ pub enum PeerResponse {
     Fetch(Vec<PartitionFetchResult>),
     DataReady,
     Group(GroupResponse),
+    Scrape(Box<(MetricsSnapshot, Vec<MirrorLag>)>),
+    MirrorSources(Vec<Option<SourceOffsets>>),
 }

@@ -1,9 +1,9 @@
-//! Broker metrics: lock-free counters and fixed-bucket histograms shared by every executor,
-//! rendered in the Prometheus text format on demand.
+//! Broker metrics. Each shard counts into its own plain counters (`ShardMetrics`, never shared
+//! between threads, so counting costs an add and no cache line moves between cores); a scrape
+//! asks every shard for a snapshot, sums them and renders the Prometheus text format.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_coordinator::CoordinatorMetrics;
@@ -40,50 +40,179 @@ fn key_of(slot: usize) -> i16 {
     }
 }
 
+#[derive(Default)]
+pub struct Counter(Cell<u64>);
+
+impl Counter {
+    pub fn add(&self, n: u64) {
+        self.0.set(self.0.get().wrapping_add(n));
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+#[derive(Default)]
+pub struct Gauge(Cell<u64>);
+
+impl Gauge {
+    pub fn set(&self, value: u64) {
+        self.0.set(value);
+    }
+}
+
 pub struct Histogram {
     bounds: &'static [f64],
-    buckets: Vec<AtomicU64>,
-    count: AtomicU64,
+    buckets: Vec<Cell<u64>>,
+    count: Cell<u64>,
     /// In millionths of the unit, so the sum stays an integer.
-    sum_micros: AtomicU64,
+    sum_micros: Cell<u64>,
 }
 
 impl Histogram {
     fn new(bounds: &'static [f64]) -> Histogram {
         Histogram {
             bounds,
-            buckets: (0..bounds.len()).map(|_| AtomicU64::new(0)).collect(),
-            count: AtomicU64::new(0),
-            sum_micros: AtomicU64::new(0),
+            buckets: (0..bounds.len()).map(|_| Cell::new(0)).collect(),
+            count: Cell::new(0),
+            sum_micros: Cell::new(0),
         }
     }
 
     pub fn observe(&self, value: f64) {
         if let Some(i) = self.bounds.iter().position(|b| value <= *b) {
-            self.buckets[i].fetch_add(1, Ordering::Relaxed);
+            self.buckets[i].set(self.buckets[i].get() + 1);
         }
-        self.count.fetch_add(1, Ordering::Relaxed);
+        self.count.set(self.count.get() + 1);
         self.sum_micros
-            .fetch_add((value * 1e6) as u64, Ordering::Relaxed);
+            .set(self.sum_micros.get().wrapping_add((value * 1e6) as u64));
     }
 
     pub fn observe_duration(&self, d: Duration) {
         self.observe(d.as_secs_f64());
     }
 
+    fn snapshot(&self) -> HistogramSnapshot {
+        HistogramSnapshot {
+            bounds: self.bounds,
+            buckets: self.buckets.iter().map(Cell::get).collect(),
+            count: self.count.get(),
+            sum_micros: self.sum_micros.get(),
+        }
+    }
+}
+
+/// One shard's counters; only its own executor touches them.
+pub struct ShardMetrics {
+    pub shard: usize,
+    requests: Vec<Counter>,
+    request_seconds: Vec<Histogram>,
+    pub produce_bytes_in: Counter,
+    pub fetch_bytes_out: Counter,
+    pub wal_objects_uploaded: Counter,
+    pub wal_upload_failures: Counter,
+    pub wal_object_bytes: Histogram,
+    pub wal_upload_seconds: Histogram,
+    pub commit_seconds: Histogram,
+    pub fetch_cache_hits: Counter,
+    pub fetch_cache_misses: Counter,
+    /// Objects uploading or waiting to commit, and bytes in the open buffer.
+    pub wal_in_flight: Gauge,
+    pub wal_buffer_bytes: Gauge,
+}
+
+impl ShardMetrics {
+    pub fn new(shard: usize) -> ShardMetrics {
+        ShardMetrics {
+            shard,
+            requests: (0..API_KEYS).map(|_| Counter::default()).collect(),
+            request_seconds: (0..API_KEYS)
+                .map(|_| Histogram::new(&LATENCY_BUCKETS_S))
+                .collect(),
+            produce_bytes_in: Counter::default(),
+            fetch_bytes_out: Counter::default(),
+            wal_objects_uploaded: Counter::default(),
+            wal_upload_failures: Counter::default(),
+            wal_object_bytes: Histogram::new(&SIZE_BUCKETS_BYTES),
+            wal_upload_seconds: Histogram::new(&LATENCY_BUCKETS_S),
+            commit_seconds: Histogram::new(&LATENCY_BUCKETS_S),
+            fetch_cache_hits: Counter::default(),
+            fetch_cache_misses: Counter::default(),
+            wal_in_flight: Gauge::default(),
+            wal_buffer_bytes: Gauge::default(),
+        }
+    }
+
+    pub fn request_done(&self, api_key: i16, elapsed: Duration) {
+        if let Some(i) = slot_of(api_key) {
+            self.requests[i].add(1);
+            self.request_seconds[i].observe_duration(elapsed);
+        }
+    }
+
+    /// A copy of every value, to send to the shard that renders a scrape.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            requests: self.requests.iter().map(Counter::get).collect(),
+            request_seconds: self
+                .request_seconds
+                .iter()
+                .map(Histogram::snapshot)
+                .collect(),
+            counters: [
+                self.produce_bytes_in.get(),
+                self.fetch_bytes_out.get(),
+                self.wal_objects_uploaded.get(),
+                self.wal_upload_failures.get(),
+                self.fetch_cache_hits.get(),
+                self.fetch_cache_misses.get(),
+            ],
+            histograms: [
+                self.wal_object_bytes.snapshot(),
+                self.wal_upload_seconds.snapshot(),
+                self.commit_seconds.snapshot(),
+            ],
+            gauges: vec![(
+                self.shard,
+                self.wal_in_flight.0.get(),
+                self.wal_buffer_bytes.0.get(),
+            )],
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct HistogramSnapshot {
+    bounds: &'static [f64],
+    buckets: Vec<u64>,
+    count: u64,
+    sum_micros: u64,
+}
+
+impl HistogramSnapshot {
+    fn merge(&mut self, other: &HistogramSnapshot) {
+        debug_assert_eq!(self.bounds, other.bounds);
+        for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
+            *mine += theirs;
+        }
+        self.count += other.count;
+        self.sum_micros = self.sum_micros.wrapping_add(other.sum_micros);
+    }
+
     fn render(&self, out: &mut String, name: &str, labels: &str) {
         let mut cumulative = 0;
         let sep = if labels.is_empty() { "" } else { "," };
         for (bound, bucket) in self.bounds.iter().zip(&self.buckets) {
-            cumulative += bucket.load(Ordering::Relaxed);
+            cumulative += bucket;
             let _ = writeln!(
                 out,
                 "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
             );
         }
-        let count = self.count.load(Ordering::Relaxed);
+        let count = self.count;
         let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {count}");
-        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let sum = self.sum_micros as f64 / 1e6;
         let braces = if labels.is_empty() {
             String::new()
         } else {
@@ -94,69 +223,59 @@ impl Histogram {
     }
 }
 
-pub struct BrokerMetrics {
-    requests: Vec<AtomicU64>,
-    request_seconds: Vec<Histogram>,
-    pub produce_bytes_in: AtomicU64,
-    pub fetch_bytes_out: AtomicU64,
-    pub wal_objects_uploaded: AtomicU64,
-    pub wal_upload_failures: AtomicU64,
-    pub wal_object_bytes: Histogram,
-    pub wal_upload_seconds: Histogram,
-    pub commit_seconds: Histogram,
-    pub fetch_cache_hits: AtomicU64,
-    pub fetch_cache_misses: AtomicU64,
-    /// Per shard: objects uploading or waiting to commit, and bytes in the open buffer.
-    pub wal_in_flight: Vec<AtomicU64>,
-    pub wal_buffer_bytes: Vec<AtomicU64>,
-    pub coordinator: Arc<CoordinatorMetrics>,
+const COUNTER_NAMES: [&str; 6] = [
+    "shoal_produce_bytes_in_total",
+    "shoal_fetch_bytes_out_total",
+    "shoal_wal_objects_uploaded_total",
+    "shoal_wal_upload_failures_total",
+    "shoal_fetch_cache_hits_total",
+    "shoal_fetch_cache_misses_total",
+];
+const HISTOGRAM_NAMES: [&str; 3] = [
+    "shoal_wal_object_bytes",
+    "shoal_wal_upload_duration_seconds",
+    "shoal_commit_duration_seconds",
+];
+
+/// The values of one or more shards, summed; what a scrape renders.
+#[derive(Debug, Clone)]
+pub struct MetricsSnapshot {
+    requests: Vec<u64>,
+    request_seconds: Vec<HistogramSnapshot>,
+    counters: [u64; 6],
+    histograms: [HistogramSnapshot; 3],
+    /// Per shard: (shard, objects in flight, buffered bytes).
+    gauges: Vec<(usize, u64, u64)>,
 }
 
-impl BrokerMetrics {
-    pub fn new(shards: usize) -> BrokerMetrics {
-        BrokerMetrics {
-            requests: (0..API_KEYS).map(|_| AtomicU64::new(0)).collect(),
-            request_seconds: (0..API_KEYS)
-                .map(|_| Histogram::new(&LATENCY_BUCKETS_S))
-                .collect(),
-            produce_bytes_in: AtomicU64::new(0),
-            fetch_bytes_out: AtomicU64::new(0),
-            wal_objects_uploaded: AtomicU64::new(0),
-            wal_upload_failures: AtomicU64::new(0),
-            wal_object_bytes: Histogram::new(&SIZE_BUCKETS_BYTES),
-            wal_upload_seconds: Histogram::new(&LATENCY_BUCKETS_S),
-            commit_seconds: Histogram::new(&LATENCY_BUCKETS_S),
-            fetch_cache_hits: AtomicU64::new(0),
-            fetch_cache_misses: AtomicU64::new(0),
-            wal_in_flight: (0..shards).map(|_| AtomicU64::new(0)).collect(),
-            wal_buffer_bytes: (0..shards).map(|_| AtomicU64::new(0)).collect(),
-            coordinator: Arc::new(CoordinatorMetrics::default()),
+impl MetricsSnapshot {
+    pub fn merge(&mut self, other: &MetricsSnapshot) {
+        for (mine, theirs) in self.requests.iter_mut().zip(&other.requests) {
+            *mine += theirs;
         }
-    }
-
-    pub fn count(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub fn set(gauge: &AtomicU64, value: u64) {
-        gauge.store(value, Ordering::Relaxed);
-    }
-
-    pub fn request_done(&self, api_key: i16, elapsed: Duration) {
-        if let Some(i) = slot_of(api_key) {
-            self.requests[i].fetch_add(1, Ordering::Relaxed);
-            self.request_seconds[i].observe_duration(elapsed);
+        for (mine, theirs) in self.request_seconds.iter_mut().zip(&other.request_seconds) {
+            mine.merge(theirs);
         }
+        for (mine, theirs) in self.counters.iter_mut().zip(&other.counters) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.histograms.iter_mut().zip(&other.histograms) {
+            mine.merge(theirs);
+        }
+        self.gauges.extend_from_slice(&other.gauges);
+        self.gauges.sort_unstable();
     }
 
     /// The Prometheus text exposition format (version 0.0.4).
-    pub fn render(&self, api_name: impl Fn(i16) -> String) -> String {
+    pub fn render(
+        &self,
+        api_name: impl Fn(i16) -> String,
+        coordinator: &CoordinatorMetrics,
+    ) -> String {
         let mut out = String::with_capacity(16 << 10);
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         out.push_str("# TYPE shoal_requests_total counter\n");
-        for (i, c) in self.requests.iter().enumerate() {
-            let n = load(c);
-            if n > 0 {
+        for (i, n) in self.requests.iter().enumerate() {
+            if *n > 0 {
                 let _ = writeln!(
                     out,
                     "shoal_requests_total{{api=\"{}\"}} {n}",
@@ -166,73 +285,63 @@ impl BrokerMetrics {
         }
         out.push_str("# TYPE shoal_request_duration_seconds histogram\n");
         for (i, h) in self.request_seconds.iter().enumerate() {
-            if load(&self.requests[i]) > 0 {
+            if self.requests[i] > 0 {
                 let labels = format!("api=\"{}\"", api_name(key_of(i)));
                 h.render(&mut out, "shoal_request_duration_seconds", &labels);
             }
         }
-        let counters = [
-            ("shoal_produce_bytes_in_total", &self.produce_bytes_in),
-            ("shoal_fetch_bytes_out_total", &self.fetch_bytes_out),
-            (
-                "shoal_wal_objects_uploaded_total",
-                &self.wal_objects_uploaded,
-            ),
-            ("shoal_wal_upload_failures_total", &self.wal_upload_failures),
-            ("shoal_fetch_cache_hits_total", &self.fetch_cache_hits),
-            ("shoal_fetch_cache_misses_total", &self.fetch_cache_misses),
-            (
-                "shoal_coordinator_log_syncs_total",
-                &self.coordinator.log_syncs,
-            ),
+        let coordinator_counters = [
+            ("shoal_coordinator_log_syncs_total", &coordinator.log_syncs),
             (
                 "shoal_coordinator_write_requests_total",
-                &self.coordinator.write_requests,
+                &coordinator.write_requests,
             ),
             (
                 "shoal_coordinator_read_requests_total",
-                &self.coordinator.read_requests,
+                &coordinator.read_requests,
             ),
             (
                 "shoal_coordinator_batches_committed_total",
-                &self.coordinator.batches_committed,
+                &coordinator.batches_committed,
             ),
-            (
-                "shoal_coordinator_snapshots_total",
-                &self.coordinator.snapshots,
-            ),
+            ("shoal_coordinator_snapshots_total", &coordinator.snapshots),
         ];
-        for (name, counter) in counters {
-            let _ = writeln!(out, "# TYPE {name} counter\n{name} {}", load(counter));
+        let counters = COUNTER_NAMES.iter().copied().zip(self.counters).chain(
+            coordinator_counters
+                .into_iter()
+                .map(|(name, c)| (name, CoordinatorMetrics::get(c))),
+        );
+        for (name, value) in counters {
+            let _ = writeln!(out, "# TYPE {name} counter\n{name} {value}");
         }
-        let hits = load(&self.fetch_cache_hits) as f64;
-        let total = hits + load(&self.fetch_cache_misses) as f64;
-        let ratio = if total > 0.0 { hits / total } else { 0.0 };
+        let [.., hits, misses] = self.counters;
+        let total = (hits + misses) as f64;
+        let ratio = if total > 0.0 {
+            hits as f64 / total
+        } else {
+            0.0
+        };
         let _ = writeln!(
             out,
             "# TYPE shoal_fetch_cache_hit_ratio gauge\nshoal_fetch_cache_hit_ratio {ratio}"
         );
-        let histograms = [
-            ("shoal_wal_object_bytes", &self.wal_object_bytes),
-            (
-                "shoal_wal_upload_duration_seconds",
-                &self.wal_upload_seconds,
-            ),
-            ("shoal_commit_duration_seconds", &self.commit_seconds),
-        ];
-        for (name, h) in histograms {
+        for (name, h) in HISTOGRAM_NAMES.iter().zip(&self.histograms) {
             let _ = writeln!(out, "# TYPE {name} histogram");
             h.render(&mut out, name, "");
         }
-        let gauges = [
-            ("shoal_wal_objects_in_flight", &self.wal_in_flight),
-            ("shoal_wal_buffer_bytes", &self.wal_buffer_bytes),
-        ];
-        for (name, per_shard) in gauges {
-            let _ = writeln!(out, "# TYPE {name} gauge");
-            for (shard, g) in per_shard.iter().enumerate() {
-                let _ = writeln!(out, "{name}{{shard=\"{shard}\"}} {}", load(g));
-            }
+        out.push_str("# TYPE shoal_wal_objects_in_flight gauge\n");
+        for (shard, in_flight, _) in &self.gauges {
+            let _ = writeln!(
+                out,
+                "shoal_wal_objects_in_flight{{shard=\"{shard}\"}} {in_flight}"
+            );
+        }
+        out.push_str("# TYPE shoal_wal_buffer_bytes gauge\n");
+        for (shard, _, buffered) in &self.gauges {
+            let _ = writeln!(
+                out,
+                "shoal_wal_buffer_bytes{{shard=\"{shard}\"}} {buffered}"
+            );
         }
         out
     }
@@ -243,17 +352,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn renders_counters_histograms_and_gauges() {
-        let m = BrokerMetrics::new(2);
-        m.request_done(0, Duration::from_millis(3));
-        m.request_done(0, Duration::from_millis(30));
-        BrokerMetrics::count(&m.produce_bytes_in, 100);
-        BrokerMetrics::set(&m.wal_in_flight[1], 3);
-        let text = m.render(|k| format!("key{k}"));
+    fn shards_count_alone_and_a_scrape_sums_them() {
+        let (a, b) = (ShardMetrics::new(0), ShardMetrics::new(1));
+        a.request_done(0, Duration::from_millis(3));
+        b.request_done(0, Duration::from_millis(30));
+        a.produce_bytes_in.add(100);
+        b.produce_bytes_in.add(20);
+        b.wal_in_flight.set(3);
+        let mut sum = a.snapshot();
+        sum.merge(&b.snapshot());
+        let text = sum.render(|k| format!("key{k}"), &CoordinatorMetrics::default());
         assert!(text.contains("shoal_requests_total{api=\"key0\"} 2"));
         assert!(text.contains("shoal_request_duration_seconds_bucket{api=\"key0\",le=\"0.005\"} 1"));
         assert!(text.contains("shoal_request_duration_seconds_bucket{api=\"key0\",le=\"+Inf\"} 2"));
-        assert!(text.contains("shoal_produce_bytes_in_total 100"));
+        assert!(text.contains("shoal_produce_bytes_in_total 120"));
+        assert!(text.contains("shoal_wal_objects_in_flight{shard=\"0\"} 0"));
         assert!(text.contains("shoal_wal_objects_in_flight{shard=\"1\"} 3"));
         assert!(!text.contains("key1"), "APIs never called are left out");
     }

@@ -5,41 +5,44 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use futures::future::{select, Either};
 use glommio::{LocalExecutorBuilder, Placement};
-use shoal_coordinator::{AnyReply, Envelope, TopicsView};
+use shoal_coordinator::{AnyReply, CoordinatorMetrics, Envelope, TopicsView};
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
+use crate::lifecycle::{with_deadline, Latch, Tasks};
 use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
-use crate::{BrokerMetrics, PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
+use crate::shard::ShardWiring;
+use crate::{PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
 
-/// What the engine runs on each shard once it is wired: its listener.
-pub type ServeFn = Arc<dyn Fn(Rc<Shard>) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
+/// What the engine runs on each shard once it is wired: its listener, which returns only if
+/// it cannot serve.
+pub type ServeFn =
+    Arc<dyn Fn(Rc<Shard>) -> Pin<Box<dyn Future<Output = Result<(), ShardError>>>> + Send + Sync>;
 
-const SHUTDOWN_POLL: Duration = Duration::from_millis(20);
+/// How long a shard may take to commit what it buffered when the broker stops. Producers of
+/// anything left were never answered, so nothing acknowledged is lost past it.
+const DRAIN_MAX: Duration = Duration::from_secs(30);
 
 type PeerClientEnds = ClientEnds<PeerRequest, PeerResponse>;
 type PeerServerEnds = ServerEnds<PeerRequest, PeerResponse>;
 
-/// Runs the broker's executors until `shutdown` is set, then drains every shard's buffer,
-/// lets the coordinator answer the last commits, and returns.
-pub fn run(
-    config: RuntimeConfig,
-    serve: ServeFn,
-    shutdown: Arc<AtomicBool>,
-    metrics: Arc<BrokerMetrics>,
-) -> Result<(), ShardError> {
+/// Runs the broker's executors until `shutdown` opens (a signal, or any executor that cannot
+/// go on), then drains every shard's buffer, lets the coordinator answer the last commits,
+/// and returns the first failure.
+pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Result<(), ShardError> {
     let shard_count = config.shard_cores.len();
     if shard_count == 0 {
         return Err(ShardError::Config("no shard cores configured".into()));
     }
     let topics = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    let shards_drained = Arc::new(AtomicUsize::new(0));
+    let shards_drained = Arc::new(Latch::new(shard_count));
+    let coordinator_metrics = Arc::new(CoordinatorMetrics::default());
 
     let mut coordinator_clients = Vec::new();
     let mut coordinator_servers = Vec::new();
@@ -57,20 +60,21 @@ pub fn run(
             queue_depth: config.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
             snapshot_log_bytes: config.snapshot_log_bytes,
-            metrics: metrics.coordinator.clone(),
+            metrics: coordinator_metrics.clone(),
         };
         let store_config = config.store.clone();
         let drained = shards_drained.clone();
+        let shutdown = shutdown.clone();
         builder("coordinator", config.coordinator_core, &config)
             .spawn(move || async move {
                 let store = ObjectStore::open(&store_config)?;
                 // Shards answer nothing after draining, so no commit is in flight by then.
-                let all_drained = async move {
-                    while drained.load(Ordering::Acquire) < shard_count {
-                        glommio::timer::sleep(SHUTDOWN_POLL).await;
-                    }
-                };
-                shard.run(coordinator_servers, store, all_drained).await
+                let result = shard.run(coordinator_servers, store, drained.wait()).await;
+                if result.is_err() {
+                    // The shards cannot go on without it.
+                    shutdown.release();
+                }
+                result
             })
             .map_err(|e| ShardError::Executor(e.to_string()))?
     };
@@ -80,72 +84,31 @@ pub fn run(
         let coordinator_ends = coordinator_clients.pop().expect("one per shard");
         let peer_clients = mesh_clients.pop().expect("one row per shard");
         let peer_servers = mesh_servers.pop().expect("one row per shard");
-        let config = Rc::new(config.clone());
-        let config_send = (*config).clone();
-        drop(config);
+        let config_send = config.clone();
         let topics = topics.clone();
         let serve = serve.clone();
         let shutdown = shutdown.clone();
         let drained = shards_drained.clone();
-        let metrics = metrics.clone();
+        let coordinator_metrics = coordinator_metrics.clone();
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
-                let config = Rc::new(config_send);
-                let store = Rc::new(ObjectStore::open(&config.store)?);
-                // Every channel end waits for its peer, so all are connected at once.
-                let clients =
-                    futures::future::join_all(peer_clients.into_iter().map(|ends| async {
-                        match ends {
-                            Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
-                            None => None,
-                        }
-                    }));
-                let servers = futures::future::join_all(
-                    peer_servers
-                        .into_iter()
-                        .flatten()
-                        .map(|ends| ends.connect()),
-                );
-                let (coordinator, peers, servers) = futures::join!(
-                    RpcClient::connect("coordinator", coordinator_ends),
-                    clients,
-                    servers
-                );
-                let shard = Rc::new(Shard::new(
+                let result = run_shard(
                     index,
-                    config,
+                    config_send,
                     topics,
-                    coordinator,
-                    peers,
-                    store,
-                    metrics,
-                ));
-                for server in servers {
-                    let shard = shard.clone();
-                    glommio::spawn_local(rpc::serve(server, move |request| {
-                        shard.clone().handle_peer(request)
-                    }))
-                    .detach();
+                    (coordinator_ends, peer_clients, peer_servers),
+                    serve,
+                    &shutdown,
+                    coordinator_metrics,
+                )
+                .await;
+                if result.is_err() {
+                    shutdown.release();
                 }
-                // Serve clients only once the coordinator has recovered its state.
-                shard.wait_for_coordinator().await?;
-                let serving = glommio::spawn_local(serve(shard.clone()));
-                if index == 0 {
-                    let interval = shard.config.maintenance.retention_check_interval;
-                    glommio::spawn_local(crate::groups::expire_offsets_loop(
-                        shard.clone(),
-                        interval,
-                    ))
-                    .detach();
-                }
-                while !shutdown.load(Ordering::Relaxed) {
-                    glommio::timer::sleep(SHUTDOWN_POLL).await;
-                }
-                drop(serving);
-                shard.flush().await;
-                tracing::info!(shard = index, "shard drained");
-                drained.fetch_add(1, Ordering::Release);
-                Ok::<(), ShardError>(())
+                // Counted also on failure, so the coordinator never waits for a shard that
+                // is gone.
+                drained.count_down();
+                result
             })
             .map_err(|e| ShardError::Executor(e.to_string()))?;
         shards.push(handle);
@@ -166,6 +129,90 @@ pub fn run(
         Err(e) => first_error = Some(ShardError::Executor(e.to_string())),
     }
     first_error.map_or(Ok(()), Err)
+}
+
+type ShardEnds = (
+    ClientEnds<Envelope, AnyReply>,
+    Vec<Option<PeerClientEnds>>,
+    Vec<Option<PeerServerEnds>>,
+);
+
+/// One shard's life: connect its queues, serve once the coordinator has recovered, and on
+/// shutdown stop accepting, stop background work and commit what it buffered.
+async fn run_shard(
+    index: usize,
+    config: RuntimeConfig,
+    topics: Arc<ArcSwap<TopicsView>>,
+    (coordinator_ends, peer_clients, peer_servers): ShardEnds,
+    serve: ServeFn,
+    shutdown: &Latch,
+    coordinator_metrics: Arc<CoordinatorMetrics>,
+) -> Result<(), ShardError> {
+    let config = Rc::new(config);
+    let store = Rc::new(ObjectStore::open(&config.store)?);
+    let tasks = Tasks::new();
+    // Every channel end waits for its peer, so all are connected at once.
+    let clients = futures::future::join_all(peer_clients.into_iter().map(|ends| async {
+        match ends {
+            Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
+            None => None,
+        }
+    }));
+    let servers = futures::future::join_all(
+        peer_servers
+            .into_iter()
+            .flatten()
+            .map(|ends| ends.connect()),
+    );
+    let (coordinator, peers, servers) = futures::join!(
+        RpcClient::connect("coordinator", coordinator_ends),
+        clients,
+        servers
+    );
+    let wiring = ShardWiring {
+        topics,
+        coordinator,
+        peers,
+        store,
+        coordinator_metrics,
+        tasks: tasks.clone(),
+    };
+    let shard = Rc::new(Shard::new(index, config, wiring));
+    for server in servers {
+        let shard = shard.clone();
+        tasks.spawn_request(rpc::serve(server, move |request| {
+            shard.clone().handle_peer(request)
+        }));
+    }
+    // Serve clients only once the coordinator has recovered its state.
+    shard.wait_for_coordinator().await?;
+    let serving = tasks.spawn_request(serve(shard.clone()));
+    if index == 0 {
+        let interval = shard.config.maintenance.retention_check_interval;
+        tasks.spawn_background(
+            "offset expiry",
+            crate::groups::expire_offsets_loop(shard.clone(), interval),
+        );
+    }
+    let outcome = match select(Box::pin(shutdown.wait()), serving).await {
+        Either::Left(((), serving)) => {
+            serving.cancel();
+            Ok(())
+        }
+        // The listener gave up (it could not bind): the whole broker stops.
+        Either::Right((served, _)) => served.unwrap_or(Ok(())),
+    };
+    tasks.stop_background();
+    if with_deadline(DRAIN_MAX, shard.flush()).await.is_none() {
+        tracing::error!(
+            shard = index,
+            seconds = DRAIN_MAX.as_secs(),
+            "could not commit everything buffered in time; those producers were not answered"
+        );
+    } else {
+        tracing::info!(shard = index, "shard drained");
+    }
+    outcome
 }
 
 fn builder(name: &str, core: usize, config: &RuntimeConfig) -> LocalExecutorBuilder {

@@ -10,16 +10,20 @@ use arc_swap::ArcSwap;
 use futures::future::{select_all, LocalBoxFuture};
 use futures::FutureExt;
 use shoal_coordinator::commands::{FindBatches, ListOffsets};
-use shoal_coordinator::{ErrorKind, FindBatchesRequest, TopicPartition, TopicsView};
+use shoal_coordinator::{
+    CoordinatorMetrics, ErrorKind, FindBatchesRequest, TopicPartition, TopicsView,
+};
 use shoal_wal::ObjectStore;
 
 use crate::fetch::{read_partition, LocalData};
 use crate::groups::messages::{GroupRequest, GroupResponse};
 use crate::groups::{owner_of_group, Groups};
+use crate::lifecycle::Tasks;
+use crate::metrics::{MetricsSnapshot, ShardMetrics};
+use crate::mirror_progress::{MirrorLag, MirrorProgress, SourceOffsets};
 use crate::produce::ProducePipeline;
 use crate::routing::owner_shard;
 use crate::rpc::{CoordinatorClient, RpcClient};
-use crate::BrokerMetrics;
 use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, PeerRequest,
     PeerResponse, RuntimeConfig, ShardError,
@@ -40,19 +44,38 @@ pub struct Shard {
     pub(crate) store: Rc<ObjectStore>,
     /// Consumer groups this shard owns.
     groups: Rc<Groups>,
-    pub metrics: Arc<BrokerMetrics>,
+    /// This shard's own counters; a scrape sums every shard's.
+    pub metrics: Rc<ShardMetrics>,
+    /// Written by the coordinator executor only; read at a scrape.
+    pub coordinator_metrics: Arc<CoordinatorMetrics>,
+    /// The mirror fetchers' progress for the mirrored partitions this shard owns.
+    pub mirror_progress: MirrorProgress,
+    /// The executor's task queues and background tasks.
+    pub tasks: Rc<Tasks>,
+}
+
+/// What a shard is connected to, made by the runtime (or a test harness) on its executor.
+pub struct ShardWiring {
+    pub topics: Arc<ArcSwap<TopicsView>>,
+    pub coordinator: Rc<CoordinatorClient>,
+    /// Indexed by shard; `None` at this shard's own index.
+    pub peers: Vec<Option<Rc<PeerClient>>>,
+    pub store: Rc<ObjectStore>,
+    pub coordinator_metrics: Arc<CoordinatorMetrics>,
+    pub tasks: Rc<Tasks>,
 }
 
 impl Shard {
-    pub fn new(
-        index: usize,
-        config: Rc<RuntimeConfig>,
-        topics: Arc<ArcSwap<TopicsView>>,
-        coordinator: Rc<CoordinatorClient>,
-        peers: Vec<Option<Rc<PeerClient>>>,
-        store: Rc<ObjectStore>,
-        metrics: Arc<BrokerMetrics>,
-    ) -> Shard {
+    pub fn new(index: usize, config: Rc<RuntimeConfig>, wiring: ShardWiring) -> Shard {
+        let ShardWiring {
+            topics,
+            coordinator,
+            peers,
+            store,
+            coordinator_metrics,
+            tasks,
+        } = wiring;
+        let metrics = Rc::new(ShardMetrics::new(index));
         let local_data = Rc::new(LocalData::new(config.fetch_cache_max_bytes));
         let pipeline = ProducePipeline::start(
             config.clone(),
@@ -60,7 +83,6 @@ impl Shard {
             coordinator.clone(),
             local_data.clone(),
             metrics.clone(),
-            index,
         );
         let groups = Groups::new(config.groups);
         Shard {
@@ -74,6 +96,9 @@ impl Shard {
             local_data,
             store,
             metrics,
+            coordinator_metrics,
+            mirror_progress: MirrorProgress::default(),
+            tasks,
         }
     }
 
@@ -317,7 +342,58 @@ impl Shard {
                 PeerResponse::DataReady
             }
             PeerRequest::Group(request) => PeerResponse::Group(self.groups.handle(request).await),
+            PeerRequest::Scrape => PeerResponse::Scrape(Box::new((
+                self.metrics.snapshot(),
+                self.mirror_progress.lags(),
+            ))),
+            PeerRequest::MirrorSources(partitions) => PeerResponse::MirrorSources(
+                partitions
+                    .iter()
+                    .map(|p| self.mirror_progress.source(p))
+                    .collect(),
+            ),
         }
+    }
+
+    /// Every shard's metrics summed, and every mirrored partition's lag, for a scrape.
+    pub async fn scrape(&self) -> (MetricsSnapshot, Vec<MirrorLag>) {
+        let mut metrics = self.metrics.snapshot();
+        let mut lags = self.mirror_progress.lags();
+        for peer in self.peers.iter().flatten() {
+            if let Ok(PeerResponse::Scrape(answer)) = peer.call(PeerRequest::Scrape).await {
+                let (theirs, their_lags) = *answer;
+                metrics.merge(&theirs);
+                lags.extend(their_lags);
+            }
+        }
+        (metrics, lags)
+    }
+
+    /// What the owning shards' fetchers last saw of these partitions' sources.
+    pub async fn mirror_sources(
+        &self,
+        partitions: Vec<TopicPartition>,
+    ) -> Vec<Option<SourceOffsets>> {
+        let progress = &self.mirror_progress;
+        self.scatter(
+            partitions,
+            |p| *p,
+            |peer, group| match peer {
+                None => {
+                    let answers = group.iter().map(|p| progress.source(p)).collect();
+                    async move { answers }.boxed_local()
+                }
+                Some(peer) => async move {
+                    match peer.call(PeerRequest::MirrorSources(group)).await {
+                        Ok(PeerResponse::MirrorSources(answers)) => answers,
+                        _ => Vec::new(),
+                    }
+                }
+                .boxed_local(),
+            },
+            None,
+        )
+        .await
     }
 
     /// Sends a group request to the shard that owns the group.

@@ -5,7 +5,7 @@ use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
-use shoal_shards::{BrokerMetrics, PartitionFetch};
+use shoal_shards::PartitionFetch;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
@@ -57,7 +57,7 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         )
         .await;
     let bytes_out: usize = results.iter().map(|r| r.records.len()).sum();
-    BrokerMetrics::count(&broker.shard.metrics.fetch_bytes_out, bytes_out as u64);
+    broker.shard.metrics.fetch_bytes_out.add(bytes_out as u64);
     let unknown_topic = if by_id {
         ResponseError::UnknownTopicId.code()
     } else {

@@ -38,16 +38,10 @@ pub struct Broker {
     pub advertised_port: i32,
     /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
     pub request_memory: Rc<glommio::sync::Semaphore>,
-    /// Source offsets the mirror fetchers last saw, shared by all shards.
-    pub mirror_status: Arc<crate::mirror::status::MirrorStatus>,
 }
 
 impl Broker {
-    pub fn new(
-        shard: Rc<Shard>,
-        config: Arc<BrokerConfig>,
-        mirror_status: Arc<crate::mirror::status::MirrorStatus>,
-    ) -> Broker {
+    pub fn new(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory = Rc::new(glommio::sync::Semaphore::new(
             config.max_in_flight_request_bytes as u64,
@@ -58,7 +52,6 @@ impl Broker {
             advertised_host,
             advertised_port,
             request_memory,
-            mirror_status,
         }
     }
 }

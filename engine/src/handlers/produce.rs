@@ -3,7 +3,7 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::ResponseError;
-use shoal_shards::{BrokerMetrics, PartitionProduce, PartitionProduceResult, ProduceRules};
+use shoal_shards::{PartitionProduce, PartitionProduceResult, ProduceRules};
 
 use super::topics;
 use crate::handlers::Call;
@@ -52,7 +52,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     let writes_log_append_time: Vec<bool> =
         writes.iter().map(|w| w.rules.log_append_time).collect();
     let bytes_in: usize = writes.iter().map(|w| w.records.len()).sum();
-    BrokerMetrics::count(&broker.shard.metrics.produce_bytes_in, bytes_in as u64);
+    broker.shard.metrics.produce_bytes_in.add(bytes_in as u64);
     let results = broker.shard.produce(writes).await;
     let mut response = ProduceResponse::default();
     for (topic_index, partitions) in plan {

@@ -20,10 +20,10 @@ use shoal_shards::mirror_store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
 use super::fetcher::{event, events, failed, OwnedPartition, Session};
-use super::status::SourceOffsets;
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;
+use shoal_shards::mirror_progress::SourceOffsets;
 
 const FETCH_VERSION: i16 = 12;
 const LIST_OFFSETS_VERSION: i16 = 7;
@@ -182,7 +182,7 @@ pub async fn fetch_round(
                 .map_or(from, |(h, _)| {
                     h.base_offset + h.last_offset_delta as i64 + 1
                 });
-            broker.mirror_status.record(
+            broker.shard.mirror_progress.record(
                 &s.name,
                 &p.topic,
                 p.partition,

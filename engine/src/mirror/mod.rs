@@ -7,4 +7,3 @@ mod fetch_round;
 pub mod fetcher;
 pub mod handlers;
 pub mod metadata_sync;
-pub mod status;

@@ -6,48 +6,47 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use glommio::net::TcpListener;
-use shoal_shards::Shard;
+use shoal_shards::{Shard, ShardError};
 
 use super::connection::serve_connection;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
-use crate::mirror::status::MirrorStatus;
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
-pub async fn serve_shard(
-    shard: Rc<Shard>,
-    config: Arc<BrokerConfig>,
-    mirror_status: Arc<MirrorStatus>,
-) {
-    let listener = match TcpListener::bind(config.listen) {
-        Ok(listener) => listener,
-        Err(e) => {
-            tracing::error!(listen = %config.listen, error = %e, "cannot bind the Kafka listener");
-            std::process::exit(1);
-        }
-    };
-    tracing::info!(shard = shard.index, listen = %config.listen, "Kafka listener ready");
-    if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
-        glommio::spawn_local(super::metrics_http::serve_metrics(
-            listen,
-            shard.metrics.clone(),
-            mirror_status.clone(),
+/// Accepts connections until the broker stops; returns only if the listener cannot bind.
+pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Result<(), ShardError> {
+    let listener = TcpListener::bind(config.listen).map_err(|e| {
+        ShardError::Config(format!(
+            "cannot bind the Kafka listener {}: {e}",
+            config.listen
         ))
-        .detach();
+    })?;
+    tracing::info!(shard = shard.index, listen = %config.listen, "Kafka listener ready");
+    let tasks = shard.tasks.clone();
+    if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
+        tasks.spawn_background(
+            "metrics endpoint",
+            super::metrics_http::serve_metrics(listen, shard.clone()),
+        );
     }
-    let broker = Rc::new(Broker::new(shard, config, mirror_status));
-    glommio::spawn_local(crate::mirror::fetcher::run(broker.clone())).detach();
+    let broker = Rc::new(Broker::new(shard, config));
+    tasks.spawn_background(
+        "mirror fetchers",
+        crate::mirror::fetcher::run(broker.clone()),
+    );
     if broker.shard.index == 0 {
-        glommio::spawn_local(crate::mirror::metadata_sync::run(broker.clone())).detach();
+        tasks.spawn_background(
+            "mirror metadata sync",
+            crate::mirror::metadata_sync::run(broker.clone()),
+        );
     }
     loop {
         match listener.accept().await {
             Ok(stream) => {
                 let _ = stream.set_nodelay(true);
-                let broker = broker.clone();
-                glommio::spawn_local(serve_connection(broker, stream)).detach();
+                tasks.spawn_request(serve_connection(broker.clone(), stream));
             }
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");

@@ -1,23 +1,20 @@
-//! The Prometheus endpoint: `GET /metrics` on `metrics_listen`, served by shard 0. A minimal
-//! HTTP/1.1 responder: one request per connection, bounded request size.
+//! The Prometheus endpoint: `GET /metrics` on `metrics_listen`, served by shard 0, which sums
+//! every shard's counters at each scrape. A minimal HTTP/1.1 responder: one request per
+//! connection, bounded request size.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
-use shoal_shards::BrokerMetrics;
+use shoal_shards::mirror_progress::render_lags;
+use shoal_shards::Shard;
 
-use crate::mirror::status::MirrorStatus;
+use crate::handlers::registry::name_of;
 
 const REQUEST_MAX_BYTES: usize = 8 << 10;
 
-pub async fn serve_metrics(
-    listen: SocketAddr,
-    metrics: Arc<BrokerMetrics>,
-    mirror_status: Arc<MirrorStatus>,
-) {
+pub async fn serve_metrics(listen: SocketAddr, shard: Rc<Shard>) {
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -26,24 +23,18 @@ pub async fn serve_metrics(
         }
     };
     tracing::info!(%listen, "metrics endpoint ready at /metrics");
-    let metrics = Rc::new(metrics);
     loop {
         if let Ok(stream) = listener.accept().await {
-            let metrics = metrics.clone();
-            let mirror_status = mirror_status.clone();
+            let shard = shard.clone();
             glommio::spawn_local(async move {
-                let _ = answer(stream, &metrics, &mirror_status).await;
+                let _ = answer(stream, &shard).await;
             })
             .detach();
         }
     }
 }
 
-async fn answer(
-    mut stream: TcpStream,
-    metrics: &BrokerMetrics,
-    mirror_status: &MirrorStatus,
-) -> std::io::Result<()> {
+async fn answer(mut stream: TcpStream, shard: &Shard) -> std::io::Result<()> {
     let mut request = Vec::with_capacity(512);
     let mut chunk = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -54,11 +45,9 @@ async fn answer(
         request.extend_from_slice(&chunk[..n]);
     }
     let (status, content_type, body) = if request.starts_with(b"GET /metrics ") {
-        (
-            "200 OK",
-            "text/plain; version=0.0.4",
-            metrics.render(crate::handlers::registry::name_of) + &mirror_status.render(),
-        )
+        let (metrics, lags) = shard.scrape().await;
+        let text = metrics.render(name_of, &shard.coordinator_metrics) + &render_lags(lags);
+        ("200 OK", "text/plain; version=0.0.4", text)
     } else {
         (
             "404 Not Found",

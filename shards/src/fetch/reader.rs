@@ -9,13 +9,13 @@ use shoal_wal::batch::patch_base_offset;
 use shoal_wal::{BatchHeader, ObjectStore, WalError};
 
 use super::ObjectCache;
-use crate::BrokerMetrics;
+use crate::ShardMetrics;
 
 pub async fn read_partition(
     batches: &[BatchCoordinate],
     cache: &RefCell<ObjectCache>,
     store: &ObjectStore,
-    metrics: &BrokerMetrics,
+    metrics: &ShardMetrics,
 ) -> Result<Bytes, WalError> {
     let total: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
     let mut out = BytesMut::with_capacity(total);
@@ -38,11 +38,11 @@ pub async fn read_partition(
                 .get_range(&first.object_key, first.byte_offset as usize, run_bytes);
         let bytes = match cached {
             Some(bytes) => {
-                BrokerMetrics::count(&metrics.fetch_cache_hits, 1);
+                metrics.fetch_cache_hits.add(1);
                 bytes
             }
             None => {
-                BrokerMetrics::count(&metrics.fetch_cache_misses, 1);
+                metrics.fetch_cache_misses.add(1);
                 store
                     .get_range(&first.object_key, first.byte_offset as u64, run_bytes)
                     .await?

@@ -1,7 +1,6 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -18,7 +17,7 @@ use crate::fetch::LocalData;
 use crate::rpc::CoordinatorClient;
 use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
-use crate::{BrokerMetrics, PartitionProduceResult, ProduceRules, RuntimeConfig};
+use crate::{PartitionProduceResult, ProduceRules, RuntimeConfig, ShardMetrics};
 
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
@@ -33,13 +32,14 @@ pub struct ProducePipeline {
     store: Rc<ObjectStore>,
     coordinator: Rc<CoordinatorClient>,
     local_data: Rc<LocalData>,
-    metrics: Arc<BrokerMetrics>,
-    shard: usize,
+    metrics: Rc<ShardMetrics>,
     buffer: RefCell<WalBuffer>,
     /// One permit per object in flight: bounds memory when storage is slow.
     in_flight_slots: Rc<Semaphore>,
     queue: RefCell<VecDeque<InFlightObject>>,
     queued: LocalSignal,
+    /// Notified each time an object's producers have been answered.
+    finished: LocalSignal,
     /// Writes enter the buffer in the order they reached the shard, also when one of them
     /// first waits for an upload slot: otherwise a later write could take the next buffer
     /// while an earlier one waits, and a partition's records would land out of order.
@@ -52,12 +52,10 @@ impl ProducePipeline {
         store: Rc<ObjectStore>,
         coordinator: Rc<CoordinatorClient>,
         local_data: Rc<LocalData>,
-        metrics: Arc<BrokerMetrics>,
-        shard: usize,
+        metrics: Rc<ShardMetrics>,
     ) -> Rc<ProducePipeline> {
         let pipeline = Rc::new(ProducePipeline {
             metrics,
-            shard,
             in_flight_slots: Rc::new(Semaphore::new(config.uploads_in_flight_max as u64)),
             config,
             store,
@@ -66,6 +64,7 @@ impl ProducePipeline {
             buffer: RefCell::new(WalBuffer::default()),
             queue: RefCell::new(VecDeque::new()),
             queued: LocalSignal::default(),
+            finished: LocalSignal::default(),
             admission: Turnstile::default(),
         });
         glommio::spawn_local(pipeline.clone().commit_in_order()).detach();
@@ -150,9 +149,9 @@ impl ProducePipeline {
 
     fn report_gauges(&self) {
         let in_flight = self.config.uploads_in_flight_max as u64 - self.in_flight_slots.available();
-        BrokerMetrics::set(&self.metrics.wal_in_flight[self.shard], in_flight);
+        self.metrics.wal_in_flight.set(in_flight);
         let buffered = self.buffer.borrow().size_bytes as u64;
-        BrokerMetrics::set(&self.metrics.wal_buffer_bytes[self.shard], buffered);
+        self.metrics.wal_buffer_bytes.set(buffered);
     }
 
     fn would_overflow(&self, incoming_bytes: usize) -> bool {
@@ -216,9 +215,9 @@ impl ProducePipeline {
                         .wal_upload_seconds
                         .observe_duration(started.elapsed());
                     metrics.wal_object_bytes.observe(size as f64);
-                    BrokerMetrics::count(&metrics.wal_objects_uploaded, 1);
+                    metrics.wal_objects_uploaded.add(1);
                 }
-                Err(_) => BrokerMetrics::count(&metrics.wal_upload_failures, 1),
+                Err(_) => metrics.wal_upload_failures.add(1),
             }
             result
         })
@@ -246,7 +245,7 @@ impl ProducePipeline {
                 key,
                 upload,
                 object,
-                ..
+                _slot: slot,
             } = in_flight;
             let outcome = match upload.await {
                 Some(Ok(())) => {
@@ -283,6 +282,8 @@ impl ProducePipeline {
                     }
                 }
             }
+            drop(slot);
+            self.finished.notify_all();
         }
     }
 
@@ -307,12 +308,17 @@ impl ProducePipeline {
         }
     }
 
-    /// Rotates the open buffer and waits until everything in flight is committed.
+    /// Rotates the open buffer and waits until everything in flight is committed and its
+    /// producers answered.
     pub async fn flush(self: &Rc<Self>) {
         self.rotate().await;
         let all = self.config.uploads_in_flight_max as u64;
-        while self.in_flight_slots.available() < all || !self.queue.borrow().is_empty() {
-            glommio::timer::sleep(Duration::from_millis(2)).await;
+        loop {
+            let finished = self.finished.wait();
+            if self.in_flight_slots.available() == all && self.queue.borrow().is_empty() {
+                return;
+            }
+            finished.await;
         }
     }
 }

@@ -1,9 +1,11 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
 use shoal_coordinator::commands::{DescribeMirror, ListMirrors};
+use shoal_coordinator::TopicPartition;
 use shoal_coordinator::{ErrorKind, MirroredPartition};
 use shoal_protocol::mirror as m;
 use shoal_protocol::MirrorCode;
+use shoal_shards::mirror_progress::SourceOffsets;
 
 use crate::handlers::Broker;
 use crate::handlers::Call;
@@ -52,18 +54,7 @@ pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::Descr
             _ => Err(error_codes::code_of(Some(ErrorKind::NotAvailable))),
         };
         let (error_code, topics) = match described {
-            Ok(d) => (
-                error_codes::NONE,
-                d.topics
-                    .into_iter()
-                    .map(
-                        |(topic_name, partitions)| m::describe_mirrors_response::TopicPartitions {
-                            topic_name,
-                            partitions: partitions.iter().map(|p| detail(broker, p)).collect(),
-                        },
-                    )
-                    .collect(),
-            ),
+            Ok(d) => (error_codes::NONE, described_topics(broker, d.topics).await),
             Err(code) => (code, Vec::new()),
         };
         mirrors.push(m::describe_mirrors_response::DescribedMirror {
@@ -79,11 +70,35 @@ pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::Descr
     }
 }
 
-fn detail(broker: &Broker, p: &MirroredPartition) -> m::describe_mirrors_response::PartitionDetail {
-    let source = broker
-        .mirror_status
-        .get(&p.partition)
-        .map_or(-1, |s| s.high_watermark);
+/// Each topic's partitions with their source offsets, asked of the shards that fetch them.
+async fn described_topics(
+    broker: &Broker,
+    topics: Vec<(String, Vec<MirroredPartition>)>,
+) -> Vec<m::describe_mirrors_response::TopicPartitions> {
+    let all: Vec<TopicPartition> = topics
+        .iter()
+        .flat_map(|(_, partitions)| partitions.iter().map(|p| p.partition))
+        .collect();
+    let mut sources = broker.shard.mirror_sources(all).await.into_iter();
+    topics
+        .into_iter()
+        .map(
+            |(topic_name, partitions)| m::describe_mirrors_response::TopicPartitions {
+                topic_name,
+                partitions: partitions
+                    .iter()
+                    .map(|p| detail(p, sources.next().flatten()))
+                    .collect(),
+            },
+        )
+        .collect()
+}
+
+fn detail(
+    p: &MirroredPartition,
+    source: Option<SourceOffsets>,
+) -> m::describe_mirrors_response::PartitionDetail {
+    let source = source.map_or(-1, |s| s.high_watermark);
     let lag = if source >= 0 {
         (source - p.high_watermark).max(0)
     } else {
