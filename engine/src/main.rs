@@ -6,6 +6,8 @@ mod handlers;
 mod kafka;
 mod mirror;
 mod server;
+#[cfg(test)]
+mod testing;
 
 use std::path::PathBuf;
 use std::sync::Arc;

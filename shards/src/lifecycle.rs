@@ -198,7 +198,10 @@ mod tests {
         latch.count_down();
         std::thread::sleep(Duration::from_millis(50));
         assert!(!latch.is_open());
-        assert!(!woke.load(Ordering::Acquire), "one count left: still waiting");
+        assert!(
+            !woke.load(Ordering::Acquire),
+            "one count left: still waiting"
+        );
         latch.count_down();
         executor.join().unwrap();
         assert!(woke.load(Ordering::Acquire));

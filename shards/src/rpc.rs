@@ -103,6 +103,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> RpcClient<Req, Resp> {
         client
     }
 
+    /// Calls waiting for their answers.
+    pub fn pending(&self) -> usize {
+        self.pending.borrow().len()
+    }
+
     pub async fn call(&self, request: Req) -> Result<Resp, ShardError> {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
@@ -162,5 +167,53 @@ where
             let _ = responses.send((id, answer.await)).await;
         })
         .detach();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::future::{select, Either};
+    use glommio::LocalExecutorBuilder;
+
+    use super::*;
+
+    /// A caller that gives up (a long poll whose client went away) leaves nothing behind, and
+    /// the late answer to its request does not disturb the calls after it.
+    #[test]
+    fn an_abandoned_call_is_forgotten_and_its_late_answer_ignored() {
+        let (client_ends, server_ends) = channel_pair::<u32, u32>(4);
+        let server = LocalExecutorBuilder::default()
+            .name("server")
+            .spawn(move || async move {
+                let connected = server_ends.connect().await;
+                serve(connected, |request: u32| async move {
+                    if request == 0 {
+                        // Answers long after the caller gave up.
+                        glommio::timer::sleep(Duration::from_millis(100)).await;
+                    }
+                    request + 1
+                })
+                .await;
+            })
+            .unwrap();
+        let client = LocalExecutorBuilder::default()
+            .name("client")
+            .spawn(move || async move {
+                let client = RpcClient::connect("server", client_ends).await;
+                let slow = Box::pin(client.call(0));
+                let give_up = Box::pin(glommio::timer::sleep(Duration::from_millis(20)));
+                assert!(matches!(select(slow, give_up).await, Either::Right(_)));
+                assert_eq!(client.pending(), 0, "the abandoned call left no entry");
+                assert_eq!(client.call(41).await.unwrap(), 42);
+                // The late answer to the abandoned call arrives meanwhile and is dropped.
+                glommio::timer::sleep(Duration::from_millis(150)).await;
+                assert_eq!(client.call(1).await.unwrap(), 2);
+                assert_eq!(client.pending(), 0);
+            })
+            .unwrap();
+        client.join().unwrap();
+        server.join().unwrap();
     }
 }

@@ -3,6 +3,7 @@
 //! coordinator), and runs them until shutdown.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use futures::future::{select, Either};
+use futures::FutureExt;
 use glommio::{LocalExecutorBuilder, Placement};
 use shoal_coordinator::{AnyReply, CoordinatorMetrics, Envelope, TopicsView};
 use shoal_wal::ObjectStore;
@@ -69,7 +71,8 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             .spawn(move || async move {
                 let store = ObjectStore::open(&store_config)?;
                 // Shards answer nothing after draining, so no commit is in flight by then.
-                let result = shard.run(coordinator_servers, store, drained.wait()).await;
+                let running = shard.run(coordinator_servers, store, drained.wait());
+                let result = stop_all_on_panic(running, &shutdown).await;
                 if result.is_err() {
                     // The shards cannot go on without it.
                     shutdown.release();
@@ -92,7 +95,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         let coordinator_metrics = coordinator_metrics.clone();
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
-                let result = run_shard(
+                let running = run_shard(
                     index,
                     config_send,
                     topics,
@@ -100,8 +103,8 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
                     serve,
                     &shutdown,
                     coordinator_metrics,
-                )
-                .await;
+                );
+                let result = stop_all_on_panic(running, &shutdown).await;
                 if result.is_err() {
                     shutdown.release();
                 }
@@ -129,6 +132,26 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         Err(e) => first_error = Some(ShardError::Executor(e.to_string())),
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Runs an executor's work; if it panics, the whole broker stops (rather than the others
+/// waiting forever for it) and the executor fails with the panic's message.
+async fn stop_all_on_panic(
+    work: impl Future<Output = Result<(), ShardError>>,
+    shutdown: &Latch,
+) -> Result<(), ShardError> {
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            shutdown.release();
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".to_string());
+            Err(ShardError::Executor(format!("panicked: {message}")))
+        }
+    }
 }
 
 type ShardEnds = (

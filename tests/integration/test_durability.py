@@ -33,13 +33,19 @@ PRODUCER_SCRIPT = textwrap.dedent(
 
 
 def read_acks(path):
+    """Acknowledgements written so far. A read racing the producer's append can see a line
+    not yet whole (even as zero bytes); such a line is not counted."""
     acks = []
     if not path.exists():
         return acks
-    with open(path) as f:
+    with open(path, errors="replace") as f:
         for line in f:
-            if line.endswith("\n"):
+            if not line.endswith("\n"):
+                continue
+            try:
                 acks.append(tuple(json.loads(line)))
+            except json.JSONDecodeError:
+                continue
     return acks
 
 

@@ -4,22 +4,22 @@
 
 pub mod api_versions;
 pub mod configs;
-mod create_partitions;
-mod create_topics;
-mod delete_records;
-mod delete_topics;
-mod describe_cluster;
-mod describe_producers;
-mod diskless;
-mod fetch;
-mod groups;
-mod init_producer_id;
-mod list_offsets;
-mod metadata;
-mod offset_for_leader_epoch;
-mod produce;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_producers;
+pub mod diskless;
+pub mod fetch;
+pub mod groups;
+pub mod init_producer_id;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_for_leader_epoch;
+pub mod produce;
 pub mod registry;
-mod topics;
+pub mod topics;
 
 use std::rc::Rc;
 use std::sync::Arc;

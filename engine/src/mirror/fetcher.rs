@@ -53,7 +53,10 @@ pub async fn run(broker: Rc<Broker>) {
 }
 
 /// Active mirrored partitions this shard owns, by mirror name (of one mirror when `only`).
-fn owned_partitions(broker: &Broker, only: Option<&str>) -> BTreeMap<String, Vec<OwnedPartition>> {
+pub fn owned_partitions(
+    broker: &Broker,
+    only: Option<&str>,
+) -> BTreeMap<String, Vec<OwnedPartition>> {
     let view = broker.shard.topics.load();
     let mut by_mirror: BTreeMap<String, Vec<OwnedPartition>> = BTreeMap::new();
     for topic in view.all() {
@@ -96,6 +99,36 @@ pub struct Session {
     config_loaded_at: Instant,
 }
 
+impl Session {
+    pub fn new(name: &str, config: MirrorConfig) -> Session {
+        Session {
+            name: name.to_string(),
+            config,
+            client: None,
+            source_knows_mirrors: false,
+            fetch_from: HashMap::new(),
+            config_loaded_at: Instant::now(),
+        }
+    }
+
+    /// Connects to the source and learns whether it speaks KIP-1279.
+    pub async fn connect(&mut self) -> Result<(), crate::EngineError> {
+        let max_response = self.config.fetch_response_max_bytes as usize + (1 << 20);
+        let mut client =
+            SourceClient::connect(&self.config.bootstrap_servers, SOURCE_TIMEOUT, max_response)
+                .await?;
+        let versions = client
+            .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
+            .await?;
+        self.source_knows_mirrors = versions
+            .api_keys
+            .iter()
+            .any(|k| k.api_key == LastMirroredOffsetsRequest::KEY);
+        self.client = Some(client);
+        Ok(())
+    }
+}
+
 async fn mirror_task(broker: &Broker, name: &str) {
     let mut session: Option<Session> = None;
     loop {
@@ -109,14 +142,7 @@ async fn mirror_task(broker: &Broker, name: &str) {
         if stale {
             match load_config(broker, name).await {
                 Some(config) => {
-                    let s = session.get_or_insert_with(|| Session {
-                        name: name.to_string(),
-                        config: config.clone(),
-                        client: None,
-                        source_knows_mirrors: false,
-                        fetch_from: HashMap::new(),
-                        config_loaded_at: Instant::now(),
-                    });
+                    let s = session.get_or_insert_with(|| Session::new(name, config.clone()));
                     if s.config.bootstrap_servers != config.bootstrap_servers {
                         s.client = None;
                     }
@@ -128,7 +154,7 @@ async fn mirror_task(broker: &Broker, name: &str) {
         }
         let s = session.as_mut().expect("loaded above");
         if s.client.is_none() {
-            match connect(s).await {
+            match s.connect().await {
                 Ok(()) => {}
                 Err(e) => {
                     tracing::warn!(mirror = %name, error = %e, "source unreachable");
@@ -172,21 +198,6 @@ async fn mirror_task(broker: &Broker, name: &str) {
             pause_for(Duration::from_millis(s.config.fetch_backoff_ms as u64)).await;
         }
     }
-}
-
-async fn connect(s: &mut Session) -> Result<(), crate::EngineError> {
-    let max_response = s.config.fetch_response_max_bytes as usize + (1 << 20);
-    let mut client =
-        SourceClient::connect(&s.config.bootstrap_servers, SOURCE_TIMEOUT, max_response).await?;
-    let versions = client
-        .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
-        .await?;
-    s.source_knows_mirrors = versions
-        .api_keys
-        .iter()
-        .any(|k| k.api_key == LastMirroredOffsetsRequest::KEY);
-    s.client = Some(client);
-    Ok(())
 }
 
 async fn load_config(broker: &Broker, name: &str) -> Option<MirrorConfig> {

@@ -3,7 +3,7 @@
 
 pub mod cli;
 pub mod client;
-mod fetch_round;
+pub mod fetch_round;
 pub mod fetcher;
 pub mod handlers;
 pub mod metadata_sync;

@@ -1,0 +1,177 @@
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use shoal_shards::{Latch, ServeFn, ShardError};
+
+use crate::config::BrokerConfig;
+use crate::handlers::{Broker, Call, ClientInfo};
+
+/// A fresh directory under the system's temporary directory.
+pub fn temp_dir(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shoal-{label}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
+}
+
+/// Defaults for an in-process broker in `dir`: two shards sharing the machine's CPUs, small
+/// io_uring registrations (tests run in parallel processes under one `ulimit -l`).
+pub fn test_config(dir: &std::path::Path) -> BrokerConfig {
+    let mut config = BrokerConfig {
+        data_dir: dir.to_path_buf(),
+        ..BrokerConfig::default()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    config.shards.cores = vec![0, 1 % cores];
+    config.shards.io_memory_bytes = 256 << 10;
+    config
+}
+
+/// Runs a broker with `config` until `body` (run on shard 0 with its handlers' context)
+/// finishes, then shuts it down the way a signal does (draining every buffer). Panics if the
+/// broker failed or the body panicked.
+pub fn run_broker<F, Fut>(config: BrokerConfig, body: F)
+where
+    F: Fn(Rc<Broker>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    let runtime = config.runtime();
+    let shutdown = Arc::new(Latch::new(1));
+    let config = Arc::new(config);
+    let body = Arc::new(body);
+    let stop = shutdown.clone();
+    let serve: ServeFn = Arc::new(move |shard| {
+        let (config, body, stop) = (config.clone(), body.clone(), stop.clone());
+        Box::pin(async move {
+            if shard.index != 0 {
+                // Other shards only answer their peers.
+                return futures::future::pending().await;
+            }
+            let broker = Rc::new(Broker::new(shard, config));
+            // A failed assertion stops the broker cleanly (an error from the listener's place
+            // stops every executor) and fails the run with its message.
+            let outcome = AssertUnwindSafe(body(broker)).catch_unwind().await;
+            if outcome.is_ok() {
+                stop.release();
+            }
+            outcome.map_err(|panic| {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                ShardError::Executor(format!("the test body panicked: {message}"))
+            })
+        })
+    });
+    shoal_shards::run(runtime, serve, shutdown).expect("the broker ran and the test passed");
+}
+
+/// A handler context for `broker` at `version`.
+pub fn call<'a>(broker: &'a Broker, version: i16, client: &'a ClientInfo) -> Call<'a> {
+    Call {
+        broker,
+        version,
+        client,
+    }
+}
+
+pub fn topic_name(name: &str) -> TopicName {
+    TopicName(StrBytes::from_string(name.to_string()))
+}
+
+/// An uncompressed v2 batch holding one record per value, CRC-32C set, base offset 0.
+pub fn record_batch(values: &[&[u8]]) -> Bytes {
+    let mut records = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        let mut body = vec![0u8]; // attributes
+        put_varint(&mut body, 0); // timestamp delta
+        put_varint(&mut body, i as i64); // offset delta
+        put_varint(&mut body, -1); // null key
+        put_varint(&mut body, value.len() as i64);
+        body.extend_from_slice(value);
+        put_varint(&mut body, 0); // no headers
+        put_varint(&mut records, body.len() as i64);
+        records.extend_from_slice(&body);
+    }
+    let timestamp: i64 = 1_700_000_000_000;
+    let mut after_crc = Vec::new();
+    after_crc.extend_from_slice(&0i16.to_be_bytes()); // attributes
+    after_crc.extend_from_slice(&(values.len() as i32 - 1).to_be_bytes());
+    after_crc.extend_from_slice(&timestamp.to_be_bytes());
+    after_crc.extend_from_slice(&timestamp.to_be_bytes());
+    after_crc.extend_from_slice(&(-1i64).to_be_bytes()); // producer id
+    after_crc.extend_from_slice(&(-1i16).to_be_bytes());
+    after_crc.extend_from_slice(&(-1i32).to_be_bytes());
+    after_crc.extend_from_slice(&(values.len() as i32).to_be_bytes());
+    after_crc.extend_from_slice(&records);
+    let mut batch = Vec::new();
+    batch.extend_from_slice(&0i64.to_be_bytes());
+    batch.extend_from_slice(&((after_crc.len() + 9) as i32).to_be_bytes());
+    batch.extend_from_slice(&(-1i32).to_be_bytes()); // partition leader epoch
+    batch.push(2); // magic
+    batch.extend_from_slice(&crc32c::crc32c(&after_crc).to_be_bytes());
+    batch.extend_from_slice(&after_crc);
+    Bytes::from(batch)
+}
+
+fn put_varint(out: &mut Vec<u8>, v: i64) {
+    let mut n = ((v << 1) ^ (v >> 63)) as u64;
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Produce v9 of one batch to `topic`/`partition` with acks=all.
+pub fn produce_request(topic: &str, partition: i32, records: Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(topic_name(topic))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(partition)
+                .with_records(Some(records))])])
+}
+
+/// (error code, base offset) of a one-partition produce answer.
+pub fn produced(response: &ProduceResponse) -> (i16, i64) {
+    let p = &response.responses[0].partition_responses[0];
+    (p.error_code, p.base_offset)
+}
+
+/// Fetch v12 of one partition from `offset`.
+pub fn fetch_request(topic: &str, partition: i32, offset: i64, max_wait_ms: i32) -> FetchRequest {
+    FetchRequest::default()
+        .with_max_wait_ms(max_wait_ms)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(topic_name(topic))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(partition)
+                .with_fetch_offset(offset)
+                .with_partition_max_bytes(1 << 20)])])
+}
+
+/// (error code, high watermark, record bytes) of a one-partition fetch answer.
+pub fn fetched(response: &FetchResponse) -> (i16, i64, Bytes) {
+    let p = &response.responses[0].partitions[0];
+    (
+        p.error_code,
+        p.high_watermark,
+        p.records.clone().unwrap_or_default(),
+    )
+}

@@ -1,0 +1,11 @@
+//! The middle test layer: a whole broker in-process (shard executors, the coordinator, a
+//! local object store in a temporary directory) whose handlers a test calls directly, without
+//! sockets or client libraries. Slower than a unit test, far faster than the integration
+//! tests, and able to look inside (metrics, stores, coordinator state).
+
+mod fetch_tests;
+mod harness;
+mod mirror_tests;
+mod produce_tests;
+
+pub use harness::*;
