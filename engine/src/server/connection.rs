@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::channels::local_channel;
 use glommio::net::TcpStream;
+use glommio::sync::StaticPermit;
 use glommio::task::JoinHandle;
 
 use super::request::{parse, Incoming, ParsedRequest};
@@ -85,62 +86,15 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
         if request.spec.internal {
             tracing::debug!(%peer, api = request.spec.name, "internal API called");
         }
-        // What the request holds beyond its frame while handled, from the registry; never
-        // more than the budget leaves beside the frame, so one request cannot wait forever.
-        let budget_left = broker
-            .config
-            .max_in_flight_request_bytes
-            .saturating_sub(size as usize);
-        let more = (request.spec.memory_bytes)(size as usize)
-            .saturating_sub(size as usize)
-            .min(budget_left);
-        let memory_more = if more > 0 {
-            match broker
-                .request_memory
-                .clone()
-                .acquire_static_permit(more as u64)
-                .await
-            {
-                Ok(permit) => Some(permit),
-                Err(_) => break,
-            }
-        } else {
-            None
+        let Some(memory_more) = reserve_beyond_frame(&broker, &request, size as usize).await else {
+            break;
         };
-        let broker = broker.clone();
-        let client_host = client_host.clone();
-        let answer = glommio::spawn_local(async move {
-            let started = std::time::Instant::now();
-            let ParsedRequest {
-                spec,
-                version,
-                correlation_id,
-                mut client,
-                body,
-            } = *request;
-            client.host = client_host;
-            let call = Call {
-                broker: &broker,
-                version,
-                client: &client,
-            };
-            // Produce with acks=0 is the one request whose client expects no answer.
-            let expects_answer =
-                !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
-            let answer = match registry::handle(&call, correlation_id, body).await {
-                Ok(frame) => expects_answer.then_some(frame),
-                Err(e) => {
-                    tracing::error!(api = spec.name, version, error = %e, "cannot encode the response");
-                    None
-                }
-            };
-            drop((memory, memory_more));
-            broker
-                .shard
-                .metrics
-                .request_done(spec.key, started.elapsed());
-            answer
-        })
+        let answer = glommio::spawn_local(run_request(
+            broker.clone(),
+            request,
+            client_host.clone(),
+            (memory, memory_more),
+        ))
         .detach();
         if answers_tx.send(answer).await.is_err() {
             break;
@@ -149,4 +103,69 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
     drop(answers_tx);
     // Let answers already being computed reach the client before the socket goes away.
     writer_task.await;
+}
+
+/// What the request holds beyond its frame while handled (from the registry), reserved from
+/// the shard's budget; never more than the budget leaves beside the frame, so one request
+/// cannot wait forever. None once the budget is closed.
+async fn reserve_beyond_frame(
+    broker: &Broker,
+    request: &ParsedRequest,
+    frame_bytes: usize,
+) -> Option<Option<StaticPermit>> {
+    let budget_left = broker
+        .config
+        .max_in_flight_request_bytes
+        .saturating_sub(frame_bytes);
+    let more = (request.spec.memory_bytes)(frame_bytes)
+        .saturating_sub(frame_bytes)
+        .min(budget_left);
+    if more == 0 {
+        return Some(None);
+    }
+    let permit = broker.request_memory.clone();
+    permit
+        .acquire_static_permit(more as u64)
+        .await
+        .ok()
+        .map(Some)
+}
+
+/// Runs one request's handler and frames its answer (None: nothing to send), holding its
+/// memory reservation until then.
+async fn run_request(
+    broker: Rc<Broker>,
+    request: Box<ParsedRequest>,
+    client_host: String,
+    memory: (StaticPermit, Option<StaticPermit>),
+) -> Option<Bytes> {
+    let started = std::time::Instant::now();
+    let ParsedRequest {
+        spec,
+        version,
+        correlation_id,
+        mut client,
+        body,
+    } = *request;
+    client.host = client_host;
+    let call = Call {
+        broker: &broker,
+        version,
+        client: &client,
+    };
+    // Produce with acks=0 is the one request whose client expects no answer.
+    let expects_answer = !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
+    let answer = match registry::handle(&call, correlation_id, body).await {
+        Ok(frame) => expects_answer.then_some(frame),
+        Err(e) => {
+            tracing::error!(api = spec.name, version, error = %e, "cannot encode the response");
+            None
+        }
+    };
+    drop(memory);
+    broker
+        .shard
+        .metrics
+        .request_done(spec.key, started.elapsed());
+    answer
 }
