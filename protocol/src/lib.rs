@@ -11,6 +11,7 @@ pub mod frame;
 pub mod mirror;
 #[cfg(test)]
 mod sample;
+pub mod shapes;
 pub mod wire;
 
 pub use codes::{ErrorCode, MirrorCode, ResponseError};

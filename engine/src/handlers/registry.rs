@@ -10,9 +10,9 @@ use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
 use shoal_protocol::diskless::*;
-use shoal_protocol::frame;
 use shoal_protocol::mirror::*;
 use shoal_protocol::ProtocolError;
+use shoal_protocol::{frame, shapes};
 
 use super::{
     api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
@@ -48,8 +48,6 @@ pub struct ApiSpec {
     /// For other brokers and operator tools, not clients: the coordinator's Diskless*
     /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
     pub internal: bool,
-    /// Bytes a request of this many frame bytes may hold while it is handled.
-    pub memory_bytes: fn(usize) -> usize,
     /// For versions outside the range: the API's response carrying an error code, where the
     /// response has a top-level one (else the connection is closed).
     error_answer: Option<ErrorAnswer>,
@@ -68,11 +66,6 @@ impl ApiSpec {
         self.error_answer
             .and_then(|answer| answer(version, correlation_id, code).ok())
     }
-}
-
-/// A request holds its frame while it is handled (Produce's records are slices of it).
-fn frame_bytes(frame_len: usize) -> usize {
-    frame_len
 }
 
 /// "ProduceRequest" → "Produce", at compile time.
@@ -113,7 +106,6 @@ macro_rules! registry {
                 min_version: $min,
                 max_version: $max,
                 internal: has_flag!(internal; $($($flag)*)?),
-                memory_bytes: frame_bytes,
                 error_answer: error_answer!($req; $($($flag)*)?),
             },
         )*];
@@ -124,20 +116,33 @@ macro_rules! registry {
             $( $req($req), )*
         }
 
-        /// Decodes the body of a served API's request at `version`.
+        /// Decodes the body of a served API's request at `version`, with what the decoded
+        /// request occupies beyond its frame. A Kafka request is first walked against its
+        /// shape, so no claimed count reaches kafka-protocol's decoder unchecked.
         pub fn decode_body(
             api_key: i16,
             version: i16,
             body: &mut Bytes,
-        ) -> Result<DecodedRequest, ProtocolError> {
+        ) -> Result<(DecodedRequest, usize), ProtocolError> {
+            let checked = match shapes::request_shape(api_key) {
+                Some(shape) => shapes::check(shape, version, body).map(|c| c.decoded_bytes),
+                // Shoal's own messages decode with every length checked (shoal_protocol::wire).
+                None => Ok(body.len()),
+            };
             if api_key == ApiVersionsRequest::KEY {
                 // A newer client's body may not decode; only the header matters.
-                let request = frame::decode_body(body, version).unwrap_or_default();
-                return Ok(DecodedRequest::ApiVersionsRequest(request));
+                let request = match checked {
+                    Ok(_) => frame::decode_body(body, version).unwrap_or_default(),
+                    Err(_) => ApiVersionsRequest::default(),
+                };
+                return Ok((DecodedRequest::ApiVersionsRequest(request), 0));
             }
+            let decoded_bytes =
+                checked.map_err(|e| ProtocolError::Malformed { what: "request body", detail: e.to_string() })?;
             $(
                 if api_key == <$req as Request>::KEY {
-                    return frame::decode_body::<$req>(body, version).map(DecodedRequest::$req);
+                    let request = frame::decode_body::<$req>(body, version)?;
+                    return Ok((DecodedRequest::$req(request), decoded_bytes));
                 }
             )*
             Err(ProtocolError::UnknownApi(api_key))
@@ -223,6 +228,17 @@ registry! {
     ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume;
 }
 
+impl DecodedRequest {
+    /// What this request's answer may hold in memory until it is written: a Fetch's records,
+    /// up to its max bytes (capped by `fetch.max_bytes`); other answers are small.
+    pub fn answer_bytes(&self, fetch_max_bytes: usize) -> usize {
+        match self {
+            DecodedRequest::FetchRequest(r) => (r.max_bytes.max(0) as usize).min(fetch_max_bytes),
+            _ => 0,
+        }
+    }
+}
+
 /// The served API with this key.
 pub fn spec(api_key: i16) -> Option<&'static ApiSpec> {
     APIS.iter().find(|spec| spec.key == api_key)
@@ -283,6 +299,22 @@ mod tests {
     #[test]
     fn every_advertised_version_of_every_api_round_trips() {
         assert_eq!(round_trip_every_version(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn every_served_kafka_request_is_walked_before_it_is_decoded() {
+        for spec in APIS {
+            if shoal_protocol::frame::is_shoal_api(spec.key) {
+                continue;
+            }
+            let shape = shapes::request_shape(spec.key)
+                .unwrap_or_else(|| panic!("{} has no shape", spec.name));
+            assert!(
+                shape.versions.0 <= spec.min_version && spec.max_version <= shape.versions.1,
+                "{}",
+                spec.name
+            );
+        }
     }
 
     #[test]

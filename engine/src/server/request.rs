@@ -28,6 +28,8 @@ pub struct ParsedRequest {
     pub correlation_id: i32,
     pub client: ClientInfo,
     pub body: DecodedRequest,
+    /// What the decoded request occupies beyond its frame.
+    pub decoded_bytes: usize,
 }
 
 pub fn parse(mut frame: Bytes) -> Result<Incoming, EngineError> {
@@ -59,7 +61,8 @@ pub fn parse(mut frame: Bytes) -> Result<Incoming, EngineError> {
         }
         return answered(spec.error_answer(version, correlation_id, unsupported));
     }
-    let body = registry::decode_body(api_key, version, &mut frame).map_err(malformed)?;
+    let (body, decoded_bytes) =
+        registry::decode_body(api_key, version, &mut frame).map_err(malformed)?;
     Ok(Incoming::Handle(Box::new(ParsedRequest {
         spec,
         version,
@@ -72,6 +75,7 @@ pub fn parse(mut frame: Bytes) -> Result<Incoming, EngineError> {
             host: String::new(),
         },
         body,
+        decoded_bytes,
     })))
 }
 

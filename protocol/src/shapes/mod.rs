@@ -1,0 +1,267 @@
+//! Every Kafka request is checked against its wire layout before kafka-protocol decodes it.
+//!
+//! kafka-protocol reserves memory for whatever element count a request claims before reading
+//! a single element (`Vec::with_capacity(n)`), so an 18-byte request claiming 2^31 topics
+//! aborts the process. `check_request` walks the request exactly as kafka-protocol would read
+//! it — same fields in the same versions, same varint rules, known tagged fields read in
+//! place — and refuses any count or length larger than the bytes left. It also sums what the
+//! decoded request will occupy (elements times their in-memory size), so the broker can charge
+//! it to its memory budget before decoding. The layouts (`requests.rs`) are generated from
+//! kafka-protocol's message definitions by `scripts/gen_request_shapes.py`; the tests below
+//! prove them equal to kafka-protocol's decoders on random valid requests.
+
+mod requests;
+
+pub use requests::request_shape;
+
+/// How deep structs nest in any Kafka request is small; this bounds recursion regardless.
+const DEPTH_MAX: usize = 16;
+/// What kafka-protocol keeps per unknown tagged field (a map entry holding a `Bytes`).
+const TAG_ENTRY_BYTES: usize = 64;
+
+pub struct Shape {
+    pub name: &'static str,
+    pub versions: (i16, i16),
+    /// Versions from this on end every struct with tagged fields.
+    pub flexible_from: i16,
+    pub fields: &'static [Field],
+    /// Tagged fields kafka-protocol reads in place (the others it skips by their size).
+    pub tags: &'static [Tag],
+}
+
+pub struct Field {
+    pub name: &'static str,
+    pub versions: (i16, i16),
+    pub ty: Ty,
+}
+
+pub struct Tag {
+    pub tag: u32,
+    pub versions: (i16, i16),
+    pub ty: Ty,
+}
+
+pub enum Ty {
+    Fixed(usize),
+    Bool,
+    String,
+    CompactString,
+    Bytes,
+    CompactBytes,
+    Array {
+        compact: bool,
+        element: &'static Ty,
+        /// What one decoded element occupies in memory.
+        element_bytes: usize,
+    },
+    Struct(&'static Shape),
+}
+
+fn within(versions: (i16, i16), version: i16) -> bool {
+    versions.0 <= version && version <= versions.1
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ShapeError {
+    #[error("{0} v{1} is not a version this request has")]
+    Version(&'static str, i16),
+    #[error("{what} in {shape} claims {claimed} but {left} bytes are left")]
+    Overrun {
+        shape: &'static str,
+        what: &'static str,
+        claimed: u64,
+        left: usize,
+    },
+    #[error("negative {what} length {length} in {shape}")]
+    Negative {
+        shape: &'static str,
+        what: &'static str,
+        length: i64,
+    },
+    #[error("structs nested deeper than {DEPTH_MAX}")]
+    TooDeep,
+}
+
+/// What a request that passed will hold once decoded, beyond its own bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    pub decoded_bytes: usize,
+}
+
+/// Walks `body` as kafka-protocol would decode a request of `shape` at `version`.
+pub fn check(shape: &'static Shape, version: i16, body: &[u8]) -> Result<Checked, ShapeError> {
+    if !within(shape.versions, version) {
+        return Err(ShapeError::Version(shape.name, version));
+    }
+    let mut walk = Walk {
+        rest: body,
+        decoded_bytes: 0,
+        version,
+    };
+    walk.structure(shape, 0)?;
+    Ok(Checked {
+        decoded_bytes: walk.decoded_bytes,
+    })
+}
+
+struct Walk<'a> {
+    rest: &'a [u8],
+    decoded_bytes: usize,
+    version: i16,
+}
+
+impl Walk<'_> {
+    fn take(
+        &mut self,
+        shape: &'static Shape,
+        what: &'static str,
+        n: u64,
+    ) -> Result<(), ShapeError> {
+        if n > self.rest.len() as u64 {
+            return Err(ShapeError::Overrun {
+                shape: shape.name,
+                what,
+                claimed: n,
+                left: self.rest.len(),
+            });
+        }
+        self.rest = &self.rest[n as usize..];
+        Ok(())
+    }
+
+    fn fixed<const N: usize>(&mut self, shape: &'static Shape) -> Result<[u8; N], ShapeError> {
+        let Some((head, rest)) = self.rest.split_first_chunk::<N>() else {
+            return Err(ShapeError::Overrun {
+                shape: shape.name,
+                what: "a fixed-size field",
+                claimed: N as u64,
+                left: self.rest.len(),
+            });
+        };
+        self.rest = rest;
+        Ok(*head)
+    }
+
+    /// kafka-protocol's unsigned varint: at most five bytes, high bits past 32 dropped.
+    fn uvarint(&mut self, shape: &'static Shape) -> Result<u32, ShapeError> {
+        let mut value = 0u32;
+        for i in 0..5 {
+            let [b] = self.fixed::<1>(shape)?;
+            value |= ((b & 0x7f) as u32).wrapping_shl(i * 7);
+            if b < 0x80 {
+                break;
+            }
+        }
+        Ok(value)
+    }
+
+    fn structure(&mut self, shape: &'static Shape, depth: usize) -> Result<(), ShapeError> {
+        if depth > DEPTH_MAX {
+            return Err(ShapeError::TooDeep);
+        }
+        for field in shape.fields {
+            if within(field.versions, self.version) {
+                self.value(shape, &field.ty, depth)?;
+            }
+        }
+        if self.version < shape.flexible_from {
+            return Ok(());
+        }
+        let count = self.uvarint(shape)?;
+        for _ in 0..count {
+            let tag = self.uvarint(shape)?;
+            let size = self.uvarint(shape)?;
+            let known = shape
+                .tags
+                .iter()
+                .find(|t| t.tag == tag && within(t.versions, self.version));
+            match known {
+                // Read in place, whatever size was announced.
+                Some(known) => self.value(shape, &known.ty, depth)?,
+                None => {
+                    self.take(shape, "a tagged field", size as u64)?;
+                    self.decoded_bytes += TAG_ENTRY_BYTES;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, shape: &'static Shape, ty: &Ty, depth: usize) -> Result<(), ShapeError> {
+        match ty {
+            Ty::Fixed(n) => self.take(shape, "a fixed-size field", *n as u64),
+            Ty::Bool => self.take(shape, "a boolean", 1),
+            Ty::String => {
+                let length = i16::from_be_bytes(self.fixed::<2>(shape)?);
+                self.length(shape, "string", length as i64)
+            }
+            Ty::Bytes => {
+                let length = i32::from_be_bytes(self.fixed::<4>(shape)?);
+                self.length(shape, "bytes", length as i64)
+            }
+            Ty::CompactString | Ty::CompactBytes => {
+                let n = self.uvarint(shape)?;
+                // 0 is null; n - 1 bytes follow otherwise.
+                self.take(
+                    shape,
+                    "a compact string or bytes",
+                    n.saturating_sub(1) as u64,
+                )
+            }
+            Ty::Array {
+                compact,
+                element,
+                element_bytes,
+            } => {
+                let count = if *compact {
+                    (self.uvarint(shape)? as u64).saturating_sub(1)
+                } else {
+                    let n = i32::from_be_bytes(self.fixed::<4>(shape)?);
+                    if n < -1 {
+                        return Err(ShapeError::Negative {
+                            shape: shape.name,
+                            what: "array",
+                            length: n as i64,
+                        });
+                    }
+                    n.max(0) as u64
+                };
+                // Every element takes at least one byte.
+                if count > self.rest.len() as u64 {
+                    return Err(ShapeError::Overrun {
+                        shape: shape.name,
+                        what: "an array",
+                        claimed: count,
+                        left: self.rest.len(),
+                    });
+                }
+                self.decoded_bytes += count as usize * element_bytes;
+                for _ in 0..count {
+                    self.value(shape, element, depth)?;
+                }
+                Ok(())
+            }
+            Ty::Struct(nested) => self.structure(nested, depth + 1),
+        }
+    }
+
+    fn length(
+        &mut self,
+        shape: &'static Shape,
+        what: &'static str,
+        n: i64,
+    ) -> Result<(), ShapeError> {
+        match n {
+            -1 => Ok(()),
+            n if n < -1 => Err(ShapeError::Negative {
+                shape: shape.name,
+                what,
+                length: n,
+            }),
+            n => self.take(shape, what, n as u64),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
