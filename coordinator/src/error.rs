@@ -26,6 +26,10 @@ pub enum ErrorKind {
     InvalidRequest,
     StorageError,
     CorruptMessage,
+    /// Records that do not parse or disagree with their batch header (Kafka's INVALID_RECORD).
+    InvalidRecord,
+    InvalidTimestamp,
+    UnsupportedCompressionType,
     OutOfOrderSequence,
     InvalidProducerEpoch,
     MessageTooLarge,

@@ -19,6 +19,8 @@ pub struct RuntimeConfig {
     pub commit_interval: Duration,
     /// ...or as soon as it holds this many bytes.
     pub buffer_max_bytes: usize,
+    /// A produced batch's records may inflate to at most this many bytes.
+    pub inflated_batch_bytes_max: usize,
     /// Rotated objects being uploaded or committed at once, per shard.
     pub uploads_in_flight_max: usize,
     pub upload_attempts: u32,

@@ -23,13 +23,16 @@ pub struct ProduceRules {
     pub log_append_time: bool,
     /// `max.message.bytes`: the largest batch accepted.
     pub max_batch_bytes: usize,
+    /// zstd batches are refused below Produce v7, as Kafka does.
+    pub zstd_allowed: bool,
 }
 
-impl From<&shoal_coordinator::TopicConfig> for ProduceRules {
-    fn from(config: &shoal_coordinator::TopicConfig) -> Self {
+impl ProduceRules {
+    pub fn new(config: &shoal_coordinator::TopicConfig, produce_version: i16) -> Self {
         ProduceRules {
             log_append_time: config.log_append_time,
             max_batch_bytes: config.max_message_bytes.max(0) as usize,
+            zstd_allowed: produce_version >= 7,
         }
     }
 }

@@ -98,6 +98,10 @@ impl BatchHeader {
         self.attributes & ATTR_CONTROL != 0
     }
 
+    pub fn is_log_append_time(&self) -> bool {
+        self.attributes & ATTR_LOG_APPEND_TIME != 0
+    }
+
     pub fn compression_codec(&self) -> i16 {
         self.attributes & ATTR_COMPRESSION_MASK
     }
@@ -121,6 +125,21 @@ pub fn validate_batches(buf: &[u8]) -> Result<Vec<BatchHeader>, WalError> {
 /// Writes the broker-assigned base offset into a batch (not covered by the CRC).
 pub fn patch_base_offset(batch: &mut [u8], base_offset: i64) {
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
+}
+
+/// Sets each batch's max timestamp to `maxes[i]` where it differs, recomputing its CRC.
+pub fn set_max_timestamps(buf: &mut [u8], headers: &mut [BatchHeader], maxes: &[i64]) {
+    let mut pos = 0;
+    for (header, max) in headers.iter_mut().zip(maxes) {
+        let batch = &mut buf[pos..pos + header.size_bytes];
+        if header.max_timestamp != *max {
+            header.max_timestamp = *max;
+            batch[35..43].copy_from_slice(&max.to_be_bytes());
+            header.crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
+            batch[17..21].copy_from_slice(&header.crc.to_be_bytes());
+        }
+        pos += header.size_bytes;
+    }
 }
 
 /// Marks every batch of a validated produce payload as LogAppendTime with `now_ms` as its max

@@ -13,6 +13,14 @@ pub enum WalError {
     CrcMismatch { stored: u32, computed: u32 },
     #[error("record batch declares {0} records")]
     InvalidRecordCount(i32),
+    #[error("invalid records: {0}")]
+    InvalidRecords(String),
+    #[error("record timestamp {0} is negative")]
+    InvalidTimestamp(i64),
+    #[error("unknown compression codec {0}")]
+    UnknownCodec(i16),
+    #[error("compressed records do not inflate: {0}")]
+    CorruptCompression(String),
     #[error("object of {0} bytes exceeds the 2 GiB object limit")]
     ObjectTooLarge(usize),
     #[error("object {key} is shorter than the requested range {offset}+{len}")]

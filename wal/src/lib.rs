@@ -2,8 +2,10 @@
 //! that hold them.
 
 pub mod batch;
+pub mod decompress;
 pub mod error;
 pub mod object;
+pub mod records;
 pub mod store;
 pub mod time_limit;
 

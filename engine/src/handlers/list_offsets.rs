@@ -4,10 +4,11 @@ use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
-use kafka_protocol::records::RecordBatchDecoder;
 use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::{ListOffsetsResult, TopicPartition, MAX_TIMESTAMP};
 use shoal_shards::PartitionFetch;
+use shoal_wal::records::{first_record_at_or_after, latest_record};
+use shoal_wal::BatchHeader;
 
 use super::topics::{partition_values, Answers};
 use super::Broker;
@@ -94,17 +95,19 @@ async fn record_exact(
     if result.error.is_some() {
         return None;
     }
-    let mut records = result.records;
-    let batch = RecordBatchDecoder::decode(&mut records).ok()?;
-    let record = if timestamp == MAX_TIMESTAMP {
-        let max = batch.records.iter().map(|r| r.timestamp).max()?;
-        batch.records.iter().find(|r| r.timestamp == max)?
+    // Bounded and tolerant: stored batches may predate produce-time validation; a batch
+    // that cannot be read leaves the answer at the batch's base offset.
+    let header = BatchHeader::parse_validated(&result.records).ok()?;
+    let inflated_max = broker.config.produce.max_inflated_batch_bytes;
+    let found = if timestamp == MAX_TIMESTAMP {
+        latest_record(&result.records, &header, inflated_max)
     } else {
-        batch.records.iter().find(|r| r.timestamp >= timestamp)?
+        first_record_at_or_after(&result.records, &header, timestamp, inflated_max)
     };
+    let record = found.ok()??;
     Some(ListOffsetsResult {
         error: None,
-        offset: record.offset,
+        offset: header.base_offset + record.offset_delta as i64,
         timestamp: record.timestamp,
     })
 }

@@ -40,7 +40,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                             partition: p.index,
                         },
                         records: records.clone(),
-                        rules: ProduceRules::from(&meta.config),
+                        rules: ProduceRules::new(&meta.config, call.version),
                     });
                     Ok(writes.len() - 1)
                 }

@@ -19,6 +19,9 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidRequest => K::InvalidRequest,
         ErrorKind::StorageError => K::KafkaStorageError,
         ErrorKind::CorruptMessage => K::CorruptMessage,
+        ErrorKind::InvalidRecord => K::InvalidRecord,
+        ErrorKind::InvalidTimestamp => K::InvalidTimestamp,
+        ErrorKind::UnsupportedCompressionType => K::UnsupportedCompressionType,
         ErrorKind::OutOfOrderSequence => K::OutOfOrderSequenceNumber,
         ErrorKind::InvalidProducerEpoch => K::InvalidProducerEpoch,
         ErrorKind::MessageTooLarge => K::MessageTooLarge,
@@ -73,7 +76,16 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::OffsetOutOfRange => "Offset out of range.",
         ErrorKind::InvalidRequest => "Transactional and control batches are not supported yet.",
         ErrorKind::StorageError => "The object store or coordinator log failed.",
-        ErrorKind::CorruptMessage => "Record batch failed validation (magic 2, size, CRC-32C).",
+        ErrorKind::CorruptMessage => {
+            "Record batch failed validation (magic 2, size, CRC-32C, compression)."
+        }
+        ErrorKind::InvalidRecord => {
+            "Records do not parse or disagree with their batch header (count, offset deltas)."
+        }
+        ErrorKind::InvalidTimestamp => "A record timestamp is negative.",
+        ErrorKind::UnsupportedCompressionType => {
+            "zstd needs Produce v7 or later; the codec is not one Kafka defines."
+        }
         ErrorKind::OutOfOrderSequence => "Out of order sequence number for this producer.",
         ErrorKind::InvalidProducerEpoch => "Producer epoch is older than the current one.",
         ErrorKind::MessageTooLarge => {

@@ -3,6 +3,7 @@
 
 mod buffer;
 mod pipeline;
+mod validate;
 
 pub(crate) use pipeline::upload_with_retries;
 pub use pipeline::ProducePipeline;

@@ -9,10 +9,10 @@ use glommio::sync::{Semaphore, StaticPermit};
 use glommio::task::JoinHandle;
 use shoal_coordinator::commands::CommitFile;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, TopicPartition};
-use shoal_wal::batch::{stamp_log_append_time, validate_batches};
 use shoal_wal::{ObjectStore, WalError};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
+use super::validate::{validate_payload, ValidPayload};
 use crate::fetch::LocalData;
 use crate::rpc::CoordinatorClient;
 use crate::signal::LocalSignal;
@@ -81,34 +81,20 @@ impl ProducePipeline {
         if records.len() > self.config.buffer_max_bytes {
             return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
         }
-        let mut headers = match validate_batches(&records) {
-            Ok(headers) => headers,
-            Err(e) => {
-                tracing::debug!(?partition, error = %e, "rejected a record batch");
-                return PartitionProduceResult::failed(ErrorKind::CorruptMessage);
-            }
-        };
-        if headers
-            .iter()
-            .any(|h| h.is_transactional() || h.is_control())
-        {
-            return PartitionProduceResult::failed(ErrorKind::InvalidRequest);
-        }
-        if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
-            return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
-        }
-        let mut stamped_at = None;
-        let records = if rules.log_append_time {
-            let now_ms = std::time::SystemTime::now()
+        let now_ms = || {
+            std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
-            let mut stamped = bytes::BytesMut::from(&records[..]);
-            stamp_log_append_time(&mut stamped, &mut headers, now_ms);
-            stamped_at = Some(now_ms);
-            stamped.freeze()
-        } else {
-            records
+                .unwrap_or(0)
+        };
+        let inflated_max = self.config.inflated_batch_bytes_max;
+        let ValidPayload {
+            records,
+            headers,
+            stamped_at,
+        } = match validate_payload(records, &rules, inflated_max, now_ms) {
+            Ok(valid) => valid,
+            Err(error) => return PartitionProduceResult::failed(error),
         };
         let admitted = self.admission.enter().await;
         while self.would_overflow(records.len()) {

@@ -1,0 +1,90 @@
+//! What a produced payload must be before it is buffered, checked as Kafka's log validator
+//! does: whole v2 batches with valid CRCs, a codec Kafka defines (zstd only from Produce v7),
+//! records that parse and agree with their header (count, offset deltas), no negative
+//! timestamps but "none", compressed payloads inflating to at most a bound. Then the header's
+//! max timestamp is made what the records say (old clients write -1 there, and retention and
+//! ListOffsets go by it), or the broker's clock for LogAppendTime topics.
+
+use bytes::{Bytes, BytesMut};
+use shoal_coordinator::ErrorKind;
+use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batches};
+use shoal_wal::decompress::Codec;
+use shoal_wal::records::check_records;
+use shoal_wal::{BatchHeader, WalError};
+
+use crate::ProduceRules;
+
+/// A payload ready for the buffer.
+pub struct ValidPayload {
+    pub records: Bytes,
+    pub headers: Vec<BatchHeader>,
+    /// The LogAppendTime the batches were stamped with.
+    pub stamped_at: Option<i64>,
+}
+
+pub fn validate_payload(
+    records: Bytes,
+    rules: &ProduceRules,
+    inflated_batch_bytes_max: usize,
+    now_ms: impl Fn() -> i64,
+) -> Result<ValidPayload, ErrorKind> {
+    let mut headers = validate_batches(&records).map_err(|e| rejected(&e))?;
+    if headers
+        .iter()
+        .any(|h| h.is_transactional() || h.is_control())
+    {
+        return Err(ErrorKind::InvalidRequest);
+    }
+    if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
+        return Err(ErrorKind::MessageTooLarge);
+    }
+    let mut maxes = Vec::with_capacity(headers.len());
+    let mut at = 0;
+    for header in &headers {
+        let codec = Codec::from_id(header.compression_codec()).map_err(|e| rejected(&e))?;
+        if codec == Codec::Zstd && !rules.zstd_allowed {
+            return Err(ErrorKind::UnsupportedCompressionType);
+        }
+        let batch = &records[at..at + header.size_bytes];
+        let summary =
+            check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
+        maxes.push(summary.max_timestamp);
+        at += header.size_bytes;
+    }
+    if rules.log_append_time {
+        let now = now_ms();
+        let mut stamped = BytesMut::from(&records[..]);
+        stamp_log_append_time(&mut stamped, &mut headers, now);
+        return Ok(ValidPayload {
+            records: stamped.freeze(),
+            headers,
+            stamped_at: Some(now),
+        });
+    }
+    let records = if headers
+        .iter()
+        .zip(&maxes)
+        .any(|(h, m)| h.max_timestamp != *m)
+    {
+        let mut fixed = BytesMut::from(&records[..]);
+        set_max_timestamps(&mut fixed, &mut headers, &maxes);
+        fixed.freeze()
+    } else {
+        records
+    };
+    Ok(ValidPayload {
+        records,
+        headers,
+        stamped_at: None,
+    })
+}
+
+/// The Kafka error a refused payload gets, logged without the payload.
+fn rejected(e: &WalError) -> ErrorKind {
+    tracing::debug!(error = %e, "rejected a produced batch");
+    match e {
+        WalError::InvalidRecords(_) | WalError::InvalidRecordCount(_) => ErrorKind::InvalidRecord,
+        WalError::InvalidTimestamp(_) => ErrorKind::InvalidTimestamp,
+        _ => ErrorKind::CorruptMessage,
+    }
+}

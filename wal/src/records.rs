@@ -1,0 +1,346 @@
+//! The records inside a v2 batch, read the way Kafka's log validator reads them: one at a time
+//! from the (inflated) payload, so memory stays at one record's varints whatever the batch
+//! claims. Used to validate produced batches and by every reader of stored ones.
+
+use std::io::{self, Read};
+
+use crate::batch::{BatchHeader, BATCH_HEADER_BYTES};
+use crate::decompress::{inflate, Codec};
+use crate::WalError;
+
+/// Kafka's "no timestamp".
+pub const NO_TIMESTAMP: i64 = -1;
+/// Bytes skipped per read when passing over keys, values and headers.
+const SKIP_CHUNK_BYTES: usize = 8 << 10;
+
+/// What a batch's records add up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsSummary {
+    pub count: i32,
+    /// The largest record timestamp (CreateTime), as the header should say.
+    pub max_timestamp: i64,
+}
+
+/// One record's place in its batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordPosition {
+    pub offset_delta: i32,
+    pub timestamp: i64,
+}
+
+/// Checks every record of `batch`: they parse, there are as many as the header says, their
+/// offset deltas run 0, 1, 2, ... to the header's last delta, no timestamp is negative but
+/// "none" (-1), and the payload inflates to at most `inflated_max` bytes.
+pub fn check_records(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+) -> Result<RecordsSummary, WalError> {
+    if header.last_offset_delta as i64 + 1 != header.record_count as i64 {
+        return Err(invalid(format!(
+            "{} records but the last offset delta is {}",
+            header.record_count, header.last_offset_delta
+        )));
+    }
+    let mut max_timestamp = NO_TIMESTAMP;
+    let count = for_each_record(batch, header, inflated_max, |position| {
+        if position.timestamp < NO_TIMESTAMP {
+            return Err(WalError::InvalidTimestamp(position.timestamp));
+        }
+        max_timestamp = max_timestamp.max(position.timestamp);
+        Ok(true)
+    })?;
+    Ok(RecordsSummary {
+        count,
+        max_timestamp,
+    })
+}
+
+/// The first record whose timestamp is `target` or later (ListOffsets by time).
+pub fn first_record_at_or_after(
+    batch: &[u8],
+    header: &BatchHeader,
+    target: i64,
+    inflated_max: usize,
+) -> Result<Option<RecordPosition>, WalError> {
+    let mut found = None;
+    for_each_record(batch, header, inflated_max, |position| {
+        if position.timestamp >= target {
+            found = Some(position);
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    Ok(found)
+}
+
+/// The first record holding the batch's largest timestamp (ListOffsets' max timestamp).
+pub fn latest_record(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+) -> Result<Option<RecordPosition>, WalError> {
+    let mut latest: Option<RecordPosition> = None;
+    for_each_record(batch, header, inflated_max, |position| {
+        if latest.is_none_or(|l| position.timestamp > l.timestamp) {
+            latest = Some(position);
+        }
+        Ok(true)
+    })?;
+    Ok(latest)
+}
+
+/// Calls `visit` for each record in order until it returns false; how many were visited.
+/// Reading every record also proves none is missing, extra or cut short.
+fn for_each_record(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+    mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
+) -> Result<i32, WalError> {
+    let payload = batch
+        .get(BATCH_HEADER_BYTES..header.size_bytes)
+        .ok_or_else(|| invalid("the batch is shorter than its header says".into()))?;
+    let codec = Codec::from_id(header.compression_codec())?;
+    let mut records = Reader {
+        inner: inflate(codec, payload, inflated_max)?,
+        read: 0,
+    };
+    for index in 0..header.record_count {
+        let mut position = records.record(header.base_timestamp).map_err(|e| match e {
+            RecordError::Malformed(what) => invalid(format!("record {index}: {what}")),
+            RecordError::Io(e) if codec == Codec::None => invalid(format!("record {index}: {e}")),
+            RecordError::Io(e) => WalError::CorruptCompression(e.to_string()),
+        })?;
+        if header.is_log_append_time() {
+            // The broker's time, in the header, is every record's time.
+            position.timestamp = header.max_timestamp;
+        }
+        if position.offset_delta != index {
+            return Err(invalid(format!(
+                "record {index} has offset delta {}",
+                position.offset_delta
+            )));
+        }
+        if !visit(position)? {
+            return Ok(index + 1);
+        }
+    }
+    let mut extra = [0u8; 1];
+    match records.inner.read(&mut extra) {
+        Ok(0) => Ok(header.record_count),
+        Ok(_) => Err(invalid("bytes after the last record".into())),
+        Err(e) if codec == Codec::None => Err(invalid(e.to_string())),
+        Err(e) => Err(WalError::CorruptCompression(e.to_string())),
+    }
+}
+
+fn invalid(what: String) -> WalError {
+    WalError::InvalidRecords(what)
+}
+
+enum RecordError {
+    Malformed(String),
+    Io(io::Error),
+}
+
+impl From<io::Error> for RecordError {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof => RecordError::Malformed("cut short".into()),
+            _ => RecordError::Io(e),
+        }
+    }
+}
+
+struct Reader<R> {
+    inner: R,
+    /// Bytes read so far, to check each record's declared length.
+    read: u64,
+}
+
+impl<R: Read> Reader<R> {
+    fn byte(&mut self) -> Result<u8, RecordError> {
+        let mut b = [0u8; 1];
+        self.inner.read_exact(&mut b)?;
+        self.read += 1;
+        Ok(b[0])
+    }
+
+    /// A zigzag varint of at most `max_bytes` bytes (5 for int32, 10 for int64).
+    fn varint(&mut self, max_bytes: u32) -> Result<i64, RecordError> {
+        let mut raw = 0u64;
+        for i in 0..max_bytes {
+            let b = self.byte()?;
+            raw |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok((raw >> 1) as i64 ^ -((raw & 1) as i64));
+            }
+        }
+        Err(RecordError::Malformed("a varint runs too long".into()))
+    }
+
+    fn varint32(&mut self) -> Result<i32, RecordError> {
+        let v = self.varint(5)?;
+        i32::try_from(v).map_err(|_| RecordError::Malformed("a varint overflows 32 bits".into()))
+    }
+
+    fn skip(&mut self, mut n: u64) -> Result<(), RecordError> {
+        let mut scratch = [0u8; SKIP_CHUNK_BYTES];
+        while n > 0 {
+            let take = n.min(SKIP_CHUNK_BYTES as u64) as usize;
+            self.inner.read_exact(&mut scratch[..take])?;
+            self.read += take as u64;
+            n -= take as u64;
+        }
+        Ok(())
+    }
+
+    /// A length-prefixed field: `nullable` allows -1.
+    fn skip_field(&mut self, what: &str, nullable: bool) -> Result<(), RecordError> {
+        match self.varint32()? {
+            -1 if nullable => Ok(()),
+            n if n < 0 => Err(RecordError::Malformed(format!("{what} length {n}"))),
+            n => self.skip(n as u64),
+        }
+    }
+
+    fn record(&mut self, base_timestamp: i64) -> Result<RecordPosition, RecordError> {
+        let length = self.varint32()?;
+        if length <= 0 {
+            return Err(RecordError::Malformed(format!("length {length}")));
+        }
+        let start = self.read;
+        let _attributes = self.byte()?;
+        let timestamp_delta = self.varint(10)?;
+        let offset_delta = self.varint32()?;
+        self.skip_field("key", true)?;
+        self.skip_field("value", true)?;
+        let headers = self.varint32()?;
+        if headers < 0 {
+            return Err(RecordError::Malformed(format!("{headers} headers")));
+        }
+        for _ in 0..headers {
+            self.skip_field("header key", false)?;
+            self.skip_field("header value", true)?;
+        }
+        if self.read - start != length as u64 {
+            return Err(RecordError::Malformed(format!(
+                "declares {length} bytes but holds {}",
+                self.read - start
+            )));
+        }
+        let timestamp = if base_timestamp == NO_TIMESTAMP {
+            NO_TIMESTAMP
+        } else {
+            base_timestamp.saturating_add(timestamp_delta)
+        };
+        Ok(RecordPosition {
+            offset_delta,
+            timestamp,
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::batch::tests::sample_batch;
+
+    fn put_varint(out: &mut Vec<u8>, v: i64) {
+        let mut n = ((v << 1) ^ (v >> 63)) as u64;
+        while n >= 0x80 {
+            out.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+
+    /// Encoded records: (timestamp delta, offset delta, value) each, one header on the first.
+    pub fn records(specs: &[(i64, i64, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, (ts, offset, value)) in specs.iter().enumerate() {
+            let mut body = vec![0u8];
+            put_varint(&mut body, *ts);
+            put_varint(&mut body, *offset);
+            put_varint(&mut body, -1);
+            put_varint(&mut body, value.len() as i64);
+            body.extend_from_slice(value);
+            if i == 0 {
+                put_varint(&mut body, 1);
+                put_varint(&mut body, 1);
+                body.push(b'h');
+                put_varint(&mut body, -1);
+            } else {
+                put_varint(&mut body, 0);
+            }
+            put_varint(&mut out, body.len() as i64);
+            out.extend_from_slice(&body);
+        }
+        out
+    }
+
+    fn header(batch: &[u8]) -> BatchHeader {
+        BatchHeader::parse_validated(batch).unwrap()
+    }
+
+    #[test]
+    fn well_formed_records_pass_and_give_the_max_timestamp() {
+        let body = records(&[(0, 0, b"a"), (30, 1, b"bb"), (10, 2, b"")]);
+        let batch = sample_batch(3, &body);
+        let summary = check_records(&batch, &header(&batch), 1 << 20).unwrap();
+        // sample_batch's base timestamp is 1000.
+        assert_eq!(
+            summary,
+            RecordsSummary {
+                count: 3,
+                max_timestamp: 1030
+            }
+        );
+        let found = first_record_at_or_after(&batch, &header(&batch), 1005, 1 << 20).unwrap();
+        assert_eq!(
+            found,
+            Some(RecordPosition {
+                offset_delta: 1,
+                timestamp: 1030
+            })
+        );
+    }
+
+    #[test]
+    fn records_that_do_not_add_up_are_refused() {
+        let two = records(&[(0, 0, b"a"), (1, 1, b"b")]);
+        // The header claims three records; two are there.
+        let batch = sample_batch(3, &two);
+        assert!(matches!(
+            check_records(&batch, &header(&batch), 1 << 20),
+            Err(WalError::InvalidRecords(_))
+        ));
+        // Offset deltas must run 0, 1, ...
+        let skipping = records(&[(0, 0, b"a"), (1, 5, b"b")]);
+        let batch = sample_batch(2, &skipping);
+        assert!(check_records(&batch, &header(&batch), 1 << 20).is_err());
+        // Trailing bytes after the last record.
+        let mut trailing = records(&[(0, 0, b"a")]);
+        trailing.push(7);
+        let batch = sample_batch(1, &trailing);
+        assert!(check_records(&batch, &header(&batch), 1 << 20).is_err());
+        // A record claiming 2^31-1 records' worth of count: refused, nothing allocated.
+        let one = records(&[(0, 0, b"a")]);
+        let batch = sample_batch(i32::MAX, &one);
+        assert!(check_records(&batch, &header(&batch), 1 << 20).is_err());
+        // Garbage instead of records.
+        let batch = sample_batch(1, &[0xff; 20]);
+        assert!(check_records(&batch, &header(&batch), 1 << 20).is_err());
+    }
+
+    #[test]
+    fn negative_timestamps_other_than_none_are_refused() {
+        let body = records(&[(-2000, 0, b"a")]);
+        let batch = sample_batch(1, &body);
+        assert!(matches!(
+            check_records(&batch, &header(&batch), 1 << 20),
+            Err(WalError::InvalidTimestamp(-1000))
+        ));
+    }
+}
