@@ -28,6 +28,17 @@ pub struct BrokerConfig {
     pub max_in_flight_request_bytes: usize,
     /// Requests one connection may have in flight (pipelined) before reading pauses.
     pub max_in_flight_per_connection: usize,
+    /// A connection whose unwritten answers hold this many bytes is not read from until its
+    /// client takes them (Kafka mutes such a channel).
+    pub max_unsent_bytes_per_connection: usize,
+    /// Kafka's `connections.max.idle.ms`: a connection that sends no request (while it waits
+    /// for no answer) or takes no answer for this long is closed.
+    pub connections_max_idle_ms: u64,
+    /// A request must arrive whole within this long of its first bytes.
+    pub request_read_timeout_ms: u64,
+    /// Kafka's `max.connections` and `max.connections.per.ip`: more are closed at once.
+    pub max_connections: usize,
+    pub max_connections_per_ip: usize,
     pub auto_create_topics: bool,
     pub default_partitions: i32,
     pub shards: ShardsConfig,
@@ -48,6 +59,8 @@ pub struct GroupsConfig {
     pub max_size: usize,
     pub max_groups_per_shard: usize,
     pub offsets_retention_ms: i64,
+    pub max_member_metadata_bytes: usize,
+    pub max_memory_bytes_per_shard: usize,
 }
 
 impl Default for GroupsConfig {
@@ -60,6 +73,8 @@ impl Default for GroupsConfig {
             max_size: d.max_size,
             max_groups_per_shard: d.max_groups_per_shard,
             offsets_retention_ms: d.offsets_retention_ms,
+            max_member_metadata_bytes: d.max_member_metadata_bytes,
+            max_memory_bytes_per_shard: d.max_memory_bytes_per_shard,
         }
     }
 }
@@ -207,6 +222,8 @@ impl Default for CoordinatorConfig {
 pub struct ProduceConfig {
     pub commit_interval_ms: u64,
     pub buffer_max_bytes: usize,
+    /// A produced batch's records may inflate to at most this (decompression bombs).
+    pub max_inflated_batch_bytes: usize,
     pub uploads_in_flight_max: usize,
     pub upload_attempts: u32,
     pub upload_backoff_ms: u64,
@@ -216,6 +233,10 @@ pub struct ProduceConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct FetchConfig {
     pub cache_max_bytes: usize,
+    /// Kafka's `fetch.max.bytes`: the most one Fetch answer holds, whatever it asks.
+    pub max_bytes: usize,
+    /// The longest a Fetch waits for data, whatever it asks.
+    pub max_wait_ms: u64,
 }
 
 impl Default for BrokerConfig {
@@ -230,6 +251,11 @@ impl Default for BrokerConfig {
             max_request_bytes: 100 << 20,
             max_in_flight_request_bytes: 512 << 20,
             max_in_flight_per_connection: 64,
+            max_unsent_bytes_per_connection: 64 << 20,
+            connections_max_idle_ms: 600_000,
+            request_read_timeout_ms: 30_000,
+            max_connections: 10_000,
+            max_connections_per_ip: 1_000,
             auto_create_topics: true,
             default_partitions: 1,
             shards: ShardsConfig::default(),
@@ -261,6 +287,7 @@ impl Default for ProduceConfig {
             // large objects without adding much produce latency (Inkless uses 250 ms on S3).
             commit_interval_ms: 5,
             buffer_max_bytes: 8 << 20,
+            max_inflated_batch_bytes: 64 << 20,
             uploads_in_flight_max: 4,
             upload_attempts: 3,
             upload_backoff_ms: 10,
@@ -272,6 +299,8 @@ impl Default for FetchConfig {
     fn default() -> Self {
         FetchConfig {
             cache_max_bytes: 128 << 20,
+            max_bytes: 55 << 20,
+            max_wait_ms: 30_000,
         }
     }
 }
@@ -302,6 +331,23 @@ impl BrokerConfig {
         }
         if self.max_in_flight_per_connection == 0 || self.shards.queue_depth == 0 {
             return fail("max_in_flight_per_connection and queue_depth must be positive".into());
+        }
+        if self.connections_max_idle_ms == 0
+            || self.request_read_timeout_ms == 0
+            || self.max_connections == 0
+            || self.max_connections_per_ip == 0
+            || self.fetch.max_bytes == 0
+        {
+            return fail(
+                "connections_max_idle_ms, request_read_timeout_ms, max_connections, \
+                 max_connections_per_ip and fetch.max_bytes must be positive"
+                    .into(),
+            );
+        }
+        if self.produce.max_inflated_batch_bytes < self.produce.buffer_max_bytes {
+            return fail(
+                "produce.max_inflated_batch_bytes must be at least buffer_max_bytes".into(),
+            );
         }
         if self.produce.buffer_max_bytes == 0
             || self.produce.buffer_max_bytes > BUFFER_MAX_BYTES_LIMIT
@@ -387,6 +433,7 @@ impl BrokerConfig {
             spin_before_park: Duration::from_micros(self.shards.spin_before_park_us),
             commit_interval: Duration::from_millis(self.produce.commit_interval_ms),
             buffer_max_bytes: self.produce.buffer_max_bytes,
+            inflated_batch_bytes_max: self.produce.max_inflated_batch_bytes,
             uploads_in_flight_max: self.produce.uploads_in_flight_max,
             upload_attempts: self.produce.upload_attempts,
             upload_backoff: Duration::from_millis(self.produce.upload_backoff_ms),
@@ -409,6 +456,8 @@ impl BrokerConfig {
                 max_size: self.groups.max_size,
                 max_groups_per_shard: self.groups.max_groups_per_shard,
                 offsets_retention_ms: self.groups.offsets_retention_ms,
+                max_member_metadata_bytes: self.groups.max_member_metadata_bytes,
+                max_memory_bytes_per_shard: self.groups.max_memory_bytes_per_shard,
             },
         }
     }

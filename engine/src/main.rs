@@ -120,9 +120,11 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
     });
 
+    let limits =
+        server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
     let config = Arc::new(config);
     let serve: ServeFn =
-        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone())));
+        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone(), limits.clone())));
     shoal_shards::run(runtime, serve, shutdown)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())

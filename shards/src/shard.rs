@@ -184,6 +184,11 @@ impl Shard {
         max_wait: Duration,
     ) -> Vec<PartitionFetchResult> {
         let deadline = Instant::now() + max_wait;
+        if partitions.is_empty() {
+            // Nothing can arrive for it: a long poll of nothing sleeps out its wait.
+            glommio::timer::sleep(max_wait).await;
+            return Vec::new();
+        }
         loop {
             let mut results = self.fetch_once(&partitions, max_bytes).await;
             let available: usize = results.iter().map(|r| r.records.len()).sum();
@@ -192,7 +197,17 @@ impl Shard {
                 spend_budget(&mut results, max_bytes);
                 return results;
             }
-            self.wait_for_data(&partitions, deadline).await;
+            // Wait for a commit past what this attempt saw, not past the fetch offsets: data
+            // already there but short of min_bytes must not make the loop spin.
+            let seen: Vec<PartitionFetch> = partitions
+                .iter()
+                .zip(&results)
+                .map(|(p, r)| PartitionFetch {
+                    offset: p.offset.max(r.high_watermark),
+                    ..*p
+                })
+                .collect();
+            self.wait_for_data(&seen, deadline).await;
         }
     }
 

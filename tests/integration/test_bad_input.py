@@ -75,16 +75,29 @@ def test_unsupported_api_versions_version_gets_the_v0_error_answer(broker):
 
 def test_requests_share_a_bounded_memory_budget(make_broker):
     """A client holding a large unfinished request makes others wait for room instead of
-    letting the broker's request memory grow; the room comes back when it goes away."""
+    letting the broker's request memory grow; the room comes back when it goes away. What a
+    client only announces, and does not send, holds nothing."""
     config = ("max_request_bytes = 1048576\nmax_in_flight_request_bytes = 1572864\n"
               "[shards]\ncores = [0]\n")
     broker = make_broker("budget", config).start()
-    hog = wire.Connection(broker.bootstrap)
-    hog.send(struct.pack(">i", 1_000_000) + b"\0" * 1000)  # 1 MB announced, never finished
-    time.sleep(0.3)
     records = wire.record_batch([b"v" * 700_000])
+    produce = wire.request(PRODUCE, 3, 9, wire.produce_v3("budget", 0, records))
+
+    # Announced, not sent: no memory is held, others go on.
+    announcer = wire.Connection(broker.bootstrap)
+    announcer.send(struct.pack(">i", 1_000_000))
+    time.sleep(0.3)
+    prompt = wire.Connection(broker.bootstrap, timeout=10)
+    prompt.send(produce)
+    assert prompt.recv_response()[0] == 9
+    prompt.close()
+
+    # Sent (all but its last bytes): the request holds its bytes, others wait for room.
+    hog = wire.Connection(broker.bootstrap)
+    hog.send(struct.pack(">i", 1_000_000) + b"\0" * 990_000)
+    time.sleep(0.3)
     waiting = wire.Connection(broker.bootstrap, timeout=1.5)
-    waiting.send(wire.request(PRODUCE, 3, 9, wire.produce_v3("budget", 0, records)))
+    waiting.send(produce)
     try:
         waiting.recv_response()
         raise AssertionError("answered while the budget was held")
@@ -96,3 +109,4 @@ def test_requests_share_a_bounded_memory_budget(make_broker):
     assert correlation_id == 9
     assert wire.parse_produce_v3_error(body)[1] == 0
     waiting.close()
+    announcer.close()

@@ -46,12 +46,22 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         }
         plan.push(partitions);
     }
-    let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    // A partition the broker does not know is an error to report now, as Kafka does; no
+    // client waits longer than `fetch.max_wait_ms` or gets more than `fetch.max_bytes`.
+    let any_unknown = plan.iter().flatten().any(|(_, slot)| slot.is_none());
+    let max_wait = if any_unknown {
+        Duration::ZERO
+    } else {
+        Duration::from_millis(
+            (request.max_wait_ms.max(0) as u64).min(broker.config.fetch.max_wait_ms),
+        )
+    };
+    let max_bytes = (request.max_bytes.max(0) as usize).min(broker.config.fetch.max_bytes);
     let results = broker
         .shard
         .fetch(
             fetches,
-            request.max_bytes.max(0) as u32,
+            max_bytes as u32,
             request.min_bytes.max(0) as u32,
             max_wait,
         )

@@ -1,103 +1,141 @@
 //! One client connection: frames are read as they arrive and handled concurrently (clients
 //! pipeline produce requests), while answers are written strictly in request order, as the
 //! protocol requires. A malformed or oversized frame closes the connection with a log line.
+//!
+//! Nothing a client does can hold memory it has not sent: a request's bytes are reserved
+//! from the shard's budget as they arrive, then what its decoded form and its answer will
+//! hold, and all of it stays reserved until the answer is written. A connection whose unsent
+//! answers reach `max_unsent_bytes_per_connection` is not read from until the client takes
+//! them (Kafka mutes such a channel); a stalled client is closed by its watchdog.
 
+use std::cell::Cell;
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::channels::local_channel;
 use glommio::net::TcpStream;
-use glommio::sync::StaticPermit;
 use glommio::task::JoinHandle;
+use shoal_protocol::frame::{frame_size, SIZE_PREFIX_BYTES};
+use shoal_shards::signal::LocalSignal;
 
+use super::limits::Admitted;
+use super::memory::Reservation;
 use super::request::{parse, Incoming, ParsedRequest};
+use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{Broker, Call};
 
-pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
-    let peer = stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let client_host = stream
-        .peer_addr()
+/// A request's bytes are read (and reserved) this many at a time.
+const READ_CHUNK_BYTES: usize = 64 << 10;
+
+/// An answer being computed, and the bytes it was charged on this connection.
+type Answer = (JoinHandle<Option<(Bytes, Reservation)>>, usize);
+
+/// What a connection owes its client: answers not yet written, and the bytes they hold.
+#[derive(Default)]
+struct Owed {
+    answers: Cell<usize>,
+    bytes: Cell<usize>,
+    written: LocalSignal,
+}
+
+impl Owed {
+    fn add(&self, bytes: usize) {
+        self.answers.set(self.answers.get() + 1);
+        self.bytes.set(self.bytes.get() + bytes);
+    }
+
+    fn settle(&self, bytes: usize) {
+        self.answers.set(self.answers.get() - 1);
+        self.bytes.set(self.bytes.get() - bytes);
+        self.written.notify_all();
+    }
+}
+
+pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream, _admitted: Admitted) {
+    let peer_addr = stream.peer_addr().ok();
+    let peer = peer_addr.map(|a| a.to_string()).unwrap_or_default();
+    let client_host = peer_addr
         .map(|a| format!("/{}", a.ip()))
         .unwrap_or_default();
-    let (mut reader, mut writer) = futures_lite::io::split(stream);
-    // Bounded: a client that pipelines more than this waits for answers before we read on.
-    let (answers_tx, answers_rx) = local_channel::new_bounded::<JoinHandle<Option<Bytes>>>(
-        broker.config.max_in_flight_per_connection,
+    let config = &broker.config;
+    let watchdog = Watchdog::new(
+        Duration::from_millis(config.connections_max_idle_ms),
+        Duration::from_millis(config.request_read_timeout_ms),
     );
-    let writer_task = glommio::spawn_local(async move {
-        while let Some(answer) = answers_rx.recv().await {
-            let Some(Some(frame)) = answer.await else {
-                continue;
-            };
-            if writer.write_all(&frame).await.is_err() || writer.flush().await.is_err() {
-                break;
-            }
-        }
-    })
+    // Dropped (so cancelled) when the connection ends.
+    let _guard = glommio::spawn_local(watchdog.clone().guard(stream.as_raw_fd(), peer.clone()));
+    let (mut reader, writer) = futures_lite::io::split(stream);
+    let owed = Rc::new(Owed::default());
+    // Bounded: a client that pipelines more than this waits for answers before we read on.
+    let (answers_tx, answers_rx) =
+        local_channel::new_bounded::<Answer>(config.max_in_flight_per_connection);
+    let writer_task = glommio::spawn_local(write_answers(
+        writer,
+        answers_rx,
+        owed.clone(),
+        watchdog.clone(),
+    ))
     .detach();
 
-    let max_request_bytes = broker.config.max_request_bytes;
     loop {
-        let mut size_prefix = [0u8; 4];
+        watchdog.idle(owed.answers.get() == 0);
+        let mut size_prefix = [0u8; SIZE_PREFIX_BYTES];
         if reader.read_exact(&mut size_prefix).await.is_err() {
             break;
         }
-        let size = i32::from_be_bytes(size_prefix);
-        if size < 0 || size as usize > max_request_bytes {
-            tracing::warn!(%peer, size, max_request_bytes, "request size out of bounds; closing");
-            break;
-        }
-        // Requests being read or handled on this shard share one memory budget, so many
-        // connections cannot together hold unbounded request bytes.
-        let Ok(memory) = broker
-            .request_memory
-            .clone()
-            .acquire_static_permit(size as u64)
-            .await
-        else {
+        watchdog.reading();
+        let size = match frame_size(size_prefix, config.max_request_bytes) {
+            Ok(size) => size,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "request size out of bounds; closing");
+                break;
+            }
+        };
+        let reservation = Reservation::new(
+            broker.request_memory.clone(),
+            config.max_in_flight_request_bytes,
+        );
+        let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
             break;
         };
-        let mut frame = BytesMut::zeroed(size as usize);
-        if let Err(e) = reader.read_exact(&mut frame).await {
-            tracing::info!(%peer, error = %e, "connection closed mid-request");
-            break;
-        }
-        let request = match parse(frame.freeze()) {
-            Ok(Incoming::Handle(request)) => request,
-            Ok(Incoming::Answered { api_key, frame }) => {
-                tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
-                drop(memory);
-                let answer = glommio::spawn_local(async move { Some(frame) }).detach();
-                if answers_tx.send(answer).await.is_err() {
+        let answer: Answer = match parse(frame) {
+            Ok(Incoming::Handle(request)) => {
+                if request.spec.internal {
+                    tracing::debug!(%peer, api = request.spec.name, "internal API called");
+                }
+                // What the decoded request and its answer will hold.
+                let more =
+                    request.decoded_bytes + request.body.answer_bytes(config.fetch.max_bytes);
+                if !reservation.grow(more).await {
                     break;
                 }
-                continue;
+                let charged = reservation.bytes();
+                owed.add(charged);
+                let task = run_request(broker.clone(), request, client_host.clone(), reservation);
+                (glommio::spawn_local(task).detach(), charged)
+            }
+            Ok(Incoming::Answered { api_key, frame }) => {
+                tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
+                let charged = reservation.bytes();
+                owed.add(charged);
+                let ready = async move { Some((frame, reservation)) };
+                (glommio::spawn_local(ready).detach(), charged)
             }
             Err(e) => {
                 tracing::warn!(%peer, error = %e, "malformed request; closing");
                 break;
             }
         };
-        if request.spec.internal {
-            tracing::debug!(%peer, api = request.spec.name, "internal API called");
-        }
-        let Some(memory_more) = reserve_beyond_frame(&broker, &request, size as usize).await else {
-            break;
-        };
-        let answer = glommio::spawn_local(run_request(
-            broker.clone(),
-            request,
-            client_host.clone(),
-            (memory, memory_more),
-        ))
-        .detach();
         if answers_tx.send(answer).await.is_err() {
             break;
+        }
+        // Muted while the client leaves too much unread.
+        while owed.answers.get() > 0 && owed.bytes.get() > config.max_unsent_bytes_per_connection {
+            owed.written.wait().await;
         }
     }
     drop(answers_tx);
@@ -105,40 +143,62 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream) {
     writer_task.await;
 }
 
-/// What the request holds beyond its frame while handled (from the registry), reserved from
-/// the shard's budget; never more than the budget leaves beside the frame, so one request
-/// cannot wait forever. None once the budget is closed.
-async fn reserve_beyond_frame(
-    broker: &Broker,
-    request: &ParsedRequest,
-    frame_bytes: usize,
-) -> Option<Option<StaticPermit>> {
-    let budget_left = broker
-        .config
-        .max_in_flight_request_bytes
-        .saturating_sub(frame_bytes);
-    let more = (request.spec.memory_bytes)(frame_bytes)
-        .saturating_sub(frame_bytes)
-        .min(budget_left);
-    if more == 0 {
-        return Some(None);
+/// Reads a `size`-byte frame, reserving its bytes as they arrive (a client that announces a
+/// large request and sends nothing holds nothing). None if the connection ended.
+async fn read_frame(
+    reader: &mut (impl futures_lite::AsyncRead + Unpin),
+    size: usize,
+    reservation: &Reservation,
+    peer: &str,
+) -> Option<Bytes> {
+    let mut frame = BytesMut::with_capacity(size.min(READ_CHUNK_BYTES));
+    while frame.len() < size {
+        let chunk = (size - frame.len()).min(READ_CHUNK_BYTES);
+        if !reservation.grow(chunk).await {
+            return None;
+        }
+        let start = frame.len();
+        frame.resize(start + chunk, 0);
+        if let Err(e) = reader.read_exact(&mut frame[start..]).await {
+            tracing::info!(%peer, error = %e, "connection closed mid-request");
+            return None;
+        }
     }
-    let permit = broker.request_memory.clone();
-    permit
-        .acquire_static_permit(more as u64)
-        .await
-        .ok()
-        .map(Some)
+    Some(frame.freeze())
 }
 
-/// Runs one request's handler and frames its answer (None: nothing to send), holding its
-/// memory reservation until then.
+/// Writes answers in request order; each answer's reservation is given back once written.
+async fn write_answers(
+    mut writer: impl futures_lite::AsyncWrite + Unpin,
+    answers: local_channel::LocalReceiver<Answer>,
+    owed: Rc<Owed>,
+    watchdog: Rc<Watchdog>,
+) {
+    while let Some((answer, charged)) = answers.recv().await {
+        let Some(Some((frame, reservation))) = answer.await else {
+            // Produce with acks=0 sends nothing; its reservation went with its task.
+            owed.settle(charged);
+            continue;
+        };
+        watchdog.writing(true);
+        let written = writer.write_all(&frame).await.is_ok() && writer.flush().await.is_ok();
+        watchdog.writing(false);
+        drop(reservation);
+        owed.settle(charged);
+        if !written {
+            break;
+        }
+    }
+}
+
+/// Runs one request's handler and frames its answer (None: nothing to send), keeping its
+/// reservation until the answer is written.
 async fn run_request(
     broker: Rc<Broker>,
     request: Box<ParsedRequest>,
     client_host: String,
-    memory: (StaticPermit, Option<StaticPermit>),
-) -> Option<Bytes> {
+    reservation: Reservation,
+) -> Option<(Bytes, Reservation)> {
     let started = std::time::Instant::now();
     let ParsedRequest {
         spec,
@@ -146,6 +206,7 @@ async fn run_request(
         correlation_id,
         mut client,
         body,
+        ..
     } = *request;
     client.host = client_host;
     let call = Call {
@@ -162,10 +223,9 @@ async fn run_request(
             None
         }
     };
-    drop(memory);
     broker
         .shard
         .metrics
         .request_done(spec.key, started.elapsed());
-    answer
+    answer.map(|frame| (frame, reservation))
 }

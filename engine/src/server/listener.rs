@@ -9,6 +9,7 @@ use glommio::net::TcpListener;
 use shoal_shards::{Shard, ShardError};
 
 use super::connection::serve_connection;
+use super::limits::ConnectionLimits;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
 
@@ -16,7 +17,11 @@ use crate::handlers::Broker;
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
 /// Accepts connections until the broker stops; returns only if the listener cannot bind.
-pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Result<(), ShardError> {
+pub async fn serve_shard(
+    shard: Rc<Shard>,
+    config: Arc<BrokerConfig>,
+    limits: Arc<ConnectionLimits>,
+) -> Result<(), ShardError> {
     let listener = TcpListener::bind(config.listen).map_err(|e| {
         ShardError::Config(format!(
             "cannot bind the Kafka listener {}: {e}",
@@ -45,8 +50,17 @@ pub async fn serve_shard(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Result<
     loop {
         match listener.accept().await {
             Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                tasks.spawn_request(serve_connection(broker.clone(), stream));
+                let Some(ip) = stream.peer_addr().ok().map(|a| a.ip()) else {
+                    continue;
+                };
+                match limits.admit(ip) {
+                    Ok(admitted) => {
+                        let _ = stream.set_nodelay(true);
+                        tasks.spawn_request(serve_connection(broker.clone(), stream, admitted));
+                    }
+                    // Closed at once, as Kafka does; the client retries elsewhere or later.
+                    Err(limit) => tracing::debug!(%ip, limit, "connection refused"),
+                }
             }
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");

@@ -1,8 +1,12 @@
 //! The Kafka listener on every shard and the per-connection request loop.
 
 mod connection;
+mod limits;
 mod listener;
+mod memory;
 mod metrics_http;
 mod request;
+mod watchdog;
 
+pub use limits::ConnectionLimits;
 pub use listener::serve_shard;
