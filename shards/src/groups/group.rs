@@ -14,6 +14,11 @@ use shoal_coordinator::ErrorKind;
 use super::messages::*;
 use super::GroupConfig;
 
+/// The most of a client id a member id carries.
+const MEMBER_ID_CLIENT_PREFIX_MAX: usize = 128;
+/// What a member costs beyond its strings and bytes (maps, timers, senders).
+const MEMBER_OVERHEAD_BYTES: usize = 256;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Empty,
@@ -114,14 +119,51 @@ impl Group {
         self.members.is_empty()
     }
 
+    /// Kafka's form, `<client id>-<uuid>`, with the client id cut to a bounded prefix: ids
+    /// are kept and echoed on every request, and a client id can be 32 KiB.
     fn new_member_id(&self, client_id: &str) -> String {
-        format!("{client_id}-{}", uuid::Uuid::new_v4())
+        let mut prefix = client_id.len().min(MEMBER_ID_CLIENT_PREFIX_MAX);
+        while !client_id.is_char_boundary(prefix) {
+            prefix -= 1;
+        }
+        format!("{}-{}", &client_id[..prefix], uuid::Uuid::new_v4())
+    }
+
+    /// Roughly what the group holds: members (ids, client ids, metadata, assignments) and
+    /// the member ids it awaits.
+    pub fn memory_bytes(&self) -> usize {
+        let members: usize = self
+            .members
+            .iter()
+            .map(|(id, m)| {
+                MEMBER_OVERHEAD_BYTES
+                    + id.len()
+                    + m.client_id.len()
+                    + m.client_host.len()
+                    + m.instance_id.as_ref().map_or(0, String::len)
+                    + m.protocols
+                        .iter()
+                        .map(|(name, meta)| name.len() + meta.len())
+                        .sum::<usize>()
+                    + m.assignment.len()
+            })
+            .sum();
+        let pending: usize = self
+            .pending_members
+            .keys()
+            .map(|id| MEMBER_OVERHEAD_BYTES + id.len())
+            .sum();
+        members + pending
     }
 
     pub fn join(&mut self, req: JoinRequest, now: Instant, reply: oneshot::Sender<JoinResponse>) {
         let fail = |reply: oneshot::Sender<JoinResponse>, error, member_id: &str| {
             let _ = reply.send(JoinResponse::failed(error, member_id));
         };
+        let metadata_bytes: usize = req.protocols.iter().map(|(n, m)| n.len() + m.len()).sum();
+        if metadata_bytes > self.config.max_member_metadata_bytes {
+            return fail(reply, ErrorKind::InvalidRequest, &req.member_id);
+        }
         let session = req.session_timeout_ms;
         if session < self.config.min_session_timeout_ms
             || session > self.config.max_session_timeout_ms
@@ -144,6 +186,10 @@ impl Group {
                 return fail(reply, ErrorKind::UnknownMemberId, &req.member_id);
             }
         } else if is_new {
+            // Member ids handed out and awaited count toward the group's size.
+            if self.members.len() + self.pending_members.len() >= self.config.max_size {
+                return fail(reply, ErrorKind::GroupMaxSizeReached, "");
+            }
             let member_id = self.new_member_id(&req.client_id);
             if req.require_known_member_id {
                 let deadline = now + Duration::from_millis(session as u64);

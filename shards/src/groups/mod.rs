@@ -28,6 +28,11 @@ pub struct GroupConfig {
     pub max_groups_per_shard: usize,
     /// Committed offsets of a group without members expire this long after its last commit.
     pub offsets_retention_ms: i64,
+    /// One member's protocol metadata, all protocols together.
+    pub max_member_metadata_bytes: usize,
+    /// What all groups of one shard may hold (members, their metadata and assignments,
+    /// member ids handed out and awaited); a join past it gets COORDINATOR_NOT_AVAILABLE.
+    pub max_memory_bytes_per_shard: usize,
 }
 
 impl Default for GroupConfig {
@@ -40,6 +45,8 @@ impl Default for GroupConfig {
             max_size: 1_000,
             max_groups_per_shard: 100_000,
             offsets_retention_ms: 7 * 24 * 3600 * 1000,
+            max_member_metadata_bytes: 1 << 20,
+            max_memory_bytes_per_shard: 256 << 20,
         }
     }
 }

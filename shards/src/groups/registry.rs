@@ -28,6 +28,9 @@ pub struct Groups {
     /// When the timer task will next wake; an earlier deadline wakes it through `rearmed`.
     timer_wake: Cell<Instant>,
     rearmed: LocalSignal,
+    /// What each group holds, and all of them together (`max_memory_bytes_per_shard`).
+    group_bytes: RefCell<HashMap<String, usize>>,
+    total_bytes: Cell<usize>,
     config: GroupConfig,
 }
 
@@ -39,6 +42,8 @@ impl Groups {
             timers: RefCell::new(BinaryHeap::new()),
             timer_wake: Cell::new(Instant::now()),
             rearmed: LocalSignal::default(),
+            group_bytes: RefCell::new(HashMap::new()),
+            total_bytes: Cell::new(0),
             config,
         });
         glommio::spawn_local(Self::run_timers(Rc::downgrade(&groups))).detach();
@@ -92,17 +97,18 @@ impl Groups {
     /// After a group changed: forget it if nothing is left of it, else arm its next deadline
     /// if that is earlier than the one armed (a later one is found when the armed one fires).
     fn after_change(&self, group_id: &str) {
-        let next = {
+        let (next, bytes) = {
             let mut groups = self.groups.borrow_mut();
             match groups.get(group_id) {
                 Some(group) if group.is_idle() => {
                     groups.remove(group_id);
-                    None
+                    (None, 0)
                 }
-                Some(group) => group.next_deadline(),
-                None => None,
+                Some(group) => (group.next_deadline(), group.memory_bytes()),
+                None => (None, 0),
             }
         };
+        self.account(group_id, bytes);
         let Some(next) = next else { return };
         let mut armed = self.armed.borrow_mut();
         if armed.get(group_id).is_some_and(|at| *at <= next) {
@@ -117,6 +123,23 @@ impl Groups {
         }
     }
 
+    /// Records what `group_id` holds now (0: gone).
+    fn account(&self, group_id: &str, bytes: usize) {
+        let mut sizes = self.group_bytes.borrow_mut();
+        let before = if bytes == 0 {
+            sizes.remove(group_id).unwrap_or(0)
+        } else {
+            sizes.insert(group_id.to_string(), bytes).unwrap_or(0)
+        };
+        self.total_bytes
+            .set(self.total_bytes.get() - before + bytes);
+    }
+
+    /// Whether a join bringing `bytes` more fits the shard's group memory.
+    fn has_room_for(&self, bytes: usize) -> bool {
+        self.total_bytes.get() + bytes <= self.config.max_memory_bytes_per_shard
+    }
+
     pub async fn handle(&self, request: GroupRequest) -> GroupResponse {
         let now = Instant::now();
         match request {
@@ -126,8 +149,16 @@ impl Groups {
                 let (tx, rx) = oneshot::channel();
                 {
                     let mut groups = self.groups.borrow_mut();
-                    if !groups.contains_key(&req.group_id)
-                        && groups.len() >= self.config.max_groups_per_shard
+                    let incoming = req.client_id.len()
+                        + req.group_instance_id.as_ref().map_or(0, String::len)
+                        + req
+                            .protocols
+                            .iter()
+                            .map(|(n, m)| n.len() + m.len())
+                            .sum::<usize>();
+                    if (!groups.contains_key(&req.group_id)
+                        && groups.len() >= self.config.max_groups_per_shard)
+                        || !self.has_room_for(incoming)
                     {
                         return GroupResponse::Join(JoinResponse::failed(
                             ErrorKind::TooManyGroups,
@@ -192,17 +223,21 @@ impl Groups {
                 GroupResponse::List(self.groups.borrow().values().map(Group::listing).collect())
             }
             GroupRequest::Delete(group_id) => {
-                let mut groups = self.groups.borrow_mut();
-                GroupResponse::Outcome(match groups.get(&group_id) {
-                    Some(group) if !group.is_empty() => Some(ErrorKind::NonEmptyGroup),
-                    Some(_) => {
-                        groups.remove(&group_id);
-                        None
+                let outcome = {
+                    let mut groups = self.groups.borrow_mut();
+                    match groups.get(&group_id) {
+                        Some(group) if !group.is_empty() => Some(ErrorKind::NonEmptyGroup),
+                        Some(_) => {
+                            groups.remove(&group_id);
+                            None
+                        }
+                        // The group may still have committed offsets: the caller asks the
+                        // coordinator.
+                        None => Some(ErrorKind::GroupIdNotFound),
                     }
-                    // The group may still have committed offsets: the caller asks the
-                    // coordinator.
-                    None => Some(ErrorKind::GroupIdNotFound),
-                })
+                };
+                self.after_change(&group_id);
+                GroupResponse::Outcome(outcome)
             }
             GroupRequest::SubscribedTopics(group_id) => {
                 let groups = self.groups.borrow();
