@@ -14,3 +14,9 @@ fi
 cargo build --release --bin shoal --bin shoal-bench
 target="${CARGO_TARGET_DIR:-$PWD/target}/release"
 SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
+# Every fuzz target for 20 s (longer by hand: scripts/fuzz.sh 600).
+if cargo fuzz --version >/dev/null 2>&1; then
+  ./scripts/fuzz.sh 20
+else
+  echo "cargo-fuzz is not installed: fuzzers skipped (cargo install cargo-fuzz --version 0.13.2)" >&2
+fi

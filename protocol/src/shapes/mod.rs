@@ -265,3 +265,77 @@ impl Walk<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// Decodes a request of any API Shoal serves the way the broker does — a Kafka request is
+/// walked against its shape first, Shoal's own messages decode with every length checked —
+/// and throws the result away. The fuzzers' entry point.
+pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), String> {
+    use bytes::Bytes;
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::{Decodable, Request};
+
+    fn decode<R: Decodable>(body: &[u8], version: i16) -> Result<(), String> {
+        R::decode(&mut Bytes::copy_from_slice(body), version)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+    if let Some(shape) = request_shape(api_key) {
+        check(shape, version, body).map_err(|e| e.to_string())?;
+    }
+    macro_rules! by_key {
+        ($($request:ty),* $(,)?) => {
+            $(
+                if api_key == <$request>::KEY {
+                    return decode::<$request>(body, version);
+                }
+            )*
+        };
+    }
+    by_key!(
+        ProduceRequest,
+        FetchRequest,
+        ListOffsetsRequest,
+        MetadataRequest,
+        ApiVersionsRequest,
+        CreateTopicsRequest,
+        DeleteTopicsRequest,
+        DeleteRecordsRequest,
+        InitProducerIdRequest,
+        CreatePartitionsRequest,
+        DescribeClusterRequest,
+        FindCoordinatorRequest,
+        OffsetForLeaderEpochRequest,
+        DescribeProducersRequest,
+        DescribeConfigsRequest,
+        AlterConfigsRequest,
+        IncrementalAlterConfigsRequest,
+        JoinGroupRequest,
+        SyncGroupRequest,
+        HeartbeatRequest,
+        LeaveGroupRequest,
+        OffsetCommitRequest,
+        OffsetFetchRequest,
+        ListGroupsRequest,
+        DescribeGroupsRequest,
+        DeleteGroupsRequest,
+        OffsetDeleteRequest,
+        crate::diskless::DisklessCreatePartitionsRequest,
+        crate::diskless::DisklessDeleteTopicsRequest,
+        crate::diskless::DisklessCommitFileRequest,
+        crate::diskless::DisklessDeleteRecordsRequest,
+        crate::diskless::DisklessListOffsetsRequest,
+        crate::diskless::DisklessFindBatchesRequest,
+        crate::diskless::DisklessDescribeFilesRequest,
+        crate::mirror::CreateMirrorRequest,
+        crate::mirror::AddTopicsToMirrorRequest,
+        crate::mirror::RemoveTopicsFromMirrorRequest,
+        crate::mirror::LastMirroredOffsetsRequest,
+        crate::mirror::ListMirrorsRequest,
+        crate::mirror::DescribeMirrorsRequest,
+        crate::mirror::ReadMirrorStatesRequest,
+        crate::mirror::WriteMirrorStatesRequest,
+        crate::mirror::PauseMirrorTopicsRequest,
+        crate::mirror::ResumeMirrorTopicsRequest,
+    );
+    Err(format!("API {api_key} is not served"))
+}
