@@ -465,7 +465,7 @@ impl Record {
             TAG_TOPIC_CREATED => Record::TopicCreated {
                 id: r.uuid()?,
                 name: r.string()?,
-                partitions: r.i32()?,
+                partitions: r.partition_count()?,
                 config: TopicConfig {
                     retention_ms: r.i64()?,
                     retention_bytes: r.i64()?,
@@ -475,7 +475,7 @@ impl Record {
             TAG_TOPIC_CREATED_FULL_CONFIG => Record::TopicCreated {
                 id: r.uuid()?,
                 name: r.string()?,
-                partitions: r.i32()?,
+                partitions: r.partition_count()?,
                 config: TopicConfig::decode(&mut r)?,
             },
             TAG_TOPIC_CONFIG_CHANGED => Record::TopicConfigChanged {
@@ -608,7 +608,7 @@ impl Record {
             },
             TAG_PARTITIONS_ADDED => Record::PartitionsAdded {
                 topic_id: r.uuid()?,
-                total_partitions: r.i32()?,
+                total_partitions: r.partition_count()?,
             },
             TAG_PRODUCERS_EXPIRED => {
                 let topic_id = r.uuid()?;
@@ -686,6 +686,16 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn malformed(&self) -> CoordinatorError {
         CoordinatorError::MalformedRecord(self.base + self.pos)
+    }
+
+    /// A topic's partition count: what the coordinator ever creates, or the record is bad
+    /// (applying it would allocate that many partitions).
+    fn partition_count(&mut self) -> Result<i32, CoordinatorError> {
+        let n = self.i32()?;
+        if !(1..=crate::state::PARTITIONS_PER_TOPIC_MAX).contains(&n) {
+            return Err(self.malformed());
+        }
+        Ok(n)
     }
 
     fn take(&mut self, n: usize) -> Result<&[u8], CoordinatorError> {

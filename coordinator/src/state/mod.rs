@@ -151,7 +151,7 @@ impl CoordinatorState {
                         break;
                     }
                     let front = p.batches.pop_front().expect("front exists");
-                    p.size_bytes -= front.size_bytes as u64;
+                    p.size_bytes = p.size_bytes.saturating_sub(front.size_bytes as u64);
                     released.push(front.file_id);
                 }
                 for file_id in released {
@@ -159,7 +159,7 @@ impl CoordinatorState {
                 }
             }
             Record::ProducerIdAllocated { producer_id } => {
-                self.next_producer_id = self.next_producer_id.max(producer_id + 1);
+                self.next_producer_id = self.next_producer_id.max(producer_id.saturating_add(1));
             }
             Record::PartitionsAdded {
                 topic_id,
@@ -251,15 +251,15 @@ impl CoordinatorState {
         at_ms: i64,
         batches: &[crate::records::CommittedBatch],
     ) {
-        self.next_file_id = self.next_file_id.max(file_id + 1);
+        self.next_file_id = self.next_file_id.max(file_id.saturating_add(1));
         let object_key: Arc<str> = Arc::from(object_key);
         let mut live = 0;
         for b in batches {
             let Some(p) = self.partition_mut(b.topic_id, b.partition) else {
                 continue;
             };
-            p.high_watermark = p.high_watermark.max(b.last_offset + 1);
-            p.size_bytes += b.size_bytes as u64;
+            p.high_watermark = p.high_watermark.max(b.last_offset.saturating_add(1));
+            p.size_bytes = p.size_bytes.saturating_add(b.size_bytes as u64);
             p.batches.push_back(BatchEntry {
                 file_id,
                 byte_offset: b.byte_offset,
@@ -299,7 +299,7 @@ impl CoordinatorState {
 
     fn release_batch(&mut self, file_id: u64, at_ms: i64) {
         if let Some(file) = self.files.get_mut(&file_id) {
-            file.live_batches -= 1;
+            file.live_batches = file.live_batches.saturating_sub(1);
             if file.live_batches == 0 {
                 let file = self.files.remove(&file_id).expect("present");
                 self.file_ids.remove(&file.object_key);
