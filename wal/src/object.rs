@@ -3,7 +3,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::WalError;
+use crate::{BatchHeader, WalError};
 
 /// Where one appended segment landed inside the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,40 @@ impl ObjectBuilder {
     pub fn finish(self) -> Bytes {
         self.buf.freeze()
     }
+}
+
+/// Reads back batches of `sizes` bytes each, stored back to back at the start of `range`:
+/// each must be a whole v2 batch of exactly its size, and, when `verify_crc` (bytes that
+/// come from the store rather than from memory already checked), match its CRC.
+pub fn read_batches(
+    range: &[u8],
+    sizes: impl IntoIterator<Item = usize>,
+    verify_crc: bool,
+) -> Result<Vec<BatchHeader>, WalError> {
+    let mut headers = Vec::new();
+    let mut pos = 0usize;
+    for size in sizes {
+        let Some(batch) = range.get(pos..pos.saturating_add(size)) else {
+            return Err(WalError::BatchLengthMismatch {
+                declared: size,
+                available: range.len().saturating_sub(pos),
+            });
+        };
+        let header = if verify_crc {
+            BatchHeader::parse_validated(batch)?
+        } else {
+            BatchHeader::parse(batch)?
+        };
+        if header.size_bytes != size {
+            return Err(WalError::BatchLengthMismatch {
+                declared: header.size_bytes,
+                available: size,
+            });
+        }
+        headers.push(header);
+        pos += size;
+    }
+    Ok(headers)
 }
 
 #[cfg(test)]

@@ -3,10 +3,11 @@
 //! protocol requires. A malformed or oversized frame closes the connection with a log line.
 //!
 //! Nothing a client does can hold memory it has not sent: a request's bytes are reserved
-//! from the shard's budget as they arrive, then what its decoded form and its answer will
-//! hold, and all of it stays reserved until the answer is written. A connection whose unsent
-//! answers reach `max_unsent_bytes_per_connection` is not read from until the client takes
-//! them (Kafka mutes such a channel); a stalled client is closed by its watchdog.
+//! from the shard's budget as they arrive, then what its decoded form and its answer may
+//! hold; once handled it keeps only its answer's bytes, until the answer is written. A
+//! connection whose unwritten answers reach `max_unsent_bytes_per_connection` is not read
+//! from until the client takes them (Kafka mutes such a channel); a stalled client is closed
+//! by its watchdog.
 
 use std::cell::Cell;
 use std::os::fd::AsRawFd;
@@ -31,10 +32,11 @@ use crate::handlers::{Broker, Call};
 /// A request's bytes are read (and reserved) this many at a time.
 const READ_CHUNK_BYTES: usize = 64 << 10;
 
-/// An answer being computed, and the bytes it was charged on this connection.
-type Answer = (JoinHandle<Option<(Bytes, Reservation)>>, usize);
+/// An answer being computed.
+type Answer = JoinHandle<Option<(Bytes, Reservation)>>;
 
-/// What a connection owes its client: answers not yet written, and the bytes they hold.
+/// What a connection owes its client: answers not yet written, and the bytes they hold
+/// (estimated until an answer is computed, then its size).
 #[derive(Default)]
 struct Owed {
     answers: Cell<usize>,
@@ -46,6 +48,11 @@ impl Owed {
     fn add(&self, bytes: usize) {
         self.answers.set(self.answers.get() + 1);
         self.bytes.set(self.bytes.get() + bytes);
+    }
+
+    /// An answer's size is known: it replaces the estimate.
+    fn computed(&self, estimated: usize, bytes: usize) {
+        self.bytes.set(self.bytes.get() - estimated + bytes);
     }
 
     fn settle(&self, bytes: usize) {
@@ -107,23 +114,26 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream, _admitted: 
                 if request.spec.internal {
                     tracing::debug!(%peer, api = request.spec.name, "internal API called");
                 }
-                // What the decoded request and its answer will hold.
-                let more =
-                    request.decoded_bytes + request.body.answer_bytes(config.fetch.max_bytes);
-                if !reservation.grow(more).await {
+                // What the decoded request and its answer may hold.
+                let answer_bytes = request.body.answer_bytes(config.fetch.max_bytes);
+                if !reservation.grow(request.decoded_bytes + answer_bytes).await {
                     break;
                 }
-                let charged = reservation.bytes();
-                owed.add(charged);
-                let task = run_request(broker.clone(), request, client_host.clone(), reservation);
-                (glommio::spawn_local(task).detach(), charged)
+                owed.add(answer_bytes);
+                let task = run_request(
+                    broker.clone(),
+                    request,
+                    client_host.clone(),
+                    reservation,
+                    (owed.clone(), answer_bytes),
+                );
+                glommio::spawn_local(task).detach()
             }
             Ok(Incoming::Answered { api_key, frame }) => {
                 tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
-                let charged = reservation.bytes();
-                owed.add(charged);
-                let ready = async move { Some((frame, reservation)) };
-                (glommio::spawn_local(ready).detach(), charged)
+                reservation.shrink_to(frame.len());
+                owed.add(frame.len());
+                glommio::spawn_local(async move { Some((frame, reservation)) }).detach()
             }
             Err(e) => {
                 tracing::warn!(%peer, error = %e, "malformed request; closing");
@@ -174,30 +184,31 @@ async fn write_answers(
     owed: Rc<Owed>,
     watchdog: Rc<Watchdog>,
 ) {
-    while let Some((answer, charged)) = answers.recv().await {
+    while let Some(answer) = answers.recv().await {
         let Some(Some((frame, reservation))) = answer.await else {
-            // Produce with acks=0 sends nothing; its reservation went with its task.
-            owed.settle(charged);
+            // Produce with acks=0 sends nothing (its task settled its estimate to 0).
+            owed.settle(0);
             continue;
         };
         watchdog.writing(true);
         let written = writer.write_all(&frame).await.is_ok() && writer.flush().await.is_ok();
         watchdog.writing(false);
         drop(reservation);
-        owed.settle(charged);
+        owed.settle(frame.len());
         if !written {
             break;
         }
     }
 }
 
-/// Runs one request's handler and frames its answer (None: nothing to send), keeping its
-/// reservation until the answer is written.
+/// Runs one request's handler and frames its answer (None: nothing to send); the
+/// reservation and what the connection owes then follow the answer's real size.
 async fn run_request(
     broker: Rc<Broker>,
     request: Box<ParsedRequest>,
     client_host: String,
     reservation: Reservation,
+    (owed, estimated): (Rc<Owed>, usize),
 ) -> Option<(Bytes, Reservation)> {
     let started = std::time::Instant::now();
     let ParsedRequest {
@@ -227,5 +238,8 @@ async fn run_request(
         .shard
         .metrics
         .request_done(spec.key, started.elapsed());
+    let answer_bytes = answer.as_ref().map_or(0, Bytes::len);
+    owed.computed(estimated, answer_bytes);
+    reservation.shrink_to(answer_bytes);
     answer.map(|frame| (frame, reservation))
 }

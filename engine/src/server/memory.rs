@@ -24,10 +24,6 @@ impl Reservation {
         }
     }
 
-    pub fn bytes(&self) -> usize {
-        self.units.get() as usize
-    }
-
     /// Waits for `bytes` more, never asking past the whole budget (so one request cannot
     /// wait forever); false once the budget is closed.
     pub async fn grow(&self, bytes: usize) -> bool {
@@ -40,6 +36,18 @@ impl Reservation {
         }
         self.units.set(self.units.get() + want);
         true
+    }
+}
+
+impl Reservation {
+    /// Gives back all but `bytes` (a handled request keeps only its answer's).
+    pub fn shrink_to(&self, bytes: usize) {
+        let units = self.units.get();
+        let keep = (bytes as u64).min(units);
+        if units > keep {
+            self.budget.signal(units - keep);
+            self.units.set(keep);
+        }
     }
 }
 
@@ -66,7 +74,9 @@ mod tests {
                 a.grow(1000).await,
                 "capped at the budget, not waiting forever"
             );
-            assert_eq!((a.bytes(), budget.available()), (100, 0));
+            assert_eq!(budget.available(), 0);
+            a.shrink_to(30);
+            assert_eq!(budget.available(), 70);
             drop(a);
             assert_eq!(budget.available(), 100);
         });

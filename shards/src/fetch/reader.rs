@@ -6,7 +6,8 @@ use std::cell::RefCell;
 use bytes::{Bytes, BytesMut};
 use shoal_coordinator::BatchCoordinate;
 use shoal_wal::batch::patch_base_offset;
-use shoal_wal::{BatchHeader, ObjectStore, WalError};
+use shoal_wal::object::read_batches;
+use shoal_wal::{ObjectStore, WalError};
 
 use super::ObjectCache;
 use crate::ShardMetrics;
@@ -36,31 +37,31 @@ pub async fn read_partition(
             cache
                 .borrow_mut()
                 .get_range(&first.object_key, first.byte_offset as usize, run_bytes);
-        let bytes = match cached {
+        // Bytes from the cache were checked on their way in; the store's are checked now.
+        let (bytes, from_store) = match cached {
             Some(bytes) => {
                 metrics.fetch_cache_hits.add(1);
-                bytes
+                (bytes, false)
             }
             None => {
                 metrics.fetch_cache_misses.add(1);
-                store
+                let bytes = store
                     .get_range(&first.object_key, first.byte_offset as u64, run_bytes)
-                    .await?
+                    .await?;
+                (bytes, true)
             }
         };
+        let run = &batches[i..end];
+        read_batches(
+            &bytes,
+            run.iter().map(|c| c.size_bytes as usize),
+            from_store,
+        )?;
         let mut pos = 0;
-        for coordinate in &batches[i..end] {
+        for coordinate in run {
             let size = coordinate.size_bytes as usize;
-            let batch = &bytes[pos..pos + size];
-            let header = BatchHeader::parse(batch)?;
-            if header.size_bytes != size {
-                return Err(WalError::BatchLengthMismatch {
-                    declared: header.size_bytes,
-                    available: size,
-                });
-            }
             let start = out.len();
-            out.extend_from_slice(batch);
+            out.extend_from_slice(&bytes[pos..pos + size]);
             patch_base_offset(&mut out[start..start + size], coordinate.base_offset);
             pos += size;
         }
