@@ -316,6 +316,7 @@ def test_slow_and_silent_clients_hold_nothing_and_are_closed(make_broker):
 
 def test_connections_past_the_limits_are_closed_at_once(make_broker):
     broker = make_broker("crowded", "max_connections_per_ip = 20\n").start()
+    time.sleep(0.5)  # the start-up probe's connection is let go
     held = [wire.Connection(broker.bootstrap) for _ in range(20)]
     for conn in held:
         conn.send(wire.request(18, 0, 1, b""))
@@ -323,7 +324,7 @@ def test_connections_past_the_limits_are_closed_at_once(make_broker):
     extra = wire.Connection(broker.bootstrap)
     assert extra.is_closed_by_peer()
     held.pop().close()
-    time.sleep(0.2)
+    time.sleep(0.5)
     again = wire.Connection(broker.bootstrap)
     again.send(wire.request(18, 0, 1, b""))
     assert again.recv_response() is not None
