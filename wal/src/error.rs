@@ -29,6 +29,22 @@ pub enum WalError {
         offset: u64,
         len: usize,
     },
+    #[error(
+        "object store write to {key} stopped short: {written} of {wanted} bytes at offset \
+         {offset} (is the disk full?)"
+    )]
+    ShortWrite {
+        key: String,
+        offset: u64,
+        wanted: usize,
+        written: usize,
+    },
+    #[error("object {key} holds {found} bytes after writing {expected}")]
+    SizeMismatch {
+        key: String,
+        expected: u64,
+        found: u64,
+    },
     #[error("object {0} not found")]
     NotFound(String),
     #[error("{op}: the object store answered HTTP {status}: {message}")]

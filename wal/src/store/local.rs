@@ -1,17 +1,15 @@
 //! A directory on a local file system as the object store: one file per object, written with
-//! glommio DMA writes (buffered I/O where the file system refuses O_DIRECT), fsynced together
-//! with its directory entry before `put` returns.
+//! glommio DMA writes (buffered I/O where the file system refuses O_DIRECT), every write's
+//! length checked, and fsynced with its directory entry before `put` returns.
 
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use futures_lite::AsyncWriteExt;
-use glommio::io::{BufferedFile, Directory, DmaStreamWriterBuilder, OpenOptions};
+use glommio::io::{BufferedFile, Directory, DmaFile, OpenOptions};
 
+use super::write_fully::write_fully;
 use super::ListedObject;
 use crate::WalError;
-
-const DMA_WRITE_BUFFER_BYTES: usize = 512 << 10;
 
 pub struct LocalStore {
     root: PathBuf,
@@ -34,32 +32,16 @@ impl LocalStore {
         self.root.join(key)
     }
 
+    /// Stores `data` under `key` and returns only once every byte is written and synced,
+    /// with its directory entry. On any failure the partial file is removed: a put that
+    /// failed leaves nothing a reader could mistake for the object.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
         let path = self.path_of(key);
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        // Keys are unique; truncating lets a retried upload replace a partial first attempt.
-        let opened = match open_for_write(&path).await {
-            Err(e) if is_not_found(&e) => {
-                // First object under this prefix: create its directory once, then retry.
-                std::fs::create_dir_all(&dir).map_err(|e| WalError::io(key, e))?;
-                open_for_write(&path).await
-            }
-            other => other,
-        };
-        match opened {
-            Ok(file) => {
-                let mut writer = DmaStreamWriterBuilder::new(file)
-                    .with_buffer_size(DMA_WRITE_BUFFER_BYTES)
-                    .build();
-                writer
-                    .write_all(&data)
-                    .await
-                    .map_err(|e| WalError::io(key, e))?;
-                // Closing flushes, truncates the aligned tail and fsyncs.
-                writer.close().await.map_err(|e| WalError::io(key, e))?;
-            }
-            Err(e) if refuses_direct_io(&e) => self.put_buffered(key, &path, data).await?,
-            Err(e) => return Err(WalError::io(key, e)),
+        let written = self.write_file(key, &path, &dir, &data).await;
+        if written.is_err() {
+            let _ = glommio::io::remove(&path).await;
+            return written;
         }
         let directory = Directory::open(&dir)
             .await
@@ -68,15 +50,31 @@ impl LocalStore {
         directory.close().await.map_err(|e| WalError::io(key, e))
     }
 
-    async fn put_buffered(&self, key: &str, path: &Path, data: Bytes) -> Result<(), WalError> {
-        let file = BufferedFile::create(path)
-            .await
-            .map_err(|e| WalError::io(key, e))?;
-        file.write_at(data.to_vec(), 0)
-            .await
-            .map_err(|e| WalError::io(key, e))?;
-        file.fdatasync().await.map_err(|e| WalError::io(key, e))?;
-        file.close().await.map_err(|e| WalError::io(key, e))
+    async fn write_file(
+        &self,
+        key: &str,
+        path: &Path,
+        dir: &Path,
+        data: &[u8],
+    ) -> Result<(), WalError> {
+        // Keys are unique; truncating lets a retried upload replace a partial first attempt.
+        let opened = match open_for_write(path).await {
+            Err(e) if is_not_found(&e) => {
+                // First object under this prefix: create its directory once, then retry.
+                std::fs::create_dir_all(dir).map_err(|e| WalError::io(key, e))?;
+                open_for_write(path).await
+            }
+            other => other,
+        };
+        match opened {
+            Ok(file) => {
+                let outcome = write_dma(&file, key, data).await;
+                let closed = file.close().await.map_err(|e| WalError::io(key, e));
+                outcome.and(closed)
+            }
+            Err(e) if refuses_direct_io(&e) => write_buffered(key, path, data).await,
+            Err(e) => Err(WalError::io(key, e)),
+        }
     }
 
     pub async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Bytes, WalError> {
@@ -150,6 +148,43 @@ impl LocalStore {
             }
         }
     }
+}
+
+/// DMA writes are padded to the alignment; the padding is cut off before the sync.
+async fn write_dma(file: &DmaFile, key: &str, data: &[u8]) -> Result<(), WalError> {
+    write_fully(file, key, data).await?;
+    file.truncate(data.len() as u64)
+        .await
+        .map_err(|e| WalError::io(key, e))?;
+    file.fdatasync().await.map_err(|e| WalError::io(key, e))?;
+    check_size(key, file.file_size().await, data.len())
+}
+
+async fn write_buffered(key: &str, path: &Path, data: &[u8]) -> Result<(), WalError> {
+    let file = BufferedFile::create(path)
+        .await
+        .map_err(|e| WalError::io(key, e))?;
+    let outcome = async {
+        write_fully(&file, key, data).await?;
+        file.fdatasync().await.map_err(|e| WalError::io(key, e))?;
+        check_size(key, file.file_size().await, data.len())
+    }
+    .await;
+    let closed = file.close().await.map_err(|e| WalError::io(key, e));
+    outcome.and(closed)
+}
+
+/// The file holds exactly the object: nothing missing, nothing left from an earlier try.
+fn check_size(key: &str, size: glommio::Result<u64, ()>, expected: usize) -> Result<(), WalError> {
+    let found = size.map_err(|e| WalError::io(key, e))?;
+    if found != expected as u64 {
+        return Err(WalError::SizeMismatch {
+            key: key.to_string(),
+            expected: expected as u64,
+            found,
+        });
+    }
+    Ok(())
 }
 
 async fn open_for_write(path: &Path) -> glommio::Result<glommio::io::DmaFile, ()> {

@@ -3,6 +3,7 @@
 
 mod local;
 pub mod s3;
+mod write_fully;
 
 pub use local::LocalStore;
 
