@@ -5,6 +5,9 @@ use thiserror::Error;
 pub enum EngineError {
     #[error("configuration: {0}")]
     Config(String),
+    /// Another process owns what this broker needs (its data directory, its port).
+    #[error("refusing to start: {0}")]
+    InUse(String),
     #[error(transparent)]
     Shards(#[from] shoal_shards::ShardError),
     #[error(transparent)]

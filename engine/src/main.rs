@@ -5,6 +5,7 @@ mod error;
 mod handlers;
 mod kafka;
 mod mirror;
+mod ownership;
 mod server;
 #[cfg(test)]
 mod testing;
@@ -99,6 +100,8 @@ fn run(args: Args) -> Result<(), EngineError> {
     std::fs::create_dir_all(&config.data_dir)?;
     // io_uring opens (glommio) refuse relative paths: resolve the data directory once here.
     config.data_dir = std::fs::canonicalize(&config.data_dir)?;
+    let _lock = ownership::DataDirLock::acquire(&config.data_dir)?;
+    ownership::check_listen_address_free(config.listen)?;
     let runtime = config.runtime();
     check_object_store(&runtime.store)?;
     tracing::info!(
