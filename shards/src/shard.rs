@@ -284,10 +284,8 @@ impl Shard {
                 .await
                 {
                     Ok(records) => result.records = records,
-                    Err(e) => {
-                        tracing::error!(partition = ?p.partition, error = %e, "fetch read failed");
-                        result.error = Some(ErrorKind::StorageError);
-                    }
+                    // read_partition logged the object that failed.
+                    Err(_) => result.error = Some(ErrorKind::StorageError),
                 }
             }
             results.push(result);
