@@ -13,7 +13,7 @@ use crate::log::MetadataLog;
 use crate::metrics::CoordinatorMetrics;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
-use crate::{snapshots, CoordinatorError};
+use crate::{recovery, snapshots, CoordinatorError};
 
 pub struct CoordinatorCore {
     pub(crate) state: CoordinatorState,
@@ -32,7 +32,7 @@ impl CoordinatorCore {
         view: Arc<ArcSwap<TopicsView>>,
         snapshot_log_bytes: u64,
     ) -> Result<CoordinatorCore, CoordinatorError> {
-        let (state, log, stats) = snapshots::recover(dir).await?;
+        let (state, log, stats) = recovery::recover(dir).await?;
         tracing::info!(
             snapshot_generation = ?stats.snapshot_generation,
             records_replayed = stats.records_replayed,
@@ -57,10 +57,9 @@ impl CoordinatorCore {
     async fn snapshot(&mut self) -> Result<(), CoordinatorError> {
         let started = std::time::Instant::now();
         let generation = self.log.generation() + 1;
-        let (log, _) = MetadataLog::open(&self.dir, generation).await?;
-        self.log = log;
+        self.log = MetadataLog::open_for_append(&self.dir, generation, 0).await?;
         let bytes = snapshots::write_snapshot(&self.dir, generation, &self.state).await?;
-        snapshots::remove_obsolete(&self.dir, generation).await;
+        snapshots::remove_obsolete(&self.dir).await;
         CoordinatorMetrics::add(&self.metrics.snapshots, 1);
         tracing::info!(
             generation,

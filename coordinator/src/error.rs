@@ -13,6 +13,9 @@ pub enum CoordinatorError {
     MalformedRecord(usize),
     #[error("snapshot malformed: {0}")]
     MalformedSnapshot(String),
+    /// The metadata on disk is not what was written: refuse to start rather than guess.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// Per-item outcome of a coordinator operation. The engine maps these to Kafka error codes.

@@ -1,15 +1,18 @@
 //! The durable metadata log: framed records appended with one fdatasync per group of commits.
 //! The log is a series of generations, `metadata-<generation>.log`; a snapshot of generation
-//! g holds the state of every log before g, so logs older than the newest snapshot can go.
+//! g holds the state of every log before g. Which bytes of a log are trusted is decided by
+//! `recovery`; this file only opens, cuts and appends.
 
 use std::path::{Path, PathBuf};
 
 use glommio::io::{BufferedFile, Directory, OpenOptions};
 
-use crate::records::{decode_frames, Record};
 use crate::CoordinatorError;
 
 const RECOVERY_READ_CHUNK_BYTES: usize = 8 << 20;
+/// Space reserved ahead of the log's end (fallocate, size unchanged), so appends keep
+/// working for a while after the disk fills with WAL objects.
+const RESERVE_AHEAD_BYTES: u64 = 8 << 20;
 
 pub fn log_path(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("metadata-{generation:020}.log"))
@@ -20,15 +23,17 @@ pub struct MetadataLog {
     path: PathBuf,
     generation: u64,
     end_bytes: u64,
+    reserved_to: u64,
 }
 
 impl MetadataLog {
-    /// Opens (or creates) one generation of the log and returns it with its whole records.
-    /// A torn or corrupt tail is truncated away.
-    pub async fn open(
+    /// Opens one generation of the log to append after its first `valid_bytes`, cutting off
+    /// whatever follows them (recovery has judged it a torn tail). Creates the file if absent.
+    pub async fn open_for_append(
         dir: &Path,
         generation: u64,
-    ) -> Result<(MetadataLog, Vec<Record>), CoordinatorError> {
+        valid_bytes: u64,
+    ) -> Result<MetadataLog, CoordinatorError> {
         let path = log_path(dir, generation);
         let file = OpenOptions::new()
             .read(true)
@@ -37,31 +42,39 @@ impl MetadataLog {
             .buffered_open(&path)
             .await
             .map_err(|e| io_error(&path, e))?;
-        let contents = read_all(&file, &path).await?;
-        let (records, valid_bytes) = decode_frames(&contents);
-        if valid_bytes != contents.len() {
+        let size = file.file_size().await.map_err(|e| io_error(&path, e))?;
+        if size < valid_bytes {
+            return Err(CoordinatorError::Damaged(format!(
+                "{} shrank to {size} bytes while it was being opened",
+                path.display()
+            )));
+        }
+        if size > valid_bytes {
             tracing::warn!(
                 path = %path.display(),
                 valid_bytes,
-                file_bytes = contents.len(),
-                "metadata log has a torn or corrupt tail; truncating to the last whole record"
+                dropped_bytes = size - valid_bytes,
+                "cutting the torn tail of an interrupted append off the metadata log"
             );
-            file.truncate(valid_bytes as u64)
+            file.truncate(valid_bytes)
                 .await
                 .map_err(|e| io_error(&path, e))?;
         }
         file.fdatasync().await.map_err(|e| io_error(&path, e))?;
         sync_dir(dir).await?;
-        let log = MetadataLog {
+        let mut log = MetadataLog {
             file,
             path,
             generation,
-            end_bytes: valid_bytes as u64,
+            end_bytes: valid_bytes,
+            reserved_to: 0,
         };
-        Ok((log, records))
+        log.reserve_ahead().await;
+        Ok(log)
     }
 
-    /// Appends already-framed records and makes them durable before returning.
+    /// Appends already-framed records and makes them durable before returning. A short
+    /// write is continued; an error leaves at most a torn tail for recovery to cut.
     pub async fn append_durable(&mut self, mut frames: Vec<u8>) -> Result<(), CoordinatorError> {
         while !frames.is_empty() {
             let len = frames.len();
@@ -70,6 +83,15 @@ impl MetadataLog {
                 .write_at(frames.clone(), self.end_bytes)
                 .await
                 .map_err(|e| io_error(&self.path, e))?;
+            if written == 0 {
+                return Err(CoordinatorError::Io {
+                    path: self.path.display().to_string(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::WriteZero,
+                        "the metadata log took no bytes",
+                    ),
+                });
+            }
             self.end_bytes += written as u64;
             if written == len {
                 break;
@@ -79,7 +101,22 @@ impl MetadataLog {
         self.file
             .fdatasync()
             .await
-            .map_err(|e| io_error(&self.path, e))
+            .map_err(|e| io_error(&self.path, e))?;
+        if self.reserved_to < self.end_bytes + RESERVE_AHEAD_BYTES / 2 {
+            self.reserve_ahead().await;
+        }
+        Ok(())
+    }
+
+    /// Best effort: without the reservation appends still work while the disk has room.
+    async fn reserve_ahead(&mut self) {
+        let target = self.end_bytes + RESERVE_AHEAD_BYTES;
+        match self.file.pre_allocate(target, true).await {
+            Ok(()) => self.reserved_to = target,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "cannot reserve space for the metadata log")
+            }
+        }
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -91,7 +128,17 @@ impl MetadataLog {
     }
 }
 
-pub async fn read_all(file: &BufferedFile, path: &Path) -> Result<Vec<u8>, CoordinatorError> {
+/// The whole of a file, read in chunks.
+pub async fn read_file(path: &Path) -> Result<Vec<u8>, CoordinatorError> {
+    let file = BufferedFile::open(path)
+        .await
+        .map_err(|e| io_error(path, e))?;
+    let contents = read_all(&file, path).await;
+    let _ = file.close().await;
+    contents
+}
+
+async fn read_all(file: &BufferedFile, path: &Path) -> Result<Vec<u8>, CoordinatorError> {
     let size = file.file_size().await.map_err(|e| io_error(path, e))?;
     let mut contents = Vec::with_capacity(size as usize);
     while (contents.len() as u64) < size {

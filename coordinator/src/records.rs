@@ -1,8 +1,8 @@
 //! Metadata log records. They carry results (assigned offsets, append times, ids), never
 //! requests, so replaying them rebuilds exactly the state that answered the clients.
 //!
-//! Frame on disk: `[payload length u32][CRC-32C of payload u32][payload]`, big-endian.
-//! A frame whose length or CRC does not check out is a torn tail and ends the log.
+//! Frame on disk: `[payload length u32][CRC-32C of payload u32][payload]`, big-endian;
+//! `frames` reads them back and tells a torn tail from damage.
 
 use shoal_mirror::{MirrorState, PartitionMirror};
 use uuid::Uuid;
@@ -11,7 +11,7 @@ use crate::CoordinatorError;
 
 pub const FRAME_HEADER_BYTES: usize = 8;
 /// No record comes near this; a larger length can only be a torn or corrupt frame.
-const FRAME_PAYLOAD_MAX_BYTES: usize = 256 << 20;
+pub const FRAME_PAYLOAD_MAX_BYTES: usize = 256 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommittedBatch {
@@ -280,6 +280,11 @@ impl Record {
         out.extend_from_slice(&[0; FRAME_HEADER_BYTES]);
         self.encode_payload(out);
         let payload = &out[start + FRAME_HEADER_BYTES..];
+        debug_assert_eq!(
+            Record::decode_payload(payload, 0).ok().as_ref(),
+            Some(self),
+            "a record must decode to itself"
+        );
         let len = payload.len() as u32;
         let crc = crc32c::crc32c(payload);
         out[start..start + 4].copy_from_slice(&len.to_be_bytes());
@@ -455,7 +460,7 @@ impl Record {
         }
     }
 
-    fn decode_payload(payload: &[u8], at: usize) -> Result<Record, CoordinatorError> {
+    pub(crate) fn decode_payload(payload: &[u8], at: usize) -> Result<Record, CoordinatorError> {
         let mut r = Reader {
             buf: payload,
             pos: 0,
@@ -647,31 +652,6 @@ impl Record {
     }
 }
 
-/// Decodes whole frames from the start of `buf`. Returns the records and the byte length of
-/// the valid prefix: anything after it is a torn or corrupt tail to truncate.
-pub fn decode_frames(buf: &[u8]) -> (Vec<Record>, usize) {
-    let mut records = Vec::new();
-    let mut pos = 0;
-    while buf.len() - pos >= FRAME_HEADER_BYTES {
-        let len = u32::from_be_bytes(buf[pos..pos + 4].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_be_bytes(buf[pos + 4..pos + 8].try_into().expect("4 bytes"));
-        let start = pos + FRAME_HEADER_BYTES;
-        if len == 0 || len > FRAME_PAYLOAD_MAX_BYTES || buf.len() - start < len {
-            break;
-        }
-        let payload = &buf[start..start + len];
-        if crc32c::crc32c(payload) != crc {
-            break;
-        }
-        match Record::decode_payload(payload, start) {
-            Ok(record) => records.push(record),
-            Err(_) => break,
-        }
-        pos = start + len;
-    }
-    (records, pos)
-}
-
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_be_bytes());
     out.extend_from_slice(s.as_bytes());
@@ -743,10 +723,11 @@ impl Reader<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn samples() -> Vec<Record> {
+    /// One record of each kind, for codec and frame tests.
+    pub(crate) fn samples() -> Vec<Record> {
         let id = Uuid::from_u128(7);
         vec![
             Record::TopicCreated {
@@ -876,46 +857,5 @@ mod tests {
         payload.extend_from_slice(&0u32.to_be_bytes());
         let record = Record::decode_payload(&payload, 0).unwrap();
         assert_eq!(record, Record::GroupDeleted { group: "g".into() });
-    }
-
-    #[test]
-    fn frames_round_trip() {
-        let mut buf = Vec::new();
-        for r in samples() {
-            r.encode_frame(&mut buf);
-        }
-        let (records, valid) = decode_frames(&buf);
-        assert_eq!(records, samples());
-        assert_eq!(valid, buf.len());
-    }
-
-    #[test]
-    fn a_torn_tail_is_cut_at_the_last_whole_frame() {
-        let mut buf = Vec::new();
-        for r in samples() {
-            r.encode_frame(&mut buf);
-        }
-        let n = samples().len();
-        let whole_but_last = {
-            let mut b = Vec::new();
-            for r in &samples()[..n - 1] {
-                r.encode_frame(&mut b);
-            }
-            b.len()
-        };
-        for cut in whole_but_last..buf.len() {
-            let (records, valid) = decode_frames(&buf[..cut]);
-            assert_eq!(records.len(), n - 1, "cut at {cut}");
-            assert_eq!(valid, whole_but_last);
-        }
-        let whole_two = {
-            let mut b = Vec::new();
-            samples()[0].encode_frame(&mut b);
-            samples()[1].encode_frame(&mut b);
-            b.len()
-        };
-        let mut corrupt = buf.clone();
-        corrupt[whole_two + 10] ^= 0xff;
-        assert_eq!(decode_frames(&corrupt).1, whole_two);
     }
 }

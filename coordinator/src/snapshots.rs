@@ -1,29 +1,23 @@
-//! Snapshot files and recovery: load the newest intact snapshot, replay the logs after it,
-//! and remove files that a newer snapshot has made obsolete.
+//! Snapshot files: written to a temporary name, synced, read back and checked before they
+//! take their real name; and the removal of files two snapshots have made obsolete.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use glommio::io::{BufferedFile, OpenOptions};
+use glommio::io::OpenOptions;
 
-use crate::log::{io_error, log_path, read_all, sync_dir, MetadataLog};
+use crate::log::{io_error, log_path, read_file, sync_dir};
 use crate::state::CoordinatorState;
 use crate::CoordinatorError;
 
-fn snapshot_path(dir: &Path, generation: u64) -> PathBuf {
+/// Bytes handed to one write, so no single write holds the whole image twice.
+const WRITE_CHUNK_BYTES: usize = 8 << 20;
+
+pub fn snapshot_path(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("snapshot-{generation:020}.bin"))
 }
 
-/// What recovery found, for the start-up log line.
-#[derive(Debug, Default)]
-pub struct RecoveryStats {
-    pub snapshot_generation: Option<u64>,
-    pub records_replayed: usize,
-    pub elapsed_ms: u128,
-}
-
 /// Generations of the snapshots and logs present, each ascending.
-async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), CoordinatorError> {
+pub async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), CoordinatorError> {
     let dir_owned = dir.to_path_buf();
     glommio::executor()
         .spawn_blocking(move || {
@@ -55,95 +49,82 @@ async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), Coordinato
         .await
 }
 
-pub async fn recover(
+pub async fn read_snapshot(
     dir: &Path,
-) -> Result<(CoordinatorState, MetadataLog, RecoveryStats), CoordinatorError> {
-    let started = Instant::now();
-    std::fs::create_dir_all(dir).map_err(|e| CoordinatorError::Io {
-        path: dir.display().to_string(),
-        source: e,
-    })?;
-    let (snapshots, logs) = list_generations(dir).await?;
-    let mut stats = RecoveryStats::default();
-    let mut state = CoordinatorState::default();
-    for generation in snapshots.iter().rev() {
-        match read_snapshot(dir, *generation).await {
-            Ok(loaded) => {
-                state = loaded;
-                stats.snapshot_generation = Some(*generation);
-                break;
-            }
-            Err(e) => tracing::warn!(generation, error = %e, "skipping an unreadable snapshot"),
-        }
-    }
-    let first_log = stats.snapshot_generation.unwrap_or(0);
-    let mut replay: Vec<u64> = logs.into_iter().filter(|g| *g >= first_log).collect();
-    if replay.is_empty() {
-        replay.push(first_log);
-    }
-    let mut active = None;
-    for generation in replay {
-        let (log, records) = MetadataLog::open(dir, generation).await?;
-        for record in &records {
-            state.apply(record);
-        }
-        stats.records_replayed += records.len();
-        active = Some(log);
-    }
-    let log = active.expect("at least one log generation is opened");
-    remove_obsolete(dir, first_log).await;
-    stats.elapsed_ms = started.elapsed().as_millis();
-    Ok((state, log, stats))
+    generation: u64,
+) -> Result<CoordinatorState, CoordinatorError> {
+    let image = read_file(&snapshot_path(dir, generation)).await?;
+    CoordinatorState::decode_snapshot(&image)
 }
 
-async fn read_snapshot(dir: &Path, generation: u64) -> Result<CoordinatorState, CoordinatorError> {
-    let path = snapshot_path(dir, generation);
-    let file = BufferedFile::open(&path)
-        .await
-        .map_err(|e| io_error(&path, e))?;
-    let image = read_all(&file, &path).await;
-    let _ = file.close().await;
-    CoordinatorState::decode_snapshot(&image?)
-}
-
-/// Writes the state as snapshot `generation` durably: to a temporary name, synced, then
-/// renamed into place, so a crash never leaves a half-written snapshot under the real name.
+/// Writes the state as snapshot `generation`: to a temporary name, every byte written and
+/// synced, then read back and compared with the image and decoded, and only then renamed
+/// into place. A snapshot under its real name has been proven readable once.
 pub async fn write_snapshot(
     dir: &Path,
     generation: u64,
     state: &CoordinatorState,
 ) -> Result<usize, CoordinatorError> {
     let image = state.encode_snapshot();
-    let size = image.len();
     let path = snapshot_path(dir, generation);
     let tmp = path.with_extension("tmp");
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .buffered_open(&tmp)
-        .await
-        .map_err(|e| io_error(&tmp, e))?;
-    let mut written = 0;
-    // Chunked, so no single write holds the whole image twice.
-    for chunk in image.chunks(8 << 20) {
-        written += file
-            .write_at(chunk.to_vec(), written as u64)
-            .await
-            .map_err(|e| io_error(&tmp, e))?;
+    let written = write_and_verify(&tmp, &image).await;
+    if let Err(e) = written {
+        let _ = glommio::io::remove(&tmp).await;
+        return Err(e);
     }
-    file.fdatasync().await.map_err(|e| io_error(&tmp, e))?;
-    file.close().await.map_err(|e| io_error(&tmp, e))?;
     glommio::io::rename(&tmp, &path)
         .await
         .map_err(|e| io_error(&path, e))?;
     sync_dir(dir).await?;
-    Ok(size)
+    Ok(image.len())
 }
 
-/// Removes logs and snapshots older than generation `keep_from`; failures only cost disk.
-pub async fn remove_obsolete(dir: &Path, keep_from: u64) {
+async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), CoordinatorError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .buffered_open(tmp)
+        .await
+        .map_err(|e| io_error(tmp, e))?;
+    let mut written = 0;
+    while written < image.len() {
+        let end = image.len().min(written + WRITE_CHUNK_BYTES);
+        let took = file
+            .write_at(image[written..end].to_vec(), written as u64)
+            .await
+            .map_err(|e| io_error(tmp, e))?;
+        if took == 0 {
+            return Err(CoordinatorError::Damaged(format!(
+                "{} took no bytes at offset {written} (is the disk full?)",
+                tmp.display()
+            )));
+        }
+        written += took;
+    }
+    file.fdatasync().await.map_err(|e| io_error(tmp, e))?;
+    file.close().await.map_err(|e| io_error(tmp, e))?;
+    let read_back = read_file(tmp).await?;
+    if read_back != image {
+        return Err(CoordinatorError::Damaged(format!(
+            "{} does not read back as written ({} of {} bytes)",
+            tmp.display(),
+            read_back.len(),
+            image.len()
+        )));
+    }
+    CoordinatorState::decode_snapshot(&read_back).map(|_| ())
+}
+
+/// Removes what no recovery needs any more: snapshots older than the previous one, and logs
+/// older than it. The previous snapshot and its logs stay, so a newest snapshot found damaged
+/// later can be set aside without loss (`shoal repair`). Failures only cost disk.
+pub async fn remove_obsolete(dir: &Path) {
     let Ok((snapshots, logs)) = list_generations(dir).await else {
+        return;
+    };
+    let Some(&keep_from) = snapshots.iter().rev().nth(1) else {
         return;
     };
     let old_snapshots = snapshots.into_iter().filter(|g| *g < keep_from);

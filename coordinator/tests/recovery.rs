@@ -1,5 +1,6 @@
-//! Recovery from real files: snapshots plus the log after them rebuild the exact state, and a
-//! torn log tail is cut at the last whole record.
+//! Recovery from real files: snapshots plus the log after them rebuild the exact state, a
+//! torn log tail is cut at the last whole record, and any other damage refuses the start
+//! with a message naming the file.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -97,7 +98,10 @@ fn snapshots_and_the_log_after_them_rebuild_the_same_state() {
                     .starts_with("snapshot-")
             })
             .count();
-        assert_eq!(snapshots, 1, "obsolete snapshots are removed");
+        assert_eq!(
+            snapshots, 2,
+            "only the newest snapshot and the one before it are kept"
+        );
         let reopened = open(&d, 4096).await;
         assert_eq!(reopened.state(), &before);
         assert_eq!(
@@ -148,4 +152,139 @@ fn a_torn_log_tail_is_truncated_and_the_rest_recovered() {
         );
     });
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+async fn try_open(dir: &Path) -> Result<CoordinatorCore, CoordinatorError> {
+    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+    CoordinatorCore::open(dir, view, 4096).await
+}
+
+fn files(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+        .collect();
+    found.sort();
+    found
+}
+
+fn flip_byte(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at as usize] ^= 0x04;
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Runs `damage` on a directory with several generations and expects the start refused with
+/// a message holding each of `expected`.
+fn refused_after(damage: impl FnOnce(&Path) + Send + 'static, expected: &'static [&'static str]) {
+    let dir = temp_dir();
+    let d = dir.clone();
+    run(move || async move {
+        let mut core = open(&d, 4096).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 40).await;
+        drop(core);
+        damage(&d);
+        let message = match try_open(&d).await {
+            Ok(_) => panic!("a damaged directory was started from"),
+            Err(e) => e.to_string(),
+        };
+        for part in expected {
+            assert!(message.contains(part), "{part:?} not in: {message}");
+        }
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_flipped_bit_in_the_middle_of_the_newest_log_refuses_the_start() {
+    refused_after(
+        |d| {
+            let log = files(d, "metadata-").pop().unwrap();
+            flip_byte(&log, 20);
+        },
+        &[
+            "is damaged at byte 0",
+            "whole records follow it",
+            "--accept-loss",
+        ],
+    );
+}
+
+#[test]
+fn damage_at_the_end_of_an_older_log_refuses_the_start() {
+    refused_after(
+        |d| {
+            // Without the newest snapshot, recovery replays the two newest logs.
+            std::fs::remove_file(files(d, "snapshot-").pop().unwrap()).unwrap();
+            let logs = files(d, "metadata-");
+            let older = &logs[logs.len() - 2];
+            let len = std::fs::metadata(older).unwrap().len();
+            flip_byte(older, len - 1);
+        },
+        &["it is not the newest log"],
+    );
+}
+
+#[test]
+fn a_flipped_bit_in_the_newest_snapshot_refuses_and_names_the_lossless_way_out() {
+    refused_after(
+        |d| {
+            let snapshot = files(d, "snapshot-").pop().unwrap();
+            flip_byte(&snapshot, 30);
+        },
+        &[
+            "cannot be read",
+            "Nothing is lost",
+            "shoal repair --data-dir",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_log_generation_refuses_the_start() {
+    refused_after(
+        |d| {
+            let logs = files(d, "metadata-");
+            let snapshot = files(d, "snapshot-").pop().unwrap();
+            let newest_snapshot_generation = snapshot
+                .file_stem()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .trim_start_matches("snapshot-")
+                .to_string();
+            let first_after = logs
+                .iter()
+                .find(|l| l.to_str().unwrap().contains(&newest_snapshot_generation))
+                .unwrap();
+            std::fs::remove_file(first_after).unwrap();
+        },
+        &["is missing"],
+    );
+}
+
+#[test]
+fn an_unknown_format_refuses_the_start() {
+    refused_after(
+        |d| std::fs::write(d.join("FORMAT"), "shoal-metadata 99\n").unwrap(),
+        &["shoal-metadata 99", "this build reads"],
+    );
+}
+
+#[test]
+fn a_whole_record_this_build_cannot_decode_refuses_the_start() {
+    refused_after(
+        |d| {
+            let log = files(d, "metadata-").pop().unwrap();
+            let payload = [0xEEu8, 0, 1];
+            let mut frame = (payload.len() as u32).to_be_bytes().to_vec();
+            frame.extend_from_slice(&crc32c::crc32c(&payload).to_be_bytes());
+            frame.extend_from_slice(&payload);
+            let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+            std::io::Write::write_all(&mut f, &frame).unwrap();
+        },
+        &["newer Shoal"],
+    );
 }

@@ -4,20 +4,24 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shoal_coordinator::records::decode_frames;
+use shoal_coordinator::frames::scan_frames;
 use shoal_coordinator::CoordinatorState;
 
 fuzz_target!(|data: &[u8]| {
-    let (records, valid) = decode_frames(data);
-    assert!(valid <= data.len());
+    let scan = scan_frames(data);
+    assert!(scan.valid_bytes <= data.len());
+    if let Some(damage) = &scan.damage {
+        assert_eq!(damage.offset, scan.valid_bytes);
+        assert!(damage.next_valid_frame.map_or(true, |at| at > damage.offset));
+    }
     // The same bytes as one frame's payload, its length and CRC-32C right.
     let mut framed = Vec::with_capacity(data.len() + 8);
     framed.extend_from_slice(&(data.len() as u32).to_be_bytes());
     framed.extend_from_slice(&crc32c(data).to_be_bytes());
     framed.extend_from_slice(data);
-    let (sealed, _) = decode_frames(&framed);
+    let sealed = scan_frames(&framed).records;
     let mut state = CoordinatorState::default();
-    for record in records.iter().chain(&sealed) {
+    for record in scan.records.iter().chain(&sealed) {
         state.apply(record);
     }
     let _ = CoordinatorState::decode_snapshot(data);
