@@ -197,3 +197,14 @@ async fn find_fallback(
     }
     Ok(None)
 }
+
+impl Inspection {
+    /// The state recovery would start with: the base snapshot with the chain replayed.
+    pub fn replayed_state(self) -> CoordinatorState {
+        let mut state = self.state;
+        for record in self.records.iter().flatten() {
+            state.apply(record);
+        }
+        state
+    }
+}

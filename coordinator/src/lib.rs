@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod problems;
 pub mod records;
 pub mod recovery;
+pub mod repair;
 pub mod snapshots;
 pub mod state;
 pub mod view;

@@ -41,15 +41,10 @@ pub async fn recover(
     };
     let mut stats = RecoveryStats {
         snapshot_generation: inspection.base,
-        ..RecoveryStats::default()
+        records_replayed: inspection.records.iter().map(Vec::len).sum(),
+        elapsed_ms: 0,
     };
-    let mut state = inspection.state;
-    for records in &inspection.records {
-        for record in records {
-            state.apply(record);
-        }
-        stats.records_replayed += records.len();
-    }
+    let state = inspection.replayed_state();
     let log = MetadataLog::open_for_append(dir, generation, valid_bytes).await?;
     remove_obsolete(dir).await;
     stats.elapsed_ms = started.elapsed().as_millis();

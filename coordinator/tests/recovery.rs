@@ -288,3 +288,69 @@ fn a_whole_record_this_build_cannot_decode_refuses_the_start() {
         &["newer Shoal"],
     );
 }
+
+#[test]
+fn repair_sets_a_damaged_snapshot_aside_and_loses_nothing() {
+    let dir = temp_dir();
+    let d = dir.clone();
+    run(move || async move {
+        let mut core = open(&d, 4096).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 40).await;
+        let before = core.state().clone();
+        drop(core);
+        flip_byte(&files(&d, "snapshot-").pop().unwrap(), 30);
+        let report = shoal_coordinator::repair::repair(&d, false).await.unwrap();
+        assert_eq!(report.records_lost, 0);
+        assert_eq!(report.actions.len(), 1, "{:?}", report.actions);
+        assert_eq!(files(&d.join("damaged"), "").len(), 1);
+        assert_eq!(try_open(&d).await.unwrap().state(), &before);
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn repair_cuts_a_damaged_log_only_when_the_loss_is_accepted() {
+    let dir = temp_dir();
+    let d = dir.clone();
+    run(move || async move {
+        let mut core = open(&d, u64::MAX).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 10).await;
+        drop(core);
+        let log = files(&d, "metadata-").pop().unwrap();
+        let whole = std::fs::read(&log).unwrap();
+        // Damage the third record of eleven (one topic, ten files).
+        let third = {
+            let mut at = 0usize;
+            for _ in 0..2 {
+                let len = u32::from_be_bytes(whole[at..at + 4].try_into().unwrap()) as usize;
+                at += 8 + len;
+            }
+            at
+        };
+        flip_byte(&log, third as u64 + 12);
+        let refused = shoal_coordinator::repair::repair(&d, false)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("--accept-loss"), "{refused}");
+        assert_eq!(
+            std::fs::read(&log).unwrap().len(),
+            whole.len(),
+            "nothing changed"
+        );
+        let report = shoal_coordinator::repair::repair(&d, true).await.unwrap();
+        assert_eq!(report.records_lost, 8, "{:?}", report.actions);
+        assert_eq!(std::fs::read(&log).unwrap(), whole[..third]);
+        let kept = files(&d.join("damaged"), "").pop().unwrap();
+        assert_eq!(std::fs::read(kept).unwrap().len(), whole.len());
+        let reopened = try_open(&d).await.unwrap();
+        let partition = TopicPartition {
+            topic_id: topic,
+            partition: 0,
+        };
+        assert!(reopened.state().high_watermark(partition).is_some());
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,6 +1,7 @@
 //! `shoal`: a Kafka-compatible broker for diskless topics.
 
 mod config;
+mod datadir;
 mod error;
 mod handlers;
 mod kafka;
@@ -27,13 +28,13 @@ use shoal_wal::{ObjectStore, StoreConfig};
 #[command(version, about)]
 struct Args {
     /// TOML configuration file (see shoal.example.toml); defaults apply without one.
-    #[arg(long)]
+    #[arg(long, global = true)]
     config: Option<PathBuf>,
     /// Kafka listener address, overriding the file's `listen`.
     #[arg(long)]
     listen: Option<std::net::SocketAddr>,
     /// Data directory, overriding the file's `data_dir`.
-    #[arg(long)]
+    #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
@@ -48,6 +49,18 @@ enum Command {
         bootstrap: String,
         #[command(subcommand)]
         command: mirror::cli::MirrorCommand,
+    },
+    /// Report the state of a data directory without starting the broker: the metadata
+    /// files, what recovery would do, and a CRC check of every stored batch. Exits 0 when
+    /// the broker would start with every batch intact, 2 otherwise.
+    Check,
+    /// Make a damaged data directory startable. Without --accept-loss only repairs that lose
+    /// nothing are made; with it, history is cut at the first damaged or missing metadata
+    /// log. Damaged files are moved to <data-dir>/coordinator/damaged, never deleted.
+    Repair {
+        /// Start from the last good point, setting aside the records after it.
+        #[arg(long)]
+        accept_loss: bool,
     },
 }
 
@@ -65,6 +78,9 @@ fn main() {
             std::process::exit(1);
         }
         return;
+    }
+    if matches!(args.command, Some(Command::Check | Command::Repair { .. })) {
+        std::process::exit(run_data_dir_command(args));
     }
     if let Err(e) = run(args) {
         tracing::error!(error = %e, "shoal stopped");
@@ -88,18 +104,42 @@ fn check_object_store(store: &StoreConfig) -> Result<(), EngineError> {
         .map_err(|e| EngineError::Config(format!("object store: {e}")))
 }
 
-fn run(args: Args) -> Result<(), EngineError> {
+/// The configuration the command line names, validated, with an absolute data directory.
+fn load_config(args: &Args) -> Result<BrokerConfig, EngineError> {
     let mut config = BrokerConfig::load(args.config.as_deref())?;
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
-    if let Some(data_dir) = args.data_dir {
-        config.data_dir = data_dir;
+    if let Some(data_dir) = &args.data_dir {
+        config.data_dir = data_dir.clone();
     }
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)?;
     // io_uring opens (glommio) refuse relative paths: resolve the data directory once here.
     config.data_dir = std::fs::canonicalize(&config.data_dir)?;
+    Ok(config)
+}
+
+/// `check` and `repair`: 0 when the directory is (now) fine, 2 when it is not, 1 on error.
+fn run_data_dir_command(args: Args) -> i32 {
+    let outcome = load_config(&args).and_then(|config| match args.command {
+        Some(Command::Repair { accept_loss }) => {
+            datadir::repair_data_dir(&config, accept_loss).map(|()| true)
+        }
+        _ => datadir::check(&config),
+    });
+    match outcome {
+        Ok(true) => 0,
+        Ok(false) => 2,
+        Err(e) => {
+            eprintln!("shoal: {e}");
+            1
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), EngineError> {
+    let config = load_config(&args)?;
     let _lock = ownership::DataDirLock::acquire(&config.data_dir)?;
     ownership::check_listen_address_free(config.listen)?;
     let runtime = config.runtime();

@@ -23,6 +23,7 @@ use producers::{ProducerBatch, ProducerState};
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
+pub use reads::StoredBatch;
 pub use writes::is_valid_topic_name;
 
 /// A bound on partitions per topic, so one request cannot allocate without limit.

@@ -1,6 +1,9 @@
 //! Read-only queries: ListOffsets, FindBatches, DescribeFiles, DescribeProducers and the
 //! topic catalogue.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use super::CoordinatorState;
 use crate::messages::*;
 use crate::records::TopicConfig;
@@ -168,4 +171,42 @@ impl CoordinatorState {
             .map(|p| p.batches.len())
             .sum()
     }
+
+    /// Every live batch, grouped by the object that holds it: what `shoal check` verifies.
+    pub fn stored_batches(&self) -> BTreeMap<Arc<str>, Vec<StoredBatch>> {
+        let mut by_object: BTreeMap<Arc<str>, Vec<StoredBatch>> = BTreeMap::new();
+        for topic in self.topics.values() {
+            for (partition, state) in topic.partitions.iter().enumerate() {
+                for batch in &state.batches {
+                    let Some(file) = self.files.get(&batch.file_id) else {
+                        continue;
+                    };
+                    by_object
+                        .entry(file.object_key.clone())
+                        .or_default()
+                        .push(StoredBatch {
+                            topic: topic.name.clone(),
+                            partition: partition as i32,
+                            base_offset: batch.base_offset,
+                            byte_offset: batch.byte_offset,
+                            size_bytes: batch.size_bytes,
+                        });
+                }
+            }
+        }
+        for batches in by_object.values_mut() {
+            batches.sort_by_key(|b| b.byte_offset);
+        }
+        by_object
+    }
+}
+
+/// Where one live batch is stored, for verification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBatch {
+    pub topic: String,
+    pub partition: i32,
+    pub base_offset: i64,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
 }
