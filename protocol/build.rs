@@ -1,6 +1,7 @@
-//! Generates the codecs of the Diskless* coordinator APIs (KIP-1164, `schemas/`) and of the
-//! mirror APIs (KIP-1279, `schemas/mirror/`) from their JSON schemas, as Kafka generates its
-//! own messages. The output implements kafka-protocol's `Encodable`, `Decodable`, `Message`,
+//! Generates the codecs of the Diskless* coordinator APIs (KIP-1164, `schemas/`), of the
+//! mirror APIs (KIP-1279, `schemas/mirror/`) and of the coordinator's metadata records (the
+//! KIP-1164 seed's and Shoal's own, `schemas/records/`) from their JSON schemas, as Kafka
+//! generates its own messages. The output implements kafka-protocol's `Encodable`, `Decodable`, `Message`,
 //! `HeaderVersion` and `Request` traits, so these are ordinary Kafka messages to every caller;
 //! decoding goes through `crate::wire`, which checks each length against the bytes left.
 //! Only what those schemas use is supported: version 0, flexible encoding, and the field types
@@ -15,6 +16,7 @@ use serde_json::Value;
 fn main() {
     generate_family(Path::new("schemas"), "diskless_messages.rs", false);
     generate_family(Path::new("schemas/mirror"), "mirror_messages.rs", true);
+    generate_family(Path::new("schemas/records"), "metadata_records.rs", false);
 }
 
 fn generate_family(schema_dir: &Path, output: &str, module_per_message: bool) {
@@ -30,6 +32,7 @@ fn generate_family(schema_dir: &Path, output: &str, module_per_message: bool) {
         schema_dir.display()
     );
     let mut request_keys = Vec::new();
+    let mut records = Vec::new();
     for path in paths {
         println!("cargo:rerun-if-changed={}", path.display());
         let schema = read_schema(&path);
@@ -41,6 +44,10 @@ fn generate_family(schema_dir: &Path, output: &str, module_per_message: bool) {
                 MessageKind::Request(api_key)
             }
             Some("response") => MessageKind::Response,
+            Some("data") => {
+                records.push((name.to_string(), api_key));
+                MessageKind::Data(api_key)
+            }
             other => panic!("{}: type {other:?}", path.display()),
         };
         if module_per_message {
@@ -52,15 +59,19 @@ fn generate_family(schema_dir: &Path, output: &str, module_per_message: bool) {
             generate_struct(&mut out, name, &schema["fields"], Some(&kind));
         }
     }
-    writeln!(
-        out,
-        "/// The API keys of this family's requests, each served at version 0 only.\npub const API_KEYS: &[i16] = &["
-    )
-    .unwrap();
-    for name in &request_keys {
-        writeln!(out, "    {name}::KEY,").unwrap();
+    if records.is_empty() {
+        writeln!(
+            out,
+            "/// The API keys of this family's requests, each served at version 0 only.\npub const API_KEYS: &[i16] = &["
+        )
+        .unwrap();
+        for name in &request_keys {
+            writeln!(out, "    {name}::KEY,").unwrap();
+        }
+        writeln!(out, "];\n").unwrap();
+    } else {
+        write_any_record(&mut out, &records);
     }
-    writeln!(out, "];\n").unwrap();
     let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join(output);
     std::fs::write(dest, out).expect("write generated code");
 }
@@ -93,6 +104,8 @@ fn read_schema(path: &Path) -> Value {
 enum MessageKind {
     Request(i64),
     Response,
+    /// A metadata record (`"type": "data"`), its key the record type.
+    Data(i64),
 }
 
 struct Field {
@@ -238,6 +251,13 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
             )
             .unwrap();
         }
+        Some(MessageKind::Data(record_type)) => {
+            writeln!(
+                out,
+                "impl MetadataRecord for {name} {{\n    const TYPE: i16 = {record_type};\n}}\n"
+            )
+            .unwrap();
+        }
         None => {}
     }
     write_sample(out, name, &parsed);
@@ -324,6 +344,59 @@ fn write_decodable(out: &mut String, name: &str, parsed: &[Field]) {
     writeln!(out, "        }})\n    }}\n}}\n").unwrap();
 }
 
+/// `AnyRecord`: every record of the family as one enum, encoded and decoded by type.
+fn write_any_record(out: &mut String, records: &[(String, i64)]) {
+    writeln!(
+        out,
+        "/// Any metadata record, named by its type.\n#[derive(Debug, Clone, PartialEq)]\npub enum AnyRecord {{"
+    )
+    .unwrap();
+    for (name, _) in records {
+        writeln!(out, "    {name}({name}),").unwrap();
+    }
+    writeln!(
+        out,
+        "}}\n\nimpl AnyRecord {{\n    pub fn record_type(&self) -> i16 {{\n        match self {{"
+    )
+    .unwrap();
+    for (name, _) in records {
+        writeln!(out, "            AnyRecord::{name}(_) => {name}::TYPE,").unwrap();
+    }
+    writeln!(out, "        }}\n    }}\n\n    pub fn encode_body<B: ByteBufMut>(&self, buf: &mut B) -> anyhow::Result<()> {{\n        match self {{").unwrap();
+    for (name, _) in records {
+        writeln!(
+            out,
+            "            AnyRecord::{name}(r) => r.encode(buf, {name}::VERSION),"
+        )
+        .unwrap();
+    }
+    writeln!(out, "        }}\n    }}\n\n    pub fn body_size(&self) -> anyhow::Result<usize> {{\n        match self {{").unwrap();
+    for (name, _) in records {
+        writeln!(
+            out,
+            "            AnyRecord::{name}(r) => r.compute_size({name}::VERSION),"
+        )
+        .unwrap();
+    }
+    writeln!(out, "        }}\n    }}\n\n    /// Decodes a record of `record_type` at `version`; an unknown type or version is an error.\n    pub fn decode_body<B: ByteBuf>(record_type: i16, version: i16, buf: &mut B) -> anyhow::Result<AnyRecord> {{\n        match record_type {{").unwrap();
+    for (name, key) in records {
+        writeln!(
+            out,
+            "            {key} => Ok(AnyRecord::{name}({name}::decode(buf, version)?)),"
+        )
+        .unwrap();
+    }
+    writeln!(out, "            other => anyhow::bail!(\"unknown metadata record type {{other}}\"),\n        }}\n    }}\n}}\n").unwrap();
+    for (name, _) in records {
+        writeln!(out, "impl From<{name}> for AnyRecord {{\n    fn from(r: {name}) -> Self {{\n        AnyRecord::{name}(r)\n    }}\n}}\n").unwrap();
+    }
+    writeln!(out, "/// One sample of every record, for tests.\n#[cfg(test)]\npub fn every_record_sample(seed: i64) -> Vec<AnyRecord> {{\n    vec![").unwrap();
+    for (name, _) in records {
+        writeln!(out, "        AnyRecord::{name}({name}::sample(seed)),").unwrap();
+    }
+    writeln!(out, "    ]\n}}\n").unwrap();
+}
+
 /// Test fixtures: every field set from `seed`, every array with two elements.
 fn write_sample(out: &mut String, name: &str, parsed: &[Field]) {
     writeln!(
@@ -345,6 +418,7 @@ fn write_sample(out: &mut String, name: &str, parsed: &[Field]) {
             Kind::Uuid => format!("Uuid::from_u128({seed} as u128)"),
             Kind::String { nullable: true } => format!("Some(format!(\"s{{}}\", {seed}))"),
             Kind::String { nullable: false } => format!("format!(\"s{{}}\", {seed})"),
+            Kind::IntArray("i64") => format!("vec![{seed}, {seed} + 1]"),
             Kind::IntArray(t) => format!("vec![{seed} as {t}, ({seed} + 1) as {t}]"),
             Kind::StringArray | Kind::StructArray => format!(
                 "vec![Sample::sample({}), Sample::sample(seed + {})]",

@@ -53,7 +53,8 @@ fn file_batches(topic_id: Uuid, start: usize) -> Vec<CommitBatch> {
 
 fn fill(state: &mut CoordinatorState, topic_id: Uuid, files: usize) {
     for f in 0..files {
-        let (_, record) = state.commit_file(&format!("wal/{f}"), &file_batches(topic_id, f * 7), 0);
+        let object = NewObject::uploaded(format!("wal/{f}"), 1 << 20, 0);
+        let (_, record) = state.commit_file(&object, &file_batches(topic_id, f * 7), 0);
         state.apply(&record.expect("new key"));
     }
 }
@@ -61,7 +62,9 @@ fn fill(state: &mut CoordinatorState, topic_id: Uuid, files: usize) {
 fn commit_throughput() -> serde_json::Value {
     let (mut state, topic_id) = topic_state();
     let files = 20_000;
-    let keys: Vec<String> = (0..files).map(|f| format!("wal/{f:08}")).collect();
+    let keys: Vec<NewObject> = (0..files)
+        .map(|f| NewObject::uploaded(format!("wal/{f:08}"), 1 << 20, 0))
+        .collect();
     let batches: Vec<Vec<CommitBatch>> = (0..64).map(|f| file_batches(topic_id, f * 7)).collect();
     let mut frames = Vec::with_capacity(16 << 20);
     let started = Instant::now();
@@ -69,7 +72,7 @@ fn commit_throughput() -> serde_json::Value {
         let (results, record) = state.commit_file(key, &batches[f % batches.len()], 0);
         let record = record.expect("new key");
         frames.clear();
-        record.encode_frame(&mut frames);
+        shoal_coordinator::frames::encode_frame(&record, 0, &mut frames);
         state.apply(&record);
         assert!(results[0].error.is_none());
     }
@@ -141,7 +144,7 @@ fn restart_time(batches: usize) -> serde_json::Value {
                 let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
                 let mut core = CoordinatorCore::open(&d, view, u64::MAX).await.unwrap();
                 let request = CommitFile {
-                    object_key: "wal/after-snapshot".into(),
+                    object: NewObject::uploaded("wal/after-snapshot", 1 << 20, 0),
                     batches: file_batches(topic_id, 0),
                 };
                 core.run(request).await.unwrap();

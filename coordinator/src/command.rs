@@ -58,7 +58,7 @@ impl<'a> Round<'a> {
     /// Applies `record` and queues it for the round's fsync.
     pub fn append(&mut self, record: &Record) {
         assert!(self.writing, "a read appended a record: {record:?}");
-        record.encode_frame(self.frames);
+        crate::frames::encode_frame(record, self.now_ms, self.frames);
         self.state.apply(record);
     }
 

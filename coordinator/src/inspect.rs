@@ -80,7 +80,14 @@ pub async fn inspect(dir: &Path) -> Result<Inspection, CoordinatorError> {
         state: CoordinatorState::default(),
         records: Vec::new(),
     };
-    if let FormatStatus::Unknown(found) = format {
+    let found = match format {
+        FormatStatus::Unknown(found) => Some(found),
+        FormatStatus::Absent if holds_records(dir, &snapshots, &logs) => {
+            Some("none recorded (written by a Shoal before formats were recorded)".to_string())
+        }
+        _ => None,
+    };
+    if let Some(found) = found {
         inspection.problems.push(Problem::UnknownFormat {
             path: format_path(dir),
             found,
@@ -207,4 +214,13 @@ impl Inspection {
         }
         state
     }
+}
+
+/// Whether any snapshot, or any log with bytes in it, is present: what an unrecorded format
+/// would be guessed for.
+fn holds_records(dir: &Path, snapshots: &[u64], logs: &[u64]) -> bool {
+    !snapshots.is_empty()
+        || logs
+            .iter()
+            .any(|g| std::fs::metadata(log_path(dir, *g)).map_or(true, |m| m.len() > 0))
 }

@@ -13,6 +13,7 @@ pub mod log;
 pub mod messages;
 pub mod metrics;
 pub mod problems;
+pub mod record_codec;
 pub mod records;
 pub mod recovery;
 pub mod repair;

@@ -191,3 +191,26 @@ pub struct MirrorDescription {
     pub config: shoal_mirror::MirrorConfig,
     pub topics: Vec<(String, Vec<MirroredPartition>)>,
 }
+
+/// A WAL object as its commit names it: the fields of KIP-1164's FileCommitted record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewObject {
+    pub key: String,
+    pub size_bytes: u64,
+    /// The broker that uploaded it.
+    pub uploader_broker_id: i32,
+    /// Diskless coordinators that share its ownership (none on a single node).
+    pub owner_ids: Vec<i32>,
+}
+
+impl NewObject {
+    /// An object a broker uploaded for the coordinator beside it.
+    pub fn uploaded(key: impl Into<String>, size_bytes: u64, uploader_broker_id: i32) -> Self {
+        NewObject {
+            key: key.into(),
+            size_bytes,
+            uploader_broker_id,
+            owner_ids: Vec::new(),
+        }
+    }
+}

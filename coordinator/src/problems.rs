@@ -43,7 +43,8 @@ impl fmt::Display for Problem {
             Problem::UnknownFormat { path, found } => write!(
                 f,
                 "{} says the metadata is in format {found:?}, but this build reads \
-                 {CURRENT_FORMAT:?}: start the Shoal version that wrote it",
+                 {CURRENT_FORMAT:?} and does not migrate: start the Shoal version that wrote \
+                 it, or start this one on an empty data directory",
                 path.display()
             ),
             Problem::UnreadableSnapshot { path, reason } => {

@@ -49,7 +49,7 @@ async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize) {
             })
             .collect();
         let request = CommitFile {
-            object_key: format!("wal/{}", uuid::Uuid::new_v4()),
+            object: NewObject::uploaded(format!("wal/{}", uuid::Uuid::new_v4()), 1000, 0),
             batches,
         };
         core.run(request).await.unwrap();
@@ -353,4 +353,12 @@ fn repair_cuts_a_damaged_log_only_when_the_loss_is_accepted() {
         assert!(reopened.state().high_watermark(partition).is_some());
     });
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_directory_from_before_formats_were_recorded_refuses_the_start() {
+    refused_after(
+        |d| std::fs::remove_file(d.join("FORMAT")).unwrap(),
+        &["none recorded", "does not migrate"],
+    );
 }

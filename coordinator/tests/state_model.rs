@@ -333,7 +333,7 @@ proptest! {
                         producer_epoch: -1,
                         base_sequence: -1,
                     };
-                    let (results, record) = state.commit_mirrored(&format!("mirror/{step}"), &[batch], now);
+                    let (results, record) = state.commit_mirrored(&object(format!("mirror/{step}")), &[batch], now);
                     match model_p {
                         None => prop_assert_eq!(results[0].error, Some(ErrorKind::UnknownTopicOrPartition)),
                         Some(p) if !p.mirrored => prop_assert!(results[0].error.is_some()),
@@ -494,7 +494,7 @@ proptest! {
                         });
                         byte_offset += spec.size;
                     }
-                    let (results, record) = state.commit_file(&format!("wal/{step}"), &commit, now);
+                    let (results, record) = state.commit_file(&object(format!("wal/{step}")), &commit, now);
                     let record = record.expect("a new object key is always recorded");
                     for ((spec, batch), result) in batches.iter().zip(&commit).zip(&results) {
                         let Some(p) = model.topics.get_mut(&spec.topic).and_then(|t| t.1.get_mut(spec.partition as usize)) else {
@@ -633,9 +633,13 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
         base_sequence: -1,
         is_transactional: false,
     };
-    let (_, record) = state.commit_file("wal/a", &[batch(0, 100), batch(0, 100), batch(1, 100)], 0);
+    let (_, record) = state.commit_file(
+        &object("wal/a"),
+        &[batch(0, 100), batch(0, 100), batch(1, 100)],
+        0,
+    );
     state.apply(&record.unwrap());
-    let (again, record) = state.commit_file("wal/a", &[batch(0, 100)], 0);
+    let (again, record) = state.commit_file(&object("wal/a"), &[batch(0, 100)], 0);
     assert!(record.is_none(), "a repeated object key appends nothing");
     assert_eq!(again[0].error, Some(ErrorKind::InvalidRequest));
     let req = |partition| FindBatchesRequest {
@@ -680,7 +684,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
             base_sequence: -1,
             is_transactional: false,
         };
-        let (_, record) = state.commit_file(&format!("wal/{i}"), &[batch], ts);
+        let (_, record) = state.commit_file(&object(format!("wal/{i}")), &[batch], ts);
         state.apply(&record.unwrap());
     }
     // At 5500 the first two batches are older than 1000 ms; one step may drop only one.
@@ -730,7 +734,7 @@ fn idle_producers_expire_in_bounded_steps() {
             base_sequence: 0,
             is_transactional: false,
         };
-        let (_, record) = state.commit_file(&format!("wal/{producer_id}"), &[batch], at);
+        let (_, record) = state.commit_file(&object(format!("wal/{producer_id}")), &[batch], at);
         state.apply(&record.unwrap());
     }
     assert!(
@@ -759,7 +763,8 @@ fn idle_producers_expire_in_bounded_steps() {
         is_transactional: false,
     };
     // Producer 7 is forgotten: its next sequence is out of order, a fresh start is accepted.
-    let (results, _) = state.commit_file("wal/a", &[next(7, 5), next(7, 0), next(8, 5)], 400);
+    let (results, _) =
+        state.commit_file(&object("wal/a"), &[next(7, 5), next(7, 0), next(8, 5)], 400);
     assert_eq!(results[0].error, Some(ErrorKind::OutOfOrderSequence));
     assert_eq!(results[1].error, None);
     assert_eq!(results[2].error, None, "producer 8 is still known");
@@ -804,4 +809,9 @@ fn offsets_of_idle_groups_without_members_expire() {
         state.offset_groups(),
         vec!["busy".to_string(), "recent".to_string()]
     );
+}
+
+/// An object of 1 KiB uploaded by broker 0.
+fn object(key: impl Into<String>) -> NewObject {
+    NewObject::uploaded(key, 1024, 0)
 }

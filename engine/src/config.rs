@@ -425,6 +425,7 @@ impl BrokerConfig {
             self.shards.cores.clone()
         };
         RuntimeConfig {
+            node_id: self.node_id,
             data_dir: self.data_dir.clone(),
             store: self.object_store.store(&self.data_dir),
             shard_cores,

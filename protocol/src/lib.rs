@@ -1,7 +1,8 @@
 //! The Kafka wire protocol as Shoal speaks it, shared by the broker, the benchmark, the
 //! `shoal mirror` CLI and the mirror source client: framing and headers (`frame`), one codec
 //! family (kafka-protocol's traits, implemented for Shoal's own Diskless* and mirror messages
-//! by code generated from their schemas), and every error code in one table (`codes`).
+//! and the coordinator's metadata records by code generated from their schemas), and every
+//! error code in one table (`codes`).
 
 pub mod client;
 pub mod codes;
@@ -9,6 +10,7 @@ pub mod diskless;
 mod error;
 pub mod frame;
 pub mod mirror;
+pub mod records;
 #[cfg(test)]
 mod sample;
 pub mod shapes;

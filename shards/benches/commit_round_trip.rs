@@ -124,7 +124,11 @@ fn run_case(
                                 })
                             } else {
                                 Envelope::new(CommitFile {
-                                    object_key: format!("wal/{worker}-{n}"),
+                                    object: NewObject::uploaded(
+                                        format!("wal/{worker}-{n}"),
+                                        1 << 20,
+                                        0,
+                                    ),
                                     batches,
                                 })
                             };

@@ -4,6 +4,8 @@ use std::time::Duration;
 /// What the executors need to know; the engine fills it from the config file.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
+    /// This broker's id: the uploader named in the objects it commits.
+    pub node_id: i32,
     pub data_dir: PathBuf,
     /// Where WAL objects live.
     pub store: shoal_wal::StoreConfig,

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use shoal_coordinator::commands::CommitMirrored;
-use shoal_coordinator::{CommitBatchResult, ErrorKind, MirroredBatch, TopicPartition};
+use shoal_coordinator::{CommitBatchResult, ErrorKind, MirroredBatch, NewObject, TopicPartition};
 use shoal_wal::{BatchHeader, ObjectBuilder};
 
 use crate::produce::upload_with_retries;
@@ -62,7 +62,7 @@ impl Shard {
         })?;
         let count = mirrored.len();
         let request = CommitMirrored {
-            object_key: key.clone(),
+            object: NewObject::uploaded(key.clone(), data.len() as u64, self.config.node_id),
             batches: mirrored.clone(),
         };
         let results = match self.coordinator.run(request).await {

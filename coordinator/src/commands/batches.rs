@@ -4,7 +4,7 @@
 use crate::command::{Command, Round};
 use crate::messages::{
     CommitBatch, CommitBatchResult, FindBatchesRequest, FindBatchesResult, ListOffsetsResult,
-    TopicPartition,
+    NewObject, TopicPartition,
 };
 use crate::metrics::CoordinatorMetrics;
 use crate::records::Record;
@@ -13,7 +13,7 @@ use crate::ErrorKind;
 /// CommitFile: offsets for an object's batches, in object order, one answer per batch.
 #[derive(Debug, Clone)]
 pub struct CommitFile {
-    pub object_key: String,
+    pub object: NewObject,
     pub batches: Vec<CommitBatch>,
 }
 
@@ -25,7 +25,7 @@ impl Command for CommitFile {
         let (results, record) =
             round
                 .state()
-                .commit_file(&self.object_key, &self.batches, round.now_ms());
+                .commit_file(&self.object, &self.batches, round.now_ms());
         let accepted = results
             .iter()
             .filter(|r| r.error.is_none() && !r.is_duplicate)

@@ -5,7 +5,8 @@ use uuid::Uuid;
 
 use crate::command::{Command, Round};
 use crate::messages::{
-    CommitBatchResult, MirrorDescription, MirrorEvent, MirroredBatch, MirroredTopic, TopicPartition,
+    CommitBatchResult, MirrorDescription, MirrorEvent, MirroredBatch, MirroredTopic, NewObject,
+    TopicPartition,
 };
 use crate::records::{Record, TopicConfig};
 use crate::ErrorKind;
@@ -154,7 +155,7 @@ impl Command for MirrorEvents {
 /// Batches fetched from the source, stored in one object, committed at their own offsets.
 #[derive(Debug, Clone)]
 pub struct CommitMirrored {
-    pub object_key: String,
+    pub object: NewObject,
     pub batches: Vec<MirroredBatch>,
 }
 
@@ -166,7 +167,7 @@ impl Command for CommitMirrored {
         let (results, record) =
             round
                 .state()
-                .commit_mirrored(&self.object_key, &self.batches, round.now_ms());
+                .commit_mirrored(&self.object, &self.batches, round.now_ms());
         if let Some(record) = record {
             round.append(&record);
         }

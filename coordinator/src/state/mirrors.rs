@@ -9,7 +9,8 @@ use uuid::Uuid;
 use super::producers::last_sequence;
 use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::{
-    CommitBatchResult, MirrorEvent, MirroredBatch, MirroredPartition, MirroredTopic, TopicPartition,
+    CommitBatchResult, MirrorEvent, MirroredBatch, MirroredPartition, MirroredTopic, NewObject,
+    TopicPartition,
 };
 use crate::records::{CommittedBatch, Record, TopicConfig};
 use crate::ErrorKind;
@@ -73,6 +74,8 @@ impl CoordinatorState {
                 if topic.partitions as usize > states.len() {
                     records.push(Record::PartitionsAdded {
                         topic_id: *id,
+                        name: existing.name.clone(),
+                        first_new: states.len() as i32,
                         total_partitions: topic.partitions,
                     });
                 }
@@ -161,6 +164,8 @@ impl CoordinatorState {
         if partitions > current && partitions <= PARTITIONS_PER_TOPIC_MAX {
             records.push(Record::PartitionsAdded {
                 topic_id,
+                name: name.to_string(),
+                first_new: current,
                 total_partitions: partitions,
             });
             let mut added = Vec::new();
@@ -237,11 +242,11 @@ impl CoordinatorState {
     /// end (gaps stay gaps, overlaps are refused) while the partition is MIRRORING.
     pub fn commit_mirrored(
         &self,
-        object_key: &str,
+        object: &NewObject,
         batches: &[MirroredBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Record>) {
-        if self.is_known_object(object_key) {
+        if self.is_known_object(&object.key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
             return (refused, None);
@@ -286,6 +291,7 @@ impl CoordinatorState {
                 } else {
                     -1
                 },
+                timestamp_type: self.timestamp_type(b.partition.topic_id),
             });
             results.push(CommitBatchResult::appended(
                 b.base_offset,
@@ -295,7 +301,7 @@ impl CoordinatorState {
         }
         (
             results,
-            Some(self.file_committed(object_key, now_ms, committed)),
+            Some(self.file_committed(object, now_ms, committed)),
         )
     }
 

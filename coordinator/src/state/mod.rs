@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use crate::messages::TopicPartition;
+use crate::messages::{NewObject, TopicPartition};
 use crate::records::{CommittedBatch, Record, TopicConfig};
 use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
@@ -131,11 +131,11 @@ impl CoordinatorState {
                 }
             }
             Record::FileCommitted {
-                file_id,
                 object_key,
                 at_ms,
                 batches,
-            } => self.apply_file_committed(*file_id, object_key, *at_ms, batches),
+                ..
+            } => self.apply_file_committed(object_key, *at_ms, batches),
             Record::RecordsDeleted {
                 topic_id,
                 partition,
@@ -165,6 +165,7 @@ impl CoordinatorState {
             Record::PartitionsAdded {
                 topic_id,
                 total_partitions,
+                ..
             } => {
                 if let Some(topic) = self.topics.get_mut(topic_id) {
                     let total = (*total_partitions).max(0) as usize;
@@ -245,14 +246,16 @@ impl CoordinatorState {
         }
     }
 
+    /// The object gets the next file id: ids follow commit order, so a replay assigns the
+    /// same ones.
     fn apply_file_committed(
         &mut self,
-        file_id: u64,
         object_key: &str,
         at_ms: i64,
         batches: &[crate::records::CommittedBatch],
     ) {
-        self.next_file_id = self.next_file_id.max(file_id.saturating_add(1));
+        let file_id = self.next_file_id;
+        self.next_file_id = self.next_file_id.saturating_add(1);
         let object_key: Arc<str> = Arc::from(object_key);
         let mut live = 0;
         for b in batches {
@@ -312,13 +315,27 @@ impl CoordinatorState {
     /// An object key already committed (live or deletable): a repeated commit of it (a retry
     /// over the wire) must not append its batches twice.
     /// The record of a new object and the batches of it accepted, under the next file id.
-    fn file_committed(&self, object_key: &str, at_ms: i64, batches: Vec<CommittedBatch>) -> Record {
+    fn file_committed(
+        &self,
+        object: &NewObject,
+        at_ms: i64,
+        batches: Vec<CommittedBatch>,
+    ) -> Record {
         Record::FileCommitted {
-            file_id: self.next_file_id,
-            object_key: object_key.to_string(),
+            object_key: object.key.clone(),
+            file_size: object.size_bytes,
+            uploader_broker_id: object.uploader_broker_id,
+            owner_ids: object.owner_ids.clone(),
             at_ms,
             batches,
         }
+    }
+
+    /// The timestamp type batches of the topic are appended with (0 CreateTime, 1 LogAppendTime).
+    fn timestamp_type(&self, topic_id: Uuid) -> i8 {
+        self.topics
+            .get(&topic_id)
+            .map_or(0, |t| t.config.log_append_time as i8)
     }
 
     fn is_known_object(&self, object_key: &str) -> bool {

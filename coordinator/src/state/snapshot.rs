@@ -1,361 +1,313 @@
 //! The whole state as one snapshot image, so recovery loads it instead of replaying history.
-//! Layout: magic, version, the state's fields in a fixed order, then a CRC-32C of all that.
-//! Decoding checks every length against the bytes present: a damaged image is an error,
-//! never a panic or a huge allocation.
+//! The image is `SHOALSNP`, a version, frames of the same generated metadata records the log
+//! holds, and a CRC-32C of all that. Topics, their settings and mirror states, committed
+//! offsets and mirrors are written as the log records that create them; what only a snapshot
+//! holds (id counters, each partition's batches and producers, the objects) has records of its
+//! own. Every length is checked against the bytes present: a damaged image is an error, never
+//! a panic or a huge allocation.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
+use shoal_protocol::records::*;
 use uuid::Uuid;
 
-use super::groups::GroupOffsets;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{BatchEntry, CoordinatorState, FileState, PartitionState, TopicMirror, TopicState};
-use crate::messages::StoredOffset;
-use crate::records::TopicConfig;
-use crate::records::{
-    partition_mirror_from_bytes, partition_mirror_to_bytes, PARTITION_MIRROR_ENCODED_BYTES,
-};
+use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
+use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
+use crate::records::{CommittedOffset, Record};
 use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
-/// Version 3 added mirrors; version 2 the full topic config and committed group offsets.
-/// Older images still load (with defaults for what they lack).
-const VERSION: u32 = 3;
-const VERSION_WITH_GROUPS: u32 = 2;
-const VERSION_RETENTION_ONLY: u32 = 1;
-
-const BATCH_ENTRY_BYTES: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
+/// Version 4: frames of generated metadata records. Older images are refused by name.
+const VERSION: u32 = 4;
+const PREAMBLE_BYTES: usize = 8 + 4;
 
 impl CoordinatorState {
     pub fn encode_snapshot(&self) -> Vec<u8> {
-        let batches = self.batch_count();
-        let mut w = Vec::with_capacity(64 + batches * BATCH_ENTRY_BYTES);
+        let mut w = Vec::with_capacity(64 + self.batch_count() * 48);
         w.extend_from_slice(MAGIC);
-        put_u32(&mut w, VERSION);
-        put_u64(&mut w, self.next_file_id);
-        put_i64(&mut w, self.next_producer_id);
+        w.extend_from_slice(&VERSION.to_be_bytes());
+        let header = ShoalSnapshotHeaderRecord {
+            next_file_id: self.next_file_id as i64,
+            next_producer_id: self.next_producer_id,
+        };
+        put_state_record(&mut w, header.into());
         let mut topic_ids: Vec<&Uuid> = self.topics.keys().collect();
         topic_ids.sort();
-        put_u32(&mut w, topic_ids.len() as u32);
         for id in topic_ids {
-            let topic = &self.topics[id];
-            w.extend_from_slice(id.as_bytes());
-            put_str(&mut w, &topic.name);
-            w.extend_from_slice(&topic.config.to_bytes());
-            match &topic.mirror {
-                Some(m) => {
-                    w.push(1);
-                    put_str(&mut w, &m.name);
-                    w.push(m.removed as u8);
-                }
-                None => w.push(0),
-            }
-            put_u32(&mut w, topic.partitions.len() as u32);
-            for p in &topic.partitions {
-                put_i64(&mut w, p.log_start_offset);
-                put_i64(&mut w, p.high_watermark);
-                put_u64(&mut w, p.size_bytes);
-                put_u32(&mut w, p.batches.len() as u32);
-                for b in &p.batches {
-                    put_u64(&mut w, b.file_id);
-                    put_u32(&mut w, b.byte_offset);
-                    put_u32(&mut w, b.size_bytes);
-                    put_i64(&mut w, b.base_offset);
-                    put_i64(&mut w, b.last_offset);
-                    put_i64(&mut w, b.max_timestamp);
-                    put_i64(&mut w, b.log_append_time_ms);
-                }
-                let mut producer_ids: Vec<&i64> = p.producers.keys().collect();
-                producer_ids.sort();
-                put_u32(&mut w, producer_ids.len() as u32);
-                for pid in producer_ids {
-                    let s = &p.producers[pid];
-                    put_i64(&mut w, *pid);
-                    w.extend_from_slice(&s.epoch.to_be_bytes());
-                    put_i64(&mut w, s.last_write_ms);
-                    w.push(s.recent.len() as u8);
-                    for r in &s.recent {
-                        put_u32(&mut w, r.base_sequence as u32);
-                        put_u32(&mut w, r.last_sequence as u32);
-                        put_i64(&mut w, r.base_offset);
-                    }
-                }
-                w.extend_from_slice(&partition_mirror_to_bytes(0, &p.mirror));
-            }
+            self.encode_topic(*id, &mut w);
         }
         let mut file_ids: Vec<&u64> = self.files.keys().collect();
         file_ids.sort();
-        put_u32(&mut w, file_ids.len() as u32);
         for id in file_ids {
-            let f = &self.files[id];
-            put_u64(&mut w, *id);
-            put_str(&mut w, &f.object_key);
-            put_u64(&mut w, f.live_batches);
+            let file = &self.files[id];
+            let record = ShoalFileStateRecord {
+                file_id: *id as i64,
+                object_key: file.object_key.to_string(),
+                live_batches: file.live_batches as i64,
+            };
+            put_state_record(&mut w, record.into());
         }
-        put_u32(&mut w, self.deletable_files.len() as u32);
         for (key, since) in &self.deletable_files {
-            put_str(&mut w, key);
-            put_i64(&mut w, *since);
+            let record = ShoalDeletableFileRecord {
+                object_key: key.to_string(),
+                since_ms: *since,
+            };
+            put_state_record(&mut w, record.into());
         }
         let mut groups: Vec<&String> = self.groups.keys().collect();
         groups.sort();
-        put_u32(&mut w, groups.len() as u32);
         for group in groups {
             let entry = &self.groups[group];
-            put_str(&mut w, group);
-            put_i64(&mut w, entry.last_commit_ms);
-            put_u32(&mut w, entry.offsets.len() as u32);
-            for ((topic_id, partition), stored) in &entry.offsets {
-                w.extend_from_slice(topic_id.as_bytes());
-                put_u32(&mut w, *partition as u32);
-                put_i64(&mut w, stored.offset);
-                put_u32(&mut w, stored.leader_epoch as u32);
-                put_str(&mut w, &stored.metadata);
-            }
+            let mut offsets: Vec<CommittedOffset> = entry
+                .offsets
+                .iter()
+                .map(|((topic_id, partition), stored)| CommittedOffset {
+                    topic_id: *topic_id,
+                    partition: *partition,
+                    offset: stored.offset,
+                    leader_epoch: stored.leader_epoch,
+                    metadata: stored.metadata.clone(),
+                })
+                .collect();
+            offsets.sort_by_key(|o| (o.topic_id, o.partition));
+            let record = Record::OffsetsCommitted {
+                group: group.clone(),
+                at_ms: entry.last_commit_ms,
+                offsets,
+            };
+            encode_frame(&record, entry.last_commit_ms, &mut w);
         }
-        put_u32(&mut w, self.mirrors.len() as u32);
         for (name, config) in &self.mirrors {
-            put_str(&mut w, name);
-            put_u32(&mut w, config.len() as u32);
-            for (k, v) in config {
-                put_str(&mut w, k);
-                put_str(&mut w, v);
-            }
+            let record = Record::MirrorCreated {
+                name: name.clone(),
+                config: config.clone(),
+            };
+            encode_frame(&record, 0, &mut w);
         }
         let crc = crc32c::crc32c(&w);
-        put_u32(&mut w, crc);
+        w.extend_from_slice(&crc.to_be_bytes());
         w
     }
 
+    fn encode_topic(&self, id: Uuid, w: &mut Vec<u8>) {
+        let topic = &self.topics[&id];
+        let created = Record::TopicCreated {
+            id,
+            name: topic.name.clone(),
+            partitions: topic.partitions.len() as i32,
+            config: topic.config,
+        };
+        encode_frame(&created, 0, w);
+        if let Some(mirror) = &topic.mirror {
+            let record = Record::TopicMirrorChanged {
+                topic_id: id,
+                mirror: mirror.name.clone(),
+                removed: mirror.removed,
+            };
+            encode_frame(&record, 0, w);
+        }
+        for (index, p) in topic.partitions.iter().enumerate() {
+            let index = index as i32;
+            if p.mirror != shoal_mirror::PartitionMirror::default() {
+                let record = Record::MirrorPartitionsChanged {
+                    topic_id: id,
+                    partitions: vec![(index, p.mirror.clone())],
+                };
+                encode_frame(&record, 0, w);
+            }
+            put_state_record(w, partition_state(id, index, p).into());
+        }
+    }
+
     pub fn decode_snapshot(image: &[u8]) -> Result<CoordinatorState, CoordinatorError> {
-        if image.len() < MAGIC.len() + 8 {
-            return Err(CoordinatorError::MalformedSnapshot("too short".into()));
+        if image.len() < PREAMBLE_BYTES + 4 {
+            return Err(malformed("too short"));
         }
         let (body, crc) = image.split_at(image.len() - 4);
         if crc32c::crc32c(body) != u32::from_be_bytes(crc.try_into().expect("4 bytes")) {
-            return Err(CoordinatorError::MalformedSnapshot(
-                "checksum mismatch".into(),
-            ));
+            return Err(malformed("checksum mismatch"));
         }
-        let mut r = Reader { buf: body, pos: 0 };
-        if r.take(8)? != MAGIC {
-            return Err(CoordinatorError::MalformedSnapshot("unknown format".into()));
+        if &body[..8] != MAGIC {
+            return Err(malformed("not a snapshot"));
         }
-        let version = r.u32()?;
-        if !(VERSION_RETENTION_ONLY..=VERSION).contains(&version) {
-            return Err(CoordinatorError::MalformedSnapshot(format!(
-                "unknown version {version}"
+        let version = u32::from_be_bytes(body[8..12].try_into().expect("4 bytes"));
+        if version != VERSION {
+            return Err(malformed(&format!(
+                "version {version}, this build reads version {VERSION} only"
             )));
         }
-        let mut state = CoordinatorState {
-            next_file_id: r.u64()?,
-            next_producer_id: r.i64()?,
-            ..CoordinatorState::default()
-        };
-        for _ in 0..r.count(16)? {
-            let id = Uuid::from_bytes(r.take(16)?.try_into().expect("16 bytes"));
-            let name = r.string()?;
-            let config = if version == VERSION_RETENTION_ONLY {
-                TopicConfig {
-                    retention_ms: r.i64()?,
-                    retention_bytes: r.i64()?,
-                    ..TopicConfig::default()
-                }
-            } else {
-                TopicConfig::from_bytes(r.take(TopicConfig::default().to_bytes().len())?)?
-            };
-            let mirror = if version >= VERSION && r.take(1)?[0] == 1 {
-                let name = r.string()?;
-                let removed = r.take(1)?[0] != 0;
-                Some(TopicMirror { name, removed })
-            } else {
-                None
-            };
-            let partition_count = r.count(28)?;
-            let mut partitions = Vec::with_capacity(partition_count);
-            for _ in 0..partition_count {
-                let mut p = PartitionState {
-                    log_start_offset: r.i64()?,
-                    high_watermark: r.i64()?,
-                    size_bytes: r.u64()?,
-                    ..PartitionState::default()
-                };
-                let batch_count = r.count(BATCH_ENTRY_BYTES)?;
-                p.batches = VecDeque::with_capacity(batch_count);
-                for _ in 0..batch_count {
-                    p.batches.push_back(BatchEntry {
-                        file_id: r.u64()?,
-                        byte_offset: r.u32()?,
-                        size_bytes: r.u32()?,
-                        base_offset: r.i64()?,
-                        last_offset: r.i64()?,
-                        max_timestamp: r.i64()?,
-                        log_append_time_ms: r.i64()?,
-                    });
-                }
-                let producer_count = r.count(19)?;
-                p.producers = HashMap::with_capacity(producer_count);
-                for _ in 0..producer_count {
-                    let pid = r.i64()?;
-                    let epoch = i16::from_be_bytes(r.take(2)?.try_into().expect("2 bytes"));
-                    let last_write_ms = r.i64()?;
-                    let recent_count = r.take(1)?[0] as usize;
-                    let mut recent = VecDeque::with_capacity(recent_count);
-                    for _ in 0..recent_count {
-                        recent.push_back(ProducerBatch {
-                            base_sequence: r.u32()? as i32,
-                            last_sequence: r.u32()? as i32,
-                            base_offset: r.i64()?,
-                        });
-                    }
-                    p.producers.insert(
-                        pid,
-                        ProducerState {
-                            epoch,
-                            recent,
-                            last_write_ms,
-                        },
-                    );
-                }
-                if version >= VERSION {
-                    p.mirror =
-                        partition_mirror_from_bytes(r.take(PARTITION_MIRROR_ENCODED_BYTES)?)?.1;
-                }
-                partitions.push(p);
-            }
-            state.topic_ids.insert(name.clone(), id);
-            state.topics.insert(
-                id,
-                TopicState {
-                    name,
-                    config,
-                    partitions,
-                    mirror,
-                },
-            );
+        let mut state = CoordinatorState::default();
+        let mut pos = PREAMBLE_BYTES;
+        let mut first = true;
+        while pos < body.len() {
+            let (entry, next) = read_entry(body, pos)
+                .map_err(|kind| malformed(&format!("frame at byte {pos}: {kind}")))?;
+            let at = pos + FRAME_HEADER_BYTES;
+            let (time, records) =
+                decode_entry(entry).map_err(|e| malformed(&format!("entry at byte {at}: {e}")))?;
+            state
+                .load_entry(time, records, first)
+                .map_err(|e| malformed(&format!("entry at byte {at}: {e}")))?;
+            first = false;
+            pos = next;
         }
-        for _ in 0..r.count(20)? {
-            let id = r.u64()?;
-            let object_key: Arc<str> = Arc::from(r.string()?.as_str());
-            let live_batches = r.u64()?;
-            state.file_ids.insert(object_key.clone(), id);
-            state.files.insert(
-                id,
-                FileState {
-                    object_key,
-                    live_batches,
-                },
-            );
-        }
-        for _ in 0..r.count(12)? {
-            let key: Arc<str> = Arc::from(r.string()?.as_str());
-            let since = r.i64()?;
-            state.deletable_files.insert(key, since);
-        }
-        if version >= VERSION_WITH_GROUPS {
-            for _ in 0..r.count(16)? {
-                let group = r.string()?;
-                let mut entry = GroupOffsets {
-                    last_commit_ms: r.i64()?,
-                    ..GroupOffsets::default()
-                };
-                let count = r.count(36)?;
-                entry.offsets.reserve(count);
-                for _ in 0..count {
-                    let topic_id = Uuid::from_bytes(r.take(16)?.try_into().expect("16 bytes"));
-                    let partition = r.u32()? as i32;
-                    let stored = StoredOffset {
-                        offset: r.i64()?,
-                        leader_epoch: r.u32()? as i32,
-                        metadata: r.string()?,
-                    };
-                    entry.offsets.insert((topic_id, partition), stored);
-                }
-                state.groups.insert(group, entry);
-            }
-        }
-        if version >= VERSION {
-            for _ in 0..r.count(8)? {
-                let name = r.string()?;
-                let mut config = Vec::new();
-                for _ in 0..r.count(8)? {
-                    config.push((r.string()?, r.string()?));
-                }
-                state.mirrors.insert(name, config);
-            }
-        }
-        if r.pos != body.len() {
-            return Err(CoordinatorError::MalformedSnapshot("trailing bytes".into()));
+        if first {
+            return Err(malformed("no header"));
         }
         Ok(state)
     }
-}
 
-fn put_u32(w: &mut Vec<u8>, v: u32) {
-    w.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_u64(w: &mut Vec<u8>, v: u64) {
-    w.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_i64(w: &mut Vec<u8>, v: i64) {
-    w.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_str(w: &mut Vec<u8>, s: &str) {
-    put_u32(w, s.len() as u32);
-    w.extend_from_slice(s.as_bytes());
-}
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], CoordinatorError> {
-        if self.buf.len() - self.pos < n {
-            return Err(CoordinatorError::MalformedSnapshot(format!(
-                "truncated at byte {}",
-                self.pos
-            )));
+    fn load_entry(
+        &mut self,
+        time: i64,
+        records: Vec<AnyRecord>,
+        first: bool,
+    ) -> Result<(), String> {
+        match (first, records.as_slice()) {
+            (true, [AnyRecord::ShoalSnapshotHeaderRecord(h)]) => {
+                self.next_file_id = u64::try_from(h.next_file_id).map_err(|_| "file id")?;
+                self.next_producer_id = h.next_producer_id;
+                Ok(())
+            }
+            (true, _) => Err("the first entry is not the header".into()),
+            (false, [AnyRecord::ShoalPartitionStateRecord(p)]) => self.load_partition(p),
+            (false, [AnyRecord::ShoalFileStateRecord(f)]) => {
+                let id = u64::try_from(f.file_id).map_err(|_| "negative file id")?;
+                let object_key: Arc<str> = Arc::from(f.object_key.as_str());
+                self.file_ids.insert(object_key.clone(), id);
+                let live_batches = u64::try_from(f.live_batches).map_err(|_| "live batches")?;
+                self.files.insert(
+                    id,
+                    FileState {
+                        object_key,
+                        live_batches,
+                    },
+                );
+                Ok(())
+            }
+            (false, [AnyRecord::ShoalDeletableFileRecord(d)]) => {
+                self.deletable_files
+                    .insert(Arc::from(d.object_key.as_str()), d.since_ms);
+                Ok(())
+            }
+            (false, _) => {
+                let record = Record::from_records(time, records)?;
+                match record {
+                    Record::TopicCreated { .. }
+                    | Record::TopicMirrorChanged { .. }
+                    | Record::MirrorPartitionsChanged { .. }
+                    | Record::OffsetsCommitted { .. }
+                    | Record::MirrorCreated { .. } => {
+                        self.apply(&record);
+                        Ok(())
+                    }
+                    other => Err(format!("a log record in a snapshot: {other:?}")),
+                }
+            }
         }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
     }
 
-    fn u32(&mut self) -> Result<u32, CoordinatorError> {
-        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4")))
+    fn load_partition(&mut self, r: &ShoalPartitionStateRecord) -> Result<(), String> {
+        let p = self
+            .partition_mut(r.topic_id, r.partition_index)
+            .ok_or_else(|| format!("partition {} of an unknown topic", r.partition_index))?;
+        p.log_start_offset = r.log_start_offset;
+        p.high_watermark = r.high_watermark;
+        p.size_bytes = u64::try_from(r.size_bytes).map_err(|_| "negative size")?;
+        p.batches = r
+            .batches
+            .iter()
+            .map(|b| {
+                Ok(BatchEntry {
+                    file_id: u64::try_from(b.file_id).map_err(|_| "negative file id")?,
+                    byte_offset: u32::try_from(b.byte_offset).map_err(|_| "byte offset")?,
+                    size_bytes: u32::try_from(b.byte_size).map_err(|_| "byte size")?,
+                    base_offset: b.base_offset,
+                    last_offset: b.last_offset,
+                    max_timestamp: b.batch_max_timestamp,
+                    log_append_time_ms: b.log_append_timestamp,
+                })
+            })
+            .collect::<Result<VecDeque<_>, String>>()?;
+        p.producers = r
+            .producers
+            .iter()
+            .map(|s| {
+                let state = ProducerState {
+                    epoch: s.producer_epoch,
+                    recent: s
+                        .recent_batches
+                        .iter()
+                        .map(|b| ProducerBatch {
+                            base_sequence: b.base_sequence,
+                            last_sequence: b.last_sequence,
+                            base_offset: b.base_offset,
+                        })
+                        .collect(),
+                    last_write_ms: s.last_write_ms,
+                };
+                (s.producer_id, state)
+            })
+            .collect();
+        Ok(())
     }
+}
 
-    fn u64(&mut self) -> Result<u64, CoordinatorError> {
-        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8")))
+fn partition_state(topic_id: Uuid, index: i32, p: &PartitionState) -> ShoalPartitionStateRecord {
+    let mut producer_ids: Vec<&i64> = p.producers.keys().collect();
+    producer_ids.sort();
+    ShoalPartitionStateRecord {
+        topic_id,
+        partition_index: index,
+        log_start_offset: p.log_start_offset,
+        high_watermark: p.high_watermark,
+        size_bytes: p.size_bytes as i64,
+        batches: p
+            .batches
+            .iter()
+            .map(|b| ShoalStoredBatch {
+                file_id: b.file_id as i64,
+                byte_offset: b.byte_offset as i32,
+                byte_size: b.size_bytes as i32,
+                base_offset: b.base_offset,
+                last_offset: b.last_offset,
+                batch_max_timestamp: b.max_timestamp,
+                log_append_timestamp: b.log_append_time_ms,
+            })
+            .collect(),
+        producers: producer_ids
+            .into_iter()
+            .map(|id| {
+                let s = &p.producers[id];
+                ShoalProducerState {
+                    producer_id: *id,
+                    producer_epoch: s.epoch,
+                    last_write_ms: s.last_write_ms,
+                    recent_batches: s
+                        .recent
+                        .iter()
+                        .map(|b| ShoalProducerBatch {
+                            base_sequence: b.base_sequence,
+                            last_sequence: b.last_sequence,
+                            base_offset: b.base_offset,
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
     }
+}
 
-    fn i64(&mut self) -> Result<i64, CoordinatorError> {
-        Ok(self.u64()? as i64)
-    }
+/// Appends one frame holding a snapshot-only record.
+fn put_state_record(w: &mut Vec<u8>, record: AnyRecord) {
+    let start = w.len();
+    w.extend_from_slice(&[0; FRAME_HEADER_BYTES]);
+    encode_entry(0, &[record], w).expect("generated encoders accept every record");
+    frame_at(w, start);
+}
 
-    /// An element count, refused if the remaining bytes cannot hold that many elements of at
-    /// least `min_element_bytes` each.
-    fn count(&mut self, min_element_bytes: usize) -> Result<usize, CoordinatorError> {
-        let n = self.u32()? as usize;
-        if n.saturating_mul(min_element_bytes) > self.buf.len() - self.pos {
-            return Err(CoordinatorError::MalformedSnapshot(format!(
-                "count {n} exceeds the image at byte {}",
-                self.pos
-            )));
-        }
-        Ok(n)
-    }
-
-    fn string(&mut self) -> Result<String, CoordinatorError> {
-        let len = self.u32()? as usize;
-        let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec())
-            .map_err(|_| CoordinatorError::MalformedSnapshot("invalid UTF-8".into()))
-    }
+fn malformed(why: &str) -> CoordinatorError {
+    CoordinatorError::MalformedSnapshot(why.to_string())
 }

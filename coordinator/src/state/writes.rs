@@ -55,6 +55,8 @@ impl CoordinatorState {
             Some(topic) if total_partitions as usize > topic.partitions.len() => {
                 Ok(Some(Record::PartitionsAdded {
                     topic_id,
+                    name: topic.name.clone(),
+                    first_new: topic.partitions.len() as i32,
                     total_partitions,
                 }))
             }
@@ -102,11 +104,11 @@ impl CoordinatorState {
     /// a repeated commit (a retry over the wire) must not append the batches twice.
     pub fn commit_file(
         &self,
-        object_key: &str,
+        object: &NewObject,
         batches: &[CommitBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Record>) {
-        if self.is_known_object(object_key) {
+        if self.is_known_object(&object.key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
             return (refused, None);
@@ -191,6 +193,7 @@ impl CoordinatorState {
                 producer_epoch: b.producer_epoch,
                 base_sequence: b.base_sequence,
                 last_sequence: last_seq,
+                timestamp_type: self.timestamp_type(b.partition.topic_id),
             });
             results.push(CommitBatchResult::appended(
                 base_offset,
@@ -200,7 +203,7 @@ impl CoordinatorState {
         }
         (
             results,
-            Some(self.file_committed(object_key, now_ms, committed)),
+            Some(self.file_committed(object, now_ms, committed)),
         )
     }
 

@@ -8,7 +8,7 @@ use futures::channel::oneshot;
 use glommio::sync::{Semaphore, StaticPermit};
 use glommio::task::JoinHandle;
 use shoal_coordinator::commands::CommitFile;
-use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, TopicPartition};
+use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
 use shoal_wal::{ObjectStore, WalError};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
@@ -236,7 +236,12 @@ impl ProducePipeline {
             let outcome = match upload.await {
                 Some(Ok(())) => {
                     let started = Instant::now();
-                    let committed = self.commit(&key, &object.batches).await;
+                    let uploaded = NewObject::uploaded(
+                        key.clone(),
+                        object.data.len() as u64,
+                        self.config.node_id,
+                    );
+                    let committed = self.commit(uploaded, &object.batches).await;
                     self.metrics
                         .commit_seconds
                         .observe_duration(started.elapsed());
@@ -275,11 +280,11 @@ impl ProducePipeline {
 
     async fn commit(
         &self,
-        key: &str,
+        object: NewObject,
         batches: &[CommitBatch],
     ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
         let request = CommitFile {
-            object_key: key.to_string(),
+            object,
             batches: batches.to_vec(),
         };
         match self.coordinator.run(request).await {

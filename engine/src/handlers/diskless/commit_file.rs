@@ -1,5 +1,5 @@
 use shoal_coordinator::commands::CommitFile;
-use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, TopicPartition};
+use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
 use shoal_protocol::diskless::*;
 
 use super::error_fields;
@@ -20,10 +20,13 @@ pub async fn commit_file(
         match to_commit_batches(&request) {
             Err(error) => vec![CommitBatchResult::rejected(error); count],
             Ok(batches) => {
-                let call = CommitFile {
-                    object_key: request.object_key,
-                    batches,
+                let object = NewObject {
+                    key: request.object_key,
+                    size_bytes: request.file_size.max(0) as u64,
+                    uploader_broker_id: call.broker.config.node_id,
+                    owner_ids: request.owner_ids,
                 };
+                let call = CommitFile { object, batches };
                 match broker.shard.coordinator.run(call).await {
                     Ok(results) => results,
                     Err(_) => vec![CommitBatchResult::rejected(ErrorKind::NotAvailable); count],
