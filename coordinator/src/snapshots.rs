@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use glommio::io::OpenOptions;
+use glommio::io::{BufferedFile, OpenOptions};
 
 use crate::log::{io_error, log_path, read_file, sync_dir};
 use crate::state::CoordinatorState;
@@ -58,8 +58,8 @@ pub async fn read_snapshot(
 }
 
 /// Writes the state as snapshot `generation`: to a temporary name, every byte written and
-/// synced, then read back and compared with the image and decoded, and only then renamed
-/// into place. A snapshot under its real name has been proven readable once.
+/// synced, then read back and compared with the image, and only then renamed into place. A
+/// snapshot under its real name has been read back intact once.
 pub async fn write_snapshot(
     dir: &Path,
     generation: u64,
@@ -105,16 +105,46 @@ async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), CoordinatorErr
     }
     file.fdatasync().await.map_err(|e| io_error(tmp, e))?;
     file.close().await.map_err(|e| io_error(tmp, e))?;
-    let read_back = read_file(tmp).await?;
-    if read_back != image {
-        return Err(CoordinatorError::Damaged(format!(
-            "{} does not read back as written ({} of {} bytes)",
-            tmp.display(),
-            read_back.len(),
-            image.len()
-        )));
+    read_back_equals(tmp, image).await?;
+    debug_assert!(
+        CoordinatorState::decode_snapshot(image).is_ok(),
+        "a snapshot image must decode"
+    );
+    Ok(())
+}
+
+/// Reads the file back a chunk at a time (no second copy of a large image) and compares it
+/// with what was written.
+async fn read_back_equals(path: &Path, image: &[u8]) -> Result<(), CoordinatorError> {
+    let file = BufferedFile::open(path)
+        .await
+        .map_err(|e| io_error(path, e))?;
+    let outcome = async {
+        let size = file.file_size().await.map_err(|e| io_error(path, e))?;
+        let mut pos = 0;
+        while size == image.len() as u64 && pos < image.len() {
+            let want = WRITE_CHUNK_BYTES.min(image.len() - pos);
+            let chunk = file
+                .read_at(pos as u64, want)
+                .await
+                .map_err(|e| io_error(path, e))?;
+            if chunk.is_empty() || chunk[..] != image[pos..pos + chunk.len()] {
+                break;
+            }
+            pos += chunk.len();
+        }
+        if pos != image.len() || size != image.len() as u64 {
+            return Err(CoordinatorError::Damaged(format!(
+                "{} does not read back as written: {size} bytes, the first {pos} of {} equal",
+                path.display(),
+                image.len()
+            )));
+        }
+        Ok(())
     }
-    CoordinatorState::decode_snapshot(&read_back).map(|_| ())
+    .await;
+    let _ = file.close().await;
+    outcome
 }
 
 /// Removes what no recovery needs any more: snapshots older than the previous one, and logs
