@@ -136,6 +136,11 @@ fn restart_time(batches: usize) -> serde_json::Value {
             fill(&mut state, topic_id, batches / BATCHES_PER_FILE);
             let build_s = build.elapsed().as_secs_f64();
             std::fs::create_dir_all(&d).unwrap();
+            shoal_coordinator::format::write_format(&d).unwrap();
+            // As the coordinator does: the new generation's log exists before its snapshot.
+            shoal_coordinator::log::MetadataLog::open_for_append(&d, 1, 0)
+                .await
+                .unwrap();
             let write = Instant::now();
             let image_bytes = snapshots::write_snapshot(&d, 1, &state).await.unwrap();
             let snapshot_write_s = write.elapsed().as_secs_f64();
