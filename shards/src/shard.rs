@@ -102,6 +102,11 @@ impl Shard {
         }
     }
 
+    /// An object's size in the store, or None when it is not there.
+    pub async fn object_size(&self, key: &str) -> Result<Option<u64>, shoal_wal::WalError> {
+        self.store.size(key).await
+    }
+
     pub fn shard_count(&self) -> usize {
         self.peers.len()
     }

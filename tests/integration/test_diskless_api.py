@@ -181,6 +181,33 @@ def test_a_remote_broker_commits_an_object_that_kafka_consumers_then_read(broker
     conn.close()
 
 
+def test_a_commit_naming_an_object_that_is_not_there_moves_no_offset(broker):
+    """A ghost commit (issue 15's report: a missing object moved the high watermark from 5
+    to 1005) is refused before any offset moves; so is one claiming more bytes than the
+    object holds."""
+    conn = wire.Connection(broker.bootstrap)
+    topic_id = uuid.uuid4()
+    assert create_partitions(conn, topic_id, "ghost", 1) == [0]
+    batch = wire.record_batch([b"x"])
+    layout = [{"topic_id": topic_id, "partition": 0, "byte_offset": 0, "size": len(batch),
+               "count": 1000, "max_ts": 1_700_000_000_000}]
+    missing = commit_file(conn, f"wal/{uuid.uuid4()}", len(batch), layout)
+    assert [error for error, *_ in missing] == [42], "INVALID_REQUEST for a missing object"
+
+    key = f"wal/{uuid.uuid4()}"
+    (broker.data_dir / "objects" / "wal").mkdir(parents=True, exist_ok=True)
+    (broker.data_dir / "objects" / key).write_bytes(batch)
+    too_long = commit_file(conn, key, len(batch) + 100,
+                           [dict(layout[0], size=len(batch) + 100)])
+    assert [error for error, *_ in too_long] == [42], "claims past the object's end refused"
+    assert find_batches(conn, topic_id, 0, 0)["high"] == 0, "no offset moved"
+
+    layout[0]["count"] = 1
+    assert commit_file(conn, key, len(batch), layout) == [(0, 0, 0, False)]
+    assert find_batches(conn, topic_id, 0, 0)["high"] == 1
+    conn.close()
+
+
 def test_a_malformed_diskless_request_closes_only_that_connection(broker):
     conn = wire.Connection(broker.bootstrap)
     conn.send(wire.flexible_request(COMMIT_FILE, 1, b"\x05abc"))

@@ -102,6 +102,18 @@ impl LocalStore {
         Ok(Bytes::copy_from_slice(&data))
     }
 
+    /// The object's size, or None when there is no such object.
+    pub async fn size(&self, key: &str) -> Result<Option<u64>, WalError> {
+        let file = match BufferedFile::open(self.path_of(key)).await {
+            Ok(file) => file,
+            Err(e) if is_not_found(&e) => return Ok(None),
+            Err(e) => return Err(WalError::io(key, e)),
+        };
+        let size = file.file_size().await;
+        let _ = file.close().await;
+        size.map(Some).map_err(|e| WalError::io(key, e))
+    }
+
     /// Lists on glommio's blocking pool: a directory scan has no io_uring form.
     pub async fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, WalError> {
         let dir = self.root.join(prefix);
@@ -239,6 +251,8 @@ mod tests {
                 let store = LocalStore::new(&root).unwrap();
                 let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
                 store.put("wal/a", Bytes::from(data.clone())).await.unwrap();
+                assert_eq!(store.size("wal/a").await.unwrap(), Some(10_000));
+                assert_eq!(store.size("wal/missing").await.unwrap(), None);
                 let got = store.get_range("wal/a", 4000, 123).await.unwrap();
                 assert_eq!(&got[..], &data[4000..4123]);
                 assert!(matches!(

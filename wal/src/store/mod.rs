@@ -79,6 +79,14 @@ impl ObjectStore {
         }
     }
 
+    /// The object's size, or None when there is no such object.
+    pub async fn size(&self, key: &str) -> Result<Option<u64>, WalError> {
+        match self {
+            ObjectStore::Local(store) => store.size(key).await,
+            ObjectStore::S3(store) => store.size(key).await,
+        }
+    }
+
     pub async fn delete(&self, key: &str) -> Result<(), WalError> {
         match self {
             ObjectStore::Local(store) => store.delete(key).await,

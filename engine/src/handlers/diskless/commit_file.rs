@@ -16,6 +16,8 @@ pub async fn commit_file(
     let count = request.batches.len();
     let results = if request.object_format != OBJECT_FORMAT_WAL {
         vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); count]
+    } else if let Err(error) = check_object(call, &request).await {
+        vec![CommitBatchResult::rejected(error); count]
     } else {
         match to_commit_batches(&request) {
             Err(error) => vec![CommitBatchResult::rejected(error); count],
@@ -51,6 +53,31 @@ pub async fn commit_file(
     DisklessCommitFileResponse {
         batches,
         ..Default::default()
+    }
+}
+
+/// The object must exist in the store with the size the request gives it, before any offset
+/// moves: a commit naming an object that is not there (or shorter than its batches) would
+/// hand out offsets no fetch could ever serve.
+async fn check_object(
+    call: &Call<'_>,
+    request: &DisklessCommitFileRequest,
+) -> Result<(), ErrorKind> {
+    match call.broker.shard.object_size(&request.object_key).await {
+        Ok(Some(size)) if size as i64 == request.file_size => Ok(()),
+        Ok(found) => {
+            tracing::warn!(
+                object = %request.object_key,
+                claimed_size = request.file_size,
+                found_size = ?found,
+                "DisklessCommitFile refused: the object is not in the store as described"
+            );
+            Err(ErrorKind::InvalidRequest)
+        }
+        Err(e) => {
+            tracing::warn!(object = %request.object_key, error = %e, "DisklessCommitFile: object store check failed");
+            Err(ErrorKind::StorageError)
+        }
     }
 }
 

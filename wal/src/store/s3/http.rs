@@ -34,6 +34,8 @@ pub struct HttpResponse {
     pub status: u16,
     /// The ETag header, which multipart uploads need back.
     pub etag: Option<String>,
+    /// The Content-Length header: an object's size, for HEAD.
+    pub content_length: Option<u64>,
     pub body: Bytes,
 }
 
@@ -115,13 +117,23 @@ impl HttpClient {
             .get(http::header::ETAG)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let content_length = response
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
         let body = Limited::new(response.into_body(), self.config.max_response_bytes)
             .collect()
             .await
             .map_err(|e| io_error(e.to_string()))?
             .to_bytes();
         self.return_idle(sender);
-        Ok(HttpResponse { status, etag, body })
+        Ok(HttpResponse {
+            status,
+            etag,
+            content_length,
+            body,
+        })
     }
 
     async fn connect(&self) -> std::io::Result<SendRequest<Full<Bytes>>> {

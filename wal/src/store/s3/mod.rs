@@ -286,6 +286,27 @@ impl S3Store {
         Ok(body)
     }
 
+    /// The object's size, or None when there is no such object (HeadObject).
+    pub async fn size(&self, key: &str) -> Result<Option<u64>, WalError> {
+        let full_key = self.full_key(key);
+        let action = self
+            .bucket
+            .head_object(self.credentials.as_ref(), &full_key);
+        let response = self.send("HeadObject", &action, &[], Bytes::new()).await?;
+        match response.status {
+            200 => response
+                .content_length
+                .map(Some)
+                .ok_or_else(|| WalError::Http {
+                    op: "HeadObject",
+                    status: 200,
+                    message: "no Content-Length".to_string(),
+                }),
+            404 => Ok(None),
+            status => Err(failure("HeadObject", status, &response.body)),
+        }
+    }
+
     pub async fn delete(&self, key: &str) -> Result<(), WalError> {
         let full_key = self.full_key(key);
         let action = self
