@@ -19,7 +19,7 @@ SERVED = [
     "describe_cluster", "find_coordinator", "offset_for_leader_epoch", "describe_producers",
     "describe_configs", "alter_configs", "incremental_alter_configs", "join_group",
     "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "list_groups",
-    "describe_groups", "delete_groups", "offset_delete",
+    "describe_groups", "delete_groups", "offset_delete", "sasl_handshake", "sasl_authenticate",
 ]
 MAX_VERSION = 32767
 

@@ -9,12 +9,23 @@ use serde::Deserialize;
 use shoal_shards::{GroupConfig, MaintenanceConfig, RuntimeConfig};
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
+use crate::security::listeners::parse_listeners;
+use crate::security::{Listener, Mechanism};
 use crate::EngineError;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerConfig {
+    /// The one PLAINTEXT listener when `listeners` is empty.
     pub listen: SocketAddr,
+    /// Kafka's `listeners`: "NAME://host:port,...", each name a security protocol or mapped
+    /// to one by `listener_security_protocol_map`.
+    pub listeners: String,
+    /// Kafka's `advertised.listeners`, same form; a listener not named advertises its address.
+    pub advertised_listeners: String,
+    /// Kafka's `listener.security.protocol.map`: "NAME:PROTOCOL,...".
+    pub listener_security_protocol_map: String,
+    pub sasl: SaslConfig,
     /// Prometheus metrics at http://<this>/metrics; unset means no endpoint.
     pub metrics_listen: Option<SocketAddr>,
     /// Host and port clients are told to connect to; defaults to `listen`.
@@ -47,6 +58,32 @@ pub struct BrokerConfig {
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
     pub groups: GroupsConfig,
+}
+
+/// SASL authentication on the SASL_PLAINTEXT and SASL_SSL listeners.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SaslConfig {
+    /// Kafka's `sasl.enabled.mechanisms`.
+    pub enabled_mechanisms: Vec<String>,
+    /// PLAIN users and their passwords (Kafka's `user_<name>` JAAS options).
+    pub plain_users: std::collections::BTreeMap<String, String>,
+    /// A connection that has not authenticated this long after it opened is closed.
+    pub authentication_timeout_ms: u64,
+    /// Kafka's `connection.failed.authentication.delay.ms`: a failed login is answered after
+    /// this long, which slows password guessing.
+    pub failed_authentication_delay_ms: u64,
+}
+
+impl Default for SaslConfig {
+    fn default() -> Self {
+        SaslConfig {
+            enabled_mechanisms: vec!["PLAIN".to_string()],
+            plain_users: Default::default(),
+            authentication_timeout_ms: 10_000,
+            failed_authentication_delay_ms: 100,
+        }
+    }
 }
 
 /// Consumer groups; Kafka's `group.*` and `offsets.retention.minutes` settings.
@@ -243,6 +280,10 @@ impl Default for BrokerConfig {
     fn default() -> Self {
         BrokerConfig {
             listen: "127.0.0.1:9092".parse().expect("valid address"),
+            listeners: String::new(),
+            advertised_listeners: String::new(),
+            listener_security_protocol_map: String::new(),
+            sasl: SaslConfig::default(),
             advertised_listener: None,
             metrics_listen: None,
             data_dir: PathBuf::from("./data"),
@@ -318,8 +359,30 @@ impl BrokerConfig {
         toml::from_str(&text).map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
     }
 
+    /// The listeners to bind, with their protocols and advertised addresses.
+    pub fn listeners(&self) -> Result<Vec<Listener>, EngineError> {
+        parse_listeners(
+            &self.listeners,
+            &self.advertised_listeners,
+            &self.listener_security_protocol_map,
+            self.listen,
+            self.advertised_listener.as_deref(),
+        )
+    }
+
     pub fn validate(&self) -> Result<(), EngineError> {
         let fail = |msg: String| Err(EngineError::Config(msg));
+        let listeners = self.listeners()?;
+        if let Some(tls) = listeners.iter().find(|l| l.protocol.uses_tls()) {
+            return fail(format!("listener {}: TLS is not supported yet", tls.name));
+        }
+        for mechanism in &self.sasl.enabled_mechanisms {
+            if Mechanism::parse(mechanism).is_none() {
+                return fail(format!(
+                    "sasl.enabled_mechanisms: {mechanism} is not served"
+                ));
+            }
+        }
         if self.default_partitions <= 0 {
             return fail("default_partitions must be at least 1".into());
         }

@@ -7,6 +7,7 @@ mod handlers;
 mod kafka;
 mod mirror;
 mod ownership;
+mod security;
 mod server;
 #[cfg(test)]
 mod testing;
@@ -141,7 +142,9 @@ fn run_data_dir_command(args: Args) -> i32 {
 fn run(args: Args) -> Result<(), EngineError> {
     let config = load_config(&args)?;
     let _lock = ownership::DataDirLock::acquire(&config.data_dir)?;
-    ownership::check_listen_address_free(config.listen)?;
+    for listener in config.listeners()? {
+        ownership::check_listen_address_free(listener.address)?;
+    }
     let runtime = config.runtime();
     check_object_store(&runtime.store)?;
     tracing::info!(

@@ -8,11 +8,12 @@ use crate::handlers::Call;
 pub async fn handle(call: &Call<'_>, _request: DescribeClusterRequest) -> DescribeClusterResponse {
     let broker = call.broker;
     let node = BrokerId(broker.config.node_id);
+    let (host, port) = call.advertised();
     DescribeClusterResponse::default()
         .with_cluster_id(StrBytes::from_string(broker.config.cluster_id.clone()))
         .with_controller_id(node)
         .with_brokers(vec![DescribeClusterBroker::default()
             .with_broker_id(node)
-            .with_host(StrBytes::from_string(broker.advertised_host.clone()))
-            .with_port(broker.advertised_port)])
+            .with_host(StrBytes::from_string(host))
+            .with_port(port)])
 }

@@ -14,11 +14,12 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
     let broker = call.broker;
     let version = call.version;
     let node = BrokerId(broker.config.node_id);
+    let (host, port) = call.advertised();
     let mut response = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(node)
-            .with_host(StrBytes::from_string(broker.advertised_host.clone()))
-            .with_port(broker.advertised_port)])
+            .with_host(StrBytes::from_string(host))
+            .with_port(port)])
         .with_cluster_id(Some(StrBytes::from_string(
             broker.config.cluster_id.clone(),
         )))

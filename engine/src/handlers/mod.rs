@@ -19,6 +19,7 @@ pub mod metadata;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod registry;
+pub mod sasl;
 pub mod topics;
 
 use std::rc::Rc;

@@ -6,6 +6,8 @@
 //! Adding an API: write its handler file (`async fn(&Call, Request) -> Response`), declare
 //! the module in `handlers/mod.rs`, and add one line here.
 
+use std::rc::Rc;
+
 use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
@@ -17,9 +19,10 @@ use shoal_protocol::{frame, shapes};
 use super::{
     api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
     describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
-    metadata, offset_for_leader_epoch, produce, Broker,
+    metadata, offset_for_leader_epoch, produce, sasl, Broker,
 };
 use crate::mirror::handlers as mirror;
+use crate::security::Session;
 
 /// What a handler works with besides its request.
 pub struct Call<'a> {
@@ -29,12 +32,39 @@ pub struct Call<'a> {
     pub client: &'a ClientInfo,
 }
 
-/// Who sent a request, as DescribeGroups reports members.
-#[derive(Debug, Clone, Default)]
+/// Who sent a request, as DescribeGroups reports members, and the connection it came on.
+#[derive(Debug, Clone)]
 pub struct ClientInfo {
     pub id: String,
     /// Kafka's form: "/127.0.0.1".
     pub host: String,
+    pub session: Rc<Session>,
+}
+
+impl Default for ClientInfo {
+    /// A PLAINTEXT client, for handlers called without a connection.
+    fn default() -> Self {
+        ClientInfo {
+            id: String::new(),
+            host: String::new(),
+            session: Rc::new(Session::plaintext()),
+        }
+    }
+}
+
+impl Call<'_> {
+    /// The host and port of the listener the client came in on, as Metadata advertises it.
+    pub fn advertised(&self) -> (String, i32) {
+        let listener = &self.client.session.listener;
+        if listener.advertised_port == 0 {
+            // A session without a real listener (handlers called directly).
+            return (
+                self.broker.advertised_host.clone(),
+                self.broker.advertised_port,
+            );
+        }
+        (listener.advertised_host.clone(), listener.advertised_port)
+    }
 }
 
 /// One served API.
@@ -48,6 +78,9 @@ pub struct ApiSpec {
     /// For other brokers and operator tools, not clients: the coordinator's Diskless*
     /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
     pub internal: bool,
+    /// Served before a SASL listener's client has authenticated (ApiVersions and the SASL
+    /// exchange itself); every other request then closes the connection.
+    pub before_authentication: bool,
     /// For versions outside the range: the API's response carrying an error code, where the
     /// response has a top-level one (else the connection is closed).
     error_answer: Option<ErrorAnswer>,
@@ -81,6 +114,7 @@ const fn api_name(type_name: &'static str) -> &'static str {
 macro_rules! has_flag {
     ($want:ident;) => { false };
     (internal; internal $($rest:ident)*) => { true };
+    (before_authentication; before_authentication $($rest:ident)*) => { true };
     (error_answer; error_answer $($rest:ident)*) => { true };
     ($want:ident; $other:ident $($rest:ident)*) => { has_flag!($want; $($rest)*) };
 }
@@ -106,6 +140,7 @@ macro_rules! registry {
                 min_version: $min,
                 max_version: $max,
                 internal: has_flag!(internal; $($($flag)*)?),
+                before_authentication: has_flag!(before_authentication; $($($flag)*)?),
                 error_answer: error_answer!($req; $($($flag)*)?),
             },
         )*];
@@ -186,7 +221,7 @@ registry! {
     FetchRequest: 4..=13 => fetch::handle [error_answer];
     ListOffsetsRequest: 1..=8 => list_offsets::handle;
     MetadataRequest: 0..=12 => metadata::handle;
-    ApiVersionsRequest: 0..=3 => api_versions::handle;
+    ApiVersionsRequest: 0..=3 => api_versions::handle [before_authentication];
     CreateTopicsRequest: 2..=7 => create_topics::handle;
     DeleteTopicsRequest: 1..=6 => delete_topics::handle;
     DeleteRecordsRequest: 0..=2 => delete_records::handle;
@@ -209,6 +244,8 @@ registry! {
     DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle;
     DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle;
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
+    SaslHandshakeRequest: 0..=1 => sasl::handshake [before_authentication];
+    SaslAuthenticateRequest: 0..=2 => sasl::authenticate [before_authentication];
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];
     DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics [internal];
     DisklessCommitFileRequest: 0..=0 => diskless::commit_file [internal];

@@ -12,6 +12,7 @@
 use std::cell::Cell;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -27,7 +28,8 @@ use super::memory::Reservation;
 use super::request::{parse, Incoming, ParsedRequest};
 use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
-use crate::handlers::{Broker, Call};
+use crate::handlers::{sasl, Broker, Call};
+use crate::security::{AuthState, Listener, Session};
 
 /// A request's bytes are read (and reserved) this many at a time.
 const READ_CHUNK_BYTES: usize = 64 << 10;
@@ -62,7 +64,12 @@ impl Owed {
     }
 }
 
-pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream, _admitted: Admitted) {
+pub async fn serve_connection(
+    broker: Rc<Broker>,
+    stream: TcpStream,
+    listener: Arc<Listener>,
+    _admitted: Admitted,
+) {
     let peer_addr = stream.peer_addr().ok();
     let peer = peer_addr.map(|a| a.to_string()).unwrap_or_default();
     let client_host = peer_addr
@@ -73,6 +80,11 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream, _admitted: 
         Duration::from_millis(config.connections_max_idle_ms),
         Duration::from_millis(config.request_read_timeout_ms),
     );
+    let session = Rc::new(Session::new(listener));
+    if !session.is_authenticated() {
+        let timeout = config.sasl.authentication_timeout_ms;
+        watchdog.authenticate_within(Duration::from_millis(timeout));
+    }
     // Dropped (so cancelled) when the connection ends.
     let _guard = glommio::spawn_local(watchdog.clone().guard(stream.as_raw_fd(), peer.clone()));
     let (mut reader, writer) = futures_lite::io::split(stream);
@@ -109,7 +121,49 @@ pub async fn serve_connection(broker: Rc<Broker>, stream: TcpStream, _admitted: 
         let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
             break;
         };
-        let answer: Answer = match parse(frame) {
+        if let AuthState::AwaitingBareToken(mechanism) = session.state() {
+            // After a v0 SaslHandshake the frame is the token itself; success is answered
+            // with an empty frame, failure by closing the connection (as Kafka does).
+            let ok = sasl::check_token(&broker, &session, &client_host, mechanism, &frame).await;
+            if !ok {
+                break;
+            }
+            watchdog.authenticated();
+            let empty = Bytes::from_static(&[0, 0, 0, 0]);
+            owed.add(empty.len());
+            let answer = glommio::spawn_local(async move { Some((empty, reservation)) }).detach();
+            if answers_tx.send(answer).await.is_err() {
+                break;
+            }
+            continue;
+        }
+        let answer: Answer = match parse(frame, &session) {
+            Ok(Incoming::Handle(request)) if !session.is_authenticated() => {
+                if !request.spec.before_authentication {
+                    tracing::warn!(%peer, api = request.spec.name, "request before authentication; closing");
+                    break;
+                }
+                // The SASL exchange: one request at a time, each handled before the next is
+                // read, so the next one sees the session it left.
+                owed.add(0);
+                let owed = (owed.clone(), 0);
+                let answered = run_request(
+                    broker.clone(),
+                    request,
+                    client_host.clone(),
+                    reservation,
+                    owed,
+                )
+                .await;
+                if session.is_authenticated() {
+                    watchdog.authenticated();
+                }
+                let answer = glommio::spawn_local(async move { answered }).detach();
+                if answers_tx.send(answer).await.is_err() || session.has_failed() {
+                    break;
+                }
+                continue;
+            }
             Ok(Incoming::Handle(request)) => {
                 if request.spec.internal {
                     tracing::debug!(%peer, api = request.spec.name, "internal API called");

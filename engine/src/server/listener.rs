@@ -1,5 +1,5 @@
-//! Each shard binds the same address with SO_REUSEPORT, so the kernel spreads connections
-//! across shards and each connection lives entirely on the shard that accepted it.
+//! Each shard binds every listener's address with SO_REUSEPORT, so the kernel spreads
+//! connections across shards and each connection lives entirely on the shard that accepted it.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,23 +12,38 @@ use super::connection::serve_connection;
 use super::limits::ConnectionLimits;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
+use crate::security::Listener;
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
-/// Accepts connections until the broker stops; returns only if the listener cannot bind.
+/// Accepts connections on every listener until the broker stops; returns only if a listener
+/// cannot bind.
 pub async fn serve_shard(
     shard: Rc<Shard>,
     config: Arc<BrokerConfig>,
     limits: Arc<ConnectionLimits>,
 ) -> Result<(), ShardError> {
-    let listener = TcpListener::bind(config.listen).map_err(|e| {
-        ShardError::Config(format!(
-            "cannot bind the Kafka listener {}: {e}",
-            config.listen
-        ))
-    })?;
-    tracing::info!(shard = shard.index, listen = %config.listen, "Kafka listener ready");
+    let listeners = config
+        .listeners()
+        .map_err(|e| ShardError::Config(e.to_string()))?;
+    let mut bound = Vec::with_capacity(listeners.len());
+    for listener in listeners {
+        let socket = TcpListener::bind(listener.address).map_err(|e| {
+            ShardError::Config(format!(
+                "cannot bind the Kafka listener {} on {}: {e}",
+                listener.name, listener.address
+            ))
+        })?;
+        tracing::info!(
+            shard = shard.index,
+            listener = %listener.name,
+            listen = %listener.address,
+            protocol = ?listener.protocol,
+            "Kafka listener ready"
+        );
+        bound.push((socket, Arc::new(listener)));
+    }
     let tasks = shard.tasks.clone();
     if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
         tasks.spawn_background(
@@ -47,8 +62,22 @@ pub async fn serve_shard(
             crate::mirror::metadata_sync::run(broker.clone()),
         );
     }
+    let accepting = bound
+        .into_iter()
+        .map(|(socket, listener)| accept(socket, listener, broker.clone(), limits.clone()));
+    futures::future::join_all(accepting).await;
+    Ok(())
+}
+
+async fn accept(
+    socket: TcpListener,
+    listener: Arc<Listener>,
+    broker: Rc<Broker>,
+    limits: Arc<ConnectionLimits>,
+) {
+    let tasks = broker.shard.tasks.clone();
     loop {
-        match listener.accept().await {
+        match socket.accept().await {
             Ok(stream) => {
                 let Some(ip) = stream.peer_addr().ok().map(|a| a.ip()) else {
                     continue;
@@ -56,14 +85,16 @@ pub async fn serve_shard(
                 match limits.admit(ip) {
                     Ok(admitted) => {
                         let _ = stream.set_nodelay(true);
-                        tasks.spawn_request(serve_connection(broker.clone(), stream, admitted));
+                        let connection =
+                            serve_connection(broker.clone(), stream, listener.clone(), admitted);
+                        tasks.spawn_request(connection);
                     }
                     // Closed at once, as Kafka does; the client retries elsewhere or later.
                     Err(limit) => tracing::debug!(%ip, limit, "connection refused"),
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
+                tracing::warn!(listener = %listener.name, error = %e, "accept failed");
                 glommio::timer::sleep(ACCEPT_RETRY).await;
             }
         }

@@ -2,6 +2,8 @@
 //! error answer straight back (an API or version Shoal does not serve), or close the
 //! connection (a frame that cannot be read, or an unserved request that cannot carry an error).
 
+use std::rc::Rc;
+
 use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
 use shoal_protocol::{frame, ResponseError};
@@ -10,6 +12,7 @@ use crate::handlers::api_versions;
 use crate::handlers::registry::{self, ApiSpec, DecodedRequest};
 use crate::handlers::ClientInfo;
 use crate::kafka::unsupported;
+use crate::security::Session;
 use crate::EngineError;
 
 pub enum Incoming {
@@ -32,7 +35,7 @@ pub struct ParsedRequest {
     pub decoded_bytes: usize,
 }
 
-pub fn parse(mut frame: Bytes) -> Result<Incoming, EngineError> {
+pub fn parse(mut frame: Bytes, session: &Rc<Session>) -> Result<Incoming, EngineError> {
     let header = frame::decode_request_header(&mut frame).map_err(malformed)?;
     let (api_key, version, correlation_id) = (
         header.request_api_key,
@@ -73,6 +76,7 @@ pub fn parse(mut frame: Bytes) -> Result<Incoming, EngineError> {
                 .map(|c| c.as_str().to_string())
                 .unwrap_or_default(),
             host: String::new(),
+            session: session.clone(),
         },
         body,
         decoded_bytes,

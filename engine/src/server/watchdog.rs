@@ -1,6 +1,7 @@
 //! Closes a connection whose client stalls: no request within `connections_max_idle_ms` while
 //! it waits for nothing, a request not read whole within `request_read_timeout_ms` of its
-//! first bytes, or an answer it does not read for `connections_max_idle_ms`. One timer per
+//! first bytes, an answer it does not read for `connections_max_idle_ms`, or (on a SASL
+//! listener) no successful login within `sasl.authentication_timeout_ms`. One timer per
 //! connection that looks at plain cells (no timer per read or write); it acts within half
 //! of the shorter timeout past a deadline.
 
@@ -18,6 +19,8 @@ pub struct Watchdog {
     reading_since: Cell<Option<Instant>>,
     /// Writing an answer the client has not taken yet.
     writing_since: Cell<Option<Instant>>,
+    /// A SASL listener's connection must have authenticated by then.
+    authenticate_by: Cell<Option<Instant>>,
 }
 
 impl Watchdog {
@@ -28,7 +31,16 @@ impl Watchdog {
             idle_since: Cell::new(Some(Instant::now())),
             reading_since: Cell::new(None),
             writing_since: Cell::new(None),
+            authenticate_by: Cell::new(None),
         })
+    }
+
+    pub fn authenticate_within(&self, timeout: Duration) {
+        self.authenticate_by.set(Some(Instant::now() + timeout));
+    }
+
+    pub fn authenticated(&self) {
+        self.authenticate_by.set(None);
     }
 
     pub fn idle(&self, waiting_for_nothing: bool) {
@@ -54,6 +66,7 @@ impl Watchdog {
             self.writing_since
                 .get()
                 .map(|t| (t + self.idle, "answer write")),
+            self.authenticate_by.get().map(|t| (t, "authentication")),
         ]
         .into_iter()
         .flatten()
@@ -64,6 +77,10 @@ impl Watchdog {
     /// pending read and write. Dropped with the connection otherwise.
     pub async fn guard(self: Rc<Self>, socket: RawFd, peer: String) {
         let check = self.idle.min(self.read) / 2;
+        let check = match self.authenticate_by.get() {
+            Some(by) => check.min(by.saturating_duration_since(Instant::now()) / 2),
+            None => check,
+        };
         loop {
             let now = Instant::now();
             let next = match self.deadline() {

@@ -2298,6 +2298,45 @@ pub mod offset_delete_request {
     };
 }
 
+pub mod sasl_handshake_request {
+    use super::*;
+
+    pub static SASL_HANDSHAKE_REQUEST: Shape = Shape {
+        name: "SaslHandshakeRequest",
+        versions: (0, 1),
+        flexible_from: 32767,
+        fields: &[Field {
+            name: "mechanism",
+            versions: (0, 1),
+            ty: Ty::String,
+        }],
+        tags: &[],
+    };
+}
+
+pub mod sasl_authenticate_request {
+    use super::*;
+
+    pub static SASL_AUTHENTICATE_REQUEST: Shape = Shape {
+        name: "SaslAuthenticateRequest",
+        versions: (0, 2),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "auth_bytes",
+                versions: (2, 2),
+                ty: Ty::CompactBytes,
+            },
+            Field {
+                name: "auth_bytes",
+                versions: (0, 1),
+                ty: Ty::Bytes,
+            },
+        ],
+        tags: &[],
+    };
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -2367,6 +2406,12 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         }
         k if k == OffsetDeleteRequest::KEY => {
             Some(&self::offset_delete_request::OFFSET_DELETE_REQUEST)
+        }
+        k if k == SaslHandshakeRequest::KEY => {
+            Some(&self::sasl_handshake_request::SASL_HANDSHAKE_REQUEST)
+        }
+        k if k == SaslAuthenticateRequest::KEY => {
+            Some(&self::sasl_authenticate_request::SASL_AUTHENTICATE_REQUEST)
         }
         _ => None,
     }

@@ -14,13 +14,14 @@ const KEY_TYPE_GROUP: i8 = 0;
 pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let broker = call.broker;
     let version = call.version;
+    let (host, port) = call.advertised();
     let answer = |key: StrBytes| {
         let coordinator = Coordinator::default().with_key(key);
         if request.key_type == KEY_TYPE_GROUP {
             coordinator
                 .with_node_id(BrokerId(broker.config.node_id))
-                .with_host(text(broker.advertised_host.clone()))
-                .with_port(broker.advertised_port)
+                .with_host(text(host.clone()))
+                .with_port(port)
         } else {
             coordinator
                 .with_node_id(BrokerId(-1))

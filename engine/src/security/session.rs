@@ -1,0 +1,109 @@
+//! One connection's security state: the listener it came in on, where it stands in the SASL
+//! exchange, and the principal it acts as once authenticated.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use super::listeners::{Listener, SecurityProtocol};
+use super::principal::Principal;
+
+/// The SASL mechanisms Shoal serves, as Kafka names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    Plain,
+}
+
+impl Mechanism {
+    pub fn parse(name: &str) -> Option<Mechanism> {
+        match name {
+            "PLAIN" => Some(Mechanism::Plain),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Plain => "PLAIN",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthState {
+    /// A SASL listener's new connection: SaslHandshake comes next.
+    AwaitingHandshake,
+    /// SaslAuthenticate with this mechanism comes next.
+    AwaitingToken(Mechanism),
+    /// After a v0 SaslHandshake: the next frame is the mechanism's bare token, not a request.
+    AwaitingBareToken(Mechanism),
+    Authenticated,
+    /// Authentication failed: the connection closes once the answer is written.
+    Failed,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    pub listener: Arc<Listener>,
+    state: Cell<AuthState>,
+    principal: RefCell<Principal>,
+}
+
+impl Session {
+    pub fn new(listener: Arc<Listener>) -> Session {
+        let state = if listener.protocol.uses_sasl() {
+            AuthState::AwaitingHandshake
+        } else {
+            AuthState::Authenticated
+        };
+        Session {
+            listener,
+            state: Cell::new(state),
+            principal: RefCell::new(Principal::anonymous()),
+        }
+    }
+
+    /// A PLAINTEXT session, for handlers called without a connection (tests).
+    pub fn plaintext() -> Session {
+        Session::new(Arc::new(Listener {
+            name: "PLAINTEXT".to_string(),
+            address: ([127, 0, 0, 1], 0).into(),
+            protocol: SecurityProtocol::Plaintext,
+            advertised_host: "127.0.0.1".to_string(),
+            advertised_port: 0,
+        }))
+    }
+
+    pub fn state(&self) -> AuthState {
+        self.state.get()
+    }
+
+    pub fn is_authenticated(&self) -> bool {
+        self.state.get() == AuthState::Authenticated
+    }
+
+    pub fn has_failed(&self) -> bool {
+        self.state.get() == AuthState::Failed
+    }
+
+    pub fn principal(&self) -> Principal {
+        self.principal.borrow().clone()
+    }
+
+    /// The handshake chose `mechanism`; `bare`: the token comes without a request (v0).
+    pub fn start(&self, mechanism: Mechanism, bare: bool) {
+        self.state.set(if bare {
+            AuthState::AwaitingBareToken(mechanism)
+        } else {
+            AuthState::AwaitingToken(mechanism)
+        });
+    }
+
+    pub fn authenticated(&self, principal: Principal) {
+        *self.principal.borrow_mut() = principal;
+        self.state.set(AuthState::Authenticated);
+    }
+
+    pub fn failed(&self) {
+        self.state.set(AuthState::Failed);
+    }
+}
