@@ -120,6 +120,7 @@ enum Kind {
     Bool,
     Uuid,
     String { nullable: bool },
+    Bytes,
     IntArray(&'static str),
     StringArray,
     StructArray,
@@ -136,6 +137,7 @@ impl Kind {
                 format!("wire::put_nullable_string(buf, {field}.as_deref())?;")
             }
             Kind::String { nullable: false } => format!("wire::put_string(buf, &{field})?;"),
+            Kind::Bytes => format!("wire::put_bytes(buf, &{field})?;"),
             Kind::IntArray(t) => format!(
                 "wire::put_array(buf, &{field}, |buf, x| {{ wire::put_int::<{t}, _>(buf, *x); Ok(()) }})?;"
             ),
@@ -158,6 +160,7 @@ impl Kind {
                 format!("wire::nullable_string_size({field}.as_deref())")
             }
             Kind::String { nullable: false } => format!("wire::string_size(&{field})"),
+            Kind::Bytes => format!("wire::bytes_size(&{field})"),
             Kind::IntArray(t) => {
                 format!("wire::array_size(&{field}, |_| Ok(std::mem::size_of::<{t}>()))?")
             }
@@ -178,6 +181,7 @@ impl Kind {
             Kind::Uuid => "wire::get_uuid(buf)?".to_string(),
             Kind::String { nullable: true } => "wire::get_nullable_string(buf)?".to_string(),
             Kind::String { nullable: false } => "wire::get_string(buf)?".to_string(),
+            Kind::Bytes => "wire::get_bytes(buf)?".to_string(),
             Kind::IntArray(t) => format!("wire::get_array(buf, wire::get_int::<{t}, _>)?"),
             Kind::StringArray => "wire::get_array(buf, wire::get_string)?".to_string(),
             Kind::StructArray => "wire::get_array(buf, |b| Decodable::decode(b, version))?".into(),
@@ -205,6 +209,7 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
             "uuid" => ("Uuid".to_string(), Kind::Uuid),
             "string" if nullable => ("Option<String>".to_string(), Kind::String { nullable }),
             "string" => ("String".to_string(), Kind::String { nullable }),
+            "bytes" if !nullable => ("Vec<u8>".to_string(), Kind::Bytes),
             "[]int32" => ("Vec<i32>".to_string(), Kind::IntArray("i32")),
             "[]int64" => ("Vec<i64>".to_string(), Kind::IntArray("i64")),
             "[]string" => ("Vec<String>".to_string(), Kind::StringArray),
@@ -418,6 +423,7 @@ fn write_sample(out: &mut String, name: &str, parsed: &[Field]) {
             Kind::Uuid => format!("Uuid::from_u128({seed} as u128)"),
             Kind::String { nullable: true } => format!("Some(format!(\"s{{}}\", {seed}))"),
             Kind::String { nullable: false } => format!("format!(\"s{{}}\", {seed})"),
+            Kind::Bytes => format!("format!(\"b{{}}\", {seed}).into_bytes()"),
             Kind::IntArray("i64") => format!("vec![{seed}, {seed} + 1]"),
             Kind::IntArray(t) => format!("vec![{seed} as {t}, ({seed} + 1) as {t}]"),
             Kind::StringArray | Kind::StructArray => format!(

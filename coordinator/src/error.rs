@@ -56,6 +56,8 @@ pub enum ErrorKind {
     TooManyGroups,
     /// A produce to a partition that belongs to a mirror.
     ReadOnlyTopic,
+    /// A named resource (a SCRAM credential) does not exist.
+    ResourceNotFound,
     /// A mirror operation refused (KIP-1279 codes).
     Mirror(shoal_mirror::MirrorError),
     /// The broker is shutting down or an internal queue closed.

@@ -26,6 +26,6 @@ pub use crate::core::CoordinatorCore;
 pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
-pub use records::TopicConfig;
+pub use records::{ScramCredential, TopicConfig};
 pub use state::CoordinatorState;
 pub use view::{MirrorMeta, TopicMeta, TopicsView};

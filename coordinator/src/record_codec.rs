@@ -8,7 +8,7 @@ use shoal_mirror::{MirrorState, PartitionMirror};
 use shoal_protocol::records::*;
 use uuid::Uuid;
 
-use crate::records::{CommittedBatch, CommittedOffset, Record, TopicConfig};
+use crate::records::{CommittedBatch, CommittedOffset, Record, ScramCredential, TopicConfig};
 use crate::state::PARTITIONS_PER_TOPIC_MAX;
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
@@ -181,6 +181,30 @@ impl Record {
                 topic_id,
                 partitions,
             } => (now_ms, vec![mirror_partitions(*topic_id, partitions)]),
+            Record::ScramCredentialSet {
+                user,
+                mechanism,
+                credential,
+            } => (
+                now_ms,
+                vec![ShoalScramCredentialRecord {
+                    user: user.clone(),
+                    mechanism: *mechanism,
+                    salt: credential.salt.clone(),
+                    stored_key: credential.stored_key.clone(),
+                    server_key: credential.server_key.clone(),
+                    iterations: credential.iterations,
+                }
+                .into()],
+            ),
+            Record::ScramCredentialDeleted { user, mechanism } => (
+                now_ms,
+                vec![ShoalScramCredentialDeletedRecord {
+                    user: user.clone(),
+                    mechanism: *mechanism,
+                }
+                .into()],
+            ),
             Record::PartitionTruncated {
                 topic_id,
                 partition,
@@ -277,6 +301,20 @@ impl Record {
                 partition: r.partition_index,
                 offset: r.offset,
                 at_ms: time,
+            },
+            AnyRecord::ShoalScramCredentialRecord(r) => Record::ScramCredentialSet {
+                user: r.user,
+                mechanism: r.mechanism,
+                credential: ScramCredential {
+                    salt: r.salt,
+                    stored_key: r.stored_key,
+                    server_key: r.server_key,
+                    iterations: r.iterations,
+                },
+            },
+            AnyRecord::ShoalScramCredentialDeletedRecord(r) => Record::ScramCredentialDeleted {
+                user: r.user,
+                mechanism: r.mechanism,
             },
             other => {
                 return Err(format!(
@@ -640,6 +678,20 @@ pub(crate) mod tests {
                 partition: 0,
                 offset: 5,
                 at_ms: 1700,
+            },
+            Record::ScramCredentialSet {
+                user: "alice".into(),
+                mechanism: 2,
+                credential: ScramCredential {
+                    salt: vec![1, 2, 3],
+                    stored_key: vec![4; 64],
+                    server_key: vec![5; 64],
+                    iterations: 4096,
+                },
+            },
+            Record::ScramCredentialDeleted {
+                user: "alice".into(),
+                mechanism: 1,
             },
         ]
     }

@@ -58,6 +58,15 @@ pub struct CommittedOffset {
     pub metadata: String,
 }
 
+/// What a server keeps of a SCRAM password (RFC 5802): never the password itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScramCredential {
+    pub salt: Vec<u8>,
+    pub stored_key: Vec<u8>,
+    pub server_key: Vec<u8>,
+    pub iterations: i32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
     /// A topic and its settings.
@@ -152,5 +161,16 @@ pub enum Record {
         partition: i32,
         offset: i64,
         at_ms: i64,
+    },
+    /// AlterUserScramCredentials set a user's credential for one mechanism (Kafka's code:
+    /// 1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
+    ScramCredentialSet {
+        user: String,
+        mechanism: i8,
+        credential: ScramCredential,
+    },
+    ScramCredentialDeleted {
+        user: String,
+        mechanism: i8,
     },
 }

@@ -135,6 +135,30 @@ pub fn put_nullable_string<B: BufMut>(buf: &mut B, v: Option<&str>) -> Result<()
     }
 }
 
+pub fn put_bytes<B: BufMut>(buf: &mut B, v: &[u8]) -> Result<()> {
+    put_compact_len(buf, v.len())?;
+    buf.put_slice(v);
+    Ok(())
+}
+
+pub fn bytes_size(v: &[u8]) -> usize {
+    uvarint_size(v.len() as u32 + 1) + v.len()
+}
+
+pub fn get_bytes<B: Buf>(buf: &mut B) -> Result<Vec<u8>> {
+    let n = get_uvarint(buf)? as usize;
+    if n == 0 {
+        bail!("null in non-nullable bytes");
+    }
+    let len = n - 1;
+    if buf.remaining() < len {
+        bail!("{len} bytes claimed with {} left", buf.remaining());
+    }
+    let mut bytes = vec![0u8; len];
+    buf.copy_to_slice(&mut bytes);
+    Ok(bytes)
+}
+
 pub fn string_size(v: &str) -> usize {
     uvarint_size(v.len() as u32 + 1) + v.len()
 }

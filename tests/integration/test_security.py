@@ -9,7 +9,8 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                  UserScramCredentialDeletion, UserScramCredentialUpsertion)
 from kafka import KafkaConsumer, KafkaProducer
 
 from conftest import free_port
@@ -28,7 +29,7 @@ def secured(make_broker):
         f'advertised_listeners = "SASL_PLAINTEXT://localhost:{sasl_port}"\n'
         f'data_dir = "{broker.data_dir}"\n'
         "[sasl]\n"
-        'enabled_mechanisms = ["PLAIN"]\n'
+        'enabled_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]\n'
         "authentication_timeout_ms = 1500\n"
         "failed_authentication_delay_ms = 50\n"
         "[sasl.plain_users]\n"
@@ -40,9 +41,26 @@ def secured(make_broker):
     return broker
 
 
-def sasl_config(broker, user, password):
+def sasl_config(broker, user, password, mechanism="PLAIN"):
     return {"bootstrap.servers": broker.sasl_bootstrap, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN", "sasl.username": user, "sasl.password": password}
+            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+
+
+def set_scram_user(bootstrap, user, password, mechanism=ScramMechanism.SCRAM_SHA_512,
+                   iterations=4096):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations),
+                                          password.encode())
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(10)
+
+
+def produce_one(config, topic, value):
+    producer = Producer({**config, "acks": "all", "message.timeout.ms": 10000})
+    delivered = []
+    producer.produce(topic, value=value, on_delivery=lambda err, msg: delivered.append(err))
+    producer.flush(15)
+    return delivered
 
 
 def test_confluent_kafka_produces_and_consumes_after_a_plain_login(secured):
@@ -165,3 +183,58 @@ def test_a_v0_handshake_takes_the_bare_token_that_follows_it(secured):
         token = b"\0alice\0guess-7f3a"
         s.sendall(struct.pack(">i", len(token)) + token)
         assert closed_within(s, 5)
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_scram_users_set_by_an_admin_client_log_in_and_wrong_passwords_do_not(secured, mechanism):
+    code = (ScramMechanism.SCRAM_SHA_256 if mechanism == "SCRAM-SHA-256"
+            else ScramMechanism.SCRAM_SHA_512)
+    set_scram_user(secured.bootstrap, "carol", "carol-secret", code, iterations=8192)
+    ok = sasl_config(secured, "carol", "carol-secret", mechanism)
+    assert produce_one(ok, "scram-topic", b"x") == [None]
+
+    errors = []
+    bad = {**sasl_config(secured, "carol", "guess-7f3a", mechanism), "error_cb": errors.append}
+    producer = Producer(bad)
+    deadline = time.time() + 10
+    while not errors and time.time() < deadline:
+        producer.poll(0.2)
+    assert any(e.code() == KafkaError._AUTHENTICATION for e in errors), errors
+    assert "guess-7f3a" not in secured.log() and "carol-secret" not in secured.log()
+
+
+def test_kafka_python_logs_in_with_scram_sha_512(secured):
+    set_scram_user(secured.bootstrap, "dave", "dave-secret")
+    producer = KafkaProducer(bootstrap_servers=secured.sasl_bootstrap,
+                             security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                             sasl_plain_username="dave", sasl_plain_password="dave-secret",
+                             acks="all")
+    producer.send("kp-scram", b"scram").get(timeout=15)
+    producer.close()
+
+
+def test_scram_credentials_are_described_deleted_and_survive_a_kill_9(secured):
+    set_scram_user(secured.bootstrap, "erin", "erin-secret", iterations=4096)
+    set_scram_user(secured.bootstrap, "erin", "erin-secret", ScramMechanism.SCRAM_SHA_256,
+                   iterations=10000)
+    admin = AdminClient({"bootstrap.servers": secured.bootstrap})
+    described = admin.describe_user_scram_credentials(["erin"])["erin"].result(10)
+    infos = sorted((i.mechanism, i.iterations) for i in described.scram_credential_infos)
+    assert infos == [(ScramMechanism.SCRAM_SHA_256, 10000), (ScramMechanism.SCRAM_SHA_512, 4096)]
+
+    secured.kill()
+    secured.start()
+    ok = sasl_config(secured, "erin", "erin-secret", "SCRAM-SHA-256")
+    assert produce_one(ok, "after-restart", b"y") == [None], "the credential survived kill -9"
+
+    admin = AdminClient({"bootstrap.servers": secured.bootstrap})
+    deletion = UserScramCredentialDeletion("erin", ScramMechanism.SCRAM_SHA_256)
+    admin.alter_user_scram_credentials([deletion])["erin"].result(10)
+    with pytest.raises(Exception):
+        admin.alter_user_scram_credentials([deletion])["erin"].result(10)  # RESOURCE_NOT_FOUND
+    too_few = UserScramCredentialUpsertion(
+        "erin", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 1000), b"p")
+    with pytest.raises(Exception):
+        admin.alter_user_scram_credentials([too_few])["erin"].result(10)
+    remaining = admin.describe_user_scram_credentials(["erin"])["erin"].result(10)
+    assert [i.mechanism for i in remaining.scram_credential_infos] == [ScramMechanism.SCRAM_SHA_512]

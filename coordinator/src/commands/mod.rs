@@ -5,10 +5,12 @@ mod batches;
 mod groups;
 mod mirrors;
 mod producers;
+mod scram;
 mod topics;
 
 pub use batches::*;
 pub use groups::*;
 pub use mirrors::*;
 pub use producers::*;
+pub use scram::*;
 pub use topics::*;

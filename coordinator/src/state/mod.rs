@@ -8,6 +8,7 @@ mod groups;
 mod mirrors;
 pub mod producers;
 mod reads;
+mod scram;
 mod snapshot;
 mod writes;
 
@@ -17,13 +18,14 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::messages::{NewObject, TopicPartition};
-use crate::records::{CommittedBatch, Record, TopicConfig};
+use crate::records::{CommittedBatch, Record, ScramCredential, TopicConfig};
 use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
 pub use reads::StoredBatch;
+pub use scram::{ScramAlteration, UserScramCredentials};
 pub use writes::is_valid_topic_name;
 
 /// A bound on partitions per topic, so one request cannot allocate without limit.
@@ -82,6 +84,8 @@ pub struct CoordinatorState {
     groups: HashMap<String, GroupOffsets>,
     /// Mirrors (KIP-1279) and their settings.
     mirrors: BTreeMap<String, Vec<(String, String)>>,
+    /// SCRAM credentials by user and mechanism code.
+    scram_credentials: BTreeMap<(String, i8), ScramCredential>,
 }
 
 impl TopicState {
@@ -243,6 +247,17 @@ impl CoordinatorState {
                 offset,
                 at_ms,
             } => self.apply_truncation(*topic_id, *partition, *offset, *at_ms),
+            Record::ScramCredentialSet {
+                user,
+                mechanism,
+                credential,
+            } => {
+                self.scram_credentials
+                    .insert((user.clone(), *mechanism), credential.clone());
+            }
+            Record::ScramCredentialDeleted { user, mechanism } => {
+                self.scram_credentials.remove(&(user.clone(), *mechanism));
+            }
         }
     }
 

@@ -79,6 +79,14 @@ impl CoordinatorState {
             };
             encode_frame(&record, entry.last_commit_ms, &mut w);
         }
+        for ((user, mechanism), credential) in &self.scram_credentials {
+            let record = Record::ScramCredentialSet {
+                user: user.clone(),
+                mechanism: *mechanism,
+                credential: credential.clone(),
+            };
+            encode_frame(&record, 0, &mut w);
+        }
         for (name, config) in &self.mirrors {
             let record = Record::MirrorCreated {
                 name: name.clone(),
@@ -199,7 +207,8 @@ impl CoordinatorState {
                     | Record::TopicMirrorChanged { .. }
                     | Record::MirrorPartitionsChanged { .. }
                     | Record::OffsetsCommitted { .. }
-                    | Record::MirrorCreated { .. } => {
+                    | Record::MirrorCreated { .. }
+                    | Record::ScramCredentialSet { .. } => {
                         self.apply(&record);
                         Ok(())
                     }

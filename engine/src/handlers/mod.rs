@@ -20,6 +20,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod registry;
 pub mod sasl;
+pub mod scram_credentials;
 pub mod topics;
 
 use std::rc::Rc;

@@ -19,7 +19,7 @@ use shoal_protocol::{frame, shapes};
 use super::{
     api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
     describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
-    metadata, offset_for_leader_epoch, produce, sasl, Broker,
+    metadata, offset_for_leader_epoch, produce, sasl, scram_credentials, Broker,
 };
 use crate::mirror::handlers as mirror;
 use crate::security::Session;
@@ -246,6 +246,8 @@ registry! {
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
     SaslHandshakeRequest: 0..=1 => sasl::handshake [before_authentication];
     SaslAuthenticateRequest: 0..=2 => sasl::authenticate [before_authentication];
+    DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe;
+    AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter;
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];
     DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics [internal];
     DisklessCommitFileRequest: 0..=0 => diskless::commit_file [internal];

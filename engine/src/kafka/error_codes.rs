@@ -40,6 +40,7 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::GroupMaxSizeReached => K::GroupMaxSizeReached,
         ErrorKind::GroupSubscribedToTopic => K::GroupSubscribedToTopic,
         ErrorKind::TooManyGroups => K::CoordinatorNotAvailable,
+        ErrorKind::ResourceNotFound => K::ResourceNotFound,
         ErrorKind::ReadOnlyTopic => return ErrorCode::Mirror(MirrorCode::ReadOnlyTopic),
         ErrorKind::Mirror(e) => return mirror_code(e),
         // Retriable for clients: they refresh metadata and try again.
@@ -94,6 +95,7 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::InvalidGroupId => "Group ids are 1-1024 bytes.",
         ErrorKind::OffsetMetadataTooLarge => "Offset metadata is larger than 4096 bytes.",
         ErrorKind::InvalidConfig => "Invalid or unsupported configuration.",
+        ErrorKind::ResourceNotFound => "No such resource.",
         ErrorKind::UnknownMemberId => "Unknown member id; rejoin the group.",
         ErrorKind::IllegalGeneration => "Stale generation; rejoin the group.",
         ErrorKind::RebalanceInProgress => "The group is rebalancing; rejoin it.",

@@ -4,6 +4,7 @@
 pub mod listeners;
 pub mod plain;
 pub mod principal;
+pub mod scram;
 pub mod session;
 
 pub use listeners::Listener;

@@ -6,17 +6,21 @@ use std::sync::Arc;
 
 use super::listeners::{Listener, SecurityProtocol};
 use super::principal::Principal;
+use super::scram::{Exchange, ScramMechanism};
 
 /// The SASL mechanisms Shoal serves, as Kafka names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mechanism {
     Plain,
+    Scram(ScramMechanism),
 }
 
 impl Mechanism {
     pub fn parse(name: &str) -> Option<Mechanism> {
         match name {
             "PLAIN" => Some(Mechanism::Plain),
+            "SCRAM-SHA-256" => Some(Mechanism::Scram(ScramMechanism::Sha256)),
+            "SCRAM-SHA-512" => Some(Mechanism::Scram(ScramMechanism::Sha512)),
             _ => None,
         }
     }
@@ -24,6 +28,7 @@ impl Mechanism {
     pub fn name(self) -> &'static str {
         match self {
             Mechanism::Plain => "PLAIN",
+            Mechanism::Scram(scram) => scram.name(),
         }
     }
 }
@@ -46,6 +51,8 @@ pub struct Session {
     pub listener: Arc<Listener>,
     state: Cell<AuthState>,
     principal: RefCell<Principal>,
+    /// A SCRAM exchange between its first and final messages.
+    scram: RefCell<Option<Exchange>>,
 }
 
 impl Session {
@@ -59,6 +66,7 @@ impl Session {
             listener,
             state: Cell::new(state),
             principal: RefCell::new(Principal::anonymous()),
+            scram: RefCell::new(None),
         }
     }
 
@@ -104,6 +112,16 @@ impl Session {
     }
 
     pub fn failed(&self) {
+        self.scram.borrow_mut().take();
         self.state.set(AuthState::Failed);
+    }
+
+    /// The SCRAM exchange in progress, taken out (None before the first message).
+    pub fn take_scram(&self) -> Option<Exchange> {
+        self.scram.borrow_mut().take()
+    }
+
+    pub fn keep_scram(&self, exchange: Exchange) {
+        *self.scram.borrow_mut() = Some(exchange);
     }
 }

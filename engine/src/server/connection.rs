@@ -124,14 +124,19 @@ pub async fn serve_connection(
         if let AuthState::AwaitingBareToken(mechanism) = session.state() {
             // After a v0 SaslHandshake the frame is the token itself; success is answered
             // with an empty frame, failure by closing the connection (as Kafka does).
-            let ok = sasl::check_token(&broker, &session, &client_host, mechanism, &frame).await;
-            if !ok {
+            let checked = sasl::check_token(&broker, &session, &client_host, mechanism, &frame);
+            let Some(token) = checked.await else {
                 break;
+            };
+            if session.is_authenticated() {
+                watchdog.authenticated();
             }
-            watchdog.authenticated();
-            let empty = Bytes::from_static(&[0, 0, 0, 0]);
-            owed.add(empty.len());
-            let answer = glommio::spawn_local(async move { Some((empty, reservation)) }).detach();
+            let mut reply = BytesMut::with_capacity(SIZE_PREFIX_BYTES + token.len());
+            reply.extend_from_slice(&(token.len() as i32).to_be_bytes());
+            reply.extend_from_slice(&token);
+            let reply = reply.freeze();
+            owed.add(reply.len());
+            let answer = glommio::spawn_local(async move { Some((reply, reservation)) }).detach();
             if answers_tx.send(answer).await.is_err() {
                 break;
             }

@@ -2337,6 +2337,109 @@ pub mod sasl_authenticate_request {
     };
 }
 
+pub mod describe_user_scram_credentials_request {
+    use super::*;
+
+    pub static USER_NAME: Shape = Shape {
+        name: "UserName",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[Field {
+            name: "name",
+            versions: (0, 0),
+            ty: Ty::CompactString,
+        }],
+        tags: &[],
+    };
+
+    pub static DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST: Shape = Shape {
+        name: "DescribeUserScramCredentialsRequest",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[Field {
+            name: "users",
+            versions: (0, 0),
+            ty: Ty::Array {
+                compact: true,
+                element: &Ty::Struct(&USER_NAME),
+                element_bytes: size_of::<
+                    kafka_protocol::messages::describe_user_scram_credentials_request::UserName,
+                >(),
+            },
+        }],
+        tags: &[],
+    };
+}
+
+pub mod alter_user_scram_credentials_request {
+    use super::*;
+
+    pub static SCRAM_CREDENTIAL_DELETION: Shape = Shape {
+        name: "ScramCredentialDeletion",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "name",
+                versions: (0, 0),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "mechanism",
+                versions: (0, 0),
+                ty: Ty::Fixed(1),
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static SCRAM_CREDENTIAL_UPSERTION: Shape = Shape {
+        name: "ScramCredentialUpsertion",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "name",
+                versions: (0, 0),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "mechanism",
+                versions: (0, 0),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "iterations",
+                versions: (0, 0),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "salt",
+                versions: (0, 0),
+                ty: Ty::CompactBytes,
+            },
+            Field {
+                name: "salted_password",
+                versions: (0, 0),
+                ty: Ty::CompactBytes,
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ALTER_USER_SCRAM_CREDENTIALS_REQUEST: Shape = Shape {
+    name: "AlterUserScramCredentialsRequest",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "deletions", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&SCRAM_CREDENTIAL_DELETION), element_bytes: size_of::<kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialDeletion>() } },
+        Field { name: "upsertions", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&SCRAM_CREDENTIAL_UPSERTION), element_bytes: size_of::<kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -2412,6 +2515,12 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         }
         k if k == SaslAuthenticateRequest::KEY => {
             Some(&self::sasl_authenticate_request::SASL_AUTHENTICATE_REQUEST)
+        }
+        k if k == DescribeUserScramCredentialsRequest::KEY => Some(
+            &self::describe_user_scram_credentials_request::DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST,
+        ),
+        k if k == AlterUserScramCredentialsRequest::KEY => {
+            Some(&self::alter_user_scram_credentials_request::ALTER_USER_SCRAM_CREDENTIALS_REQUEST)
         }
         _ => None,
     }

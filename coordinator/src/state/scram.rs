@@ -1,0 +1,90 @@
+//! SCRAM credentials (RFC 5802), kept durably so logins survive restarts: what
+//! AlterUserScramCredentials sets and DescribeUserScramCredentials reports.
+
+use super::CoordinatorState;
+use crate::records::{Record, ScramCredential};
+use crate::ErrorKind;
+
+/// A user's credentials (mechanism code, iterations), or why there are none to describe.
+pub type UserScramCredentials = (String, Result<Vec<(i8, i32)>, ErrorKind>);
+
+/// One user's alterations, as AlterUserScramCredentials groups them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScramAlteration {
+    Upsert {
+        mechanism: i8,
+        credential: ScramCredential,
+    },
+    Delete {
+        mechanism: i8,
+    },
+}
+
+impl CoordinatorState {
+    pub fn scram_credential(&self, user: &str, mechanism: i8) -> Option<&ScramCredential> {
+        self.scram_credentials.get(&(user.to_string(), mechanism))
+    }
+
+    /// The mechanisms and iteration counts of each user's credentials; a named user with none
+    /// is `ResourceNotFound`. None names every user that has a credential.
+    pub fn describe_scram(&self, users: Option<&[String]>) -> Vec<UserScramCredentials> {
+        let of = |user: &str| -> Vec<(i8, i32)> {
+            self.scram_credentials
+                .iter()
+                .filter(|((u, _), _)| u == user)
+                .map(|((_, mechanism), c)| (*mechanism, c.iterations))
+                .collect()
+        };
+        match users {
+            Some(users) => users
+                .iter()
+                .map(|user| {
+                    let found = of(user);
+                    let result = if found.is_empty() {
+                        Err(ErrorKind::ResourceNotFound)
+                    } else {
+                        Ok(found)
+                    };
+                    (user.clone(), result)
+                })
+                .collect(),
+            None => {
+                let mut users: Vec<&String> =
+                    self.scram_credentials.keys().map(|(u, _)| u).collect();
+                users.dedup();
+                users.into_iter().map(|u| (u.clone(), Ok(of(u)))).collect()
+            }
+        }
+    }
+
+    /// The records for one user's alterations, all or none: deleting a credential that does
+    /// not exist fails the user's whole request.
+    pub fn alter_scram(
+        &self,
+        user: &str,
+        alterations: &[ScramAlteration],
+    ) -> Result<Vec<Record>, ErrorKind> {
+        alterations
+            .iter()
+            .map(|alteration| match alteration {
+                ScramAlteration::Upsert {
+                    mechanism,
+                    credential,
+                } => Ok(Record::ScramCredentialSet {
+                    user: user.to_string(),
+                    mechanism: *mechanism,
+                    credential: credential.clone(),
+                }),
+                ScramAlteration::Delete { mechanism } => {
+                    if self.scram_credential(user, *mechanism).is_none() {
+                        return Err(ErrorKind::ResourceNotFound);
+                    }
+                    Ok(Record::ScramCredentialDeleted {
+                        user: user.to_string(),
+                        mechanism: *mechanism,
+                    })
+                }
+            })
+            .collect()
+    }
+}
