@@ -20,7 +20,8 @@ SERVED = [
     "describe_configs", "alter_configs", "incremental_alter_configs", "join_group",
     "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "list_groups",
     "describe_groups", "delete_groups", "offset_delete", "sasl_handshake", "sasl_authenticate",
-    "describe_user_scram_credentials", "alter_user_scram_credentials",
+    "describe_user_scram_credentials", "alter_user_scram_credentials", "describe_acls",
+    "create_acls", "delete_acls",
 ]
 MAX_VERSION = 32767
 

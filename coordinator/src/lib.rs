@@ -2,6 +2,7 @@
 //! durable metadata log it is rebuilt from, and the group-committing core that joins them.
 //! The executor and channel wiring live in `shoal-shards`; this crate never spawns.
 
+pub mod acl;
 pub mod command;
 pub mod commands;
 pub mod core;

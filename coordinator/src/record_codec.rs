@@ -8,6 +8,7 @@ use shoal_mirror::{MirrorState, PartitionMirror};
 use shoal_protocol::records::*;
 use uuid::Uuid;
 
+use crate::acl::AclBinding;
 use crate::records::{CommittedBatch, CommittedOffset, Record, ScramCredential, TopicConfig};
 use crate::state::PARTITIONS_PER_TOPIC_MAX;
 
@@ -197,6 +198,32 @@ impl Record {
                 }
                 .into()],
             ),
+            Record::AclCreated(b) => (
+                now_ms,
+                vec![ShoalAclCreatedRecord {
+                    resource_type: b.resource_type,
+                    resource_name: b.resource_name.clone(),
+                    pattern_type: b.pattern_type,
+                    principal: b.principal.clone(),
+                    host: b.host.clone(),
+                    operation: b.operation,
+                    permission_type: b.permission,
+                }
+                .into()],
+            ),
+            Record::AclDeleted(b) => (
+                now_ms,
+                vec![ShoalAclDeletedRecord {
+                    resource_type: b.resource_type,
+                    resource_name: b.resource_name.clone(),
+                    pattern_type: b.pattern_type,
+                    principal: b.principal.clone(),
+                    host: b.host.clone(),
+                    operation: b.operation,
+                    permission_type: b.permission,
+                }
+                .into()],
+            ),
             Record::ScramCredentialDeleted { user, mechanism } => (
                 now_ms,
                 vec![ShoalScramCredentialDeletedRecord {
@@ -312,6 +339,24 @@ impl Record {
                     iterations: r.iterations,
                 },
             },
+            AnyRecord::ShoalAclCreatedRecord(r) => Record::AclCreated(AclBinding {
+                resource_type: r.resource_type,
+                resource_name: r.resource_name,
+                pattern_type: r.pattern_type,
+                principal: r.principal,
+                host: r.host,
+                operation: r.operation,
+                permission: r.permission_type,
+            }),
+            AnyRecord::ShoalAclDeletedRecord(r) => Record::AclDeleted(AclBinding {
+                resource_type: r.resource_type,
+                resource_name: r.resource_name,
+                pattern_type: r.pattern_type,
+                principal: r.principal,
+                host: r.host,
+                operation: r.operation,
+                permission: r.permission_type,
+            }),
             AnyRecord::ShoalScramCredentialDeletedRecord(r) => Record::ScramCredentialDeleted {
                 user: r.user,
                 mechanism: r.mechanism,
@@ -693,6 +738,15 @@ pub(crate) mod tests {
                 user: "alice".into(),
                 mechanism: 1,
             },
+            Record::AclCreated(AclBinding {
+                resource_type: 2,
+                resource_name: "orders".into(),
+                pattern_type: 4,
+                principal: "User:alice".into(),
+                host: "*".into(),
+                operation: 3,
+                permission: 3,
+            }),
         ]
     }
 

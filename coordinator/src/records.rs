@@ -4,6 +4,8 @@
 //! generated metadata records (`record_codec`), framed by `frames`.
 
 use shoal_mirror::PartitionMirror;
+
+use crate::acl::AclBinding;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,4 +175,8 @@ pub enum Record {
         user: String,
         mechanism: i8,
     },
+    /// CreateAcls added a binding.
+    AclCreated(AclBinding),
+    /// DeleteAcls removed a binding.
+    AclDeleted(AclBinding),
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::acl::AclBinding;
 use crate::records::TopicConfig;
 
 /// A mirrored topic's mirror and its partitions' mirror states.
@@ -42,6 +43,8 @@ impl TopicMeta {
 pub struct TopicsView {
     by_name: HashMap<String, Arc<TopicMeta>>,
     by_id: HashMap<Uuid, Arc<TopicMeta>>,
+    /// The ACL bindings, published with the catalogue so shards authorize without asking.
+    acls: Vec<AclBinding>,
 }
 
 impl TopicsView {
@@ -65,5 +68,14 @@ impl TopicsView {
 
     pub fn all(&self) -> impl Iterator<Item = &Arc<TopicMeta>> {
         self.by_name.values()
+    }
+
+    pub fn with_acls(mut self, acls: Vec<AclBinding>) -> TopicsView {
+        self.acls = acls;
+        self
+    }
+
+    pub fn acls(&self) -> &[AclBinding] {
+        &self.acls
     }
 }

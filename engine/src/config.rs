@@ -26,6 +26,7 @@ pub struct BrokerConfig {
     /// Kafka's `listener.security.protocol.map`: "NAME:PROTOCOL,...".
     pub listener_security_protocol_map: String,
     pub sasl: SaslConfig,
+    pub authorizer: AuthorizerConfig,
     /// Prometheus metrics at http://<this>/metrics; unset means no endpoint.
     pub metrics_listen: Option<SocketAddr>,
     /// Host and port clients are told to connect to; defaults to `listen`.
@@ -58,6 +59,22 @@ pub struct BrokerConfig {
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
     pub groups: GroupsConfig,
+}
+
+/// ACLs (Kafka's StandardAuthorizer settings).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthorizerConfig {
+    /// Check every request against the ACLs (Kafka's `authorizer.class.name`); off, every
+    /// client may do anything.
+    pub enabled: bool,
+    /// Kafka's `super.users`: principals ("User:admin") allowed everything.
+    pub super_users: Vec<String>,
+    /// Kafka's `allow.everyone.if.no.acl.found`: a resource no ACL names is open to all.
+    pub allow_everyone_if_no_acl_found: bool,
+    /// Listeners (by name) that serve the internal APIs (the Diskless coordinator's and
+    /// mirror-state writes); empty: any listener. Those APIs also need ClusterAction.
+    pub internal_listeners: Vec<String>,
 }
 
 /// SASL authentication on the SASL_PLAINTEXT and SASL_SSL listeners.
@@ -284,6 +301,7 @@ impl Default for BrokerConfig {
             advertised_listeners: String::new(),
             listener_security_protocol_map: String::new(),
             sasl: SaslConfig::default(),
+            authorizer: AuthorizerConfig::default(),
             advertised_listener: None,
             metrics_listen: None,
             data_dir: PathBuf::from("./data"),

@@ -1,6 +1,7 @@
 //! Every coordinator command, by domain. Each file holds the commands of one part of the
 //! state and how each runs in a round.
 
+mod acls;
 mod batches;
 mod groups;
 mod mirrors;
@@ -8,6 +9,7 @@ mod producers;
 mod scram;
 mod topics;
 
+pub use acls::*;
 pub use batches::*;
 pub use groups::*;
 pub use mirrors::*;

@@ -3,6 +3,7 @@
 //! are then applied, so a replay of the log reaches exactly the same state. Reads are in
 //! `reads.rs`, retention and garbage-collection queries in `cleaning.rs`.
 
+mod acls;
 mod cleaning;
 mod groups;
 mod mirrors;
@@ -12,11 +13,12 @@ mod scram;
 mod snapshot;
 mod writes;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::acl::AclBinding;
 use crate::messages::{NewObject, TopicPartition};
 use crate::records::{CommittedBatch, Record, ScramCredential, TopicConfig};
 use groups::GroupOffsets;
@@ -86,6 +88,8 @@ pub struct CoordinatorState {
     mirrors: BTreeMap<String, Vec<(String, String)>>,
     /// SCRAM credentials by user and mechanism code.
     scram_credentials: BTreeMap<(String, i8), ScramCredential>,
+    /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.
+    acls: BTreeSet<AclBinding>,
 }
 
 impl TopicState {
@@ -254,6 +258,12 @@ impl CoordinatorState {
             } => {
                 self.scram_credentials
                     .insert((user.clone(), *mechanism), credential.clone());
+            }
+            Record::AclCreated(binding) => {
+                self.acls.insert(binding.clone());
+            }
+            Record::AclDeleted(binding) => {
+                self.acls.remove(binding);
             }
             Record::ScramCredentialDeleted { user, mechanism } => {
                 self.scram_credentials.remove(&(user.clone(), *mechanism));

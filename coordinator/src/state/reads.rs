@@ -136,6 +136,7 @@ impl CoordinatorState {
             config: t.config,
             mirror: t.mirror_meta(),
         }))
+        .with_acls(self.acls.iter().cloned().collect())
     }
 
     pub fn topic_meta(&self, name: &str) -> Option<TopicMeta> {

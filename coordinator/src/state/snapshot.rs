@@ -87,6 +87,9 @@ impl CoordinatorState {
             };
             encode_frame(&record, 0, &mut w);
         }
+        for binding in &self.acls {
+            encode_frame(&Record::AclCreated(binding.clone()), 0, &mut w);
+        }
         for (name, config) in &self.mirrors {
             let record = Record::MirrorCreated {
                 name: name.clone(),
@@ -208,7 +211,8 @@ impl CoordinatorState {
                     | Record::MirrorPartitionsChanged { .. }
                     | Record::OffsetsCommitted { .. }
                     | Record::MirrorCreated { .. }
-                    | Record::ScramCredentialSet { .. } => {
+                    | Record::ScramCredentialSet { .. }
+                    | Record::AclCreated(_) => {
                         self.apply(&record);
                         Ok(())
                     }

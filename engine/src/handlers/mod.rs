@@ -2,6 +2,7 @@
 //! dispatches them and frames the answers. A handler never fails the connection: it answers
 //! with Kafka error codes.
 
+pub mod acls;
 pub mod api_versions;
 pub mod configs;
 pub mod create_partitions;

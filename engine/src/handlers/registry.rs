@@ -17,12 +17,13 @@ use shoal_protocol::ProtocolError;
 use shoal_protocol::{frame, shapes};
 
 use super::{
-    api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
+    acls, api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
     describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
     metadata, offset_for_leader_epoch, produce, sasl, scram_credentials, Broker,
 };
 use crate::mirror::handlers as mirror;
 use crate::security::Session;
+use shoal_coordinator::acl::{self, Decision};
 
 /// What a handler works with besides its request.
 pub struct Call<'a> {
@@ -53,6 +54,44 @@ impl Default for ClientInfo {
 }
 
 impl Call<'_> {
+    /// Whether the client may do `operation` on the resource (Kafka's codes, see
+    /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
+    /// by the ACLs otherwise. A denial is logged at debug level.
+    pub fn authorized(&self, operation: i8, resource_type: i8, name: &str) -> bool {
+        let config = &self.broker.config.authorizer;
+        if !config.enabled {
+            return true;
+        }
+        let principal = self.client.session.principal().to_string();
+        if config.super_users.contains(&principal) {
+            return true;
+        }
+        let host = self.client.host.trim_start_matches('/');
+        let view = self.broker.shard.topics.load();
+        let decision = acl::decide(
+            view.acls(),
+            &principal,
+            host,
+            operation,
+            resource_type,
+            name,
+        );
+        let allowed = match decision {
+            Decision::Allowed => true,
+            Decision::Denied => false,
+            Decision::NoAclForResource => config.allow_everyone_if_no_acl_found,
+        };
+        if !allowed {
+            tracing::debug!(%principal, host, operation, resource_type, name, "denied by the ACLs");
+        }
+        allowed
+    }
+
+    /// `authorized` on the cluster resource.
+    pub fn authorized_on_cluster(&self, operation: i8) -> bool {
+        self.authorized(operation, acl::code::CLUSTER, acl::CLUSTER_NAME)
+    }
+
     /// The host and port of the listener the client came in on, as Metadata advertises it.
     pub fn advertised(&self) -> (String, i32) {
         let listener = &self.client.session.listener;
@@ -246,6 +285,9 @@ registry! {
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
     SaslHandshakeRequest: 0..=1 => sasl::handshake [before_authentication];
     SaslAuthenticateRequest: 0..=2 => sasl::authenticate [before_authentication];
+    DescribeAclsRequest: 0..=3 => acls::describe [error_answer];
+    CreateAclsRequest: 0..=3 => acls::create;
+    DeleteAclsRequest: 0..=3 => acls::delete;
     DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe;
     AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter;
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];

@@ -13,6 +13,7 @@ use kafka_protocol::messages::{
     DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::{AlterScramCredentials, DescribeScramCredentials};
 use shoal_coordinator::state::ScramAlteration;
 use shoal_coordinator::ErrorKind;
@@ -26,6 +27,10 @@ pub async fn describe(
     call: &Call<'_>,
     request: DescribeUserScramCredentialsRequest,
 ) -> DescribeUserScramCredentialsResponse {
+    if !call.authorized_on_cluster(code::DESCRIBE) {
+        return DescribeUserScramCredentialsResponse::default()
+            .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
+    }
     let names: Option<Vec<String>> = request
         .users
         .map(|users| users.iter().map(|u| u.name.to_string()).collect());
@@ -88,6 +93,18 @@ pub async fn alter(
     call: &Call<'_>,
     request: AlterUserScramCredentialsRequest,
 ) -> AlterUserScramCredentialsResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        let users: std::collections::BTreeSet<String> = request
+            .deletions
+            .iter()
+            .map(|d| d.name.to_string())
+            .chain(request.upsertions.iter().map(|u| u.name.to_string()))
+            .collect();
+        let code = ResponseError::ClusterAuthorizationFailed.code();
+        let why = "Cluster authorization failed.";
+        let denied = users.iter().map(|u| result(u, code, why)).collect();
+        return AlterUserScramCredentialsResponse::default().with_results(denied);
+    }
     let mut by_user: BTreeMap<String, Result<Vec<ScramAlteration>, (ResponseError, &str)>> =
         BTreeMap::new();
     let mut seen: HashSet<(String, i8)> = HashSet::new();

@@ -30,6 +30,7 @@ use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{sasl, Broker, Call};
 use crate::security::{AuthState, Listener, Session};
+use shoal_coordinator::acl::code;
 
 /// A request's bytes are read (and reserved) this many at a time.
 const READ_CHUNK_BYTES: usize = 64 << 10;
@@ -170,8 +171,10 @@ pub async fn serve_connection(
                 continue;
             }
             Ok(Incoming::Handle(request)) => {
-                if request.spec.internal {
-                    tracing::debug!(%peer, api = request.spec.name, "internal API called");
+                if request.spec.internal && !internal_api_allowed(&broker, &request) {
+                    let principal = session.principal();
+                    tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing");
+                    break;
                 }
                 // What the decoded request and its answer may hold.
                 let answer_bytes = request.body.answer_bytes(config.fetch.max_bytes);
@@ -301,4 +304,25 @@ async fn run_request(
     owed.computed(estimated, answer_bytes);
     reservation.shrink_to(answer_bytes);
     answer.map(|frame| (frame, reservation))
+}
+
+/// The internal APIs (the Diskless coordinator's, mirror-state writes) are for other brokers
+/// and tools: served only on `authorizer.internal_listeners` (when named) and, with the
+/// authorizer on, to principals with ClusterAction on the cluster.
+fn internal_api_allowed(broker: &Broker, request: &ParsedRequest) -> bool {
+    let internal = &broker.config.authorizer.internal_listeners;
+    let listener = &request.client.session.listener.name;
+    if !internal.is_empty()
+        && !internal
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(listener))
+    {
+        return false;
+    }
+    let call = Call {
+        broker,
+        version: request.version,
+        client: &request.client,
+    };
+    call.authorized_on_cluster(code::CLUSTER_ACTION)
 }

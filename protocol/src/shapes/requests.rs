@@ -2440,6 +2440,257 @@ pub mod alter_user_scram_credentials_request {
 };
 }
 
+pub mod describe_acls_request {
+    use super::*;
+
+    pub static DESCRIBE_ACLS_REQUEST: Shape = Shape {
+        name: "DescribeAclsRequest",
+        versions: (1, 3),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "resource_type_filter",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "resource_name_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "resource_name_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "pattern_type_filter",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "principal_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "principal_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "host_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "host_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "operation",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "permission_type",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod create_acls_request {
+    use super::*;
+
+    pub static ACL_CREATION: Shape = Shape {
+        name: "AclCreation",
+        versions: (1, 3),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "resource_type",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "resource_name",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "resource_name",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "resource_pattern_type",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "principal",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "principal",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "host",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "host",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "operation",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "permission_type",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static CREATE_ACLS_REQUEST: Shape = Shape {
+        name: "CreateAclsRequest",
+        versions: (1, 3),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "creations",
+                versions: (2, 3),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ACL_CREATION),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::create_acls_request::AclCreation,
+                    >(),
+                },
+            },
+            Field {
+                name: "creations",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&ACL_CREATION),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::create_acls_request::AclCreation,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod delete_acls_request {
+    use super::*;
+
+    pub static DELETE_ACLS_FILTER: Shape = Shape {
+        name: "DeleteAclsFilter",
+        versions: (1, 3),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "resource_type_filter",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "resource_name_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "resource_name_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "pattern_type_filter",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "principal_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "principal_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "host_filter",
+                versions: (2, 3),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "host_filter",
+                versions: (1, 1),
+                ty: Ty::String,
+            },
+            Field {
+                name: "operation",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "permission_type",
+                versions: (1, 3),
+                ty: Ty::Fixed(1),
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static DELETE_ACLS_REQUEST: Shape = Shape {
+        name: "DeleteAclsRequest",
+        versions: (1, 3),
+        flexible_from: 2,
+        fields: &[
+            Field {
+                name: "filters",
+                versions: (2, 3),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&DELETE_ACLS_FILTER),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::delete_acls_request::DeleteAclsFilter,
+                    >(),
+                },
+            },
+            Field {
+                name: "filters",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&DELETE_ACLS_FILTER),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::delete_acls_request::DeleteAclsFilter,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -2522,6 +2773,11 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         k if k == AlterUserScramCredentialsRequest::KEY => {
             Some(&self::alter_user_scram_credentials_request::ALTER_USER_SCRAM_CREDENTIALS_REQUEST)
         }
+        k if k == DescribeAclsRequest::KEY => {
+            Some(&self::describe_acls_request::DESCRIBE_ACLS_REQUEST)
+        }
+        k if k == CreateAclsRequest::KEY => Some(&self::create_acls_request::CREATE_ACLS_REQUEST),
+        k if k == DeleteAclsRequest::KEY => Some(&self::delete_acls_request::DELETE_ACLS_REQUEST),
         _ => None,
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::{
     AddTopicsToMirror, CreateMirror, DescribeMirror, PauseMirrorTopics, RemoveTopicsFromMirror,
     TopicAnswers,
@@ -25,6 +26,12 @@ const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const METADATA_RESPONSE_MAX_BYTES: usize = 64 << 20;
 
 pub async fn create(call: &Call<'_>, r: m::CreateMirrorRequest) -> m::CreateMirrorResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        return m::CreateMirrorResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     let config = r
         .configs
@@ -55,6 +62,12 @@ pub async fn add_topics(
     call: &Call<'_>,
     r: m::AddTopicsToMirrorRequest,
 ) -> m::AddTopicsToMirrorResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        return m::AddTopicsToMirrorResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
     let respond = |error_code: i16, results: Vec<i16>| m::AddTopicsToMirrorResponse {
@@ -160,6 +173,12 @@ pub async fn remove_topics(
     call: &Call<'_>,
     r: m::RemoveTopicsFromMirrorRequest,
 ) -> m::RemoveTopicsFromMirrorResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        return m::RemoveTopicsFromMirrorResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     let names: Vec<String> = r.topics.into_iter().map(|t| t.name).collect();
     let request = RemoveTopicsFromMirror {
@@ -187,6 +206,12 @@ pub async fn pause(
     call: &Call<'_>,
     request: m::PauseMirrorTopicsRequest,
 ) -> m::PauseMirrorTopicsResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        return m::PauseMirrorTopicsResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let topics = request.topics.into_iter().map(|t| t.topic_name).collect();
     let answers = pause_or_resume(call.broker, topics, true).await;
     m::PauseMirrorTopicsResponse {
@@ -208,6 +233,12 @@ pub async fn resume(
     call: &Call<'_>,
     request: m::ResumeMirrorTopicsRequest,
 ) -> m::ResumeMirrorTopicsResponse {
+    if !call.authorized_on_cluster(code::ALTER) {
+        return m::ResumeMirrorTopicsResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let topics = request.topics.into_iter().map(|t| t.topic_name).collect();
     let answers = pause_or_resume(call.broker, topics, false).await;
     m::ResumeMirrorTopicsResponse {

@@ -1,10 +1,11 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::{DescribeMirror, ListMirrors};
 use shoal_coordinator::TopicPartition;
 use shoal_coordinator::{ErrorKind, MirroredPartition};
 use shoal_protocol::mirror as m;
-use shoal_protocol::MirrorCode;
+use shoal_protocol::{MirrorCode, ResponseError};
 use shoal_shards::mirror_progress::SourceOffsets;
 
 use crate::handlers::Broker;
@@ -12,6 +13,12 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMirrorsResponse {
+    if !call.authorized_on_cluster(code::DESCRIBE) {
+        return m::ListMirrorsResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     match broker.shard.coordinator.run(ListMirrors).await {
         Ok(mirrors) => m::ListMirrorsResponse {
@@ -37,6 +44,24 @@ pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMi
 }
 
 pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
+    if !call.authorized_on_cluster(code::DESCRIBE) {
+        // No top-level error code: each named mirror is answered as denied.
+        let mirrors = r
+            .mirror_names
+            .into_iter()
+            .map(
+                |mirror_name| m::describe_mirrors_response::DescribedMirror {
+                    mirror_name,
+                    error_code: ResponseError::ClusterAuthorizationFailed.code(),
+                    ..Default::default()
+                },
+            )
+            .collect();
+        return m::DescribeMirrorsResponse {
+            throttle_time_ms: 0,
+            mirrors,
+        };
+    }
     let broker = call.broker;
     let names = if r.mirror_names.is_empty() {
         match broker.shard.coordinator.run(ListMirrors).await {

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::{DescribeMirror, LastMirroredOffsets, RemoveTopicsFromMirror};
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::mirror as m;
@@ -17,6 +18,12 @@ pub async fn last_mirrored_offsets(
     call: &Call<'_>,
     r: m::LastMirroredOffsetsRequest,
 ) -> m::LastMirroredOffsetsResponse {
+    if !call.authorized_on_cluster(code::DESCRIBE) {
+        return m::LastMirroredOffsetsResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     let partitions: Vec<(String, i32)> = r
         .topics
@@ -89,6 +96,12 @@ async fn current_states(
 }
 
 pub async fn read(call: &Call<'_>, r: m::ReadMirrorStatesRequest) -> m::ReadMirrorStatesResponse {
+    if !call.authorized_on_cluster(code::DESCRIBE) {
+        return m::ReadMirrorStatesResponse {
+            error_code: ResponseError::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+    }
     let broker = call.broker;
     let states = current_states(broker, &r.mirror_name).await;
     let error_code = states.as_ref().err().copied().unwrap_or(error_codes::NONE);
