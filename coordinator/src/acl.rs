@@ -196,6 +196,39 @@ pub fn decide<'a>(
     }
 }
 
+/// Whether `principal` from `host` is allowed `operation` on at least one resource of
+/// `resource_type` (Kafka's `authorizeByResourceType`, which lets a principal that may WRITE
+/// to some topic get an idempotent producer id): some ALLOW applies and no DENY covers every
+/// resource of the type (a `*` literal or an empty prefix).
+pub fn allowed_on_some<'a>(
+    bindings: impl IntoIterator<Item = &'a AclBinding> + Clone,
+    principal: &str,
+    host: &str,
+    operation: i8,
+    resource_type: i8,
+) -> bool {
+    let wildcard_principal = principal
+        .split_once(':')
+        .map(|(kind, _)| format!("{kind}:*"))
+        .unwrap_or_default();
+    let applies = |b: &AclBinding| {
+        b.resource_type == resource_type
+            && (b.principal == principal || b.principal == wildcard_principal)
+            && (b.host == WILDCARD || b.host == host)
+            && b.applies_to(operation)
+    };
+    let denied_everywhere = bindings.clone().into_iter().any(|b| {
+        applies(b)
+            && b.permission == code::DENY
+            && (b.resource_name == WILDCARD && b.pattern_type == code::LITERAL
+                || b.resource_name.is_empty() && b.pattern_type == code::PREFIXED)
+    });
+    !denied_everywhere
+        && bindings
+            .into_iter()
+            .any(|b| applies(b) && b.permission == code::ALLOW)
+}
+
 #[cfg(test)]
 mod tests {
     use super::code::*;
@@ -217,6 +250,17 @@ mod tests {
             operation,
             permission,
         }
+    }
+
+    #[test]
+    fn allowed_on_some_needs_an_allow_not_covered_by_a_deny_everywhere() {
+        let one_topic = [binding("orders", LITERAL, "User:alice", WRITE, ALLOW)];
+        let on_some = |acls: &[AclBinding], p| allowed_on_some(acls, p, "h", WRITE, TOPIC);
+        assert!(on_some(&one_topic, "User:alice"));
+        assert!(!on_some(&one_topic, "User:bob"));
+        let mut denied = one_topic.to_vec();
+        denied.push(binding("*", LITERAL, "User:alice", WRITE, DENY));
+        assert!(!on_some(&denied, "User:alice"));
     }
 
     #[test]

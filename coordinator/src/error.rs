@@ -60,6 +60,11 @@ pub enum ErrorKind {
     ResourceNotFound,
     /// A mirror operation refused (KIP-1279 codes).
     Mirror(shoal_mirror::MirrorError),
+    /// The client's principal may not do this (decided by the broker's ACLs, never by the
+    /// coordinator; here so per-partition answers carry it like any other outcome).
+    TopicAuthorizationFailed,
+    GroupAuthorizationFailed,
+    ClusterAuthorizationFailed,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
 }

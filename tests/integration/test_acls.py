@@ -4,14 +4,18 @@ internal Diskless APIs closed to all but ClusterAction, ACLs surviving kill -9."
 
 import socket
 import struct
+import time
 import uuid
 
+import kafka
 import kafka.admin
 import kafka.errors
 import pytest
-from confluent_kafka import KafkaException
+from confluent_kafka import (OFFSET_END, Consumer, KafkaError, KafkaException, Producer,
+                             TopicPartition)
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation,
-                                   AclPermissionType, AdminClient, ResourcePatternType,
+                                   AclPermissionType, AdminClient, AlterConfigOpType,
+                                   ConfigEntry, ConfigResource, NewTopic, ResourcePatternType,
                                    ResourceType)
 
 from conftest import free_port
@@ -121,3 +125,131 @@ def diskless_delete_topics(port, topic_id):
 def test_internal_diskless_apis_are_closed_to_clients_without_cluster_action(authorized):
     assert diskless_delete_topics(authorized.port, uuid.uuid4()) == b"", "connection closed"
     assert "internal API refused" in authorized.log()
+
+
+def create_topic(broker, name, partitions=1):
+    admin = AdminClient(client(broker, "admin"))
+    for future in admin.create_topics([NewTopic(name, partitions)]).values():
+        future.result(10)
+
+
+def produce_error(broker, user, topic):
+    """The error a single acks=all produce gets, or None."""
+    errors = []
+    producer = Producer({**client(broker, user), "message.timeout.ms": 5000,
+                         "allow.auto.create.topics": False})
+    producer.produce(topic, b"v", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(10)
+    return errors[0]
+
+
+def consume_error(broker, user, topic, group):
+    consumer = Consumer({**client(broker, user), "group.id": group,
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None:
+                return msg.error()
+        return None
+    finally:
+        consumer.close()
+
+
+def test_a_principal_without_acls_sees_nothing_and_is_refused_everything(authorized):
+    create_topic(authorized, "secret")
+    Producer(client(authorized, "admin")).produce("secret", b"x")
+    alice = AdminClient(client(authorized, "alice"))
+    assert "secret" not in alice.list_topics(timeout=10).topics
+
+    assert produce_error(authorized, "alice", "secret").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert consume_error(authorized, "alice", "secret", "g").code() == \
+        KafkaError.GROUP_AUTHORIZATION_FAILED
+
+    # DESCRIBE only, so clients find the partition and the broker sees each request itself.
+    create_acls(authorized, [acl("secret", "User:alice", AclOperation.DESCRIBE)])
+    alice = AdminClient(client(authorized, "alice"))  # no cached "not authorized" metadata
+    refusals = {
+        "create topic": alice.create_topics([NewTopic("mine", 1)])["mine"],
+        "delete topic": alice.delete_topics(["secret"])["secret"],
+        "alter configs": list(alice.incremental_alter_configs([ConfigResource(
+            "topic", "secret", incremental_configs=[ConfigEntry(
+                "retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])]).values())[0],
+        "delete records": list(alice.delete_records(
+            [TopicPartition("secret", 0, OFFSET_END)]).values())[0],
+    }
+    for action, future in refusals.items():
+        with pytest.raises(KafkaException) as refused:
+            future.result(10)
+        assert "AUTHORIZATION_FAILED" in str(refused.value), (action, refused.value)
+
+    with pytest.raises(kafka.errors.GroupAuthorizationFailedError):
+        consumer = kafka.KafkaConsumer(
+            "secret", group_id="g", bootstrap_servers=authorized.sasl_bootstrap,
+            security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+            sasl_plain_username="alice", sasl_plain_password=USERS["alice"],
+            consumer_timeout_ms=5000)
+        try:
+            consumer.poll(5000)
+            consumer.commit({kafka.TopicPartition("secret", 0): kafka.OffsetAndMetadata(0, "", -1)})
+        finally:
+            consumer.close()
+    # With the group allowed, the fetch itself is refused.
+    create_acls(authorized, [acl("g2", "User:alice", AclOperation.READ,
+                                 resource=ResourceType.GROUP)])
+    assert consume_error(authorized, "alice", "secret", "g2").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # Nothing was changed by the refused requests.
+    assert "secret" in AdminClient(client(authorized, "admin")).list_topics(timeout=10).topics
+
+
+def test_prefixed_allows_and_a_deny_that_beats_them(authorized):
+    for name in ("logs-app", "logs-audit", "metrics"):
+        create_topic(authorized, name)
+    create_acls(authorized, [
+        acl("logs-", "User:bob", AclOperation.WRITE, pattern=ResourcePatternType.PREFIXED),
+        acl("logs-", "User:bob", AclOperation.READ, pattern=ResourcePatternType.PREFIXED),
+        acl("logs-audit", "User:bob", AclOperation.WRITE, permission=AclPermissionType.DENY),
+        acl("bob-", "User:bob", AclOperation.READ, pattern=ResourcePatternType.PREFIXED,
+            resource=ResourceType.GROUP),
+    ])
+    visible = AdminClient(client(authorized, "bob")).list_topics(timeout=10).topics
+    assert {"logs-app", "logs-audit"} <= set(visible) and "metrics" not in visible
+    assert produce_error(authorized, "bob", "logs-app") is None
+    assert produce_error(authorized, "bob", "logs-audit").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert produce_error(authorized, "bob", "metrics").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # The prefixed READ covers the topic and the group: bob consumes what he wrote.
+    msg_error = consume_error(authorized, "bob", "logs-app", "bob-readers")
+    assert msg_error is None or msg_error.code() == KafkaError._PARTITION_EOF
+
+
+def test_the_anonymous_actions_of_the_issue_are_all_refused(authorized):
+    """On the PLAINTEXT listener with the authorizer on, ANONYMOUS has no ACLs: the attacks
+    that worked before this change (delete, truncate, retention, foreign groups) fail."""
+    create_topic(authorized, "victim")
+    producer = Producer(client(authorized, "admin"))
+    for i in range(5):
+        producer.produce("victim", str(i).encode())
+    producer.flush(10)
+    # DESCRIBE, so the client finds the partition and each attack reaches the broker.
+    create_acls(authorized, [acl("victim", "User:ANONYMOUS", AclOperation.DESCRIBE)])
+    anonymous = AdminClient({"bootstrap.servers": authorized.bootstrap})
+    for future in (anonymous.delete_topics(["victim"])["victim"],
+                   list(anonymous.delete_records(
+                       [TopicPartition("victim", 0, OFFSET_END)]).values())[0],
+                   list(anonymous.incremental_alter_configs([ConfigResource(
+                       "topic", "victim", incremental_configs=[ConfigEntry(
+                           "retention.ms", "1",
+                           incremental_operation=AlterConfigOpType.SET)])]).values())[0],
+                   anonymous.delete_consumer_groups(["victims"])["victims"]):
+        with pytest.raises(KafkaException) as refused:
+            future.result(10)
+        assert "AUTHORIZATION_FAILED" in str(refused.value)
+    low, high = Consumer({**client(authorized, "admin"), "group.id": "w"}).get_watermark_offsets(
+        TopicPartition("victim", 0), timeout=10)
+    assert (low, high) == (0, 5), "nothing was truncated"

@@ -228,11 +228,10 @@ def test_describe_producers_lists_idempotent_producers(broker):
 
 
 def test_an_unimplemented_api_gets_an_error_answer_and_the_connection_stays_open(broker):
-    # DescribeAcls v1: resource type, name, pattern type, principal, host, operation, permission.
-    body = struct.pack(">b", 1) + wire.string(None) + struct.pack(">b", 1)
-    body += wire.string(None) + wire.string(None) + struct.pack(">bb", 1, 1)
+    # EndTxn v0 (no transactions yet): transactional id, producer id, epoch, committed.
+    body = wire.string("txn") + struct.pack(">qhb", 1, 0, 1)
     conn = wire.Connection(broker.bootstrap)
-    conn.send(wire.request(29, 1, 9, body))
+    conn.send(wire.request(26, 0, 9, body))
     correlation_id, response = conn.recv_response()
     assert correlation_id == 9
     (error_code,) = struct.unpack_from(">h", response, 4)

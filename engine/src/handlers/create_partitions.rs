@@ -7,6 +7,7 @@ use shoal_coordinator::ErrorKind;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 /// Grows topics to `count` partitions. Kafka only ever adds partitions: a count that is not
 /// larger than the current one is `INVALID_PARTITIONS`.
@@ -17,6 +18,9 @@ pub async fn handle(call: &Call<'_>, request: CreatePartitionsRequest) -> Create
         let name = topic.name.0.as_str().to_string();
         let current = broker.shard.topics.load().by_name(&name).cloned();
         let outcome = match current {
+            _ if !call.authorized(code::ALTER, code::TOPIC, &name) => {
+                Err((ErrorKind::TopicAuthorizationFailed, None))
+            }
             None => Err((ErrorKind::UnknownTopicOrPartition, None)),
             Some(meta) if topic.count <= meta.partitions => Err((
                 ErrorKind::InvalidPartitions,

@@ -35,7 +35,12 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
         if let Ok(config) = &config {
             result.configs = Some(described_configs(config));
         }
-        let outcome = if topic.replication_factor == 0 || topic.replication_factor < -1 {
+        let outcome = if !call.may_create_topic(&name) {
+            Err((
+                ResponseError::TopicAuthorizationFailed.code(),
+                "Not authorized to create this topic.".to_string(),
+            ))
+        } else if topic.replication_factor == 0 || topic.replication_factor < -1 {
             Err((
                 ResponseError::InvalidReplicationFactor.code(),
                 "Replication factor must be -1 or at least 1.".to_string(),

@@ -4,16 +4,17 @@ use kafka_protocol::messages::delete_records_response::{
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use shoal_coordinator::commands::DeleteRecords;
 
-use super::topics::{partition_values, Answers};
+use super::topics::{partition_values, permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRecordsResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,
-        |t| view.by_name(t.name.0.as_str()).map(|m| m.id),
+        |t| permitted(call, &view, t.name.0.as_str(), code::DELETE).ok(),
         |t| &t.partitions,
         |p| (p.partition_index, p.offset),
     );
@@ -31,7 +32,7 @@ pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRec
     let mut results = Answers::new(results);
     let mut response = DeleteRecordsResponse::default();
     for topic in request.topics {
-        let known = view.by_name(topic.name.0.as_str()).is_some();
+        let known = permitted(call, &view, topic.name.0.as_str(), code::DELETE);
         let partitions = topic
             .partitions
             .iter()

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let broker = call.broker;
@@ -41,6 +42,9 @@ pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopi
             .with_topic_id(id);
         let outcome = match &name {
             None => Err(ResponseError::UnknownTopicId.code()),
+            Some(name) if !call.authorized(code::DELETE, code::TOPIC, name.0.as_str()) => {
+                Err(ResponseError::TopicAuthorizationFailed.code())
+            }
             Some(name) => {
                 let request = DeleteTopic {
                     name: name.0.as_str().to_string(),

@@ -8,9 +8,10 @@ use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersRespon
 use shoal_coordinator::commands::DescribeProducers;
 use shoal_coordinator::TopicPartition;
 
-use super::topics::Answers;
+use super::topics::{permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(
     call: &Call<'_>,
@@ -21,7 +22,11 @@ pub async fn handle(
     let partitions: Vec<TopicPartition> = request
         .topics
         .iter()
-        .filter_map(|t| view.by_name(t.name.0.as_str()).map(|m| (m.id, t)))
+        .filter_map(|t| {
+            permitted(call, &view, t.name.0.as_str(), code::READ)
+                .ok()
+                .map(|id| (id, t))
+        })
         .flat_map(|(topic_id, t)| {
             t.partition_indexes.iter().map(move |p| TopicPartition {
                 topic_id,
@@ -44,7 +49,7 @@ pub async fn handle(
         .topics
         .into_iter()
         .map(|topic| {
-            let known = view.by_name(topic.name.0.as_str()).is_some();
+            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
             let partitions = topic
                 .partition_indexes
                 .iter()

@@ -3,6 +3,7 @@ use std::time::Duration;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::PartitionFetch;
@@ -18,8 +19,13 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
     let version = call.version;
     let view = broker.shard.topics.load();
     let by_id = version >= TOPIC_IDS_FROM_VERSION;
+    let unknown_topic = if by_id {
+        ResponseError::UnknownTopicId.code()
+    } else {
+        ResponseError::UnknownTopicOrPartition.code()
+    };
     let mut fetches = Vec::new();
-    // Per topic and partition: Some(index into `fetches`) or None for an unknown topic.
+    // Per topic and partition: Ok(index into `fetches`) or the error to answer now.
     let mut plan = Vec::new();
     for topic in &request.topics {
         let meta = if by_id {
@@ -27,11 +33,15 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         } else {
             view.by_name(topic.topic.0.as_str())
         };
+        // A name the client may not read is refused whether or not it exists, as Kafka does.
+        let name = meta.map_or(topic.topic.0.as_str(), |m| m.name.as_str());
+        let readable = call.check_topic(code::READ, name).is_ok();
         let mut partitions = Vec::new();
         for p in &topic.partitions {
-            let slot = meta
-                .filter(|m| p.partition >= 0 && p.partition < m.partitions)
-                .map(|m| {
+            let slot = match meta {
+                None if by_id => Err(unknown_topic),
+                _ if !readable => Err(ResponseError::TopicAuthorizationFailed.code()),
+                Some(m) if p.partition >= 0 && p.partition < m.partitions => {
                     fetches.push(PartitionFetch {
                         partition: TopicPartition {
                             topic_id: m.id,
@@ -40,16 +50,18 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                         offset: p.fetch_offset,
                         max_bytes: p.partition_max_bytes.max(0) as u32,
                     });
-                    fetches.len() - 1
-                });
+                    Ok(fetches.len() - 1)
+                }
+                _ => Err(unknown_topic),
+            };
             partitions.push((p.partition, slot));
         }
         plan.push(partitions);
     }
-    // A partition the broker does not know is an error to report now, as Kafka does; no
+    // A partition the broker cannot serve is an error to report now, as Kafka does; no
     // client waits longer than `fetch.max_wait_ms` or gets more than `fetch.max_bytes`.
-    let any_unknown = plan.iter().flatten().any(|(_, slot)| slot.is_none());
-    let max_wait = if any_unknown {
+    let any_refused = plan.iter().flatten().any(|(_, slot)| slot.is_err());
+    let max_wait = if any_refused {
         Duration::ZERO
     } else {
         Duration::from_millis(
@@ -68,11 +80,6 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         .await;
     let bytes_out: usize = results.iter().map(|r| r.records.len()).sum();
     broker.shard.metrics.fetch_bytes_out.add(bytes_out as u64);
-    let unknown_topic = if by_id {
-        ResponseError::UnknownTopicId.code()
-    } else {
-        ResponseError::UnknownTopicOrPartition.code()
-    };
     let mut response = FetchResponse::default();
     for (topic, partitions) in request.topics.iter().zip(plan) {
         let name = if by_id {
@@ -87,8 +94,8 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
             .map(|(index, slot)| {
                 let data = PartitionData::default().with_partition_index(index);
                 match slot {
-                    None => data.with_error_code(unknown_topic).with_high_watermark(-1),
-                    Some(i) => {
+                    Err(code) => data.with_error_code(code).with_high_watermark(-1),
+                    Ok(i) => {
                         let r = &results[i];
                         data.with_error_code(error_codes::code_of(r.error))
                             .with_high_watermark(r.high_watermark)

@@ -1,4 +1,5 @@
 use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::{InitProducerId, ProducerIdentity};
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
@@ -19,6 +20,12 @@ pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProd
     };
     if request.transactional_id.is_some() {
         return failed(ResponseError::InvalidRequest.code());
+    }
+    // Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
+    if !(call.authorized_on_cluster(code::IDEMPOTENT_WRITE)
+        || call.authorized_on_some(code::WRITE, code::TOPIC))
+    {
+        return failed(ResponseError::ClusterAuthorizationFailed.code());
     }
     match broker.shard.coordinator.run(InitProducerId).await {
         Ok(ProducerIdentity {

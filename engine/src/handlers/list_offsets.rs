@@ -10,17 +10,18 @@ use shoal_shards::PartitionFetch;
 use shoal_wal::records::{first_record_at_or_after, latest_record};
 use shoal_wal::BatchHeader;
 
-use super::topics::{partition_values, Answers};
+use super::topics::{partition_values, permitted, Answers};
 use super::Broker;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsetsResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
     let lookups = partition_values(
         &request.topics,
-        |t| view.by_name(t.name.0.as_str()).map(|m| m.id),
+        |t| permitted(call, &view, t.name.0.as_str(), code::DESCRIBE).ok(),
         |t| &t.partitions,
         |p| (p.partition_index, p.timestamp),
     );
@@ -45,7 +46,7 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
     let mut found = Answers::new(found);
     let mut response = ListOffsetsResponse::default();
     for topic in request.topics {
-        let known = view.by_name(topic.name.0.as_str()).is_some();
+        let known = permitted(call, &view, topic.name.0.as_str(), code::DESCRIBE);
         let partitions = topic
             .partitions
             .iter()

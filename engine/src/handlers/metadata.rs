@@ -3,6 +3,7 @@ use kafka_protocol::messages::metadata_response::{
 };
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::{ErrorKind, TopicMeta};
 use shoal_protocol::ResponseError;
 
@@ -29,7 +30,12 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
         Some(list) if !(version == 0 && list.is_empty()) => list,
         _ => {
             let view = broker.shard.topics.load();
-            let mut all: Vec<_> = view.all().cloned().collect();
+            // Topics the client may not describe are left out, as Kafka does.
+            let mut all: Vec<_> = view
+                .all()
+                .filter(|t| call.authorized(code::DESCRIBE, code::TOPIC, &t.name))
+                .cloned()
+                .collect();
             all.sort_by(|a, b| a.name.cmp(&b.name));
             response.topics = all.iter().map(|t| describe(broker, t)).collect();
             return response;
@@ -38,14 +44,29 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
     let auto_create = version < 4 || request.allow_auto_topic_creation;
     for topic in wanted {
         let result = match &topic.name {
-            Some(name) => topics::resolve(broker, name.0.as_str(), auto_create).await,
+            Some(name) => {
+                let name = name.0.as_str();
+                let may_create = auto_create && call.may_create_topic(name);
+                match call.check_topic(code::DESCRIBE, name) {
+                    Ok(()) => topics::resolve(broker, name, may_create).await,
+                    // Kafka creates a topic the client may create but not describe, and
+                    // answers TOPIC_AUTHORIZATION_FAILED either way.
+                    Err(denied) => {
+                        if may_create {
+                            let _ = topics::resolve(broker, name, true).await;
+                        }
+                        Err(denied)
+                    }
+                }
+            }
             None => broker
                 .shard
                 .topics
                 .load()
                 .by_id(&topic.topic_id)
                 .cloned()
-                .ok_or(ErrorKind::UnknownTopicOrPartition),
+                .ok_or(ErrorKind::UnknownTopicOrPartition)
+                .and_then(|meta| call.check_topic(code::DESCRIBE, &meta.name).map(|()| meta)),
         };
         response.topics.push(match result {
             Ok(meta) => describe(broker, &meta),

@@ -4,6 +4,7 @@
 
 pub mod acls;
 pub mod api_versions;
+mod authorize;
 pub mod configs;
 pub mod create_partitions;
 pub mod create_topics;

@@ -9,9 +9,10 @@ use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::LATEST_TIMESTAMP;
 
 use super::metadata::LEADER_EPOCH;
-use super::topics::{partition_values, Answers};
+use super::topics::{partition_values, permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 /// Kafka's error for a client whose epoch is ahead of the leader's. None can be behind:
 /// epoch 0 is the first (and -1 means "do not check").
@@ -25,7 +26,7 @@ pub async fn handle(
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,
-        |t| view.by_name(t.topic.0.as_str()).map(|m| m.id),
+        |t| permitted(call, &view, t.topic.0.as_str(), code::DESCRIBE).ok(),
         |t| &t.partitions,
         |p| (p.partition, LATEST_TIMESTAMP),
     );
@@ -46,7 +47,7 @@ pub async fn handle(
         .topics
         .into_iter()
         .map(|topic| {
-            let known = view.by_name(topic.topic.0.as_str()).is_some();
+            let known = permitted(call, &view, topic.topic.0.as_str(), code::DESCRIBE);
             let partitions = topic
                 .partitions
                 .iter()

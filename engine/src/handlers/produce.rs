@@ -1,6 +1,7 @@
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::ResponseError;
 use shoal_shards::{PartitionProduce, PartitionProduceResult, ProduceRules};
@@ -22,7 +23,11 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     let mut plan: Vec<(usize, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
-        let meta = topics::resolve(broker, topic.name.0.as_str(), true).await;
+        let name = topic.name.0.as_str();
+        let meta = match call.check_topic(code::WRITE, name) {
+            Ok(()) => topics::resolve(broker, name, call.may_create_topic(name)).await,
+            Err(denied) => Err(denied),
+        };
         let mut partitions = Vec::new();
         for p in &topic.partition_data {
             let outcome = match (&meta, &p.records) {

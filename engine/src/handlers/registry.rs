@@ -23,7 +23,6 @@ use super::{
 };
 use crate::mirror::handlers as mirror;
 use crate::security::Session;
-use shoal_coordinator::acl::{self, Decision};
 
 /// What a handler works with besides its request.
 pub struct Call<'a> {
@@ -54,44 +53,6 @@ impl Default for ClientInfo {
 }
 
 impl Call<'_> {
-    /// Whether the client may do `operation` on the resource (Kafka's codes, see
-    /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
-    /// by the ACLs otherwise. A denial is logged at debug level.
-    pub fn authorized(&self, operation: i8, resource_type: i8, name: &str) -> bool {
-        let config = &self.broker.config.authorizer;
-        if !config.enabled {
-            return true;
-        }
-        let principal = self.client.session.principal().to_string();
-        if config.super_users.contains(&principal) {
-            return true;
-        }
-        let host = self.client.host.trim_start_matches('/');
-        let view = self.broker.shard.topics.load();
-        let decision = acl::decide(
-            view.acls(),
-            &principal,
-            host,
-            operation,
-            resource_type,
-            name,
-        );
-        let allowed = match decision {
-            Decision::Allowed => true,
-            Decision::Denied => false,
-            Decision::NoAclForResource => config.allow_everyone_if_no_acl_found,
-        };
-        if !allowed {
-            tracing::debug!(%principal, host, operation, resource_type, name, "denied by the ACLs");
-        }
-        allowed
-    }
-
-    /// `authorized` on the cluster resource.
-    pub fn authorized_on_cluster(&self, operation: i8) -> bool {
-        self.authorized(operation, acl::code::CLUSTER, acl::CLUSTER_NAME)
-    }
-
     /// The host and port of the listener the client came in on, as Metadata advertises it.
     pub fn advertised(&self) -> (String, i32) {
         let listener = &self.client.session.listener;

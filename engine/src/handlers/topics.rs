@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use shoal_coordinator::commands::CreateTopic;
-use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition};
+use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition, TopicsView};
 use uuid::Uuid;
 
-use super::Broker;
+use super::{Broker, Call};
 
 pub async fn create(
     broker: &Broker,
@@ -79,9 +79,24 @@ pub fn partition_values<'a, T, P: 'a>(
         .collect()
 }
 
+/// The id of the topic named `name` if it exists and the client may do `operation` on it;
+/// else the error its partitions are answered with. Authorization comes first, so a client
+/// learns nothing of a topic it may not see.
+pub fn permitted(
+    call: &Call<'_>,
+    view: &TopicsView,
+    name: &str,
+    operation: i8,
+) -> Result<Uuid, ErrorKind> {
+    call.check_topic(operation, name)?;
+    view.by_name(name)
+        .map(|meta| meta.id)
+        .ok_or(ErrorKind::UnknownTopicOrPartition)
+}
+
 /// The coordinator's answers to a `partition_values` list, taken back in request order: each
-/// partition gets its answer, `UnknownTopicOrPartition` if `partition_values` skipped its
-/// topic, or `NotAvailable` if the coordinator gave no answers.
+/// partition gets its answer, its topic's error if `partition_values` skipped the topic, or
+/// `NotAvailable` if the coordinator gave no answers.
 pub struct Answers<R> {
     answers: Option<std::vec::IntoIter<R>>,
 }
@@ -93,10 +108,9 @@ impl<R> Answers<R> {
         }
     }
 
-    pub fn next(&mut self, topic_known: bool) -> Result<R, ErrorKind> {
-        if !topic_known {
-            return Err(ErrorKind::UnknownTopicOrPartition);
-        }
+    /// `topic` is what `permitted` said of the partition's topic.
+    pub fn next(&mut self, topic: Result<Uuid, ErrorKind>) -> Result<R, ErrorKind> {
+        topic?;
         self.answers
             .as_mut()
             .and_then(Iterator::next)

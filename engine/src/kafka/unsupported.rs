@@ -36,16 +36,12 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
         ResponseError::UnsupportedVersion.code()
     };
     error_answer!(key, version, correlation_id, code;
-        SaslHandshake => SaslHandshakeResponse,
-        SaslAuthenticate => SaslAuthenticateResponse,
         AddOffsetsToTxn => AddOffsetsToTxnResponse,
         AddPartitionsToTxn => AddPartitionsToTxnResponse,
         EndTxn => EndTxnResponse,
         ListTransactions => ListTransactionsResponse,
-        DescribeAcls => DescribeAclsResponse,
         DescribeClientQuotas => DescribeClientQuotasResponse,
         DescribeLogDirs => DescribeLogDirsResponse,
-        DescribeUserScramCredentials => DescribeUserScramCredentialsResponse,
         ElectLeaders => ElectLeadersResponse,
         AlterPartitionReassignments => AlterPartitionReassignmentsResponse,
         ListPartitionReassignments => ListPartitionReassignmentsResponse,

@@ -4,6 +4,7 @@
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
 use shoal_coordinator::TopicConfig;
 use shoal_protocol::ResponseError;
 
@@ -12,7 +13,6 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfigsResponse {
-    let broker = call.broker;
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
         let changes: Vec<(String, Option<String>)> = resource
@@ -26,7 +26,7 @@ pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfi
             })
             .collect();
         let outcome = alter(
-            broker,
+            call,
             resource.resource_type,
             resource.resource_name.as_str(),
             request.validate_only,
@@ -51,12 +51,16 @@ pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfi
 /// Applies `change` to a resource's current config: validated always, stored unless
 /// `validate_only`. Errors are (Kafka code, message).
 pub async fn alter(
-    broker: &Broker,
+    call: &Call<'_>,
     resource_type: i8,
     name: &str,
     validate_only: bool,
     change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
 ) -> Result<(), (i16, String)> {
+    let broker = call.broker;
+    if let Some(refused) = refusal(call, resource_type, name, code::ALTER_CONFIGS) {
+        return Err(refused);
+    }
     match resource_type {
         RESOURCE_TOPIC => {}
         RESOURCE_BROKER => {

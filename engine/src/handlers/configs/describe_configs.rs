@@ -7,6 +7,7 @@ use shoal_protocol::ResponseError;
 
 use super::*;
 use crate::handlers::Call;
+use shoal_coordinator::acl::code;
 
 /// Kafka's ConfigSource values.
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
@@ -33,6 +34,15 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
             let result = DescribeConfigsResult::default()
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
+            let name = resource.resource_name.as_str();
+            let resource_type = resource.resource_type;
+            if let Some((code, message)) =
+                refusal(call, resource_type, name, code::DESCRIBE_CONFIGS)
+            {
+                return result
+                    .with_error_code(code)
+                    .with_error_message(Some(StrBytes::from_string(message)));
+            }
             match resource.resource_type {
                 RESOURCE_TOPIC => {
                     let view = broker.shard.topics.load();

@@ -16,7 +16,6 @@ pub async fn handle(
     call: &Call<'_>,
     request: IncrementalAlterConfigsRequest,
 ) -> IncrementalAlterConfigsResponse {
-    let broker = call.broker;
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
         let changes: Vec<(String, i8, Option<String>)> = resource
@@ -31,7 +30,7 @@ pub async fn handle(
             })
             .collect();
         let outcome = alter(
-            broker,
+            call,
             resource.resource_type,
             resource.resource_name.as_str(),
             request.validate_only,

@@ -9,10 +9,33 @@ pub mod incremental_alter_configs;
 use shoal_coordinator::commands::AlterTopicConfig;
 use shoal_coordinator::{ErrorKind, TopicConfig};
 
-use super::Broker;
+use shoal_coordinator::acl::code;
+use shoal_protocol::ResponseError;
+
+use super::{Broker, Call};
 
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
+
+/// Kafka's check for a config resource: `operation` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on
+/// the topic, or on the cluster for a broker's configs; the refusal (code, message) if any.
+pub fn refusal(
+    call: &Call<'_>,
+    resource_type: i8,
+    name: &str,
+    operation: i8,
+) -> Option<(i16, String)> {
+    let error = match resource_type {
+        RESOURCE_TOPIC if !call.authorized(operation, code::TOPIC, name) => {
+            ResponseError::TopicAuthorizationFailed
+        }
+        RESOURCE_BROKER if !call.authorized_on_cluster(operation) => {
+            ResponseError::ClusterAuthorizationFailed
+        }
+        _ => return None,
+    };
+    Some((error.code(), "Not authorized.".to_string()))
+}
 
 /// Kafka topic configs that mean nothing for a diskless partition (segments, replicas,
 /// local flushing): accepted so existing tooling works, ignored, and not described.

@@ -5,6 +5,8 @@ use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::{optional_text, owned, text};
 use crate::handlers::Call;
+use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
     let broker = call.broker;
@@ -12,6 +14,10 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
     for group_id in request.groups {
         let name = owned(&group_id.0);
         let answer = DescribedGroup::default().with_group_id(group_id);
+        if let Err(denied) = call.check_group(code::DESCRIBE, &name) {
+            described.push(answer.with_error_code(error_codes::code_of(Some(denied))));
+            continue;
+        }
         let description = match broker
             .shard
             .group_call(&name, GroupRequest::Describe(name.clone()))

@@ -8,6 +8,7 @@ use shoal_protocol::ResponseError;
 
 use super::text;
 use crate::handlers::Call;
+use shoal_coordinator::acl::code;
 
 const KEY_TYPE_GROUP: i8 = 0;
 
@@ -16,8 +17,15 @@ pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoo
     let version = call.version;
     let (host, port) = call.advertised();
     let answer = |key: StrBytes| {
-        let coordinator = Coordinator::default().with_key(key);
-        if request.key_type == KEY_TYPE_GROUP {
+        let coordinator = Coordinator::default().with_key(key.clone());
+        if request.key_type == KEY_TYPE_GROUP && !call.authorized(code::DESCRIBE, code::GROUP, &key)
+        {
+            coordinator
+                .with_node_id(BrokerId(-1))
+                .with_host(text(""))
+                .with_port(-1)
+                .with_error_code(ResponseError::GroupAuthorizationFailed.code())
+        } else if request.key_type == KEY_TYPE_GROUP {
             coordinator
                 .with_node_id(BrokerId(broker.config.node_id))
                 .with_host(text(host.clone()))

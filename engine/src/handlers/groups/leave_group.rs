@@ -6,11 +6,15 @@ use shoal_shards::groups::messages::{GroupRequest, GroupResponse, LeavingMember}
 use super::{owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupResponse {
     let broker = call.broker;
     let version = call.version;
     let group_id = owned(&request.group_id.0);
+    if let Err(denied) = call.check_group(code::READ, &group_id) {
+        return LeaveGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
+    }
     // v0-2 name one member; v3+ a batch, static members by instance id.
     let members: Vec<LeavingMember> = if version < 3 {
         vec![LeavingMember {

@@ -10,6 +10,7 @@ use shoal_shards::groups::messages::{GroupListing, GroupRequest, GroupResponse};
 
 use super::text;
 use crate::handlers::Call;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {
     let broker = call.broker;
@@ -33,6 +34,8 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
             }
         }
     }
+    // Kafka lists every group to DESCRIBE on the cluster, else those the client may describe.
+    let may_list_all = call.authorized_on_cluster(code::DESCRIBE);
     let wanted = |g: &GroupListing| {
         let state_ok = request.states_filter.is_empty()
             || request
@@ -44,7 +47,9 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
                 .types_filter
                 .iter()
                 .any(|t| t.as_str().eq_ignore_ascii_case("classic"));
-        state_ok && type_ok
+        state_ok
+            && type_ok
+            && (may_list_all || call.authorized(code::DESCRIBE, code::GROUP, &g.group_id))
     };
     ListGroupsResponse::default().with_groups(
         groups

@@ -7,9 +7,10 @@ use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
 
 use super::{owned, owned_optional};
-use crate::handlers::topics::Answers;
+use crate::handlers::topics::{permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let broker = call.broker;
@@ -20,25 +21,28 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         generation_id: request.generation_id_or_member_epoch,
         group_instance_id: owned_optional(&request.group_instance_id),
     };
-    let refused = match broker
-        .shard
-        .group_call(&group_id, GroupRequest::ValidateCommit(member))
-        .await
-    {
-        GroupResponse::Outcome(error) => error,
-        _ => Some(ErrorKind::NotAvailable),
+    let refused = match call.check_group(code::READ, &group_id) {
+        Err(denied) => Some(denied),
+        Ok(()) => match broker
+            .shard
+            .group_call(&group_id, GroupRequest::ValidateCommit(member))
+            .await
+        {
+            GroupResponse::Outcome(error) => error,
+            _ => Some(ErrorKind::NotAvailable),
+        },
     };
     let view = broker.shard.topics.load();
     let mut entries = Vec::new();
     if refused.is_none() {
         for topic in &request.topics {
-            let Some(meta) = view.by_name(topic.name.0.as_str()) else {
+            let Ok(topic_id) = permitted(call, &view, topic.name.0.as_str(), code::READ) else {
                 continue;
             };
             for p in &topic.partitions {
                 entries.push(OffsetCommitEntry {
                     partition: TopicPartition {
-                        topic_id: meta.id,
+                        topic_id,
                         partition: p.partition_index,
                     },
                     offset: p.committed_offset,
@@ -70,7 +74,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         .topics
         .into_iter()
         .map(|topic| {
-            let known = view.by_name(topic.name.0.as_str()).is_some();
+            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
             let partitions = topic
                 .partitions
                 .iter()

@@ -10,12 +10,17 @@ use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::owned;
+use crate::handlers::topics::permitted;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
     let broker = call.broker;
     let group = owned(&request.group_id.0);
+    if let Err(denied) = call.check_group(code::DELETE, &group) {
+        return OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(denied)));
+    }
     let subscribed = match broker
         .shard
         .group_call(&group, GroupRequest::SubscribedTopics(group.clone()))
@@ -26,10 +31,10 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     };
     let view = broker.shard.topics.load();
     let error_of = |name: &str| {
-        if subscribed.iter().any(|t| t == name) {
+        if let Err(refused) = permitted(call, &view, name, code::READ) {
+            Some(refused)
+        } else if subscribed.iter().any(|t| t == name) {
             Some(ErrorKind::GroupSubscribedToTopic)
-        } else if view.by_name(name).is_none() {
-            Some(ErrorKind::UnknownTopicOrPartition)
         } else {
             None
         }

@@ -12,15 +12,15 @@ use shoal_coordinator::commands::FetchOffsets;
 use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
 
 use super::{owned, text};
-use crate::handlers::Broker;
+use crate::handlers::topics::permitted;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
-/// One partition's answer: (offset, leader epoch, metadata).
-type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String)>>;
+/// One partition's answer: (index, offset, leader epoch, metadata, error).
+type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String, Option<ErrorKind>)>>;
 
 pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetchResponse {
-    let broker = call.broker;
     let version = call.version;
     if version < 8 {
         let topics = request.topics.as_ref().map(|ts| {
@@ -28,7 +28,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                 .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
                 .collect()
         });
-        let (error, fetched) = fetch_group(broker, &owned(&request.group_id.0), topics).await;
+        let (error, fetched) = fetch_group(call, &owned(&request.group_id.0), topics).await;
         let topics = fetched
             .into_iter()
             .map(|(name, partitions)| {
@@ -37,13 +37,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                     .with_partitions(
                         partitions
                             .into_iter()
-                            .map(|(index, offset, epoch, metadata)| {
+                            .map(|(index, offset, epoch, metadata, refused)| {
                                 OffsetFetchResponsePartition::default()
                                     .with_partition_index(index)
                                     .with_committed_offset(offset)
                                     .with_committed_leader_epoch(epoch)
                                     .with_metadata(Some(text(metadata)))
-                                    .with_error_code(error_codes::code_of(error))
+                                    .with_error_code(error_codes::code_of(error.or(refused)))
                             })
                             .collect(),
                     )
@@ -60,7 +60,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                 .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
                 .collect()
         });
-        let (error, fetched) = fetch_group(broker, &owned(&group.group_id.0), topics).await;
+        let (error, fetched) = fetch_group(call, &owned(&group.group_id.0), topics).await;
         let topics = fetched
             .into_iter()
             .map(|(name, partitions)| {
@@ -69,12 +69,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                     .with_partitions(
                         partitions
                             .into_iter()
-                            .map(|(index, offset, epoch, metadata)| {
+                            .map(|(index, offset, epoch, metadata, refused)| {
                                 OffsetFetchResponsePartitions::default()
                                     .with_partition_index(index)
                                     .with_committed_offset(offset)
                                     .with_committed_leader_epoch(epoch)
                                     .with_metadata(Some(text(metadata)))
+                                    .with_error_code(error_codes::code_of(refused))
                             })
                             .collect(),
                     )
@@ -90,16 +91,22 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
     OffsetFetchResponse::default().with_groups(groups)
 }
 
-/// The group's committed offsets for `topics` (name → partitions), or all of them when None.
+/// The group's committed offsets for `topics` (name → partitions), or all of them when None:
+/// DESCRIBE on the group, and on each topic (others are refused by name, left out of "all").
 async fn fetch_group(
-    broker: &Broker,
+    call: &Call<'_>,
     group: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
 ) -> (Option<ErrorKind>, Fetched) {
+    if let Err(denied) = call.check_group(code::DESCRIBE, group) {
+        return (Some(denied), Fetched::new());
+    }
+    let broker = call.broker;
     let view = broker.shard.topics.load();
+    let permitted = |name: &str| permitted(call, &view, name, code::DESCRIBE);
     let partitions = topics.as_ref().map(|ts| {
         ts.iter()
-            .filter_map(|(name, ps)| view.by_name(name).map(|m| (m.id, ps)))
+            .filter_map(|(name, ps)| permitted(name).ok().map(|id| (id, ps)))
             .flat_map(|(topic_id, ps)| {
                 ps.iter().map(move |p| TopicPartition {
                     topic_id,
@@ -125,7 +132,11 @@ async fn fetch_group(
     match topics {
         Some(topics) => {
             for (name, ps) in topics {
-                let id = view.by_name(&name).map(|m| m.id);
+                let id = permitted(&name);
+                let refused = id
+                    .err()
+                    .filter(|e| *e != ErrorKind::UnknownTopicOrPartition);
+                let id = id.ok();
                 let entry = fetched.entry(name).or_default();
                 for p in ps {
                     let stored = id.and_then(|topic_id| {
@@ -137,7 +148,7 @@ async fn fetch_group(
                             .and_then(Option::as_ref)
                     });
                     let (offset, epoch, metadata) = answer(stored);
-                    entry.push((p, offset, epoch, metadata));
+                    entry.push((p, offset, epoch, metadata, refused));
                 }
             }
         }
@@ -146,12 +157,16 @@ async fn fetch_group(
                 let Some(meta) = view.by_id(&tp.topic_id) else {
                     continue;
                 };
+                if permitted(&meta.name).is_err() {
+                    continue;
+                }
                 let (offset, epoch, metadata) = answer(stored.as_ref());
                 fetched.entry(meta.name.clone()).or_default().push((
                     tp.partition,
                     offset,
                     epoch,
                     metadata,
+                    None,
                 ));
             }
         }

@@ -5,10 +5,14 @@ use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef, Syn
 use super::{optional_text, owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
+use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResponse {
     let broker = call.broker;
     let group_id = owned(&request.group_id.0);
+    if let Err(denied) = call.check_group(code::READ, &group_id) {
+        return SyncGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
+    }
     let sync = SyncRequest {
         member: MemberRef {
             group_id: group_id.clone(),

@@ -1,0 +1,94 @@
+//! What a request's principal may do, by the ACLs: the checks every handler makes, with the
+//! operation Kafka's documentation lists for its API. Off (everything allowed) unless
+//! `[authorizer] enabled`.
+
+use shoal_coordinator::acl::{self, code, Decision};
+use shoal_coordinator::ErrorKind;
+
+use super::Call;
+
+impl Call<'_> {
+    /// Whether the client may do `operation` on the resource (Kafka's codes, see
+    /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
+    /// by the ACLs otherwise. A denial is logged at debug level.
+    pub fn authorized(&self, operation: i8, resource_type: i8, name: &str) -> bool {
+        let config = &self.broker.config.authorizer;
+        if !config.enabled {
+            return true;
+        }
+        let principal = self.client.session.principal().to_string();
+        if config.super_users.contains(&principal) {
+            return true;
+        }
+        let view = self.broker.shard.topics.load();
+        let decision = acl::decide(
+            view.acls(),
+            &principal,
+            self.host(),
+            operation,
+            resource_type,
+            name,
+        );
+        let allowed = match decision {
+            Decision::Allowed => true,
+            Decision::Denied => false,
+            Decision::NoAclForResource => config.allow_everyone_if_no_acl_found,
+        };
+        if !allowed {
+            tracing::debug!(%principal, host = self.host(), operation, resource_type, name, "denied by the ACLs");
+        }
+        allowed
+    }
+
+    /// `authorized` on the cluster resource.
+    pub fn authorized_on_cluster(&self, operation: i8) -> bool {
+        self.authorized(operation, code::CLUSTER, acl::CLUSTER_NAME)
+    }
+
+    /// `operation` on the topic, or TOPIC_AUTHORIZATION_FAILED.
+    pub fn check_topic(&self, operation: i8, topic: &str) -> Result<(), ErrorKind> {
+        self.authorized(operation, code::TOPIC, topic)
+            .then_some(())
+            .ok_or(ErrorKind::TopicAuthorizationFailed)
+    }
+
+    /// `operation` on the group, or GROUP_AUTHORIZATION_FAILED.
+    pub fn check_group(&self, operation: i8, group: &str) -> Result<(), ErrorKind> {
+        self.authorized(operation, code::GROUP, group)
+            .then_some(())
+            .ok_or(ErrorKind::GroupAuthorizationFailed)
+    }
+
+    /// Whether a missing topic may be created by this client, as Kafka decides for
+    /// CreateTopics and auto-creation: CREATE on the cluster or on the topic.
+    pub fn may_create_topic(&self, topic: &str) -> bool {
+        self.authorized_on_cluster(code::CREATE)
+            || self.authorized(code::CREATE, code::TOPIC, topic)
+    }
+
+    /// Whether the client may do `operation` on some resource of the type (Kafka lets a
+    /// principal that may WRITE to some topic have an idempotent producer id).
+    pub fn authorized_on_some(&self, operation: i8, resource_type: i8) -> bool {
+        let config = &self.broker.config.authorizer;
+        if !config.enabled {
+            return true;
+        }
+        let principal = self.client.session.principal().to_string();
+        if config.super_users.contains(&principal) {
+            return true;
+        }
+        let view = self.broker.shard.topics.load();
+        acl::allowed_on_some(
+            view.acls(),
+            &principal,
+            self.host(),
+            operation,
+            resource_type,
+        )
+    }
+
+    /// The client's address without Kafka's leading "/".
+    fn host(&self) -> &str {
+        self.client.host.trim_start_matches('/')
+    }
+}
