@@ -26,6 +26,7 @@ pub struct BrokerConfig {
     /// Kafka's `listener.security.protocol.map`: "NAME:PROTOCOL,...".
     pub listener_security_protocol_map: String,
     pub sasl: SaslConfig,
+    pub ssl: SslConfig,
     pub authorizer: AuthorizerConfig,
     /// Prometheus metrics at http://<this>/metrics; unset means no endpoint.
     pub metrics_listen: Option<SocketAddr>,
@@ -75,6 +76,45 @@ pub struct AuthorizerConfig {
     /// Listeners (by name) that serve the internal APIs (the Diskless coordinator's and
     /// mirror-state writes); empty: any listener. Those APIs also need ClusterAction.
     pub internal_listeners: Vec<String>,
+}
+
+/// TLS on the SSL and SASL_SSL listeners, from PEM files (Kafka's `ssl.*` settings with
+/// `ssl.keystore.type=PEM`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SslConfig {
+    /// The broker's certificate chain, its own certificate first.
+    pub certificate_file: Option<PathBuf>,
+    /// The certificate's private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: Option<PathBuf>,
+    /// Kafka's `ssl.client.auth`: none, requested or required.
+    pub client_auth: ClientAuth,
+    /// The CAs that sign client certificates (Kafka's truststore).
+    pub truststore_file: Option<PathBuf>,
+    /// How often the files are checked for changes, which reloads them (SIGHUP always
+    /// does); 0: only on SIGHUP.
+    pub reload_check_ms: u64,
+}
+
+impl Default for SslConfig {
+    fn default() -> Self {
+        SslConfig {
+            certificate_file: None,
+            key_file: None,
+            client_auth: ClientAuth::None,
+            truststore_file: None,
+            reload_check_ms: 1000,
+        }
+    }
+}
+
+/// Whether TLS clients present certificates; their principal is the certificate's subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    None,
+    Requested,
+    Required,
 }
 
 /// SASL authentication on the SASL_PLAINTEXT and SASL_SSL listeners.
@@ -301,6 +341,7 @@ impl Default for BrokerConfig {
             advertised_listeners: String::new(),
             listener_security_protocol_map: String::new(),
             sasl: SaslConfig::default(),
+            ssl: SslConfig::default(),
             authorizer: AuthorizerConfig::default(),
             advertised_listener: None,
             metrics_listen: None,
@@ -392,7 +433,12 @@ impl BrokerConfig {
         let fail = |msg: String| Err(EngineError::Config(msg));
         let listeners = self.listeners()?;
         if let Some(tls) = listeners.iter().find(|l| l.protocol.uses_tls()) {
-            return fail(format!("listener {}: TLS is not supported yet", tls.name));
+            if self.ssl.certificate_file.is_none() || self.ssl.key_file.is_none() {
+                return fail(format!(
+                    "listener {} uses TLS: set ssl.certificate_file and ssl.key_file",
+                    tls.name
+                ));
+            }
         }
         for mechanism in &self.sasl.enabled_mechanisms {
             if Mechanism::parse(mechanism).is_none() {

@@ -166,11 +166,25 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
     });
 
+    let tls = match config.listeners()?.iter().any(|l| l.protocol.uses_tls()) {
+        true => {
+            let tls = Arc::new(security::TlsServer::load(&config.ssl)?);
+            tls.clone().watch()?;
+            Some(tls)
+        }
+        false => None,
+    };
     let limits =
         server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
     let config = Arc::new(config);
-    let serve: ServeFn =
-        Arc::new(move |shard| Box::pin(server::serve_shard(shard, config.clone(), limits.clone())));
+    let serve: ServeFn = Arc::new(move |shard| {
+        Box::pin(server::serve_shard(
+            shard,
+            config.clone(),
+            limits.clone(),
+            tls.clone(),
+        ))
+    });
     shoal_shards::run(runtime, serve, shutdown)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())

@@ -246,9 +246,9 @@ registry! {
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
     SaslHandshakeRequest: 0..=1 => sasl::handshake [before_authentication];
     SaslAuthenticateRequest: 0..=2 => sasl::authenticate [before_authentication];
-    DescribeAclsRequest: 0..=3 => acls::describe [error_answer];
-    CreateAclsRequest: 0..=3 => acls::create;
-    DeleteAclsRequest: 0..=3 => acls::delete;
+    DescribeAclsRequest: 1..=3 => acls::describe [error_answer];
+    CreateAclsRequest: 1..=3 => acls::create;
+    DeleteAclsRequest: 1..=3 => acls::delete;
     DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe;
     AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter;
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];

@@ -66,18 +66,18 @@ mod tests {
 
     #[test]
     fn unimplemented_apis_get_an_error_answer() {
-        let frame = error_response(ApiKey::DescribeAcls, 1, 7).expect("answerable");
+        let frame = error_response(ApiKey::EndTxn, 1, 7).expect("answerable");
         // size, correlation id, throttle time, then the error code.
         assert_eq!(&frame[4..8], &7i32.to_be_bytes());
         assert_eq!(
             &frame[12..14],
             &ResponseError::UnsupportedVersion.code().to_be_bytes()
         );
-        assert!(error_response(ApiKey::SaslHandshake, 1, 1).is_some());
+        assert!(error_response(ApiKey::DescribeLogDirs, 1, 1).is_some());
         // Produce has no top-level error code: it cannot be answered this way.
         assert!(error_response(ApiKey::Produce, 2, 1).is_none());
         assert!(
-            error_response(ApiKey::DescribeAcls, 99, 1).is_none(),
+            error_response(ApiKey::EndTxn, 99, 1).is_none(),
             "unknown version"
         );
     }

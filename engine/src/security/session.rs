@@ -106,6 +106,13 @@ impl Session {
         });
     }
 
+    /// A TLS client's certificate names the principal, unless SASL names one later.
+    pub fn presented_certificate(&self, principal: Principal) {
+        if !self.listener.protocol.uses_sasl() {
+            *self.principal.borrow_mut() = principal;
+        }
+    }
+
     pub fn authenticated(&self, principal: Principal) {
         *self.principal.borrow_mut() = principal;
         self.state.set(AuthState::Authenticated);

@@ -26,10 +26,11 @@ use shoal_shards::signal::LocalSignal;
 use super::limits::Admitted;
 use super::memory::Reservation;
 use super::request::{parse, Incoming, ParsedRequest};
+use super::stream::ClientStream;
 use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{sasl, Broker, Call};
-use crate::security::{AuthState, Listener, Session};
+use crate::security::{certificate, AuthState, Listener, Session, TlsServer};
 use shoal_coordinator::acl::code;
 
 /// A request's bytes are read (and reserved) this many at a time.
@@ -69,6 +70,7 @@ pub async fn serve_connection(
     broker: Rc<Broker>,
     stream: TcpStream,
     listener: Arc<Listener>,
+    tls: Option<Arc<TlsServer>>,
     _admitted: Admitted,
 ) {
     let peer_addr = stream.peer_addr().ok();
@@ -88,6 +90,32 @@ pub async fn serve_connection(
     }
     // Dropped (so cancelled) when the connection ends.
     let _guard = glommio::spawn_local(watchdog.clone().guard(stream.as_raw_fd(), peer.clone()));
+    let stream = match tls {
+        Some(tls) => {
+            // The handshake is a request read: it gets that deadline.
+            watchdog.reading();
+            match tls.acceptor(session.listener.protocol).accept(stream).await {
+                Ok(stream) => {
+                    let certificate = stream.get_ref().1.peer_certificates();
+                    if let Some(der) = certificate.and_then(|chain| chain.first()) {
+                        match certificate::principal_of(der) {
+                            Some(principal) => session.presented_certificate(principal),
+                            None => {
+                                tracing::warn!(%peer, "client certificate subject unreadable; closing");
+                                return;
+                            }
+                        }
+                    }
+                    ClientStream::Tls(Box::new(stream))
+                }
+                Err(e) => {
+                    tracing::info!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+            }
+        }
+        None => ClientStream::Plain(stream),
+    };
     let (mut reader, writer) = futures_lite::io::split(stream);
     let owed = Rc::new(Owed::default());
     // Bounded: a client that pipelines more than this waits for answers before we read on.

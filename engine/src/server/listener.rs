@@ -12,7 +12,7 @@ use super::connection::serve_connection;
 use super::limits::ConnectionLimits;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
-use crate::security::Listener;
+use crate::security::{Listener, TlsServer};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
@@ -23,6 +23,7 @@ pub async fn serve_shard(
     shard: Rc<Shard>,
     config: Arc<BrokerConfig>,
     limits: Arc<ConnectionLimits>,
+    tls: Option<Arc<TlsServer>>,
 ) -> Result<(), ShardError> {
     let listeners = config
         .listeners()
@@ -62,9 +63,10 @@ pub async fn serve_shard(
             crate::mirror::metadata_sync::run(broker.clone()),
         );
     }
-    let accepting = bound
-        .into_iter()
-        .map(|(socket, listener)| accept(socket, listener, broker.clone(), limits.clone()));
+    let accepting = bound.into_iter().map(|(socket, listener)| {
+        let tls = listener.protocol.uses_tls().then(|| tls.clone()).flatten();
+        accept(socket, listener, tls, broker.clone(), limits.clone())
+    });
     futures::future::join_all(accepting).await;
     Ok(())
 }
@@ -72,6 +74,7 @@ pub async fn serve_shard(
 async fn accept(
     socket: TcpListener,
     listener: Arc<Listener>,
+    tls: Option<Arc<TlsServer>>,
     broker: Rc<Broker>,
     limits: Arc<ConnectionLimits>,
 ) {
@@ -85,8 +88,13 @@ async fn accept(
                 match limits.admit(ip) {
                     Ok(admitted) => {
                         let _ = stream.set_nodelay(true);
-                        let connection =
-                            serve_connection(broker.clone(), stream, listener.clone(), admitted);
+                        let connection = serve_connection(
+                            broker.clone(),
+                            stream,
+                            listener.clone(),
+                            tls.clone(),
+                            admitted,
+                        );
                         tasks.spawn_request(connection);
                     }
                     // Closed at once, as Kafka does; the client retries elsewhere or later.

@@ -6,6 +6,7 @@ mod listener;
 mod memory;
 mod metrics_http;
 mod request;
+mod stream;
 mod watchdog;
 
 pub use limits::ConnectionLimits;

@@ -1,0 +1,183 @@
+//! TLS for the SSL and SASL_SSL listeners: rustls over the glommio sockets (no tokio), PEM
+//! certificate and key files, optional client certificates (mTLS) checked against a trust
+//! store, and reloading on SIGHUP or when a file changes. A reload that fails keeps the
+//! certificate in use and says why; connections already open keep theirs.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use futures_rustls::TlsAcceptor;
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use super::listeners::SecurityProtocol;
+use crate::config::{ClientAuth, SslConfig};
+use crate::EngineError;
+
+pub struct TlsServer {
+    settings: SslConfig,
+    current: ArcSwap<ServerConfigs>,
+    /// The files' modification times when last loaded.
+    loaded_stamps: Mutex<Vec<Option<SystemTime>>>,
+}
+
+impl TlsServer {
+    /// Loads the configured files; any problem is an error that names the file.
+    pub fn load(settings: &SslConfig) -> Result<TlsServer, EngineError> {
+        let stamps = stamps(settings);
+        Ok(TlsServer {
+            current: ArcSwap::from_pointee(ServerConfigs::load(settings)?),
+            settings: settings.clone(),
+            loaded_stamps: Mutex::new(stamps),
+        })
+    }
+
+    /// What accepts the next connection on a listener: the certificate loaded last. As in
+    /// Kafka, `client_auth` applies to SSL listeners; SASL_SSL clients log in with SASL.
+    pub fn acceptor(&self, protocol: SecurityProtocol) -> TlsAcceptor {
+        let configs = self.current.load();
+        match protocol {
+            SecurityProtocol::SaslSsl => TlsAcceptor::from(configs.sasl_ssl.clone()),
+            _ => TlsAcceptor::from(configs.ssl.clone()),
+        }
+    }
+
+    /// Loads the files again; on failure the certificate in use stays.
+    pub fn reload(&self, why: &str) {
+        let stamps = stamps(&self.settings);
+        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) = stamps;
+        match ServerConfigs::load(&self.settings) {
+            Ok(config) => {
+                self.current.store(Arc::new(config));
+                tracing::info!(why, "TLS certificate reloaded");
+            }
+            Err(e) => {
+                tracing::error!(why, error = %e, "TLS reload failed; keeping the current certificate")
+            }
+        }
+    }
+
+    fn files_changed(&self) -> bool {
+        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) != stamps(&self.settings)
+    }
+
+    /// Reloads on SIGHUP, and when a file's modification time changes (checked every
+    /// `reload_check_ms`; 0: on SIGHUP only).
+    pub fn watch(self: Arc<Self>) -> Result<(), EngineError> {
+        let hangup = Arc::new(AtomicBool::new(false));
+        signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone())?;
+        let check_files = self.settings.reload_check_ms > 0;
+        let period = Duration::from_millis(self.settings.reload_check_ms.clamp(1, 1000));
+        std::thread::Builder::new()
+            .name("tls-reload".into())
+            .spawn(move || loop {
+                std::thread::sleep(period);
+                if hangup.swap(false, Ordering::Relaxed) {
+                    self.reload("SIGHUP");
+                } else if check_files && self.files_changed() {
+                    self.reload("a certificate file changed");
+                }
+            })?;
+        Ok(())
+    }
+}
+
+fn files(settings: &SslConfig) -> impl Iterator<Item = &PathBuf> {
+    [
+        &settings.certificate_file,
+        &settings.key_file,
+        &settings.truststore_file,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+fn stamps(settings: &SslConfig) -> Vec<Option<SystemTime>> {
+    files(settings)
+        .map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+        .collect()
+}
+
+/// The same certificate with and without client certificates.
+struct ServerConfigs {
+    ssl: Arc<ServerConfig>,
+    sasl_ssl: Arc<ServerConfig>,
+}
+
+impl ServerConfigs {
+    fn load(settings: &SslConfig) -> Result<ServerConfigs, EngineError> {
+        Ok(ServerConfigs {
+            ssl: Arc::new(server_config(settings, settings.client_auth)?),
+            sasl_ssl: Arc::new(server_config(settings, ClientAuth::None)?),
+        })
+    }
+}
+
+fn server_config(
+    settings: &SslConfig,
+    client_auth: ClientAuth,
+) -> Result<ServerConfig, EngineError> {
+    let (Some(certificate_file), Some(key_file)) = (&settings.certificate_file, &settings.key_file)
+    else {
+        return Err(EngineError::Config(
+            "a TLS listener needs ssl.certificate_file and ssl.key_file".into(),
+        ));
+    };
+    let chain = certificates(certificate_file)?;
+    let key = PrivateKeyDer::from_pem_file(key_file)
+        .map_err(|e| file_error(key_file, format!("no usable private key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| EngineError::Config(format!("TLS: {e}")))?;
+    let builder = match client_auth {
+        ClientAuth::None => builder.with_no_client_auth(),
+        ClientAuth::Requested | ClientAuth::Required => {
+            let Some(truststore) = &settings.truststore_file else {
+                return Err(EngineError::Config(
+                    "ssl.client_auth needs ssl.truststore_file (the CAs of client certificates)"
+                        .into(),
+                ));
+            };
+            let mut roots = RootCertStore::empty();
+            for ca in certificates(truststore)? {
+                roots
+                    .add(ca)
+                    .map_err(|e| file_error(truststore, format!("unusable CA: {e}")))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            let verifier = if client_auth == ClientAuth::Requested {
+                verifier.allow_unauthenticated()
+            } else {
+                verifier
+            };
+            let verifier = verifier
+                .build()
+                .map_err(|e| file_error(truststore, e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    builder
+        .with_single_cert(chain, key)
+        .map_err(|e| file_error(certificate_file, format!("certificate and key: {e}")))
+}
+
+/// Every certificate in a PEM file; none is an error.
+pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, EngineError> {
+    let chain = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| file_error(path, e.to_string()))?;
+    if chain.is_empty() {
+        return Err(file_error(path, "no PEM certificate in it".into()));
+    }
+    Ok(chain)
+}
+
+fn file_error(path: &Path, message: String) -> EngineError {
+    EngineError::Config(format!("{}: {message}", path.display()))
+}

@@ -1,0 +1,190 @@
+"""TLS listeners against the real binary: confluent-kafka and kafka-python over SASL_SSL with
+SCRAM-SHA-512 and PLAIN, kcat over SSL with a client certificate whose subject is its
+principal, refusals, and a certificate reloaded while the broker runs."""
+
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+
+import kafka
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                   ResourcePatternType, ResourceType, ScramCredentialInfo,
+                                   ScramMechanism, UserScramCredentialUpsertion)
+
+from conftest import free_port
+from tls_certs import CertificateAuthority
+
+WRITER_DN = "CN=writer,OU=ingest,O=Shoal Test"
+
+
+@pytest.fixture
+def ca(tmp_path):
+    return CertificateAuthority(tmp_path / "ca")
+
+
+@pytest.fixture
+def tls_broker(make_broker, ca):
+    """PLAINTEXT (for setup), SASL_SSL and SSL with client certificates required; the
+    authorizer on with `admin` a super user."""
+    cert, key = ca.issue("server", "/CN=localhost", server=True)
+    broker = make_broker("tls")
+    broker.sasl_ssl_port, broker.ssl_port = free_port(), free_port()
+    broker.server_cert = cert
+    broker.config_path.write_text(
+        f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},'
+        f"SASL_SSL://127.0.0.1:{broker.sasl_ssl_port},SSL://127.0.0.1:{broker.ssl_port}\"\n"
+        f'data_dir = "{broker.data_dir}"\n'
+        "[ssl]\n"
+        f'certificate_file = "{cert}"\n'
+        f'key_file = "{key}"\n'
+        'client_auth = "required"\n'
+        f'truststore_file = "{ca.ca_cert}"\n'
+        "reload_check_ms = 200\n"
+        "[sasl]\n"
+        'enabled_mechanisms = ["PLAIN", "SCRAM-SHA-512"]\n'
+        "[sasl.plain_users]\n"
+        'admin = "admin-secret"\n'
+        'alice = "alice-secret"\n'
+        "[authorizer]\n"
+        "enabled = true\n"
+        'super_users = ["User:admin"]\n'
+    )
+    broker.start()
+    return broker
+
+
+def sasl_ssl(broker, ca, user, password, mechanism):
+    return {"bootstrap.servers": f"127.0.0.1:{broker.sasl_ssl_port}",
+            "security.protocol": "SASL_SSL", "ssl.ca.location": str(ca.ca_cert),
+            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+
+
+def allow(broker, ca, principal, topic, group=None):
+    admin = AdminClient(sasl_ssl(broker, ca, "admin", "admin-secret", "PLAIN"))
+    bindings = [AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, principal, "*",
+                           op, AclPermissionType.ALLOW)
+                for op in (AclOperation.WRITE, AclOperation.READ, AclOperation.CREATE)]
+    if group:
+        bindings.append(AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                                   principal, "*", AclOperation.READ, AclPermissionType.ALLOW))
+    for future in admin.create_acls(bindings).values():
+        future.result(10)
+
+
+def round_trip(config, topic, values):
+    errors = []
+    producer = Producer(config)
+    for v in values:
+        producer.produce(topic, v, on_delivery=lambda err, _m: errors.append(err))
+    producer.flush(15)
+    assert errors == [None] * len(values)
+    consumer = Consumer({**config, "group.id": f"{topic}-g", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got = []
+    deadline = time.time() + 20
+    while len(got) < len(values) and time.time() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            got.append(msg.value())
+    consumer.close()
+    return got
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_confluent_kafka_over_sasl_ssl(tls_broker, ca, mechanism):
+    admin = AdminClient(sasl_ssl(tls_broker, ca, "admin", "admin-secret", "PLAIN"))
+    upsert = UserScramCredentialUpsertion("alice", ScramCredentialInfo(
+        ScramMechanism.SCRAM_SHA_512, 4096), b"alice-scram")
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(10)
+    allow(tls_broker, ca, "User:alice", "secured", group="secured-g")
+    password = "alice-secret" if mechanism == "PLAIN" else "alice-scram"
+    config = sasl_ssl(tls_broker, ca, "alice", password, mechanism)
+    assert round_trip(config, "secured", [b"a", b"b", b"c"]) == [b"a", b"b", b"c"]
+
+
+def test_kafka_python_over_sasl_ssl_with_scram_and_a_wrong_password(tls_broker, ca):
+    admin = AdminClient(sasl_ssl(tls_broker, ca, "admin", "admin-secret", "PLAIN"))
+    upsert = UserScramCredentialUpsertion("alice", ScramCredentialInfo(
+        ScramMechanism.SCRAM_SHA_512, 4096), b"alice-scram")
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(10)
+    allow(tls_broker, ca, "User:alice", "kp-tls")
+
+    def producer(password):
+        return kafka.KafkaProducer(
+            bootstrap_servers=f"127.0.0.1:{tls_broker.sasl_ssl_port}", security_protocol="SASL_SSL",
+            ssl_cafile=str(ca.ca_cert), sasl_mechanism="SCRAM-SHA-512",
+            sasl_plain_username="alice", sasl_plain_password=password)
+
+    p = producer("alice-scram")
+    metadata = p.send("kp-tls", b"over tls").get(timeout=15)
+    assert metadata.offset == 0
+    p.close()
+    with pytest.raises(kafka.errors.KafkaError):
+        producer("wrong").send("kp-tls", b"x").get(timeout=10)
+
+
+def kcat(broker, ca, cert, key, *args, data=None):
+    return subprocess.run(
+        ["kcat", "-b", f"127.0.0.1:{broker.ssl_port}", "-X", "security.protocol=SSL",
+         "-X", f"ssl.ca.location={ca.ca_cert}", "-X", f"ssl.certificate.location={cert}",
+         "-X", f"ssl.key.location={key}", *args],
+        input=data, capture_output=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is installed by .ci/run")
+def test_kcat_over_ssl_with_a_client_certificate_as_its_principal(tls_broker, ca):
+    cert, key = ca.issue("writer", "/O=Shoal Test/OU=ingest/CN=writer")
+    other_cert, other_key = ca.issue("other", "/CN=other")
+    allow(tls_broker, ca, f"User:{WRITER_DN}", "certs")
+    produced = kcat(tls_broker, ca, cert, key, "-P", "-t", "certs", data=b"one\ntwo\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = kcat(tls_broker, ca, cert, key, "-C", "-t", "certs", "-c", "2", "-e")
+    assert consumed.stdout.split() == [b"one", b"two"], consumed.stderr
+    # Another certificate from the same CA is another principal, with no ACLs.
+    refused = kcat(tls_broker, ca, other_cert, other_key, "-P", "-t", "certs", data=b"x\n")
+    assert b"Topic authorization failed" in refused.stderr, refused.stderr
+    assert "TLS handshake failed" not in tls_broker.log()
+
+
+def test_a_client_without_a_certificate_is_refused_when_one_is_required(tls_broker, ca):
+    context = ssl.create_default_context(cafile=str(ca.ca_cert))
+    with socket.create_connection(("127.0.0.1", tls_broker.ssl_port), timeout=5) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionResetError, BrokenPipeError)):
+            with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                tls.sendall(b"\x00\x00\x00\x0a\x00\x12\x00\x00\x00\x00\x00\x01\xff\xff")
+                if not tls.recv(4):
+                    raise ConnectionResetError("closed")
+    deadline = time.time() + 5
+    while "TLS handshake failed" not in tls_broker.log() and time.time() < deadline:
+        time.sleep(0.1)
+    assert "TLS handshake failed" in tls_broker.log()
+
+
+def served_certificate_subject(port, ca):
+    context = ssl.create_default_context(cafile=str(ca.ca_cert))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            return dict(x[0] for x in tls.getpeercert()["subject"])
+
+
+def test_a_changed_certificate_is_served_to_new_connections(tls_broker, ca):
+    assert served_certificate_subject(tls_broker.sasl_ssl_port, ca)["commonName"] == "localhost"
+    new_cert, new_key = ca.issue("renewed", "/CN=localhost/O=Renewed", server=True)
+    key_path = tls_broker.server_cert.with_suffix(".key")
+    # Key first, then the certificate: a reload in between fails and keeps the old pair.
+    shutil.copy(new_key, key_path)
+    shutil.copy(new_cert, tls_broker.server_cert)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        subject = served_certificate_subject(tls_broker.sasl_ssl_port, ca)
+        if subject.get("organizationName") == "Renewed":
+            break
+        time.sleep(0.2)
+    assert subject.get("organizationName") == "Renewed"
+    assert "TLS certificate reloaded" in tls_broker.log()
