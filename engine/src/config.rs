@@ -190,7 +190,11 @@ pub struct ObjectStoreConfig {
     pub region: String,
     /// Prepended to every object key.
     pub prefix: String,
-    pub path_style: bool,
+    /// Path-style addressing (`endpoint/bucket/key`); unset: virtual-host style for AWS
+    /// endpoints (`*.amazonaws.com`), path style for others (MinIO, s3s-fs, Garage).
+    pub path_style: Option<bool>,
+    /// For https endpoints: a PEM file of CAs to trust besides the system's.
+    pub ca_file: Option<PathBuf>,
     /// Credentials; the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
     /// environment variables are used where these are not set.
     pub access_key_id: Option<String>,
@@ -212,7 +216,8 @@ impl Default for ObjectStoreConfig {
             bucket: String::new(),
             region: "us-east-1".to_string(),
             prefix: String::new(),
-            path_style: true,
+            path_style: None,
+            ca_file: None,
             access_key_id: None,
             secret_access_key: None,
             session_token: None,
@@ -227,6 +232,12 @@ impl Default for ObjectStoreConfig {
 }
 
 impl ObjectStoreConfig {
+    fn is_aws(&self) -> bool {
+        let after_scheme = self.endpoint.split_once("://").map_or("", |(_, rest)| rest);
+        let host = after_scheme.split(['/', ':']).next().unwrap_or("");
+        host.ends_with(".amazonaws.com")
+    }
+
     fn store(&self, data_dir: &Path) -> StoreConfig {
         match self.kind {
             StoreKind::Local => StoreConfig::Local {
@@ -239,7 +250,8 @@ impl ObjectStoreConfig {
                     bucket: self.bucket.clone(),
                     region: self.region.clone(),
                     key_prefix: self.prefix.clone(),
-                    path_style: self.path_style,
+                    path_style: self.path_style.unwrap_or(!self.is_aws()),
+                    ca_file: self.ca_file.clone(),
                     access_key_id: self
                         .access_key_id
                         .clone()

@@ -33,6 +33,7 @@ fn main() {
         access_key_id: Some(env("SHOAL_S3_KEY", "")),
         secret_access_key: Some(env("SHOAL_S3_SECRET", "")),
         session_token: None,
+        ca_file: None,
         multipart_threshold_bytes: usize::MAX,
         part_size_bytes: 16 << 20,
         http: HttpConfig {

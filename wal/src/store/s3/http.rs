@@ -1,17 +1,21 @@
 //! A small HTTP/1.1 client for one S3 endpoint: hyper's client connections over glommio
-//! sockets, a bounded keep-alive pool per executor, and timeouts on connect, first byte and
+//! sockets (TLS through rustls for https), a bounded keep-alive pool per executor, and timeouts on connect, first byte and
 //! the whole request.
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_lite::{AsyncRead, AsyncWrite};
+use futures_rustls::TlsConnector;
 use glommio::net::TcpStream;
 use glommio::sync::Semaphore;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::{self, SendRequest};
+use rustls_pki_types::ServerName;
 
 use super::io::GlommioIo;
 use crate::within;
@@ -39,19 +43,29 @@ pub struct HttpResponse {
     pub body: Bytes,
 }
 
+/// TLS to the endpoint: the client settings and the name its certificate must carry.
+pub type HttpsSettings = (Arc<rustls::ClientConfig>, ServerName<'static>);
+
 pub struct HttpClient {
     addr: SocketAddr,
     host_header: String,
+    tls: Option<HttpsSettings>,
     config: HttpConfig,
     idle: RefCell<Vec<SendRequest<Full<Bytes>>>>,
     slots: Rc<Semaphore>,
 }
 
 impl HttpClient {
-    pub fn new(addr: SocketAddr, host_header: String, config: HttpConfig) -> HttpClient {
+    pub fn new(
+        addr: SocketAddr,
+        host_header: String,
+        tls: Option<HttpsSettings>,
+        config: HttpConfig,
+    ) -> HttpClient {
         HttpClient {
             addr,
             host_header,
+            tls,
             slots: Rc::new(Semaphore::new(config.max_connections as u64)),
             config,
             idle: RefCell::new(Vec::new()),
@@ -141,15 +155,16 @@ impl HttpClient {
             .await
             .map_err(io_error)?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = http1::handshake(GlommioIo::new(stream))
+        let Some((config, name)) = &self.tls else {
+            return handshake(stream).await;
+        };
+        let connecting = TlsConnector::from(config.clone()).connect(name.clone(), stream);
+        let stream = within(self.config.connect_timeout, connecting)
             .await
-            .map_err(io_error)?;
-        // The connection task ends when the sender is dropped or the server closes.
-        glommio::spawn_local(async move {
-            let _ = connection.await;
-        })
-        .detach();
-        Ok(sender)
+            .ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "TLS handshake timed out")
+            })??;
+        handshake(stream).await
     }
 
     fn take_idle(&self) -> Option<SendRequest<Full<Bytes>>> {
@@ -168,6 +183,21 @@ impl HttpClient {
             idle.push(sender);
         }
     }
+}
+
+/// HTTP/1.1 over a connected stream; its connection task ends when the sender is dropped or
+/// the server closes.
+async fn handshake(
+    stream: impl AsyncRead + AsyncWrite + Unpin + 'static,
+) -> std::io::Result<SendRequest<Full<Bytes>>> {
+    let (sender, connection) = http1::handshake(GlommioIo::new(stream))
+        .await
+        .map_err(io_error)?;
+    glommio::spawn_local(async move {
+        let _ = connection.await;
+    })
+    .detach();
+    Ok(sender)
 }
 
 fn io_error(e: impl ToString) -> std::io::Error {

@@ -1,23 +1,22 @@
-//! hyper's I/O traits over a glommio TCP stream, so hyper's HTTP/1.1 client runs on the
-//! shard's own io_uring reactor.
+//! hyper's I/O traits over a glommio TCP stream (or TLS over one), so hyper's HTTP/1.1
+//! client runs on the shard's own io_uring reactor.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_lite::{AsyncRead, AsyncWrite};
-use glommio::net::TcpStream;
 
 /// Reads go through a scratch buffer so no uninitialised memory is ever handed out.
 const SCRATCH_BYTES: usize = 64 << 10;
 
-pub struct GlommioIo {
-    stream: TcpStream,
+pub struct GlommioIo<S> {
+    stream: S,
     scratch: Box<[u8]>,
 }
 
-impl GlommioIo {
-    pub fn new(stream: TcpStream) -> GlommioIo {
+impl<S> GlommioIo<S> {
+    pub fn new(stream: S) -> GlommioIo<S> {
         GlommioIo {
             stream,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
@@ -25,7 +24,7 @@ impl GlommioIo {
     }
 }
 
-impl hyper::rt::Read for GlommioIo {
+impl<S: AsyncRead + Unpin> hyper::rt::Read for GlommioIo<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -44,7 +43,7 @@ impl hyper::rt::Read for GlommioIo {
     }
 }
 
-impl hyper::rt::Write for GlommioIo {
+impl<S: AsyncWrite + Unpin> hyper::rt::Write for GlommioIo<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -3,6 +3,7 @@
 
 mod http;
 mod io;
+mod tls;
 
 pub use self::http::HttpConfig;
 
@@ -10,6 +11,7 @@ use std::net::ToSocketAddrs;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use rustls_pki_types::ServerName;
 use rusty_s3::actions::{ListObjectsV2, ObjectIdentifier, S3Action};
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 
@@ -26,7 +28,7 @@ const PART_MIN_BYTES: usize = 5 << 20;
 
 #[derive(Debug, Clone)]
 pub struct S3Config {
-    /// e.g. `http://127.0.0.1:9000`
+    /// e.g. `http://127.0.0.1:9000` or `https://s3.eu-west-1.amazonaws.com`
     pub endpoint: String,
     pub bucket: String,
     pub region: String,
@@ -37,6 +39,8 @@ pub struct S3Config {
     pub access_key_id: Option<String>,
     pub secret_access_key: Option<String>,
     pub session_token: Option<String>,
+    /// For https endpoints: a PEM file of CAs trusted besides the system's.
+    pub ca_file: Option<std::path::PathBuf>,
     /// Objects larger than this are uploaded in parts.
     pub multipart_threshold_bytes: usize,
     pub part_size_bytes: usize,
@@ -58,12 +62,16 @@ impl S3Store {
             .endpoint
             .parse()
             .map_err(|e| WalError::Config(format!("endpoint {}: {e}", config.endpoint)))?;
-        if endpoint.scheme() != "http" {
-            return Err(WalError::Config(format!(
-                "endpoint {}: only http:// endpoints are supported so far",
-                config.endpoint
-            )));
-        }
+        let https = match endpoint.scheme() {
+            "http" => false,
+            "https" => true,
+            other => {
+                return Err(WalError::Config(format!(
+                    "endpoint {}: {other}:// is neither http nor https",
+                    config.endpoint
+                )))
+            }
+        };
         let style = if config.path_style {
             UrlStyle::Path
         } else {
@@ -81,13 +89,23 @@ impl S3Store {
             .host_str()
             .ok_or_else(|| WalError::Config("endpoint has no host".into()))?
             .to_string();
-        let port = base.port_or_known_default().unwrap_or(80);
+        let port = base
+            .port_or_known_default()
+            .unwrap_or(if https { 443 } else { 80 });
         // Resolved once, at start-up.
         let addr = (host.as_str(), port)
             .to_socket_addrs()
             .map_err(|e| WalError::Unreachable(format!("{host}:{port}: {e}")))?
             .next()
             .ok_or_else(|| WalError::Unreachable(format!("{host}:{port} has no address")))?;
+        let tls = match https {
+            true => {
+                let name = ServerName::try_from(host.clone())
+                    .map_err(|e| WalError::Config(format!("endpoint host {host}: {e}")))?;
+                Some((tls::client_config(config.ca_file.as_deref())?, name))
+            }
+            false => None,
+        };
         let host_header = match base.port() {
             Some(port) => format!("{host}:{port}"),
             None => host,
@@ -105,7 +123,7 @@ impl S3Store {
             key_prefix: config.key_prefix.trim_matches('/').to_string(),
             multipart_threshold_bytes: config.multipart_threshold_bytes,
             part_size_bytes: config.part_size_bytes.max(PART_MIN_BYTES),
-            http: HttpClient::new(addr, host_header, config.http.clone()),
+            http: HttpClient::new(addr, host_header, tls, config.http.clone()),
         })
     }
 
