@@ -18,6 +18,123 @@ pub struct MirrorConfig {
     /// Retries of a FAILED partition before it waits for an operator; 0 means no limit.
     pub retry_max_attempts: u32,
     pub metadata_refresh_interval_ms: u64,
+    /// How the source cluster is reached: Kafka's client security settings.
+    pub security: SourceSecurity,
+}
+
+/// A Kafka client's security settings for the source cluster, with Kafka's names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceSecurity {
+    /// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
+    pub protocol: String,
+    /// PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+    pub sasl_mechanism: String,
+    pub sasl_username: String,
+    pub sasl_password: String,
+    /// PEM CAs trusted for the source's certificate, besides the system's
+    /// (`ssl.truststore.location` with `ssl.truststore.type=PEM`, or librdkafka's
+    /// `ssl.ca.location`).
+    pub ssl_ca_file: String,
+    /// A client certificate and key (PEM) for sources that require one.
+    pub ssl_certificate_file: String,
+    pub ssl_key_file: String,
+}
+
+impl SourceSecurity {
+    pub fn uses_tls(&self) -> bool {
+        matches!(self.protocol.as_str(), "SSL" | "SASL_SSL")
+    }
+
+    pub fn uses_sasl(&self) -> bool {
+        matches!(self.protocol.as_str(), "SASL_PLAINTEXT" | "SASL_SSL")
+    }
+
+    fn set(&mut self, name: &str, value: &str) -> Result<bool, MirrorError> {
+        let value = value.trim();
+        match name {
+            "security.protocol" => {
+                let protocol = value.to_ascii_uppercase();
+                if !["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"].contains(&protocol.as_str())
+                {
+                    return Err(MirrorError::InvalidConfig("unknown security.protocol"));
+                }
+                self.protocol = protocol;
+            }
+            "sasl.mechanism" => {
+                if !["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].contains(&value) {
+                    return Err(MirrorError::InvalidConfig(
+                        "sasl.mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+                    ));
+                }
+                self.sasl_mechanism = value.to_string();
+            }
+            "sasl.username" => self.sasl_username = value.to_string(),
+            "sasl.password" => self.sasl_password = value.to_string(),
+            "sasl.jaas.config" => {
+                let (user, password) =
+                    jaas_credentials(value).ok_or(MirrorError::InvalidConfig(
+                        "sasl.jaas.config needs username=\"...\" and password=\"...\"",
+                    ))?;
+                self.sasl_username = user;
+                self.sasl_password = password;
+            }
+            "ssl.truststore.location" | "ssl.ca.location" => self.ssl_ca_file = value.to_string(),
+            "ssl.truststore.type" | "ssl.keystore.type" if value.eq_ignore_ascii_case("PEM") => {}
+            "ssl.keystore.location" | "ssl.certificate.location" => {
+                self.ssl_certificate_file = value.to_string()
+            }
+            "ssl.key.location" => self.ssl_key_file = value.to_string(),
+            // Kafka's default, and the only behaviour offered: the name must match.
+            "ssl.endpoint.identification.algorithm" if value.eq_ignore_ascii_case("https") => {}
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn check(&self) -> Result<(), MirrorError> {
+        if self.uses_sasl()
+            && (self.sasl_mechanism.is_empty()
+                || self.sasl_username.is_empty()
+                || self.sasl_password.is_empty())
+        {
+            return Err(MirrorError::InvalidConfig(
+                "a SASL source needs sasl.mechanism and a username and password",
+            ));
+        }
+        if self.ssl_certificate_file.is_empty() != self.ssl_key_file.is_empty() {
+            return Err(MirrorError::InvalidConfig(
+                "a client certificate needs both its certificate and key locations",
+            ));
+        }
+        Ok(())
+    }
+
+    fn to_pairs(&self) -> Vec<(&'static str, String)> {
+        [
+            ("security.protocol", &self.protocol),
+            ("sasl.mechanism", &self.sasl_mechanism),
+            ("sasl.username", &self.sasl_username),
+            ("sasl.password", &self.sasl_password),
+            ("ssl.truststore.location", &self.ssl_ca_file),
+            ("ssl.keystore.location", &self.ssl_certificate_file),
+            ("ssl.key.location", &self.ssl_key_file),
+        ]
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(name, value)| (name, value.clone()))
+        .collect()
+    }
+}
+
+/// The username and password of a PlainLoginModule or ScramLoginModule line:
+/// `org.apache...Module required username="alice" password="secret";`.
+fn jaas_credentials(jaas: &str) -> Option<(String, String)> {
+    let value_of = |key: &str| {
+        let start = jaas.find(&format!("{key}=\""))? + key.len() + 2;
+        let end = start + jaas[start..].find('"')?;
+        Some(jaas[start..end].to_string())
+    };
+    Some((value_of("username")?, value_of("password")?))
 }
 
 impl MirrorConfig {
@@ -35,6 +152,10 @@ impl MirrorConfig {
             retry_max_backoff_ms: 60_000,
             retry_max_attempts: 0,
             metadata_refresh_interval_ms: 60_000,
+            security: SourceSecurity {
+                protocol: "PLAINTEXT".to_string(),
+                ..SourceSecurity::default()
+            },
         };
         for (name, value) in pairs {
             let number = || {
@@ -63,14 +184,14 @@ impl MirrorConfig {
                 "mirror.metadata.refresh.interval.ms" => {
                     config.metadata_refresh_interval_ms = number()?
                 }
-                // Client security settings have no effect yet: Shoal speaks plaintext only.
-                "security.protocol" if value.eq_ignore_ascii_case("PLAINTEXT") => {}
+                _ if config.security.set(name, value)? => {}
                 _ => return Err(MirrorError::InvalidConfig("unknown or unsupported setting")),
             }
         }
         if config.bootstrap_servers.is_empty() {
             return Err(MirrorError::InvalidConfig("bootstrap.servers is required"));
         }
+        config.security.check()?;
         if config.retry_initial_backoff_ms == 0
             || config.retry_initial_backoff_ms > config.retry_max_backoff_ms
             || config.fetch_max_bytes == 0
@@ -84,7 +205,7 @@ impl MirrorConfig {
 
     /// The settings as name/value pairs, for storing and describing.
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut pairs = vec![
             ("bootstrap.servers", self.bootstrap_servers.clone()),
             (
                 "mirror.fetch.wait.max.ms",
@@ -113,7 +234,9 @@ impl MirrorConfig {
                 "mirror.metadata.refresh.interval.ms",
                 self.metadata_refresh_interval_ms.to_string(),
             ),
-        ]
+        ];
+        pairs.extend(self.security.to_pairs());
+        pairs
     }
 }
 
@@ -140,6 +263,40 @@ mod tests {
         assert!(MirrorConfig::from_pairs([
             ("bootstrap.servers", "x"),
             ("mirror.fetch.max.bytes", "-5")
+        ])
+        .is_err());
+    }
+
+    #[test]
+    fn source_security_settings_parse_round_trip_and_are_checked() {
+        let jaas = r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="s3cret";"#;
+        let config = MirrorConfig::from_pairs([
+            ("bootstrap.servers", "source:9093"),
+            ("security.protocol", "sasl_ssl"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("sasl.jaas.config", jaas),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", "/etc/ca.pem"),
+        ])
+        .unwrap();
+        assert_eq!(config.security.protocol, "SASL_SSL");
+        assert_eq!(config.security.sasl_username, "mirror");
+        assert_eq!(config.security.sasl_password, "s3cret");
+        assert!(config.security.uses_tls() && config.security.uses_sasl());
+        let pairs = config.to_pairs();
+        let again = MirrorConfig::from_pairs(pairs.iter().map(|(n, v)| (*n, v.as_str()))).unwrap();
+        assert_eq!(again, config);
+        let no_password = [
+            ("bootstrap.servers", "s:1"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "PLAIN"),
+        ];
+        assert!(MirrorConfig::from_pairs(no_password).is_err());
+        let bad_protocol = [("bootstrap.servers", "s:1"), ("security.protocol", "TLS")];
+        assert!(MirrorConfig::from_pairs(bad_protocol).is_err());
+        assert!(MirrorConfig::from_pairs([
+            ("bootstrap.servers", "s:1"),
+            ("ssl.endpoint.identification.algorithm", "")
         ])
         .is_err());
     }

@@ -322,9 +322,13 @@ def test_mirror_admin_errors_are_clear(pair):
     source, destination = pair
     bad = cli(destination, "create", "dr.removed", "--source", source.bootstrap, check=False)
     assert bad.returncode != 0 and "error 135" in bad.stderr  # INVALID_MIRROR_NAME
+    # Hostname checks cannot be turned off: the setting is refused, not ignored.
     bad = cli(destination, "create", "dr", "--source", source.bootstrap, "--set",
-              "sasl.mechanism=PLAIN", check=False)
+              "ssl.endpoint.identification.algorithm=", check=False)
     assert bad.returncode != 0 and "unsupported setting" in bad.stderr
+    bad = cli(destination, "create", "dr", "--source", source.bootstrap, "--set",
+              "security.protocol=SASL_SSL", check=False)
+    assert bad.returncode != 0 and "username and password" in bad.stderr
     bad = cli(destination, "add", "nope", "orders", check=False)
     assert "error 136" in bad.stderr  # UNKNOWN_MIRROR
     cli(destination, "create", "dr", "--source", source.bootstrap)

@@ -12,6 +12,7 @@ import kafka
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                   NewTopic,
                                    ResourcePatternType, ResourceType, ScramCredentialInfo,
                                    ScramMechanism, UserScramCredentialUpsertion)
 
@@ -188,3 +189,41 @@ def test_a_changed_certificate_is_served_to_new_connections(tls_broker, ca):
         time.sleep(0.2)
     assert subject.get("organizationName") == "Renewed"
     assert "TLS certificate reloaded" in tls_broker.log()
+
+
+def test_a_mirror_pulls_from_a_sasl_ssl_source_with_scram(make_broker, ca, tmp_path):
+    """Another Shoal as the source, reachable only with SCRAM-SHA-512 over TLS for the
+    mirror; the destination mirrors a topic with identical offsets."""
+    from test_mirror import FAST_RETRIES, caught_up, cli, identical, produce, wait_for
+    cert, key = ca.issue("source", "/CN=localhost", server=True)
+    source = make_broker("source")
+    source.secure_port = free_port()
+    source.config_path.write_text(
+        f'listeners = "PLAINTEXT://127.0.0.1:{source.port},'
+        f'SASL_SSL://localhost:{source.secure_port}"\n'
+        f'data_dir = "{source.data_dir}"\n'
+        f'[ssl]\ncertificate_file = "{cert}"\nkey_file = "{key}"\n'
+        '[sasl]\nenabled_mechanisms = ["SCRAM-SHA-512"]\n')
+    source.start()
+    admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    admin.create_topics([NewTopic("orders", num_partitions=3)])["orders"].result(15)
+    upsert = UserScramCredentialUpsertion("mirror", ScramCredentialInfo(
+        ScramMechanism.SCRAM_SHA_512, 4096), b"mirror-secret")
+    admin.alter_user_scram_credentials([upsert])["mirror"].result(10)
+    produce(source, "orders", 600)
+
+    destination = make_broker("destination").start()
+    secure = [f"localhost:{source.secure_port}"]
+    settings = ["--set", "security.protocol=SASL_SSL", "--set", "sasl.mechanism=SCRAM-SHA-512",
+                "--set", "sasl.username=mirror", "--set", f"ssl.truststore.location={ca.ca_cert}"]
+    wrong = [*settings, "--set", "sasl.password=wrong"]
+    cli(destination, "create", "bad", "--source", *secure, *wrong, *FAST_RETRIES)
+    refused = cli(destination, "add", "bad", "orders", check=False)
+    assert refused.returncode != 0 or "mirroring" not in refused.stdout
+    cli(destination, "create", "dr", "--source", *secure, *settings,
+        "--set", "sasl.password=mirror-secret", *FAST_RETRIES)
+    assert "orders: mirroring" in cli(destination, "add", "dr", "orders").stdout
+    produce(source, "orders", 300, start=600)
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    assert identical(source, destination, "orders", 3)
+    assert "SASL authentication failed" in destination.log()

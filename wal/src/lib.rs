@@ -8,6 +8,7 @@ pub mod object;
 pub mod records;
 pub mod store;
 pub mod time_limit;
+pub mod tls_client;
 
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;

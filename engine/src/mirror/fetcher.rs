@@ -114,9 +114,7 @@ impl Session {
     /// Connects to the source and learns whether it speaks KIP-1279.
     pub async fn connect(&mut self) -> Result<(), crate::EngineError> {
         let max_response = self.config.fetch_response_max_bytes as usize + (1 << 20);
-        let mut client =
-            SourceClient::connect(&self.config.bootstrap_servers, SOURCE_TIMEOUT, max_response)
-                .await?;
+        let mut client = SourceClient::connect(&self.config, SOURCE_TIMEOUT, max_response).await?;
         let versions = client
             .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
             .await?;

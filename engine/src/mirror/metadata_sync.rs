@@ -19,6 +19,7 @@ use shoal_coordinator::commands::{
     CommitOffsets, DescribeMirror, FetchOffsets, ListMirrors, SyncMirrorTopic,
 };
 use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
+use shoal_mirror::MirrorConfig;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::client::SourceClient;
@@ -67,15 +68,19 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
             if topics.is_empty() {
                 continue;
             }
-            if let Err(e) = sync(&broker, &described.config.bootstrap_servers, &topics).await {
+            if let Err(e) = sync(&broker, &described.config, &topics).await {
                 tracing::warn!(mirror = %name, error = %e, "metadata sync failed");
             }
         }
     }
 }
 
-async fn sync(broker: &Broker, bootstrap: &str, topics: &[String]) -> Result<(), EngineError> {
-    let mut client = SourceClient::connect(bootstrap, SOURCE_TIMEOUT, RESPONSE_MAX_BYTES).await?;
+async fn sync(
+    broker: &Broker,
+    source: &MirrorConfig,
+    topics: &[String],
+) -> Result<(), EngineError> {
+    let mut client = SourceClient::connect(source, SOURCE_TIMEOUT, RESPONSE_MAX_BYTES).await?;
     let counts = partition_counts(&mut client, topics).await?;
     let configs = topic_configs(&mut client, topics).await?;
     for topic in topics {

@@ -6,7 +6,9 @@ pub mod listeners;
 pub mod plain;
 pub mod principal;
 pub mod scram;
+pub mod scram_client;
 pub mod session;
+pub mod stream;
 pub mod tls;
 
 pub use listeners::Listener;

@@ -49,7 +49,7 @@ impl ScramMechanism {
         }
     }
 
-    fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
+    pub(crate) fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         match self {
             ScramMechanism::Sha256 => {
                 let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("any key");
@@ -64,7 +64,7 @@ impl ScramMechanism {
         }
     }
 
-    fn hash(self, data: &[u8]) -> Vec<u8> {
+    pub(crate) fn hash(self, data: &[u8]) -> Vec<u8> {
         match self {
             ScramMechanism::Sha256 => Sha256::digest(data).to_vec(),
             ScramMechanism::Sha512 => Sha512::digest(data).to_vec(),
@@ -72,8 +72,7 @@ impl ScramMechanism {
     }
 
     /// RFC 5802's Hi(): PBKDF2 with this HMAC and one output block. Clients compute it
-    /// (AlterUserScramCredentials carries its result); the tests play the client.
-    #[cfg(test)]
+    /// (AlterUserScramCredentials carries its result), as Shoal does toward a mirror's source.
     pub fn salted_password(self, password: &[u8], salt: &[u8], iterations: i32) -> Vec<u8> {
         let mut block = salt.to_vec();
         block.extend_from_slice(&1u32.to_be_bytes());
@@ -302,7 +301,7 @@ fn made_up_credential(mechanism: ScramMechanism, user: &str) -> ScramCredential 
     }
 }
 
-fn random_bytes<const N: usize>() -> [u8; N] {
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::getrandom(&mut bytes).expect("the OS random source works");
     bytes
@@ -311,31 +310,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A client's side of the exchange, as RFC 5802 describes it.
-    fn client_final(
-        mechanism: ScramMechanism,
-        password: &str,
-        client_first_bare: &str,
-        server_first: &str,
-    ) -> String {
-        let attrs: Vec<&str> = server_first.split(',').collect();
-        let nonce = attrs[0].strip_prefix("r=").unwrap();
-        let salt = BASE64.decode(attrs[1].strip_prefix("s=").unwrap()).unwrap();
-        let iterations: i32 = attrs[2].strip_prefix("i=").unwrap().parse().unwrap();
-        let salted = mechanism.salted_password(password.as_bytes(), &salt, iterations);
-        let client_key = mechanism.hmac(&salted, b"Client Key");
-        let stored_key = mechanism.hash(&client_key);
-        let without_proof = format!("c={},r={nonce}", BASE64.encode("n,,"));
-        let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
-        let signature = mechanism.hmac(&stored_key, auth_message.as_bytes());
-        let proof: Vec<u8> = client_key
-            .iter()
-            .zip(&signature)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        format!("{without_proof},p={}", BASE64.encode(proof))
-    }
+    use crate::security::scram_client::ScramClient;
 
     fn credential(mechanism: ScramMechanism, password: &str) -> ScramCredential {
         let salt = b"some-salt";
@@ -348,13 +323,11 @@ mod tests {
         stored: Option<ScramCredential>,
         password: &str,
     ) -> Result<String, ScramError> {
-        let bare = "n=alice,r=client-nonce";
-        let first = ClientFirst::parse(format!("n,,{bare}").as_bytes())?;
+        let (client, first) = ScramClient::start(mechanism, "alice", password);
+        let first = ClientFirst::parse(&first)?;
         let (exchange, server_first) = Exchange::start(mechanism, first, stored);
-        let server_first = String::from_utf8(server_first).unwrap();
-        assert!(server_first.starts_with("r=client-nonce"));
-        let last = client_final(mechanism, password, bare, &server_first);
-        exchange.finish(last.as_bytes()).map(|(user, _)| user)
+        let (last, _) = client.respond(&server_first)?;
+        exchange.finish(&last).map(|(user, _)| user)
     }
 
     #[test]

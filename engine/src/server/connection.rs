@@ -26,10 +26,10 @@ use shoal_shards::signal::LocalSignal;
 use super::limits::Admitted;
 use super::memory::Reservation;
 use super::request::{parse, Incoming, ParsedRequest};
-use super::stream::ClientStream;
 use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{sasl, Broker, Call};
+use crate::security::stream::KafkaStream;
 use crate::security::{certificate, AuthState, Listener, Session, TlsServer};
 use shoal_coordinator::acl::code;
 
@@ -106,7 +106,7 @@ pub async fn serve_connection(
                             }
                         }
                     }
-                    ClientStream::Tls(Box::new(stream))
+                    KafkaStream::Tls(Box::new(stream.into()))
                 }
                 Err(e) => {
                     tracing::info!(%peer, error = %e, "TLS handshake failed");
@@ -114,7 +114,7 @@ pub async fn serve_connection(
                 }
             }
         }
-        None => ClientStream::Plain(stream),
+        None => KafkaStream::Plain(stream),
     };
     let (mut reader, writer) = futures_lite::io::split(stream);
     let owed = Rc::new(Owed::default());

@@ -6,7 +6,6 @@ mod listener;
 mod memory;
 mod metrics_http;
 mod request;
-mod stream;
 mod watchdog;
 
 pub use limits::ConnectionLimits;

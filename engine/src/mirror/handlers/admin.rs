@@ -96,7 +96,7 @@ pub async fn add_topics(
         Ok(None) => return respond(MirrorCode::UnknownMirror as i16, vec![]),
         _ => return respond(error_codes::code_of(Some(ErrorKind::NotAvailable)), vec![]),
     };
-    let source = match source_topics(&config.bootstrap_servers, &names).await {
+    let source = match source_topics(&config, &names).await {
         Ok(source) => source,
         Err(e) => {
             tracing::warn!(mirror = %r.mirror_name, error = %e, "source cluster unreachable");
@@ -132,11 +132,11 @@ pub async fn add_topics(
 
 /// Each topic's partition count and id on the source, or its error code there.
 async fn source_topics(
-    bootstrap: &str,
+    source: &shoal_mirror::MirrorConfig,
     names: &[String],
 ) -> Result<Vec<Result<MirroredTopic, i16>>, crate::EngineError> {
     let mut client =
-        SourceClient::connect(bootstrap, SOURCE_TIMEOUT, METADATA_RESPONSE_MAX_BYTES).await?;
+        SourceClient::connect(source, SOURCE_TIMEOUT, METADATA_RESPONSE_MAX_BYTES).await?;
     let request = MetadataRequest::default()
         .with_topics(Some(
             names

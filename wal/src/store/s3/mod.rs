@@ -3,7 +3,6 @@
 
 mod http;
 mod io;
-mod tls;
 
 pub use self::http::HttpConfig;
 
@@ -102,7 +101,10 @@ impl S3Store {
             true => {
                 let name = ServerName::try_from(host.clone())
                     .map_err(|e| WalError::Config(format!("endpoint host {host}: {e}")))?;
-                Some((tls::client_config(config.ca_file.as_deref())?, name))
+                Some((
+                    crate::tls_client::client_config(config.ca_file.as_deref(), None)?,
+                    name,
+                ))
             }
             false => None,
         };

@@ -1,0 +1,72 @@
+//! TLS client settings for HTTPS to the object store and for Kafka sources of mirrors:
+//! rustls with the system's CAs plus a configured CA file (a private server's own CA), and
+//! optionally a client certificate.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::{ClientConfig, RootCertStore};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::WalError;
+
+/// A client certificate: its chain and key, PEM files.
+pub struct ClientCertificate<'a> {
+    pub chain_file: &'a Path,
+    pub key_file: &'a Path,
+}
+
+pub fn client_config(
+    ca_file: Option<&Path>,
+    certificate: Option<ClientCertificate<'_>>,
+) -> Result<Arc<ClientConfig>, WalError> {
+    let mut roots = RootCertStore::empty();
+    let system = rustls_native_certs::load_native_certs();
+    let (added, _unusable) = roots.add_parsable_certificates(system.certs);
+    if let Some(path) = ca_file {
+        for ca in pem_certificates(path)? {
+            roots
+                .add(ca)
+                .map_err(|e| WalError::Config(format!("{}: unusable CA: {e}", path.display())))?;
+        }
+    } else if added == 0 {
+        return Err(WalError::Config(
+            "TLS: no CA certificates on this system; configure a CA file".into(),
+        ));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| WalError::Config(format!("TLS: {e}")))?
+        .with_root_certificates(roots);
+    let config = match certificate {
+        None => builder.with_no_client_auth(),
+        Some(ClientCertificate {
+            chain_file,
+            key_file,
+        }) => {
+            let chain = pem_certificates(chain_file)?;
+            let key = PrivateKeyDer::from_pem_file(key_file)
+                .map_err(|e| WalError::Config(format!("{}: {e}", key_file.display())))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| WalError::Config(format!("{}: {e}", chain_file.display())))?
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+/// Every certificate in a PEM file; none is an error.
+fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, WalError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| WalError::Config(format!("{}: {e}", path.display())))?;
+    if certs.is_empty() {
+        return Err(WalError::Config(format!(
+            "{}: no PEM certificate in it",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
