@@ -15,6 +15,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::batch;
 use crate::kafka;
+use crate::secure::Security;
 use crate::stats::{histogram, LiveStats};
 use crate::BenchError;
 
@@ -24,6 +25,7 @@ const LIST_OFFSETS_VERSION: i16 = 1;
 #[derive(Debug, Clone)]
 pub struct ConsumeOptions {
     pub bootstrap: String,
+    pub security: Security,
     pub topic: String,
     pub partitions: i32,
     /// Start at the end (tailing) rather than the beginning (catch-up).
@@ -50,7 +52,7 @@ fn topic_name(topic: &str) -> TopicName {
 }
 
 fn start_offsets(opts: &ConsumeOptions) -> Result<Vec<i64>, BenchError> {
-    let mut stream = kafka::connect(&opts.bootstrap)?;
+    let mut stream = kafka::connect(&opts.bootstrap, &opts.security)?;
     let timestamp = if opts.from_end { -1 } else { -2 };
     let request = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
@@ -88,7 +90,7 @@ pub fn run(
 ) -> Result<ConsumeResult, BenchError> {
     crate::pin(&opts.cpus, 0);
     let mut offsets = start_offsets(opts)?;
-    let mut stream = kafka::connect(&opts.bootstrap)?;
+    let mut stream = kafka::connect(&opts.bootstrap, &opts.security)?;
     let mut e2e = histogram();
     let started = Instant::now();
     let deadline = started + opts.duration;

@@ -3,7 +3,6 @@
 
 use std::io::Read;
 use std::net::TcpStream;
-use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -12,13 +11,20 @@ use kafka_protocol::protocol::{Decodable, HeaderVersion, Request, StrBytes};
 use shoal_protocol::client::BlockingClient;
 use shoal_protocol::{frame, ProtocolError};
 
+use crate::secure::{Connection, Security};
 use crate::BenchError;
 
 pub const CLIENT_ID: &str = "shoal-bench";
 
-pub fn connect(bootstrap: &str) -> Result<TcpStream, BenchError> {
-    let stream = TcpStream::connect(bootstrap)
-        .map_err(|e| BenchError::Connect(format!("{bootstrap}: {e}")))?;
+/// A Kafka connection, secured and logged in as the flags say.
+pub fn connect(bootstrap: &str, security: &Security) -> Result<Connection, BenchError> {
+    Connection::open(bootstrap, security)
+}
+
+/// A plain TCP connection (the metrics endpoint).
+pub fn tcp_connect(address: &str) -> Result<TcpStream, BenchError> {
+    let stream = TcpStream::connect(address)
+        .map_err(|e| BenchError::Connect(format!("{address}: {e}")))?;
     stream.set_nodelay(true).ok();
     Ok(stream)
 }
@@ -52,25 +58,27 @@ fn protocol(e: ProtocolError) -> BenchError {
     }
 }
 
-fn client(bootstrap: &str) -> Result<BlockingClient, BenchError> {
-    BlockingClient::connect(
-        bootstrap,
-        CLIENT_ID,
-        Duration::from_secs(30),
-        RESPONSE_MAX_BYTES,
-    )
-    .map_err(|e| BenchError::Connect(format!("{bootstrap}: {e}")))
+fn client(bootstrap: &str, security: &Security) -> Result<BlockingClient<Connection>, BenchError> {
+    let connection = connect(bootstrap, security)?;
+    Ok(BlockingClient::over(connection, CLIENT_ID, RESPONSE_MAX_BYTES))
 }
 
 /// Creates the topic; one that exists already is fine.
-pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<(), BenchError> {
+pub fn create_topic(
+    bootstrap: &str,
+    security: &Security,
+    topic: &str,
+    partitions: i32,
+) -> Result<(), BenchError> {
     let request = CreateTopicsRequest::default()
         .with_topics(vec![CreatableTopic::default()
             .with_name(TopicName(StrBytes::from_string(topic.to_string())))
             .with_num_partitions(partitions)
             .with_replication_factor(1)])
         .with_timeout_ms(30_000);
-    let response = client(bootstrap)?.call(5, &request).map_err(protocol)?;
+    let response = client(bootstrap, security)?
+        .call(5, &request)
+        .map_err(protocol)?;
     for t in response.topics {
         // 36: TOPIC_ALREADY_EXISTS
         if t.error_code != 0 && t.error_code != 36 {
@@ -85,9 +93,14 @@ pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<(),
 
 /// Checks that the broker serves the request versions the generator sends, and that every
 /// partition of `topic` is led by the broker we talk to (the generator does not route).
-pub fn check_broker(bootstrap: &str, topic: &str, partitions: i32) -> Result<(), BenchError> {
+pub fn check_broker(
+    bootstrap: &str,
+    security: &Security,
+    topic: &str,
+    partitions: i32,
+) -> Result<(), BenchError> {
     use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest};
-    let mut client = client(bootstrap)?;
+    let mut client = client(bootstrap, security)?;
     let versions = client
         .call(0, &ApiVersionsRequest::default())
         .map_err(protocol)?;

@@ -6,6 +6,7 @@ mod batch;
 mod consume;
 mod kafka;
 mod produce;
+mod secure;
 mod stats;
 mod tcp_baseline;
 
@@ -85,6 +86,8 @@ struct Common {
     /// The broker's metrics endpoint (host:port); a scrape is saved beside the JSON output.
     #[arg(long)]
     metrics: Option<String>,
+    #[command(flatten)]
+    security: secure::Security,
 }
 
 #[derive(Args, Clone)]
@@ -160,6 +163,7 @@ fn machine() -> serde_json::Value {
 fn produce_options(a: &ProduceArgs) -> ProduceOptions {
     ProduceOptions {
         bootstrap: a.common.bootstrap.clone(),
+        security: a.common.security.clone(),
         topic: a.common.topic.clone(),
         partitions: a.common.partitions,
         message_bytes: a.message_bytes,
@@ -177,6 +181,7 @@ fn produce_options(a: &ProduceArgs) -> ProduceOptions {
 fn produce_workload(a: &ProduceArgs, mode: &str) -> serde_json::Value {
     json!({
         "mode": mode, "label": a.common.label, "bootstrap": a.common.bootstrap,
+        "security_protocol": a.common.security.security_protocol,
         "topic": a.common.topic, "partitions": a.common.partitions,
         "message_bytes": a.message_bytes, "records_per_batch": a.records_per_batch,
         "connections": a.connections, "acks": a.acks, "compression": a.compression,
@@ -260,7 +265,7 @@ fn print_summary(results: &serde_json::Value) {
 /// GET /metrics over plain HTTP/1.1.
 fn scrape_metrics(address: &str) -> Result<String, BenchError> {
     use std::io::{Read, Write};
-    let mut stream = kafka::connect(address)?;
+    let mut stream = kafka::tcp_connect(address)?;
     write!(
         stream,
         "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
@@ -280,10 +285,21 @@ fn scrape_metrics(address: &str) -> Result<String, BenchError> {
 
 /// Creates the topic if asked, then checks the broker and the topic before any load.
 fn prepare(common: &Common) -> Result<(), BenchError> {
+    common.security.check()?;
     if common.create {
-        kafka::create_topic(&common.bootstrap, &common.topic, common.partitions)?;
+        kafka::create_topic(
+            &common.bootstrap,
+            &common.security,
+            &common.topic,
+            common.partitions,
+        )?;
     }
-    kafka::check_broker(&common.bootstrap, &common.topic, common.partitions)
+    kafka::check_broker(
+        &common.bootstrap,
+        &common.security,
+        &common.topic,
+        common.partitions,
+    )
 }
 
 fn run() -> Result<(), BenchError> {
@@ -307,6 +323,7 @@ fn run() -> Result<(), BenchError> {
             prepare(&a.common)?;
             let consume_opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
+        security: a.common.security.clone(),
                 topic: a.common.topic.clone(),
                 partitions: a.common.partitions,
                 from_end: true,
@@ -357,6 +374,7 @@ fn run() -> Result<(), BenchError> {
             prepare(&a.common)?;
             let opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
+        security: a.common.security.clone(),
                 topic: a.common.topic.clone(),
                 partitions: a.common.partitions,
                 from_end: a.from_end,

@@ -15,6 +15,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::batch;
 use crate::kafka;
+use crate::secure::Security;
 use crate::stats::{histogram, LiveStats, SharedHistogram};
 use crate::BenchError;
 
@@ -23,6 +24,7 @@ const PRODUCE_VERSION: i16 = 7;
 #[derive(Debug, Clone)]
 pub struct ProduceOptions {
     pub bootstrap: String,
+    pub security: Security,
     pub topic: String,
     pub partitions: i32,
     pub message_bytes: usize,
@@ -70,8 +72,8 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
     let deadline = started + opts.duration;
     let mut handles = Vec::new();
     for c in 0..opts.connections {
-        let mut stream = kafka::connect(&opts.bootstrap)?;
-        let mut reader_stream = stream.try_clone().map_err(BenchError::Io)?;
+        let (mut reader_stream, mut stream) =
+            kafka::connect(&opts.bootstrap, &opts.security)?.split()?;
         let (tx, rx) = crossbeam::channel::bounded::<InFlight>(opts.max_in_flight);
         let opts_w = opts.clone();
         let templates = templates.clone();

@@ -1,7 +1,7 @@
 //! A blocking client for tools (the benchmark, the `shoal mirror` CLI): one connection, one
 //! request at a time, bounded answers and a read timeout.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -10,14 +10,14 @@ use kafka_protocol::protocol::Request;
 use crate::frame::{decode_response, encode_request, read_frame_blocking};
 use crate::ProtocolError;
 
-pub struct BlockingClient {
-    stream: TcpStream,
+pub struct BlockingClient<S = TcpStream> {
+    stream: S,
     client_id: String,
     next_correlation_id: i32,
     max_response_bytes: usize,
 }
 
-impl BlockingClient {
+impl BlockingClient<TcpStream> {
     /// Connects to the first address of `bootstrap` (host:port, comma-separated).
     pub fn connect(
         bootstrap: &str,
@@ -29,12 +29,19 @@ impl BlockingClient {
         let stream = TcpStream::connect(address)?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_nodelay(true)?;
-        Ok(BlockingClient {
+        Ok(BlockingClient::over(stream, client_id, max_response_bytes))
+    }
+}
+
+impl<S: Read + Write> BlockingClient<S> {
+    /// A client on a connection the caller opened (and secured).
+    pub fn over(stream: S, client_id: &str, max_response_bytes: usize) -> BlockingClient<S> {
+        BlockingClient {
             stream,
             client_id: client_id.to_string(),
             next_correlation_id: 0,
             max_response_bytes,
-        })
+        }
     }
 
     /// Sends `request` at `version` and waits for its answer.
