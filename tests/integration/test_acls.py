@@ -253,3 +253,28 @@ def test_the_anonymous_actions_of_the_issue_are_all_refused(authorized):
     low, high = Consumer({**client(authorized, "admin"), "group.id": "w"}).get_watermark_offsets(
         TopicPartition("victim", 0), timeout=10)
     assert (low, high) == (0, 5), "nothing was truncated"
+
+    # Reading the topic without a group: the Fetch itself is refused.
+    reader = kafka.KafkaConsumer(bootstrap_servers=authorized.bootstrap, group_id=None,
+                                 enable_auto_commit=False)
+    victim = kafka.TopicPartition("victim", 0)
+    reader.assign([victim])
+    reader.seek(victim, 0)
+    with pytest.raises(kafka.errors.TopicAuthorizationFailedError):
+        reader.poll(timeout_ms=5000)
+    reader.close()
+
+    # Committing into a group that is not ours: the group's own committed offset stays.
+    owner = Consumer({**client(authorized, "admin"), "group.id": "victims"})
+    owner.commit(offsets=[TopicPartition("victim", 0, 5)], asynchronous=False)
+    # DESCRIBE lets FindCoordinator answer, so the OffsetCommit itself reaches the broker.
+    create_acls(authorized, [acl("victims", "User:ANONYMOUS", AclOperation.DESCRIBE,
+                                 resource=ResourceType.GROUP)])
+    intruder = kafka.KafkaConsumer(bootstrap_servers=authorized.bootstrap, group_id="victims",
+                                   enable_auto_commit=False)
+    with pytest.raises(kafka.errors.GroupAuthorizationFailedError):
+        intruder.commit({victim: kafka.OffsetAndMetadata(0, "", -1)})
+    intruder.close()
+    committed = owner.committed([TopicPartition("victim", 0)], timeout=10)
+    assert committed[0].offset == 5
+    owner.close()
