@@ -23,8 +23,8 @@ pub fn connect(bootstrap: &str, security: &Security) -> Result<Connection, Bench
 
 /// A plain TCP connection (the metrics endpoint).
 pub fn tcp_connect(address: &str) -> Result<TcpStream, BenchError> {
-    let stream = TcpStream::connect(address)
-        .map_err(|e| BenchError::Connect(format!("{address}: {e}")))?;
+    let stream =
+        TcpStream::connect(address).map_err(|e| BenchError::Connect(format!("{address}: {e}")))?;
     stream.set_nodelay(true).ok();
     Ok(stream)
 }
@@ -60,7 +60,11 @@ fn protocol(e: ProtocolError) -> BenchError {
 
 fn client(bootstrap: &str, security: &Security) -> Result<BlockingClient<Connection>, BenchError> {
     let connection = connect(bootstrap, security)?;
-    Ok(BlockingClient::over(connection, CLIENT_ID, RESPONSE_MAX_BYTES))
+    Ok(BlockingClient::over(
+        connection,
+        CLIENT_ID,
+        RESPONSE_MAX_BYTES,
+    ))
 }
 
 /// Creates the topic; one that exists already is fine.

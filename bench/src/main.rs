@@ -323,7 +323,7 @@ fn run() -> Result<(), BenchError> {
             prepare(&a.common)?;
             let consume_opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
-        security: a.common.security.clone(),
+                security: a.common.security.clone(),
                 topic: a.common.topic.clone(),
                 partitions: a.common.partitions,
                 from_end: true,
@@ -374,7 +374,7 @@ fn run() -> Result<(), BenchError> {
             prepare(&a.common)?;
             let opts = ConsumeOptions {
                 bootstrap: a.common.bootstrap.clone(),
-        security: a.common.security.clone(),
+                security: a.common.security.clone(),
                 topic: a.common.topic.clone(),
                 partitions: a.common.partitions,
                 from_end: a.from_end,

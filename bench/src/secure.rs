@@ -10,8 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
-    SaslHandshakeResponse,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use rustls::{ClientConnection, RootCertStore};
@@ -103,12 +102,15 @@ impl Connection {
     }
 
     fn log_in(&mut self, security: &Security) -> Result<(), BenchError> {
-        let handshake = SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
+        let handshake =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
         self.write_all(&kafka::encode_request(1, 1, &handshake)?)
             .map_err(BenchError::Io)?;
         let answer: SaslHandshakeResponse = kafka::read_response(self, 1)?;
         if answer.error_code != 0 {
-            return Err(BenchError::Protocol("the broker does not take SASL/PLAIN".into()));
+            return Err(BenchError::Protocol(
+                "the broker does not take SASL/PLAIN".into(),
+            ));
         }
         let token = format!("\0{}\0{}", security.sasl_username, security.sasl_password);
         let login = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
@@ -152,7 +154,10 @@ impl Write for Connection {
 
 fn tls(address: &str, mut tcp: TcpStream, security: &Security) -> Result<Connection, BenchError> {
     let failed = |why: String| BenchError::Connect(format!("{address}: TLS: {why}"));
-    let ca_file = security.ssl_ca_file.as_ref().ok_or_else(|| failed("no CA".into()))?;
+    let ca_file = security
+        .ssl_ca_file
+        .as_ref()
+        .ok_or_else(|| failed("no CA".into()))?;
     let mut roots = RootCertStore::empty();
     for ca in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(e.to_string()))? {
         roots
@@ -167,7 +172,10 @@ fn tls(address: &str, mut tcp: TcpStream, security: &Security) -> Result<Connect
         .with_no_client_auth();
     let host = match &security.ssl_server_name {
         Some(name) => name.clone(),
-        None => address.rsplit_once(':').map_or(address, |(h, _)| h).to_string(),
+        None => address
+            .rsplit_once(':')
+            .map_or(address, |(h, _)| h)
+            .to_string(),
     };
     let name = ServerName::try_from(host).map_err(|e| failed(e.to_string()))?;
     let mut connection =

@@ -95,13 +95,18 @@ def round_trip(config, topic, values):
     return got
 
 
-@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
-def test_confluent_kafka_over_sasl_ssl(tls_broker, ca, mechanism):
-    admin = AdminClient(sasl_ssl(tls_broker, ca, "admin", "admin-secret", "PLAIN"))
+def give_alice_a_scram_password(broker, ca):
+    """alice logs in with PLAIN as alice-secret, with SCRAM-SHA-512 as alice-scram."""
+    admin = AdminClient(sasl_ssl(broker, ca, "admin", "admin-secret", "PLAIN"))
     upsert = UserScramCredentialUpsertion("alice", ScramCredentialInfo(
         ScramMechanism.SCRAM_SHA_512, 4096), b"alice-scram")
     for future in admin.alter_user_scram_credentials([upsert]).values():
         future.result(10)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_confluent_kafka_over_sasl_ssl(tls_broker, ca, mechanism):
+    give_alice_a_scram_password(tls_broker, ca)
     allow(tls_broker, ca, "User:alice", "secured", group="secured-g")
     password = "alice-secret" if mechanism == "PLAIN" else "alice-scram"
     config = sasl_ssl(tls_broker, ca, "alice", password, mechanism)
@@ -110,11 +115,7 @@ def test_confluent_kafka_over_sasl_ssl(tls_broker, ca, mechanism):
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
 def test_kafka_python_over_sasl_ssl_and_a_wrong_password(tls_broker, ca, mechanism):
-    admin = AdminClient(sasl_ssl(tls_broker, ca, "admin", "admin-secret", "PLAIN"))
-    upsert = UserScramCredentialUpsertion("alice", ScramCredentialInfo(
-        ScramMechanism.SCRAM_SHA_512, 4096), b"alice-scram")
-    for future in admin.alter_user_scram_credentials([upsert]).values():
-        future.result(10)
+    give_alice_a_scram_password(tls_broker, ca)
     allow(tls_broker, ca, "User:alice", "kp-tls")
 
     def producer(password):

@@ -12,14 +12,10 @@ impl Call<'_> {
     /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
     /// by the ACLs otherwise. A denial is logged at debug level.
     pub fn authorized(&self, operation: i8, resource_type: i8, name: &str) -> bool {
+        let Some(principal) = self.principal_to_check() else {
+            return true;
+        };
         let config = &self.broker.config.authorizer;
-        if !config.enabled {
-            return true;
-        }
-        let principal = self.client.session.principal().to_string();
-        if config.super_users.contains(&principal) {
-            return true;
-        }
         let view = self.broker.shard.topics.load();
         let decision = acl::decide(
             view.acls(),
@@ -69,14 +65,9 @@ impl Call<'_> {
     /// Whether the client may do `operation` on some resource of the type (Kafka lets a
     /// principal that may WRITE to some topic have an idempotent producer id).
     pub fn authorized_on_some(&self, operation: i8, resource_type: i8) -> bool {
-        let config = &self.broker.config.authorizer;
-        if !config.enabled {
+        let Some(principal) = self.principal_to_check() else {
             return true;
-        }
-        let principal = self.client.session.principal().to_string();
-        if config.super_users.contains(&principal) {
-            return true;
-        }
+        };
         let view = self.broker.shard.topics.load();
         acl::allowed_on_some(
             view.acls(),
@@ -85,6 +76,14 @@ impl Call<'_> {
             operation,
             resource_type,
         )
+    }
+
+    /// The client's principal ("User:alice") when the ACLs decide for it: None when the
+    /// authorizer is off or the principal is a super user.
+    fn principal_to_check(&self) -> Option<String> {
+        let config = &self.broker.config.authorizer;
+        let principal = self.client.session.principal().to_string();
+        (config.enabled && !config.super_users.contains(&principal)).then_some(principal)
     }
 
     /// The client's address without Kafka's leading "/".
