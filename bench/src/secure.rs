@@ -69,6 +69,9 @@ impl Security {
     }
 }
 
+/// A connection's halves, for a reading thread and a writing thread.
+pub type Halves = (Box<dyn Read + Send>, Box<dyn Write + Send>);
+
 /// One connection to the broker, secured and logged in as `security` says.
 pub enum Connection {
     Plain(TcpStream),
@@ -91,7 +94,7 @@ impl Connection {
     }
 
     /// Separate halves for a reading thread and a writing thread.
-    pub fn split(self) -> Result<(Box<dyn Read + Send>, Box<dyn Write + Send>), BenchError> {
+    pub fn split(self) -> Result<Halves, BenchError> {
         Ok(match self {
             Connection::Plain(tcp) => {
                 let reader = tcp.try_clone().map_err(BenchError::Io)?;
