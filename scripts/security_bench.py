@@ -15,6 +15,7 @@ import datetime
 import json
 import pathlib
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -143,6 +144,7 @@ def main():
     finally:
         broker.terminate()
         broker.wait(30)
+        shutil.rmtree(work, ignore_errors=True)  # gigabytes of WAL objects
 
 
 if __name__ == "__main__":

@@ -327,6 +327,8 @@ impl Default for CoordinatorConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ProduceConfig {
     pub commit_interval_ms: u64,
+    /// Rotate at once when nothing is uploading or committing (see RuntimeConfig).
+    pub rotate_when_idle: bool,
     pub buffer_max_bytes: usize,
     /// A produced batch's records may inflate to at most this (decompression bombs).
     pub max_inflated_batch_bytes: usize,
@@ -398,6 +400,7 @@ impl Default for ProduceConfig {
             // The local store's fsync costs about a millisecond: a few ms of batching buys
             // large objects without adding much produce latency (Inkless uses 250 ms on S3).
             commit_interval_ms: 5,
+            rotate_when_idle: true,
             buffer_max_bytes: 8 << 20,
             max_inflated_batch_bytes: 64 << 20,
             uploads_in_flight_max: 4,
@@ -572,6 +575,7 @@ impl BrokerConfig {
             io_memory_bytes: self.shards.io_memory_bytes,
             spin_before_park: Duration::from_micros(self.shards.spin_before_park_us),
             commit_interval: Duration::from_millis(self.produce.commit_interval_ms),
+            rotate_when_idle: self.produce.rotate_when_idle,
             buffer_max_bytes: self.produce.buffer_max_bytes,
             inflated_batch_bytes_max: self.produce.max_inflated_batch_bytes,
             uploads_in_flight_max: self.produce.uploads_in_flight_max,

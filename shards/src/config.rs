@@ -19,6 +19,9 @@ pub struct RuntimeConfig {
     pub spin_before_park: Duration,
     /// Rotate the WAL buffer this long after its first write...
     pub commit_interval: Duration,
+    /// ...or at once when no object is uploading or committing (group commit: writes gather
+    /// only while the store is busy, so an idle broker answers in about one store write).
+    pub rotate_when_idle: bool,
     /// ...or as soon as it holds this many bytes.
     pub buffer_max_bytes: usize,
     /// A produced batch's records may inflate to at most this many bytes.

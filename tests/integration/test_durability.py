@@ -114,7 +114,7 @@ def test_kill_9_mid_stream_loses_no_acknowledged_record(make_broker, tmp_path):
 
 
 def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker):
-    broker = make_broker("graceful", extra_config="[produce]\ncommit_interval_ms = 200").start()
+    broker = make_broker("graceful", extra_config="[produce]\ncommit_interval_ms = 200\nrotate_when_idle = false").start()
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
     delivered = []
     for i in range(100):

@@ -175,7 +175,7 @@ def test_s3_answering_500_or_stalling_is_survived(make_broker, s3_server, tmp_pa
 def test_large_objects_are_uploaded_in_parts(make_broker, s3_server):
     config = s3_server.broker_config(extra="multipart_threshold_bytes = 1048576\n"
                                            "part_size_bytes = 5242880")
-    config += "[produce]\ncommit_interval_ms = 1000\n"
+    config += "[produce]\ncommit_interval_ms = 1000\nrotate_when_idle = false\n"
     broker = make_broker("s3-multipart", config).start()
     create_topic(broker.bootstrap, "big", 1)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",

@@ -1,5 +1,6 @@
 //! The produce pipeline through the Produce handler: order under back-pressure, a failed
-//! upload, and what shutdown does with buffered writes.
+//! upload, what shutdown does with buffered writes, and an idle shard not waiting for the
+//! commit interval.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -121,11 +122,53 @@ fn a_failed_upload_answers_storage_error_and_the_next_write_succeeds() {
 }
 
 #[test]
+fn an_idle_shard_commits_a_write_at_once_and_gathers_the_next_while_busy() {
+    let dir = temp_dir("idle");
+    let mut config = test_config(&dir);
+    // An interval no test waits for: only rotation on idle can answer in time.
+    config.produce.commit_interval_ms = 60_000;
+    run_broker(config, |broker| async move {
+        let topic_id = create_topic(&broker, "prompt", 64).await;
+        let partition = partition_owned_by(&broker, topic_id, 0);
+        let answered = shoal_wal::within(
+            Duration::from_secs(10),
+            produce_one(&broker, "prompt", partition, b"alone"),
+        )
+        .await;
+        assert_eq!(
+            answered,
+            Some((0, 0)),
+            "answered without waiting for the interval"
+        );
+        // Writes that arrive together while one object is in flight share the next object.
+        let writes: Vec<_> = (0..20)
+            .map(|i| {
+                let broker = broker.clone();
+                glommio::spawn_local(async move {
+                    produce_one(&broker, "prompt", partition, format!("w{i}").as_bytes()).await
+                })
+            })
+            .collect();
+        let answers = shoal_wal::within(Duration::from_secs(10), futures::future::join_all(writes))
+            .await
+            .expect("all answered without waiting for the interval");
+        assert!(answers.iter().all(|(error, _)| *error == 0));
+        let objects = broker.shard.metrics.wal_objects_uploaded.get();
+        assert!(
+            objects < 1 + 20,
+            "{objects} objects: writes that waited for a busy store were grouped"
+        );
+        assert_eq!(high_watermark(&broker, topic_id, partition).await, 21);
+    });
+}
+
+#[test]
 fn shutdown_commits_what_is_buffered_and_it_survives_a_restart() {
     let dir = temp_dir("drain");
     let mut config = test_config(&dir);
     // Nothing rotates on its own during the test: only the drain commits.
     config.produce.commit_interval_ms = 60_000;
+    config.produce.rotate_when_idle = false;
     run_broker(config.clone(), |broker| async move {
         let topic_id = create_topic(&broker, "drained", 1).await;
         let writer = broker.clone();

@@ -118,7 +118,7 @@ impl ProducePipeline {
         };
         drop(admitted);
         self.report_gauges();
-        if full {
+        if full || (first_write && self.rotates_now()) {
             self.rotate().await;
         } else if first_write {
             self.arm_rotation_timer(generation);
@@ -138,6 +138,14 @@ impl ProducePipeline {
         self.metrics.wal_in_flight.set(in_flight);
         let buffered = self.buffer.borrow().size_bytes as u64;
         self.metrics.wal_buffer_bytes.set(buffered);
+    }
+
+    /// Whether an open buffer should go now rather than wait for the interval: nothing of
+    /// this shard is uploading or committing, so no write would gain by waiting for others.
+    fn rotates_now(&self) -> bool {
+        self.config.rotate_when_idle
+            && self.queue.borrow().is_empty()
+            && self.in_flight_slots.available() == self.config.uploads_in_flight_max as u64
     }
 
     fn would_overflow(&self, incoming_bytes: usize) -> bool {
@@ -163,6 +171,18 @@ impl ProducePipeline {
         let Ok(slot) = self.in_flight_slots.acquire_static_permit(1).await else {
             return;
         };
+        self.rotate_into(slot);
+    }
+
+    /// `rotate` if an upload slot is free now. The commit loop uses this: it must never wait
+    /// for a slot, since only it frees them.
+    fn rotate_if_slot_free(self: &Rc<Self>) {
+        if let Ok(slot) = self.in_flight_slots.try_acquire_static_permit(1) {
+            self.rotate_into(slot);
+        }
+    }
+
+    fn rotate_into(self: &Rc<Self>, slot: StaticPermit) {
         let writes = self.buffer.borrow_mut().rotate();
         if writes.is_empty() {
             return;
@@ -275,6 +295,10 @@ impl ProducePipeline {
             }
             drop(slot);
             self.finished.notify_all();
+            // Writes that gathered while the store was busy go as soon as it is free.
+            if self.rotates_now() && !self.buffer.borrow().writes.is_empty() {
+                self.rotate_if_slot_free();
+            }
         }
     }
 

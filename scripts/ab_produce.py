@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""A/B of broker binaries on max produce: shoal-bench produce (default flags, closed loop)
+against each binary in turn, rounds alternating so machine drift hits both alike. Broker on
+CPU 0 (one shard, coordinator beside it), generator on CPU 1.
+
+    python3 scripts/ab_produce.py --label NAME [--seconds 8] [--rounds 3] [--rate R] BIN_A BIN_B
+
+--rate runs open loop at R records/s instead (latency at a fixed load). Writes
+perf-results/<date>-ab-<label>.json with the workload.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BENCH = ROOT / "target" / "release" / "shoal-bench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(binary, work, extra):
+    port = free_port()
+    config = work / "shoal.toml"
+    config.write_text(f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
+                      "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n" + extra)
+    process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"127.0.0.1:{port}", config
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{binary} did not start")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binaries", nargs=2)
+    ap.add_argument("--label", required=True)
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--broker-config", default="", help="extra TOML for both brokers")
+    args = ap.parse_args()
+    runs = {b: [] for b in args.binaries}
+    for _ in range(args.rounds):
+        for binary in args.binaries:
+            work = pathlib.Path(tempfile.mkdtemp())
+            process, bootstrap, config = start(binary, work, args.broker_config)
+            out = work / "result.json"
+            try:
+                rate = ["--rate", str(args.rate)] if args.rate else []
+                subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
+                                "--duration-s", str(args.seconds), "--cpus", "1",
+                                "--output", out, "--broker-config", config, *rate],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                result = json.loads(out.read_text())["results"]
+                runs[binary].append({"mb_per_s": result["produce"]["mb_per_s"],
+                                     "latency_ms": result["produce_latency_ms"]})
+            finally:
+                process.terminate()
+                process.wait(30)
+                shutil.rmtree(work, ignore_errors=True)  # gigabytes of WAL objects
+    summary = {}
+    for binary, rs in runs.items():
+        summary[binary] = {
+            "mb_per_s_median": statistics.median(r["mb_per_s"] for r in rs),
+            "p99_ms_median": statistics.median(r["latency_ms"]["p99"] for r in rs),
+            "p999_ms_median": statistics.median(r["latency_ms"]["p999"] for r in rs),
+            "max_ms_median": statistics.median(r["latency_ms"]["max"] for r in rs),
+        }
+    a, b = args.binaries
+    summary["b_over_a_throughput"] = round(
+        summary[b]["mb_per_s_median"] / summary[a]["mb_per_s_median"], 3)
+    document = {
+        "tool": "scripts/ab_produce.py",
+        "workload": {"generator": "shoal-bench produce, default flags (1 KiB records, 100 per "
+                                  "batch, 8 partitions, 4 connections x 8 in flight, acks=all)",
+                     "rate_records_per_s": args.rate or "max (closed loop)",
+                     "seconds": args.seconds, "rounds": args.rounds,
+                     "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
+                     "extra_broker_config": args.broker_config, "a": a, "b": b},
+        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+        "results": summary, "runs": runs,
+    }
+    date = datetime.date.today().isoformat()
+    path = ROOT / "perf-results" / f"{date}-ab-{args.label}.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

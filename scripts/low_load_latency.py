@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Producer latency at low load, as librdkafka's test 0055 measures it: one confluent-kafka
+producer, acks=all, linger.ms=0, one message at a time, each waited for before the next. The
+broker binaries named on the command line run one after another on the same machine, rounds
+alternating, so the ratio between them is from one run.
+
+    python3 scripts/low_load_latency.py [--messages 500] [--rounds 3] BIN [BIN...]
+
+Writes perf-results/<date>-low-load-latency.json.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(binary, work):
+    port = free_port()
+    config = work / "shoal.toml"
+    config.write_text(f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n')
+    process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{binary} did not start")
+
+
+def measure(bootstrap, messages):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("latency", 1)])["latency"].result(15)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    latencies = []
+    for i in range(messages + 20):
+        done = []
+        started = time.perf_counter()
+        producer.produce("latency", value=b"x" * 100,
+                         on_delivery=lambda err, _m: done.append(err))
+        producer.flush(10)
+        if i >= 20 and done == [None]:  # the first messages warm up the connection
+            latencies.append((time.perf_counter() - started) * 1000)
+    latencies.sort()
+    return {
+        "messages": len(latencies),
+        "avg_ms": round(statistics.mean(latencies), 3),
+        "p50_ms": round(latencies[len(latencies) // 2], 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)], 3),
+        "max_ms": round(latencies[-1], 3),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binaries", nargs="+")
+    ap.add_argument("--messages", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    runs = {b: [] for b in args.binaries}
+    for _ in range(args.rounds):
+        for binary in args.binaries:
+            work = pathlib.Path(tempfile.mkdtemp())
+            process, bootstrap = start(binary, work)
+            try:
+                runs[binary].append(measure(bootstrap, args.messages))
+            finally:
+                process.terminate()
+                process.wait(30)
+                shutil.rmtree(work, ignore_errors=True)
+    summary = {b: {"avg_ms_median": statistics.median(r["avg_ms"] for r in rs),
+                   "p99_ms_median": statistics.median(r["p99_ms"] for r in rs)}
+               for b, rs in runs.items()}
+    document = {
+        "tool": "scripts/low_load_latency.py",
+        "workload": {"client": "confluent-kafka (librdkafka) producer, acks=all, linger.ms=0",
+                     "pattern": "one 100-byte message at a time, each waited for (flush)",
+                     "messages_per_round": args.messages, "rounds": args.rounds,
+                     "broker": "defaults (2 shards, commit_interval_ms 5, local store, fsync)",
+                     "expectation": "librdkafka test 0055: average <= linger.ms + 5 ms"},
+        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+        "results": summary,
+        "runs": runs,
+    }
+    date = datetime.date.today().isoformat()
+    path = ROOT / "perf-results" / f"{date}-low-load-latency.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
