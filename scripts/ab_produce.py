@@ -49,6 +49,12 @@ def start(binary, work, extra):
     raise RuntimeError(f"{binary} did not start")
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (its io-wq workers included)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs=2)
@@ -66,13 +72,17 @@ def main():
             out = work / "result.json"
             try:
                 rate = ["--rate", str(args.rate)] if args.rate else []
+                cpu_before = cpu_seconds(process.pid)
                 subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
                                 "--duration-s", str(args.seconds), "--cpus", "1",
                                 "--output", out, "--broker-config", config, *rate],
                                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 result = json.loads(out.read_text())["results"]
+                cpu = cpu_seconds(process.pid) - cpu_before
+                gigabytes = result["produce"]["bytes"] / 1e9
                 runs[binary].append({"mb_per_s": result["produce"]["mb_per_s"],
-                                     "latency_ms": result["produce_latency_ms"]})
+                                     "latency_ms": result["produce_latency_ms"],
+                                     "broker_cpu_ms_per_gb": round(cpu * 1000 / gigabytes, 1)})
             finally:
                 process.terminate()
                 process.wait(30)
@@ -84,10 +94,14 @@ def main():
             "p99_ms_median": statistics.median(r["latency_ms"]["p99"] for r in rs),
             "p999_ms_median": statistics.median(r["latency_ms"]["p999"] for r in rs),
             "max_ms_median": statistics.median(r["latency_ms"]["max"] for r in rs),
+            "broker_cpu_ms_per_gb_median": statistics.median(
+                r["broker_cpu_ms_per_gb"] for r in rs),
         }
     a, b = args.binaries
     summary["b_over_a_throughput"] = round(
         summary[b]["mb_per_s_median"] / summary[a]["mb_per_s_median"], 3)
+    summary["b_over_a_cpu_per_byte"] = round(
+        summary[b]["broker_cpu_ms_per_gb_median"] / summary[a]["broker_cpu_ms_per_gb_median"], 3)
     document = {
         "tool": "scripts/ab_produce.py",
         "workload": {"generator": "shoal-bench produce, default flags (1 KiB records, 100 per "

@@ -11,7 +11,6 @@ use crate::WalError;
 /// Kafka's "no timestamp".
 pub const NO_TIMESTAMP: i64 = -1;
 /// Bytes skipped per read when passing over keys, values and headers.
-const SKIP_CHUNK_BYTES: usize = 8 << 10;
 
 /// What a batch's records add up to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,16 +95,28 @@ fn for_each_record(
     batch: &[u8],
     header: &BatchHeader,
     inflated_max: usize,
-    mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
+    visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
     let payload = batch
         .get(BATCH_HEADER_BYTES..header.size_bytes)
         .ok_or_else(|| invalid("the batch is shorter than its header says".into()))?;
     let codec = Codec::from_id(header.compression_codec())?;
-    let mut records = Reader {
-        inner: inflate(codec, payload, inflated_max)?,
-        read: 0,
-    };
+    // Uncompressed records are walked in place: skipping a value copies nothing.
+    match codec {
+        Codec::None => visit_records(Reader::new(payload), header, codec, visit),
+        _ => {
+            let inflated = inflate(codec, payload, inflated_max)?;
+            visit_records(Reader::new(inflated), header, codec, visit)
+        }
+    }
+}
+
+fn visit_records<R: Skip>(
+    mut records: Reader<R>,
+    header: &BatchHeader,
+    codec: Codec,
+    mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
+) -> Result<i32, WalError> {
     for index in 0..header.record_count {
         let mut position = records.record(header.base_timestamp).map_err(|e| match e {
             RecordError::Malformed(what) => invalid(format!("record {index}: {what}")),
@@ -135,6 +146,35 @@ fn for_each_record(
     }
 }
 
+/// Passing over `n` bytes of a record: in place for a slice, by reading (and dropping) them
+/// for a decompressor, through `io::copy`'s uninitialised buffer rather than a zeroed one.
+trait Skip: Read {
+    fn skip_bytes(&mut self, n: u64) -> io::Result<()>;
+}
+
+impl Skip for &[u8] {
+    fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        match self.get(n..) {
+            Some(rest) => {
+                *self = rest;
+                Ok(())
+            }
+            None => Err(io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+}
+
+impl Skip for Box<dyn Read + '_> {
+    fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
+        let copied = io::copy(&mut self.take(n), &mut io::sink())?;
+        if copied < n {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+}
+
 fn invalid(what: String) -> WalError {
     WalError::InvalidRecords(what)
 }
@@ -159,7 +199,11 @@ struct Reader<R> {
     read: u64,
 }
 
-impl<R: Read> Reader<R> {
+impl<R: Skip> Reader<R> {
+    fn new(inner: R) -> Reader<R> {
+        Reader { inner, read: 0 }
+    }
+
     fn byte(&mut self) -> Result<u8, RecordError> {
         let mut b = [0u8; 1];
         self.inner.read_exact(&mut b)?;
@@ -185,14 +229,9 @@ impl<R: Read> Reader<R> {
         i32::try_from(v).map_err(|_| RecordError::Malformed("a varint overflows 32 bits".into()))
     }
 
-    fn skip(&mut self, mut n: u64) -> Result<(), RecordError> {
-        let mut scratch = [0u8; SKIP_CHUNK_BYTES];
-        while n > 0 {
-            let take = n.min(SKIP_CHUNK_BYTES as u64) as usize;
-            self.inner.read_exact(&mut scratch[..take])?;
-            self.read += take as u64;
-            n -= take as u64;
-        }
+    fn skip(&mut self, n: u64) -> Result<(), RecordError> {
+        self.inner.skip_bytes(n)?;
+        self.read += n;
         Ok(())
     }
 
