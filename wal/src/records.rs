@@ -10,7 +10,6 @@ use crate::WalError;
 
 /// Kafka's "no timestamp".
 pub const NO_TIMESTAMP: i64 = -1;
-/// Bytes skipped per read when passing over keys, values and headers.
 
 /// What a batch's records add up to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
