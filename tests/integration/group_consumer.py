@@ -5,6 +5,7 @@ application. It prints one line per event and commits synchronously after each r
   committed <p> <next> a commit (of next offset to read) was acknowledged
 Usage: group_consumer.py BOOTSTRAP GROUP TOPIC [group.instance.id]"""
 
+import signal
 import sys
 
 from confluent_kafka import Consumer, KafkaException
@@ -15,6 +16,10 @@ def say(*words):
 
 
 def main():
+    # SIGINT closes the consumer (the test's graceful leave), even when this process was
+    # started from a shell that ignores SIGINT for background jobs (an ignored signal is
+    # inherited across exec).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     bootstrap, group, topic = sys.argv[1:4]
     config = {
         "bootstrap.servers": bootstrap,

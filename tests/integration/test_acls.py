@@ -91,8 +91,10 @@ def test_a_principal_without_cluster_acls_cannot_change_or_read_acls(authorized)
     assert "CLUSTER_AUTHORIZATION_FAILED" in str(refused.value)
     # confluent-kafka 2.16 returns an empty list for a refused DescribeAcls; kafka-python
     # raises the error code the broker sent.
+    alice_admin = kafka_python_admin(authorized, "alice")
     with pytest.raises(kafka.errors.ClusterAuthorizationFailedError):
-        kafka_python_admin(authorized, "alice").describe_acls(everything_kafka_python())
+        alice_admin.describe_acls(everything_kafka_python())
+    alice_admin.close()
     create_acls(authorized, [acl("kafka-cluster", "User:alice", AclOperation.ALTER,
                                 resource=ResourceType.BROKER)])
     create_acls(authorized, [acl("y", "User:bob", AclOperation.READ)], user="alice")
