@@ -141,3 +141,10 @@ if command -v tansu >/dev/null; then
 fi
 
 python3 scripts/summarize_results.py "$date"
+
+# Where the broker's time goes at max produce: a flame graph beside the results.
+if command -v perf >/dev/null && command -v inferno-flamegraph >/dev/null; then
+  scripts/profile_produce.sh "$seconds"
+else
+  echo "no profile: needs perf and inferno (cargo install inferno --version 0.12.3 --locked)" >&2
+fi
