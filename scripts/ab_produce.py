@@ -10,26 +10,16 @@ perf-results/<date>-ab-<label>.json with the workload.
 """
 
 import argparse
-import datetime
 import json
-import os
 import pathlib
-import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+
 BENCH = ROOT / "target" / "release" / "shoal-bench"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(binary, work, extra):
@@ -39,20 +29,8 @@ def start(binary, work, extra):
                       "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n" + extra)
     process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process, f"127.0.0.1:{port}", config
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{binary} did not start")
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of a process so far (its io-wq workers included)."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    wait_for_port(port)
+    return process, f"127.0.0.1:{port}", config
 
 
 def main():
@@ -102,22 +80,13 @@ def main():
         summary[b]["mb_per_s_median"] / summary[a]["mb_per_s_median"], 3)
     summary["b_over_a_cpu_per_byte"] = round(
         summary[b]["broker_cpu_ms_per_gb_median"] / summary[a]["broker_cpu_ms_per_gb_median"], 3)
-    document = {
-        "tool": "scripts/ab_produce.py",
-        "workload": {"generator": "shoal-bench produce, default flags (1 KiB records, 100 per "
-                                  "batch, 8 partitions, 4 connections x 8 in flight, acks=all)",
-                     "rate_records_per_s": args.rate or "max (closed loop)",
-                     "seconds": args.seconds, "rounds": args.rounds,
-                     "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
-                     "extra_broker_config": args.broker_config, "a": a, "b": b},
-        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
-        "results": summary, "runs": runs,
-    }
-    date = datetime.date.today().isoformat()
-    path = ROOT / "perf-results" / f"{date}-ab-{args.label}.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    print(json.dumps(summary, indent=2))
-
+    workload = {"generator": "shoal-bench produce, default flags (1 KiB records, 100 per "
+                             "batch, 8 partitions, 4 connections x 8 in flight, acks=all)",
+                "rate_records_per_s": args.rate or "max (closed loop)",
+                "seconds": args.seconds, "rounds": args.rounds,
+                "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
+                "extra_broker_config": args.broker_config, "a": a, "b": b}
+    write_results(f"ab-{args.label}", "scripts/ab_produce.py", workload, summary, runs)
 
 if __name__ == "__main__":
     main()

@@ -10,13 +10,8 @@ Writes perf-results/<date>-low-load-latency.json.
 """
 
 import argparse
-import datetime
-import json
-import os
 import pathlib
-import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -25,13 +20,7 @@ import time
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from benchlib import free_port, wait_for_port, write_results
 
 
 def start(binary, work):
@@ -40,14 +29,8 @@ def start(binary, work):
     config.write_text(f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n')
     process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{binary} did not start")
+    wait_for_port(port)
+    return process, f"127.0.0.1:{port}"
 
 
 def measure(bootstrap, messages):
@@ -93,22 +76,12 @@ def main():
     summary = {b: {"avg_ms_median": statistics.median(r["avg_ms"] for r in rs),
                    "p99_ms_median": statistics.median(r["p99_ms"] for r in rs)}
                for b, rs in runs.items()}
-    document = {
-        "tool": "scripts/low_load_latency.py",
-        "workload": {"client": "confluent-kafka (librdkafka) producer, acks=all, linger.ms=0",
-                     "pattern": "one 100-byte message at a time, each waited for (flush)",
-                     "messages_per_round": args.messages, "rounds": args.rounds,
-                     "broker": "defaults (2 shards, commit_interval_ms 5, local store, fsync)",
-                     "expectation": "librdkafka test 0055: average <= linger.ms + 5 ms"},
-        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
-        "results": summary,
-        "runs": runs,
-    }
-    date = datetime.date.today().isoformat()
-    path = ROOT / "perf-results" / f"{date}-low-load-latency.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    print(json.dumps(summary, indent=2))
-
+    workload = {"client": "confluent-kafka (librdkafka) producer, acks=all, linger.ms=0",
+                "pattern": "one 100-byte message at a time, each waited for (flush)",
+                "messages_per_round": args.messages, "rounds": args.rounds,
+                "broker": "defaults (2 shards, commit_interval_ms 5, local store, fsync)",
+                "expectation": "librdkafka test 0055: average <= linger.ms + 5 ms"}
+    write_results("low-load-latency", "scripts/low_load_latency.py", workload, summary, runs)
 
 if __name__ == "__main__":
     main()

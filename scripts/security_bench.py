@@ -11,47 +11,20 @@ generator on CPU 1. TLS costs both sides: the generator encrypts too, on its own
 """
 
 import argparse
-import datetime
 import json
 import pathlib
-import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from tls_certs import CertificateAuthority  # noqa: E402
 
 BIN = ROOT / "target" / "release"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of a process so far."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = __import__("os").sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def main():
@@ -120,27 +93,17 @@ def main():
             summary[name]["broker_cpu_per_byte_vs_plaintext"] = round(
                 summary[name]["broker_cpu_ms_per_gb_median"] / base["broker_cpu_ms_per_gb_median"],
                 3)
-        document = {
-            "tool": "scripts/security_bench.py",
-            "workload": {
-                "generator": "shoal-bench produce, default flags (1 KiB records, 100 per batch, "
-                             "8 partitions, 4 connections x 8 in flight, acks=all, closed loop)",
-                "seconds_per_run": args.seconds, "rounds": args.rounds,
-                "order": "PLAINTEXT, SSL, SASL_SSL in each round",
-                "broker": f"one shard and the coordinator on CPU {args.broker_cpu}, local store",
-                "generator_cpu": args.bench_cpu,
-                "tls": "rustls (ring), TLS 1.3 negotiated, P-256 ECDSA certificate",
-                "sasl": "PLAIN over TLS, one login per connection",
-            },
-            "machine": {"cpus": __import__("os").cpu_count(), "kernel": platform.release()},
-            "results": summary,
-            "runs": runs,
+        workload = {
+            "generator": "shoal-bench produce, default flags (1 KiB records, 100 per batch, "
+                         "8 partitions, 4 connections x 8 in flight, acks=all, closed loop)",
+            "seconds_per_run": args.seconds, "rounds": args.rounds,
+            "order": "PLAINTEXT, SSL, SASL_SSL in each round",
+            "broker": f"one shard and the coordinator on CPU {args.broker_cpu}, local store",
+            "generator_cpu": args.bench_cpu,
+            "tls": "rustls (ring), TLS 1.3 negotiated, P-256 ECDSA certificate",
+            "sasl": "PLAIN over TLS, one login per connection",
         }
-        date = datetime.date.today().isoformat()
-        path = ROOT / "perf-results" / f"{date}-security-cost.json"
-        path.write_text(json.dumps(document, indent=2) + "\n")
-        print(json.dumps(summary, indent=2))
-        print(f"wrote {path}")
+        write_results("security-cost", "scripts/security_bench.py", workload, summary, runs)
     finally:
         broker.terminate()
         broker.wait(30)

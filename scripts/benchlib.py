@@ -1,0 +1,48 @@
+"""What the benchmark scripts share: ports, waiting for a broker, its CPU time, and writing a
+result document (workload, machine, results) to perf-results/."""
+
+import datetime
+import json
+import os
+import pathlib
+import platform
+import socket
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout}s")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (its io-wq workers included)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def write_results(name, tool, workload, results, runs):
+    """perf-results/<date>-<name>.json; prints the results."""
+    document = {
+        "tool": tool, "workload": workload,
+        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+        "results": results, "runs": runs,
+    }
+    path = ROOT / "perf-results" / f"{datetime.date.today().isoformat()}-{name}.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    print(f"wrote {path}")
