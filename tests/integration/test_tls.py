@@ -3,6 +3,7 @@ SCRAM-SHA-512 and PLAIN, kcat over SSL with a client certificate whose subject i
 principal, refusals, and a certificate reloaded while the broker runs."""
 
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -29,6 +30,10 @@ def ca(tmp_path):
 
 @pytest.fixture
 def tls_broker(make_broker, ca):
+    return start_tls_broker(make_broker, ca, reload_check_ms=200)
+
+
+def start_tls_broker(make_broker, ca, reload_check_ms):
     """PLAINTEXT (for setup), SASL_SSL and SSL with client certificates required; the
     authorizer on with `admin` a super user."""
     cert, key = ca.issue("server", "/CN=localhost", server=True)
@@ -44,7 +49,7 @@ def tls_broker(make_broker, ca):
         f'key_file = "{key}"\n'
         'client_auth = "required"\n'
         f'truststore_file = "{ca.ca_cert}"\n'
-        "reload_check_ms = 200\n"
+        f"reload_check_ms = {reload_check_ms}\n"
         "[sasl]\n"
         'enabled_mechanisms = ["PLAIN", "SCRAM-SHA-512"]\n'
         "[sasl.plain_users]\n"
@@ -176,13 +181,31 @@ def served_certificate_subject(port, ca):
             return dict(x[0] for x in tls.getpeercert()["subject"])
 
 
+def renew_certificate(broker, ca):
+    new_cert, new_key = ca.issue("renewed", "/CN=localhost/O=Renewed", server=True)
+    # Key first, then the certificate: a reload in between fails and keeps the old pair.
+    shutil.copy(new_key, broker.server_cert.with_suffix(".key"))
+    shutil.copy(new_cert, broker.server_cert)
+
+
+def test_sighup_reloads_the_certificate(make_broker, ca):
+    broker = start_tls_broker(make_broker, ca, reload_check_ms=0)  # no file polling
+    renew_certificate(broker, ca)
+    time.sleep(1.5)
+    assert "organizationName" not in served_certificate_subject(broker.sasl_ssl_port, ca)
+    broker.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if served_certificate_subject(broker.sasl_ssl_port, ca).get("organizationName"):
+            break
+        time.sleep(0.2)
+    assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
+    assert "TLS certificate reloaded" in broker.log() and "SIGHUP" in broker.log()
+
+
 def test_a_changed_certificate_is_served_to_new_connections(tls_broker, ca):
     assert served_certificate_subject(tls_broker.sasl_ssl_port, ca)["commonName"] == "localhost"
-    new_cert, new_key = ca.issue("renewed", "/CN=localhost/O=Renewed", server=True)
-    key_path = tls_broker.server_cert.with_suffix(".key")
-    # Key first, then the certificate: a reload in between fails and keeps the old pair.
-    shutil.copy(new_key, key_path)
-    shutil.copy(new_cert, tls_broker.server_cert)
+    renew_certificate(tls_broker, ca)
     deadline = time.time() + 10
     while time.time() < deadline:
         subject = served_certificate_subject(tls_broker.sasl_ssl_port, ca)

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use arc_swap::ArcSwap;
 use futures_rustls::TlsAcceptor;
@@ -71,16 +71,23 @@ impl TlsServer {
     pub fn watch(self: Arc<Self>) -> Result<(), EngineError> {
         let hangup = Arc::new(AtomicBool::new(false));
         signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone())?;
-        let check_files = self.settings.reload_check_ms > 0;
-        let period = Duration::from_millis(self.settings.reload_check_ms.clamp(1, 1000));
+        let check_every = Duration::from_millis(self.settings.reload_check_ms);
+        // SIGHUP is noticed within this long.
+        let tick = check_every.clamp(Duration::from_millis(10), Duration::from_secs(1));
         std::thread::Builder::new()
             .name("tls-reload".into())
-            .spawn(move || loop {
-                std::thread::sleep(period);
-                if hangup.swap(false, Ordering::Relaxed) {
-                    self.reload("SIGHUP");
-                } else if check_files && self.files_changed() {
-                    self.reload("a certificate file changed");
+            .spawn(move || {
+                let mut checked = Instant::now();
+                loop {
+                    std::thread::sleep(tick);
+                    if hangup.swap(false, Ordering::Relaxed) {
+                        self.reload("SIGHUP");
+                    } else if !check_every.is_zero() && checked.elapsed() >= check_every {
+                        checked = Instant::now();
+                        if self.files_changed() {
+                            self.reload("a certificate file changed");
+                        }
+                    }
                 }
             })?;
         Ok(())
