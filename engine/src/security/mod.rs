@@ -1,17 +1,12 @@
 //! Who may connect and as whom: named listeners with Kafka's security protocols, TLS, SASL
 //! authentication, and each connection's principal.
 
-pub mod certificate;
 pub mod listeners;
-pub mod plain;
-pub mod principal;
-pub mod scram;
-pub mod scram_client;
 pub mod session;
 pub mod stream;
 pub mod tls;
 
 pub use listeners::Listener;
-pub use principal::Principal;
 pub use session::{AuthState, Mechanism, Session};
+pub use shoal_auth::{certificate, plain, scram, scram_client, Principal};
 pub use tls::TlsServer;

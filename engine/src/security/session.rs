@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use super::listeners::{Listener, SecurityProtocol};
-use super::principal::Principal;
-use super::scram::{Exchange, ScramMechanism};
+use shoal_auth::scram::{Exchange, ScramMechanism};
+use shoal_auth::Principal;
 
 /// The SASL mechanisms Shoal serves, as Kafka names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

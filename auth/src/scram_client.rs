@@ -6,8 +6,8 @@
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 
-use super::plain::constant_time_eq;
-use super::scram::{random_bytes, ScramError, ScramMechanism, MAX_ITERATIONS, MIN_ITERATIONS};
+use crate::plain::constant_time_eq;
+use crate::scram::{random_bytes, ScramError, ScramMechanism, MAX_ITERATIONS, MIN_ITERATIONS};
 
 pub struct ScramClient {
     mechanism: ScramMechanism,
@@ -111,7 +111,7 @@ impl AwaitingServerFinal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::security::scram::{ClientFirst, Exchange};
+    use crate::scram::{ClientFirst, Exchange};
 
     #[test]
     fn rfc_7677_test_vector_proof_and_server_signature() {

@@ -4,7 +4,7 @@
 
 use x509_parser::prelude::{FromDer, X509Certificate};
 
-use super::Principal;
+use crate::Principal;
 
 /// Attribute types by their short names (RFC 4514 section 3, and those Java prints).
 const SHORT_NAMES: &[(&str, &str)] = &[

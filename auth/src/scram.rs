@@ -12,7 +12,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256, Sha512};
 use shoal_coordinator::ScramCredential;
 
-use super::plain::constant_time_eq;
+use crate::plain::constant_time_eq;
 
 /// Kafka's bounds on `iterations` in AlterUserScramCredentials.
 pub const MIN_ITERATIONS: i32 = 4096;
@@ -49,7 +49,7 @@ impl ScramMechanism {
         }
     }
 
-    pub(crate) fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
+    pub fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         match self {
             ScramMechanism::Sha256 => {
                 let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("any key");
@@ -64,7 +64,7 @@ impl ScramMechanism {
         }
     }
 
-    pub(crate) fn hash(self, data: &[u8]) -> Vec<u8> {
+    pub fn hash(self, data: &[u8]) -> Vec<u8> {
         match self {
             ScramMechanism::Sha256 => Sha256::digest(data).to_vec(),
             ScramMechanism::Sha512 => Sha512::digest(data).to_vec(),
@@ -301,7 +301,7 @@ fn made_up_credential(mechanism: ScramMechanism, user: &str) -> ScramCredential 
     }
 }
 
-pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+pub fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::getrandom(&mut bytes).expect("the OS random source works");
     bytes
@@ -310,7 +310,7 @@ pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::security::scram_client::ScramClient;
+    use crate::scram_client::ScramClient;
 
     fn credential(mechanism: ScramMechanism, password: &str) -> ScramCredential {
         let salt = b"some-salt";

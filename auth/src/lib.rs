@@ -1,0 +1,11 @@
+//! Who a client is, decided from bytes it sent: SASL/PLAIN tokens, both sides of SCRAM, and
+//! principals from certificate subjects. I/O-free (the engine carries the bytes), so every
+//! parser here is fuzzed (`fuzz/fuzz_targets/sasl.rs`).
+
+pub mod certificate;
+pub mod plain;
+pub mod principal;
+pub mod scram;
+pub mod scram_client;
+
+pub use principal::Principal;

@@ -1,0 +1,34 @@
+//! Authentication bytes from clients and from mirror sources: PLAIN tokens, the SCRAM
+//! server's view of a client's first and final messages, the SCRAM client's view of a
+//! server's first and final messages, and certificate subjects.
+#![no_main]
+
+use std::collections::BTreeMap;
+
+use libfuzzer_sys::fuzz_target;
+use shoal_auth::scram::{ClientFirst, Exchange, ScramMechanism, MIN_ITERATIONS};
+use shoal_auth::scram_client::ScramClient;
+use shoal_auth::{certificate, plain};
+
+fuzz_target!(|data: &[u8]| {
+    let users = BTreeMap::from([("alice".to_string(), "secret".to_string())]);
+    let _ = plain::authenticate(data, &users);
+    let _ = certificate::principal_of(data);
+
+    // The first message and the rest, split at the first newline the input holds.
+    let (first, rest) = match data.iter().position(|b| *b == b'\n') {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, &[][..]),
+    };
+    let mechanism = ScramMechanism::Sha256;
+    if let Ok(client_first) = ClientFirst::parse(first) {
+        let salted = mechanism.salted_password(b"secret", b"salt", MIN_ITERATIONS);
+        let credential = mechanism.credential(b"salt", &salted, MIN_ITERATIONS);
+        let (exchange, _) = Exchange::start(mechanism, client_first, Some(credential));
+        let _ = exchange.finish(rest);
+    }
+    let (client, _) = ScramClient::start(mechanism, "alice", "secret");
+    if let Ok((_, awaiting)) = client.respond(first) {
+        let _ = awaiting.verify(rest);
+    }
+});
