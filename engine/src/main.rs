@@ -63,6 +63,8 @@ enum Command {
         #[arg(long)]
         accept_loss: bool,
     },
+    /// List the APIs this broker serves: key, versions, and what the ACLs must allow.
+    Apis,
 }
 
 fn main() {
@@ -78,6 +80,10 @@ fn main() {
             eprintln!("shoal mirror: {e}");
             std::process::exit(1);
         }
+        return;
+    }
+    if let Some(Command::Apis) = args.command {
+        print!("{}", handlers::registry::describe_apis());
         return;
     }
     if matches!(args.command, Some(Command::Check | Command::Repair { .. })) {

@@ -4,7 +4,7 @@
 //! all come from this table, so what is advertised is exactly what is handled.
 //!
 //! Adding an API: write its handler file (`async fn(&Call, Request) -> Response`), declare
-//! the module in `handlers/mod.rs`, and add one line here.
+//! the module in `handlers/mod.rs`, and add one line here, with the ACL operation it checks.
 
 use std::rc::Rc;
 
@@ -75,6 +75,9 @@ pub struct ApiSpec {
     pub name: &'static str,
     pub min_version: i16,
     pub max_version: i16,
+    /// What the ACLs must allow (Kafka's documented operation; checked by the handler, which
+    /// answers per topic or group); empty only for what is served before a login.
+    pub authorization: &'static str,
     /// For other brokers and operator tools, not clients: the coordinator's Diskless*
     /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
     pub internal: bool,
@@ -131,7 +134,7 @@ macro_rules! error_answer {
 }
 
 macro_rules! registry {
-    ($( $req:ident : $min:literal ..= $max:literal => $handler:path $([ $($flag:ident)* ])? ; )*) => {
+    ($( $req:ident : $min:literal ..= $max:literal => $handler:path, $acl:literal $([ $($flag:ident)* ])? ; )*) => {
         /// Every served API, in the order ApiVersions lists them.
         pub const APIS: &[ApiSpec] = &[$(
             ApiSpec {
@@ -139,6 +142,7 @@ macro_rules! registry {
                 name: api_name(stringify!($req)),
                 min_version: $min,
                 max_version: $max,
+                authorization: $acl,
                 internal: has_flag!(internal; $($($flag)*)?),
                 before_authentication: has_flag!(before_authentication; $($($flag)*)?),
                 error_answer: error_answer!($req; $($($flag)*)?),
@@ -217,57 +221,57 @@ macro_rules! registry {
 }
 
 registry! {
-    ProduceRequest: 3..=9 => produce::handle;
-    FetchRequest: 4..=13 => fetch::handle [error_answer];
-    ListOffsetsRequest: 1..=8 => list_offsets::handle;
-    MetadataRequest: 0..=12 => metadata::handle;
-    ApiVersionsRequest: 0..=3 => api_versions::handle [before_authentication];
-    CreateTopicsRequest: 2..=7 => create_topics::handle;
-    DeleteTopicsRequest: 1..=6 => delete_topics::handle;
-    DeleteRecordsRequest: 0..=2 => delete_records::handle;
-    InitProducerIdRequest: 0..=4 => init_producer_id::handle [error_answer];
-    CreatePartitionsRequest: 0..=3 => create_partitions::handle;
-    DescribeClusterRequest: 0..=1 => describe_cluster::handle [error_answer];
-    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle [error_answer];
-    OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle;
-    DescribeProducersRequest: 0..=0 => describe_producers::handle;
-    DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle;
-    AlterConfigsRequest: 0..=2 => configs::alter_configs::handle;
-    IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle;
-    JoinGroupRequest: 0..=9 => groups::join_group::handle [error_answer];
-    SyncGroupRequest: 0..=5 => groups::sync_group::handle [error_answer];
-    HeartbeatRequest: 0..=4 => groups::heartbeat::handle [error_answer];
-    LeaveGroupRequest: 0..=5 => groups::leave_group::handle [error_answer];
-    OffsetCommitRequest: 2..=8 => groups::offset_commit::handle;
-    OffsetFetchRequest: 1..=8 => groups::offset_fetch::handle [error_answer];
-    ListGroupsRequest: 0..=5 => groups::list_groups::handle [error_answer];
-    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle;
-    DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle;
-    OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle [error_answer];
-    SaslHandshakeRequest: 0..=1 => sasl::handshake [before_authentication];
-    SaslAuthenticateRequest: 0..=2 => sasl::authenticate [before_authentication];
-    DescribeAclsRequest: 1..=3 => acls::describe [error_answer];
-    CreateAclsRequest: 1..=3 => acls::create;
-    DeleteAclsRequest: 1..=3 => acls::delete;
-    DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe;
-    AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter;
-    DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions [internal];
-    DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics [internal];
-    DisklessCommitFileRequest: 0..=0 => diskless::commit_file [internal];
-    DisklessDeleteRecordsRequest: 0..=0 => diskless::delete_records [internal];
-    DisklessListOffsetsRequest: 0..=0 => diskless::list_offsets [internal];
-    DisklessFindBatchesRequest: 0..=0 => diskless::find_batches [internal];
-    DisklessDescribeFilesRequest: 0..=0 => diskless::describe_files [internal];
-    CreateMirrorRequest: 0..=0 => mirror::admin::create;
-    AddTopicsToMirrorRequest: 0..=0 => mirror::admin::add_topics;
-    RemoveTopicsFromMirrorRequest: 0..=0 => mirror::admin::remove_topics;
-    LastMirroredOffsetsRequest: 0..=0 => mirror::states::last_mirrored_offsets;
-    ListMirrorsRequest: 0..=0 => mirror::describe::list;
-    DescribeMirrorsRequest: 0..=0 => mirror::describe::describe;
-    ReadMirrorStatesRequest: 0..=0 => mirror::states::read;
-    WriteMirrorStatesRequest: 0..=0 => mirror::states::write [internal];
-    PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause;
-    ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume;
+    ProduceRequest: 3..=9 => produce::handle, "WRITE on each topic";
+    FetchRequest: 4..=13 => fetch::handle, "READ on each topic" [error_answer];
+    ListOffsetsRequest: 1..=8 => list_offsets::handle, "DESCRIBE on each topic";
+    MetadataRequest: 0..=12 => metadata::handle, "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
+    ApiVersionsRequest: 0..=3 => api_versions::handle, "" [before_authentication];
+    CreateTopicsRequest: 2..=7 => create_topics::handle, "CREATE on the cluster or on the topic";
+    DeleteTopicsRequest: 1..=6 => delete_topics::handle, "DELETE on each topic";
+    DeleteRecordsRequest: 0..=2 => delete_records::handle, "DELETE on each topic";
+    InitProducerIdRequest: 0..=4 => init_producer_id::handle, "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic" [error_answer];
+    CreatePartitionsRequest: 0..=3 => create_partitions::handle, "ALTER on each topic";
+    DescribeClusterRequest: 0..=1 => describe_cluster::handle, "DESCRIBE on the cluster" [error_answer];
+    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, "DESCRIBE on the group" [error_answer];
+    OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, "DESCRIBE on each topic";
+    DescribeProducersRequest: 0..=0 => describe_producers::handle, "READ on each topic";
+    DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, "DESCRIBE_CONFIGS on each topic, on the cluster for broker configs";
+    AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    JoinGroupRequest: 0..=9 => groups::join_group::handle, "READ on the group" [error_answer];
+    SyncGroupRequest: 0..=5 => groups::sync_group::handle, "READ on the group" [error_answer];
+    HeartbeatRequest: 0..=4 => groups::heartbeat::handle, "READ on the group" [error_answer];
+    LeaveGroupRequest: 0..=5 => groups::leave_group::handle, "READ on the group" [error_answer];
+    OffsetCommitRequest: 2..=8 => groups::offset_commit::handle, "READ on the group and on each topic";
+    OffsetFetchRequest: 1..=8 => groups::offset_fetch::handle, "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
+    ListGroupsRequest: 0..=5 => groups::list_groups::handle, "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];
+    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, "DESCRIBE on each group";
+    DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, "DELETE on each group";
+    OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, "DELETE on the group, READ on each topic" [error_answer];
+    SaslHandshakeRequest: 0..=1 => sasl::handshake, "" [before_authentication];
+    SaslAuthenticateRequest: 0..=2 => sasl::authenticate, "" [before_authentication];
+    DescribeAclsRequest: 1..=3 => acls::describe, "DESCRIBE on the cluster" [error_answer];
+    CreateAclsRequest: 1..=3 => acls::create, "ALTER on the cluster";
+    DeleteAclsRequest: 1..=3 => acls::delete, "ALTER on the cluster";
+    DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe, "DESCRIBE on the cluster";
+    AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter, "ALTER on the cluster";
+    DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessCommitFileRequest: 0..=0 => diskless::commit_file, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDeleteRecordsRequest: 0..=0 => diskless::delete_records, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessListOffsetsRequest: 0..=0 => diskless::list_offsets, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessFindBatchesRequest: 0..=0 => diskless::find_batches, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDescribeFilesRequest: 0..=0 => diskless::describe_files, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    CreateMirrorRequest: 0..=0 => mirror::admin::create, "ALTER on the cluster";
+    AddTopicsToMirrorRequest: 0..=0 => mirror::admin::add_topics, "ALTER on the cluster";
+    RemoveTopicsFromMirrorRequest: 0..=0 => mirror::admin::remove_topics, "ALTER on the cluster";
+    LastMirroredOffsetsRequest: 0..=0 => mirror::states::last_mirrored_offsets, "DESCRIBE on the cluster";
+    ListMirrorsRequest: 0..=0 => mirror::describe::list, "DESCRIBE on the cluster";
+    DescribeMirrorsRequest: 0..=0 => mirror::describe::describe, "DESCRIBE on the cluster";
+    ReadMirrorStatesRequest: 0..=0 => mirror::states::read, "DESCRIBE on the cluster";
+    WriteMirrorStatesRequest: 0..=0 => mirror::states::write, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause, "ALTER on the cluster";
+    ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume, "ALTER on the cluster";
 }
 
 impl DecodedRequest {
@@ -279,6 +283,23 @@ impl DecodedRequest {
             _ => 0,
         }
     }
+}
+
+/// One line per served API, as `shoal apis` prints them: key, name, versions, and the ACL
+/// operation it checks (for auditing an authorizer's setup).
+pub fn describe_apis() -> String {
+    let mut out = String::new();
+    for spec in APIS {
+        let authorization = match (spec.before_authentication, spec.authorization) {
+            (true, _) => "none (served before a login)",
+            (false, acl) => acl,
+        };
+        out.push_str(&format!(
+            "{:>5} {:<36} v{}-{:<3} {authorization}\n",
+            spec.key, spec.name, spec.min_version, spec.max_version
+        ));
+    }
+    out
 }
 
 /// The served API with this key.
@@ -356,6 +377,25 @@ mod tests {
                 "{}",
                 spec.name
             );
+        }
+    }
+
+    #[test]
+    fn every_api_served_after_a_login_declares_the_acl_it_checks() {
+        for spec in APIS {
+            assert_eq!(
+                spec.authorization.is_empty(),
+                spec.before_authentication,
+                "{}: an ACL operation, unless served before a login",
+                spec.name
+            );
+            if spec.internal {
+                assert!(
+                    spec.authorization.starts_with("CLUSTER_ACTION"),
+                    "{}",
+                    spec.name
+                );
+            }
         }
     }
 
