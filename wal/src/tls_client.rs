@@ -57,8 +57,8 @@ pub fn client_config(
     Ok(Arc::new(config))
 }
 
-/// Every certificate in a PEM file; none is an error.
-fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, WalError> {
+/// Every certificate in a PEM file; none is an error. Also the broker's TLS listeners' reader.
+pub fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, WalError> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
         .map_err(|e| WalError::Config(format!("{}: {e}", path.display())))?;

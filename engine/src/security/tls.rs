@@ -14,6 +14,8 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use shoal_wal::tls_client::pem_certificates;
+use shoal_wal::WalError;
 
 use super::listeners::SecurityProtocol;
 use crate::config::{ClientAuth, SslConfig};
@@ -174,15 +176,13 @@ fn server_config(
         .map_err(|e| file_error(certificate_file, format!("certificate and key: {e}")))
 }
 
-/// Every certificate in a PEM file; none is an error.
-pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, EngineError> {
-    let chain = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| file_error(path, e.to_string()))?;
-    if chain.is_empty() {
-        return Err(file_error(path, "no PEM certificate in it".into()));
-    }
-    Ok(chain)
+/// Every certificate in a PEM file (the reader HTTPS to S3 and mirror sources use too).
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, EngineError> {
+    pem_certificates(path).map_err(|e| match e {
+        // Its message already names the file.
+        WalError::Config(message) => EngineError::Config(message),
+        other => EngineError::Config(other.to_string()),
+    })
 }
 
 fn file_error(path: &Path, message: String) -> EngineError {
