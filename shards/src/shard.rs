@@ -265,8 +265,9 @@ impl Shard {
             Ok(found) if found.len() == partitions.len() => found,
             _ => return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()],
         };
-        let mut results = Vec::with_capacity(found.len());
-        for (p, found) in partitions.iter().zip(found) {
+        // Partitions are read concurrently: from S3 each read is a round trip, and a
+        // catch-up fetch of many partitions would otherwise wait for them one by one.
+        let reads = partitions.iter().zip(found).map(|(p, found)| async move {
             if found.error == Some(ErrorKind::UnknownTopicOrPartition) {
                 self.local_data.forget_watermark(&p.partition);
             } else {
@@ -293,9 +294,9 @@ impl Shard {
                     Err(_) => result.error = Some(ErrorKind::StorageError),
                 }
             }
-            results.push(result);
-        }
-        results
+            result
+        });
+        futures::future::join_all(reads).await
     }
 
     /// Waits until a commit on any owning shard moves one of the partitions past its fetch
