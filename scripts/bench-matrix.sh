@@ -142,6 +142,19 @@ fi
 
 python3 scripts/summarize_results.py "$date"
 
+# Peers on both sides of the log (produce, catch-up, librdkafka, tailing), local and via S3.
+if command -v tansu >/dev/null && command -v s3s-fs >/dev/null; then
+  python3 scripts/peer_compare.py --seconds "$seconds"
+fi
+# The shard→coordinator round trip (cargo bench; writes its own JSON).
+cargo bench -p shoal-shards --bench commit_round_trip
+# Shard scaling to 14 shards needs a machine with spare CPUs for the generator.
+if ((cpus >= 8)); then
+  python3 scripts/scaling.py --seconds "$seconds"
+else
+  echo "shard scaling to 8+ shards skipped: $cpus CPUs (scripts/scaling.py on a 16-CPU machine)"
+fi
+
 # Where the broker's time goes at max produce: a flame graph beside the results.
 if command -v perf >/dev/null && command -v inferno-flamegraph >/dev/null; then
   scripts/profile_produce.sh "$seconds"
