@@ -1,0 +1,29 @@
+//! A PostgreSQL client for glommio executors: the wire protocol from the runtime-free
+//! `postgres-protocol` crate, driven over Shoal's own sockets (tokio-postgres would need a
+//! tokio runtime beside every executor), plus versioned schema migrations applied once under
+//! an advisory lock. The coordinator's PostgreSQL back end is built on it.
+
+mod config;
+mod connection;
+mod error;
+pub mod migrations;
+pub mod wire;
+
+pub use config::PgConfig;
+pub use connection::Connection;
+pub use error::PgError;
+pub use migrations::Migration;
+pub use wire::{Param, Row};
+
+use std::time::Duration;
+
+use futures_lite::FutureExt;
+
+/// `None` if `future` did not finish within `limit`.
+async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> Option<T> {
+    let expired = async {
+        glommio::timer::sleep(limit).await;
+        None
+    };
+    async { Some(future.await) }.or(expired).await
+}
