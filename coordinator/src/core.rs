@@ -2,23 +2,24 @@
 //! makes their records durable with a single fdatasync, and only then answers them and runs
 //! the reads, so no reader ever sees state that a crash could take back.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 
 use crate::command::{AnyReply, Command, Envelope, Round};
-use crate::log::MetadataLog;
+use crate::log_backend::LogBackend;
 use crate::metrics::CoordinatorMetrics;
+use crate::postgres_log::PostgresLog;
+use crate::recovery::RecoveryStats;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
-use crate::{recovery, snapshots, CoordinatorError};
+use crate::{recovery, CoordinatorError};
 
 pub struct CoordinatorCore {
     pub(crate) state: CoordinatorState,
-    log: MetadataLog,
-    dir: PathBuf,
+    log: LogBackend,
     view: Arc<ArcSwap<TopicsView>>,
     /// Roll the log and write a snapshot once the log holds this many bytes.
     snapshot_log_bytes: u64,
@@ -33,36 +34,62 @@ impl CoordinatorCore {
         snapshot_log_bytes: u64,
     ) -> Result<CoordinatorCore, CoordinatorError> {
         let (state, log, stats) = recovery::recover(dir).await?;
+        let log = LogBackend::Local {
+            log,
+            dir: dir.to_path_buf(),
+        };
+        Ok(Self::recovered(state, log, stats, view, snapshot_log_bytes))
+    }
+
+    /// Rebuilds the state from PostgreSQL, taking the writer role from any broker that held
+    /// it (`holder` names this one in the database), and publishes the topic catalogue.
+    pub async fn open_postgres(
+        config: &shoal_pg::PgConfig,
+        holder: &str,
+        view: Arc<ArcSwap<TopicsView>>,
+        snapshot_log_bytes: u64,
+    ) -> Result<CoordinatorCore, CoordinatorError> {
+        let (state, log, stats) = PostgresLog::open(config, holder).await?;
         tracing::info!(
-            snapshot_generation = ?stats.snapshot_generation,
+            epoch = log.epoch(),
+            "coordinator writer role taken in PostgreSQL"
+        );
+        let log = LogBackend::Postgres(Box::new(log));
+        Ok(Self::recovered(state, log, stats, view, snapshot_log_bytes))
+    }
+
+    fn recovered(
+        state: CoordinatorState,
+        log: LogBackend,
+        stats: RecoveryStats,
+        view: Arc<ArcSwap<TopicsView>>,
+        snapshot_log_bytes: u64,
+    ) -> CoordinatorCore {
+        tracing::info!(
+            snapshot = ?stats.snapshot_generation,
             records_replayed = stats.records_replayed,
             batches = state.batch_count(),
             elapsed_ms = stats.elapsed_ms as u64,
             "coordinator state recovered"
         );
         view.store(Arc::new(state.topics_view()));
-        Ok(CoordinatorCore {
+        CoordinatorCore {
             state,
             log,
-            dir: dir.to_path_buf(),
             view,
             snapshot_log_bytes,
             metrics: Arc::new(CoordinatorMetrics::default()),
-        })
+        }
     }
 
-    /// Starts a new log generation and snapshots the state at the boundary, so recovery
-    /// reads one image and a short log instead of all history. The snapshot is written while
-    /// the coordinator waits, which pauses commits for the time it takes.
+    /// Snapshots the state, so recovery reads one image and a short log instead of all
+    /// history. The snapshot is written while the coordinator waits, which pauses commits for
+    /// the time it takes.
     async fn snapshot(&mut self) -> Result<(), CoordinatorError> {
         let started = std::time::Instant::now();
-        let generation = self.log.generation() + 1;
-        self.log = MetadataLog::open_for_append(&self.dir, generation, 0).await?;
-        let bytes = snapshots::write_snapshot(&self.dir, generation, &self.state).await?;
-        snapshots::remove_obsolete(&self.dir).await;
+        let bytes = self.log.snapshot(&self.state).await?;
         CoordinatorMetrics::add(&self.metrics.snapshots, 1);
         tracing::info!(
-            generation,
             bytes,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "coordinator snapshot written"

@@ -16,6 +16,11 @@ pub enum CoordinatorError {
     /// The metadata on disk is not what was written: refuse to start rather than guess.
     #[error("{0}")]
     Damaged(String),
+    #[error("coordinator database: {0}")]
+    Database(String),
+    /// Another broker holds the writer role now: this one must stop serving.
+    #[error("{0}")]
+    Fenced(String),
 }
 
 /// Per-item outcome of a coordinator operation. The engine maps these to Kafka error codes.

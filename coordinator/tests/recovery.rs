@@ -6,18 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use glommio::LocalExecutorBuilder;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
 
-fn run<F: std::future::Future<Output = ()> + 'static>(f: impl FnOnce() -> F + Send + 'static) {
-    LocalExecutorBuilder::default()
-        .io_memory(1 << 20)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-}
+mod support;
+use support::{create_topic, produce, run};
 
 fn temp_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("shoal-recovery-{}", uuid::Uuid::new_v4()))
@@ -28,41 +21,6 @@ async fn open(dir: &Path, snapshot_log_bytes: u64) -> CoordinatorCore {
     CoordinatorCore::open(dir, view, snapshot_log_bytes)
         .await
         .unwrap()
-}
-
-async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize) {
-    for f in 0..files {
-        let batches = (0..10)
-            .map(|i| CommitBatch {
-                partition: TopicPartition {
-                    topic_id: topic,
-                    partition: i % 3,
-                },
-                byte_offset: i as u32 * 100,
-                size_bytes: 100,
-                offset_count: 5,
-                max_timestamp: 1000 + f as i64,
-                producer_id: -1,
-                producer_epoch: -1,
-                base_sequence: -1,
-                is_transactional: false,
-            })
-            .collect();
-        let request = CommitFile {
-            object: NewObject::uploaded(format!("wal/{}", uuid::Uuid::new_v4()), 1000, 0),
-            batches,
-        };
-        core.run(request).await.unwrap();
-    }
-}
-
-async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
-    let request = CreateTopic {
-        name: "t".into(),
-        partitions: 3,
-        config: TopicConfig::default(),
-    };
-    core.run(request).await.unwrap().unwrap().id
 }
 
 #[test]

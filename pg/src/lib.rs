@@ -7,6 +7,8 @@ mod config;
 mod connection;
 mod error;
 pub mod migrations;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod wire;
 
 pub use config::PgConfig;

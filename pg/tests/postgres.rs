@@ -2,12 +2,10 @@
 //! parameters, errors with their SQLSTATE, deadlines, a server that goes away and comes back,
 //! and migrations applied once even when two brokers start together.
 
-mod server;
-
 use std::time::Duration;
 
 use glommio::LocalExecutorBuilder;
-use server::{TestPostgres, PASSWORD};
+use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{migrations, Connection, Migration, Param, PgConfig, PgError};
 
 fn run<F, Fut>(f: F)

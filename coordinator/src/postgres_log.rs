@@ -1,0 +1,294 @@
+//! The coordinator's log in PostgreSQL: each group-committed round's frames are one row, in
+//! sequence, written only by the broker holding the writer epoch; snapshots are rows too.
+//! The state machine is the local back end's, so both back ends decide every command the same
+//! way; PostgreSQL makes the decisions durable, replicated and shared. A broker that takes the
+//! writer role bumps the epoch, and a row is only inserted while its writer's epoch is current
+//! (checked under a row lock in the same statement), so a fenced broker cannot append after
+//! the new writer has read the log.
+
+use std::time::{Duration, Instant};
+
+use shoal_pg::{migrations, Connection, Migration, Param, PgConfig, PgError};
+
+use crate::frames::scan_frames;
+use crate::recovery::RecoveryStats;
+use crate::state::CoordinatorState;
+use crate::CoordinatorError;
+
+pub const MIGRATIONS: [Migration; 1] = [Migration {
+    version: 1,
+    name: "coordinator log",
+    sql: include_str!("../migrations/0001_coordinator_log.sql"),
+}];
+
+/// Log rows read per query during recovery, so no answer grows with the log.
+const RECOVERY_PAGE_ROWS: i64 = 1000;
+/// Retrying an append whose outcome is unknown: first pause and the longest one.
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+pub struct PostgresLog {
+    config: PgConfig,
+    connection: Option<Connection>,
+    epoch: i64,
+    next_seq: i64,
+    bytes_since_snapshot: u64,
+}
+
+impl PostgresLog {
+    /// Migrates the schema, takes the writer role (fencing any earlier writer) and rebuilds
+    /// the state from the newest snapshot and the rows after it.
+    pub async fn open(
+        config: &PgConfig,
+        holder: &str,
+    ) -> Result<(CoordinatorState, PostgresLog, RecoveryStats), CoordinatorError> {
+        let started = Instant::now();
+        let mut connection = Connection::connect(config).await.map_err(db)?;
+        migrations::apply(&mut connection, &MIGRATIONS)
+            .await
+            .map_err(db)?;
+        let rows = connection
+            .query(
+                "INSERT INTO coordinator_writer (id, epoch, holder) VALUES (1, 1, $1) \
+                 ON CONFLICT (id) DO UPDATE SET epoch = coordinator_writer.epoch + 1, \
+                 holder = $1, since = now() RETURNING epoch",
+                &[Param::Text(holder)],
+            )
+            .await
+            .map_err(db)?;
+        let epoch = single(&rows)?.i64(0).map_err(db)?;
+        let (mut state, snapshot_seq) = read_newest_snapshot(&mut connection).await?;
+        let mut stats = RecoveryStats {
+            snapshot_generation: snapshot_seq.map(|s| s as u64),
+            ..RecoveryStats::default()
+        };
+        let mut last_seq = snapshot_seq.unwrap_or(0);
+        let mut bytes_since_snapshot = 0u64;
+        loop {
+            let rows = connection
+                .query(
+                    "SELECT seq, frames, crc FROM coordinator_log WHERE seq > $1 \
+                     ORDER BY seq LIMIT $2",
+                    &[Param::I64(last_seq), Param::I64(RECOVERY_PAGE_ROWS)],
+                )
+                .await
+                .map_err(db)?;
+            for row in &rows {
+                let seq = row.i64(0).map_err(db)?;
+                if seq != last_seq + 1 {
+                    return Err(CoordinatorError::Damaged(format!(
+                        "coordinator_log jumps from row {last_seq} to {seq}: rows are missing"
+                    )));
+                }
+                let frames = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
+                check_crc("coordinator_log", seq, &frames, row.i64(2).map_err(db)?)?;
+                let scan = scan_frames(&frames);
+                if let Some(damage) = scan.damage {
+                    return Err(CoordinatorError::Damaged(format!(
+                        "coordinator_log row {seq}: {damage:?}"
+                    )));
+                }
+                stats.records_replayed += scan.records.len();
+                for record in &scan.records {
+                    state.apply(record);
+                }
+                bytes_since_snapshot += frames.len() as u64;
+                last_seq = seq;
+            }
+            if (rows.len() as i64) < RECOVERY_PAGE_ROWS {
+                break;
+            }
+        }
+        stats.elapsed_ms = started.elapsed().as_millis();
+        let log = PostgresLog {
+            config: config.clone(),
+            connection: Some(connection),
+            epoch,
+            next_seq: last_seq + 1,
+            bytes_since_snapshot,
+        };
+        Ok((state, log, stats))
+    }
+
+    pub fn epoch(&self) -> i64 {
+        self.epoch
+    }
+
+    /// Bytes of frames appended since the newest snapshot.
+    pub fn size_bytes(&self) -> u64 {
+        self.bytes_since_snapshot
+    }
+
+    /// Makes one round's frames durable as the next row. An append whose outcome is unknown
+    /// (a timeout, a lost connection, PostgreSQL restarting) is settled by reading the row
+    /// back on a new connection, and retried with backoff until PostgreSQL answers.
+    pub async fn append_durable(&mut self, frames: Vec<u8>) -> Result<(), CoordinatorError> {
+        let seq = self.next_seq;
+        let crc = crc32c::crc32c(&frames) as i64;
+        let mut pause = RETRY_FIRST;
+        loop {
+            match self.try_append(seq, &frames, crc).await {
+                Ok(true) => break,
+                Ok(false) => return Err(fenced(seq)),
+                Err(e) if e.is_transient() => {
+                    tracing::warn!(seq, error = %e, "coordinator log append failed; retrying");
+                    self.connection = None;
+                    glommio::timer::sleep(pause).await;
+                    pause = (pause * 2).min(RETRY_MAX);
+                }
+                Err(e) => return Err(db(e)),
+            }
+        }
+        self.next_seq = seq + 1;
+        self.bytes_since_snapshot += frames.len() as u64;
+        Ok(())
+    }
+
+    /// Whether row `seq` now holds these frames from this writer; false: another writer's.
+    async fn try_append(&mut self, seq: i64, frames: &[u8], crc: i64) -> Result<bool, PgError> {
+        let epoch = self.epoch;
+        let connection = self.connection().await?;
+        // An earlier try may have committed before its answer was lost.
+        let existing = connection
+            .query(
+                "SELECT epoch, crc FROM coordinator_log WHERE seq = $1",
+                &[Param::I64(seq)],
+            )
+            .await?;
+        if let Some(row) = existing.first() {
+            return Ok(row.i64(0)? == epoch && row.i64(1)? == crc);
+        }
+        let inserted = connection
+            .execute(
+                "WITH writer AS (SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE) \
+                 INSERT INTO coordinator_log (seq, epoch, frames, crc) \
+                 SELECT $1, $2, $3, $4 FROM writer WHERE writer.epoch = $2",
+                &[
+                    Param::I64(seq),
+                    Param::I64(epoch),
+                    Param::Bytes(frames),
+                    Param::I64(crc),
+                ],
+            )
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    /// Stores `state` as the snapshot after every appended row and drops the rows and older
+    /// snapshots it covers, in one transaction, while this broker is still the writer.
+    pub async fn write_snapshot(
+        &mut self,
+        state: &CoordinatorState,
+    ) -> Result<usize, CoordinatorError> {
+        let image = state.encode_snapshot();
+        let last_seq = self.next_seq - 1;
+        let epoch = self.epoch;
+        let connection = self.connection().await.map_err(db)?;
+        let outcome = async {
+            connection.batch_execute("BEGIN").await?;
+            let writer = connection
+                .query(
+                    "SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE",
+                    &[],
+                )
+                .await?;
+            if writer.first().map(|r| r.i64(0)).transpose()? != Some(epoch) {
+                return Ok(false);
+            }
+            connection
+                .execute(
+                    "INSERT INTO coordinator_snapshots (last_seq, image, crc) VALUES ($1, $2, $3)",
+                    &[
+                        Param::I64(last_seq),
+                        Param::Bytes(&image),
+                        Param::I64(crc32c::crc32c(&image) as i64),
+                    ],
+                )
+                .await?;
+            connection
+                .execute(
+                    "DELETE FROM coordinator_log WHERE seq <= $1",
+                    &[Param::I64(last_seq)],
+                )
+                .await?;
+            connection
+                .execute(
+                    "DELETE FROM coordinator_snapshots WHERE last_seq < $1",
+                    &[Param::I64(last_seq)],
+                )
+                .await?;
+            connection.batch_execute("COMMIT").await.map(|()| true)
+        }
+        .await;
+        if !matches!(outcome, Ok(true)) && !connection.is_broken() {
+            let _ = connection.batch_execute("ROLLBACK").await;
+        }
+        if !outcome.map_err(db)? {
+            return Err(fenced(last_seq));
+        }
+        self.bytes_since_snapshot = 0;
+        Ok(image.len())
+    }
+
+    async fn connection(&mut self) -> Result<&mut Connection, PgError> {
+        if self.connection.as_ref().is_none_or(Connection::is_broken) {
+            self.connection = Some(Connection::connect(&self.config).await?);
+        }
+        Ok(self.connection.as_mut().expect("connected above"))
+    }
+}
+
+async fn read_newest_snapshot(
+    connection: &mut Connection,
+) -> Result<(CoordinatorState, Option<i64>), CoordinatorError> {
+    let rows = connection
+        .query(
+            "SELECT last_seq, image, crc FROM coordinator_snapshots ORDER BY last_seq DESC LIMIT 1",
+            &[],
+        )
+        .await
+        .map_err(db)?;
+    let Some(row) = rows.first() else {
+        return Ok((CoordinatorState::default(), None));
+    };
+    let last_seq = row.i64(0).map_err(db)?;
+    let image = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
+    check_crc(
+        "coordinator_snapshots",
+        last_seq,
+        &image,
+        row.i64(2).map_err(db)?,
+    )?;
+    Ok((CoordinatorState::decode_snapshot(&image)?, Some(last_seq)))
+}
+
+fn check_crc(table: &str, key: i64, bytes: &[u8], stored: i64) -> Result<(), CoordinatorError> {
+    let computed = crc32c::crc32c(bytes) as i64;
+    if computed != stored {
+        return Err(CoordinatorError::Damaged(format!(
+            "{table} row {key}: CRC {computed:#x} of its bytes differs from the stored {stored:#x}"
+        )));
+    }
+    Ok(())
+}
+
+fn single(rows: &[shoal_pg::Row]) -> Result<&shoal_pg::Row, CoordinatorError> {
+    match rows {
+        [row] => Ok(row),
+        _ => Err(CoordinatorError::Database(format!(
+            "expected one row, PostgreSQL returned {}",
+            rows.len()
+        ))),
+    }
+}
+
+fn fenced(seq: i64) -> CoordinatorError {
+    CoordinatorError::Fenced(format!(
+        "another broker took the coordinator's writer role; row {seq} of coordinator_log is \
+         not this broker's to write"
+    ))
+}
+
+fn db(e: PgError) -> CoordinatorError {
+    CoordinatorError::Database(e.to_string())
+}

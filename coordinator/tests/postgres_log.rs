@@ -1,0 +1,125 @@
+//! The coordinator on PostgreSQL (a real server started by the test): snapshots and the rows
+//! after them rebuild the exact state, a broker that takes the writer role fences the one
+//! before it, and an append waits out a PostgreSQL restart without losing or doubling a row.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use shoal_coordinator::commands::*;
+use shoal_coordinator::*;
+use shoal_pg::testing::{TestPostgres, PASSWORD};
+use shoal_pg::PgConfig;
+
+mod support;
+use support::{create_topic, produce, run};
+
+fn config(server: &TestPostgres) -> PgConfig {
+    PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap()
+}
+
+async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> CoordinatorCore {
+    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+    CoordinatorCore::open_postgres(config, holder, view, snapshot_log_bytes)
+        .await
+        .unwrap()
+}
+
+#[test]
+fn snapshots_and_the_rows_after_them_rebuild_the_same_state() {
+    let server = TestPostgres::start();
+    let config = config(&server);
+    run(move || async move {
+        // A 4 KiB threshold forces several snapshots, each dropping the rows it covers.
+        let mut core = open(&config, "a", 4096).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 50).await;
+        let partition = TopicPartition {
+            topic_id: topic,
+            partition: 1,
+        };
+        let deleted = DeleteRecords {
+            partitions: vec![(partition, 20)],
+        };
+        core.run(deleted).await.unwrap();
+        produce(&mut core, topic, 3).await;
+        let live = core.state().clone();
+        assert!(live.batch_count() > 0);
+        drop(core);
+        let mut db = shoal_pg::Connection::connect(&config).await.unwrap();
+        let tables = db
+            .query(
+                "SELECT (SELECT count(*) FROM coordinator_snapshots), \
+                 (SELECT min(seq) FROM coordinator_log)",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(tables[0].i64(0).unwrap(), 1, "older snapshots are dropped");
+        assert!(
+            tables[0].i64(1).unwrap() > 1,
+            "rows a snapshot covers are dropped"
+        );
+        let reopened = open(&config, "a", 4096).await;
+        assert_eq!(reopened.state(), &live, "recovered from PostgreSQL exactly");
+    });
+}
+
+#[test]
+fn a_broker_taking_the_writer_role_fences_the_one_before() {
+    let server = TestPostgres::start();
+    let config = config(&server);
+    run(move || async move {
+        let mut first = open(&config, "broker-1", u64::MAX).await;
+        let topic = create_topic(&mut first).await;
+        produce(&mut first, topic, 3).await;
+        let mut second = open(&config, "broker-2", u64::MAX).await;
+        assert_eq!(
+            second.state(),
+            first.state(),
+            "the new writer read everything"
+        );
+        let request = CreateTopic {
+            name: "late".into(),
+            partitions: 1,
+            config: TopicConfig::default(),
+        };
+        let refused = first.run(request).await.expect_err("fenced");
+        assert!(matches!(refused, CoordinatorError::Fenced(_)), "{refused}");
+        produce(&mut second, topic, 2).await;
+        let third = open(&config, "broker-3", u64::MAX).await;
+        assert_eq!(
+            third.state(),
+            second.state(),
+            "nothing of the fenced writer got in"
+        );
+    });
+}
+
+#[test]
+fn an_append_waits_out_a_postgres_restart_and_is_written_once() {
+    let server = Arc::new(TestPostgres::start());
+    let config = config(&server);
+    let s = server.clone();
+    run(move || async move {
+        let mut core = open(&config, "a", u64::MAX).await;
+        let topic = create_topic(&mut core).await;
+        s.stop();
+        let restart = async {
+            glommio::timer::sleep(Duration::from_millis(500)).await;
+            s.start_server();
+        };
+        let commit = produce(&mut core, topic, 1);
+        futures::join!(commit, restart);
+        produce(&mut core, topic, 1).await;
+        let live = core.state().clone();
+        drop(core);
+        let reopened = open(&config, "a", u64::MAX).await;
+        assert_eq!(reopened.state(), &live);
+        let offsets = reopened.state().batch_count();
+        assert_eq!(
+            offsets, 20,
+            "two commits of 10 batches, none lost or doubled"
+        );
+    });
+}

@@ -1,0 +1,50 @@
+//! What the coordinator's integration tests share: an executor to run on, and commands that
+//! create a topic and commit files to it.
+
+use glommio::LocalExecutorBuilder;
+use shoal_coordinator::commands::*;
+use shoal_coordinator::*;
+
+pub fn run<F: std::future::Future<Output = ()> + 'static>(f: impl FnOnce() -> F + Send + 'static) {
+    LocalExecutorBuilder::default()
+        .io_memory(1 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+pub async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize) {
+    for f in 0..files {
+        let batches = (0..10)
+            .map(|i| CommitBatch {
+                partition: TopicPartition {
+                    topic_id: topic,
+                    partition: i % 3,
+                },
+                byte_offset: i as u32 * 100,
+                size_bytes: 100,
+                offset_count: 5,
+                max_timestamp: 1000 + f as i64,
+                producer_id: -1,
+                producer_epoch: -1,
+                base_sequence: -1,
+                is_transactional: false,
+            })
+            .collect();
+        let request = CommitFile {
+            object: NewObject::uploaded(format!("wal/{}", uuid::Uuid::new_v4()), 1000, 0),
+            batches,
+        };
+        core.run(request).await.unwrap();
+    }
+}
+
+pub async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
+    let request = CreateTopic {
+        name: "t".into(),
+        partitions: 3,
+        config: TopicConfig::default(),
+    };
+    core.run(request).await.unwrap().unwrap().id
+}
