@@ -9,6 +9,7 @@ use serde::Deserialize;
 use shoal_shards::{GroupConfig, MaintenanceConfig, RuntimeConfig};
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
+use crate::coordinator_database::CoordinatorKind;
 use crate::security::listeners::parse_listeners;
 use crate::security::{Listener, Mechanism};
 use crate::EngineError;
@@ -294,6 +295,15 @@ pub struct ShardsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
     pub core: usize,
+    /// "local": the metadata log in the data directory; "postgres": in PostgreSQL at `url`.
+    pub kind: CoordinatorKind,
+    /// postgres://user@host:port/database; the password comes from `password_file`, else the
+    /// variable named by `password_env`, else the URL.
+    pub url: Option<String>,
+    pub password_env: String,
+    pub password_file: Option<PathBuf>,
+    pub connect_timeout_ms: u64,
+    pub statement_timeout_ms: u64,
     pub retention_check_interval_ms: u64,
     pub retention_step_batches: usize,
     pub producer_id_expiration_ms: u64,
@@ -308,6 +318,12 @@ impl Default for CoordinatorConfig {
     fn default() -> Self {
         CoordinatorConfig {
             core: 0,
+            kind: CoordinatorKind::Local,
+            url: None,
+            password_env: "SHOAL_COORDINATOR_PASSWORD".into(),
+            password_file: None,
+            connect_timeout_ms: 5_000,
+            statement_timeout_ms: 10_000,
             // Kafka's log.retention.check.interval.ms.
             retention_check_interval_ms: 300_000,
             retention_step_batches: 100_000,
@@ -462,6 +478,7 @@ impl BrokerConfig {
                 ));
             }
         }
+        self.coordinator.database()?;
         if self.default_partitions <= 0 {
             return fail("default_partitions must be at least 1".into());
         }
@@ -560,13 +577,13 @@ impl BrokerConfig {
         (self.listen.ip().to_string(), self.listen.port() as i32)
     }
 
-    pub fn runtime(&self) -> RuntimeConfig {
+    pub fn runtime(&self) -> Result<RuntimeConfig, EngineError> {
         let shard_cores = if self.shards.cores.is_empty() {
             online_cores()
         } else {
             self.shards.cores.clone()
         };
-        RuntimeConfig {
+        Ok(RuntimeConfig {
             node_id: self.node_id,
             data_dir: self.data_dir.clone(),
             store: self.object_store.store(&self.data_dir),
@@ -593,6 +610,7 @@ impl BrokerConfig {
                 orphan_grace: ms(self.coordinator.orphan_grace_ms),
             },
             snapshot_log_bytes: self.coordinator.snapshot_log_bytes,
+            coordinator_database: self.coordinator.database()?,
             groups: GroupConfig {
                 min_session_timeout_ms: self.groups.min_session_timeout_ms,
                 max_session_timeout_ms: self.groups.max_session_timeout_ms,
@@ -603,7 +621,7 @@ impl BrokerConfig {
                 max_member_metadata_bytes: self.groups.max_member_metadata_bytes,
                 max_memory_bytes_per_shard: self.groups.max_memory_bytes_per_shard,
             },
-        }
+        })
     }
 }
 

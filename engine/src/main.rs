@@ -1,6 +1,7 @@
 //! `shoal`: a Kafka-compatible broker for diskless topics.
 
 mod config;
+mod coordinator_database;
 mod datadir;
 mod error;
 mod handlers;
@@ -151,7 +152,7 @@ fn run(args: Args) -> Result<(), EngineError> {
     for listener in config.listeners()? {
         ownership::check_listen_address_free(listener.address)?;
     }
-    let runtime = config.runtime();
+    let runtime = config.runtime()?;
     check_object_store(&runtime.store)?;
     tracing::info!(
         listen = %config.listen,

@@ -64,6 +64,8 @@ fn run_case(
             maintenance: maintenance_off(),
             snapshot_log_bytes: u64::MAX,
             metrics: metrics.clone(),
+            database: None,
+            holder: "bench".into(),
         };
         let objects = dir.join("objects");
         let done = done.clone();

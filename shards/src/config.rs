@@ -37,6 +37,8 @@ pub struct RuntimeConfig {
     pub maintenance: crate::MaintenanceConfig,
     /// The coordinator snapshots its state once its current log holds this many bytes.
     pub snapshot_log_bytes: u64,
+    /// Where the coordinator keeps its log: PostgreSQL, or None for the data directory.
+    pub coordinator_database: Option<shoal_pg::PgConfig>,
     pub groups: crate::GroupConfig,
 }
 

@@ -31,6 +31,10 @@ pub struct CoordinatorShard {
     pub maintenance: MaintenanceConfig,
     pub snapshot_log_bytes: u64,
     pub metrics: Arc<CoordinatorMetrics>,
+    /// PostgreSQL instead of the log files under `dir`.
+    pub database: Option<shoal_pg::PgConfig>,
+    /// How this broker names itself as the database's writer.
+    pub holder: String,
 }
 
 enum Reply {
@@ -72,9 +76,15 @@ impl CoordinatorShard {
         store: ObjectStore,
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
-        let core = CoordinatorCore::open(&self.dir, self.view.clone(), self.snapshot_log_bytes)
-            .await?
-            .with_metrics(self.metrics.clone());
+        let (view, snapshot_log_bytes) = (self.view.clone(), self.snapshot_log_bytes);
+        let core = match &self.database {
+            None => CoordinatorCore::open(&self.dir, view, snapshot_log_bytes).await?,
+            Some(database) => {
+                CoordinatorCore::open_postgres(database, &self.holder, view, snapshot_log_bytes)
+                    .await?
+            }
+        }
+        .with_metrics(self.metrics.clone());
         let tasks = Tasks::new();
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);

@@ -62,6 +62,8 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             queue_depth: config.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
             snapshot_log_bytes: config.snapshot_log_bytes,
+            database: config.coordinator_database.clone(),
+            holder: format!("node {} (pid {})", config.node_id, std::process::id()),
             metrics: coordinator_metrics.clone(),
         };
         let store_config = config.store.clone();

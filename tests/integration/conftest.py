@@ -7,6 +7,7 @@ import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -184,3 +185,68 @@ def s3_server(tmp_path):
     server = S3Server(tmp_path).start()
     yield server
     server.kill()
+
+
+class PostgresServer:
+    """A real PostgreSQL (Debian's package) in a temporary directory on a loopback port, with a
+    SCRAM password. PostgreSQL refuses to run as root, so as root it runs as `nobody`."""
+
+    USER, PASSWORD = "shoal", "pg-test-secret"
+
+    def __init__(self):
+        # Not under pytest's tmp_path: its parents are closed to other users.
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="shoal-pg-"))
+        self.port = free_port()
+        self.bin = self._binaries()
+        (self.dir / "password").write_text(self.PASSWORD)
+        if os.geteuid() == 0:
+            for path in (self.dir, self.dir / "password"):
+                os.chown(path, 65534, 65534)
+        self._run("initdb", "-D", str(self.dir / "data"), "-U", self.USER,
+                  "--auth=scram-sha-256", "--pwfile", str(self.dir / "password"), "-E", "UTF8",
+                  "--no-sync")
+
+    @staticmethod
+    def _binaries():
+        on_path = shutil.which("initdb")
+        if on_path:
+            return pathlib.Path(on_path).parent
+        versions = sorted(pathlib.Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+        assert versions, "PostgreSQL is not installed: apt-get install postgresql (see .ci/run)"
+        return versions[-1].parent
+
+    def _run(self, program, *args):
+        command = [str(self.bin / program), *args]
+        if os.geteuid() == 0:
+            command = ["runuser", "-u", "nobody", "--", *command]
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
+
+    def start(self):
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w",
+                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1", "start")
+        return self
+
+    def stop(self):
+        """At once, as a crash or a failover would."""
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop")
+
+    def broker_config(self, password_file=None):
+        """The [coordinator] section for a broker on this server; the password in a file."""
+        if password_file is None:
+            password_file = self.dir / "coordinator-password"
+            password_file.write_text(self.PASSWORD + "\n")
+        return ("[coordinator]\nkind = \"postgres\"\n"
+                f'url = "postgres://{self.USER}@127.0.0.1:{self.port}/postgres"\n'
+                f'password_file = "{password_file}"\n')
+
+
+@pytest.fixture
+def postgres():
+    server = PostgresServer().start()
+    yield server
+    try:
+        server.stop()
+    except AssertionError:
+        pass  # already stopped by the test
+    shutil.rmtree(server.dir, ignore_errors=True)

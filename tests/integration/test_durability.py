@@ -57,7 +57,7 @@ def consume_everything(bootstrap, topic, partitions):
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     stored = {}
     deadline = time.time() + 60
-    while sum(1 for _ in stored) < sum(highs.values()) and time.time() < deadline:
+    while len(stored) < sum(highs.values()) and time.time() < deadline:
         m = consumer.poll(0.5)
         if m is None:
             continue

@@ -15,7 +15,14 @@ use crate::EngineError;
 
 /// Prints the state of the data directory; returns whether the broker would start from it.
 pub fn check(config: &BrokerConfig) -> Result<bool, EngineError> {
-    let runtime = config.runtime();
+    let runtime = config.runtime()?;
+    if runtime.coordinator_database.is_some() {
+        println!(
+            "the coordinator's metadata is in PostgreSQL ([coordinator] url); this command \
+             checks local metadata logs only"
+        );
+        return Ok(true);
+    }
     let coordinator_dir = runtime.coordinator_dir();
     let store = runtime.store.clone();
     if !coordinator_dir.exists() {
@@ -56,7 +63,14 @@ pub fn check(config: &BrokerConfig) -> Result<bool, EngineError> {
 /// directory's lock so no broker runs on it meanwhile.
 pub fn repair_data_dir(config: &BrokerConfig, accept_loss: bool) -> Result<(), EngineError> {
     let _lock = DataDirLock::acquire(&config.data_dir)?;
-    let coordinator_dir = config.runtime().coordinator_dir();
+    let runtime = config.runtime()?;
+    if runtime.coordinator_database.is_some() {
+        return Err(EngineError::Config(
+            "the coordinator's metadata is in PostgreSQL; repair works on local metadata logs"
+                .into(),
+        ));
+    }
+    let coordinator_dir = runtime.coordinator_dir();
     on_executor(move || async move {
         let report = repair(&coordinator_dir, accept_loss)
             .await

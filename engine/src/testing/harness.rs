@@ -45,7 +45,7 @@ where
     F: Fn(Rc<Broker>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    let runtime = config.runtime();
+    let runtime = config.runtime().expect("a test config");
     let shutdown = Arc::new(Latch::new(1));
     let config = Arc::new(config);
     let body = Arc::new(body);

@@ -1,0 +1,48 @@
+//! `[coordinator] kind = "postgres"`: PostgreSQL's connection settings from the config, with
+//! the password kept out of the config file (a file of its own, or an environment variable).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use shoal_pg::PgConfig;
+
+use crate::config::CoordinatorConfig;
+use crate::EngineError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoordinatorKind {
+    Local,
+    Postgres,
+}
+
+impl CoordinatorConfig {
+    /// PostgreSQL's settings for kind = "postgres"; None for the local log.
+    pub fn database(&self) -> Result<Option<PgConfig>, EngineError> {
+        if self.kind == CoordinatorKind::Local {
+            return Ok(None);
+        }
+        let fail = |msg: String| EngineError::Config(format!("coordinator: {msg}"));
+        let url = self.url.as_deref().ok_or_else(|| {
+            fail("kind = \"postgres\" needs url = \"postgres://user@host/db\"".into())
+        })?;
+        let password = match &self.password_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| fail(format!("password_file {}: {e}", path.display())))?
+                    .trim_end_matches(['\r', '\n'])
+                    .to_string(),
+            ),
+            None => std::env::var(&self.password_env).ok(),
+        };
+        let mut config = PgConfig::from_url(url, password).map_err(|e| fail(e.to_string()))?;
+        config.connect_timeout = Duration::from_millis(self.connect_timeout_ms);
+        config.statement_timeout = Duration::from_millis(self.statement_timeout_ms);
+        if config.connect_timeout.is_zero() || config.statement_timeout.is_zero() {
+            return Err(fail(
+                "connect_timeout_ms and statement_timeout_ms must be positive".into(),
+            ));
+        }
+        Ok(Some(config))
+    }
+}

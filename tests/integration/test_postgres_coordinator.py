@@ -1,0 +1,96 @@
+"""The coordinator on PostgreSQL ([coordinator] kind = "postgres"): the broker keeps no
+metadata of its own, loses nothing acknowledged when killed -9 or when PostgreSQL restarts
+under acks=all load, and refuses to start with clear words when it cannot log in."""
+
+import subprocess
+import sys
+import time
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from test_durability import PRODUCER_SCRIPT, consume_everything, read_acks
+
+
+def produce_in_background(broker, topic, acks_path):
+    return subprocess.Popen(
+        [sys.executable, "-c", PRODUCER_SCRIPT, broker.bootstrap, topic, str(acks_path)])
+
+
+def wait_for_acks(acks_path, count, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline and len(read_acks(acks_path)) < count:
+        time.sleep(0.05)
+    assert len(read_acks(acks_path)) >= count, "the producer made no progress"
+
+
+def assert_all_acknowledged_stored(broker, topic, partitions, acked):
+    stored, highs = consume_everything(broker.bootstrap, topic, partitions)
+    assert len(stored) == sum(highs.values()), f"read {len(stored)} of {highs}"
+    for partition, offset, value in acked:
+        assert stored.get((partition, offset)) == value, (
+            f"acknowledged record {value} at {partition}/{offset} is missing or different")
+    for p in range(partitions):
+        assert sorted(o for (q, o) in stored if q == p) == list(range(highs[p])), (
+            f"partition {p} has gaps")
+
+
+def test_kill_9_loses_nothing_and_the_metadata_lives_in_postgres(make_broker, postgres, tmp_path):
+    broker = make_broker("pg-victim", extra_config=postgres.broker_config()).start()
+    topic, partitions = "pg-durable", 3
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+    acks_path = tmp_path / "acks.jsonl"
+    producer = produce_in_background(broker, topic, acks_path)
+    try:
+        wait_for_acks(acks_path, 5000)
+        broker.kill()
+    finally:
+        producer.kill()
+        producer.wait()
+    acked = read_acks(acks_path)
+    assert not (broker.data_dir / "coordinator").exists(), "no local metadata log was written"
+    broker.start()
+    assert_all_acknowledged_stored(broker, topic, partitions, acked)
+
+
+def test_postgres_restarting_under_load_loses_nothing_acknowledged(make_broker, postgres, tmp_path):
+    broker = make_broker("pg-restart", extra_config=postgres.broker_config()).start()
+    topic, partitions = "pg-restart", 2
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+    acks_path = tmp_path / "acks.jsonl"
+    producer = produce_in_background(broker, topic, acks_path)
+    try:
+        wait_for_acks(acks_path, 3000)
+        postgres.stop()
+        time.sleep(2)
+        during = len(read_acks(acks_path))
+        postgres.start()
+        wait_for_acks(acks_path, during + 3000)
+    finally:
+        producer.kill()
+        producer.wait()
+    assert "retrying" in broker.log(), "the outage reached the coordinator's appends"
+    assert_all_acknowledged_stored(broker, topic, partitions, read_acks(acks_path))
+
+
+def test_a_wrong_password_stops_the_start_with_a_clear_message(make_broker, postgres, tmp_path):
+    wrong = tmp_path / "wrong-password"
+    wrong.write_text("not-the-password\n")
+    broker = make_broker("pg-wrong", extra_config=postgres.broker_config(password_file=wrong))
+    try:
+        broker.start()
+        raise AssertionError("the broker started without logging in to PostgreSQL")
+    except RuntimeError:
+        pass
+    assert "28P01" in broker.log() and "password authentication failed" in broker.log(), broker.log()
+
+
+def test_postgres_without_a_url_is_a_config_error(make_broker):
+    broker = make_broker("pg-no-url", extra_config='[coordinator]\nkind = "postgres"\n')
+    try:
+        broker.start()
+        raise AssertionError("started without a database URL")
+    except RuntimeError:
+        pass
+    assert "needs url" in broker.log(), broker.log()
