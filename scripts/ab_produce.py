@@ -41,12 +41,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rate", type=float, default=0)
     ap.add_argument("--broker-config", default="", help="extra TOML for both brokers")
+    ap.add_argument("--broker-config-b", default="", help="extra TOML for B only (A and B "
+                    "may then be the same binary)")
     args = ap.parse_args()
-    runs = {b: [] for b in args.binaries}
+    sides = {"a": (args.binaries[0], args.broker_config),
+             "b": (args.binaries[1], args.broker_config + "\n" + args.broker_config_b)}
+    runs = {side: [] for side in sides}
     for _ in range(args.rounds):
-        for binary in args.binaries:
+        for side, (binary, extra) in sides.items():
             work = pathlib.Path(tempfile.mkdtemp())
-            process, bootstrap, config = start(binary, work, args.broker_config)
+            process, bootstrap, config = start(binary, work, extra)
             out = work / "result.json"
             try:
                 rate = ["--rate", str(args.rate)] if args.rate else []
@@ -58,7 +62,7 @@ def main():
                 result = json.loads(out.read_text())["results"]
                 cpu = cpu_seconds(process.pid) - cpu_before
                 gigabytes = result["produce"]["bytes"] / 1e9
-                runs[binary].append({"mb_per_s": result["produce"]["mb_per_s"],
+                runs[side].append({"mb_per_s": result["produce"]["mb_per_s"],
                                      "latency_ms": result["produce_latency_ms"],
                                      "broker_cpu_ms_per_gb": round(cpu * 1000 / gigabytes, 1)})
             finally:
@@ -66,8 +70,8 @@ def main():
                 process.wait(30)
                 shutil.rmtree(work, ignore_errors=True)  # gigabytes of WAL objects
     summary = {}
-    for binary, rs in runs.items():
-        summary[binary] = {
+    for side, rs in runs.items():
+        summary[side] = {
             "mb_per_s_median": statistics.median(r["mb_per_s"] for r in rs),
             "p99_ms_median": statistics.median(r["latency_ms"]["p99"] for r in rs),
             "p999_ms_median": statistics.median(r["latency_ms"]["p999"] for r in rs),
@@ -75,17 +79,18 @@ def main():
             "broker_cpu_ms_per_gb_median": statistics.median(
                 r["broker_cpu_ms_per_gb"] for r in rs),
         }
-    a, b = args.binaries
     summary["b_over_a_throughput"] = round(
-        summary[b]["mb_per_s_median"] / summary[a]["mb_per_s_median"], 3)
+        summary["b"]["mb_per_s_median"] / summary["a"]["mb_per_s_median"], 3)
     summary["b_over_a_cpu_per_byte"] = round(
-        summary[b]["broker_cpu_ms_per_gb_median"] / summary[a]["broker_cpu_ms_per_gb_median"], 3)
+        summary["b"]["broker_cpu_ms_per_gb_median"] / summary["a"]["broker_cpu_ms_per_gb_median"], 3)
     workload = {"generator": "shoal-bench produce, default flags (1 KiB records, 100 per "
                              "batch, 8 partitions, 4 connections x 8 in flight, acks=all)",
                 "rate_records_per_s": args.rate or "max (closed loop)",
                 "seconds": args.seconds, "rounds": args.rounds,
                 "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
-                "extra_broker_config": args.broker_config, "a": a, "b": b}
+                "extra_broker_config": args.broker_config,
+                "extra_broker_config_b": args.broker_config_b,
+                "a": args.binaries[0], "b": args.binaries[1]}
     write_results(f"ab-{args.label}", "scripts/ab_produce.py", workload, summary, runs)
 
 if __name__ == "__main__":

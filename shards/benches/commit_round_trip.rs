@@ -2,7 +2,8 @@
 //! (`cargo bench -p shoal-shards`): a client executor sends CommitFile requests of 10 batches
 //! each to a coordinator executor and measures the time to the answer.
 //! - on tmpfs (/dev/shm), where fdatasync costs nothing: the queue and the state machine;
-//! - on the data disk: including the group-committed fdatasync, with commits per sync.
+//! - on the data disk: including the group-committed fdatasync, with commits per sync;
+//! - with the log in PostgreSQL (`[coordinator] kind = "postgres"`), one row per round.
 //!
 //! Each case runs closed-loop with 1 and with 64 concurrent committers, with executors that
 //! park at once when idle and with executors that spin 100 us first (glommio's
@@ -22,6 +23,8 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 use shoal_coordinator::commands::{CommitFile, CreateTopic, ListOffsets};
 use shoal_coordinator::*;
+use shoal_pg::testing::{TestPostgres, PASSWORD};
+use shoal_pg::PgConfig;
 use shoal_shards::coordinator_shard::CoordinatorShard;
 use shoal_shards::rpc::{self, RpcClient};
 use shoal_shards::MaintenanceConfig;
@@ -48,6 +51,7 @@ fn run_case(
     concurrency: usize,
     spin: Duration,
     reads_only: bool,
+    database: Option<PgConfig>,
 ) -> serde_json::Value {
     let dir: PathBuf = base.join(format!("case-{}", uuid::Uuid::new_v4()));
     let cores = std::thread::available_parallelism()
@@ -64,7 +68,7 @@ fn run_case(
             maintenance: maintenance_off(),
             snapshot_log_bytes: u64::MAX,
             metrics: metrics.clone(),
-            database: None,
+            database,
             holder: "bench".into(),
         };
         let objects = dir.join("objects");
@@ -182,15 +186,25 @@ fn main() {
     ] {
         for (concurrency, spin_us) in [(1, 0), (1, 100), (64, 0), (64, 100)] {
             let spin = Duration::from_micros(spin_us);
-            let result = run_case(base, concurrency, spin, false);
+            let result = run_case(base, concurrency, spin, false, None);
             println!("{label}, {concurrency} committers, spin {spin_us} us: {result}");
             cases.push(json!({"storage": label, "result": result}));
         }
     }
     for spin_us in [0, 100] {
-        let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true);
+        let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true, None);
         println!("queue hop only, spin {spin_us} us: {result}");
         cases.push(json!({"storage": "none (read request)", "result": result}));
+    }
+    // The same rounds with the log in PostgreSQL (a fresh server per case, on the data disk,
+    // synchronous_commit on, SCRAM login over loopback).
+    let label = "PostgreSQL (loopback, one row per round)";
+    for concurrency in [1, 64] {
+        let server = TestPostgres::start();
+        let database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
+        let result = run_case(&disk, concurrency, Duration::ZERO, false, Some(database));
+        println!("{label}, {concurrency} committers: {result}");
+        cases.push(json!({"storage": label, "result": result}));
     }
     let report = json!({
         "bench": "shards/benches/commit_round_trip.rs",

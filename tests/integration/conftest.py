@@ -231,12 +231,13 @@ class PostgresServer:
         """At once, as a crash or a failover would."""
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop")
 
-    def broker_config(self, password_file=None):
-        """The [coordinator] section for a broker on this server; the password in a file."""
+    def broker_config(self, password_file=None, header="[coordinator]\n"):
+        """The [coordinator] section for a broker on this server; the password in a file.
+        Without the header, the keys for a config that ends inside [coordinator] already."""
         if password_file is None:
             password_file = self.dir / "coordinator-password"
             password_file.write_text(self.PASSWORD + "\n")
-        return ("[coordinator]\nkind = \"postgres\"\n"
+        return (f"{header}kind = \"postgres\"\n"
                 f'url = "postgres://{self.USER}@127.0.0.1:{self.port}/postgres"\n'
                 f'password_file = "{password_file}"\n')
 
