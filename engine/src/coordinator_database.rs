@@ -1,10 +1,11 @@
 //! `[coordinator] kind = "postgres"`: PostgreSQL's connection settings from the config, with
-//! the password kept out of the config file (a file of its own, or an environment variable).
+//! the password kept out of the config file (a file of its own, or an environment variable)
+//! and TLS (`?sslmode=verify-full&sslrootcert=ca.pem` in the URL) through rustls.
 
 use std::time::Duration;
 
 use serde::Deserialize;
-use shoal_pg::PgConfig;
+use shoal_pg::{PgConfig, SslMode};
 
 use crate::config::CoordinatorConfig;
 use crate::EngineError;
@@ -42,6 +43,12 @@ impl CoordinatorConfig {
             return Err(fail(
                 "connect_timeout_ms and statement_timeout_ms must be positive".into(),
             ));
+        }
+        if config.ssl_mode == SslMode::VerifyFull {
+            // The system's CAs plus sslrootcert, as for HTTPS to S3.
+            let tls = shoal_wal::tls_client::client_config(config.ssl_root_cert.as_deref(), None)
+                .map_err(|e| fail(e.to_string()))?;
+            config.tls = Some(tls);
         }
         Ok(Some(config))
     }

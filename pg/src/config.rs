@@ -2,9 +2,19 @@
 //! password kept out of it (from the environment or a file, resolved by the caller), and the
 //! limits every connection works under.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::PgError;
+
+/// libpq's `sslmode`, the two that mean what they say: no TLS, or TLS with the server's
+/// certificate checked against trusted CAs and its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    VerifyFull,
+}
 
 #[derive(Clone, Debug)]
 pub struct PgConfig {
@@ -23,6 +33,11 @@ pub struct PgConfig {
     /// (all its rows) may hold.
     pub max_message_bytes: usize,
     pub max_response_bytes: usize,
+    pub ssl_mode: SslMode,
+    /// `sslrootcert`: a PEM file of CAs trusted besides the system's.
+    pub ssl_root_cert: Option<PathBuf>,
+    /// The TLS client settings for verify-full, built by the caller (with `ssl_root_cert`).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl PgConfig {
@@ -56,17 +71,40 @@ impl PgConfig {
             db => decode(db)?,
         };
         let in_url = parsed.password().map(decode).transpose()?;
+        let (mut ssl_mode, mut ssl_root_cert) = (SslMode::Disable, None);
+        let mut application_name = "shoal".to_string();
+        for (key, value) in parsed.query_pairs() {
+            match (key.as_ref(), value.as_ref()) {
+                ("sslmode", "disable") => ssl_mode = SslMode::Disable,
+                ("sslmode", "verify-full") => ssl_mode = SslMode::VerifyFull,
+                ("sslmode", other) => {
+                    return Err(PgError::Config(format!(
+                        "sslmode={other}: use verify-full (TLS with the server's certificate and \
+                         name checked) or disable; modes that encrypt without checking whom \
+                         they talk to are not offered"
+                    )))
+                }
+                ("sslrootcert", path) => ssl_root_cert = Some(PathBuf::from(path)),
+                ("application_name", name) => application_name = name.to_string(),
+                (other, _) => {
+                    return Err(PgError::Config(format!("unknown URL parameter {other}")))
+                }
+            }
+        }
         Ok(PgConfig {
             host,
             port: parsed.port().unwrap_or(5432),
             user,
             database,
             password: password.or(in_url),
-            application_name: "shoal".into(),
+            application_name,
             connect_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(10),
             max_message_bytes: 256 << 20,
             max_response_bytes: 512 << 20,
+            ssl_mode,
+            ssl_root_cert,
+            tls: None,
         })
     }
 
@@ -124,5 +162,26 @@ mod tests {
         assert!(PgConfig::from_url("postgres://db.example/meta", None).is_err());
         assert!(PgConfig::from_url("mysql://u@db.example/meta", None).is_err());
         assert!(PgConfig::from_url("not a url", None).is_err());
+    }
+
+    #[test]
+    fn tls_is_verify_full_or_disable_and_other_parameters_are_refused() {
+        let c = PgConfig::from_url(
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem&application_name=b1",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.ssl_mode, SslMode::VerifyFull);
+        assert_eq!(c.ssl_root_cert, Some(PathBuf::from("/etc/ca.pem")));
+        assert_eq!(c.application_name, "b1");
+        assert_eq!(
+            PgConfig::from_url("postgres://u@h/db", None)
+                .unwrap()
+                .ssl_mode,
+            SslMode::Disable
+        );
+        let e = PgConfig::from_url("postgres://u@h/db?sslmode=require", None).unwrap_err();
+        assert!(e.to_string().contains("verify-full"), "{e}");
+        assert!(PgConfig::from_url("postgres://u@h/db?sslcert=x", None).is_err());
     }
 }

@@ -14,8 +14,9 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
+use crate::stream::Stream;
 use crate::wire::{server_error, take_message, Param, Row};
-use crate::{PgConfig, PgError};
+use crate::{PgConfig, PgError, SslMode};
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -23,7 +24,7 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 const ANSWER_GRACE: Duration = Duration::from_secs(2);
 
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     config: PgConfig,
     read_buffer: BytesMut,
     chunk: Vec<u8>,
@@ -47,10 +48,15 @@ impl Connection {
             .next()
             .ok_or_else(|| PgError::Config(format!("{address} resolves to nothing")))?;
         let started = std::time::Instant::now();
-        let stream = TcpStream::connect_timeout(socket, config.connect_timeout)
+        let tcp = TcpStream::connect_timeout(socket, config.connect_timeout)
             .await
             .map_err(|e| io(e.into()))?;
-        let _ = stream.set_nodelay(true);
+        let _ = tcp.set_nodelay(true);
+        let left = config.connect_timeout.saturating_sub(started.elapsed());
+        let stream = match crate::within(left, secure(tcp, config)).await {
+            Some(stream) => stream?,
+            None => return Err(PgError::Timeout(address)),
+        };
         let mut connection = Connection {
             stream,
             config: config.clone(),
@@ -333,6 +339,48 @@ impl Connection {
         let _ = self.send(&out).await;
         let _ = self.stream.close().await;
     }
+}
+
+/// TLS when the config asks for it: an SSLRequest, PostgreSQL's one-byte yes, then the
+/// handshake with the server's certificate and name checked.
+async fn secure(mut tcp: TcpStream, config: &PgConfig) -> Result<Stream, PgError> {
+    if config.ssl_mode == SslMode::Disable {
+        return Ok(Stream::Plain(tcp));
+    }
+    let io = |source| PgError::Io {
+        address: config.address(),
+        source,
+    };
+    let tls = config
+        .tls
+        .clone()
+        .ok_or_else(|| PgError::Config("sslmode=verify-full needs TLS client settings".into()))?;
+    let name = rustls_pki_types::ServerName::try_from(config.host.clone())
+        .map_err(|e| PgError::Config(format!("{}: {e}", config.host)))?;
+    let mut request = BytesMut::new();
+    frontend::ssl_request(&mut request);
+    tcp.write_all(&request).await.map_err(io)?;
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).await.map_err(io)?;
+    match answer[0] {
+        b'S' => {}
+        b'N' => {
+            return Err(PgError::Config(format!(
+                "PostgreSQL at {} does not accept TLS (ssl = off there)",
+                config.address()
+            )))
+        }
+        other => {
+            return Err(PgError::Protocol(format!(
+                "answer {other:#x} to SSLRequest"
+            )))
+        }
+    }
+    let stream = futures_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(io)?;
+    Ok(Stream::Tls(Box::new(stream)))
 }
 
 fn protocol(e: std::io::Error) -> PgError {

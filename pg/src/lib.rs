@@ -7,11 +7,12 @@ mod config;
 mod connection;
 mod error;
 pub mod migrations;
+mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod wire;
 
-pub use config::PgConfig;
+pub use config::{PgConfig, SslMode};
 pub use connection::Connection;
 pub use error::PgError;
 pub use migrations::Migration;

@@ -13,10 +13,20 @@ pub struct TestPostgres {
     dir: PathBuf,
     bin: PathBuf,
     as_root: bool,
+    tls: bool,
 }
 
 impl TestPostgres {
     pub fn start() -> TestPostgres {
+        Self::start_with(false)
+    }
+
+    /// With `ssl = on` and a certificate for 127.0.0.1 from a throwaway CA (`ca_file`).
+    pub fn start_with_tls() -> TestPostgres {
+        Self::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> TestPostgres {
         let bin = binaries();
         let dir = std::env::temp_dir().join(format!(
             "shoal-pg-{}-{}",
@@ -40,7 +50,11 @@ impl TestPostgres {
             dir,
             bin,
             as_root,
+            tls,
         };
+        if tls {
+            server.make_certificates();
+        }
         server.run(
             "initdb",
             &[
@@ -64,13 +78,107 @@ impl TestPostgres {
         format!("postgres://{USER}@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// The CA that signed the server's certificate (servers started with TLS).
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.join("ca.pem")
+    }
+
+    /// A CA and a server certificate for 127.0.0.1 by the openssl command line; the key is
+    /// the server user's alone, as PostgreSQL insists.
+    fn make_certificates(&self) {
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(&self.dir)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.pem",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=Shoal PG Test CA",
+                ],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "server.key",
+                    "-out",
+                    "server.csr",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(self.dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ]);
+        let key = self.dir.join("server.key");
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        if self.as_root {
+            for name in ["server.key", "server.pem"] {
+                std::os::unix::fs::chown(self.dir.join(name), Some(65534), Some(65534)).unwrap();
+            }
+        }
+    }
+
     /// Starts the server (again, after `stop`), waiting until it accepts connections.
     pub fn start_server(&self) {
-        let options = format!(
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1",
             self.port,
             self.dir.display()
         );
+        if self.tls {
+            options.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                self.dir.join("server.pem").display(),
+                self.dir.join("server.key").display()
+            ));
+        }
         self.run(
             "pg_ctl",
             &[

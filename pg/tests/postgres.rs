@@ -202,3 +202,57 @@ fn a_changed_or_unknown_migration_is_refused() {
         assert_eq!(c.transaction_status(), b'I');
     });
 }
+
+fn tls_config(ca_file: &std::path::Path) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in rustls_pki_types::CertificateDer::pem_file_iter(ca_file).unwrap() {
+        roots.add(ca.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    std::sync::Arc::new(config)
+}
+
+#[test]
+fn verify_full_speaks_tls_and_refuses_a_server_it_cannot_verify() {
+    let server = TestPostgres::start_with_tls();
+    let url = format!("{}?sslmode=verify-full", server.url());
+    let mut good = PgConfig::from_url(&url, Some(PASSWORD.into())).unwrap();
+    good.tls = Some(tls_config(&server.ca_file()));
+    let mut untrusted = good.clone();
+    let stranger = TestPostgres::start_with_tls();
+    untrusted.tls = Some(tls_config(&stranger.ca_file()));
+    let plain = TestPostgres::start();
+    let mut no_tls_there = PgConfig::from_url(
+        &format!("{}?sslmode=verify-full", plain.url()),
+        Some(PASSWORD.into()),
+    )
+    .unwrap();
+    no_tls_there.tls = good.tls.clone();
+    run(move || async move {
+        let mut c = Connection::connect(&good).await.unwrap();
+        let rows = c
+            .query(
+                "SELECT ssl::int4 FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows[0].i64(0).unwrap(), 1, "the session is encrypted");
+        let e = Connection::connect(&untrusted)
+            .await
+            .err()
+            .expect("another CA's server");
+        assert!(e.to_string().contains("certificate"), "{e}");
+        let e = Connection::connect(&no_tls_there)
+            .await
+            .err()
+            .expect("ssl = off");
+        assert!(e.to_string().contains("does not accept TLS"), "{e}");
+    });
+}

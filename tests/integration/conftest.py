@@ -193,10 +193,22 @@ class PostgresServer:
 
     USER, PASSWORD = "shoal", "pg-test-secret"
 
-    def __init__(self):
+    def __init__(self, tls=False):
         # Not under pytest's tmp_path: its parents are closed to other users.
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="shoal-pg-"))
         self.port = free_port()
+        self.ca_file = None
+        self.tls_options = ""
+        if tls:
+            from tls_certs import CertificateAuthority
+            ca = CertificateAuthority(self.dir / "ca")
+            cert, key = ca.issue("postgres", "/CN=127.0.0.1", server=True)
+            os.chmod(key, 0o600)
+            if os.geteuid() == 0:
+                for path in (ca.dir, cert, key):
+                    os.chown(path, 65534, 65534)
+            self.ca_file = ca.ca_cert
+            self.tls_options = f" -c ssl=on -c ssl_cert_file={cert} -c ssl_key_file={key}"
         self.bin = self._binaries()
         (self.dir / "password").write_text(self.PASSWORD)
         if os.geteuid() == 0:
@@ -224,7 +236,8 @@ class PostgresServer:
 
     def start(self):
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w",
-                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1", "start")
+                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
+                  f"{self.tls_options}", "start")
         return self
 
     def stop(self):
@@ -238,8 +251,12 @@ class PostgresServer:
             password_file = self.dir / "coordinator-password"
             password_file.write_text(self.PASSWORD + "\n")
         return (f"{header}kind = \"postgres\"\n"
-                f'url = "postgres://{self.USER}@127.0.0.1:{self.port}/postgres"\n'
+                f'url = "postgres://{self.USER}@127.0.0.1:{self.port}/postgres{self._tls_query()}"\n'
                 f'password_file = "{password_file}"\n')
+
+
+    def _tls_query(self):
+        return f"?sslmode=verify-full&sslrootcert={self.ca_file}" if self.ca_file else ""
 
 
 @pytest.fixture

@@ -6,7 +6,12 @@ import subprocess
 import sys
 import time
 
+import shutil
+
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from conftest import PostgresServer
 
 from test_durability import PRODUCER_SCRIPT, consume_everything, read_acks
 
@@ -94,3 +99,20 @@ def test_postgres_without_a_url_is_a_config_error(make_broker):
     except RuntimeError:
         pass
     assert "needs url" in broker.log(), broker.log()
+
+
+def test_the_coordinator_reaches_postgres_over_verified_tls(make_broker):
+    server = PostgresServer(tls=True).start()
+    try:
+        broker = make_broker("pg-tls", extra_config=server.broker_config()).start()
+        p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+        delivered = []
+        for i in range(50):
+            p.produce("pg-tls", value=f"v{i}".encode(), on_delivery=lambda e, m: delivered.append(e))
+        assert p.flush(15) == 0 and delivered == [None] * 50
+        stored, highs = consume_everything(broker.bootstrap, "pg-tls", 1)
+        assert highs[0] == 50 and sorted(stored.values()) == sorted(f"v{i}" for i in range(50))
+        broker.stop()
+    finally:
+        server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)
