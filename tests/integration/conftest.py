@@ -26,6 +26,12 @@ def free_port():
         return s.getsockname()[1]
 
 
+# SHOAL_TEST_COORDINATOR=postgres runs the brokers of the tests with their coordinator's log
+# in PostgreSQL (one server for the session, a database per broker) instead of the data
+# directory: scripts/test.sh runs the coordinator-heavy tests a second time that way.
+ON_POSTGRES = os.environ.get("SHOAL_TEST_COORDINATOR") == "postgres"
+
+
 class Broker:
     """One shoal process on a loopback port with its own data directory."""
 
@@ -35,6 +41,8 @@ class Broker:
         self.data_dir = self.workdir / "data"
         self.port = free_port()
         self.config_path = self.workdir / "shoal.toml"
+        if ON_POSTGRES and "[coordinator]" not in extra_config:
+            extra_config = f"{extra_config}\n{shared_postgres().new_database_config()}"
         self.config_path.write_text(
             f'listen = "127.0.0.1:{self.port}"\n'
             f'data_dir = "{self.data_dir}"\n'
@@ -221,8 +229,8 @@ class PostgresServer:
     @staticmethod
     def _binaries():
         on_path = shutil.which("initdb")
-        if on_path:
-            return pathlib.Path(on_path).parent
+        if on_path:  # a link into PostgreSQL's own directory, where createdb lives too
+            return pathlib.Path(os.path.realpath(on_path)).parent
         versions = sorted(pathlib.Path("/usr/lib/postgresql").glob("*/bin/initdb"))
         assert versions, "PostgreSQL is not installed: apt-get install postgresql (see .ci/run)"
         return versions[-1].parent
@@ -244,6 +252,15 @@ class PostgresServer:
         """At once, as a crash or a failover would."""
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop")
 
+    def new_database_config(self):
+        """The [coordinator] section for a broker with a database of its own here."""
+        self.databases = getattr(self, "databases", 0) + 1
+        name = f"broker{self.databases}"
+        environment = dict(os.environ, PGPASSWORD=self.PASSWORD)
+        subprocess.run([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
+                        "-U", self.USER, name], check=True, env=environment)
+        return self.broker_config().replace("/postgres", f"/{name}", 1)
+
     def broker_config(self, password_file=None, header="[coordinator]\n"):
         """The [coordinator] section for a broker on this server; the password in a file.
         Without the header, the keys for a config that ends inside [coordinator] already."""
@@ -257,6 +274,22 @@ class PostgresServer:
 
     def _tls_query(self):
         return f"?sslmode=verify-full&sslrootcert={self.ca_file}" if self.ca_file else ""
+
+
+_SHARED_POSTGRES = []
+
+
+def shared_postgres():
+    """One server for the whole session (SHOAL_TEST_COORDINATOR=postgres)."""
+    if not _SHARED_POSTGRES:
+        _SHARED_POSTGRES.append(PostgresServer().start())
+    return _SHARED_POSTGRES[0]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for server in _SHARED_POSTGRES:
+        server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)
 
 
 @pytest.fixture
