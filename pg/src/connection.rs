@@ -14,9 +14,9 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
-use crate::stream::Stream;
 use crate::wire::{server_error, take_message, Param, Row};
 use crate::{PgConfig, PgError, SslMode};
+use shoal_wal::tls_stream::TcpOrTls as Stream;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -380,7 +380,7 @@ async fn secure(mut tcp: TcpStream, config: &PgConfig) -> Result<Stream, PgError
         .connect(name, tcp)
         .await
         .map_err(io)?;
-    Ok(Stream::Tls(Box::new(stream)))
+    Ok(Stream::Tls(Box::new(stream.into())))
 }
 
 fn protocol(e: std::io::Error) -> PgError {

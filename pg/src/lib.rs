@@ -7,7 +7,6 @@ mod config;
 mod connection;
 mod error;
 pub mod migrations;
-mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod wire;

@@ -16,7 +16,10 @@ from conftest import PostgresServer
 from test_durability import PRODUCER_SCRIPT, consume_everything, read_acks
 
 
-def produce_in_background(broker, topic, acks_path):
+def produce_in_background(broker, topic, partitions, acks_path):
+    """Creates the topic, then an acks=all producer that logs every acknowledgement."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
     return subprocess.Popen(
         [sys.executable, "-c", PRODUCER_SCRIPT, broker.bootstrap, topic, str(acks_path)])
 
@@ -42,10 +45,8 @@ def assert_all_acknowledged_stored(broker, topic, partitions, acked):
 def test_kill_9_loses_nothing_and_the_metadata_lives_in_postgres(make_broker, postgres, tmp_path):
     broker = make_broker("pg-victim", extra_config=postgres.broker_config()).start()
     topic, partitions = "pg-durable", 3
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
     acks_path = tmp_path / "acks.jsonl"
-    producer = produce_in_background(broker, topic, acks_path)
+    producer = produce_in_background(broker, topic, partitions, acks_path)
     try:
         wait_for_acks(acks_path, 5000)
         broker.kill()
@@ -61,10 +62,8 @@ def test_kill_9_loses_nothing_and_the_metadata_lives_in_postgres(make_broker, po
 def test_postgres_restarting_under_load_loses_nothing_acknowledged(make_broker, postgres, tmp_path):
     broker = make_broker("pg-restart", extra_config=postgres.broker_config()).start()
     topic, partitions = "pg-restart", 2
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
     acks_path = tmp_path / "acks.jsonl"
-    producer = produce_in_background(broker, topic, acks_path)
+    producer = produce_in_background(broker, topic, partitions, acks_path)
     try:
         wait_for_acks(acks_path, 3000)
         postgres.stop()

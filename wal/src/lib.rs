@@ -9,6 +9,7 @@ pub mod records;
 pub mod store;
 pub mod time_limit;
 pub mod tls_client;
+pub mod tls_stream;
 
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
