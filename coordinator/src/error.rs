@@ -72,4 +72,7 @@ pub enum ErrorKind {
     ClusterAuthorizationFailed,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
+    /// Not committed yet, and no longer waited for: the outcome is unknown (Kafka's
+    /// REQUEST_TIMED_OUT, which producers retry).
+    RequestTimedOut,
 }

@@ -351,6 +351,8 @@ pub struct ProduceConfig {
     pub uploads_in_flight_max: usize,
     pub upload_attempts: u32,
     pub upload_backoff_ms: u64,
+    /// Producers waiting this long for their object's commit are answered REQUEST_TIMED_OUT.
+    pub commit_answer_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -422,6 +424,8 @@ impl Default for ProduceConfig {
             uploads_in_flight_max: 4,
             upload_attempts: 3,
             upload_backoff_ms: 10,
+            // Below librdkafka's and the Java client's 30 s request timeout.
+            commit_answer_timeout_ms: 10_000,
         }
     }
 }
@@ -598,6 +602,7 @@ impl BrokerConfig {
             uploads_in_flight_max: self.produce.uploads_in_flight_max,
             upload_attempts: self.produce.upload_attempts,
             upload_backoff: Duration::from_millis(self.produce.upload_backoff_ms),
+            commit_answer_timeout: Duration::from_millis(self.produce.commit_answer_timeout_ms),
             fetch_cache_max_bytes: self.fetch.cache_max_bytes,
             queue_depth: self.shards.queue_depth,
             maintenance: MaintenanceConfig {

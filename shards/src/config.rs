@@ -30,6 +30,9 @@ pub struct RuntimeConfig {
     pub uploads_in_flight_max: usize,
     pub upload_attempts: u32,
     pub upload_backoff: Duration,
+    /// Producers of an object whose commit takes longer are answered REQUEST_TIMED_OUT; the
+    /// commit itself is still awaited, so order and what fetches see stay right.
+    pub commit_answer_timeout: Duration,
     /// Recently committed objects each shard keeps for tailing consumers.
     pub fetch_cache_max_bytes: usize,
     /// Depth of every queue between executors.

@@ -8,7 +8,7 @@ import time
 
 import shutil
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from conftest import PostgresServer
@@ -115,3 +115,23 @@ def test_the_coordinator_reaches_postgres_over_verified_tls(make_broker):
     finally:
         server.stop()
         shutil.rmtree(server.dir, ignore_errors=True)
+
+
+def test_producers_are_told_to_retry_while_postgres_is_down(make_broker, postgres):
+    config = "[produce]\ncommit_answer_timeout_ms = 1000\n" + postgres.broker_config()
+    broker = make_broker("pg-down", extra_config=config).start()
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "retries": 0})
+    outcomes = []
+    p.produce("pg-down", b"before", on_delivery=lambda e, m: outcomes.append(e))
+    assert p.flush(15) == 0 and outcomes == [None]
+    postgres.stop()
+    during = []
+    p.produce("pg-down", b"during", on_delivery=lambda e, m: during.append(e))
+    p.flush(15)
+    assert during and during[0] is not None, "answered while the database was down"
+    assert during[0].code() == KafkaError.REQUEST_TIMED_OUT, during[0]  # a retriable code
+    assert "told to retry" in broker.log()
+    postgres.start()
+    after = []
+    p.produce("pg-down", b"after", on_delivery=lambda e, m: after.append(e))
+    assert p.flush(30) == 0 and after == [None], after

@@ -250,7 +250,7 @@ impl ProducePipeline {
             let InFlightObject {
                 key,
                 upload,
-                object,
+                mut object,
                 _slot: slot,
             } = in_flight;
             let outcome = match upload.await {
@@ -261,7 +261,7 @@ impl ProducePipeline {
                         object.data.len() as u64,
                         self.config.node_id,
                     );
-                    let committed = self.commit(uploaded, &object.batches).await;
+                    let committed = self.commit_answering_late(uploaded, &mut object).await;
                     self.metrics
                         .commit_seconds
                         .observe_duration(started.elapsed());
@@ -300,6 +300,31 @@ impl ProducePipeline {
                 self.rotate_if_slot_free();
             }
         }
+    }
+
+    /// `commit`, answering the object's producers REQUEST_TIMED_OUT if it takes longer than
+    /// `commit_answer_timeout` (the coordinator's database unreachable, say) and then still
+    /// waiting for the outcome: the next object may only commit after this one.
+    async fn commit_answering_late(
+        &self,
+        uploaded: NewObject,
+        object: &mut RotatedObject,
+    ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
+        let mut committing = std::pin::pin!(self.commit(uploaded, &object.batches));
+        let limit = self.config.commit_answer_timeout;
+        if let Some(outcome) = shoal_wal::within(limit, committing.as_mut()).await {
+            return outcome;
+        }
+        tracing::warn!(
+            waited_ms = limit.as_millis() as u64,
+            "a commit is taking long; its producers are told to retry"
+        );
+        for (write, _) in object.writes.iter_mut() {
+            // The producer gets its answer now; the real outcome goes nowhere.
+            let reply = std::mem::replace(&mut write.reply, oneshot::channel().0);
+            let _ = reply.send(PartitionProduceResult::failed(ErrorKind::RequestTimedOut));
+        }
+        committing.await
     }
 
     async fn commit(
