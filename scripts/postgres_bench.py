@@ -1,41 +1,86 @@
 #!/usr/bin/env python3
 """Max produce through the whole broker with the coordinator's log local (A) and in PostgreSQL
-(B), same binary, alternating rounds (scripts/ab_produce.py). PostgreSQL (Debian's package) is
-started in a temporary directory as the tests start it, pinned to the generator's CPU.
+(B), same binary, alternating rounds (scripts/ab_produce.py); then one more max-produce run
+of each with the broker's metrics scraped, for the commit latency at that load (the share of
+commits answered within each bucket of `shoal_commit_duration_seconds`). PostgreSQL (Debian's package)
+is started in a temporary directory as the tests start it, pinned to the generator's CPU.
 
     python3 scripts/postgres_bench.py [--seconds 8] [--rounds 3]
 
-Writes perf-results/<date>-ab-coordinator-postgres-max.json.
+Writes perf-results/<date>-ab-coordinator-postgres-max.json and
+<date>-coordinator-commit-latency.json.
 """
 
 import argparse
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
-from benchlib import ROOT
+from benchlib import ROOT, free_port, wait_for_port, write_results
 
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from conftest import PostgresServer  # noqa: E402
+
+
+def commit_latency(extra, seconds):
+    """Max produce once with the broker's metrics scraped; the cumulative share of commits
+    answered within each latency bucket."""
+    work = pathlib.Path(tempfile.mkdtemp())
+    port, metrics = free_port(), free_port()
+    config = work / "shoal.toml"
+    config.write_text(f'listen = "127.0.0.1:{port}"\nmetrics_listen = "127.0.0.1:{metrics}"\n'
+                      f'data_dir = "{work / "data"}"\n[shards]\ncores = [0]\n'
+                      f"[coordinator]\ncore = 0\n{extra}")
+    broker = subprocess.Popen([ROOT / "target" / "release" / "shoal", "--config", config],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        out = work / "run.json"
+        subprocess.run([ROOT / "target" / "release" / "shoal-bench", "produce", "--bootstrap",
+                        f"127.0.0.1:{port}", "--create", "--duration-s", str(seconds), "--cpus",
+                        "1", "--metrics", f"127.0.0.1:{metrics}", "--output", out],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        scrape = next(work.glob("*.metrics.txt")).read_text()
+        buckets = [(float(le), float(n)) for le, n in re.findall(
+            r'^shoal_commit_duration_seconds_bucket\{[^}]*le="([0-9.e+-]+)"\} ([0-9.e+]+)$', scrape, re.M)]
+        total = max(n for _, n in buckets)
+        return {f"<= {le * 1000:g} ms": round(n / total, 4) for le, n in buckets if total}
+    finally:
+        broker.terminate()
+        broker.wait(30)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--latency-only", action="store_true", help="skip the A/B throughput runs")
     args = ap.parse_args()
     os.sched_setaffinity(0, {1 % os.cpu_count()})  # PostgreSQL inherits the generator's CPU
     server = PostgresServer().start()
     os.sched_setaffinity(0, set(range(os.cpu_count())))
     try:
         shoal = str(ROOT / "target" / "release" / "shoal")
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_produce.py"),
-                        "--label", "coordinator-postgres-max", "--seconds", str(args.seconds),
-                        "--rounds", str(args.rounds),
-                        # ab_produce's config ends inside [coordinator] (core = 0).
-                        "--broker-config-b", server.broker_config(header=""), shoal, shoal],
-                       check=True)
+        if not args.latency_only:
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_produce.py"),
+                            "--label", "coordinator-postgres-max", "--seconds", str(args.seconds),
+                            "--rounds", str(args.rounds),
+                            # ab_produce's config ends inside [coordinator] (core = 0).
+                            "--broker-config-b", server.broker_config(header=""), shoal, shoal],
+                           check=True)
+        results = {"local": commit_latency("", args.seconds),
+                   "postgres": commit_latency(server.broker_config(header=""), args.seconds)}
+        write_results("coordinator-commit-latency", "scripts/postgres_bench.py",
+                      {"load": "shoal-bench produce defaults, closed loop (max)",
+                       "cores": "broker on CPU 0, generator and PostgreSQL on CPU 1",
+                       "metric": "shoal_commit_duration_seconds: CommitFile round trip as a "
+                                 "shard sees it",
+                       "seconds": args.seconds}, results, [])
     finally:
         server.stop()
         shutil.rmtree(server.dir, ignore_errors=True)
