@@ -14,10 +14,14 @@ CREATE TABLE coordinator_log (
     crc bigint NOT NULL,
     written_at timestamptz NOT NULL DEFAULT now()
 );
--- A snapshot holds the state after every log row up to and including last_seq.
+-- A snapshot holds the state after every log row up to and including last_seq, in parts
+-- (rows of bounded size: a large state would exceed what one bytea value or message holds).
 CREATE TABLE coordinator_snapshots (
-    last_seq bigint PRIMARY KEY,
-    image bytea NOT NULL,
+    last_seq bigint NOT NULL,
+    part integer NOT NULL,
+    parts integer NOT NULL,
+    bytes bytea NOT NULL,
     crc bigint NOT NULL,
-    written_at timestamptz NOT NULL DEFAULT now()
+    written_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (last_seq, part)
 );

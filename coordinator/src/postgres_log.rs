@@ -23,6 +23,9 @@ pub const MIGRATIONS: [Migration; 1] = [Migration {
 
 /// Log rows read per query during recovery, so no answer grows with the log.
 const RECOVERY_PAGE_ROWS: i64 = 1000;
+/// A snapshot is stored in parts of at most this many bytes, each well within one bytea
+/// value and the client's message limit.
+const SNAPSHOT_PART_BYTES: usize = 32 << 20;
 /// Retrying an append whose outcome is unknown: first pause and the longest one.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(5);
@@ -195,16 +198,22 @@ impl PostgresLog {
             if writer.first().map(|r| r.i64(0)).transpose()? != Some(epoch) {
                 return Ok(false);
             }
-            connection
-                .execute(
-                    "INSERT INTO coordinator_snapshots (last_seq, image, crc) VALUES ($1, $2, $3)",
-                    &[
-                        Param::I64(last_seq),
-                        Param::Bytes(&image),
-                        Param::I64(crc32c::crc32c(&image) as i64),
-                    ],
-                )
-                .await?;
+            let parts: Vec<&[u8]> = image.chunks(SNAPSHOT_PART_BYTES).collect();
+            for (part, bytes) in parts.iter().enumerate() {
+                connection
+                    .execute(
+                        "INSERT INTO coordinator_snapshots (last_seq, part, parts, bytes, crc) \
+                         VALUES ($1, $2, $3, $4, $5)",
+                        &[
+                            Param::I64(last_seq),
+                            Param::I32(part as i32),
+                            Param::I32(parts.len() as i32),
+                            Param::Bytes(bytes),
+                            Param::I64(crc32c::crc32c(bytes) as i64),
+                        ],
+                    )
+                    .await?;
+            }
             connection
                 .execute(
                     "DELETE FROM coordinator_log WHERE seq <= $1",
@@ -241,24 +250,50 @@ impl PostgresLog {
 async fn read_newest_snapshot(
     connection: &mut Connection,
 ) -> Result<(CoordinatorState, Option<i64>), CoordinatorError> {
-    let rows = connection
-        .query(
-            "SELECT last_seq, image, crc FROM coordinator_snapshots ORDER BY last_seq DESC LIMIT 1",
-            &[],
-        )
+    let newest = connection
+        .query("SELECT max(last_seq) FROM coordinator_snapshots", &[])
         .await
         .map_err(db)?;
-    let Some(row) = rows.first() else {
+    if single(&newest)?.bytes(0).map_err(db)?.is_none() {
         return Ok((CoordinatorState::default(), None));
+    }
+    let last_seq = single(&newest)?.i64(0).map_err(db)?;
+    let damaged = |what: String| {
+        CoordinatorError::Damaged(format!("coordinator_snapshots {last_seq}: {what}"))
     };
-    let last_seq = row.i64(0).map_err(db)?;
-    let image = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
-    check_crc(
-        "coordinator_snapshots",
-        last_seq,
-        &image,
-        row.i64(2).map_err(db)?,
-    )?;
+    // One part per query: every answer stays within the client's message limit.
+    let mut image = Vec::new();
+    let mut parts = 1;
+    let mut part = 0;
+    while part < parts {
+        let rows = connection
+            .query(
+                "SELECT parts, bytes, crc FROM coordinator_snapshots \
+                 WHERE last_seq = $1 AND part = $2",
+                &[Param::I64(last_seq), Param::I32(part)],
+            )
+            .await
+            .map_err(db)?;
+        let Some(row) = rows.first() else {
+            return Err(damaged(format!("part {part} of {parts} is missing")));
+        };
+        let declared = row.i64(0).map_err(db)? as i32;
+        if part > 0 && declared != parts {
+            return Err(damaged(format!(
+                "part {part} says {declared} parts, not {parts}"
+            )));
+        }
+        parts = declared;
+        let bytes = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
+        check_crc(
+            "coordinator_snapshots",
+            last_seq,
+            &bytes,
+            row.i64(2).map_err(db)?,
+        )?;
+        image.extend_from_slice(&bytes);
+        part += 1;
+    }
     Ok((CoordinatorState::decode_snapshot(&image)?, Some(last_seq)))
 }
 

@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
-use shoal_pg::PgConfig;
+use shoal_pg::{Param, PgConfig};
 
 mod support;
 use support::{create_topic, produce, run};
@@ -120,6 +120,64 @@ fn an_append_waits_out_a_postgres_restart_and_is_written_once() {
         assert_eq!(
             offsets, 20,
             "two commits of 10 batches, none lost or doubled"
+        );
+    });
+}
+
+#[test]
+fn a_snapshot_stored_in_parts_is_read_back_whole_and_a_missing_part_refuses_the_start() {
+    let server = TestPostgres::start();
+    let config = config(&server);
+    run(move || async move {
+        let mut core = open(&config, "a", 4096).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 30).await;
+        let live = core.state().clone();
+        drop(core);
+        // Cut the newest snapshot into three parts, as a large one is stored.
+        let mut db = shoal_pg::Connection::connect(&config).await.unwrap();
+        let rows = db
+            .query(
+                "SELECT last_seq, bytes FROM coordinator_snapshots WHERE part = 0 \
+                 ORDER BY last_seq DESC LIMIT 1",
+                &[],
+            )
+            .await
+            .unwrap();
+        let last_seq = rows[0].i64(0).unwrap();
+        let image = rows[0].bytes(1).unwrap().unwrap().clone();
+        db.execute("DELETE FROM coordinator_snapshots", &[])
+            .await
+            .unwrap();
+        let third = image.len().div_ceil(3);
+        for (part, bytes) in image.chunks(third).enumerate() {
+            db.execute(
+                "INSERT INTO coordinator_snapshots (last_seq, part, parts, bytes, crc) \
+                 VALUES ($1, $2, 3, $3, $4)",
+                &[
+                    Param::I64(last_seq),
+                    Param::I32(part as i32),
+                    Param::Bytes(bytes),
+                    Param::I64(crc32c::crc32c(bytes) as i64),
+                ],
+            )
+            .await
+            .unwrap();
+        }
+        let reopened = open(&config, "a", u64::MAX).await;
+        assert_eq!(reopened.state(), &live, "three parts make the whole image");
+        drop(reopened);
+        db.execute("DELETE FROM coordinator_snapshots WHERE part = 1", &[])
+            .await
+            .unwrap();
+        let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+        let refused = CoordinatorCore::open_postgres(&config, "a", view, u64::MAX)
+            .await
+            .err()
+            .expect("a part is missing");
+        assert!(
+            refused.to_string().contains("part 1 of 3 is missing"),
+            "{refused}"
         );
     });
 }
