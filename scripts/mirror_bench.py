@@ -30,7 +30,7 @@ import urllib.request
 from confluent_kafka import Consumer, TopicPartition
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_net import free_port, wait_port  # noqa: E402
+from benchlib import free_port, wait_for_port  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOAL = ROOT / "target" / "release" / "shoal"
@@ -48,7 +48,7 @@ def start_broker(workdir, name, core, metrics_port=None):
     log = open(workdir / f"{name}.log", "wb")
     process = subprocess.Popen([str(SHOAL), "--config", str(config)], stdout=log,
                                stderr=subprocess.STDOUT)
-    wait_port(port)
+    wait_for_port(port)
     return process, f"127.0.0.1:{port}", config
 
 

@@ -32,20 +32,19 @@ import sys
 from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
 
 BIN = ROOT / "target" / "release"
-KEY, SECRET, BUCKET = "peerkey", "peersecret", "peers"
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+from conftest import S3_ACCESS_KEY as KEY, S3_BUCKET as BUCKET, S3_SECRET_KEY as SECRET  # noqa
+from conftest import S3Server  # noqa: E402
 
 
 def start_s3s(work, cpus):
-    root = work / "s3"
-    (root / BUCKET).mkdir(parents=True)
-    port = free_port()
-    process = subprocess.Popen(
-        ["taskset", "-c", cpus, shutil.which("s3s-fs") or str(pathlib.Path.home() / ".cargo/bin/s3s-fs"),
-         "--host", "127.0.0.1", "--port", str(port), "--access-key", KEY,
-         "--secret-key", SECRET, str(root)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_port(port)
-    return process, f"http://127.0.0.1:{port}"
+    """The tests' s3s-fs server, pinned to `cpus` (a child inherits its parent's CPUs)."""
+    everywhere = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+    try:
+        return S3Server(work).start()
+    finally:
+        os.sched_setaffinity(0, everywhere)
 
 
 def start_shoal(work, cpus, s3_endpoint):
@@ -173,13 +172,12 @@ def main():
                 per = {name: [] for name in brokers}
                 for _ in range(args.rounds):
                     for name, start in brokers.items():
-                        run = one_round(start, args, s3 and s3[1])
+                        run = one_round(start, args, s3 and s3.endpoint)
                         print(setting, name, json.dumps(run), flush=True)
                         per[name].append(run)
             finally:
                 if s3:
-                    s3[0].terminate()
-                    s3[0].wait(30)
+                    s3.kill()
             runs[setting] = per
             medians = {name: {k: statistics.median(r[k] for r in rs) for k in FIGURES}
                        for name, rs in per.items()}

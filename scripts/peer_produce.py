@@ -17,30 +17,10 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+from benchlib import ROOT, cpu_seconds, wait_for_port, write_results
+from peer_compare import start_shoal, start_tansu
 
 BIN = ROOT / "target" / "release"
-
-
-def start_shoal(work, cpus):
-    port = free_port()
-    config = work / "shoal.toml"
-    cores = ", ".join(cpus.split(","))
-    config.write_text(f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
-                      f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {cpus.split(',')[0]}\n")
-    process = subprocess.Popen([BIN / "shoal", "--config", config],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return process, port
-
-
-def start_tansu(work, cpus):
-    port = free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        ["taskset", "-c", cpus, shutil.which("tansu"), "broker", "--listener-url", url,
-         "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
-        stdout=open(work / "tansu.log", "wb"), stderr=subprocess.STDOUT)
-    return process, port
 
 
 def main():
@@ -57,7 +37,7 @@ def main():
     for _ in range(args.rounds):
         for name, start in brokers.items():
             work = pathlib.Path(tempfile.mkdtemp())
-            process, port = start(work, args.broker_cpus)
+            process, port = start(work, args.broker_cpus, None)
             try:
                 wait_for_port(port)
                 out = work / "result.json"

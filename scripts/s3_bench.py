@@ -22,7 +22,7 @@ import boto3
 from botocore.config import Config
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_net import free_port, wait_port  # noqa: E402
+from benchlib import free_port, wait_for_port  # noqa: E402
 from rough_produce_bench import run_phase  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -86,7 +86,7 @@ def main():
     s3 = subprocess.Popen([args.s3s_fs_bin, "--host", "127.0.0.1", "--port", str(s3_port),
                            "--access-key", KEY, "--secret-key", SECRET, str(s3_root)],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_port(s3_port)
+    wait_for_port(s3_port)
     endpoint = f"http://127.0.0.1:{s3_port}"
     runs = []
     try:
@@ -101,7 +101,7 @@ def main():
                 f'prefix = "bench"\naccess_key_id = "{KEY}"\nsecret_access_key = "{SECRET}"\n')
             broker = subprocess.Popen([args.shoal_bin, "--config", str(config)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_port(port)
+            wait_for_port(port)
             bootstrap = f"127.0.0.1:{port}"
             topic = f"bench-{interval}"
             admin = AdminClient({"bootstrap.servers": bootstrap})
