@@ -12,26 +12,11 @@ cd "$(dirname "$0")/.."
 seconds=${1:-8}
 date=$(date +%Y-%m-%d)
 cargo build --release --bin shoal --bin shoal-bench
-work=$(mktemp -d)
-broker_pid=""
-cleanup() {
-  [[ -n "$broker_pid" ]] && kill -TERM "$broker_pid" 2>/dev/null && wait "$broker_pid" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$work/shoal.toml" <<TOML
-listen = "127.0.0.1:$port"
-data_dir = "$work/data"
-[shards]
-cores = [0]
-[coordinator]
-core = 0
-TOML
-target/release/shoal --config "$work/shoal.toml" >"$work/shoal.log" 2>&1 &
-broker_pid=$!
-for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break; sleep 0.1; done
-target/release/shoal-bench produce --bootstrap "127.0.0.1:$port" --create \
+bin=target/release
+# shellcheck source=scripts/broker.sh
+source scripts/broker.sh
+start_broker profile 0
+"$bin/shoal-bench" produce --bootstrap "$BOOTSTRAP" --create \
   --duration-s "$seconds" --cpus 1 --output "$work/bench.json" >/dev/null &
 bench_pid=$!
 sleep 1
