@@ -482,7 +482,6 @@ impl BrokerConfig {
                 ));
             }
         }
-        self.coordinator.database()?;
         if self.default_partitions <= 0 {
             return fail("default_partitions must be at least 1".into());
         }

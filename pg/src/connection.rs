@@ -13,10 +13,11 @@ use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
+use shoal_wal::tls_stream::TcpOrTls as Stream;
+use shoal_wal::within;
 
 use crate::wire::{server_error, take_message, Param, Row};
 use crate::{PgConfig, PgError, SslMode};
-use shoal_wal::tls_stream::TcpOrTls as Stream;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -53,7 +54,7 @@ impl Connection {
             .map_err(|e| io(e.into()))?;
         let _ = tcp.set_nodelay(true);
         let left = config.connect_timeout.saturating_sub(started.elapsed());
-        let stream = match crate::within(left, secure(tcp, config)).await {
+        let stream = match within(left, secure(tcp, config)).await {
             Some(stream) => stream?,
             None => return Err(PgError::Timeout(address)),
         };
@@ -66,7 +67,7 @@ impl Connection {
             transaction_status: b'I',
         };
         let left = config.connect_timeout.saturating_sub(started.elapsed());
-        match crate::within(left, connection.log_in()).await {
+        match within(left, connection.log_in()).await {
             Some(result) => result?,
             None => return Err(PgError::Timeout(address)),
         }
@@ -231,7 +232,7 @@ impl Connection {
         }
         let limit = self.config.statement_timeout + ANSWER_GRACE;
         let address = self.config.address();
-        let result = crate::within(limit, async {
+        let result = within(limit, async {
             self.send(&out).await?;
             self.read_answer(binary).await
         })

@@ -16,16 +16,3 @@ pub use connection::Connection;
 pub use error::PgError;
 pub use migrations::Migration;
 pub use wire::{Param, Row};
-
-use std::time::Duration;
-
-use futures_lite::FutureExt;
-
-/// `None` if `future` did not finish within `limit`.
-async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> Option<T> {
-    let expired = async {
-        glommio::timer::sleep(limit).await;
-        None
-    };
-    async { Some(future.await) }.or(expired).await
-}

@@ -14,6 +14,7 @@ use shoal_wal::{ObjectStore, WalError};
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use super::validate::{validate_payload, ValidPayload};
 use crate::fetch::LocalData;
+use crate::lifecycle::with_deadline;
 use crate::rpc::CoordinatorClient;
 use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
@@ -312,7 +313,7 @@ impl ProducePipeline {
     ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
         let mut committing = std::pin::pin!(self.commit(uploaded, &object.batches));
         let limit = self.config.commit_answer_timeout;
-        if let Some(outcome) = shoal_wal::within(limit, committing.as_mut()).await {
+        if let Some(outcome) = with_deadline(limit, committing.as_mut()).await {
             return outcome;
         }
         tracing::warn!(
