@@ -129,13 +129,15 @@ impl PostgresLog {
         let seq = self.next_seq;
         let crc = crc32c::crc32c(&frames) as i64;
         let mut pause = RETRY_FIRST;
+        let mut retrying = false;
         loop {
-            match self.try_append(seq, &frames, crc).await {
+            match self.try_append(seq, &frames, crc, retrying).await {
                 Ok(true) => break,
                 Ok(false) => return Err(fenced(seq)),
                 Err(e) if e.is_transient() => {
                     tracing::warn!(seq, error = %e, "coordinator log append failed; retrying");
                     self.connection = None;
+                    retrying = true;
                     glommio::timer::sleep(pause).await;
                     pause = (pause * 2).min(RETRY_MAX);
                 }
@@ -148,18 +150,27 @@ impl PostgresLog {
     }
 
     /// Whether row `seq` now holds these frames from this writer; false: another writer's.
-    async fn try_append(&mut self, seq: i64, frames: &[u8], crc: i64) -> Result<bool, PgError> {
+    /// A retry first reads the row back: the failed try may have committed before its answer
+    /// was lost. A first try needs no read: nothing has written `seq` under this epoch.
+    async fn try_append(
+        &mut self,
+        seq: i64,
+        frames: &[u8],
+        crc: i64,
+        retrying: bool,
+    ) -> Result<bool, PgError> {
         let epoch = self.epoch;
         let connection = self.connection().await?;
-        // An earlier try may have committed before its answer was lost.
-        let existing = connection
-            .query(
-                "SELECT epoch, crc FROM coordinator_log WHERE seq = $1",
-                &[Param::I64(seq)],
-            )
-            .await?;
-        if let Some(row) = existing.first() {
-            return Ok(row.i64(0)? == epoch && row.i64(1)? == crc);
+        if retrying {
+            let existing = connection
+                .query(
+                    "SELECT epoch, crc FROM coordinator_log WHERE seq = $1",
+                    &[Param::I64(seq)],
+                )
+                .await?;
+            if let Some(row) = existing.first() {
+                return Ok(row.i64(0)? == epoch && row.i64(1)? == crc);
+            }
         }
         let inserted = connection
             .execute(
