@@ -231,7 +231,6 @@ impl Connection {
             return Err(PgError::Closed);
         }
         let limit = self.config.statement_timeout + ANSWER_GRACE;
-        let address = self.config.address();
         let result = within(limit, async {
             self.send(&out).await?;
             self.read_answer(binary).await
@@ -248,7 +247,7 @@ impl Connection {
             }
             None => {
                 self.broken = true;
-                Err(PgError::Timeout(address))
+                Err(PgError::Timeout(self.config.address()))
             }
         }
     }
