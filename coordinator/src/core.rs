@@ -1,6 +1,7 @@
 //! Group commit: one round takes every queued command, runs the writes in arrival order,
-//! makes their records durable with a single fdatasync, and only then answers them and runs
-//! the reads, so no reader ever sees state that a crash could take back.
+//! makes their records durable with a single append (one fdatasync, or one PostgreSQL row),
+//! and only then answers them and runs the reads, so no reader ever sees state that a crash
+//! could take back. `pipeline` lets PostgreSQL rounds overlap.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,13 +10,22 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwap;
 
 use crate::command::{AnyReply, Command, Envelope, Round};
-use crate::log_backend::LogBackend;
+use crate::log_backend::{Durable, LogBackend};
 use crate::metrics::CoordinatorMetrics;
+use crate::pipeline::RoundPipeline;
 use crate::postgres_log::PostgresLog;
 use crate::recovery::RecoveryStats;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
 use crate::{recovery, CoordinatorError};
+
+/// A round's writes run and answered, its records, and its reads set aside.
+pub(crate) struct Decided<T> {
+    pub writes: Vec<(T, AnyReply)>,
+    pub reads: Vec<(T, Envelope)>,
+    pub frames: Vec<u8>,
+    pub topics_changed: bool,
+}
 
 pub struct CoordinatorCore {
     pub(crate) state: CoordinatorState,
@@ -82,71 +92,100 @@ impl CoordinatorCore {
         }
     }
 
-    /// Snapshots the state, so recovery reads one image and a short log instead of all
-    /// history. The snapshot is written while the coordinator waits, which pauses commits for
-    /// the time it takes.
-    async fn snapshot(&mut self) -> Result<(), CoordinatorError> {
+    /// Snapshots the state once the log holds `snapshot_log_bytes`, so recovery reads one
+    /// image and a short log instead of all history. Called with no round in flight; the
+    /// snapshot is written while the coordinator waits, which pauses commits for its time.
+    pub(crate) async fn snapshot_if_due(&mut self) {
+        if !self.snapshot_due() {
+            return;
+        }
         let started = std::time::Instant::now();
-        let bytes = self.log.snapshot(&self.state).await?;
-        CoordinatorMetrics::add(&self.metrics.snapshots, 1);
-        tracing::info!(
-            bytes,
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "coordinator snapshot written"
-        );
-        Ok(())
+        match self.log.snapshot(&self.state).await {
+            Ok(bytes) => {
+                CoordinatorMetrics::add(&self.metrics.snapshots, 1);
+                tracing::info!(
+                    bytes,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "coordinator snapshot written"
+                );
+            }
+            // The log alone still recovers everything: a failed snapshot costs only time.
+            Err(e) => tracing::warn!(error = %e, "coordinator snapshot failed"),
+        }
+    }
+
+    pub(crate) fn snapshot_due(&self) -> bool {
+        self.log.size_bytes() >= self.snapshot_log_bytes
+    }
+
+    /// Rounds that may wait for durability at once.
+    pub fn appends_in_flight(&self) -> usize {
+        self.log.appends_in_flight()
+    }
+
+    /// Runs a round's writes in arrival order, answering each, and sets its reads aside
+    /// until the records those writes made are durable.
+    pub(crate) fn decide<T>(&mut self, commands: Vec<(T, Envelope)>) -> Decided<T> {
+        let now_ms = now_ms();
+        let mut decided = Decided {
+            writes: Vec::new(),
+            reads: Vec::new(),
+            frames: Vec::new(),
+            topics_changed: false,
+        };
+        let mut round = Round::new(&mut self.state, &mut decided.frames, now_ms, &self.metrics);
+        for (to, command) in commands {
+            if command.is_write() {
+                decided.writes.push((to, command.run(&mut round)));
+            } else {
+                decided.reads.push((to, command));
+            }
+        }
+        decided.topics_changed = round.did_change_topics();
+        CoordinatorMetrics::add(&self.metrics.write_requests, decided.writes.len() as u64);
+        CoordinatorMetrics::add(&self.metrics.read_requests, decided.reads.len() as u64);
+        decided
+    }
+
+    pub(crate) async fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
+        CoordinatorMetrics::add(&self.metrics.log_syncs, 1);
+        self.log.begin_append(frames).await
+    }
+
+    /// Publishes a changed topic catalogue and runs reads; only while every applied record
+    /// is durable.
+    pub(crate) fn answer_reads<T>(
+        &mut self,
+        reads: Vec<(T, Envelope)>,
+        topics_changed: bool,
+    ) -> Vec<(T, AnyReply)> {
+        if topics_changed {
+            self.view.store(Arc::new(self.state.topics_view()));
+        }
+        let now_ms = now_ms();
+        let mut no_frames = Vec::new();
+        let mut round = Round::new(&mut self.state, &mut no_frames, now_ms, &self.metrics);
+        round.start_reads();
+        reads
+            .into_iter()
+            .map(|(to, command)| (to, command.run(&mut round)))
+            .collect()
     }
 
     /// Answers one round of commands, in order: the writes in arrival order, then one
-    /// fdatasync for all their records, then the reads. An Err means the log could not be
-    /// made durable: the in-memory state is then ahead of the disk and must not serve again.
+    /// durable append for all their records, then the reads. An Err means the log could not
+    /// be made durable: the in-memory state is then ahead of the log and must not serve again.
     pub async fn process(
         &mut self,
         commands: Vec<Envelope>,
     ) -> Result<Vec<AnyReply>, CoordinatorError> {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        let count = commands.len();
-        let mut replies: Vec<Option<AnyReply>> = (0..count).map(|_| None).collect();
-        let mut reads = Vec::new();
-        let mut frames = Vec::new();
-        let mut round = Round::new(&mut self.state, &mut frames, now_ms, &self.metrics);
-        for (slot, command) in commands.into_iter().enumerate() {
-            if command.is_write() {
-                replies[slot] = Some(command.run(&mut round));
-            } else {
-                reads.push((slot, command));
-            }
-        }
-        let topics_changed = round.did_change_topics();
-        let writes = (count - reads.len()) as u64;
-        CoordinatorMetrics::add(&self.metrics.write_requests, writes);
-        CoordinatorMetrics::add(&self.metrics.read_requests, reads.len() as u64);
-        if !frames.is_empty() {
-            self.log.append_durable(frames).await?;
-            CoordinatorMetrics::add(&self.metrics.log_syncs, 1);
-            if self.log.size_bytes() >= self.snapshot_log_bytes {
-                // The logs alone still recover everything: a failed snapshot costs only time.
-                if let Err(e) = self.snapshot().await {
-                    tracing::warn!(error = %e, "coordinator snapshot failed");
-                }
-            }
-        }
-        if topics_changed {
-            self.view.store(Arc::new(self.state.topics_view()));
-        }
-        let mut no_frames = Vec::new();
-        let mut round = Round::new(&mut self.state, &mut no_frames, now_ms, &self.metrics);
-        round.start_reads();
-        for (slot, command) in reads {
-            replies[slot] = Some(command.run(&mut round));
-        }
-        Ok(replies
-            .into_iter()
-            .map(|r| r.expect("every command answered"))
-            .collect())
+        let mut pipeline = RoundPipeline::default();
+        let mut answers = pipeline
+            .submit(self, commands.into_iter().enumerate().collect())
+            .await;
+        answers.extend(pipeline.drain(self).await?);
+        answers.sort_by_key(|(slot, _)| *slot);
+        Ok(answers.into_iter().map(|(_, reply)| reply).collect())
     }
 
     /// Runs one command as a round of its own.
@@ -167,4 +206,11 @@ impl CoordinatorCore {
     pub fn state(&self) -> &CoordinatorState {
         &self.state
     }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }

@@ -2,7 +2,9 @@
 //! data directory (the embedded default), or PostgreSQL. Both take the same frames from the
 //! same state machine.
 
+use std::future::{ready, Future};
 use std::path::PathBuf;
+use std::pin::Pin;
 
 use crate::log::MetadataLog;
 use crate::postgres_log::PostgresLog;
@@ -14,11 +16,25 @@ pub enum LogBackend {
     Postgres(Box<PostgresLog>),
 }
 
+/// Resolves once a round's records are durable.
+pub type Durable = Pin<Box<dyn Future<Output = Result<(), CoordinatorError>>>>;
+
 impl LogBackend {
-    pub async fn append_durable(&mut self, frames: Vec<u8>) -> Result<(), CoordinatorError> {
+    /// Starts making one round's frames durable. The local log writes and syncs before
+    /// returning; PostgreSQL sends the row and lets the caller decide the next round
+    /// meanwhile.
+    pub async fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
         match self {
-            LogBackend::Local { log, .. } => log.append_durable(frames).await,
-            LogBackend::Postgres(log) => log.append_durable(frames).await,
+            LogBackend::Local { log, .. } => Box::pin(ready(log.append_durable(frames).await)),
+            LogBackend::Postgres(log) => log.begin_append(frames),
+        }
+    }
+
+    /// Rounds that may wait for durability at once: the local log syncs one at a time.
+    pub fn appends_in_flight(&self) -> usize {
+        match self {
+            LogBackend::Local { .. } => 1,
+            LogBackend::Postgres(log) => log.appends_in_flight(),
         }
     }
 

@@ -6,11 +6,14 @@
 //! (checked under a row lock in the same statement), so a fenced broker cannot append after
 //! the new writer has read the log.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use shoal_pg::{migrations, Connection, Migration, Param, PgConfig, PgError};
 
 use crate::frames::scan_frames;
+use crate::log_backend::Durable;
 use crate::recovery::RecoveryStats;
 use crate::state::CoordinatorState;
 use crate::CoordinatorError;
@@ -29,13 +32,21 @@ const SNAPSHOT_PART_BYTES: usize = 32 << 20;
 /// Retrying an append whose outcome is unknown: first pause and the longest one.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(5);
+/// The most appends a writer keeps in flight (one per pooled connection), so rows a crash
+/// left after a missing one can only be this close to it.
+pub const MAX_APPENDS_IN_FLIGHT: usize = 16;
 
 pub struct PostgresLog {
-    config: PgConfig,
-    connection: Option<Connection>,
-    epoch: i64,
+    writer: Rc<Writer>,
     next_seq: i64,
     bytes_since_snapshot: u64,
+}
+
+/// What every append in flight shares: the writer's epoch and its idle connections.
+struct Writer {
+    config: PgConfig,
+    epoch: i64,
+    idle: RefCell<Vec<Connection>>,
 }
 
 impl PostgresLog {
@@ -50,6 +61,8 @@ impl PostgresLog {
         migrations::apply(&mut connection, &MIGRATIONS)
             .await
             .map_err(db)?;
+        // Appends in flight hold the writer row FOR SHARE, so this waits for the previous
+        // writer's to finish, and none of its later ones can match the new epoch.
         let rows = connection
             .query(
                 "INSERT INTO coordinator_writer (id, epoch, holder) VALUES (1, 1, $1) \
@@ -67,7 +80,7 @@ impl PostgresLog {
         };
         let mut last_seq = snapshot_seq.unwrap_or(0);
         let mut bytes_since_snapshot = 0u64;
-        loop {
+        'pages: loop {
             let rows = connection
                 .query(
                     "SELECT seq, frames, crc FROM coordinator_log WHERE seq > $1 \
@@ -79,9 +92,8 @@ impl PostgresLog {
             for row in &rows {
                 let seq = row.i64(0).map_err(db)?;
                 if seq != last_seq + 1 {
-                    return Err(CoordinatorError::Damaged(format!(
-                        "coordinator_log jumps from row {last_seq} to {seq}: rows are missing"
-                    )));
+                    drop_rows_after_gap(&mut connection, epoch, last_seq).await?;
+                    break 'pages;
                 }
                 let frames = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
                 check_crc("coordinator_log", seq, &frames, row.i64(2).map_err(db)?)?;
@@ -103,10 +115,13 @@ impl PostgresLog {
             }
         }
         stats.elapsed_ms = started.elapsed().as_millis();
-        let log = PostgresLog {
+        let writer = Writer {
             config: config.clone(),
-            connection: Some(connection),
             epoch,
+            idle: RefCell::new(vec![connection]),
+        };
+        let log = PostgresLog {
+            writer: Rc::new(writer),
             next_seq: last_seq + 1,
             bytes_since_snapshot,
         };
@@ -114,7 +129,12 @@ impl PostgresLog {
     }
 
     pub fn epoch(&self) -> i64 {
-        self.epoch
+        self.writer.epoch
+    }
+
+    /// Rounds that may be in flight at once: one per pooled connection.
+    pub fn appends_in_flight(&self) -> usize {
+        self.writer.config.pool_size.clamp(1, MAX_APPENDS_IN_FLIGHT)
     }
 
     /// Bytes of frames appended since the newest snapshot.
@@ -122,82 +142,29 @@ impl PostgresLog {
         self.bytes_since_snapshot
     }
 
-    /// Makes one round's frames durable as the next row. An append whose outcome is unknown
-    /// (a timeout, a lost connection, PostgreSQL restarting) is settled by reading the row
-    /// back on a new connection, and retried with backoff until PostgreSQL answers.
-    pub async fn append_durable(&mut self, frames: Vec<u8>) -> Result<(), CoordinatorError> {
+    /// Makes one round's frames durable as the next row, on a connection of its own, when
+    /// polled; the next round's row can be sent before this one is answered. Rows may commit out
+    /// of order; the caller acknowledges rounds in order, so a row after one that never
+    /// committed was never acknowledged, and recovery drops it.
+    pub fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
         let seq = self.next_seq;
-        let crc = crc32c::crc32c(&frames) as i64;
-        let mut pause = RETRY_FIRST;
-        let mut retrying = false;
-        loop {
-            match self.try_append(seq, &frames, crc, retrying).await {
-                Ok(true) => break,
-                Ok(false) => return Err(fenced(seq)),
-                Err(e) if e.is_transient() => {
-                    tracing::warn!(seq, error = %e, "coordinator log append failed; retrying");
-                    self.connection = None;
-                    retrying = true;
-                    glommio::timer::sleep(pause).await;
-                    pause = (pause * 2).min(RETRY_MAX);
-                }
-                Err(e) => return Err(db(e)),
-            }
-        }
-        self.next_seq = seq + 1;
+        self.next_seq += 1;
         self.bytes_since_snapshot += frames.len() as u64;
-        Ok(())
-    }
-
-    /// Whether row `seq` now holds these frames from this writer; false: another writer's.
-    /// A retry first reads the row back: the failed try may have committed before its answer
-    /// was lost. A first try needs no read: nothing has written `seq` under this epoch.
-    async fn try_append(
-        &mut self,
-        seq: i64,
-        frames: &[u8],
-        crc: i64,
-        retrying: bool,
-    ) -> Result<bool, PgError> {
-        let epoch = self.epoch;
-        let connection = self.connection().await?;
-        if retrying {
-            let existing = connection
-                .query(
-                    "SELECT epoch, crc FROM coordinator_log WHERE seq = $1",
-                    &[Param::I64(seq)],
-                )
-                .await?;
-            if let Some(row) = existing.first() {
-                return Ok(row.i64(0)? == epoch && row.i64(1)? == crc);
-            }
-        }
-        let inserted = connection
-            .execute(
-                "WITH writer AS (SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE) \
-                 INSERT INTO coordinator_log (seq, epoch, frames, crc) \
-                 SELECT $1, $2, $3, $4 FROM writer WHERE writer.epoch = $2",
-                &[
-                    Param::I64(seq),
-                    Param::I64(epoch),
-                    Param::Bytes(frames),
-                    Param::I64(crc),
-                ],
-            )
-            .await?;
-        Ok(inserted == 1)
+        let writer = self.writer.clone();
+        Box::pin(async move { writer.append(seq, &frames).await })
     }
 
     /// Stores `state` as the snapshot after every appended row and drops the rows and older
-    /// snapshots it covers, in one transaction, while this broker is still the writer.
+    /// snapshots it covers, in one transaction, while this broker is still the writer. Only
+    /// called with no append in flight, so `state` is exactly what the rows hold.
     pub async fn write_snapshot(
         &mut self,
         state: &CoordinatorState,
     ) -> Result<usize, CoordinatorError> {
         let image = state.encode_snapshot();
         let last_seq = self.next_seq - 1;
-        let epoch = self.epoch;
-        let connection = self.connection().await.map_err(db)?;
+        let epoch = self.writer.epoch;
+        let mut connection = self.writer.take().await.map_err(db)?;
         let outcome = async {
             connection.batch_execute("BEGIN").await?;
             let writer = connection
@@ -243,19 +210,145 @@ impl PostgresLog {
         if !matches!(outcome, Ok(true)) && !connection.is_broken() {
             let _ = connection.batch_execute("ROLLBACK").await;
         }
+        self.writer.give_back(connection);
         if !outcome.map_err(db)? {
             return Err(fenced(last_seq));
         }
         self.bytes_since_snapshot = 0;
         Ok(image.len())
     }
+}
 
-    async fn connection(&mut self) -> Result<&mut Connection, PgError> {
-        if self.connection.as_ref().is_none_or(Connection::is_broken) {
-            self.connection = Some(Connection::connect(&self.config).await?);
+impl Writer {
+    /// Makes `frames` row `seq`. An append whose outcome is unknown (a timeout, a lost
+    /// connection, PostgreSQL restarting) is settled by reading the row back on a new
+    /// connection, and retried with backoff until PostgreSQL answers.
+    async fn append(&self, seq: i64, frames: &[u8]) -> Result<(), CoordinatorError> {
+        let crc = crc32c::crc32c(frames) as i64;
+        let mut pause = RETRY_FIRST;
+        let mut retrying = false;
+        loop {
+            let attempt = async {
+                let mut connection = self.take().await?;
+                let outcome = self
+                    .try_append(&mut connection, seq, frames, crc, retrying)
+                    .await;
+                self.give_back(connection);
+                outcome
+            };
+            match attempt.await {
+                Ok(true) => return Ok(()),
+                Ok(false) => return Err(fenced(seq)),
+                Err(e) if e.is_transient() => {
+                    tracing::warn!(seq, error = %e, "coordinator log append failed; retrying");
+                    retrying = true;
+                    glommio::timer::sleep(pause).await;
+                    pause = (pause * 2).min(RETRY_MAX);
+                }
+                Err(e) => return Err(db(e)),
+            }
         }
-        Ok(self.connection.as_mut().expect("connected above"))
     }
+
+    /// Whether row `seq` now holds these frames from this writer; false: another writer's.
+    /// A retry first reads the row back: the failed try may have committed before its answer
+    /// was lost. A first try needs no read: nothing has written `seq` under this epoch.
+    async fn try_append(
+        &self,
+        connection: &mut Connection,
+        seq: i64,
+        frames: &[u8],
+        crc: i64,
+        retrying: bool,
+    ) -> Result<bool, PgError> {
+        let epoch = self.epoch;
+        if retrying {
+            let existing = connection
+                .query(
+                    "SELECT epoch, crc FROM coordinator_log WHERE seq = $1",
+                    &[Param::I64(seq)],
+                )
+                .await?;
+            if let Some(row) = existing.first() {
+                return Ok(row.i64(0)? == epoch && row.i64(1)? == crc);
+            }
+        }
+        let inserted = connection
+            .execute(
+                "WITH writer AS (SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE) \
+                 INSERT INTO coordinator_log (seq, epoch, frames, crc) \
+                 SELECT $1, $2, $3, $4 FROM writer WHERE writer.epoch = $2",
+                &[
+                    Param::I64(seq),
+                    Param::I64(epoch),
+                    Param::Bytes(frames),
+                    Param::I64(crc),
+                ],
+            )
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    /// An idle connection, or a new one: at most one per append in flight is ever open.
+    async fn take(&self) -> Result<Connection, PgError> {
+        let idle = self.idle.borrow_mut().pop();
+        match idle {
+            Some(connection) if !connection.is_broken() => Ok(connection),
+            _ => Connection::connect(&self.config).await,
+        }
+    }
+
+    /// A broken connection is dropped; the next take opens a fresh one.
+    fn give_back(&self, connection: Connection) {
+        let mut idle = self.idle.borrow_mut();
+        if !connection.is_broken() && idle.len() < self.config.pool_size.max(1) {
+            idle.push(connection);
+        }
+    }
+}
+
+/// A writer that crashed with appends in flight can leave rows after one that never
+/// committed. Rounds are acknowledged in order, so nothing from the gap on was acknowledged:
+/// those rows are dropped (as the local log cuts a torn tail). Rows further away than any
+/// writer keeps in flight cannot come from that and mean damage.
+async fn drop_rows_after_gap(
+    connection: &mut Connection,
+    epoch: i64,
+    last_seq: i64,
+) -> Result<(), CoordinatorError> {
+    let rows = connection
+        .query(
+            "SELECT count(*), max(seq) FROM coordinator_log WHERE seq > $1",
+            &[Param::I64(last_seq)],
+        )
+        .await
+        .map_err(db)?;
+    let row = single(&rows)?;
+    let (count, max_seq) = (row.i64(0).map_err(db)?, row.i64(1).map_err(db)?);
+    if max_seq - last_seq > MAX_APPENDS_IN_FLIGHT as i64 {
+        return Err(CoordinatorError::Damaged(format!(
+            "coordinator_log has no row {} but rows up to {max_seq}: rows are missing",
+            last_seq + 1
+        )));
+    }
+    let dropped = connection
+        .execute(
+            "WITH writer AS (SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE) \
+             DELETE FROM coordinator_log USING writer \
+             WHERE seq > $1 AND writer.epoch = $2",
+            &[Param::I64(last_seq), Param::I64(epoch)],
+        )
+        .await
+        .map_err(db)?;
+    if dropped as i64 != count {
+        return Err(fenced(last_seq + 1));
+    }
+    tracing::warn!(
+        after = last_seq,
+        dropped,
+        "coordinator_log rows after a missing one were never acknowledged; dropped"
+    );
+    Ok(())
 }
 
 async fn read_newest_snapshot(

@@ -304,6 +304,8 @@ pub struct CoordinatorConfig {
     pub password_file: Option<PathBuf>,
     pub connect_timeout_ms: u64,
     pub statement_timeout_ms: u64,
+    /// Connections to PostgreSQL, each carrying one round's append: rounds in flight at once.
+    pub pool_size: usize,
     pub retention_check_interval_ms: u64,
     pub retention_step_batches: usize,
     pub producer_id_expiration_ms: u64,
@@ -324,6 +326,7 @@ impl Default for CoordinatorConfig {
             password_file: None,
             connect_timeout_ms: 5_000,
             statement_timeout_ms: 10_000,
+            pool_size: 2,
             // Kafka's log.retention.check.interval.ms.
             retention_check_interval_ms: 300_000,
             retention_step_batches: 100_000,

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
+use shoal_coordinator::postgres_log::MAX_APPENDS_IN_FLIGHT;
 use shoal_pg::{PgConfig, SslMode};
 
 use crate::config::CoordinatorConfig;
@@ -44,6 +45,13 @@ impl CoordinatorConfig {
                 "connect_timeout_ms and statement_timeout_ms must be positive".into(),
             ));
         }
+        if !(1..=MAX_APPENDS_IN_FLIGHT).contains(&self.pool_size) {
+            return Err(fail(format!(
+                "pool_size {} must be 1 to {MAX_APPENDS_IN_FLIGHT}",
+                self.pool_size
+            )));
+        }
+        config.pool_size = self.pool_size;
         if config.ssl_mode == SslMode::VerifyFull {
             // The system's CAs plus sslrootcert, as for HTTPS to S3.
             let tls = shoal_wal::tls_client::client_config(config.ssl_root_cert.as_deref(), None)

@@ -38,6 +38,8 @@ pub struct PgConfig {
     pub ssl_root_cert: Option<PathBuf>,
     /// The TLS client settings for verify-full, built by the caller (with `ssl_root_cert`).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Connections a user of this config keeps open at most.
+    pub pool_size: usize,
 }
 
 impl PgConfig {
@@ -105,6 +107,7 @@ impl PgConfig {
             ssl_mode,
             ssl_root_cert,
             tls: None,
+            pool_size: 2,
         })
     }
 

@@ -12,7 +12,8 @@ use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
 use shoal_coordinator::{
-    AnyReply, Command, CoordinatorCore, CoordinatorMetrics, Envelope, TopicsView,
+    AnyReply, Command, CoordinatorCore, CoordinatorError, CoordinatorMetrics, Envelope,
+    RoundPipeline, TopicsView,
 };
 use shoal_wal::ObjectStore;
 
@@ -121,40 +122,65 @@ impl CoordinatorShard {
     }
 }
 
-/// Answers rounds until the inbox closes; an Err (the log could not be made durable) ends
-/// it before anything of that round is answered.
+/// Answers rounds until the inbox closes, keeping as many in flight as the log allows; an
+/// Err (the log could not be made durable) ends it before anything of that round is
+/// answered.
 async fn serve_rounds(
     mut core: CoordinatorCore,
     inbox: LocalReceiver<Inbound>,
     replies: Vec<ConnectedSender<rpc::Envelope<AnyReply>>>,
 ) -> Result<(), ShardError> {
-    while let Some(first) = inbox.recv().await {
-        let mut round = vec![first];
+    let mut pipeline = RoundPipeline::default();
+    let stop = |e: CoordinatorError| {
+        tracing::error!(error = %e, "metadata log is not durable; stopping");
+        ShardError::from(e)
+    };
+    loop {
+        let first = if pipeline.is_empty() {
+            inbox.recv().await
+        } else if !pipeline.accepts(&core) {
+            let answers = pipeline.next_answers(&mut core).await.map_err(stop)?;
+            send_answers(&replies, answers).await;
+            continue;
+        } else {
+            // Answers first: a round that is durable is answered before more are taken.
+            let answered = pipeline.next_answers(&mut core);
+            match select(Box::pin(answered), Box::pin(inbox.recv())).await {
+                Either::Left((answers, _)) => {
+                    send_answers(&replies, answers.map_err(stop)?).await;
+                    continue;
+                }
+                Either::Right((first, _)) => first,
+            }
+        };
+        let Some(first) = first else { break };
+        let mut round = vec![(first.reply, first.command)];
         while round.len() < ROUND_REQUESTS_MAX {
             match inbox.recv().now_or_never() {
-                Some(Some(next)) => round.push(next),
+                Some(Some(next)) => round.push((next.reply, next.command)),
                 _ => break,
             }
         }
-        let (routes, commands): (Vec<Reply>, Vec<Envelope>) =
-            round.into_iter().map(|m| (m.reply, m.command)).unzip();
-        let responses = match core.process(commands).await {
-            Ok(responses) => responses,
-            Err(e) => {
-                tracing::error!(error = %e, "metadata log is not durable; stopping");
-                return Err(e.into());
+        let answers = pipeline.submit(&mut core, round).await;
+        send_answers(&replies, answers).await;
+    }
+    let answers = pipeline.drain(&mut core).await.map_err(stop)?;
+    send_answers(&replies, answers).await;
+    Ok(())
+}
+
+async fn send_answers(
+    replies: &[ConnectedSender<rpc::Envelope<AnyReply>>],
+    answers: Vec<(Reply, AnyReply)>,
+) {
+    for (route, response) in answers {
+        match route {
+            Reply::Shard { shard, id } => {
+                let _ = replies[shard].send((id, response)).await;
             }
-        };
-        for (route, response) in routes.into_iter().zip(responses) {
-            match route {
-                Reply::Shard { shard, id } => {
-                    let _ = replies[shard].send((id, response)).await;
-                }
-                Reply::Local(reply) => {
-                    let _ = reply.send(response);
-                }
+            Reply::Local(reply) => {
+                let _ = reply.send(response);
             }
         }
     }
-    Ok(())
 }
