@@ -181,3 +181,46 @@ fn a_snapshot_stored_in_parts_is_read_back_whole_and_a_missing_part_refuses_the_
         );
     });
 }
+
+#[test]
+fn rows_after_one_that_never_committed_are_dropped_and_a_wider_gap_refuses_the_start() {
+    let server = TestPostgres::start();
+    let config = config(&server);
+    run(move || async move {
+        // Row 1 creates the topic; each produced file is one more row.
+        let mut core = open(&config, "a", u64::MAX).await;
+        let topic = create_topic(&mut core).await;
+        produce(&mut core, topic, 3).await;
+        let through_row_4 = core.state().clone();
+        produce(&mut core, topic, 2).await;
+        drop(core);
+        // As a crash with rows 5 and 6 in flight leaves it when only 6 committed: 6 was
+        // never acknowledged, since 5 was not.
+        let mut db = shoal_pg::Connection::connect(&config).await.unwrap();
+        db.execute("DELETE FROM coordinator_log WHERE seq = 5", &[])
+            .await
+            .unwrap();
+        let mut reopened = open(&config, "a", u64::MAX).await;
+        assert_eq!(reopened.state(), &through_row_4);
+        let rows = db
+            .query("SELECT max(seq) FROM coordinator_log", &[])
+            .await
+            .unwrap();
+        assert_eq!(rows[0].i64(0).unwrap(), 4, "row 6 is gone");
+        // Appends go on from row 5, and a restart reads them back.
+        produce(&mut reopened, topic, 20).await;
+        let live = reopened.state().clone();
+        drop(reopened);
+        assert_eq!(open(&config, "a", u64::MAX).await.state(), &live);
+        // A row missing with more after it than any writer keeps in flight is damage.
+        db.execute("DELETE FROM coordinator_log WHERE seq = 6", &[])
+            .await
+            .unwrap();
+        let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+        let refused = CoordinatorCore::open_postgres(&config, "a", view, u64::MAX)
+            .await
+            .err()
+            .expect("rows are missing");
+        assert!(refused.to_string().contains("no row 6"), "{refused}");
+    });
+}

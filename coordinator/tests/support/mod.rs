@@ -1,5 +1,6 @@
 //! What the coordinator's integration tests share: an executor to run on, and commands that
-//! create a topic and commit files to it.
+//! create a topic and commit files to it. Each test binary uses part of it.
+#![allow(dead_code)]
 
 use glommio::LocalExecutorBuilder;
 use shoal_coordinator::commands::*;
