@@ -48,11 +48,24 @@ def commit_latency(extra, seconds):
         buckets = [(float(le), float(n)) for le, n in re.findall(
             r'^shoal_commit_duration_seconds_bucket\{[^}]*le="([0-9.e+-]+)"\} ([0-9.e+]+)$', scrape, re.M)]
         total = max(n for _, n in buckets)
-        return {f"<= {le * 1000:g} ms": round(n / total, 4) for le, n in buckets if total}
+        shares = {f"<= {le * 1000:g} ms": round(n / total, 4) for le, n in buckets if total}
+        return {"commits": total, "within": shares, "p99_ms_interpolated": quantile(buckets, 0.99)}
     finally:
         broker.terminate()
         broker.wait(30)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def quantile(buckets, q):
+    """Prometheus's histogram_quantile: linear within the bucket that holds the quantile."""
+    total = max(n for _, n in buckets)
+    rank, lower, below = q * total, 0.0, 0.0
+    for upper, count in buckets:
+        if count >= rank:
+            share = (rank - below) / (count - below) if count > below else 1.0
+            return round((lower + (upper - lower) * share) * 1000, 2)
+        lower, below = upper, count
+    return None
 
 
 def main():
@@ -60,6 +73,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--latency-only", action="store_true", help="skip the A/B throughput runs")
+    ap.add_argument("--pool-sizes", default="1,2",
+                    help="[coordinator] pool_size values for the latency runs (rounds in flight)")
     args = ap.parse_args()
     os.sched_setaffinity(0, {1 % os.cpu_count()})  # PostgreSQL inherits the generator's CPU
     server = PostgresServer().start()
@@ -73,8 +88,10 @@ def main():
                             # ab_produce's config ends inside [coordinator] (core = 0).
                             "--broker-config-b", server.broker_config(header=""), shoal, shoal],
                            check=True)
-        results = {"local": commit_latency("", args.seconds),
-                   "postgres": commit_latency(server.broker_config(header=""), args.seconds)}
+        results = {"local": commit_latency("", args.seconds)}
+        for pool_size in args.pool_sizes.split(","):
+            extra = server.broker_config(header="") + f"pool_size = {pool_size}\n"
+            results[f"postgres, pool_size {pool_size}"] = commit_latency(extra, args.seconds)
         write_results("coordinator-commit-latency", "scripts/postgres_bench.py",
                       {"load": "shoal-bench produce defaults, closed loop (max)",
                        "cores": "broker on CPU 0, generator and PostgreSQL on CPU 1",

@@ -3,6 +3,8 @@
 //!    100 batches per file (validation, offset assignment, record building and applying).
 //! 2. FindBatches latency for a tailing consumer with 1,000,000 batches held.
 //! 3. Restart time with 10,000,000 committed batches: snapshot load plus log replay.
+//! 4. FindBatches through the whole core with 1,000,000 batches committed through its log,
+//!    local and in PostgreSQL (a server started by the bench), and restart from each log.
 //!
 //! Results are printed and written to perf-results/<date>-coordinator.json with the workload.
 //! Set SHOAL_BENCH_RESTART_BATCHES to change the size of the restart run.
@@ -16,6 +18,8 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
+use shoal_pg::testing::{TestPostgres, PASSWORD};
+use shoal_pg::PgConfig;
 use uuid::Uuid;
 
 const PARTITIONS: i32 = 1000;
@@ -177,6 +181,112 @@ fn restart_time(batches: usize) -> serde_json::Value {
     result
 }
 
+/// 1,000,000 batches committed through a core's log in rounds of 500 files, then FindBatches
+/// as one-command rounds (what a fetch costs the coordinator shard, less the queue hop), then
+/// a restart that replays the log.
+async fn through_core(open: impl Fn() -> OpenCore) -> serde_json::Value {
+    let mut core = open().await;
+    let created = core
+        .run(CreateTopic {
+            name: "bench".into(),
+            partitions: PARTITIONS,
+            config: TopicConfig::default(),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let topic_id = created.id;
+    let fill = Instant::now();
+    for chunk in 0..20 {
+        let round = (0..500)
+            .map(|i| {
+                let f = chunk * 500 + i;
+                Envelope::new(CommitFile {
+                    object: NewObject::uploaded(format!("wal/{f}"), 1 << 20, 0),
+                    batches: file_batches(topic_id, f * 7),
+                })
+            })
+            .collect();
+        core.process(round).await.unwrap();
+    }
+    let fill_s = fill.elapsed().as_secs_f64();
+    assert_eq!(core.state().batch_count(), 1_000_000);
+    let mut histogram = Histogram::<u64>::new(3).unwrap();
+    for i in 0..50_000u64 {
+        let tp = TopicPartition {
+            topic_id,
+            partition: ((i * 7919) % PARTITIONS as u64) as i32,
+        };
+        let high = core.state().high_watermark(tp).unwrap();
+        let request = FindBatches {
+            partitions: vec![FindBatchesRequest {
+                partition: tp,
+                offset: high - 1,
+                max_partition_bytes: 1 << 20,
+                max_batches: u32::MAX,
+            }],
+            max_bytes: 50 << 20,
+        };
+        let started = Instant::now();
+        let found = core.run(request).await.unwrap();
+        histogram
+            .record(started.elapsed().as_nanos() as u64)
+            .unwrap();
+        assert_eq!(found[0].batches.len(), 1);
+    }
+    drop(core);
+    let restart = Instant::now();
+    let reopened = open().await;
+    let restart_s = restart.elapsed().as_secs_f64();
+    assert_eq!(reopened.state().batch_count(), 1_000_000);
+    json!({
+        "fill_seconds": (fill_s * 1000.0).round() / 1000.0,
+        "find_batches_ns": {"p50": histogram.value_at_quantile(0.5), "p99": histogram.value_at_quantile(0.99),
+                             "max": histogram.max()},
+        "restart_from_log_seconds": (restart_s * 1000.0).round() / 1000.0,
+    })
+}
+
+type OpenCore = std::pin::Pin<Box<dyn std::future::Future<Output = CoordinatorCore>>>;
+
+fn find_batches_by_back_end() -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("shoal-bench-backends-{}", Uuid::new_v4()));
+    let server = TestPostgres::start();
+    let database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
+    let d = dir.clone();
+    let result = LocalExecutorBuilder::default()
+        .io_memory(1 << 20)
+        .spawn(move || async move {
+            let view = || Arc::new(ArcSwap::from_pointee(TopicsView::default()));
+            let local = through_core(|| {
+                let d = d.clone();
+                Box::pin(async move { CoordinatorCore::open(&d, view(), u64::MAX).await.unwrap() })
+            })
+            .await;
+            let postgres = through_core(|| {
+                let database = database.clone();
+                Box::pin(async move {
+                    CoordinatorCore::open_postgres(&database, "bench", view(), u64::MAX)
+                        .await
+                        .unwrap()
+                })
+            })
+            .await;
+            json!({
+                "workload": {"batches": 1_000_000, "partitions": PARTITIONS, "files": 10_000,
+                              "files_per_round": 500, "find_batches": "one partition at high watermark - 1, one round each, 50,000 samples",
+                              "postgres": "PostgreSQL 15 on loopback, synchronous_commit on, one row per round"},
+                "local": local,
+                "postgres": postgres,
+            })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    result
+}
+
 fn main() {
     let restart_batches = std::env::var("SHOAL_BENCH_RESTART_BATCHES")
         .ok()
@@ -188,12 +298,15 @@ fn main() {
     println!("find_batches: {find}");
     let restart = restart_time(restart_batches);
     println!("restart: {restart}");
+    let back_ends = find_batches_by_back_end();
+    println!("by back end: {back_ends}");
     let report = json!({
         "bench": "coordinator/benches/coordinator.rs",
         "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
         "commit_file_throughput": commit,
         "find_batches_tailing": find,
         "restart": restart,
+        "find_batches_by_back_end": back_ends,
     });
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-results");
     let date = std::process::Command::new("date").arg("+%Y-%m-%d").output();

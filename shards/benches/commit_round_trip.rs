@@ -8,7 +8,8 @@
 //! Each case runs closed-loop with 1 and with 64 concurrent committers, with executors that
 //! park at once when idle and with executors that spin 100 us first (glommio's
 //! spin_before_park, `[shards] spin_before_park_us` in the broker). Results are printed
-//! and written to perf-results/<date>-commit-round-trip.json with the workload.
+//! and written to perf-results/<date>-commit-round-trip.json with the workload
+//! (`-- postgres`: the PostgreSQL cases alone, to <date>-commit-round-trip-postgres.json).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -180,11 +181,16 @@ fn main() {
     let tmpfs = Path::new("/dev/shm");
     let disk = std::env::temp_dir();
     let mut cases = Vec::new();
+    // `cargo bench --bench commit_round_trip -- postgres` runs the PostgreSQL cases alone.
+    let postgres_only = std::env::args().any(|a| a == "postgres");
     for (label, base) in [
         ("tmpfs (fdatasync is free)", tmpfs),
         ("data disk (with fdatasync)", disk.as_path()),
     ] {
         for (concurrency, spin_us) in [(1, 0), (1, 100), (64, 0), (64, 100)] {
+            if postgres_only {
+                break;
+            }
             let spin = Duration::from_micros(spin_us);
             let result = run_case(base, concurrency, spin, false, None);
             println!("{label}, {concurrency} committers, spin {spin_us} us: {result}");
@@ -192,19 +198,24 @@ fn main() {
         }
     }
     for spin_us in [0, 100] {
+        if postgres_only {
+            break;
+        }
         let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true, None);
         println!("queue hop only, spin {spin_us} us: {result}");
         cases.push(json!({"storage": "none (read request)", "result": result}));
     }
     // The same rounds with the log in PostgreSQL (a fresh server per case, on the data disk,
-    // synchronous_commit on, SCRAM login over loopback).
+    // synchronous_commit on, SCRAM login over loopback), with one round in flight at a time
+    // and with more (`[coordinator] pool_size`, one connection each).
     let label = "PostgreSQL (loopback, one row per round)";
-    for concurrency in [1, 64] {
+    for (concurrency, pool_size) in [(1, 1), (1, 2), (64, 1), (64, 2), (64, 4)] {
         let server = TestPostgres::start();
-        let database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
+        let mut database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
+        database.pool_size = pool_size;
         let result = run_case(&disk, concurrency, Duration::ZERO, false, Some(database));
-        println!("{label}, {concurrency} committers: {result}");
-        cases.push(json!({"storage": label, "result": result}));
+        println!("{label}, {concurrency} committers, pool_size {pool_size}: {result}");
+        cases.push(json!({"storage": label, "pool_size": pool_size, "result": result}));
     }
     let report = json!({
         "bench": "shards/benches/commit_round_trip.rs",
@@ -220,7 +231,12 @@ fn main() {
     let date = date
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let path = out.join(format!("{date}-commit-round-trip.json"));
+    let name = if postgres_only {
+        "commit-round-trip-postgres"
+    } else {
+        "commit-round-trip"
+    };
+    let path = out.join(format!("{date}-{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     println!("wrote {}", path.display());
 }
