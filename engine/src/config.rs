@@ -660,4 +660,23 @@ mod tests {
         let config: BrokerConfig = toml::from_str("default_partitions = 0").unwrap();
         assert!(config.validate().is_err());
     }
+
+    #[test]
+    fn the_postgres_pool_size_is_bounded_by_the_rounds_a_log_may_have_in_flight() {
+        let with_pool = |size: usize| {
+            let text = format!(
+                "[coordinator]\nkind = \"postgres\"\nurl = \"postgres://u@h/db\"\n\
+                 pool_size = {size}\n"
+            );
+            toml::from_str::<BrokerConfig>(&text)
+                .unwrap()
+                .coordinator
+                .database()
+        };
+        assert_eq!(with_pool(4).unwrap().unwrap().pool_size, 4);
+        for refused in [0, 17] {
+            let e = with_pool(refused).unwrap_err().to_string();
+            assert!(e.contains("pool_size"), "{e}");
+        }
+    }
 }
