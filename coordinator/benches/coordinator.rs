@@ -17,6 +17,7 @@ use glommio::LocalExecutorBuilder;
 use hdrhistogram::Histogram;
 use serde_json::json;
 use shoal_coordinator::commands::*;
+use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::PgConfig;
@@ -266,7 +267,7 @@ fn find_batches_by_back_end() -> serde_json::Value {
             let postgres = through_core(|| {
                 let database = database.clone();
                 Box::pin(async move {
-                    CoordinatorCore::open_postgres(&database, "bench", view(), u64::MAX)
+                    CoordinatorCore::open_postgres(&database, "bench", WriterRole::Sole, view(), u64::MAX)
                         .await
                         .unwrap()
                 })

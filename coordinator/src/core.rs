@@ -13,7 +13,7 @@ use crate::command::{AnyReply, Command, Envelope, Round};
 use crate::log_backend::{Durable, LogBackend};
 use crate::metrics::CoordinatorMetrics;
 use crate::pipeline::RoundPipeline;
-use crate::postgres_log::PostgresLog;
+use crate::postgres_log::{PostgresLog, WriterRole};
 use crate::recovery::RecoveryStats;
 use crate::state::CoordinatorState;
 use crate::view::TopicsView;
@@ -56,10 +56,11 @@ impl CoordinatorCore {
     pub async fn open_postgres(
         config: &shoal_pg::PgConfig,
         holder: &str,
+        role: WriterRole,
         view: Arc<ArcSwap<TopicsView>>,
         snapshot_log_bytes: u64,
     ) -> Result<CoordinatorCore, CoordinatorError> {
-        let (state, log, stats) = PostgresLog::open(config, holder).await?;
+        let (state, log, stats) = PostgresLog::open(config, holder, role).await?;
         tracing::info!(
             epoch = log.epoch(),
             "coordinator writer role taken in PostgreSQL"
@@ -147,6 +148,29 @@ impl CoordinatorCore {
         decided
     }
 
+    /// Before a round with writes: on a shared log, locks it and applies what other brokers
+    /// wrote, so the round is decided on every earlier decision.
+    pub(crate) async fn prepare_writes(&mut self) -> Result<(), CoordinatorError> {
+        if self.log.prepare_round(&mut self.state).await? {
+            self.view.store(Arc::new(self.state.topics_view()));
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn end_round_without_records(&mut self) {
+        self.log.end_round_without_records().await;
+    }
+
+    /// Applies what other brokers appended to a shared log since this one last looked (their
+    /// commits, topics, groups), between rounds; true if anything was new.
+    pub async fn catch_up(&mut self) -> Result<bool, CoordinatorError> {
+        let applied = self.log.catch_up(&mut self.state).await?;
+        if applied {
+            self.view.store(Arc::new(self.state.topics_view()));
+        }
+        Ok(applied)
+    }
+
     pub(crate) async fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
         CoordinatorMetrics::add(&self.metrics.log_syncs, 1);
         self.log.begin_append(frames).await
@@ -182,7 +206,7 @@ impl CoordinatorCore {
         let mut pipeline = RoundPipeline::default();
         let mut answers = pipeline
             .submit(self, commands.into_iter().enumerate().collect())
-            .await;
+            .await?;
         answers.extend(pipeline.drain(self).await?);
         answers.sort_by_key(|(slot, _)| *slot);
         Ok(answers.into_iter().map(|(_, reply)| reply).collect())

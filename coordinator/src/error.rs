@@ -72,6 +72,8 @@ pub enum ErrorKind {
     ClusterAuthorizationFailed,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
+    /// In a cluster: another broker coordinates this group now.
+    NotCoordinator,
     /// Not committed yet, and no longer waited for: the outcome is unknown (Kafka's
     /// REQUEST_TIMED_OUT, which producers retry).
     RequestTimedOut,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 
 use crate::log::MetadataLog;
-use crate::postgres_log::PostgresLog;
+use crate::postgres_log::{PostgresLog, WriterRole};
 use crate::state::CoordinatorState;
 use crate::{snapshots, CoordinatorError};
 
@@ -26,7 +26,46 @@ impl LogBackend {
     pub async fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
         match self {
             LogBackend::Local { log, .. } => Box::pin(ready(log.append_durable(frames).await)),
+            LogBackend::Postgres(log) if log.role() == WriterRole::Shared => {
+                Box::pin(ready(log.append_locked(frames).await))
+            }
             LogBackend::Postgres(log) => log.begin_append(frames),
+        }
+    }
+
+    /// Before a round with writes: a shared log is locked and `state` brought up to its last
+    /// row. True if rows of other brokers were applied.
+    pub async fn prepare_round(
+        &mut self,
+        state: &mut CoordinatorState,
+    ) -> Result<bool, CoordinatorError> {
+        match self {
+            LogBackend::Postgres(log) if log.role() == WriterRole::Shared => {
+                log.lock_for_round(state).await
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// A prepared round that made no records: a shared log is unlocked.
+    pub async fn end_round_without_records(&mut self) {
+        if let LogBackend::Postgres(log) = self {
+            if log.role() == WriterRole::Shared {
+                log.unlock().await;
+            }
+        }
+    }
+
+    /// Applies rows other brokers appended to a shared log; true if any.
+    pub async fn catch_up(
+        &mut self,
+        state: &mut CoordinatorState,
+    ) -> Result<bool, CoordinatorError> {
+        match self {
+            LogBackend::Postgres(log) if log.role() == WriterRole::Shared => {
+                log.catch_up(state).await
+            }
+            _ => Ok(false),
         }
     }
 

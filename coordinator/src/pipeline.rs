@@ -67,25 +67,31 @@ impl<T> RoundPipeline<T> {
 
     /// Runs a round's writes and starts making their records durable. Returns the answers
     /// that are due now: a round of reads alone, with nothing in flight, is answered at once.
+    /// An Err means a shared log could not be locked: nothing of the round was decided.
     pub async fn submit(
         &mut self,
         core: &mut CoordinatorCore,
         commands: Vec<(T, Envelope)>,
-    ) -> Vec<(T, AnyReply)> {
+    ) -> Result<Vec<(T, AnyReply)>, CoordinatorError> {
         if self.rounds.is_empty() {
             core.snapshot_if_due().await;
         }
+        let writes = commands.iter().any(|(_, command)| command.is_write());
+        if writes {
+            core.prepare_writes().await?;
+        }
         let decided = core.decide(commands);
-        if decided.writes.is_empty() {
+        if !writes {
             match self.rounds.back_mut() {
                 Some(newest) => {
                     newest.reads.extend(decided.reads);
-                    return Vec::new();
+                    return Ok(Vec::new());
                 }
-                None => return core.answer_reads(decided.reads, decided.topics_changed),
+                None => return Ok(core.answer_reads(decided.reads, decided.topics_changed)),
             }
         }
         let durable = if decided.frames.is_empty() {
+            core.end_round_without_records().await;
             Box::pin(ready(Ok(())))
         } else {
             core.begin_append(decided.frames).await
@@ -96,7 +102,7 @@ impl<T> RoundPipeline<T> {
             reads: decided.reads,
             topics_changed: decided.topics_changed,
         });
-        Vec::new()
+        Ok(Vec::new())
     }
 
     /// Waits until the oldest round's records are durable and returns its answers. Safe to

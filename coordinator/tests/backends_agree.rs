@@ -10,6 +10,7 @@ use arc_swap::ArcSwap;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use shoal_coordinator::commands::*;
+use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{Connection, PgConfig};
@@ -167,9 +168,15 @@ async fn one_case(
     let mut local = CoordinatorCore::open(&dir, view(), snapshot_log_bytes)
         .await
         .unwrap();
-    let mut postgres = CoordinatorCore::open_postgres(&database, "a", view(), snapshot_log_bytes)
-        .await
-        .unwrap();
+    let mut postgres = CoordinatorCore::open_postgres(
+        &database,
+        "a",
+        WriterRole::Sole,
+        view(),
+        snapshot_log_bytes,
+    )
+    .await
+    .unwrap();
     // Topic ids are random: each back end gets the same commands for its own topic.
     let local_topic = create_topic(&mut local).await;
     let postgres_topic = create_topic(&mut postgres).await;
@@ -189,7 +196,7 @@ async fn one_case(
         while !pipeline.accepts(&postgres) {
             postgres_answers.extend(pipeline.next_answers(&mut postgres).await.unwrap());
         }
-        postgres_answers.extend(pipeline.submit(&mut postgres, round).await);
+        postgres_answers.extend(pipeline.submit(&mut postgres, round).await.unwrap());
         most_in_flight = most_in_flight.max(pipeline.in_flight());
     }
     postgres_answers.extend(pipeline.drain(&mut postgres).await.unwrap());
@@ -214,9 +221,10 @@ async fn one_case(
     drop((local, postgres));
     let reopened = CoordinatorCore::open(&dir, view(), u64::MAX).await.unwrap();
     prop_assert_eq!(reopened.state(), &live_local);
-    let reopened = CoordinatorCore::open_postgres(&database, "a", view(), u64::MAX)
-        .await
-        .unwrap();
+    let reopened =
+        CoordinatorCore::open_postgres(&database, "a", WriterRole::Sole, view(), u64::MAX)
+            .await
+            .unwrap();
     prop_assert_eq!(reopened.state(), &live_postgres);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(most_in_flight)

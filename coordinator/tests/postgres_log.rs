@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use shoal_coordinator::commands::*;
+use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{Param, PgConfig};
@@ -20,7 +21,7 @@ fn config(server: &TestPostgres) -> PgConfig {
 
 async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> CoordinatorCore {
     let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    CoordinatorCore::open_postgres(config, holder, view, snapshot_log_bytes)
+    CoordinatorCore::open_postgres(config, holder, WriterRole::Sole, view, snapshot_log_bytes)
         .await
         .unwrap()
 }
@@ -171,10 +172,11 @@ fn a_snapshot_stored_in_parts_is_read_back_whole_and_a_missing_part_refuses_the_
             .await
             .unwrap();
         let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-        let refused = CoordinatorCore::open_postgres(&config, "a", view, u64::MAX)
-            .await
-            .err()
-            .expect("a part is missing");
+        let refused =
+            CoordinatorCore::open_postgres(&config, "a", WriterRole::Sole, view, u64::MAX)
+                .await
+                .err()
+                .expect("a part is missing");
         assert!(
             refused.to_string().contains("part 1 of 3 is missing"),
             "{refused}"
@@ -217,10 +219,11 @@ fn rows_after_one_that_never_committed_are_dropped_and_a_wider_gap_refuses_the_s
             .await
             .unwrap();
         let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-        let refused = CoordinatorCore::open_postgres(&config, "a", view, u64::MAX)
-            .await
-            .err()
-            .expect("rows are missing");
+        let refused =
+            CoordinatorCore::open_postgres(&config, "a", WriterRole::Sole, view, u64::MAX)
+                .await
+                .err()
+                .expect("rows are missing");
         assert!(refused.to_string().contains("no row 6"), "{refused}");
     });
 }

@@ -332,6 +332,41 @@ impl Connection {
         }
     }
 
+    /// Waits, without a deadline, for the next NOTIFY on a channel this connection LISTENs
+    /// to, and returns its channel and payload. For a connection that only listens: it must
+    /// not be used for statements meanwhile. An error leaves it broken.
+    pub async fn next_notification(&mut self) -> Result<(String, String), PgError> {
+        if self.broken {
+            return Err(PgError::Closed);
+        }
+        loop {
+            let message = match self.next_message().await {
+                Ok(message) => message,
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
+            };
+            match message {
+                Message::NotificationResponse(body) => {
+                    let channel = body.channel().map_err(protocol)?.to_string();
+                    let payload = body.message().map_err(protocol)?.to_string();
+                    return Ok((channel, payload));
+                }
+                Message::ParameterStatus(_) | Message::NoticeResponse(_) => {}
+                Message::ErrorResponse(body) => {
+                    // The server is going away (an administrator's shutdown, say).
+                    self.broken = true;
+                    return Err(server_error(&body));
+                }
+                _ => {
+                    self.broken = true;
+                    return Err(unexpected("message while listening"));
+                }
+            }
+        }
+    }
+
     /// Says goodbye so the server does not log a lost connection.
     pub async fn close(mut self) {
         let mut out = BytesMut::new();

@@ -71,6 +71,7 @@ fn run_case(
             metrics: metrics.clone(),
             database,
             holder: "bench".into(),
+            shared_log: false,
         };
         let objects = dir.join("objects");
         let done = done.clone();

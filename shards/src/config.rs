@@ -42,6 +42,8 @@ pub struct RuntimeConfig {
     pub snapshot_log_bytes: u64,
     /// Where the coordinator keeps its log: PostgreSQL, or None for the data directory.
     pub coordinator_database: Option<shoal_pg::PgConfig>,
+    /// The database's log is shared with other brokers of a cluster.
+    pub shared_coordinator_log: bool,
     pub groups: crate::GroupConfig,
 }
 

@@ -7,10 +7,14 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use futures::channel::oneshot;
-use futures::future::{select, Either};
+use std::future::Future;
+use std::pin::Pin;
+
+use futures::future::{select, select_all, Either};
 use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
+use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::{
     AnyReply, Command, CoordinatorCore, CoordinatorError, CoordinatorMetrics, Envelope,
     RoundPipeline, TopicsView,
@@ -18,6 +22,7 @@ use shoal_coordinator::{
 use shoal_wal::ObjectStore;
 
 use crate::lifecycle::Tasks;
+use crate::log_tail;
 use crate::maintenance::{self, MaintenanceConfig};
 use crate::rpc::{self, ServerEnds};
 use crate::ShardError;
@@ -36,6 +41,8 @@ pub struct CoordinatorShard {
     pub database: Option<shoal_pg::PgConfig>,
     /// How this broker names itself as the database's writer.
     pub holder: String,
+    /// One of a cluster's brokers sharing the database's log, rather than its sole writer.
+    pub shared_log: bool,
 }
 
 enum Reply {
@@ -78,15 +85,24 @@ impl CoordinatorShard {
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
         let (view, snapshot_log_bytes) = (self.view.clone(), self.snapshot_log_bytes);
+        let role = match self.shared_log {
+            true => WriterRole::Shared,
+            false => WriterRole::Sole,
+        };
         let core = match &self.database {
             None => CoordinatorCore::open(&self.dir, view, snapshot_log_bytes).await?,
             Some(database) => {
-                CoordinatorCore::open_postgres(database, &self.holder, view, snapshot_log_bytes)
+                let holder = &self.holder;
+                CoordinatorCore::open_postgres(database, holder, role, view, snapshot_log_bytes)
                     .await?
             }
         }
         .with_metrics(self.metrics.clone());
         let tasks = Tasks::new();
+        let news = match (&self.database, role) {
+            (Some(database), WriterRole::Shared) => Some(log_tail::start(&tasks, database.clone())),
+            _ => None,
+        };
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
         let inbox_tx = Rc::new(inbox_tx);
         let connected = futures::future::join_all(ends.into_iter().map(|e| e.connect())).await;
@@ -107,7 +123,7 @@ impl CoordinatorShard {
                 }
             });
         }
-        let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, replies));
+        let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, news, replies));
         let local = LocalCoordinator { inbox: inbox_tx };
         maintenance::start(&tasks, local, Rc::new(store), self.maintenance);
         let outcome = match select(Box::pin(finished), serving).await {
@@ -122,12 +138,21 @@ impl CoordinatorShard {
     }
 }
 
-/// Answers rounds until the inbox closes, keeping as many in flight as the log allows; an
-/// Err (the log could not be made durable) ends it before anything of that round is
-/// answered.
+/// What the coordinator waits for between rounds.
+enum Event {
+    Answered(Result<Vec<(Reply, AnyReply)>, CoordinatorError>),
+    Arrived(Option<Inbound>),
+    /// Another broker appended to the shared log.
+    LogMoved,
+}
+
+/// Answers rounds until the inbox closes, keeping as many in flight as the log allows, and
+/// on a shared log applies other brokers' rows when told of them; an Err (the log could not
+/// be made durable) ends it before anything of that round is answered.
 async fn serve_rounds(
     mut core: CoordinatorCore,
     inbox: LocalReceiver<Inbound>,
+    news: Option<LocalReceiver<()>>,
     replies: Vec<ConnectedSender<rpc::Envelope<AnyReply>>>,
 ) -> Result<(), ShardError> {
     let mut pipeline = RoundPipeline::default();
@@ -136,24 +161,36 @@ async fn serve_rounds(
         ShardError::from(e)
     };
     loop {
-        let first = if pipeline.is_empty() {
-            inbox.recv().await
-        } else if !pipeline.accepts(&core) {
-            let answers = pipeline.next_answers(&mut core).await.map_err(stop)?;
-            send_answers(&replies, answers).await;
-            continue;
+        let event = if !pipeline.is_empty() && !pipeline.accepts(&core) {
+            Event::Answered(pipeline.next_answers(&mut core).await)
         } else {
             // Answers first: a round that is durable is answered before more are taken.
-            let answered = pipeline.next_answers(&mut core);
-            match select(Box::pin(answered), Box::pin(inbox.recv())).await {
-                Either::Left((answers, _)) => {
-                    send_answers(&replies, answers.map_err(stop)?).await;
-                    continue;
-                }
-                Either::Right((first, _)) => first,
+            let mut waits: Vec<Pin<Box<dyn Future<Output = Event> + '_>>> = Vec::new();
+            if !pipeline.is_empty() {
+                waits.push(Box::pin(
+                    pipeline.next_answers(&mut core).map(Event::Answered),
+                ));
             }
+            waits.push(Box::pin(inbox.recv().map(Event::Arrived)));
+            if let Some(news) = &news {
+                waits.push(Box::pin(news.recv().map(|_| Event::LogMoved)));
+            }
+            select_all(waits).await.0
         };
-        let Some(first) = first else { break };
+        let first = match event {
+            Event::Answered(answers) => {
+                send_answers(&replies, answers.map_err(stop)?).await;
+                continue;
+            }
+            Event::LogMoved => {
+                if pipeline.is_empty() {
+                    core.catch_up().await.map_err(stop)?;
+                }
+                continue;
+            }
+            Event::Arrived(None) => break,
+            Event::Arrived(Some(first)) => first,
+        };
         let mut round = vec![(first.reply, first.command)];
         while round.len() < ROUND_REQUESTS_MAX {
             match inbox.recv().now_or_never() {
@@ -161,7 +198,7 @@ async fn serve_rounds(
                 _ => break,
             }
         }
-        let answers = pipeline.submit(&mut core, round).await;
+        let answers = pipeline.submit(&mut core, round).await.map_err(stop)?;
         send_answers(&replies, answers).await;
     }
     let answers = pipeline.drain(&mut core).await.map_err(stop)?;

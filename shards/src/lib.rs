@@ -8,6 +8,7 @@ pub mod error;
 pub mod fetch;
 pub mod groups;
 pub mod lifecycle;
+pub mod log_tail;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;

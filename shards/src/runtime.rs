@@ -64,6 +64,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             snapshot_log_bytes: config.snapshot_log_bytes,
             database: config.coordinator_database.clone(),
             holder: format!("node {} (pid {})", config.node_id, std::process::id()),
+            shared_log: config.shared_coordinator_log,
             metrics: coordinator_metrics.clone(),
         };
         let store_config = config.store.clone();

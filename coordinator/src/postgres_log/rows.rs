@@ -1,0 +1,178 @@
+//! Reading the log back: the newest snapshot, in parts, and rows after it, each checked.
+
+use shoal_pg::{Connection, Param};
+
+use super::{db, fenced, single, MAX_APPENDS_IN_FLIGHT};
+use crate::frames::scan_frames;
+use crate::state::CoordinatorState;
+use crate::CoordinatorError;
+
+/// Log rows read per query, so no answer grows with the log.
+const PAGE_ROWS: i64 = 1000;
+
+/// What replaying rows found.
+#[derive(Default)]
+pub(super) struct Replayed {
+    /// The last row applied (the starting point when none was).
+    pub last_seq: i64,
+    pub records: usize,
+    pub bytes: u64,
+    /// The row after `last_seq` is missing while later ones exist.
+    pub gap: bool,
+}
+
+/// Applies to `state` every row after `last_seq`, in order, one page per query, each row's
+/// CRC and frames checked; stops at a missing row.
+pub(super) async fn replay_after(
+    connection: &mut Connection,
+    state: &mut CoordinatorState,
+    last_seq: i64,
+) -> Result<Replayed, CoordinatorError> {
+    let mut replayed = Replayed {
+        last_seq,
+        ..Replayed::default()
+    };
+    loop {
+        let rows = connection
+            .query(
+                "SELECT seq, frames, crc FROM coordinator_log WHERE seq > $1 \
+                 ORDER BY seq LIMIT $2",
+                &[Param::I64(replayed.last_seq), Param::I64(PAGE_ROWS)],
+            )
+            .await
+            .map_err(db)?;
+        for row in &rows {
+            let seq = row.i64(0).map_err(db)?;
+            if seq != replayed.last_seq + 1 {
+                replayed.gap = true;
+                return Ok(replayed);
+            }
+            let frames = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
+            check_crc("coordinator_log", seq, &frames, row.i64(2).map_err(db)?)?;
+            let scan = scan_frames(&frames);
+            if let Some(damage) = scan.damage {
+                return Err(CoordinatorError::Damaged(format!(
+                    "coordinator_log row {seq}: {damage:?}"
+                )));
+            }
+            replayed.records += scan.records.len();
+            for record in &scan.records {
+                state.apply(record);
+            }
+            replayed.bytes += frames.len() as u64;
+            replayed.last_seq = seq;
+        }
+        if (rows.len() as i64) < PAGE_ROWS {
+            return Ok(replayed);
+        }
+    }
+}
+
+/// A writer that crashed with appends in flight can leave rows after one that never
+/// committed. Rounds are acknowledged in order, so nothing from the gap on was acknowledged:
+/// those rows are dropped (as the local log cuts a torn tail). Rows further away than any
+/// writer keeps in flight cannot come from that and mean damage.
+pub(super) async fn drop_rows_after_gap(
+    connection: &mut Connection,
+    epoch: i64,
+    last_seq: i64,
+) -> Result<(), CoordinatorError> {
+    let rows = connection
+        .query(
+            "SELECT count(*), max(seq) FROM coordinator_log WHERE seq > $1",
+            &[Param::I64(last_seq)],
+        )
+        .await
+        .map_err(db)?;
+    let row = single(&rows)?;
+    let (count, max_seq) = (row.i64(0).map_err(db)?, row.i64(1).map_err(db)?);
+    if max_seq - last_seq > MAX_APPENDS_IN_FLIGHT as i64 {
+        return Err(CoordinatorError::Damaged(format!(
+            "coordinator_log has no row {} but rows up to {max_seq}: rows are missing",
+            last_seq + 1
+        )));
+    }
+    let dropped = connection
+        .execute(
+            "WITH writer AS (SELECT epoch FROM coordinator_writer WHERE id = 1 FOR SHARE) \
+             DELETE FROM coordinator_log USING writer \
+             WHERE seq > $1 AND writer.epoch = $2",
+            &[Param::I64(last_seq), Param::I64(epoch)],
+        )
+        .await
+        .map_err(db)?;
+    if dropped as i64 != count {
+        return Err(fenced(last_seq + 1));
+    }
+    tracing::warn!(
+        after = last_seq,
+        dropped,
+        "coordinator_log rows after a missing one were never acknowledged; dropped"
+    );
+    Ok(())
+}
+
+pub(super) async fn read_newest_snapshot(
+    connection: &mut Connection,
+) -> Result<(CoordinatorState, Option<i64>), CoordinatorError> {
+    let newest = connection
+        .query("SELECT max(last_seq) FROM coordinator_snapshots", &[])
+        .await
+        .map_err(db)?;
+    if single(&newest)?.bytes(0).map_err(db)?.is_none() {
+        return Ok((CoordinatorState::default(), None));
+    }
+    let last_seq = single(&newest)?.i64(0).map_err(db)?;
+    let damaged = |what: String| {
+        CoordinatorError::Damaged(format!("coordinator_snapshots {last_seq}: {what}"))
+    };
+    // One part per query: every answer stays within the client's message limit.
+    let mut image = Vec::new();
+    let mut parts = 1;
+    let mut part = 0;
+    while part < parts {
+        let rows = connection
+            .query(
+                "SELECT parts, bytes, crc FROM coordinator_snapshots \
+                 WHERE last_seq = $1 AND part = $2",
+                &[Param::I64(last_seq), Param::I32(part)],
+            )
+            .await
+            .map_err(db)?;
+        let Some(row) = rows.first() else {
+            return Err(damaged(format!("part {part} of {parts} is missing")));
+        };
+        let declared = row.i64(0).map_err(db)? as i32;
+        if part > 0 && declared != parts {
+            return Err(damaged(format!(
+                "part {part} says {declared} parts, not {parts}"
+            )));
+        }
+        parts = declared;
+        let bytes = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
+        check_crc(
+            "coordinator_snapshots",
+            last_seq,
+            &bytes,
+            row.i64(2).map_err(db)?,
+        )?;
+        image.extend_from_slice(&bytes);
+        part += 1;
+    }
+    Ok((CoordinatorState::decode_snapshot(&image)?, Some(last_seq)))
+}
+
+pub(super) fn check_crc(
+    table: &str,
+    key: i64,
+    bytes: &[u8],
+    stored: i64,
+) -> Result<(), CoordinatorError> {
+    let computed = crc32c::crc32c(bytes) as i64;
+    if computed != stored {
+        return Err(CoordinatorError::Damaged(format!(
+            "{table} row {key}: CRC {computed:#x} of its bytes differs from the stored {stored:#x}"
+        )));
+    }
+    Ok(())
+}
