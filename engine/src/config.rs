@@ -9,6 +9,7 @@ use serde::Deserialize;
 use shoal_shards::{GroupConfig, MaintenanceConfig, RuntimeConfig};
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
+use crate::cluster::ClusterConfig;
 use crate::coordinator_database::CoordinatorKind;
 use crate::security::listeners::parse_listeners;
 use crate::security::{Listener, Mechanism};
@@ -61,6 +62,7 @@ pub struct BrokerConfig {
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
     pub groups: GroupsConfig,
+    pub cluster: ClusterConfig,
 }
 
 /// ACLs (Kafka's StandardAuthorizer settings).
@@ -399,6 +401,7 @@ impl Default for BrokerConfig {
             fetch: FetchConfig::default(),
             object_store: ObjectStoreConfig::default(),
             groups: GroupsConfig::default(),
+            cluster: ClusterConfig::default(),
         }
     }
 }
@@ -469,6 +472,19 @@ impl BrokerConfig {
 
     pub fn validate(&self) -> Result<(), EngineError> {
         let fail = |msg: String| Err(EngineError::Config(msg));
+        if self.cluster.enabled {
+            if self.coordinator.kind != CoordinatorKind::Postgres {
+                return fail(
+                    "cluster.enabled needs [coordinator] kind = \"postgres\": brokers share the \
+                     coordinator's database"
+                        .into(),
+                );
+            }
+            if self.cluster.heartbeat_ms == 0 || self.cluster.lease_ms <= self.cluster.heartbeat_ms
+            {
+                return fail("cluster: heartbeat_ms must be positive and below lease_ms".into());
+            }
+        }
         let listeners = self.listeners()?;
         if let Some(tls) = listeners.iter().find(|l| l.protocol.uses_tls()) {
             if self.ssl.certificate_file.is_none() || self.ssl.key_file.is_none() {
@@ -618,6 +634,7 @@ impl BrokerConfig {
             },
             snapshot_log_bytes: self.coordinator.snapshot_log_bytes,
             coordinator_database: self.coordinator.database()?,
+            shared_coordinator_log: self.cluster.enabled,
             groups: GroupConfig {
                 min_session_timeout_ms: self.groups.min_session_timeout_ms,
                 max_session_timeout_ms: self.groups.max_session_timeout_ms,

@@ -1,5 +1,6 @@
 //! `shoal`: a Kafka-compatible broker for diskless topics.
 
+mod cluster;
 mod config;
 mod coordinator_database;
 mod datadir;
@@ -15,6 +16,7 @@ mod testing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -183,6 +185,21 @@ fn run(args: Args) -> Result<(), EngineError> {
     };
     let limits =
         server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
+    let membership = match (&runtime.coordinator_database, config.cluster.enabled) {
+        (Some(database), true) => {
+            let me = cluster::Member::from_listeners(
+                config.node_id,
+                &config.listeners()?,
+                config.cluster.rack.clone(),
+            );
+            let lease = Duration::from_millis(config.cluster.lease_ms);
+            let heartbeat = Duration::from_millis(config.cluster.heartbeat_ms);
+            let membership = cluster::membership::start(database.clone(), me, lease, heartbeat)?;
+            tracing::info!(node_id = config.node_id, rack = ?config.cluster.rack, "joined the cluster");
+            Some(membership)
+        }
+        _ => None,
+    };
     let config = Arc::new(config);
     let serve: ServeFn = Arc::new(move |shard| {
         Box::pin(server::serve_shard(
@@ -190,6 +207,7 @@ fn run(args: Args) -> Result<(), EngineError> {
             config.clone(),
             limits.clone(),
             tls.clone(),
+            membership.clone(),
         ))
     });
     shoal_shards::run(runtime, serve, shutdown)?;

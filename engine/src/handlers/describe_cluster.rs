@@ -7,20 +7,26 @@ use shoal_protocol::ResponseError;
 
 use crate::handlers::Call;
 
-/// One broker, which is also the controller.
+/// Every live broker; the lowest node id stands in as controller.
 pub async fn handle(call: &Call<'_>, _request: DescribeClusterRequest) -> DescribeClusterResponse {
     if !call.authorized_on_cluster(code::DESCRIBE) {
         return DescribeClusterResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
     }
-    let broker = call.broker;
-    let node = BrokerId(broker.config.node_id);
-    let (host, port) = call.advertised();
+    let brokers: Vec<DescribeClusterBroker> = call
+        .cluster_brokers()
+        .into_iter()
+        .map(|b| {
+            DescribeClusterBroker::default()
+                .with_broker_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.map(StrBytes::from_string))
+        })
+        .collect();
+    let controller = brokers.first().map(|b| b.broker_id).unwrap_or(BrokerId(-1));
     DescribeClusterResponse::default()
-        .with_cluster_id(StrBytes::from_string(broker.config.cluster_id.clone()))
-        .with_controller_id(node)
-        .with_brokers(vec![DescribeClusterBroker::default()
-            .with_broker_id(node)
-            .with_host(StrBytes::from_string(host))
-            .with_port(port)])
+        .with_cluster_id(StrBytes::from_string(call.broker.config.cluster_id.clone()))
+        .with_controller_id(controller)
+        .with_brokers(brokers)
 }

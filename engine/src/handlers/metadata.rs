@@ -7,24 +7,32 @@ use shoal_coordinator::acl::code;
 use shoal_coordinator::{ErrorKind, TopicMeta};
 use shoal_protocol::ResponseError;
 
-use super::{topics, Broker};
+use super::topics;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {
     let broker = call.broker;
     let version = call.version;
-    let node = BrokerId(broker.config.node_id);
-    let (host, port) = call.advertised();
+    let brokers: Vec<MetadataResponseBroker> = call
+        .cluster_brokers()
+        .into_iter()
+        .map(|b| {
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.map(StrBytes::from_string))
+        })
+        .collect();
+    // No controller exists; the lowest live node id stands in for clients that ask.
+    let controller = brokers.first().map(|b| b.node_id).unwrap_or(BrokerId(-1));
     let mut response = MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(node)
-            .with_host(StrBytes::from_string(host))
-            .with_port(port)])
+        .with_brokers(brokers)
         .with_cluster_id(Some(StrBytes::from_string(
             broker.config.cluster_id.clone(),
         )))
-        .with_controller_id(node);
+        .with_controller_id(controller);
     // v0 asks for all topics with an empty list, later versions with null.
     let wanted = match request.topics {
         Some(list) if !(version == 0 && list.is_empty()) => list,
@@ -37,7 +45,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .cloned()
                 .collect();
             all.sort_by(|a, b| a.name.cmp(&b.name));
-            response.topics = all.iter().map(|t| describe(broker, t)).collect();
+            response.topics = all.iter().map(|t| describe(call, t)).collect();
             return response;
         }
     };
@@ -69,7 +77,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .and_then(|meta| call.check_topic(code::DESCRIBE, &meta.name).map(|()| meta)),
         };
         response.topics.push(match result {
-            Ok(meta) => describe(broker, &meta),
+            Ok(meta) => describe(call, &meta),
             Err(error) => {
                 let code = match (error, &topic.name) {
                     (ErrorKind::UnknownTopicOrPartition, None) => {
@@ -87,17 +95,18 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
     response
 }
 
-/// A diskless partition never changes leader (this broker serves it), so its epoch stays 0.
+/// A diskless partition has no leader that holds its data (every broker serves it), so its
+/// epoch stays 0 whichever broker a client is sent to.
 pub const LEADER_EPOCH: i32 = 0;
 
-fn describe(broker: &Broker, topic: &TopicMeta) -> MetadataResponseTopic {
-    let node = BrokerId(broker.config.node_id);
+fn describe(call: &Call<'_>, topic: &TopicMeta) -> MetadataResponseTopic {
     MetadataResponseTopic::default()
         .with_name(Some(TopicName(StrBytes::from_string(topic.name.clone()))))
         .with_topic_id(topic.id)
         .with_partitions(
             (0..topic.partitions)
                 .map(|index| {
+                    let node = BrokerId(call.partition_leader(topic.id, index));
                     MetadataResponsePartition::default()
                         .with_partition_index(index)
                         .with_leader_id(node)

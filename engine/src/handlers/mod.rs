@@ -25,6 +25,7 @@ pub mod sasl;
 pub mod scram_credentials;
 pub mod topics;
 
+use crate::cluster::Membership;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -38,6 +39,8 @@ pub use registry::{Call, ClientInfo};
 pub struct Broker {
     pub shard: Rc<Shard>,
     pub config: Arc<BrokerConfig>,
+    /// The cluster this broker is one of; None for a single node.
+    pub cluster: Option<Arc<Membership>>,
     pub advertised_host: String,
     pub advertised_port: i32,
     /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
@@ -45,7 +48,11 @@ pub struct Broker {
 }
 
 impl Broker {
-    pub fn new(shard: Rc<Shard>, config: Arc<BrokerConfig>) -> Broker {
+    pub fn new(
+        shard: Rc<Shard>,
+        config: Arc<BrokerConfig>,
+        cluster: Option<Arc<Membership>>,
+    ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory = Rc::new(glommio::sync::Semaphore::new(
             config.max_in_flight_request_bytes as u64,
@@ -53,6 +60,7 @@ impl Broker {
         Broker {
             shard,
             config,
+            cluster,
             advertised_host,
             advertised_port,
             request_memory,

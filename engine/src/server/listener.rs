@@ -1,6 +1,7 @@
 //! Each shard binds every listener's address with SO_REUSEPORT, so the kernel spreads
 //! connections across shards and each connection lives entirely on the shard that accepted it.
 
+use crate::cluster::Membership;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,7 @@ pub async fn serve_shard(
     config: Arc<BrokerConfig>,
     limits: Arc<ConnectionLimits>,
     tls: Option<Arc<TlsServer>>,
+    cluster: Option<Arc<Membership>>,
 ) -> Result<(), ShardError> {
     let listeners = config
         .listeners()
@@ -52,7 +54,7 @@ pub async fn serve_shard(
             super::metrics_http::serve_metrics(listen, shard.clone()),
         );
     }
-    let broker = Rc::new(Broker::new(shard, config));
+    let broker = Rc::new(Broker::new(shard, config, cluster));
     tasks.spawn_background(
         "mirror fetchers",
         crate::mirror::fetcher::run(broker.clone()),

@@ -57,7 +57,7 @@ where
                 // Other shards only answer their peers.
                 return futures::future::pending().await;
             }
-            let broker = Rc::new(Broker::new(shard, config));
+            let broker = Rc::new(Broker::new(shard, config, None));
             // A failed assertion stops the broker cleanly (an error from the listener's place
             // stops every executor) and fails the run with its message.
             let outcome = AssertUnwindSafe(body(broker)).catch_unwind().await;

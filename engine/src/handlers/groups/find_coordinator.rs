@@ -1,4 +1,5 @@
-//! FindCoordinator: this broker coordinates every group (a single-node cluster). Transaction
+//! FindCoordinator: one broker coordinates each group (this one on a single node; in a
+//! cluster, the one `ClusterView::coordinator` picks among the live brokers). Transaction
 //! coordinators are not offered: transactions are not supported yet.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
@@ -13,9 +14,7 @@ use shoal_coordinator::acl::code;
 const KEY_TYPE_GROUP: i8 = 0;
 
 pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
-    let broker = call.broker;
     let version = call.version;
-    let (host, port) = call.advertised();
     let answer = |key: StrBytes| {
         let coordinator = Coordinator::default().with_key(key.clone());
         if request.key_type == KEY_TYPE_GROUP && !call.authorized(code::DESCRIBE, code::GROUP, &key)
@@ -26,10 +25,11 @@ pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoo
                 .with_port(-1)
                 .with_error_code(ResponseError::GroupAuthorizationFailed.code())
         } else if request.key_type == KEY_TYPE_GROUP {
+            let chosen = call.group_coordinator(&key);
             coordinator
-                .with_node_id(BrokerId(broker.config.node_id))
-                .with_host(text(host.clone()))
-                .with_port(port)
+                .with_node_id(BrokerId(chosen.node_id))
+                .with_host(text(chosen.host))
+                .with_port(chosen.port)
         } else {
             coordinator
                 .with_node_id(BrokerId(-1))

@@ -19,6 +19,9 @@ pub async fn handle(call: &Call<'_>, request: HeartbeatRequest) -> HeartbeatResp
     if let Err(denied) = call.check_group(code::READ, &group_id) {
         return HeartbeatResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return HeartbeatResponse::default().with_error_code(error_codes::code_of(Some(elsewhere)));
+    }
     let error = match broker
         .shard
         .group_call(&group_id, GroupRequest::Heartbeat(member))

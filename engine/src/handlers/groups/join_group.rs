@@ -16,6 +16,9 @@ pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResp
     if let Err(denied) = call.check_group(code::READ, &group_id) {
         return JoinGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return JoinGroupResponse::default().with_error_code(error_codes::code_of(Some(elsewhere)));
+    }
     let join = JoinRequest {
         group_id: group_id.clone(),
         member_id: owned(&request.member_id),

@@ -15,6 +15,10 @@ pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupRe
     if let Err(denied) = call.check_group(code::READ, &group_id) {
         return LeaveGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return LeaveGroupResponse::default()
+            .with_error_code(error_codes::code_of(Some(elsewhere)));
+    }
     // v0-2 name one member; v3+ a batch, static members by instance id.
     let members: Vec<LeavingMember> = if version < 3 {
         vec![LeavingMember {

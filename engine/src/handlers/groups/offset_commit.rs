@@ -21,7 +21,10 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         generation_id: request.generation_id_or_member_epoch,
         group_instance_id: owned_optional(&request.group_instance_id),
     };
-    let refused = match call.check_group(code::READ, &group_id) {
+    let allowed = call
+        .check_group(code::READ, &group_id)
+        .and_then(|()| call.check_coordinator(&group_id));
+    let refused = match allowed {
         Err(denied) => Some(denied),
         Ok(()) => match broker
             .shard

@@ -13,6 +13,9 @@ pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResp
     if let Err(denied) = call.check_group(code::READ, &group_id) {
         return SyncGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return SyncGroupResponse::default().with_error_code(error_codes::code_of(Some(elsewhere)));
+    }
     let sync = SyncRequest {
         member: MemberRef {
             group_id: group_id.clone(),

@@ -1,0 +1,231 @@
+//! Who is in the cluster: each broker registers its node id, advertised listeners and rack
+//! in `cluster_brokers` with a lease, and renews it every heartbeat; the brokers whose lease
+//! has not lapsed are the cluster. A node id held by another live process refuses the start.
+//! The renewal runs on a small thread of its own, off the shards' cores.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use glommio::LocalExecutorBuilder;
+use shoal_coordinator::postgres_log::MIGRATIONS;
+use shoal_pg::{migrations, Connection, Param, PgConfig, PgError};
+
+use crate::security::listeners::Listener;
+use crate::EngineError;
+
+/// One live broker as Metadata describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub node_id: i32,
+    /// (listener name, advertised host, port), as `advertised.listeners` names them.
+    pub listeners: Vec<(String, String, i32)>,
+    pub rack: Option<String>,
+}
+
+impl Member {
+    pub fn from_listeners(node_id: i32, listeners: &[Listener], rack: Option<String>) -> Member {
+        let listeners = listeners
+            .iter()
+            .map(|l| (l.name.clone(), l.advertised_host.clone(), l.advertised_port))
+            .collect();
+        Member {
+            node_id,
+            listeners,
+            rack,
+        }
+    }
+
+    /// Where a client that came in on listener `name` reaches this broker.
+    pub fn address_for(&self, name: &str) -> Option<(&str, i32)> {
+        self.listeners
+            .iter()
+            .find(|(listener, _, _)| listener == name)
+            .map(|(_, host, port)| (host.as_str(), *port))
+    }
+
+    fn encode_listeners(&self) -> String {
+        let parts: Vec<String> = self
+            .listeners
+            .iter()
+            .map(|(name, host, port)| format!("{name}://{host}:{port}"))
+            .collect();
+        parts.join(",")
+    }
+
+    fn decode_listeners(text: &str) -> Vec<(String, String, i32)> {
+        text.split(',')
+            .filter_map(|part| {
+                let (name, address) = part.split_once("://")?;
+                let (host, port) = address.rsplit_once(':')?;
+                Some((name.to_string(), host.to_string(), port.parse().ok()?))
+            })
+            .collect()
+    }
+}
+
+/// The live brokers, by node id.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    pub members: Vec<Member>,
+}
+
+/// This broker's registration and the latest view of the cluster, shared by every shard.
+pub struct Membership {
+    pub me: Member,
+    pub view: ArcSwap<ClusterView>,
+}
+
+/// Registers this broker (refusing a node id another live process holds), then renews the
+/// lease and refreshes the view every `heartbeat` on a thread of its own.
+pub fn start(
+    database: PgConfig,
+    me: Member,
+    lease: Duration,
+    heartbeat: Duration,
+) -> Result<Arc<Membership>, EngineError> {
+    let membership = Arc::new(Membership {
+        me,
+        view: ArcSwap::from_pointee(ClusterView::default()),
+    });
+    let instance = uuid::Uuid::new_v4().to_string();
+    let (registered, outcome) = std::sync::mpsc::channel();
+    let shared = membership.clone();
+    let executor = LocalExecutorBuilder::default()
+        .name("cluster-membership")
+        .io_memory(1 << 20)
+        .spawn(move || async move {
+            let mut renewal = Renewal {
+                database,
+                instance,
+                lease,
+                connection: None,
+            };
+            let first = renewal.register(&shared).await;
+            let failed = first.is_err();
+            let _ = registered.send(first);
+            if failed {
+                return;
+            }
+            loop {
+                glommio::timer::sleep(heartbeat).await;
+                if let Err(e) = renewal.register(&shared).await {
+                    tracing::warn!(error = %e, "cluster lease not renewed");
+                }
+            }
+        })
+        .map_err(|e| EngineError::Config(format!("cannot start the membership thread: {e}")))?;
+    match outcome.recv() {
+        Ok(Ok(())) => {
+            // Detached: the thread renews the lease for as long as the process lives.
+            drop(executor);
+            Ok(membership)
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(EngineError::Config(
+            "the membership thread ended before registering".into(),
+        )),
+    }
+}
+
+struct Renewal {
+    database: PgConfig,
+    instance: String,
+    lease: Duration,
+    connection: Option<Connection>,
+}
+
+impl Renewal {
+    /// Takes or renews this broker's lease and reads the live brokers into the view.
+    async fn register(&mut self, membership: &Membership) -> Result<(), EngineError> {
+        let result = self.exchange(membership).await;
+        if result.is_err() {
+            self.connection = None;
+        }
+        result
+    }
+
+    async fn exchange(&mut self, membership: &Membership) -> Result<(), EngineError> {
+        let fail = |e: PgError| EngineError::Config(format!("cluster membership: {e}"));
+        if self.connection.as_ref().is_none_or(Connection::is_broken) {
+            let mut connection = Connection::connect(&self.database).await.map_err(fail)?;
+            migrations::apply(&mut connection, &MIGRATIONS)
+                .await
+                .map_err(fail)?;
+            self.connection = Some(connection);
+        }
+        let connection = self.connection.as_mut().expect("connected above");
+        let me = &membership.me;
+        let listeners = me.encode_listeners();
+        let lease_ms = self.lease.as_millis() as i64;
+        let rack = me.rack.as_deref().unwrap_or("");
+        // A lapsed lease, or our own, may be taken; another live process's may not.
+        let taken = connection
+            .query(
+                "INSERT INTO cluster_brokers (node_id, instance, listeners, rack, lease_until) \
+                 VALUES ($1, $2, $3, NULLIF($4, ''), now() + $5::float8 * interval '1 millisecond') \
+                 ON CONFLICT (node_id) DO UPDATE SET instance = EXCLUDED.instance, \
+                 listeners = EXCLUDED.listeners, rack = EXCLUDED.rack, \
+                 lease_until = EXCLUDED.lease_until \
+                 WHERE cluster_brokers.lease_until < now() \
+                 OR cluster_brokers.instance = EXCLUDED.instance \
+                 RETURNING node_id",
+                &[
+                    Param::I32(me.node_id),
+                    Param::Text(&self.instance),
+                    Param::Text(&listeners),
+                    Param::Text(rack),
+                    Param::I64(lease_ms),
+                ],
+            )
+            .await
+            .map_err(fail)?;
+        if taken.is_empty() {
+            return Err(EngineError::Config(format!(
+                "node_id {} is registered by another live broker in this cluster; give each \
+                 broker its own node_id",
+                me.node_id
+            )));
+        }
+        let rows = connection
+            .query(
+                "SELECT node_id, listeners, coalesce(rack, '') FROM cluster_brokers \
+                 WHERE lease_until > now() ORDER BY node_id",
+                &[],
+            )
+            .await
+            .map_err(fail)?;
+        let mut members = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let rack = row.text(2).map_err(fail)?;
+            members.push(Member {
+                node_id: row.i64(0).map_err(fail)? as i32,
+                listeners: Member::decode_listeners(row.text(1).map_err(fail)?),
+                rack: (!rack.is_empty()).then(|| rack.to_string()),
+            });
+        }
+        membership.view.store(Arc::new(ClusterView { members }));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listeners_survive_the_database_text() {
+        let member = Member {
+            node_id: 3,
+            listeners: vec![
+                ("PLAINTEXT".into(), "10.0.0.3".into(), 9092),
+                ("SSL".into(), "b3.example".into(), 9093),
+            ],
+            rack: Some("b".into()),
+        };
+        let text = member.encode_listeners();
+        assert_eq!(Member::decode_listeners(&text), member.listeners);
+        assert_eq!(member.address_for("SSL"), Some(("b3.example", 9093)));
+        assert_eq!(member.address_for("SASL_SSL"), None);
+    }
+}

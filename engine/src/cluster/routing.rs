@@ -1,0 +1,91 @@
+//! What handlers tell clients about the cluster: the live brokers with the addresses of the
+//! listener the client came in on, each partition's leader for that client, and each group's
+//! coordinator. A single node names itself for all of them.
+
+use shoal_coordinator::ErrorKind;
+use uuid::Uuid;
+
+use super::placement::client_zone;
+use super::Member;
+use crate::handlers::Call;
+
+/// A broker as a client should reach it.
+pub struct BrokerAddress {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+    pub rack: Option<String>,
+}
+
+impl Call<'_> {
+    /// Every live broker (this one always among them), by node id.
+    pub fn cluster_brokers(&self) -> Vec<BrokerAddress> {
+        let me = self.this_broker();
+        let Some(cluster) = &self.broker.cluster else {
+            return vec![me];
+        };
+        let view = cluster.view.load();
+        let mut brokers: Vec<BrokerAddress> = view
+            .members
+            .iter()
+            .filter(|m| m.node_id != me.node_id)
+            .filter_map(|m| self.address_of(m))
+            .collect();
+        brokers.push(me);
+        brokers.sort_by_key(|b| b.node_id);
+        brokers
+    }
+
+    /// The broker named as leader of `partition` for this client: in its zone when it says
+    /// one (`shoal_az=` in its client.id) and a broker is there.
+    pub fn partition_leader(&self, topic_id: Uuid, partition: i32) -> i32 {
+        let Some(cluster) = &self.broker.cluster else {
+            return self.broker.config.node_id;
+        };
+        let view = cluster.view.load();
+        let zone = client_zone(&self.client.id).or(self.broker.config.cluster.rack.as_deref());
+        match view.leader(topic_id, partition, zone) {
+            Some(member) if self.address_of(member).is_some() => member.node_id,
+            _ => self.broker.config.node_id,
+        }
+    }
+
+    /// The broker that coordinates group `key`.
+    pub fn group_coordinator(&self, key: &str) -> BrokerAddress {
+        let chosen = self.broker.cluster.as_ref().and_then(|cluster| {
+            let view = cluster.view.load();
+            view.coordinator(key).and_then(|m| self.address_of(m))
+        });
+        chosen.unwrap_or_else(|| self.this_broker())
+    }
+
+    /// Refuses a group request this broker does not coordinate now; clients look the
+    /// coordinator up again and follow it.
+    pub fn check_coordinator(&self, group_id: &str) -> Result<(), ErrorKind> {
+        match self.group_coordinator(group_id).node_id == self.broker.config.node_id {
+            true => Ok(()),
+            false => Err(ErrorKind::NotCoordinator),
+        }
+    }
+
+    fn this_broker(&self) -> BrokerAddress {
+        let (host, port) = self.advertised();
+        BrokerAddress {
+            node_id: self.broker.config.node_id,
+            host,
+            port,
+            rack: self.broker.config.cluster.rack.clone(),
+        }
+    }
+
+    fn address_of(&self, member: &Member) -> Option<BrokerAddress> {
+        let listener = &self.client.session.listener.name;
+        let (host, port) = member.address_for(listener)?;
+        Some(BrokerAddress {
+            node_id: member.node_id,
+            host: host.to_string(),
+            port,
+            rack: member.rack.clone(),
+        })
+    }
+}
