@@ -152,9 +152,14 @@ impl CoordinatorCore {
     /// wrote, so the round is decided on every earlier decision.
     pub(crate) async fn prepare_writes(&mut self) -> Result<(), CoordinatorError> {
         if self.log.prepare_round(&mut self.state).await? {
-            self.view.store(Arc::new(self.state.topics_view()));
+            self.others_applied();
         }
         Ok(())
+    }
+
+    fn others_applied(&mut self) {
+        self.view.store(Arc::new(self.state.topics_view()));
+        CoordinatorMetrics::add(&self.metrics.rows_from_others, 1);
     }
 
     pub(crate) async fn end_round_without_records(&mut self) {
@@ -166,7 +171,7 @@ impl CoordinatorCore {
     pub async fn catch_up(&mut self) -> Result<bool, CoordinatorError> {
         let applied = self.log.catch_up(&mut self.state).await?;
         if applied {
-            self.view.store(Arc::new(self.state.topics_view()));
+            self.others_applied();
         }
         Ok(applied)
     }

@@ -12,6 +12,9 @@ pub struct CoordinatorMetrics {
     /// Batches accepted by CommitFile.
     pub batches_committed: AtomicU64,
     pub snapshots: AtomicU64,
+    /// Catch-ups that applied rows other brokers appended to a shared log; fetches waiting
+    /// on this broker look again when it moves.
+    pub rows_from_others: AtomicU64,
 }
 
 impl CoordinatorMetrics {

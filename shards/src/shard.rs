@@ -31,6 +31,9 @@ use crate::{
 
 pub type PeerClient = RpcClient<PeerRequest, PeerResponse>;
 
+/// How often a long poll in a cluster looks whether other brokers' rows have arrived.
+const REMOTE_COMMIT_CHECK: Duration = Duration::from_millis(10);
+
 pub struct Shard {
     pub index: usize,
     pub config: Rc<RuntimeConfig>,
@@ -212,7 +215,27 @@ impl Shard {
                     ..*p
                 })
                 .collect();
-            self.wait_for_data(&seen, deadline).await;
+            self.wait_for_news(&seen, deadline).await;
+        }
+    }
+
+    /// Waits for a commit past `seen` here, or, in a cluster, for rows of other brokers to
+    /// reach this broker's coordinator (checked every `REMOTE_COMMIT_CHECK`: a long poll sees
+    /// another broker's commit within that plus the notification's delay).
+    async fn wait_for_news(&self, seen: &[PartitionFetch], deadline: Instant) {
+        if !self.config.shared_coordinator_log {
+            return self.wait_for_data(seen, deadline).await;
+        }
+        let others = &self.coordinator_metrics.rows_from_others;
+        let known = CoordinatorMetrics::get(others);
+        loop {
+            let slice = deadline.min(Instant::now() + REMOTE_COMMIT_CHECK);
+            self.wait_for_data(seen, slice).await;
+            let now = Instant::now();
+            // Woken before the slice ended: a local commit.
+            if now < slice || now >= deadline || CoordinatorMetrics::get(others) != known {
+                return;
+            }
         }
     }
 

@@ -101,7 +101,14 @@ pub fn start(
                 lease,
                 connection: None,
             };
-            let first = renewal.register(&shared).await;
+            // A process restarted at once finds its previous lease still running: wait for
+            // it to lapse rather than refuse the start.
+            let patience = std::time::Instant::now() + lease + heartbeat;
+            let mut first = renewal.register(&shared).await;
+            while first.is_err() && std::time::Instant::now() < patience {
+                glommio::timer::sleep(heartbeat).await;
+                first = renewal.register(&shared).await;
+            }
             let failed = first.is_err();
             let _ = registered.send(first);
             if failed {

@@ -43,7 +43,7 @@ impl Call<'_> {
             return self.broker.config.node_id;
         };
         let view = cluster.view.load();
-        let zone = client_zone(&self.client.id).or(self.broker.config.cluster.rack.as_deref());
+        let zone = client_zone(&self.client.id);
         match view.leader(topic_id, partition, zone) {
             Some(member) if self.address_of(member).is_some() => member.node_id,
             _ => self.broker.config.node_id,
