@@ -64,11 +64,18 @@ fn brokers_sharing_the_log_decide_on_each_others_writes() {
         assert!(retry[0].is_duplicate);
         assert_eq!(retry[0].base_offset, 4);
         produce(&mut b, topic, 3).await;
-        assert!(a.catch_up().await.unwrap(), "A reads B's rows between rounds");
+        assert!(
+            a.catch_up().await.unwrap(),
+            "A reads B's rows between rounds"
+        );
         assert_eq!(a.state(), b.state());
         assert!(!a.catch_up().await.unwrap(), "nothing new");
         let c = open(&config, "c", u64::MAX).await;
-        assert_eq!(c.state(), a.state(), "a broker joining reads the same state");
+        assert_eq!(
+            c.state(),
+            a.state(),
+            "a broker joining reads the same state"
+        );
     });
 }
 

@@ -21,6 +21,7 @@ use shoal_coordinator::{
 };
 use shoal_wal::ObjectStore;
 
+use crate::duties::Duties;
 use crate::lifecycle::Tasks;
 use crate::log_tail;
 use crate::maintenance::{self, MaintenanceConfig};
@@ -125,7 +126,11 @@ impl CoordinatorShard {
         }
         let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, news, replies));
         let local = LocalCoordinator { inbox: inbox_tx };
-        maintenance::start(&tasks, local, Rc::new(store), self.maintenance);
+        let duties = match (&self.database, role) {
+            (Some(database), WriterRole::Shared) => Duties::contended(&tasks, database.clone()),
+            _ => Duties::always(),
+        };
+        maintenance::start(&tasks, local, Rc::new(store), self.maintenance, duties);
         let outcome = match select(Box::pin(finished), serving).await {
             Either::Left(((), serving)) => {
                 serving.cancel();

@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod coordinator_shard;
+pub mod duties;
 pub mod error;
 pub mod fetch;
 pub mod groups;

@@ -1,6 +1,7 @@
 //! Background work of the coordinator executor: retention in bounded steps, deleting objects
 //! that lost their last live batch (after a grace period), and collecting orphans, objects
-//! that were stored but never committed (a crash between upload and commit).
+//! that were stored but never committed (a crash between upload and commit). In a cluster
+//! only the broker holding the duties does them.
 
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,6 +10,7 @@ use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles,
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::LocalCoordinator;
+use crate::duties::Duties;
 use crate::lifecycle::Tasks;
 
 /// The key prefix every WAL object is stored under.
@@ -37,16 +39,25 @@ pub fn start(
     coordinator: LocalCoordinator,
     store: Rc<ObjectStore>,
     config: MaintenanceConfig,
+    duties: Duties,
 ) {
     tasks.spawn_background(
         "retention",
-        enforce_retention(coordinator.clone(), config.clone()),
+        enforce_retention(coordinator.clone(), config.clone(), duties.clone()),
     );
     tasks.spawn_background(
         "file cleaner",
-        clean_files(coordinator.clone(), store.clone(), config.clone()),
+        clean_files(
+            coordinator.clone(),
+            store.clone(),
+            config.clone(),
+            duties.clone(),
+        ),
     );
-    tasks.spawn_background("orphan scan", collect_orphans(coordinator, store, config));
+    tasks.spawn_background(
+        "orphan scan",
+        collect_orphans(coordinator, store, config, duties),
+    );
 }
 
 fn now_ms() -> i64 {
@@ -56,9 +67,16 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-async fn enforce_retention(coordinator: LocalCoordinator, config: MaintenanceConfig) {
+async fn enforce_retention(
+    coordinator: LocalCoordinator,
+    config: MaintenanceConfig,
+    duties: Duties,
+) {
     loop {
         glommio::timer::sleep(config.retention_check_interval).await;
+        if !duties.held() {
+            continue;
+        }
         // Step until nothing is left to trim; every step is its own bounded round.
         loop {
             let step = EnforceRetention {
@@ -80,9 +98,13 @@ async fn clean_files(
     coordinator: LocalCoordinator,
     store: Rc<ObjectStore>,
     config: MaintenanceConfig,
+    duties: Duties,
 ) {
     loop {
         glommio::timer::sleep(config.file_cleaner_interval).await;
+        if !duties.held() {
+            continue;
+        }
         let older_than_ms = now_ms() - config.file_cleaner_grace.as_millis() as i64;
         loop {
             let request = ExpiredFiles {
@@ -113,9 +135,13 @@ async fn collect_orphans(
     coordinator: LocalCoordinator,
     store: Rc<ObjectStore>,
     config: MaintenanceConfig,
+    duties: Duties,
 ) {
     loop {
         glommio::timer::sleep(config.orphan_scan_interval).await;
+        if !duties.held() {
+            continue;
+        }
         let cutoff = SystemTime::now() - config.orphan_grace;
         let listed = match store.list(WAL_PREFIX).await {
             Ok(listed) => listed,

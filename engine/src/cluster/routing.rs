@@ -2,12 +2,12 @@
 //! listener the client came in on, each partition's leader for that client, and each group's
 //! coordinator. A single node names itself for all of them.
 
-use shoal_coordinator::ErrorKind;
+use shoal_coordinator::{ErrorKind, TopicPartition};
 use uuid::Uuid;
 
 use super::placement::client_zone;
 use super::Member;
-use crate::handlers::Call;
+use crate::handlers::{Broker, Call};
 
 /// A broker as a client should reach it.
 pub struct BrokerAddress {
@@ -87,5 +87,30 @@ impl Call<'_> {
             port,
             rack: member.rack.clone(),
         })
+    }
+}
+
+impl Broker {
+    /// Whether this broker fetches `partition` of a mirror: in a cluster, the one broker
+    /// rendezvous hashing picks among the live ones, so each is fetched once.
+    pub fn mirrors_partition(&self, partition: &TopicPartition) -> bool {
+        let Some(cluster) = &self.cluster else {
+            return true;
+        };
+        let view = cluster.view.load();
+        view.leader(partition.topic_id, partition.partition, None)
+            .is_none_or(|m| m.node_id == self.config.node_id)
+    }
+
+    /// Whether this broker runs the mirrors' metadata sync: the live broker with the lowest
+    /// node id.
+    pub fn syncs_mirror_metadata(&self) -> bool {
+        let Some(cluster) = &self.cluster else {
+            return true;
+        };
+        let view = cluster.view.load();
+        view.members
+            .first()
+            .is_none_or(|m| m.node_id == self.config.node_id)
     }
 }

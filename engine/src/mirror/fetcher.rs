@@ -71,7 +71,10 @@ pub fn owned_partitions(
                 topic_id: topic.id,
                 partition: index as i32,
             };
-            if state.is_read_only() && broker.shard.owner_of(&partition) == broker.shard.index {
+            if state.is_read_only()
+                && broker.shard.owner_of(&partition) == broker.shard.index
+                && broker.mirrors_partition(&partition)
+            {
                 by_mirror
                     .entry(mirror.name.clone())
                     .or_default()

@@ -1,5 +1,5 @@
 //! Metadata sync (KIP-1279), every `mirror.metadata.refresh.interval.ms` per mirror, run by one
-//! shard: mirror topics grow with their source's partition count, take its retention and size
+//! shard (of one broker in a cluster): mirror topics grow with their source's partition count, take its retention and size
 //! settings (not `message.timestamp.type`, which the KIP excludes), and consumer groups that are
 //! not active here get the source's committed offsets for mirror topics, so consumers can move
 //! over at failover.
@@ -38,6 +38,9 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();
     loop {
         glommio::timer::sleep(TICK).await;
+        if !broker.syncs_mirror_metadata() {
+            continue;
+        }
         let Ok(mirrors) = broker.shard.coordinator.run(ListMirrors).await else {
             continue;
         };
