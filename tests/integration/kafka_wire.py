@@ -28,14 +28,15 @@ def varint(n):
     return bytes(out)
 
 
-def record_batch(values, timestamp=1_700_000_000_000):
-    """An uncompressed v2 batch with one record per value."""
+def record_batch(values, timestamp=1_700_000_000_000, producer=(-1, -1, -1)):
+    """An uncompressed v2 batch with one record per value; `producer` is (id, epoch, base
+    sequence) for an idempotent one."""
     records = b""
     for i, value in enumerate(values):
         body = b"\x00" + varint(0) + varint(i) + varint(-1) + varint(len(value)) + value + varint(0)
         records += varint(len(body)) + body
     after_crc = struct.pack(
-        ">hiqqqhii", 0, len(values) - 1, timestamp, timestamp, -1, -1, -1, len(values)
+        ">hiqqqhii", 0, len(values) - 1, timestamp, timestamp, *producer, len(values)
     ) + records
     crc = crc32c(after_crc)
     after_length = struct.pack(">ibI", -1, 2, crc) + after_crc

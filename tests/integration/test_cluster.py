@@ -3,11 +3,17 @@ coordinator's log and the membership table) and one S3 store (s3s-fs), both star
 tests. Clients are steered to a broker with `shoal_az=<rack>` in their client.id, so a
 producer writes through one broker while consumers read through the others."""
 
+import subprocess
+import sys
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 import pytest
+
+from kafka_wire import Connection, parse_produce_v3_error, produce_v3, record_batch, request
+from test_durability import PRODUCER_SCRIPT, read_acks
+from test_postgres_coordinator import assert_all_acknowledged_stored, wait_for_acks
 
 RACKS = ("a", "b", "c")
 
@@ -133,3 +139,118 @@ def test_a_broker_killed_is_gone_from_metadata_within_its_lease(cluster):
     # Restarted under its node id, it is listed again.
     c.start()
     wait_for_brokers(a.bootstrap, [1, 2, 3], within=2)
+
+
+def test_an_idempotent_retry_reaching_another_broker_is_recognised_as_a_duplicate(cluster):
+    a, b, _ = cluster()
+    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    admin.create_topics([NewTopic("once", num_partitions=1)])["once"].result(10)
+    batch = record_batch([b"x", b"y", b"z"], producer=(4242, 0, 0))
+    answers = []
+    for broker in (a, b):
+        connection = Connection(broker.bootstrap)
+        connection.send(request(0, 3, 1, produce_v3("once", 0, batch)))
+        _, body = connection.recv_response()
+        answers.append(parse_produce_v3_error(body))
+        connection.close()
+    assert answers[0] == (0, 0, 0)
+    assert answers[1] == (0, 0, 0), "the retry through B is answered with the first offset"
+    assert len(consume(b.bootstrap, "once", 1, "b", 3)) == 3
+    low, high = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "w"}) \
+        .get_watermark_offsets(TopicPartition("once", 0), timeout=10)
+    assert (low, high) == (0, 3), "written once"
+
+
+def test_a_broker_killed_under_acks_all_load_loses_nothing_and_reuses_no_offset(cluster, tmp_path):
+    brokers = cluster()
+    everyone = ",".join(b.bootstrap for b in brokers)
+    topic, partitions = "survive", 6
+    admin = AdminClient({"bootstrap.servers": everyone})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+    acks_path = tmp_path / "acks.jsonl"
+    producer = subprocess.Popen([sys.executable, "-c", PRODUCER_SCRIPT, everyone, topic,
+                                 str(acks_path)])
+    try:
+        wait_for_acks(acks_path, 3000)
+        brokers[1].kill()
+        killed = time.time()
+        before = len(read_acks(acks_path))
+        # Partitions broker 2 led move once its lease lapses: every partition takes records
+        # again.
+        deadline = killed + 60
+        while {p for p, _, _ in read_acks(acks_path)[before:]} != set(range(partitions)):
+            assert time.time() < deadline, "some partitions take no records after the kill"
+            time.sleep(0.05)
+        print(f"every partition acknowledged again {time.time() - killed:.2f} s after kill -9")
+        wait_for_acks(acks_path, len(read_acks(acks_path)) + 2000)
+    finally:
+        producer.kill()
+        producer.wait()
+    wait_for_brokers(brokers[0].bootstrap, [1, 3], within=5)
+    acked = read_acks(acks_path)
+    assert_all_acknowledged_stored(brokers[0], topic, partitions, acked)
+    assert len({(p, o) for p, o, _ in acked}) == len(acked), "an offset was acknowledged twice"
+
+
+def test_a_group_whose_coordinator_is_killed_goes_on_elsewhere_with_its_offsets(cluster):
+    brokers = cluster()
+    everyone = ",".join(b.bootstrap for b in brokers)
+    topic, partitions, group = "work", 6, "workers"
+    admin = AdminClient({"bootstrap.servers": everyone})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+    produce(everyone, topic, 600, zone="a")
+    members = [Consumer({"bootstrap.servers": everyone, "group.id": group,
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+               for _ in range(3)]
+    for member in members:
+        member.subscribe([topic])
+    consumed = {}
+
+    def poll_all(until, stop):
+        deadline = time.time() + until
+        while time.time() < deadline and not stop():
+            for member in members:
+                m = member.poll(0.1)
+                if m is None or m.error():
+                    continue
+                consumed[(m.partition(), m.offset())] = m.value()
+                try:
+                    member.commit(message=m, asynchronous=False)
+                except KafkaException:
+                    pass  # a rebalance took the partition: its next owner commits it
+
+    def commit_positions():
+        """Each member commits where it stands, until the group's offsets reach the end."""
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            for member in members:
+                member.poll(0.1)
+                try:
+                    member.commit(asynchronous=False)
+                except KafkaException:
+                    pass
+            committed = members[0].committed(
+                [TopicPartition(topic, p) for p in range(partitions)], timeout=10)
+            if sum(max(tp.offset, 0) for tp in committed) == 600:
+                return
+
+    poll_all(60, lambda: len(consumed) >= 300)
+    assert len(consumed) >= 300
+    description = admin.describe_consumer_groups([group])[group].result(10)
+    coordinator = description.coordinator.id
+    committed_before = {tp.partition: tp.offset for tp in members[0].committed(
+        [TopicPartition(topic, p) for p in range(partitions)], timeout=10)}
+    brokers[coordinator - 1].kill()  # node ids are 1, 2, 3 in order
+    poll_all(90, lambda: len(consumed) >= 600)
+    assert len(consumed) == 600, f"consumed {len(consumed)} of 600 after the coordinator died"
+    commit_positions()
+    survivor = next(b for b in brokers if b.process.poll() is None)
+    checker = Consumer({"bootstrap.servers": survivor.bootstrap, "group.id": group})
+    committed_after = {tp.partition: tp.offset for tp in checker.committed(
+        [TopicPartition(topic, p) for p in range(partitions)], timeout=10)}
+    for p, offset in committed_before.items():
+        assert committed_after[p] >= offset, f"partition {p}'s committed offset went back"
+    assert sum(committed_after.values()) == 600, committed_after
+    for member in members:
+        member.close()
