@@ -61,10 +61,13 @@ impl CoordinatorCore {
         snapshot_log_bytes: u64,
     ) -> Result<CoordinatorCore, CoordinatorError> {
         let (state, log, stats) = PostgresLog::open(config, holder, role).await?;
-        tracing::info!(
-            epoch = log.epoch(),
-            "coordinator writer role taken in PostgreSQL"
-        );
+        match role {
+            WriterRole::Sole => tracing::info!(
+                epoch = log.epoch(),
+                "coordinator writer role taken in PostgreSQL"
+            ),
+            WriterRole::Shared => tracing::info!("coordinator log in PostgreSQL shared"),
+        }
         let log = LogBackend::Postgres(Box::new(log));
         Ok(Self::recovered(state, log, stats, view, snapshot_log_bytes))
     }

@@ -189,7 +189,14 @@ async fn serve_rounds(
             }
             Event::LogMoved => {
                 if pipeline.is_empty() {
-                    core.catch_up().await.map_err(stop)?;
+                    match core.catch_up().await {
+                        Ok(_) => {}
+                        // Nothing of this broker's is at stake: the next signal tries again.
+                        Err(CoordinatorError::Database(e)) => {
+                            tracing::warn!(error = %e, "cannot read other brokers' rows yet");
+                        }
+                        Err(e) => return Err(stop(e)),
+                    }
                 }
                 continue;
             }

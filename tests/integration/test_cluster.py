@@ -3,6 +3,7 @@ coordinator's log and the membership table) and one S3 store (s3s-fs), both star
 tests. Clients are steered to a broker with `shoal_az=<rack>` in their client.id, so a
 producer writes through one broker while consumers read through the others."""
 
+import re
 import subprocess
 import sys
 import time
@@ -20,14 +21,16 @@ RACKS = ("a", "b", "c")
 
 @pytest.fixture
 def cluster(make_broker, postgres, s3_server):
-    """Starts brokers 1..n in racks a, b, c on one database and one bucket."""
+    """Starts brokers 1..n in racks a, b, c on one database and one bucket; `coordinator`
+    adds keys to their [coordinator] sections."""
     database = postgres.new_database_config()
+    started = []
 
-    def start(count=3):
-        brokers = []
+    def start(count=3, coordinator=""):
+        brokers = started
         for index in range(count):
             config = (f"node_id = {index + 1}\n"
-                      f"{s3_server.broker_config()}{database}"
+                      f"{s3_server.broker_config()}{database}{coordinator}\n"
                       "[cluster]\nenabled = true\n"
                       f'rack = "{RACKS[index]}"\nheartbeat_ms = 200\nlease_ms = 1500\n')
             brokers.append(make_broker(f"node{index + 1}", extra_config=config).start())
@@ -35,7 +38,10 @@ def cluster(make_broker, postgres, s3_server):
             wait_for_brokers(broker.bootstrap, list(range(1, count + 1)), within=2)
         return brokers
 
-    return start
+    yield start
+    # Before PostgreSQL and the S3 server go.
+    for broker in started:
+        broker.stop()
 
 
 def metadata_brokers(bootstrap, client_id="probe"):
@@ -254,3 +260,29 @@ def test_a_group_whose_coordinator_is_killed_goes_on_elsewhere_with_its_offsets(
     assert sum(committed_after.values()) == 600, committed_after
     for member in members:
         member.close()
+
+
+def test_retention_and_object_deletion_run_once_for_the_cluster(cluster, s3_server):
+    brokers = cluster(coordinator="retention_check_interval_ms = 200\n"
+                                  "file_cleaner_interval_ms = 200\nfile_cleaner_grace_ms = 300\n")
+    a = brokers[0]
+    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    topic = NewTopic("expiring", num_partitions=1, config={"retention.ms": "60000"})
+    admin.create_topics([topic])["expiring"].result(10)
+    producer = Producer({"bootstrap.servers": a.bootstrap, "acks": "all", "linger.ms": 0})
+    now_ms = int(time.time() * 1000)
+    for i in range(5):  # two hours old: past retention.ms at once, one object each
+        producer.produce("expiring", value=f"old{i}".encode(), timestamp=now_ms - 7_200_000)
+        producer.flush(10)
+    written = len(s3_server.objects())
+    assert written >= 5
+    deadline = time.time() + 20
+    while s3_server.objects() and time.time() < deadline:
+        time.sleep(0.2)
+    assert not s3_server.objects(), "expired objects were not deleted"
+    time.sleep(1)  # any second deletion would have been logged by now
+    logs = [re.sub(r"\x1b\[[0-9;]*m", "", b.log()) for b in brokers]  # without colours
+    deleted = [sum(int(n) for n in re.findall(
+        r"deleted unreferenced WAL objects objects=(\d+)", log)) for log in logs]
+    assert sum(deleted) == written, f"deletions per broker {deleted} of {written} objects"
+    assert sorted(deleted)[:2] == [0, 0], f"more than one broker deleted: {deleted}"
