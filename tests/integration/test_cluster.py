@@ -286,3 +286,30 @@ def test_retention_and_object_deletion_run_once_for_the_cluster(cluster, s3_serv
         r"deleted unreferenced WAL objects objects=(\d+)", log)) for log in logs]
     assert sum(deleted) == written, f"deletions per broker {deleted} of {written} objects"
     assert sorted(deleted)[:2] == [0, 0], f"more than one broker deleted: {deleted}"
+
+
+def test_a_mirror_into_a_three_broker_cluster_fails_over_and_back(cluster, make_broker):
+    from test_mirror import FAST_RETRIES, caught_up, cli, end_offsets, identical, wait_for
+    from test_mirror import produce as produce_mirrored
+
+    source = make_broker("source").start()
+    source_admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    source_admin.create_topics([NewTopic("orders", num_partitions=3)])["orders"].result(15)
+    a, b, c = cluster()
+    cli(a, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(b, "add", "dr", "orders")  # any broker takes the mirror's commands
+    produce_mirrored(source, "orders", 600)
+    wait_for(caught_up(c, source, "orders", 3), 60, "the cluster caught up")
+    assert identical(source, a, "orders", 3) and identical(source, c, "orders", 3)
+
+    # Failover to the cluster, which takes writes; the old source's later ones are lost.
+    assert "orders: removed" in cli(c, "remove", "dr", "orders").stdout
+    produce_mirrored(source, "orders", 90, start=10_000)
+    produce_mirrored(b, "orders", 150, start=20_000)
+    assert end_offsets(a, "orders", 3) == [250, 250, 250]
+
+    # Failback: the old source mirrors the cluster under the same name and ends identical.
+    cli(source, "create", "dr", "--source", a.bootstrap, *FAST_RETRIES)
+    cli(source, "add", "dr", "orders")
+    wait_for(caught_up(source, b, "orders", 3), 60, "the old source caught up")
+    assert identical(source, c, "orders", 3)
