@@ -14,7 +14,16 @@ use shoal_protocol::{frame, ProtocolError};
 use crate::secure::{Connection, Security};
 use crate::BenchError;
 
-pub const CLIENT_ID: &str = "shoal-bench";
+/// The client.id of every request, set once from `--client-id` before the first one.
+static CLIENT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+pub fn set_client_id(id: &str) {
+    let _ = CLIENT_ID.set(id.to_string());
+}
+
+fn client_id() -> &'static str {
+    CLIENT_ID.get().map(String::as_str).unwrap_or("shoal-bench")
+}
 
 /// A Kafka connection, secured and logged in as the flags say.
 pub fn connect(bootstrap: &str, security: &Security) -> Result<Connection, BenchError> {
@@ -38,7 +47,7 @@ pub fn encode_request<R: Request>(
     correlation_id: i32,
     body: &R,
 ) -> Result<Bytes, BenchError> {
-    frame::encode_request(version, correlation_id, CLIENT_ID, body).map_err(protocol)
+    frame::encode_request(version, correlation_id, client_id(), body).map_err(protocol)
 }
 
 /// Reads one response frame and decodes it.
@@ -62,7 +71,7 @@ fn client(bootstrap: &str, security: &Security) -> Result<BlockingClient<Connect
     let connection = connect(bootstrap, security)?;
     Ok(BlockingClient::over(
         connection,
-        CLIENT_ID,
+        client_id(),
         RESPONSE_MAX_BYTES,
     ))
 }

@@ -64,6 +64,9 @@ struct Common {
     bootstrap: String,
     #[arg(long, default_value = "shoal-bench")]
     topic: String,
+    /// The client.id sent; `shoal_az=<rack>` keeps a Shoal cluster's Metadata on that zone.
+    #[arg(long, default_value = "shoal-bench")]
+    client_id: String,
     #[arg(long, default_value_t = 8)]
     partitions: i32,
     /// Create the topic first (an existing one is fine).
@@ -286,6 +289,7 @@ fn scrape_metrics(address: &str) -> Result<String, BenchError> {
 /// Creates the topic if asked, then checks the broker and the topic before any load.
 fn prepare(common: &Common) -> Result<(), BenchError> {
     common.security.check()?;
+    kafka::set_client_id(&common.client_id);
     if common.create {
         kafka::create_topic(
             &common.bootstrap,
