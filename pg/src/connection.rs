@@ -200,44 +200,88 @@ impl Connection {
         Ok(self.extended(sql, params).await?.1)
     }
 
+    /// Sends simple statements (no parameters, rows ignored) and a parameterised query in one
+    /// write and returns the query's rows: one round trip where two would follow each other,
+    /// such as taking a lock and reading what it protects. A failed statement fails the call.
+    pub async fn simple_then_query(
+        &mut self,
+        simple: &str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, PgError> {
+        let mut out = BytesMut::new();
+        frontend::query(simple, &mut out).map_err(protocol)?;
+        encode_extended(sql, params, &mut out)?;
+        let answers = self.exchange_many(out, &[false, true]).await?;
+        Ok(answers.into_iter().nth(1).expect("two answers").0)
+    }
+
+    /// Sends a parameterised statement and simple statements after it in one write, such as
+    /// an INSERT and its COMMIT; returns the rows the first touched. If it fails, the error is
+    /// returned (a COMMIT after it then only ends the failed transaction).
+    pub async fn execute_then_simple(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        simple: &str,
+    ) -> Result<u64, PgError> {
+        let mut out = BytesMut::new();
+        encode_extended(sql, params, &mut out)?;
+        frontend::query(simple, &mut out).map_err(protocol)?;
+        let answers = self.exchange_many(out, &[true, false]).await?;
+        Ok(answers[0].1)
+    }
+
     async fn extended(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<(Vec<Row>, u64), PgError> {
         let mut out = BytesMut::new();
-        frontend::parse("", sql, params.iter().map(Param::type_oid), &mut out).map_err(protocol)?;
-        frontend::bind(
-            "",
-            "",
-            params.iter().map(|_| 1),
-            params.iter(),
-            |param, buffer| Ok(param.encode(buffer)),
-            [1],
-            &mut out,
-        )
-        .map_err(|e| match e {
-            frontend::BindError::Conversion(e) => PgError::Protocol(e.to_string()),
-            frontend::BindError::Serialization(e) => protocol(e),
-        })?;
-        frontend::execute("", 0, &mut out).map_err(protocol)?;
-        frontend::sync(&mut out);
+        encode_extended(sql, params, &mut out)?;
         self.exchange(out, true).await
     }
 
     /// Sends `out` and reads to ReadyForQuery, under the answer deadline.
     async fn exchange(&mut self, out: BytesMut, binary: bool) -> Result<(Vec<Row>, u64), PgError> {
+        let mut answers = self.exchange_many(out, &[binary]).await?;
+        Ok(answers.pop().expect("one answer"))
+    }
+
+    /// Sends `out`, which holds one request per entry of `binary`, and reads every answer
+    /// (each to its ReadyForQuery), under one answer deadline. The first server error is
+    /// returned once all answers are read, so the protocol stays in step.
+    async fn exchange_many(
+        &mut self,
+        out: BytesMut,
+        binary: &[bool],
+    ) -> Result<Vec<(Vec<Row>, u64)>, PgError> {
         if self.broken {
             return Err(PgError::Closed);
         }
         let limit = self.config.statement_timeout + ANSWER_GRACE;
         let result = within(limit, async {
             self.send(&out).await?;
-            self.read_answer(binary).await
+            let mut answers = Vec::with_capacity(binary.len());
+            let mut first_failure = None;
+            for &binary in binary {
+                match self.read_answer(binary).await {
+                    Ok(answer) => answers.push(answer),
+                    Err(e @ PgError::Server { .. }) => {
+                        first_failure.get_or_insert(e);
+                        answers.push((Vec::new(), 0));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            match first_failure {
+                Some(e) => Err(e),
+                None => Ok(answers),
+            }
         })
         .await;
         match result {
-            Some(Ok(answer)) => Ok(answer),
+            Some(Ok(answers)) => Ok(answers),
             Some(Err(e)) => {
                 // A server error leaves the protocol in step; anything else does not.
                 if !matches!(e, PgError::Server { .. }) {
@@ -374,6 +418,27 @@ impl Connection {
         let _ = self.send(&out).await;
         let _ = self.stream.close().await;
     }
+}
+
+/// Parse, Bind (binary values and results), Execute and Sync for one statement.
+fn encode_extended(sql: &str, params: &[Param<'_>], out: &mut BytesMut) -> Result<(), PgError> {
+    frontend::parse("", sql, params.iter().map(Param::type_oid), out).map_err(protocol)?;
+    frontend::bind(
+        "",
+        "",
+        params.iter().map(|_| 1),
+        params.iter(),
+        |param, buffer| Ok(param.encode(buffer)),
+        [1],
+        out,
+    )
+    .map_err(|e| match e {
+        frontend::BindError::Conversion(e) => PgError::Protocol(e.to_string()),
+        frontend::BindError::Serialization(e) => protocol(e),
+    })?;
+    frontend::execute("", 0, out).map_err(protocol)?;
+    frontend::sync(out);
+    Ok(())
 }
 
 /// TLS when the config asks for it: an SSLRequest, PostgreSQL's one-byte yes, then the

@@ -256,3 +256,47 @@ fn verify_full_speaks_tls_and_refuses_a_server_it_cannot_verify() {
         assert!(e.to_string().contains("does not accept TLS"), "{e}");
     });
 }
+
+#[test]
+fn statements_sent_together_answer_in_order_and_a_failure_leaves_the_connection_usable() {
+    let server = TestPostgres::start();
+    let config = config(&server);
+    run(move || async move {
+        let mut c = Connection::connect(&config).await.unwrap();
+        c.batch_execute("CREATE TABLE kv (k int8 PRIMARY KEY)")
+            .await
+            .unwrap();
+        // A transaction begun and read in one write, an insert and its commit in another.
+        let rows = c
+            .simple_then_query(
+                "BEGIN",
+                "SELECT count(*) FROM kv WHERE k > $1",
+                &[Param::I64(0)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows[0].i64(0).unwrap(), 0);
+        let touched = c
+            .execute_then_simple("INSERT INTO kv VALUES ($1)", &[Param::I64(7)], "COMMIT")
+            .await
+            .unwrap();
+        assert_eq!(touched, 1);
+        assert_eq!(c.transaction_status(), b'I', "committed");
+        // A failing insert: its error comes back and the COMMIT after it only ends the
+        // failed transaction; nothing of it stays.
+        c.batch_execute("BEGIN").await.unwrap();
+        c.execute("INSERT INTO kv VALUES (8)", &[]).await.unwrap();
+        let failed = c
+            .execute_then_simple("INSERT INTO kv VALUES ($1)", &[Param::I64(7)], "COMMIT")
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code(), Some("23505"), "{failed}");
+        assert!(!c.is_broken());
+        let rows = c.query("SELECT count(*) FROM kv", &[]).await.unwrap();
+        assert_eq!(
+            rows[0].i64(0).unwrap(),
+            1,
+            "the failed transaction left nothing"
+        );
+    });
+}

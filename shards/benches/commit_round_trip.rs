@@ -52,7 +52,7 @@ fn run_case(
     concurrency: usize,
     spin: Duration,
     reads_only: bool,
-    database: Option<PgConfig>,
+    database: Option<(PgConfig, bool)>,
 ) -> serde_json::Value {
     let dir: PathBuf = base.join(format!("case-{}", uuid::Uuid::new_v4()));
     let cores = std::thread::available_parallelism()
@@ -69,9 +69,9 @@ fn run_case(
             maintenance: maintenance_off(),
             snapshot_log_bytes: u64::MAX,
             metrics: metrics.clone(),
-            database,
+            shared_log: database.as_ref().is_some_and(|(_, shared)| *shared),
+            database: database.map(|(config, _)| config),
             holder: "bench".into(),
-            shared_log: false,
         };
         let objects = dir.join("objects");
         let done = done.clone();
@@ -210,13 +210,28 @@ fn main() {
     // synchronous_commit on, SCRAM login over loopback), with one round in flight at a time
     // and with more (`[coordinator] pool_size`, one connection each).
     let label = "PostgreSQL (loopback, one row per round)";
-    for (concurrency, pool_size) in [(1, 1), (1, 2), (64, 1), (64, 2), (64, 4)] {
+    // Shared: the log as a cluster's brokers write it (each round locks it and reads what
+    // others wrote first), here with one broker: the rounds one database takes per second.
+    for (concurrency, pool_size, shared) in [
+        (1, 1, false),
+        (1, 2, false),
+        (64, 1, false),
+        (64, 2, false),
+        (64, 4, false),
+        (1, 1, true),
+        (64, 1, true),
+    ] {
         let server = TestPostgres::start();
         let mut database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
         database.pool_size = pool_size;
-        let result = run_case(&disk, concurrency, Duration::ZERO, false, Some(database));
-        println!("{label}, {concurrency} committers, pool_size {pool_size}: {result}");
-        cases.push(json!({"storage": label, "pool_size": pool_size, "result": result}));
+        let database = Some((database, shared));
+        let result = run_case(&disk, concurrency, Duration::ZERO, false, database);
+        let writer = if shared { "shared" } else { "sole" };
+        println!("{label}, {concurrency} committers, pool_size {pool_size}, {writer}: {result}");
+        cases.push(
+            json!({"storage": label, "pool_size": pool_size, "writer": writer,
+                          "result": result}),
+        );
     }
     let report = json!({
         "bench": "shards/benches/commit_round_trip.rs",

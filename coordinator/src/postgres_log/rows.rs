@@ -1,6 +1,6 @@
 //! Reading the log back: the newest snapshot, in parts, and rows after it, each checked.
 
-use shoal_pg::{Connection, Param};
+use shoal_pg::{Connection, Param, Row};
 
 use super::{db, fenced, single, MAX_APPENDS_IN_FLIGHT};
 use crate::frames::scan_frames;
@@ -21,6 +21,14 @@ pub(super) struct Replayed {
     pub gap: bool,
 }
 
+/// The query for one page of rows after $1 ($2 rows at most).
+pub(super) const PAGE_QUERY: &str =
+    "SELECT seq, frames, crc FROM coordinator_log WHERE seq > $1 ORDER BY seq LIMIT $2";
+
+pub(super) fn page_params(last_seq: &i64) -> [Param<'_>; 2] {
+    [Param::I64(*last_seq), Param::I64(PAGE_ROWS)]
+}
+
 /// Applies to `state` every row after `last_seq`, in order, one page per query, each row's
 /// CRC and frames checked; stops at a missing row.
 pub(super) async fn replay_after(
@@ -32,20 +40,30 @@ pub(super) async fn replay_after(
         last_seq,
         ..Replayed::default()
     };
+    replay_pages(connection, state, &mut replayed, None).await?;
+    Ok(replayed)
+}
+
+/// Applies `first_page` (rows after `replayed.last_seq`, read already) and the pages after it.
+pub(super) async fn replay_pages(
+    connection: &mut Connection,
+    state: &mut CoordinatorState,
+    replayed: &mut Replayed,
+    mut first_page: Option<Vec<Row>>,
+) -> Result<(), CoordinatorError> {
     loop {
-        let rows = connection
-            .query(
-                "SELECT seq, frames, crc FROM coordinator_log WHERE seq > $1 \
-                 ORDER BY seq LIMIT $2",
-                &[Param::I64(replayed.last_seq), Param::I64(PAGE_ROWS)],
-            )
-            .await
-            .map_err(db)?;
+        let rows = match first_page.take() {
+            Some(rows) => rows,
+            None => connection
+                .query(PAGE_QUERY, &page_params(&replayed.last_seq))
+                .await
+                .map_err(db)?,
+        };
         for row in &rows {
             let seq = row.i64(0).map_err(db)?;
             if seq != replayed.last_seq + 1 {
                 replayed.gap = true;
-                return Ok(replayed);
+                return Ok(());
             }
             let frames = row.bytes(1).map_err(db)?.cloned().unwrap_or_default();
             check_crc("coordinator_log", seq, &frames, row.i64(2).map_err(db)?)?;
@@ -63,7 +81,7 @@ pub(super) async fn replay_after(
             replayed.last_seq = seq;
         }
         if (rows.len() as i64) < PAGE_ROWS {
-            return Ok(replayed);
+            return Ok(());
         }
     }
 }

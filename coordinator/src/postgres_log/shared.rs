@@ -3,9 +3,11 @@
 //! and appends its row and a NOTIFY before unlocking, so rows commit in sequence and every
 //! decision sees every earlier one. Between rounds, brokers apply new rows when notified.
 
-use shoal_pg::{Connection, Param, PgError};
+use shoal_pg::{Connection, Param, PgError, Row};
 
-use super::rows::{read_newest_snapshot, replay_after};
+use super::rows::{
+    page_params, read_newest_snapshot, replay_after, replay_pages, Replayed, PAGE_QUERY,
+};
 use super::writer::{RETRY_FIRST, RETRY_MAX};
 use super::{db, PostgresLog, NOTIFY_CHANNEL};
 use crate::state::CoordinatorState;
@@ -18,7 +20,7 @@ impl PostgresLog {
         state: &mut CoordinatorState,
     ) -> Result<bool, CoordinatorError> {
         let mut connection = self.writer.take().await.map_err(db)?;
-        let applied = self.catch_up_on(&mut connection, state).await;
+        let applied = self.catch_up_on(&mut connection, state, None).await;
         self.writer.give_back(connection);
         applied
     }
@@ -41,8 +43,14 @@ impl PostgresLog {
                 }
                 Err(e) => return Err(db(e)),
             };
-            let applied = match lock(&mut connection).await {
-                Ok(()) => self.catch_up_on(&mut connection, state).await,
+            // The lock and the first page of new rows in one round trip: the page is read
+            // once the lock is held.
+            let last_seq = self.next_seq - 1;
+            let first_page = connection
+                .simple_then_query(LOCK, PAGE_QUERY, &page_params(&last_seq))
+                .await;
+            let applied = match first_page {
+                Ok(rows) => self.catch_up_on(&mut connection, state, Some(rows)).await,
                 Err(e) if e.is_transient() || connection.is_broken() => {
                     Err(CoordinatorError::Database(e.to_string()))
                 }
@@ -88,13 +96,16 @@ impl PostgresLog {
             .locked
             .take()
             .expect("a shared round appends after lock_for_round");
-        let outcome = async {
-            insert_and_notify(&mut connection, seq, epoch, &frames, crc).await?;
-            connection.batch_execute("COMMIT").await
-        }
-        .await;
+        // The row, its notification and the COMMIT in one round trip.
+        let outcome = connection
+            .execute_then_simple(
+                &insert_and_notify_sql(),
+                &row_params(seq, epoch, &frames, crc),
+                "COMMIT",
+            )
+            .await;
         match outcome {
-            Ok(()) => self.writer.give_back(connection),
+            Ok(_) => self.writer.give_back(connection),
             Err(e) => {
                 tracing::warn!(seq, error = %e, "coordinator log append failed; settling it");
                 drop(connection);
@@ -118,7 +129,7 @@ impl PostgresLog {
             let attempt = async {
                 let mut connection = self.writer.take().await?;
                 // The lock waits for a transaction of ours that may still be committing.
-                lock(&mut connection).await?;
+                connection.batch_execute(LOCK).await?;
                 let existing = connection
                     .query(
                         "SELECT crc FROM coordinator_log WHERE seq = $1",
@@ -128,7 +139,8 @@ impl PostgresLog {
                 let settled = match existing.first() {
                     Some(row) => row.i64(0)? == crc,
                     None => {
-                        insert_and_notify(&mut connection, seq, epoch, frames, crc).await?;
+                        let params = row_params(seq, epoch, frames, crc);
+                        connection.query(&insert_and_notify_sql(), &params).await?;
                         true
                     }
                 };
@@ -155,12 +167,18 @@ impl PostgresLog {
         }
     }
 
+    /// Applies the rows after this broker's last (`first_page` of them read already).
     async fn catch_up_on(
         &mut self,
         connection: &mut Connection,
         state: &mut CoordinatorState,
+        first_page: Option<Vec<Row>>,
     ) -> Result<bool, CoordinatorError> {
-        let mut replayed = replay_after(connection, state, self.next_seq - 1).await?;
+        let mut replayed = Replayed {
+            last_seq: self.next_seq - 1,
+            ..Replayed::default()
+        };
+        replay_pages(connection, state, &mut replayed, first_page).await?;
         let reloaded = replayed.gap;
         if replayed.gap {
             // A snapshot covered rows this broker had not read: start from it instead.
@@ -186,40 +204,23 @@ impl PostgresLog {
     }
 }
 
-async fn lock(connection: &mut Connection) -> Result<(), PgError> {
-    connection.batch_execute("BEGIN").await?;
-    connection
-        .query(
-            "SELECT epoch FROM coordinator_writer WHERE id = 1 FOR UPDATE",
-            &[],
-        )
-        .await
-        .map(|_| ())
-}
+/// Begins the round's transaction and takes the log's lock, held to COMMIT.
+const LOCK: &str = "BEGIN; SELECT epoch FROM coordinator_writer WHERE id = 1 FOR UPDATE";
 
 /// One statement: the row, and the notification other brokers wait for (sent at COMMIT).
-async fn insert_and_notify(
-    connection: &mut Connection,
-    seq: i64,
-    epoch: i64,
-    frames: &[u8],
-    crc: i64,
-) -> Result<(), PgError> {
-    let sql = format!(
+fn insert_and_notify_sql() -> String {
+    format!(
         "WITH row AS (INSERT INTO coordinator_log (seq, epoch, frames, crc) \
          VALUES ($1, $2, $3, $4) RETURNING seq) \
          SELECT pg_notify('{NOTIFY_CHANNEL}', seq::text) FROM row"
-    );
-    connection
-        .query(
-            &sql,
-            &[
-                Param::I64(seq),
-                Param::I64(epoch),
-                Param::Bytes(frames),
-                Param::I64(crc),
-            ],
-        )
-        .await
-        .map(|_| ())
+    )
+}
+
+fn row_params<'a>(seq: i64, epoch: i64, frames: &'a [u8], crc: i64) -> [Param<'a>; 4] {
+    [
+        Param::I64(seq),
+        Param::I64(epoch),
+        Param::Bytes(frames),
+        Param::I64(crc),
+    ]
 }
