@@ -14,15 +14,18 @@ fi
 cargo build --release --bin shoal --bin shoal-bench
 target="${CARGO_TARGET_DIR:-$PWD/target}/release"
 SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
-# The tests that lean on the coordinator again, with its log in PostgreSQL.
+# The tests that lean on the coordinator again, with its log in PostgreSQL, then with each
+# broker a one-broker cluster writing that log as a cluster's brokers share it.
 if [[ $# -eq 0 ]]; then
   coordinator_tests=()
   for name in durability coordinator diskless_api clients groups acls configs security mirror \
     produce_order; do
     coordinator_tests+=("tests/integration/test_$name.py")
   done
-  SHOAL_TEST_COORDINATOR=postgres SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" \
-    python3 -m pytest -q -p no:cacheprovider "${coordinator_tests[@]}"
+  for mode in postgres cluster; do
+    SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" \
+      python3 -m pytest -q -p no:cacheprovider "${coordinator_tests[@]}"
+  done
 fi
 # Every fuzz target for 20 s (longer by hand: scripts/fuzz.sh 600).
 if cargo fuzz --version >/dev/null 2>&1; then

@@ -28,8 +28,11 @@ def free_port():
 
 # SHOAL_TEST_COORDINATOR=postgres runs the brokers of the tests with their coordinator's log
 # in PostgreSQL (one server for the session, a database per broker) instead of the data
-# directory: scripts/test.sh runs the coordinator-heavy tests a second time that way.
-ON_POSTGRES = os.environ.get("SHOAL_TEST_COORDINATOR") == "postgres"
+# directory; =cluster also makes each broker a one-broker cluster, writing that log as a
+# cluster's brokers share it. scripts/test.sh runs the coordinator-heavy tests again that way.
+ON_CLUSTER = os.environ.get("SHOAL_TEST_COORDINATOR") == "cluster"
+ON_POSTGRES = ON_CLUSTER or os.environ.get("SHOAL_TEST_COORDINATOR") == "postgres"
+CLUSTER_CONFIG = "[cluster]\nenabled = true\nheartbeat_ms = 200\nlease_ms = 1500\n"
 
 
 class Broker:
@@ -43,6 +46,8 @@ class Broker:
         self.config_path = self.workdir / "shoal.toml"
         if ON_POSTGRES and "[coordinator]" not in extra_config:
             extra_config = f"{extra_config}\n{shared_postgres().new_database_config()}"
+            if ON_CLUSTER:
+                extra_config += CLUSTER_CONFIG
         self.config_path.write_text(
             f'listen = "127.0.0.1:{self.port}"\n'
             f'data_dir = "{self.data_dir}"\n'
