@@ -27,6 +27,12 @@ pub use error::EngineError;
 use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
 
+#[derive(clap::Subcommand, Debug)]
+enum ClusterCommand {
+    /// One line per live broker: node id, address and rack.
+    Status,
+}
+
 /// Shoal: a Kafka-compatible broker whose topics live in object storage.
 #[derive(Parser, Debug)]
 #[command(version, about)]
@@ -54,6 +60,14 @@ enum Command {
         #[command(subcommand)]
         command: mirror::cli::MirrorCommand,
     },
+    /// The live brokers of the cluster a running broker belongs to.
+    Cluster {
+        /// The broker to ask.
+        #[arg(long, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
     /// Report the state of a data directory without starting the broker: the metadata
     /// files, what recovery would do, and a CRC check of every stored batch. Exits 0 when
     /// the broker would start with every batch intact, 2 otherwise.
@@ -78,6 +92,17 @@ fn main() {
         .with_target(false)
         .init();
     let args = Args::parse();
+    if let Some(Command::Cluster {
+        bootstrap,
+        command: ClusterCommand::Status,
+    }) = &args.command
+    {
+        if let Err(e) = cluster::cli::status(bootstrap) {
+            eprintln!("shoal cluster: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Some(Command::Mirror { bootstrap, command }) = args.command {
         if let Err(e) = mirror::cli::run(&bootstrap, command) {
             eprintln!("shoal mirror: {e}");

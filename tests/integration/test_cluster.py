@@ -12,6 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 import pytest
 
+from conftest import SHOAL_BIN
 from kafka_wire import Connection, parse_produce_v3_error, produce_v3, record_batch, request
 from test_durability import PRODUCER_SCRIPT, read_acks
 from test_postgres_coordinator import assert_all_acknowledged_stored, wait_for_acks
@@ -107,6 +108,13 @@ def test_metadata_lists_every_live_broker_with_its_rack_and_leads_a_zone_from_it
     # Without a zone, partitions are spread over all three.
     spread = metadata_brokers(a.bootstrap).topics["zoned"]
     assert {p.leader for p in spread.partitions.values()} == {1, 2, 3}
+    # The operator's view: every live broker with its address and rack.
+    status = subprocess.run([SHOAL_BIN, "cluster", "--bootstrap", b.bootstrap, "status"],
+                            capture_output=True, text=True, timeout=30)
+    assert status.returncode == 0, status.stderr
+    rows = [line.split() for line in status.stdout.splitlines()[2:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("1", a.bootstrap, "a"), ("2", b.bootstrap, "b"), ("3", c.bootstrap, "c")]
 
 
 def test_records_produced_through_one_broker_are_read_identically_through_the_others(cluster):
