@@ -5,9 +5,7 @@
 
 use shoal_pg::{Connection, Param, PgError, Row};
 
-use super::rows::{
-    page_params, read_newest_snapshot, replay_after, replay_pages, Replayed, PAGE_QUERY,
-};
+use super::rows::{page_params, read_newest_snapshot, replay_pages, Replayed, PAGE_QUERY};
 use super::writer::{RETRY_FIRST, RETRY_MAX};
 use super::{db, PostgresLog, NOTIFY_CHANNEL};
 use crate::state::CoordinatorState;
@@ -49,29 +47,29 @@ impl PostgresLog {
             let first_page = connection
                 .simple_then_query(LOCK, PAGE_QUERY, &page_params(&last_seq))
                 .await;
-            let applied = match first_page {
-                Ok(rows) => self.catch_up_on(&mut connection, state, Some(rows)).await,
-                Err(e) if e.is_transient() || connection.is_broken() => {
-                    Err(CoordinatorError::Database(e.to_string()))
-                }
-                Err(e) => return Err(db(e)),
-            };
-            match applied {
-                Ok(applied) => {
-                    self.locked = Some(connection);
-                    return Ok(applied);
-                }
-                // Lost on the way: nothing was written, the lock went with the connection.
-                Err(CoordinatorError::Database(e)) if connection.is_broken() => {
-                    tracing::warn!(error = %e, "locking the log failed; retrying");
-                    glommio::timer::sleep(pause).await;
-                    pause = (pause * 2).min(RETRY_MAX);
-                }
+            let failure = match first_page {
+                Ok(rows) => match self.catch_up_on(&mut connection, state, Some(rows)).await {
+                    Ok(applied) => {
+                        self.locked = Some(connection);
+                        return Ok(applied);
+                    }
+                    Err(CoordinatorError::Database(e)) => e,
+                    Err(e) => {
+                        end_transaction(connection).await;
+                        return Err(e);
+                    }
+                },
+                Err(e) if e.is_transient() || connection.is_broken() => e.to_string(),
                 Err(e) => {
-                    let _ = connection.batch_execute("ROLLBACK").await;
-                    return Err(e);
+                    end_transaction(connection).await;
+                    return Err(db(e));
                 }
-            }
+            };
+            // Nothing was written; rows applied so far stay applied. Try the round again.
+            tracing::warn!(error = %failure, "locking the log failed; retrying");
+            end_transaction(connection).await;
+            glommio::timer::sleep(pause).await;
+            pause = (pause * 2).min(RETRY_MAX);
         }
     }
 
@@ -167,7 +165,8 @@ impl PostgresLog {
         }
     }
 
-    /// Applies the rows after this broker's last (`first_page` of them read already).
+    /// Applies the rows after this broker's last (`first_page` of them read already). Rows
+    /// applied before an error stay applied and counted, so none is applied twice.
     async fn catch_up_on(
         &mut self,
         connection: &mut Connection,
@@ -178,29 +177,44 @@ impl PostgresLog {
             last_seq: self.next_seq - 1,
             ..Replayed::default()
         };
-        replay_pages(connection, state, &mut replayed, first_page).await?;
-        let reloaded = replayed.gap;
-        if replayed.gap {
-            // A snapshot covered rows this broker had not read: start from it instead.
-            let (fresh, snapshot_seq) = read_newest_snapshot(connection).await?;
-            let snapshot_seq = snapshot_seq.unwrap_or(0);
-            if snapshot_seq < replayed.last_seq + 1 {
-                return Err(CoordinatorError::Damaged(format!(
-                    "coordinator_log has no row {} and no snapshot covers it",
-                    replayed.last_seq + 1
-                )));
-            }
-            *state = fresh;
-            replayed = replay_after(connection, state, snapshot_seq).await?;
-            if replayed.gap {
-                return Err(CoordinatorError::Damaged(format!(
-                    "coordinator_log has no row {} after snapshot {snapshot_seq}",
-                    replayed.last_seq + 1
-                )));
-            }
-        }
+        let read = replay_pages(connection, state, &mut replayed, first_page).await;
         self.next_seq = replayed.last_seq + 1;
-        Ok(reloaded || replayed.records > 0)
+        read?;
+        if !replayed.gap {
+            return Ok(replayed.records > 0);
+        }
+        // A snapshot covered rows this broker had not read: start from it instead.
+        let (fresh, snapshot_seq) = read_newest_snapshot(connection).await?;
+        let snapshot_seq = snapshot_seq.unwrap_or(0);
+        if snapshot_seq < replayed.last_seq + 1 {
+            return Err(CoordinatorError::Damaged(format!(
+                "coordinator_log has no row {} and no snapshot covers it",
+                replayed.last_seq + 1
+            )));
+        }
+        *state = fresh;
+        let mut replayed = Replayed {
+            last_seq: snapshot_seq,
+            ..Replayed::default()
+        };
+        let read = replay_pages(connection, state, &mut replayed, None).await;
+        self.next_seq = replayed.last_seq + 1;
+        read?;
+        if replayed.gap {
+            return Err(CoordinatorError::Damaged(format!(
+                "coordinator_log has no row {} after snapshot {snapshot_seq}",
+                replayed.last_seq + 1
+            )));
+        }
+        Ok(true)
+    }
+}
+
+/// Ends a transaction that must not commit (ROLLBACK) and keeps the connection if it is
+/// still in step; a broken one is dropped, which ends its transaction on the server.
+async fn end_transaction(mut connection: Connection) {
+    if !connection.is_broken() {
+        let _ = connection.batch_execute("ROLLBACK").await;
     }
 }
 
