@@ -13,7 +13,7 @@ use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{Param, PgConfig};
 
 mod support;
-use support::{create_topic, produce, run};
+use support::{create_topic, produce, run, snapshots_and_first_row};
 
 fn config(server: &TestPostgres) -> PgConfig {
     PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap()
@@ -47,20 +47,9 @@ fn snapshots_and_the_rows_after_them_rebuild_the_same_state() {
         let live = core.state().clone();
         assert!(live.batch_count() > 0);
         drop(core);
-        let mut db = shoal_pg::Connection::connect(&config).await.unwrap();
-        let tables = db
-            .query(
-                "SELECT (SELECT count(*) FROM coordinator_snapshots), \
-                 (SELECT min(seq) FROM coordinator_log)",
-                &[],
-            )
-            .await
-            .unwrap();
-        assert_eq!(tables[0].i64(0).unwrap(), 1, "older snapshots are dropped");
-        assert!(
-            tables[0].i64(1).unwrap() > 1,
-            "rows a snapshot covers are dropped"
-        );
+        let (snapshots, first_row) = snapshots_and_first_row(&config).await;
+        assert_eq!(snapshots, 1, "older snapshots are dropped");
+        assert!(first_row > 1, "rows a snapshot covers are dropped");
         let reopened = open(&config, "a", 4096).await;
         assert_eq!(reopened.state(), &live, "recovered from PostgreSQL exactly");
     });

@@ -49,3 +49,17 @@ pub async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
     };
     core.run(request).await.unwrap().unwrap().id
 }
+
+/// How many snapshots PostgreSQL holds and the first log row left (0 for none).
+pub async fn snapshots_and_first_row(config: &shoal_pg::PgConfig) -> (i64, i64) {
+    let mut db = shoal_pg::Connection::connect(config).await.unwrap();
+    let rows = db
+        .query(
+            "SELECT (SELECT count(*) FROM coordinator_snapshots), \
+             coalesce((SELECT min(seq) FROM coordinator_log), 0)",
+            &[],
+        )
+        .await
+        .unwrap();
+    (rows[0].i64(0).unwrap(), rows[0].i64(1).unwrap())
+}
