@@ -321,3 +321,53 @@ def test_a_mirror_into_a_three_broker_cluster_fails_over_and_back(cluster, make_
     cli(source, "add", "dr", "orders")
     wait_for(caught_up(source, b, "orders", 3), 60, "the old source caught up")
     assert identical(source, c, "orders", 3)
+
+
+def fetch_v11(broker, topic, partition, rack):
+    """(error, high watermark, preferred read replica, record bytes) of a one-partition Fetch
+    v11 carrying the consumer's rack (KIP-392)."""
+    import struct
+    from kafka_wire import string
+    body = struct.pack(">iiiibii", -1, 0, 1, 1 << 20, 0, 0, -1)
+    body += struct.pack(">i", 1) + string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">iiqqi", partition, -1, 0, -1, 1 << 20)
+    body += struct.pack(">i", 0) + string(rack)
+    connection = Connection(broker.bootstrap)
+    connection.send(request(1, 11, 7, body))
+    _, answer = connection.recv_response()
+    connection.close()
+    pos = 4 + 2 + 4 + 4  # throttle, error, session id, topic count
+    (name_len,) = struct.unpack_from(">h", answer, pos)
+    pos += 2 + name_len + 4
+    _, error, high, _, _ = struct.unpack_from(">ihqqq", answer, pos)
+    pos += 4 + 2 + 8 * 3
+    (aborted,) = struct.unpack_from(">i", answer, pos)
+    pos += 4 + max(aborted, 0) * 16
+    preferred, size = struct.unpack_from(">ii", answer, pos)
+    return error, high, preferred, max(size, 0)
+
+
+def test_a_consumer_in_another_rack_is_sent_to_a_broker_of_its_own(cluster):
+    a, b, _ = cluster()
+    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    admin.create_topics([NewTopic("near", num_partitions=3)])["near"].result(10)
+    produce(a.bootstrap, "near", 300, zone="a")
+    # Broker 1 (rack a) names broker 2 for a rack-b consumer, with no records; broker 2
+    # serves it, and a consumer without a rack is served where it asked.
+    error, high, preferred, size = fetch_v11(a, "near", 0, "b")
+    assert (error, preferred, size) == (0, 2, 0) and high > 0
+    error, _, preferred, size = fetch_v11(b, "near", 0, "b")
+    assert (error, preferred) == (0, -1) and size > 0
+    assert fetch_v11(a, "near", 0, "")[2] == -1
+    # librdkafka follows it: a consumer with client.rack = b reads everything.
+    consumer = Consumer({"bootstrap.servers": a.bootstrap, "group.id": "near",
+                         "client.rack": "b", "enable.auto.commit": False})
+    consumer.assign([TopicPartition("near", p, 0) for p in range(3)])
+    seen = set()
+    deadline = time.time() + 30
+    while len(seen) < 300 and time.time() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            seen.add((m.partition(), m.offset()))
+    consumer.close()
+    assert len(seen) == 300

@@ -50,6 +50,25 @@ impl Call<'_> {
         }
     }
 
+    /// KIP-392's preferred read replica for a consumer that says its rack (Fetch v11+): a
+    /// broker of that rack, chosen as Metadata would choose for a client there, when this
+    /// broker is elsewhere. Any broker serves any partition, so it is a broker, not a replica.
+    pub fn preferred_read_replica(
+        &self,
+        topic_id: Uuid,
+        partition: i32,
+        rack: &str,
+    ) -> Option<i32> {
+        let cluster = self.broker.cluster.as_ref()?;
+        if rack.is_empty() || self.broker.config.cluster.rack.as_deref() == Some(rack) {
+            return None;
+        }
+        let view = cluster.view.load();
+        let chosen = view.leader(topic_id, partition, Some(rack))?;
+        let reachable = self.address_of(chosen).is_some();
+        (chosen.rack.as_deref() == Some(rack) && reachable).then_some(chosen.node_id)
+    }
+
     /// The broker that coordinates group `key`.
     pub fn group_coordinator(&self, key: &str) -> BrokerAddress {
         let chosen = self.broker.cluster.as_ref().and_then(|cluster| {

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::code;
 use shoal_coordinator::TopicPartition;
@@ -27,6 +27,9 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
     let mut fetches = Vec::new();
     // Per topic and partition: Ok(index into `fetches`) or the error to answer now.
     let mut plan = Vec::new();
+    // A consumer in another rack is sent to a broker of its own (KIP-392), per partition.
+    let rack = request.rack_id.as_str();
+    let mut redirects = std::collections::HashMap::new();
     for topic in &request.topics {
         let meta = if by_id {
             view.by_id(&topic.topic_id)
@@ -42,6 +45,9 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                 None if by_id => Err(unknown_topic),
                 _ if !readable => Err(ResponseError::TopicAuthorizationFailed.code()),
                 Some(m) if p.partition >= 0 && p.partition < m.partitions => {
+                    if let Some(node) = call.preferred_read_replica(m.id, p.partition, rack) {
+                        redirects.insert(fetches.len(), node);
+                    }
                     fetches.push(PartitionFetch {
                         partition: TopicPartition {
                             topic_id: m.id,
@@ -61,7 +67,8 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
     // A partition the broker cannot serve is an error to report now, as Kafka does; no
     // client waits longer than `fetch.max_wait_ms` or gets more than `fetch.max_bytes`.
     let any_refused = plan.iter().flatten().any(|(_, slot)| slot.is_err());
-    let max_wait = if any_refused {
+    // As Kafka does, a fetch that names another broker to read from is answered at once.
+    let max_wait = if any_refused || !redirects.is_empty() {
         Duration::ZERO
     } else {
         Duration::from_millis(
@@ -97,11 +104,16 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                     Err(code) => data.with_error_code(code).with_high_watermark(-1),
                     Ok(i) => {
                         let r = &results[i];
-                        data.with_error_code(error_codes::code_of(r.error))
+                        let data = data
+                            .with_error_code(error_codes::code_of(r.error))
                             .with_high_watermark(r.high_watermark)
                             .with_last_stable_offset(r.high_watermark)
-                            .with_log_start_offset(r.log_start_offset)
-                            .with_records(Some(r.records.clone()))
+                            .with_log_start_offset(r.log_start_offset);
+                        match redirects.get(&i) {
+                            // The client reads from there; no records from here.
+                            Some(&node) => data.with_preferred_read_replica(BrokerId(node)),
+                            None => data.with_records(Some(r.records.clone())),
+                        }
                     }
                 }
             })
