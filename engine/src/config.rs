@@ -679,6 +679,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_needs_the_coordinator_in_postgres_and_a_heartbeat_within_its_lease() {
+        let parse = |text: &str| toml::from_str::<BrokerConfig>(text).unwrap().validate();
+        let e = parse("[cluster]\nenabled = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("postgres"), "{e}");
+        let postgres = "[coordinator]\nkind = \"postgres\"\nurl = \"postgres://u@h/db\"\n";
+        let e = parse(&format!(
+            "{postgres}[cluster]\nenabled = true\nlease_ms = 1000\nheartbeat_ms = 1000\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("heartbeat_ms"), "{e}");
+    }
+
+    #[test]
     fn the_postgres_pool_size_is_bounded_by_the_rounds_a_log_may_have_in_flight() {
         let with_pool = |size: usize| {
             let text = format!(
