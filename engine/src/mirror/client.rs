@@ -1,14 +1,22 @@
 //! A minimal Kafka client for reading a mirror's source cluster: one connection, one request
 //! in flight, bounded responses and timeouts, over TLS and logged in with SASL (PLAIN or
 //! SCRAM) when the mirror's settings say so. Framing and codecs are `shoal_protocol`'s.
+//!
+//! Sources are any Kafka-protocol broker, so every API's version is the newest both sides
+//! speak (from the source's ApiVersions). Some brokers send tagged fields a strict decoder
+//! refuses (a field at a version that does not define it), or drop a connection on a version
+//! they advertise; for such a source the client steps down, once, to each API's last version
+//! before Kafka's flexible encoding, which has no tagged fields, and says so in the log.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_lite::AsyncWriteExt;
 use futures_rustls::TlsConnector;
 use glommio::net::TcpStream;
-use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+use kafka_protocol::messages::{ApiVersionsRequest, SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
 use rustls_pki_types::ServerName;
 use shoal_mirror::{MirrorConfig, SourceSecurity};
@@ -23,12 +31,77 @@ use crate::EngineError;
 
 const CLIENT_ID: &str = "shoal-mirror";
 
+/// An API the mirror calls on a source: its key, the newest version Shoal speaks, and the
+/// last version before the flexible (tagged-field) encoding.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceApi {
+    pub key: i16,
+    pub name: &'static str,
+    pub newest: i16,
+    pub last_rigid: i16,
+}
+
+pub const FETCH: SourceApi = SourceApi {
+    key: 1,
+    name: "Fetch",
+    newest: 12,
+    last_rigid: 11,
+};
+pub const LIST_OFFSETS: SourceApi = SourceApi {
+    key: 2,
+    name: "ListOffsets",
+    newest: 7,
+    last_rigid: 5,
+};
+pub const METADATA: SourceApi = SourceApi {
+    key: 3,
+    name: "Metadata",
+    newest: 12,
+    last_rigid: 8,
+};
+pub const OFFSET_FETCH: SourceApi = SourceApi {
+    key: 9,
+    name: "OffsetFetch",
+    newest: 7,
+    last_rigid: 5,
+};
+pub const LIST_GROUPS: SourceApi = SourceApi {
+    key: 16,
+    name: "ListGroups",
+    newest: 4,
+    last_rigid: 2,
+};
+pub const DESCRIBE_CONFIGS: SourceApi = SourceApi {
+    key: 32,
+    name: "DescribeConfigs",
+    newest: 4,
+    last_rigid: 3,
+};
+
+thread_local! {
+    /// Sources found to need pre-flexible versions, so a new connection starts there and the
+    /// log says it once.
+    static RIGID_SOURCES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    /// What has been logged about sources, so a recurring condition is logged once.
+    static SAID: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+/// True the first time `what` is said on this executor: for conditions a mirror meets on
+/// every round (a source without an optional API), so the log says them once.
+pub fn first_time(what: String) -> bool {
+    SAID.with(|said| said.borrow_mut().insert(what))
+}
+
 pub struct SourceClient {
     stream: KafkaStream,
     next_correlation_id: i32,
     timeout: Duration,
     max_response_bytes: usize,
     pub address: String,
+    config: MirrorConfig,
+    /// The source's versions per API key, from its ApiVersions.
+    versions: HashMap<i16, (i16, i16)>,
+    rigid: bool,
 }
 
 impl SourceClient {
@@ -69,10 +142,21 @@ impl SourceClient {
                 timeout,
                 max_response_bytes,
                 address: address.to_string(),
+                config: config.clone(),
+                versions: HashMap::new(),
+                rigid: RIGID_SOURCES.with(|rigid| rigid.borrow().contains(address)),
             };
             if security.uses_sasl() {
                 client.log_in(security).await?;
             }
+            let versions = client
+                .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
+                .await?;
+            client.versions = versions
+                .api_keys
+                .iter()
+                .map(|k| (k.api_key, (k.min_version, k.max_version)))
+                .collect();
             return Ok(client);
         }
         Err(EngineError::Source(last_error))
@@ -127,6 +211,59 @@ impl SourceClient {
         Ok(answer.auth_bytes)
     }
 
+    /// Whether the source serves the API with the given key at all.
+    pub fn serves(&self, key: i16) -> bool {
+        self.versions.contains_key(&key)
+    }
+
+    /// The version to call `api` at: the newest both sides speak (pre-flexible for a rigid
+    /// source), or an error naming what the source lacks.
+    fn version_of(&self, api: SourceApi) -> Result<i16, EngineError> {
+        negotiate(api, self.versions.get(&api.key).copied(), self.rigid)
+            .map_err(|what| EngineError::Source(format!("{}: {what}", self.address)))
+    }
+
+    /// Calls `api` at the negotiated version. If a flexible version's answer does not decode
+    /// or the source drops the connection, steps down to pre-flexible versions for this
+    /// source (reconnecting when needed) and asks once more.
+    pub async fn call_api<R: Request>(
+        &mut self,
+        api: SourceApi,
+        request: &R,
+        extra_wait: Duration,
+    ) -> Result<R::Response, EngineError> {
+        let version = self.version_of(api)?;
+        let failure = match self.call(version, request, extra_wait).await {
+            Ok(response) => return Ok(response),
+            Err(e) if version > api.last_rigid && !self.rigid && looks_flexible_related(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let newly = RIGID_SOURCES.with(|rigid| rigid.borrow_mut().insert(self.address.clone()));
+        if newly {
+            tracing::warn!(
+                source = %self.address,
+                api = api.name,
+                version,
+                error = %failure,
+                "the mirror source's flexible answers cannot be used; using each API's last \
+                 version before the flexible encoding for it"
+            );
+        }
+        self.rigid = true;
+        if matches!(&failure, EngineError::Source(text) if text.contains(CLOSED)) {
+            *self =
+                SourceClient::connect(&self.config, self.timeout, self.max_response_bytes).await?;
+        }
+        let version = self.version_of(api)?;
+        let retried = self.call(version, request, extra_wait).await;
+        if retried.is_err() && newly {
+            // Not the encoding after all (the source may simply be down): forget it.
+            RIGID_SOURCES.with(|rigid| rigid.borrow_mut().remove(&self.address));
+            self.rigid = false;
+        }
+        retried
+    }
+
     /// Sends `request` at `version` and decodes its answer; the source may take `extra_wait`
     /// beyond the client's timeout (a long-polling Fetch).
     pub async fn call<R: Request>(
@@ -149,9 +286,9 @@ impl SourceClient {
         let answer = within(self.timeout + extra_wait, io)
             .await
             .ok_or_else(|| EngineError::Source(format!("{}: request timed out", self.address)))?
-            .map_err(|e| EngineError::Source(format!("{}: {e}", self.address)))?;
+            .map_err(|e| EngineError::Source(format!("{}: {CLOSED}: {e}", self.address)))?;
         let (correlation_id, response) = frame::decode_response::<R::Response>(answer, version)
-            .map_err(|e| EngineError::Source(format!("{}: {e}", self.address)))?;
+            .map_err(|e| EngineError::Source(format!("{}: {UNDECODABLE}: {e}", self.address)))?;
         if correlation_id != expected {
             return Err(EngineError::Source(format!(
                 "{}: correlation id {correlation_id}, expected {expected}",
@@ -160,6 +297,29 @@ impl SourceClient {
         }
         Ok(response)
     }
+}
+
+/// The newest version of `api` both sides speak, given the source's (min, max) for it;
+/// pre-flexible only for a `rigid` source.
+fn negotiate(api: SourceApi, source: Option<(i16, i16)>, rigid: bool) -> Result<i16, String> {
+    let (min, max) = source.ok_or_else(|| format!("the source does not serve {}", api.name))?;
+    let newest = if rigid { api.last_rigid } else { api.newest };
+    let version = newest.min(max);
+    if version < min {
+        return Err(format!(
+            "the source serves {} v{min}-{max}, Shoal v0-{newest}",
+            api.name
+        ));
+    }
+    Ok(version)
+}
+
+/// How the two failures that call for pre-flexible versions read in an error.
+const CLOSED: &str = "no answer";
+const UNDECODABLE: &str = "answer not understood";
+
+fn looks_flexible_related(e: &EngineError) -> bool {
+    matches!(e, EngineError::Source(text) if text.contains(CLOSED) || text.contains(UNDECODABLE))
 }
 
 /// TLS to the source, checking its certificate against the system's CAs and the mirror's.
@@ -194,4 +354,28 @@ async fn tls_to(
         .ok_or_else(|| failed("handshake timed out".into()))?
         .map_err(|e| failed(e.to_string()))?;
     Ok(KafkaStream::Tls(Box::new(stream.into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_the_newest_both_speak_and_pre_flexible_for_a_rigid_source() {
+        assert_eq!(negotiate(FETCH, Some((0, 16)), false), Ok(12));
+        assert_eq!(negotiate(FETCH, Some((0, 16)), true), Ok(11));
+        assert_eq!(
+            negotiate(FETCH, Some((4, 10)), false),
+            Ok(10),
+            "an older source"
+        );
+        assert_eq!(negotiate(METADATA, Some((0, 12)), true), Ok(8));
+        let missing = negotiate(DESCRIBE_CONFIGS, None, false).unwrap_err();
+        assert!(
+            missing.contains("does not serve DescribeConfigs"),
+            "{missing}"
+        );
+        let too_new = negotiate(LIST_OFFSETS, Some((8, 9)), true).unwrap_err();
+        assert!(too_new.contains("v8-9"), "{too_new}");
+    }
 }

@@ -19,14 +19,12 @@ use shoal_protocol::ResponseError;
 use shoal_shards::mirror_store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
+use super::client::{FETCH, LIST_OFFSETS};
 use super::fetcher::{event, events, failed, OwnedPartition, Session};
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;
 use shoal_shards::mirror_progress::SourceOffsets;
-
-const FETCH_VERSION: i16 = 12;
-const LIST_OFFSETS_VERSION: i16 = 7;
 
 /// Truncates the partition to the source's last mirrored offset (0 when the source has no
 /// record, or does not speak KIP-1279), then lets it start MIRRORING.
@@ -149,7 +147,7 @@ pub async fn fetch_round(
         );
     let wait = Duration::from_millis(s.config.fetch_wait_max_ms as u64);
     let client = s.client.as_mut().ok_or_else(not_connected)?;
-    let response: FetchResponse = client.call(FETCH_VERSION, &request, wait).await?;
+    let response: FetchResponse = client.call_api(FETCH, &request, wait).await?;
     let mut stored: Vec<FetchedBatch> = Vec::new();
     let mut source_starts: Vec<(usize, i64)> = Vec::new();
     for topic in &response.responses {
@@ -281,7 +279,7 @@ async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64
         let request = ask(timestamp);
         let client = s.client.as_mut().ok_or_else(not_connected)?;
         let response: ListOffsetsResponse = client
-            .call(LIST_OFFSETS_VERSION, &request, Duration::ZERO)
+            .call_api(LIST_OFFSETS, &request, Duration::ZERO)
             .await?;
         offsets[slot] = response
             .topics

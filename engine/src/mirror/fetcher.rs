@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::protocol::Request as _;
 use shoal_coordinator::commands::{DescribeMirror, MirrorEvents};
 use shoal_coordinator::{MirrorEvent, TopicPartition};
@@ -117,14 +116,9 @@ impl Session {
     /// Connects to the source and learns whether it speaks KIP-1279.
     pub async fn connect(&mut self) -> Result<(), crate::EngineError> {
         let max_response = self.config.fetch_response_max_bytes as usize + (1 << 20);
-        let mut client = SourceClient::connect(&self.config, SOURCE_TIMEOUT, max_response).await?;
-        let versions = client
-            .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
-            .await?;
-        self.source_knows_mirrors = versions
-            .api_keys
-            .iter()
-            .any(|k| k.api_key == LastMirroredOffsetsRequest::KEY);
+        let client = SourceClient::connect(&self.config, SOURCE_TIMEOUT, max_response).await?;
+        // KIP-1279 itself is optional in a source: without it, mirroring starts at offset 0.
+        self.source_knows_mirrors = client.serves(LastMirroredOffsetsRequest::KEY);
         self.client = Some(client);
         Ok(())
     }

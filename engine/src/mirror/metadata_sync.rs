@@ -22,7 +22,9 @@ use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
 use shoal_mirror::MirrorConfig;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
-use super::client::SourceClient;
+use super::client::{
+    first_time, SourceClient, DESCRIBE_CONFIGS, LIST_GROUPS, METADATA, OFFSET_FETCH,
+};
 use crate::handlers::configs::set_topic_config;
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
@@ -85,7 +87,20 @@ async fn sync(
 ) -> Result<(), EngineError> {
     let mut client = SourceClient::connect(source, SOURCE_TIMEOUT, RESPONSE_MAX_BYTES).await?;
     let counts = partition_counts(&mut client, topics).await?;
-    let configs = topic_configs(&mut client, topics).await?;
+    // Configs and group offsets are optional in a source: without them, or when they fail,
+    // the rest of the sync goes on.
+    let configs = match client.serves(DESCRIBE_CONFIGS.key) {
+        true => topic_configs(&mut client, topics)
+            .await
+            .unwrap_or_else(|e| {
+                if first_time(format!("{} configs", client.address)) {
+                    tracing::warn!(source = %client.address, error = %e,
+                        "the source's topic configs cannot be read; mirror topics keep their own");
+                }
+                HashMap::new()
+            }),
+        false => HashMap::new(),
+    };
     for topic in topics {
         let Some(partitions) = counts.get(topic) else {
             continue;
@@ -97,7 +112,10 @@ async fn sync(
         };
         let _ = broker.shard.coordinator.run(request).await;
     }
-    sync_group_offsets(broker, &mut client, topics).await
+    if client.serves(LIST_GROUPS.key) && client.serves(OFFSET_FETCH.key) {
+        sync_group_offsets(broker, &mut client, topics).await?;
+    }
+    Ok(())
 }
 
 async fn partition_counts(
@@ -115,7 +133,7 @@ async fn partition_counts(
                 .collect(),
         ))
         .with_allow_auto_topic_creation(false);
-    let response: MetadataResponse = client.call(12, &request, Duration::ZERO).await?;
+    let response: MetadataResponse = client.call_api(METADATA, &request, Duration::ZERO).await?;
     Ok(response
         .topics
         .iter()
@@ -144,7 +162,9 @@ async fn topic_configs(
             })
             .collect(),
     );
-    let response: DescribeConfigsResponse = client.call(4, &request, Duration::ZERO).await?;
+    let response: DescribeConfigsResponse = client
+        .call_api(DESCRIBE_CONFIGS, &request, Duration::ZERO)
+        .await?;
     let mut configs = HashMap::new();
     for result in response.results {
         if result.error_code != error_codes::NONE {
@@ -173,7 +193,7 @@ async fn sync_group_offsets(
     topics: &[String],
 ) -> Result<(), EngineError> {
     let listed: ListGroupsResponse = client
-        .call(4, &ListGroupsRequest::default(), Duration::ZERO)
+        .call_api(LIST_GROUPS, &ListGroupsRequest::default(), Duration::ZERO)
         .await?;
     let view = broker.shard.topics.load();
     for group in listed.groups {
@@ -184,7 +204,9 @@ async fn sync_group_offsets(
         let request = OffsetFetchRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group_id.clone())))
             .with_topics(None);
-        let fetched: OffsetFetchResponse = client.call(7, &request, Duration::ZERO).await?;
+        let fetched: OffsetFetchResponse = client
+            .call_api(OFFSET_FETCH, &request, Duration::ZERO)
+            .await?;
         let mut entries = Vec::new();
         for topic in &fetched.topics {
             let name = topic.name.0.as_str();
