@@ -280,3 +280,38 @@ def test_the_anonymous_actions_of_the_issue_are_all_refused(authorized):
     committed = owner.committed([TopicPartition("victim", 0)], timeout=10)
     assert committed[0].offset == 5
     owner.close()
+
+
+def test_describe_reports_the_operations_each_principal_may_do(authorized):
+    from confluent_kafka import TopicCollection
+    create_topic(authorized, "ops")
+    create_acls(authorized, [acl("ops", "User:alice", AclOperation.READ),
+                             acl("readers", "User:alice", AclOperation.READ,
+                                 resource=ResourceType.GROUP)])
+    everything_on_a_topic = {AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
+                             AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE,
+                             AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
+
+    def topic_operations(user):
+        admin = AdminClient(client(authorized, user))
+        described = admin.describe_topics(TopicCollection(["ops"]),
+                                          include_authorized_operations=True)
+        return set(described["ops"].result(10).authorized_operations)
+
+    def cluster_operations(user):
+        admin = AdminClient(client(authorized, user))
+        described = admin.describe_cluster(include_authorized_operations=True).result(10)
+        return set(described.authorized_operations or [])
+
+    assert topic_operations("admin") == everything_on_a_topic
+    # READ implies DESCRIBE, as in Kafka; nothing else is allowed.
+    assert topic_operations("alice") == {AclOperation.READ, AclOperation.DESCRIBE}
+    assert AclOperation.CLUSTER_ACTION in cluster_operations("admin")
+    assert len(cluster_operations("admin")) == 7
+    create_acls(authorized, [acl("kafka-cluster", "User:alice", AclOperation.DESCRIBE,
+                                 resource=ResourceType.BROKER)])
+    assert cluster_operations("alice") == {AclOperation.DESCRIBE}
+    admin = AdminClient(client(authorized, "alice"))
+    group = admin.describe_consumer_groups(["readers"], include_authorized_operations=True)
+    assert set(group["readers"].result(10).authorized_operations) == {
+        AclOperation.READ, AclOperation.DESCRIBE}

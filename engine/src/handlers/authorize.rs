@@ -7,7 +7,38 @@ use shoal_coordinator::ErrorKind;
 
 use super::Call;
 
+/// The operations Kafka reports for each resource type when a client asks which it may do.
+pub const TOPIC_OPERATIONS: [i8; 8] = [
+    code::READ,
+    code::WRITE,
+    code::CREATE,
+    code::DELETE,
+    code::ALTER,
+    code::DESCRIBE,
+    code::DESCRIBE_CONFIGS,
+    code::ALTER_CONFIGS,
+];
+pub const CLUSTER_OPERATIONS: [i8; 7] = [
+    code::CREATE,
+    code::ALTER,
+    code::DESCRIBE,
+    code::CLUSTER_ACTION,
+    code::DESCRIBE_CONFIGS,
+    code::ALTER_CONFIGS,
+    code::IDEMPOTENT_WRITE,
+];
+pub const GROUP_OPERATIONS: [i8; 3] = [code::READ, code::DESCRIBE, code::DELETE];
+
 impl Call<'_> {
+    /// Kafka's authorized-operations bit field: bit n set for each operation code n among
+    /// `operations` the client may do on the resource.
+    pub fn authorized_operations(&self, operations: &[i8], resource_type: i8, name: &str) -> i32 {
+        operations
+            .iter()
+            .filter(|&&operation| self.authorized(operation, resource_type, name))
+            .fold(0, |bits, &operation| bits | 1 << operation)
+    }
+
     /// Whether the client may do `operation` on the resource (Kafka's codes, see
     /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
     /// by the ACLs otherwise. A denial is logged at debug level.

@@ -2,13 +2,14 @@ use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{self, code};
 use shoal_protocol::ResponseError;
 
+use crate::handlers::authorize::CLUSTER_OPERATIONS;
 use crate::handlers::Call;
 
 /// Every live broker; the lowest node id stands in as controller.
-pub async fn handle(call: &Call<'_>, _request: DescribeClusterRequest) -> DescribeClusterResponse {
+pub async fn handle(call: &Call<'_>, request: DescribeClusterRequest) -> DescribeClusterResponse {
     if !call.authorized_on_cluster(code::DESCRIBE) {
         return DescribeClusterResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
@@ -25,8 +26,16 @@ pub async fn handle(call: &Call<'_>, _request: DescribeClusterRequest) -> Descri
         })
         .collect();
     let controller = brokers.first().map(|b| b.broker_id).unwrap_or(BrokerId(-1));
-    DescribeClusterResponse::default()
+    let response = DescribeClusterResponse::default()
         .with_cluster_id(StrBytes::from_string(call.broker.config.cluster_id.clone()))
         .with_controller_id(controller)
-        .with_brokers(brokers)
+        .with_brokers(brokers);
+    match request.include_cluster_authorized_operations {
+        true => response.with_cluster_authorized_operations(call.authorized_operations(
+            &CLUSTER_OPERATIONS,
+            code::CLUSTER,
+            acl::CLUSTER_NAME,
+        )),
+        false => response,
+    }
 }

@@ -3,10 +3,11 @@ use kafka_protocol::messages::metadata_response::{
 };
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{self, code};
 use shoal_coordinator::{ErrorKind, TopicMeta};
 use shoal_protocol::ResponseError;
 
+use super::authorize::{CLUSTER_OPERATIONS, TOPIC_OPERATIONS};
 use super::topics;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
@@ -33,6 +34,24 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
             broker.config.cluster_id.clone(),
         )))
         .with_controller_id(controller);
+    // v8-v10 may ask what the client may do on the cluster (later versions ask
+    // DescribeCluster); every version from 8 on, on each topic.
+    if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
+        response.cluster_authorized_operations =
+            call.authorized_operations(&CLUSTER_OPERATIONS, code::CLUSTER, acl::CLUSTER_NAME);
+    }
+    let with_operations = version >= 8 && request.include_topic_authorized_operations;
+    let describe = |meta: &TopicMeta| {
+        let topic = describe(call, meta);
+        match with_operations {
+            true => topic.with_topic_authorized_operations(call.authorized_operations(
+                &TOPIC_OPERATIONS,
+                code::TOPIC,
+                &meta.name,
+            )),
+            false => topic,
+        }
+    };
     // v0 asks for all topics with an empty list, later versions with null.
     let wanted = match request.topics {
         Some(list) if !(version == 0 && list.is_empty()) => list,
@@ -45,7 +64,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .cloned()
                 .collect();
             all.sort_by(|a, b| a.name.cmp(&b.name));
-            response.topics = all.iter().map(|t| describe(call, t)).collect();
+            response.topics = all.iter().map(|t| describe(t)).collect();
             return response;
         }
     };
@@ -77,7 +96,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .and_then(|meta| call.check_topic(code::DESCRIBE, &meta.name).map(|()| meta)),
         };
         response.topics.push(match result {
-            Ok(meta) => describe(call, &meta),
+            Ok(meta) => describe(&meta),
             Err(error) => {
                 let code = match (error, &topic.name) {
                     (ErrorKind::UnknownTopicOrPartition, None) => {

@@ -4,6 +4,7 @@ use shoal_coordinator::commands::FetchOffsets;
 use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
 
 use super::{optional_text, owned, text};
+use crate::handlers::authorize::GROUP_OPERATIONS;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::code;
@@ -18,6 +19,14 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
             described.push(answer.with_error_code(error_codes::code_of(Some(denied))));
             continue;
         }
+        let answer = match request.include_authorized_operations {
+            true => answer.with_authorized_operations(call.authorized_operations(
+                &GROUP_OPERATIONS,
+                code::GROUP,
+                &name,
+            )),
+            false => answer,
+        };
         let description = match broker
             .shard
             .group_call(&name, GroupRequest::Describe(name.clone()))
