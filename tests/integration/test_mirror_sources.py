@@ -1,15 +1,23 @@
-"""Mirroring from a Kafka-protocol broker that is not Shoal: Tansu 0.6 with its memory engine
-(`cargo install --locked tansu --version 0.6.0 --no-default-features --features dynostore`;
-these tests are skipped where it is not installed, as in CI, whose time would not hold its
-15-minute build). Tansu answers some flexible versions with tagged fields a strict decoder
-refuses, drops the connection on others, and has no KIP-1279 APIs: the mirror steps down to
-pre-flexible versions, starts at offset 0 and copies compressed, idempotent batches."""
+"""Mirroring from Kafka-protocol brokers that are not Shoal.
+
+Tansu 0.6 with its memory engine (`cargo install --locked tansu --version 0.6.0
+--no-default-features --features dynostore`; its test is skipped where it is not installed, as
+in CI, whose time would not hold its 15-minute build) answers some flexible versions with tagged
+fields a strict decoder refuses, drops the connection on others, and has no KIP-1279 APIs: the
+mirror steps down to pre-flexible versions, starts at offset 0 and copies compressed, idempotent
+batches.
+
+librdkafka's mock cluster (confluent-kafka's `test.mock.num.brokers`) takes idempotent and
+transactional producers, but writes its transaction markers with a CRC of 0: the mirror copies
+everything before such a marker and refuses the marker, as it must a damaged batch."""
 
 import os
 import pathlib
 import shutil
 import socket
 import subprocess
+import sys
+import textwrap
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -22,7 +30,7 @@ from test_mirror import FAST_RETRIES, cli, describe, end_offsets, wait_for
 TANSU = shutil.which("tansu") or next(
     (str(p) for p in [pathlib.Path.home() / ".cargo" / "bin" / "tansu"] if p.exists()), None)
 
-pytestmark = pytest.mark.skipif(TANSU is None, reason="tansu is not installed")
+needs_tansu = pytest.mark.skipif(TANSU is None, reason="tansu is not installed")
 
 
 class TansuSource:
@@ -80,6 +88,7 @@ def records(bootstrap, topic, partitions, expected):
     return seen
 
 
+@needs_tansu
 def test_a_tansu_topic_is_mirrored_at_identical_offsets_under_load_and_fails_over(
         tansu, make_broker):
     admin = AdminClient({"bootstrap.servers": tansu.bootstrap})
@@ -105,3 +114,50 @@ def test_a_tansu_topic_is_mirrored_at_identical_offsets_under_load_and_fails_ove
     assert "orders: removed" in cli(destination, "remove", "dr", "orders").stdout
     produce(destination.bootstrap, "orders", 30, start=10_000)
     assert sum(end_offsets(destination, "orders", 3)) == 1080
+
+
+MOCK_CLUSTER = textwrap.dedent("""
+    import sys, time
+    from confluent_kafka import Producer
+    # This producer owns a one-broker mock cluster for as long as the process lives.
+    owner = Producer({"test.mock.num.brokers": 1, "bootstrap.servers": ""})
+    broker = next(iter(owner.list_topics(timeout=10).brokers.values()))
+    print(f"{broker.host}:{broker.port}", flush=True)
+    time.sleep(300)
+""")
+
+
+@pytest.fixture
+def mock_cluster():
+    process = subprocess.Popen([sys.executable, "-c", MOCK_CLUSTER], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    yield TansuSource(int(process.stdout.readline().strip().rsplit(":", 1)[1]))
+    process.kill()
+    process.wait()
+
+
+def test_librdkafkas_mock_cluster_is_mirrored_up_to_its_crc_less_transaction_marker(
+        mock_cluster, make_broker):
+    source = mock_cluster.bootstrap
+    # The mock creates the topic on first use, with four partitions.
+    produce(source, "orders", 300)
+    transactional = Producer({"bootstrap.servers": source, "transactional.id": "tx",
+                              "compression.type": "lz4"})
+    transactional.init_transactions(10)
+    transactional.begin_transaction()
+    for i in range(30):
+        transactional.produce("orders", value=f"c{i}".encode(), partition=i % 3)
+    transactional.commit_transaction(10)
+    destination = make_broker("destination").start()
+    cli(destination, "create", "dr", "--source", source, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    # Each of partitions 0-2: 100 idempotent records, 10 transactional ones, then the mock's
+    # commit marker, whose CRC field is 0.
+    wait_for(lambda: all(describe(destination)[("orders", p)][1] == 110 for p in range(3)),
+             60, "everything before the markers mirrored")
+    time.sleep(1)
+    rows = describe(destination)
+    assert all(rows[("orders", p)][1] == 110 for p in range(3)), rows
+    assert "record batch CRC mismatch: stored 0x00000000" in destination.log()
+    assert records(destination.bootstrap, "orders", 3, expected=330) == \
+        records(source, "orders", 3, expected=330)
