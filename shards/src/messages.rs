@@ -43,6 +43,8 @@ pub struct PartitionProduceResult {
     pub base_offset: i64,
     pub log_append_time_ms: i64,
     pub log_start_offset: i64,
+    /// The index in its batch of the record that got the batch refused, when one did.
+    pub bad_record: Option<i32>,
 }
 
 impl PartitionProduceResult {
@@ -52,6 +54,7 @@ impl PartitionProduceResult {
             base_offset: -1,
             log_append_time_ms: -1,
             log_start_offset: -1,
+            bad_record: None,
         }
     }
 }

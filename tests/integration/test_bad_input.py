@@ -110,3 +110,55 @@ def test_requests_share_a_bounded_memory_budget(make_broker):
     assert wire.parse_produce_v3_error(body)[1] == 0
     waiting.close()
     announcer.close()
+
+
+def batch_with_offset_deltas(values, deltas, timestamp=1_700_000_000_000):
+    """An uncompressed v2 batch whose records carry the given offset deltas."""
+    records = b""
+    for delta, value in zip(deltas, values):
+        body = (b"\x00" + wire.varint(0) + wire.varint(delta) + wire.varint(-1)
+                + wire.varint(len(value)) + value + wire.varint(0))
+        records += wire.varint(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, timestamp, timestamp, -1, -1, -1,
+                            len(values)) + records
+    after_length = struct.pack(">ibI", -1, 2, wire.crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", 0, len(after_length)) + after_length
+
+
+def produce_v8(connection, topic, batch):
+    """(error code, [(batch index, message)], error message) of a one-partition Produce v8."""
+    body = wire.string(None) + struct.pack(">hi", -1, 30_000)
+    body += struct.pack(">i", 1) + wire.string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">ii", 0, len(batch)) + batch
+    connection.send(wire.request(0, 8, 5, body))
+    _, answer = connection.recv_response()
+    reader = wire.Reader(answer)
+    reader.int("i")  # topics
+    reader.take(reader.int("h"))  # name
+    reader.int("i")  # partitions
+    _, error, _, _, _ = (reader.int("i"), reader.int("h"), reader.int("q"),
+                         reader.int("q"), reader.int("q"))
+    record_errors = []
+    for _ in range(reader.int("i")):
+        index = reader.int("i")
+        length = reader.int("h")
+        record_errors.append((index, reader.take(length).decode() if length >= 0 else None))
+    length = reader.int("h")
+    message = reader.take(length).decode() if length >= 0 else None
+    return error, record_errors, message
+
+
+def test_an_invalid_record_is_named_by_its_index_in_the_batch(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("records", num_partitions=1)])["records"].result(10)
+    connection = wire.Connection(broker.bootstrap)
+    # Record 2 of 4 says it is at offset delta 7: INVALID_RECORD (87), with KIP-467's
+    # record_errors naming record 2, and nothing stored.
+    batch = batch_with_offset_deltas([b"a", b"b", b"c", b"d"], [0, 1, 7, 3])
+    error, record_errors, message = produce_v8(connection, "records", batch)
+    assert error == 87, error
+    assert [index for index, _ in record_errors] == [2], record_errors
+    assert message
+    good = batch_with_offset_deltas([b"a", b"b"], [0, 1])
+    assert produce_v8(connection, "records", good) == (0, [], None)
+    connection.close()

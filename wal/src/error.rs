@@ -15,8 +15,11 @@ pub enum WalError {
     InvalidRecordCount(i32),
     #[error("invalid records: {0}")]
     InvalidRecords(String),
-    #[error("record timestamp {0} is negative")]
-    InvalidTimestamp(i64),
+    /// One record of the batch, by its index in it, is at fault.
+    #[error("invalid record {index}: {what}")]
+    InvalidRecord { index: i32, what: String },
+    #[error("record {index}'s timestamp {timestamp} is negative")]
+    InvalidTimestamp { index: i32, timestamp: i64 },
     #[error("unknown compression codec {0}")]
     UnknownCodec(i16),
     #[error("compressed records do not inflate: {0}")]

@@ -43,7 +43,10 @@ pub fn check_records(
     let mut max_timestamp = NO_TIMESTAMP;
     let count = for_each_record(batch, header, inflated_max, |position| {
         if position.timestamp < NO_TIMESTAMP {
-            return Err(WalError::InvalidTimestamp(position.timestamp));
+            return Err(WalError::InvalidTimestamp {
+                index: position.offset_delta,
+                timestamp: position.timestamp,
+            });
         }
         max_timestamp = max_timestamp.max(position.timestamp);
         Ok(true)
@@ -117,9 +120,10 @@ fn visit_records<R: Skip>(
     mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
     for index in 0..header.record_count {
+        let at_fault = |what: String| WalError::InvalidRecord { index, what };
         let mut position = records.record(header.base_timestamp).map_err(|e| match e {
-            RecordError::Malformed(what) => invalid(format!("record {index}: {what}")),
-            RecordError::Io(e) if codec == Codec::None => invalid(format!("record {index}: {e}")),
+            RecordError::Malformed(what) => at_fault(what),
+            RecordError::Io(e) if codec == Codec::None => at_fault(e.to_string()),
             RecordError::Io(e) => WalError::CorruptCompression(e.to_string()),
         })?;
         if header.is_log_append_time() {
@@ -127,8 +131,8 @@ fn visit_records<R: Skip>(
             position.timestamp = header.max_timestamp;
         }
         if position.offset_delta != index {
-            return Err(invalid(format!(
-                "record {index} has offset delta {}",
+            return Err(at_fault(format!(
+                "offset delta {} where {index} belongs",
                 position.offset_delta
             )));
         }
@@ -352,12 +356,15 @@ pub(crate) mod tests {
         let batch = sample_batch(3, &two);
         assert!(matches!(
             check_records(&batch, &header(&batch), 1 << 20),
-            Err(WalError::InvalidRecords(_))
+            Err(WalError::InvalidRecord { index: 2, .. })
         ));
-        // Offset deltas must run 0, 1, ...
+        // Offset deltas must run 0, 1, ...; the record at fault is named.
         let skipping = records(&[(0, 0, b"a"), (1, 5, b"b")]);
         let batch = sample_batch(2, &skipping);
-        assert!(check_records(&batch, &header(&batch), 1 << 20).is_err());
+        assert!(matches!(
+            check_records(&batch, &header(&batch), 1 << 20),
+            Err(WalError::InvalidRecord { index: 1, .. })
+        ));
         // Trailing bytes after the last record.
         let mut trailing = records(&[(0, 0, b"a")]);
         trailing.push(7);
@@ -378,7 +385,10 @@ pub(crate) mod tests {
         let batch = sample_batch(1, &body);
         assert!(matches!(
             check_records(&batch, &header(&batch), 1 << 20),
-            Err(WalError::InvalidTimestamp(-1000))
+            Err(WalError::InvalidTimestamp {
+                index: 0,
+                timestamp: -1000
+            })
         ));
     }
 }

@@ -1,4 +1,6 @@
-use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::code;
@@ -83,6 +85,16 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                 if let Some(e) = result.error {
                     answer.error_message =
                         Some(StrBytes::from_static_str(error_codes::message_of(e)));
+                }
+                // KIP-467 (v8+): which record of the batch was at fault.
+                if let (Some(index), Some(e), true) =
+                    (result.bad_record, result.error, call.version >= 8)
+                {
+                    answer.record_errors = vec![BatchIndexAndErrorMessage::default()
+                        .with_batch_index(index)
+                        .with_batch_index_error_message(Some(StrBytes::from_static_str(
+                            error_codes::message_of(e),
+                        )))];
                 }
                 answer
             })

@@ -95,7 +95,12 @@ impl ProducePipeline {
             stamped_at,
         } = match validate_payload(records, &rules, inflated_max, now_ms) {
             Ok(valid) => valid,
-            Err(error) => return PartitionProduceResult::failed(error),
+            Err(refusal) => {
+                return PartitionProduceResult {
+                    bad_record: refusal.record,
+                    ..PartitionProduceResult::failed(refusal.error)
+                }
+            }
         };
         let admitted = self.admission.enter().await;
         while self.would_overflow(records.len()) {
@@ -378,6 +383,7 @@ fn write_result(results: &[CommitBatchResult]) -> PartitionProduceResult {
         base_offset: first.base_offset,
         log_append_time_ms: first.log_append_time_ms,
         log_start_offset: first.log_start_offset,
+        bad_record: None,
     }
 }
 

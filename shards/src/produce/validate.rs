@@ -22,28 +22,45 @@ pub struct ValidPayload {
     pub stamped_at: Option<i64>,
 }
 
+/// Why a payload was refused, and which record of its batch was at fault when one was
+/// (Kafka's KIP-467 `record_errors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub error: ErrorKind,
+    pub record: Option<i32>,
+}
+
+impl From<ErrorKind> for Refusal {
+    fn from(error: ErrorKind) -> Self {
+        Refusal {
+            error,
+            record: None,
+        }
+    }
+}
+
 pub fn validate_payload(
     records: Bytes,
     rules: &ProduceRules,
     inflated_batch_bytes_max: usize,
     now_ms: impl Fn() -> i64,
-) -> Result<ValidPayload, ErrorKind> {
+) -> Result<ValidPayload, Refusal> {
     let mut headers = validate_batches(&records).map_err(|e| rejected(&e))?;
     if headers
         .iter()
         .any(|h| h.is_transactional() || h.is_control())
     {
-        return Err(ErrorKind::InvalidRequest);
+        return Err(ErrorKind::InvalidRequest.into());
     }
     if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
-        return Err(ErrorKind::MessageTooLarge);
+        return Err(ErrorKind::MessageTooLarge.into());
     }
     let mut maxes = Vec::with_capacity(headers.len());
     let mut at = 0;
     for header in &headers {
         let codec = Codec::from_id(header.compression_codec()).map_err(|e| rejected(&e))?;
         if codec == Codec::Zstd && !rules.zstd_allowed {
-            return Err(ErrorKind::UnsupportedCompressionType);
+            return Err(ErrorKind::UnsupportedCompressionType.into());
         }
         let batch = &records[at..at + header.size_bytes];
         let summary =
@@ -79,12 +96,17 @@ pub fn validate_payload(
     })
 }
 
-/// The Kafka error a refused payload gets, logged without the payload.
-fn rejected(e: &WalError) -> ErrorKind {
+/// The Kafka error a refused payload gets, with the record at fault, logged without the
+/// payload.
+fn rejected(e: &WalError) -> Refusal {
     tracing::debug!(error = %e, "rejected a produced batch");
-    match e {
-        WalError::InvalidRecords(_) | WalError::InvalidRecordCount(_) => ErrorKind::InvalidRecord,
-        WalError::InvalidTimestamp(_) => ErrorKind::InvalidTimestamp,
-        _ => ErrorKind::CorruptMessage,
-    }
+    let (error, record) = match e {
+        WalError::InvalidRecords(_) | WalError::InvalidRecordCount(_) => {
+            (ErrorKind::InvalidRecord, None)
+        }
+        WalError::InvalidRecord { index, .. } => (ErrorKind::InvalidRecord, Some(*index)),
+        WalError::InvalidTimestamp { index, .. } => (ErrorKind::InvalidTimestamp, Some(*index)),
+        _ => (ErrorKind::CorruptMessage, None),
+    };
+    Refusal { error, record }
 }
