@@ -6,7 +6,7 @@
 use shoal_pg::{Connection, Param, PgError, Row};
 
 use super::rows::{page_params, read_newest_snapshot, replay_pages, Replayed, PAGE_QUERY};
-use super::writer::{RETRY_FIRST, RETRY_MAX};
+use super::writer::Backoff;
 use super::{db, PostgresLog, NOTIFY_CHANNEL};
 use crate::state::CoordinatorState;
 use crate::CoordinatorError;
@@ -29,14 +29,13 @@ impl PostgresLog {
         &mut self,
         state: &mut CoordinatorState,
     ) -> Result<bool, CoordinatorError> {
-        let mut pause = RETRY_FIRST;
+        let mut backoff = Backoff::new();
         loop {
             let mut connection = match self.writer.take().await {
                 Ok(connection) => connection,
                 Err(e) if e.is_transient() => {
                     tracing::warn!(error = %e, "cannot reach PostgreSQL to lock the log; retrying");
-                    glommio::timer::sleep(pause).await;
-                    pause = (pause * 2).min(RETRY_MAX);
+                    backoff.wait().await;
                     continue;
                 }
                 Err(e) => return Err(db(e)),
@@ -68,8 +67,7 @@ impl PostgresLog {
             // Nothing was written; rows applied so far stay applied. Try the round again.
             tracing::warn!(error = %failure, "locking the log failed; retrying");
             end_transaction(connection).await;
-            glommio::timer::sleep(pause).await;
-            pause = (pause * 2).min(RETRY_MAX);
+            backoff.wait().await;
         }
     }
 
@@ -122,7 +120,7 @@ impl PostgresLog {
         frames: &[u8],
         crc: i64,
     ) -> Result<(), CoordinatorError> {
-        let mut pause = RETRY_FIRST;
+        let mut backoff = Backoff::new();
         loop {
             let attempt = async {
                 let mut connection = self.writer.take().await?;
@@ -157,8 +155,7 @@ impl PostgresLog {
                 }
                 Err(e) if e.is_transient() => {
                     tracing::warn!(seq, error = %e, "settling a coordinator log append; retrying");
-                    glommio::timer::sleep(pause).await;
-                    pause = (pause * 2).min(RETRY_MAX);
+                    backoff.wait().await;
                 }
                 Err(e) => return Err(db(e)),
             }

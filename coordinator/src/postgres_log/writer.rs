@@ -11,8 +11,23 @@ use super::{db, fenced};
 use crate::CoordinatorError;
 
 /// Retrying an append whose outcome is unknown: first pause and the longest one.
-pub(super) const RETRY_FIRST: Duration = Duration::from_millis(50);
-pub(super) const RETRY_MAX: Duration = Duration::from_secs(5);
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Pauses between retries while PostgreSQL does not answer: doubling from `RETRY_FIRST` up
+/// to `RETRY_MAX`.
+pub(super) struct Backoff(Duration);
+
+impl Backoff {
+    pub fn new() -> Backoff {
+        Backoff(RETRY_FIRST)
+    }
+
+    pub async fn wait(&mut self) {
+        glommio::timer::sleep(self.0).await;
+        self.0 = (self.0 * 2).min(RETRY_MAX);
+    }
+}
 
 /// What every append in flight shares: the writer's epoch and its idle connections.
 pub(super) struct Writer {
@@ -27,7 +42,7 @@ impl Writer {
     /// connection, and retried with backoff until PostgreSQL answers.
     pub async fn append(&self, seq: i64, frames: &[u8]) -> Result<(), CoordinatorError> {
         let crc = crc32c::crc32c(frames) as i64;
-        let mut pause = RETRY_FIRST;
+        let mut backoff = Backoff::new();
         let mut retrying = false;
         loop {
             let attempt = async {
@@ -44,8 +59,7 @@ impl Writer {
                 Err(e) if e.is_transient() => {
                     tracing::warn!(seq, error = %e, "coordinator log append failed; retrying");
                     retrying = true;
-                    glommio::timer::sleep(pause).await;
-                    pause = (pause * 2).min(RETRY_MAX);
+                    backoff.wait().await;
                 }
                 Err(e) => return Err(db(e)),
             }
