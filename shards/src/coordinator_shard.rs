@@ -168,6 +168,9 @@ async fn serve_rounds(
     loop {
         let event = if !pipeline.is_empty() && !pipeline.accepts(&core) {
             Event::Answered(pipeline.next_answers(&mut core).await)
+        } else if pipeline.is_empty() && news.is_none() {
+            // The local log's usual case: only the inbox to wait on, no select to build.
+            Event::Arrived(inbox.recv().await)
         } else {
             // Answers first: a round that is durable is answered before more are taken.
             let mut waits: Vec<Pin<Box<dyn Future<Output = Event> + '_>>> = Vec::new();
