@@ -5,6 +5,7 @@
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use uuid::Uuid;
 
+use super::membership::ClusterView;
 use super::placement::client_zone;
 use super::Member;
 use crate::handlers::{Broker, Call};
@@ -73,18 +74,34 @@ impl Call<'_> {
     pub fn group_coordinator(&self, key: &str) -> BrokerAddress {
         let chosen = self.broker.cluster.as_ref().and_then(|cluster| {
             let view = cluster.view.load();
-            view.coordinator(key).and_then(|m| self.address_of(m))
+            self.coordinating_member(&view, key)
+                .and_then(|m| self.address_of(m))
         });
         chosen.unwrap_or_else(|| self.this_broker())
     }
 
     /// Refuses a group request this broker does not coordinate now; clients look the
-    /// coordinator up again and follow it.
+    /// coordinator up again and follow it. Runs on every group request, so it compares node
+    /// ids without building addresses.
     pub fn check_coordinator(&self, group_id: &str) -> Result<(), ErrorKind> {
-        match self.group_coordinator(group_id).node_id == self.broker.config.node_id {
+        let me = self.broker.config.node_id;
+        let Some(cluster) = &self.broker.cluster else {
+            return Ok(());
+        };
+        let view = cluster.view.load();
+        let chosen = self.coordinating_member(&view, group_id);
+        match chosen.is_none_or(|m| m.node_id == me) {
             true => Ok(()),
             false => Err(ErrorKind::NotCoordinator),
         }
+    }
+
+    /// The live broker chosen for group `key`, if the client can reach it on its listener
+    /// (else this broker coordinates).
+    fn coordinating_member<'v>(&self, view: &'v ClusterView, key: &str) -> Option<&'v Member> {
+        let listener = &self.client.session.listener.name;
+        view.coordinator(key)
+            .filter(|m| m.address_for(listener).is_some())
     }
 
     fn this_broker(&self) -> BrokerAddress {
