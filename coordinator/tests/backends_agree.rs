@@ -4,9 +4,7 @@
 //! snapshots included.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use shoal_coordinator::commands::*;
@@ -17,7 +15,7 @@ use shoal_pg::{Connection, PgConfig};
 use uuid::Uuid;
 
 mod support;
-use support::{create_topic, run};
+use support::{create_topic, open_postgres, run, view};
 
 const PRODUCER_ID: i64 = 5;
 
@@ -153,10 +151,6 @@ fn summary(op: &Op, reply: AnyReply) -> String {
     }
 }
 
-fn view() -> Arc<ArcSwap<TopicsView>> {
-    Arc::new(ArcSwap::from_pointee(TopicsView::default()))
-}
-
 /// One case: answers from both back ends, and whether each rebuilt its state exactly.
 /// Returns the most rounds PostgreSQL had in flight at once.
 async fn one_case(
@@ -168,15 +162,9 @@ async fn one_case(
     let mut local = CoordinatorCore::open(&dir, view(), snapshot_log_bytes)
         .await
         .unwrap();
-    let mut postgres = CoordinatorCore::open_postgres(
-        &database,
-        "a",
-        WriterRole::Sole,
-        view(),
-        snapshot_log_bytes,
-    )
-    .await
-    .unwrap();
+    let mut postgres = open_postgres(&database, "a", WriterRole::Sole, snapshot_log_bytes)
+        .await
+        .unwrap();
     // Topic ids are random: each back end gets the same commands for its own topic.
     let local_topic = create_topic(&mut local).await;
     let postgres_topic = create_topic(&mut postgres).await;
@@ -221,10 +209,9 @@ async fn one_case(
     drop((local, postgres));
     let reopened = CoordinatorCore::open(&dir, view(), u64::MAX).await.unwrap();
     prop_assert_eq!(reopened.state(), &live_local);
-    let reopened =
-        CoordinatorCore::open_postgres(&database, "a", WriterRole::Sole, view(), u64::MAX)
-            .await
-            .unwrap();
+    let reopened = open_postgres(&database, "a", WriterRole::Sole, u64::MAX)
+        .await
+        .unwrap();
     prop_assert_eq!(reopened.state(), &live_postgres);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(most_in_flight)

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
@@ -13,15 +12,14 @@ use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{Param, PgConfig};
 
 mod support;
-use support::{create_topic, produce, run, snapshots_and_first_row};
+use support::{create_topic, open_postgres, produce, run, snapshots_and_first_row};
 
 fn config(server: &TestPostgres) -> PgConfig {
     PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap()
 }
 
 async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> CoordinatorCore {
-    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    CoordinatorCore::open_postgres(config, holder, WriterRole::Sole, view, snapshot_log_bytes)
+    open_postgres(config, holder, WriterRole::Sole, snapshot_log_bytes)
         .await
         .unwrap()
 }
@@ -160,12 +158,10 @@ fn a_snapshot_stored_in_parts_is_read_back_whole_and_a_missing_part_refuses_the_
         db.execute("DELETE FROM coordinator_snapshots WHERE part = 1", &[])
             .await
             .unwrap();
-        let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-        let refused =
-            CoordinatorCore::open_postgres(&config, "a", WriterRole::Sole, view, u64::MAX)
-                .await
-                .err()
-                .expect("a part is missing");
+        let refused = open_postgres(&config, "a", WriterRole::Sole, u64::MAX)
+            .await
+            .err()
+            .expect("a part is missing");
         assert!(
             refused.to_string().contains("part 1 of 3 is missing"),
             "{refused}"
@@ -207,12 +203,10 @@ fn rows_after_one_that_never_committed_are_dropped_and_a_wider_gap_refuses_the_s
         db.execute("DELETE FROM coordinator_log WHERE seq = 6", &[])
             .await
             .unwrap();
-        let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-        let refused =
-            CoordinatorCore::open_postgres(&config, "a", WriterRole::Sole, view, u64::MAX)
-                .await
-                .err()
-                .expect("rows are missing");
+        let refused = open_postgres(&config, "a", WriterRole::Sole, u64::MAX)
+            .await
+            .err()
+            .expect("rows are missing");
         assert!(refused.to_string().contains("no row 6"), "{refused}");
     });
 }

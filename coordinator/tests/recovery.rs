@@ -3,22 +3,19 @@
 //! with a message naming the file.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
 
 mod support;
-use support::{create_topic, produce, run};
+use support::{create_topic, produce, run, view};
 
 fn temp_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("shoal-recovery-{}", uuid::Uuid::new_v4()))
 }
 
 async fn open(dir: &Path, snapshot_log_bytes: u64) -> CoordinatorCore {
-    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    CoordinatorCore::open(dir, view, snapshot_log_bytes)
+    CoordinatorCore::open(dir, view(), snapshot_log_bytes)
         .await
         .unwrap()
 }
@@ -113,8 +110,7 @@ fn a_torn_log_tail_is_truncated_and_the_rest_recovered() {
 }
 
 async fn try_open(dir: &Path) -> Result<CoordinatorCore, CoordinatorError> {
-    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    CoordinatorCore::open(dir, view, 4096).await
+    CoordinatorCore::open(dir, view(), 4096).await
 }
 
 fn files(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {

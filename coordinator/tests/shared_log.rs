@@ -3,9 +3,6 @@
 //! recognised whichever broker they reach, and a broker that fell behind a snapshot starts
 //! from it.
 
-use std::sync::Arc;
-
-use arc_swap::ArcSwap;
 use shoal_coordinator::commands::*;
 use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
@@ -13,11 +10,10 @@ use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::PgConfig;
 
 mod support;
-use support::{create_topic, produce, run, snapshots_and_first_row};
+use support::{create_topic, open_postgres, produce, run, snapshots_and_first_row};
 
 async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> CoordinatorCore {
-    let view = Arc::new(ArcSwap::from_pointee(TopicsView::default()));
-    CoordinatorCore::open_postgres(config, holder, WriterRole::Shared, view, snapshot_log_bytes)
+    open_postgres(config, holder, WriterRole::Shared, snapshot_log_bytes)
         .await
         .unwrap()
 }

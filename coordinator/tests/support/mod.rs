@@ -1,10 +1,30 @@
-//! What the coordinator's integration tests share: an executor to run on, and commands that
-//! create a topic and commit files to it. Each test binary uses part of it.
+//! What the coordinator's integration tests share: an executor to run on, a core on
+//! PostgreSQL, and commands that create a topic and commit files to it. Each test binary uses
+//! part of it.
 #![allow(dead_code)]
 
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
 use shoal_coordinator::commands::*;
+use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
+
+/// An empty topic catalogue for a core to publish into.
+pub fn view() -> Arc<ArcSwap<TopicsView>> {
+    Arc::new(ArcSwap::from_pointee(TopicsView::default()))
+}
+
+/// A core whose log is in PostgreSQL, or why it refused to start.
+pub async fn open_postgres(
+    config: &shoal_pg::PgConfig,
+    holder: &str,
+    role: WriterRole,
+    snapshot_log_bytes: u64,
+) -> Result<CoordinatorCore, CoordinatorError> {
+    CoordinatorCore::open_postgres(config, holder, role, view(), snapshot_log_bytes).await
+}
 
 pub fn run<F: std::future::Future<Output = ()> + 'static>(f: impl FnOnce() -> F + Send + 'static) {
     LocalExecutorBuilder::default()
