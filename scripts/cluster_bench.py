@@ -92,8 +92,10 @@ def time_to_produce_again(brokers, work):
         "from confluent_kafka import Producer\n"
         "from confluent_kafka.admin import AdminClient, NewTopic\n"
         "bootstrap, kill_pid = sys.argv[1], int(sys.argv[2])\n"
+        # Enough partitions that broker 2 leads some whatever the topic's random id.
+        "PARTITIONS = 24\n"
         "admin = AdminClient({'bootstrap.servers': bootstrap})\n"
-        "admin.create_topics([NewTopic('again', num_partitions=6)])['again'].result(10)\n"
+        "admin.create_topics([NewTopic('again', num_partitions=PARTITIONS)])['again'].result(10)\n"
         "p = Producer({'bootstrap.servers': bootstrap, 'acks': 'all',\n"
         "              'enable.idempotence': True, 'linger.ms': 5})\n"
         "acked = {}\n"
@@ -103,14 +105,14 @@ def time_to_produce_again(brokers, work):
         "assert any(q.leader == 2 for q in led), 'broker 2 leads no partition'\n"
         "start, i = time.time(), 0\n"
         "while time.time() - start < 3:\n"
-        "    p.produce('again', b'x', partition=i % 6); p.poll(0.001); i += 1\n"
+        "    p.produce('again', b'x', partition=i % PARTITIONS); p.poll(0.001); i += 1\n"
         "import os, signal\n"
         "killed = time.time(); os.kill(kill_pid, signal.SIGKILL)\n"
         "while time.time() - killed < 60:\n"
-        "    p.produce('again', b'x', partition=i % 6, on_delivery=done); p.poll(0.001)\n"
+        "    p.produce('again', b'x', partition=i % PARTITIONS, on_delivery=done); p.poll(0.001)\n"
         "    i += 1\n"
-        "    if len([t for t in acked.values() if t > killed]) == 6: break\n"
-        "print(max(acked.values()) - killed if len(acked) == 6 else -1)\n")
+        "    if len([t for t in acked.values() if t > killed]) == PARTITIONS: break\n"
+        "print(max(acked.values()) - killed if len(acked) == PARTITIONS else -1)\n")
     out = subprocess.run([sys.executable, script, everyone, str(brokers[1][1].pid)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

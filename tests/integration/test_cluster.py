@@ -100,7 +100,9 @@ def test_metadata_lists_every_live_broker_with_its_rack_and_leads_a_zone_from_it
     assert sorted(meta.brokers) == [1, 2, 3]
     assert {meta.brokers[n].port for n in (1, 2, 3)} == {a.port, b.port, c.port}
     admin = AdminClient({"bootstrap.servers": a.bootstrap})
-    admin.create_topics([NewTopic("zoned", num_partitions=12)])["zoned"].result(10)
+    # Enough partitions that each of three brokers wins some whatever the topic's random id
+    # (all but one: odds 3 x (2/3)^60, about 1e-10).
+    admin.create_topics([NewTopic("zoned", num_partitions=60)])["zoned"].result(10)
     # A client in zone b is sent to broker 2 for every partition, whichever broker it asks.
     for broker in (a, c):
         zoned = metadata_brokers(broker.bootstrap, "app,shoal_az=b").topics["zoned"]
