@@ -51,7 +51,7 @@ fn file_batches(topic_id: Uuid, start: usize) -> Vec<CommitBatch> {
             producer_id: -1,
             producer_epoch: -1,
             base_sequence: -1,
-            is_transactional: false,
+            kind: shoal_coordinator::BatchKind::Plain,
         })
         .collect()
 }
@@ -108,6 +108,7 @@ fn find_batches_latency() -> serde_json::Value {
         let high = state.high_watermark(tp).unwrap();
         // A tailing consumer asks from just behind the end: one batch to return.
         let request = FindBatchesRequest {
+            read_committed: false,
             partition: tp,
             offset: high - 1,
             max_partition_bytes: 1 << 20,
@@ -221,6 +222,7 @@ async fn through_core(open: impl Fn() -> OpenCore) -> serde_json::Value {
         let high = core.state().high_watermark(tp).unwrap();
         let request = FindBatches {
             partitions: vec![FindBatchesRequest {
+                read_committed: false,
                 partition: tp,
                 offset: high - 1,
                 max_partition_bytes: 1 << 20,

@@ -77,4 +77,12 @@ pub enum ErrorKind {
     /// Not committed yet, and no longer waited for: the outcome is unknown (Kafka's
     /// REQUEST_TIMED_OUT, which producers retry).
     RequestTimedOut,
+    // Transactions (Kafka's codes of the same names).
+    InvalidTxnState,
+    InvalidTransactionTimeout,
+    ConcurrentTransactions,
+    ProducerFenced,
+    InvalidProducerIdMapping,
+    TransactionalIdNotFound,
+    TransactionalIdAuthorizationFailed,
 }

@@ -23,6 +23,7 @@ pub mod recovery;
 pub mod repair;
 pub mod snapshots;
 pub mod state;
+mod transaction_codec;
 pub mod view;
 
 pub use crate::command::{AnyReply, Command, Envelope, Round};
@@ -31,6 +32,7 @@ pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
 pub use pipeline::RoundPipeline;
-pub use records::{ScramCredential, TopicConfig};
+pub use records::{BatchKind, ScramCredential, TopicConfig, Transaction, TransactionStatus};
+pub use state::transactions::{TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;
 pub use view::{MirrorMeta, TopicMeta, TopicsView};

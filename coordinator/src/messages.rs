@@ -25,7 +25,16 @@ pub struct CommitBatch {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
-    pub is_transactional: bool,
+    pub kind: crate::records::BatchKind,
+}
+
+/// An aborted transaction in one partition: read_committed consumers skip its records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTransaction {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    /// The offset of its abort marker.
+    pub last_offset: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +77,8 @@ pub struct FindBatchesRequest {
     pub max_partition_bytes: u32,
     /// At most this many batches for the partition (DisklessFindBatches' per-partition cap).
     pub max_batches: u32,
+    /// Only batches below the last stable offset, with the aborted transactions among them.
+    pub read_committed: bool,
 }
 
 /// Where one committed batch lives and which offsets it was assigned.
@@ -87,7 +98,11 @@ pub struct FindBatchesResult {
     pub error: Option<ErrorKind>,
     pub log_start_offset: i64,
     pub high_watermark: i64,
+    /// The first offset of the oldest open transaction, or the high watermark.
+    pub last_stable_offset: i64,
     pub batches: Vec<BatchCoordinate>,
+    /// For read_committed: aborted transactions with records among `batches`.
+    pub aborted: Vec<AbortedTransaction>,
 }
 
 /// Offset lookups use Kafka's special timestamps: -1 latest, -2 earliest, -3 max timestamp,
@@ -155,6 +170,8 @@ pub struct MirroredBatch {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
+    /// Transactional records and markers are copied as they are, and tracked as here.
+    pub kind: crate::records::BatchKind,
 }
 
 /// What a fetcher reports about one mirrored partition.

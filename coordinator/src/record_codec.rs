@@ -9,8 +9,13 @@ use shoal_protocol::records::*;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
-use crate::records::{CommittedBatch, CommittedOffset, Record, ScramCredential, TopicConfig};
+use crate::records::{
+    BatchKind, CommittedBatch, CommittedOffset, Record, ScramCredential, TopicConfig,
+};
 use crate::state::PARTITIONS_PER_TOPIC_MAX;
+use crate::transaction_codec::{
+    apply_batch_kinds, batch_kinds_record, transaction_of, transaction_record,
+};
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
 const OBJECT_FORMAT_WAL: i8 = 1;
@@ -72,9 +77,8 @@ impl Record {
                 owner_ids,
                 at_ms,
                 batches,
-            } => (
-                *at_ms,
-                vec![DisklessFileCommittedRecord {
+            } => {
+                let mut records = vec![DisklessFileCommittedRecord {
                     object_key: object_key.clone(),
                     object_format: OBJECT_FORMAT_WAL,
                     file_size: *file_size as i64,
@@ -82,8 +86,11 @@ impl Record {
                     owner_ids: owner_ids.clone(),
                     topics: committed_topics(batches, *at_ms),
                 }
-                .into()],
-            ),
+                .into()];
+                records.extend(batch_kinds_record(batches));
+                (*at_ms, records)
+            }
+            Record::TransactionChanged(t) => (now_ms, vec![transaction_record(t)]),
             Record::RecordsDeleted {
                 topic_id,
                 partition,
@@ -264,7 +271,19 @@ impl Record {
                 id: r.topic_id,
                 at_ms: time,
             },
-            AnyRecord::DisklessFileCommittedRecord(r) => file_committed(r, time)?,
+            AnyRecord::DisklessFileCommittedRecord(r) => {
+                let mut record = file_committed(r, time)?;
+                if let Some(AnyRecord::ShoalTransactionalBatchesRecord(kinds)) =
+                    records.as_slice().first()
+                {
+                    if let Record::FileCommitted { batches, .. } = &mut record {
+                        apply_batch_kinds(batches, kinds)?;
+                    }
+                    records.next();
+                }
+                record
+            }
+            AnyRecord::ShoalTransactionRecord(r) => Record::TransactionChanged(transaction_of(r)?),
             AnyRecord::DisklessRecordsDeletedRecord(r) => Record::RecordsDeleted {
                 topic_id: r.topic_id,
                 partition: r.partition_index,
@@ -532,6 +551,7 @@ fn file_committed(r: DisklessFileCommittedRecord, at_ms: i64) -> Result<Record, 
                     base_sequence: b.base_sequence,
                     last_sequence: b.last_sequence,
                     timestamp_type: b.timestamp_type,
+                    kind: BatchKind::Plain,
                 });
             }
         }
@@ -618,6 +638,7 @@ pub(crate) mod tests {
             base_sequence: 0,
             last_sequence: 2,
             timestamp_type: 0,
+            kind: BatchKind::Plain,
         };
         vec![
             Record::TopicCreated {
@@ -640,6 +661,52 @@ pub(crate) mod tests {
                     batch(id, 0, 6),
                 ],
             },
+            Record::FileCommitted {
+                object_key: "wal/transactions".into(),
+                file_size: 4096,
+                uploader_broker_id: 0,
+                owner_ids: vec![],
+                at_ms: 1234,
+                batches: vec![
+                    batch(id, 0, 0),
+                    CommittedBatch {
+                        kind: BatchKind::Transactional,
+                        ..batch(id, 0, 3)
+                    },
+                    CommittedBatch {
+                        kind: BatchKind::CommitMarker,
+                        ..batch(id, 0, 6)
+                    },
+                    CommittedBatch {
+                        kind: BatchKind::AbortMarker,
+                        ..batch(id, 1, 0)
+                    },
+                ],
+            },
+            Record::TransactionChanged(crate::records::Transaction {
+                transactional_id: "tx-1".into(),
+                producer_id: 9,
+                producer_epoch: 3,
+                timeout_ms: 60_000,
+                status: crate::records::TransactionStatus::PrepareCommit,
+                started_ms: 1000,
+                updated_ms: 2000,
+                partitions: [crate::messages::TopicPartition {
+                    topic_id: id,
+                    partition: 1,
+                }]
+                .into(),
+                pending_offsets: vec![(
+                    "g".into(),
+                    CommittedOffset {
+                        topic_id: id,
+                        partition: 1,
+                        offset: 5,
+                        leader_epoch: -1,
+                        metadata: "m".into(),
+                    },
+                )],
+            }),
             Record::FileCommitted {
                 object_key: "wal/empty".into(),
                 file_size: 0,

@@ -5,8 +5,23 @@
 
 use shoal_mirror::PartitionMirror;
 
+use std::collections::BTreeSet;
+
 use crate::acl::AclBinding;
+use crate::messages::TopicPartition;
 use uuid::Uuid;
+
+/// What a batch is to transactions: a marker's outcome is read from its control record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BatchKind {
+    /// Not part of a transaction (idempotent or not).
+    #[default]
+    Plain,
+    /// Records of an open transaction: hidden from read_committed consumers until its marker.
+    Transactional,
+    CommitMarker,
+    AbortMarker,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommittedBatch {
@@ -23,6 +38,7 @@ pub struct CommittedBatch {
     pub last_sequence: i32,
     /// 0: CreateTime, 1: LogAppendTime (the topic's setting when it was appended).
     pub timestamp_type: i8,
+    pub kind: BatchKind,
 }
 
 /// Per-topic settings Shoal honours (Kafka's names in the comments).
@@ -67,6 +83,33 @@ pub struct ScramCredential {
     pub stored_key: Vec<u8>,
     pub server_key: Vec<u8>,
     pub iterations: i32,
+}
+
+/// Where a transactional id's transaction stands (Kafka's TransactionState).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionStatus {
+    Empty,
+    Ongoing,
+    PrepareCommit,
+    PrepareAbort,
+    CompleteCommit,
+    CompleteAbort,
+}
+
+/// One transactional id and its current transaction, recorded whole at every change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transaction {
+    pub transactional_id: String,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub timeout_ms: i32,
+    pub status: TransactionStatus,
+    /// When the open transaction began; -1 when none is open.
+    pub started_ms: i64,
+    pub updated_ms: i64,
+    pub partitions: BTreeSet<TopicPartition>,
+    /// TxnOffsetCommit's offsets by group, committed to the groups with the transaction.
+    pub pending_offsets: Vec<(String, CommittedOffset)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,4 +222,6 @@ pub enum Record {
     AclCreated(AclBinding),
     /// DeleteAcls removed a binding.
     AclDeleted(AclBinding),
+    /// A transactional id's state changed (InitProducerId, AddPartitionsToTxn, EndTxn, ...).
+    TransactionChanged(Transaction),
 }

@@ -90,7 +90,7 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
                     producer_id: if sequence.is_some() { PRODUCER_ID } else { -1 },
                     producer_epoch: if sequence.is_some() { 0 } else { -1 },
                     base_sequence,
-                    is_transactional: false,
+                    kind: shoal_coordinator::BatchKind::Plain,
                 };
                 Envelope::new(CommitFile {
                     object: NewObject::uploaded(format!("wal/{index}"), 100, 0),
@@ -102,6 +102,7 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
             }),
             Op::Find { partition, offset } => Envelope::new(FindBatches {
                 partitions: vec![FindBatchesRequest {
+                    read_committed: false,
                     partition: tp(partition),
                     offset,
                     max_partition_bytes: u32::MAX,
@@ -110,6 +111,7 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
                 max_bytes: u32::MAX,
             }),
             Op::Latest { partition } => Envelope::new(ListOffsets {
+                read_committed: false,
                 partitions: vec![(tp(partition), -1)],
             }),
         };

@@ -33,7 +33,7 @@ fn idempotent(topic: uuid::Uuid, key: &str, sequence: i32) -> CommitFile {
             producer_id: 9,
             producer_epoch: 0,
             base_sequence: sequence,
-            is_transactional: false,
+            kind: shoal_coordinator::BatchKind::Plain,
         }],
     }
 }

@@ -332,6 +332,7 @@ proptest! {
                         producer_id: -1,
                         producer_epoch: -1,
                         base_sequence: -1,
+                        kind: shoal_coordinator::BatchKind::Plain,
                     };
                     let (results, record) = state.commit_mirrored(&object(format!("mirror/{step}")), &[batch], now);
                     match model_p {
@@ -490,7 +491,7 @@ proptest! {
                             producer_id,
                             producer_epoch,
                             base_sequence,
-                            is_transactional: false,
+                            kind: shoal_coordinator::BatchKind::Plain,
                         });
                         byte_offset += spec.size;
                     }
@@ -563,6 +564,7 @@ proptest! {
                 }
                 Op::Find { topic, partition, offset } => {
                     let request = FindBatchesRequest {
+                        read_committed: false,
                         partition: TopicPartition {
                             topic_id: model.topics.get(&topic).map(|t| t.0).unwrap_or(unknown),
                             partition,
@@ -631,7 +633,7 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
         producer_id: -1,
         producer_epoch: -1,
         base_sequence: -1,
-        is_transactional: false,
+        kind: shoal_coordinator::BatchKind::Plain,
     };
     let (_, record) = state.commit_file(
         &object("wal/a"),
@@ -643,6 +645,7 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
     assert!(record.is_none(), "a repeated object key appends nothing");
     assert_eq!(again[0].error, Some(ErrorKind::InvalidRequest));
     let req = |partition| FindBatchesRequest {
+        read_committed: false,
         partition: TopicPartition {
             topic_id: id,
             partition,
@@ -682,7 +685,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
             producer_id: -1,
             producer_epoch: -1,
             base_sequence: -1,
-            is_transactional: false,
+            kind: shoal_coordinator::BatchKind::Plain,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{i}")), &[batch], ts);
         state.apply(&record.unwrap());
@@ -732,7 +735,7 @@ fn idle_producers_expire_in_bounded_steps() {
             producer_id,
             producer_epoch: 0,
             base_sequence: 0,
-            is_transactional: false,
+            kind: shoal_coordinator::BatchKind::Plain,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{producer_id}")), &[batch], at);
         state.apply(&record.unwrap());
@@ -760,7 +763,7 @@ fn idle_producers_expire_in_bounded_steps() {
         producer_id,
         producer_epoch: 0,
         base_sequence,
-        is_transactional: false,
+        kind: shoal_coordinator::BatchKind::Plain,
     };
     // Producer 7 is forgotten: its next sequence is out of order, a fresh start is accepted.
     let (results, _) =

@@ -122,12 +122,13 @@ fn run_case(
                                     producer_id: -1,
                                     producer_epoch: -1,
                                     base_sequence: -1,
-                                    is_transactional: false,
+                                    kind: shoal_coordinator::BatchKind::Plain,
                                 })
                                 .collect();
                             let request = if reads_only {
                                 // The same hop without a log write: the queue's own cost.
                                 Envelope::new(ListOffsets {
+                                    read_committed: false,
                                     partitions: vec![(batches[0].partition, -1)],
                                 })
                             } else {

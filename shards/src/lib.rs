@@ -21,6 +21,7 @@ pub mod rpc;
 pub mod runtime;
 pub mod shard;
 pub mod signal;
+pub mod transaction_markers;
 pub mod turnstile;
 
 pub use config::RuntimeConfig;

@@ -25,6 +25,9 @@ pub struct ProduceRules {
     pub max_batch_bytes: usize,
     /// zstd batches are refused below Produce v7, as Kafka does.
     pub zstd_allowed: bool,
+    /// Control batches (transaction markers) are taken: only from the broker's own
+    /// transaction coordinator.
+    pub markers: bool,
 }
 
 impl ProduceRules {
@@ -33,6 +36,7 @@ impl ProduceRules {
             log_append_time: config.log_append_time,
             max_batch_bytes: config.max_message_bytes.max(0) as usize,
             zstd_allowed: produce_version >= 7,
+            markers: false,
         }
     }
 }
@@ -64,14 +68,19 @@ pub struct PartitionFetch {
     pub partition: TopicPartition,
     pub offset: i64,
     pub max_bytes: u32,
+    /// Only records below the last stable offset (Kafka's READ_COMMITTED).
+    pub read_committed: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct PartitionFetchResult {
     pub error: Option<ErrorKind>,
     pub high_watermark: i64,
+    pub last_stable_offset: i64,
     pub log_start_offset: i64,
     pub records: Bytes,
+    /// For read_committed: the aborted transactions among `records`.
+    pub aborted: Vec<shoal_coordinator::AbortedTransaction>,
 }
 
 #[derive(Debug)]

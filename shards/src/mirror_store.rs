@@ -40,6 +40,7 @@ impl Shard {
                 producer_id: b.header.producer_id,
                 producer_epoch: b.header.producer_epoch,
                 base_sequence: b.header.base_sequence,
+                kind: crate::produce::batch_kind(&b.header, &b.bytes),
             });
         }
         let data = object.finish();

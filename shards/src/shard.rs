@@ -121,6 +121,7 @@ impl Shard {
     /// Resolves once the coordinator answers, i.e. after it has replayed its log.
     pub async fn wait_for_coordinator(&self) -> Result<(), ShardError> {
         let probe = ListOffsets {
+            read_committed: false,
             partitions: Vec::new(),
         };
         self.coordinator.run(probe).await.map(|_| ())
@@ -276,6 +277,7 @@ impl Shard {
             partitions: partitions
                 .iter()
                 .map(|p| FindBatchesRequest {
+                    read_committed: p.read_committed,
                     partition: p.partition,
                     offset: p.offset,
                     max_partition_bytes: p.max_bytes,
@@ -300,8 +302,10 @@ impl Shard {
             let mut result = PartitionFetchResult {
                 error: found.error,
                 high_watermark: found.high_watermark,
+                last_stable_offset: found.last_stable_offset,
                 log_start_offset: found.log_start_offset,
                 records: bytes::Bytes::new(),
+                aborted: found.aborted,
             };
             if found.error.is_none() && !found.batches.is_empty() {
                 match read_partition(
@@ -482,8 +486,10 @@ fn fetch_failed(error: ErrorKind) -> PartitionFetchResult {
     PartitionFetchResult {
         error: Some(error),
         high_watermark: -1,
+        last_stable_offset: -1,
         log_start_offset: -1,
         records: bytes::Bytes::new(),
+        aborted: Vec::new(),
     }
 }
 
@@ -497,6 +503,7 @@ fn spend_budget(results: &mut [PartitionFetchResult], max_bytes: u32) {
         }
         if spent > 0 && spent + len > max_bytes as usize {
             result.records = bytes::Bytes::new();
+            result.aborted.clear();
         } else {
             spent += len;
         }

@@ -2,6 +2,7 @@
 //! that hold them.
 
 pub mod batch;
+pub mod control;
 pub mod decompress;
 pub mod error;
 pub mod object;

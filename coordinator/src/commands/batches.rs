@@ -67,6 +67,8 @@ impl Command for DeleteRecords {
 #[derive(Debug, Clone)]
 pub struct ListOffsets {
     pub partitions: Vec<(TopicPartition, i64)>,
+    /// Kafka's isolation level READ_COMMITTED: "latest" is the last stable offset.
+    pub read_committed: bool,
 }
 
 impl Command for ListOffsets {
@@ -76,7 +78,11 @@ impl Command for ListOffsets {
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         self.partitions
             .iter()
-            .map(|(tp, timestamp)| round.state().list_offsets(*tp, *timestamp))
+            .map(|(tp, timestamp)| {
+                round
+                    .state()
+                    .list_offsets(*tp, *timestamp, self.read_committed)
+            })
             .collect()
     }
 }

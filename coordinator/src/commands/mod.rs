@@ -8,6 +8,7 @@ mod mirrors;
 mod producers;
 mod scram;
 mod topics;
+mod transactions;
 
 pub use acls::*;
 pub use batches::*;
@@ -16,3 +17,4 @@ pub use mirrors::*;
 pub use producers::*;
 pub use scram::*;
 pub use topics::*;
+pub use transactions::*;

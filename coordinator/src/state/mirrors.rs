@@ -292,6 +292,7 @@ impl CoordinatorState {
                     -1
                 },
                 timestamp_type: self.timestamp_type(b.partition.topic_id),
+                kind: b.kind,
             });
             results.push(CommitBatchResult::appended(
                 b.base_offset,
@@ -459,6 +460,7 @@ impl CoordinatorState {
         p.log_start_offset = p.log_start_offset.min(p.high_watermark);
         // The producers' recent batches may be gone: their sequence state starts over.
         p.producers.clear();
+        p.transactions.forget_from(p.high_watermark);
         for file_id in released {
             self.release_batch(file_id, at_ms);
         }

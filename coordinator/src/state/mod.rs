@@ -11,6 +11,7 @@ pub mod producers;
 mod reads;
 mod scram;
 mod snapshot;
+pub mod transactions;
 mod writes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -20,9 +21,12 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::messages::{NewObject, TopicPartition};
-use crate::records::{CommittedBatch, Record, ScramCredential, TopicConfig};
+use crate::records::{
+    BatchKind, CommittedBatch, Record, ScramCredential, TopicConfig, Transaction,
+};
 use groups::GroupOffsets;
 use producers::{ProducerBatch, ProducerState};
+use transactions::PartitionTransactions;
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
@@ -53,6 +57,7 @@ struct PartitionState {
     /// Bytes of the live batches, for retention.bytes.
     size_bytes: u64,
     producers: HashMap<i64, ProducerState>,
+    transactions: PartitionTransactions,
     mirror: shoal_mirror::PartitionMirror,
 }
 
@@ -90,6 +95,10 @@ pub struct CoordinatorState {
     scram_credentials: BTreeMap<(String, i8), ScramCredential>,
     /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.
     acls: BTreeSet<AclBinding>,
+    /// Transactional ids and their transactions.
+    transactions: BTreeMap<String, Transaction>,
+    /// Producer id → its transactional id (derived from `transactions`).
+    transactional_producers: HashMap<i64, String>,
 }
 
 impl TopicState {
@@ -154,6 +163,7 @@ impl CoordinatorState {
                     return;
                 };
                 p.log_start_offset = p.log_start_offset.max(*new_log_start_offset);
+                p.transactions.forget_before(p.log_start_offset);
                 let mut released = Vec::new();
                 while let Some(front) = p.batches.front() {
                     if front.last_offset >= p.log_start_offset {
@@ -268,6 +278,7 @@ impl CoordinatorState {
             Record::ScramCredentialDeleted { user, mechanism } => {
                 self.scram_credentials.remove(&(user.clone(), *mechanism));
             }
+            Record::TransactionChanged(t) => self.apply_transaction(t),
         }
     }
 
@@ -298,7 +309,15 @@ impl CoordinatorState {
                 max_timestamp: b.max_timestamp,
                 log_append_time_ms: at_ms,
             });
-            if b.producer_id >= 0 && b.producer_epoch >= 0 {
+            p.transactions
+                .on_batch(b.kind, b.producer_id, b.base_offset, b.last_offset);
+            let is_marker = matches!(b.kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
+            if is_marker && b.producer_id >= 0 {
+                // A marker carries no sequence; at a newer epoch it fences older batches.
+                let producer = p.producers.entry(b.producer_id).or_default();
+                producer.advance_epoch(b.producer_epoch);
+                producer.last_write_ms = at_ms;
+            } else if b.producer_id >= 0 && b.producer_epoch >= 0 {
                 let producer = p.producers.entry(b.producer_id).or_default();
                 producer.record(
                     b.producer_epoch,

@@ -80,6 +80,14 @@ impl ProducerState {
         }
     }
 
+    /// A transaction marker at `epoch`: a newer epoch forgets the old epoch's batches.
+    pub fn advance_epoch(&mut self, epoch: i16) {
+        if epoch > self.epoch {
+            self.epoch = epoch;
+            self.recent.clear();
+        }
+    }
+
     /// Remembers an accepted batch; a new epoch forgets the old epoch's batches.
     pub fn record(&mut self, epoch: i16, batch: ProducerBatch) {
         if epoch != self.epoch {

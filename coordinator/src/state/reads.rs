@@ -11,7 +11,13 @@ use crate::view::{TopicMeta, TopicsView};
 use crate::ErrorKind;
 
 impl CoordinatorState {
-    pub fn list_offsets(&self, tp: TopicPartition, timestamp: i64) -> ListOffsetsResult {
+    /// `read_committed`: the latest offset is the last stable one.
+    pub fn list_offsets(
+        &self,
+        tp: TopicPartition,
+        timestamp: i64,
+        read_committed: bool,
+    ) -> ListOffsetsResult {
         let Some(p) = self.partition(tp) else {
             return ListOffsetsResult::failed(ErrorKind::UnknownTopicOrPartition);
         };
@@ -21,6 +27,9 @@ impl CoordinatorState {
             timestamp,
         };
         match timestamp {
+            LATEST_TIMESTAMP if read_committed => {
+                found(p.transactions.last_stable_offset(p.high_watermark), -1)
+            }
             LATEST_TIMESTAMP => found(p.high_watermark, -1),
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => found(p.log_start_offset, -1),
             LATEST_TIERED_TIMESTAMP => found(-1, -1),
@@ -54,14 +63,24 @@ impl CoordinatorState {
                         error: Some(ErrorKind::UnknownTopicOrPartition),
                         log_start_offset: -1,
                         high_watermark: -1,
+                        last_stable_offset: -1,
                         batches: Vec::new(),
+                        aborted: Vec::new(),
                     };
                 };
+                let last_stable_offset = p.transactions.last_stable_offset(p.high_watermark);
                 let mut result = FindBatchesResult {
                     error: None,
                     log_start_offset: p.log_start_offset,
                     high_watermark: p.high_watermark,
+                    last_stable_offset,
                     batches: Vec::new(),
+                    aborted: Vec::new(),
+                };
+                let visible_end = if req.read_committed {
+                    last_stable_offset
+                } else {
+                    p.high_watermark
                 };
                 if req.offset < p.log_start_offset || req.offset > p.high_watermark {
                     result.error = Some(ErrorKind::OffsetOutOfRange);
@@ -71,6 +90,9 @@ impl CoordinatorState {
                 let mut partition_spent: u64 = 0;
                 let most = req.max_batches as usize;
                 for b in p.batches.iter().skip(first).take(most) {
+                    if b.base_offset >= visible_end {
+                        break;
+                    }
                     let size = b.size_bytes as u64;
                     let fits = spent + size <= max_bytes as u64
                         && partition_spent + size <= req.max_partition_bytes as u64;
@@ -95,6 +117,11 @@ impl CoordinatorState {
                     if !fits {
                         break;
                     }
+                }
+                if let (true, Some(last)) = (req.read_committed, result.batches.last()) {
+                    result.aborted = p
+                        .transactions
+                        .aborted_within(req.offset, last.last_offset + 1);
                 }
                 result
             })

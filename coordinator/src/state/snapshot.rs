@@ -13,8 +13,10 @@ use shoal_protocol::records::*;
 use uuid::Uuid;
 
 use super::producers::{ProducerBatch, ProducerState};
+use super::transactions::PartitionTransactions;
 use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
+use crate::messages::AbortedTransaction;
 use crate::records::{CommittedOffset, Record};
 use crate::CoordinatorError;
 
@@ -90,6 +92,9 @@ impl CoordinatorState {
         for binding in &self.acls {
             encode_frame(&Record::AclCreated(binding.clone()), 0, &mut w);
         }
+        for t in self.transactions.values() {
+            encode_frame(&Record::TransactionChanged(t.clone()), 0, &mut w);
+        }
         for (name, config) in &self.mirrors {
             let record = Record::MirrorCreated {
                 name: name.clone(),
@@ -129,6 +134,9 @@ impl CoordinatorState {
                 encode_frame(&record, 0, w);
             }
             put_state_record(w, partition_state(id, index, p).into());
+            if p.transactions != PartitionTransactions::default() {
+                put_state_record(w, partition_transactions(id, index, p).into());
+            }
         }
     }
 
@@ -184,6 +192,9 @@ impl CoordinatorState {
             }
             (true, _) => Err("the first entry is not the header".into()),
             (false, [AnyRecord::ShoalPartitionStateRecord(p)]) => self.load_partition(p),
+            (false, [AnyRecord::ShoalPartitionTransactionsRecord(t)]) => {
+                self.load_partition_transactions(t)
+            }
             (false, [AnyRecord::ShoalFileStateRecord(f)]) => {
                 let id = u64::try_from(f.file_id).map_err(|_| "negative file id")?;
                 let object_key: Arc<str> = Arc::from(f.object_key.as_str());
@@ -212,7 +223,8 @@ impl CoordinatorState {
                     | Record::OffsetsCommitted { .. }
                     | Record::MirrorCreated { .. }
                     | Record::ScramCredentialSet { .. }
-                    | Record::AclCreated(_) => {
+                    | Record::AclCreated(_)
+                    | Record::TransactionChanged(_) => {
                         self.apply(&record);
                         Ok(())
                     }
@@ -220,6 +232,32 @@ impl CoordinatorState {
                 }
             }
         }
+    }
+
+    fn load_partition_transactions(
+        &mut self,
+        r: &ShoalPartitionTransactionsRecord,
+    ) -> Result<(), String> {
+        let p = self
+            .partition_mut(r.topic_id, r.partition_index)
+            .ok_or_else(|| format!("partition {} of an unknown topic", r.partition_index))?;
+        p.transactions = PartitionTransactions {
+            open: r
+                .open
+                .iter()
+                .map(|o| (o.producer_id, o.first_offset))
+                .collect(),
+            aborted: r
+                .aborted
+                .iter()
+                .map(|a| AbortedTransaction {
+                    producer_id: a.producer_id,
+                    first_offset: a.first_offset,
+                    last_offset: a.last_offset,
+                })
+                .collect(),
+        };
+        Ok(())
     }
 
     fn load_partition(&mut self, r: &ShoalPartitionStateRecord) -> Result<(), String> {
@@ -308,6 +346,36 @@ fn partition_state(topic_id: Uuid, index: i32, p: &PartitionState) -> ShoalParti
                         })
                         .collect(),
                 }
+            })
+            .collect(),
+    }
+}
+
+fn partition_transactions(
+    topic_id: Uuid,
+    index: i32,
+    p: &PartitionState,
+) -> ShoalPartitionTransactionsRecord {
+    ShoalPartitionTransactionsRecord {
+        topic_id,
+        partition_index: index,
+        open: p
+            .transactions
+            .open
+            .iter()
+            .map(|(producer_id, first_offset)| ShoalOpenTransaction {
+                producer_id: *producer_id,
+                first_offset: *first_offset,
+            })
+            .collect(),
+        aborted: p
+            .transactions
+            .aborted
+            .iter()
+            .map(|a| ShoalAbortedTransaction {
+                producer_id: a.producer_id,
+                first_offset: a.first_offset,
+                last_offset: a.last_offset,
             })
             .collect(),
     }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::producers::{last_sequence, ProducerBatch, ProducerState, SequenceCheck};
 use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::*;
-use crate::records::{CommittedBatch, Record, TopicConfig};
+use crate::records::{BatchKind, CommittedBatch, Record, TopicConfig};
 use crate::ErrorKind;
 
 /// Kafka's limit on topic names.
@@ -129,11 +129,12 @@ impl CoordinatorState {
                 results.push(CommitBatchResult::rejected(ErrorKind::ReadOnlyTopic));
                 continue;
             }
-            if b.is_transactional {
-                results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
+            if let Err(error) = self.check_transaction_kind(b, &producers, p) {
+                results.push(CommitBatchResult::rejected(error));
                 continue;
             }
-            let idempotent = b.producer_id >= 0 && b.producer_epoch >= 0;
+            let is_marker = matches!(b.kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
+            let idempotent = b.producer_id >= 0 && b.producer_epoch >= 0 && !is_marker;
             let last_seq = if idempotent {
                 last_sequence(b.base_sequence, b.offset_count)
             } else {
@@ -194,6 +195,7 @@ impl CoordinatorState {
                 base_sequence: b.base_sequence,
                 last_sequence: last_seq,
                 timestamp_type: self.timestamp_type(b.partition.topic_id),
+                kind: b.kind,
             });
             results.push(CommitBatchResult::appended(
                 base_offset,
@@ -205,6 +207,35 @@ impl CoordinatorState {
             results,
             Some(self.file_committed(object, now_ms, committed)),
         )
+    }
+
+    /// A transactional batch must belong to its producer's open transaction in this
+    /// partition; a marker (written by this broker) must not be older than the producer.
+    fn check_transaction_kind(
+        &self,
+        b: &CommitBatch,
+        producers: &HashMap<(TopicPartition, i64), ProducerState>,
+        p: &super::PartitionState,
+    ) -> Result<(), ErrorKind> {
+        match b.kind {
+            BatchKind::Plain => Ok(()),
+            BatchKind::Transactional if b.producer_id < 0 || b.producer_epoch < 0 => {
+                Err(ErrorKind::InvalidRequest)
+            }
+            BatchKind::Transactional => {
+                self.check_transactional_batch(b.producer_id, b.producer_epoch, b.partition)
+            }
+            BatchKind::CommitMarker | BatchKind::AbortMarker => {
+                let current = producers
+                    .get(&(b.partition, b.producer_id))
+                    .or_else(|| p.producers.get(&b.producer_id));
+                if current.is_some_and(|s| s.epoch > b.producer_epoch) {
+                    return Err(ErrorKind::InvalidProducerEpoch);
+                }
+                let commit = b.kind == BatchKind::CommitMarker;
+                self.check_marker(b.producer_id, b.producer_epoch, commit)
+            }
+        }
     }
 
     /// DeleteRecords: -1 means up to the high watermark. Returns the new log start offset

@@ -50,7 +50,7 @@ pub async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize
                 producer_id: -1,
                 producer_epoch: -1,
                 base_sequence: -1,
-                is_transactional: false,
+                kind: shoal_coordinator::BatchKind::Plain,
             })
             .collect();
         let request = CommitFile {

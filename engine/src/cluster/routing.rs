@@ -138,9 +138,9 @@ impl Broker {
             .is_none_or(|m| m.node_id == self.config.node_id)
     }
 
-    /// Whether this broker runs the mirrors' metadata sync: the live broker with the lowest
-    /// node id.
-    pub fn syncs_mirror_metadata(&self) -> bool {
+    /// Whether this broker runs the chores one broker does for all (the mirrors' metadata
+    /// sync, ending timed-out transactions): the live broker with the lowest node id.
+    pub fn runs_cluster_chores(&self) -> bool {
         let Some(cluster) = &self.cluster else {
             return true;
         };

@@ -1,7 +1,9 @@
 use std::time::Duration;
 
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::code;
 use shoal_coordinator::TopicPartition;
@@ -30,6 +32,9 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
     // A consumer in another rack is sent to a broker of its own (KIP-392), per partition.
     let rack = request.rack_id.as_str();
     let mut redirects = std::collections::HashMap::new();
+    // Kafka's isolation level 1: records of open transactions stay hidden, aborted ones are
+    // listed for the client to skip.
+    let read_committed = request.isolation_level == 1;
     for topic in &request.topics {
         let meta = if by_id {
             view.by_id(&topic.topic_id)
@@ -55,6 +60,7 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                         },
                         offset: p.fetch_offset,
                         max_bytes: p.partition_max_bytes.max(0) as u32,
+                        read_committed,
                     });
                     Ok(fetches.len() - 1)
                 }
@@ -107,8 +113,18 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                         let data = data
                             .with_error_code(error_codes::code_of(r.error))
                             .with_high_watermark(r.high_watermark)
-                            .with_last_stable_offset(r.high_watermark)
-                            .with_log_start_offset(r.log_start_offset);
+                            .with_last_stable_offset(r.last_stable_offset)
+                            .with_log_start_offset(r.log_start_offset)
+                            .with_aborted_transactions(read_committed.then(|| {
+                                r.aborted
+                                    .iter()
+                                    .map(|a| {
+                                        AbortedTransaction::default()
+                                            .with_producer_id(ProducerId(a.producer_id))
+                                            .with_first_offset(a.first_offset)
+                                    })
+                                    .collect()
+                            }));
                         match redirects.get(&i) {
                             // The client reads from there; no records from here.
                             Some(&node) => data.with_preferred_read_replica(BrokerId(node)),

@@ -8,8 +8,8 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Hands out a new producer id (epoch 0) for idempotent producers; ids are allocated in the
-/// coordinator's log, so they are never reused after a restart. Transactions are not
-/// supported yet, so a transactional id is refused.
+/// coordinator's log, so they are never reused after a restart. A transactional id gets its
+/// own producer at the next epoch (`transactions::init`).
 pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProducerIdResponse {
     let broker = call.broker;
     let failed = |code| {
@@ -18,8 +18,12 @@ pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProd
             .with_producer_id(ProducerId(-1))
             .with_producer_epoch(-1)
     };
-    if request.transactional_id.is_some() {
-        return failed(ResponseError::InvalidRequest.code());
+    if let Some(id) = request
+        .transactional_id
+        .as_ref()
+        .filter(|id| !id.is_empty())
+    {
+        return crate::handlers::transactions::init::init(call, &request, id.as_str()).await;
     }
     // Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
     if !(call.authorized_on_cluster(code::IDEMPOTENT_WRITE)

@@ -29,6 +29,8 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
         .shard
         .coordinator
         .run(ListOffsets {
+            // Kafka's isolation level 1, READ_COMMITTED.
+            read_committed: request.isolation_level == 1,
             partitions: lookups.clone(),
         })
         .await
@@ -87,6 +89,7 @@ async fn record_exact(
         offset: batch_offset,
         // The first batch is always returned whole, whatever the byte limits.
         max_bytes: 1,
+        read_committed: false,
     };
     let result = broker
         .shard

@@ -24,6 +24,7 @@ pub mod registry;
 pub mod sasl;
 pub mod scram_credentials;
 pub mod topics;
+pub mod transactions;
 
 use crate::cluster::Membership;
 use std::rc::Rc;

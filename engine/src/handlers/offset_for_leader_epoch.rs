@@ -35,6 +35,7 @@ pub async fn handle(
         .shard
         .coordinator
         .run(ListOffsets {
+            read_committed: false,
             partitions: targets,
         })
         .await

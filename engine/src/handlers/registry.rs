@@ -19,7 +19,7 @@ use shoal_protocol::{frame, shapes};
 use super::{
     acls, api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
     describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
-    metadata, offset_for_leader_epoch, produce, sasl, scram_credentials, Broker,
+    metadata, offset_for_leader_epoch, produce, sasl, scram_credentials, transactions, Broker,
 };
 use crate::mirror::handlers as mirror;
 use crate::security::Session;
@@ -235,6 +235,12 @@ registry! {
     FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, "DESCRIBE on the group" [error_answer];
     OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, "DESCRIBE on each topic";
     DescribeProducersRequest: 0..=0 => describe_producers::handle, "READ on each topic";
+    AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, "WRITE on the transactional id and on each topic";
+    AddOffsetsToTxnRequest: 0..=3 => transactions::add_offsets::handle, "WRITE on the transactional id, READ on the group" [error_answer];
+    EndTxnRequest: 0..=3 => transactions::end_txn::handle, "WRITE on the transactional id" [error_answer];
+    TxnOffsetCommitRequest: 0..=3 => transactions::txn_offset_commit::handle, "WRITE on the transactional id, READ on the group and on each topic";
+    DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, "DESCRIBE on each transactional id";
+    ListTransactionsRequest: 0..=1 => transactions::describe::list, "DESCRIBE on each transactional id listed" [error_answer];
     DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, "DESCRIBE_CONFIGS on each topic, on the cluster for broker configs";
     AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";
     IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";

@@ -50,6 +50,13 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::NotAvailable => K::LeaderNotAvailable,
         ErrorKind::NotCoordinator => K::NotCoordinator,
         ErrorKind::RequestTimedOut => K::RequestTimedOut,
+        ErrorKind::InvalidTxnState => K::InvalidTxnState,
+        ErrorKind::InvalidTransactionTimeout => K::InvalidTransactionTimeout,
+        ErrorKind::ConcurrentTransactions => K::ConcurrentTransactions,
+        ErrorKind::ProducerFenced => K::ProducerFenced,
+        ErrorKind::InvalidProducerIdMapping => K::InvalidProducerIdMapping,
+        ErrorKind::TransactionalIdNotFound => K::TransactionalIdNotFound,
+        ErrorKind::TransactionalIdAuthorizationFailed => K::TransactionalIdAuthorizationFailed,
     })
 }
 
@@ -80,7 +87,9 @@ pub fn message_of(error: ErrorKind) -> &'static str {
             "Topic names are 1-249 characters of ASCII letters, digits, '.', '_' and '-'."
         }
         ErrorKind::OffsetOutOfRange => "Offset out of range.",
-        ErrorKind::InvalidRequest => "Transactional and control batches are not supported yet.",
+        ErrorKind::InvalidRequest => {
+            "The request is malformed or exceeds a bound (control batches come from brokers only)."
+        }
         ErrorKind::StorageError => "The object store or coordinator log failed.",
         ErrorKind::CorruptMessage => {
             "Record batch failed validation (magic 2, size, CRC-32C, compression)."
@@ -122,6 +131,19 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::NotCoordinator => "Another broker coordinates this group now; look it up again.",
         ErrorKind::RequestTimedOut => {
             "The commit did not finish in time (is the coordinator's database reachable?); retry."
+        }
+        ErrorKind::InvalidTxnState => {
+            "Not allowed in the transaction's state (is the partition added to it?)."
+        }
+        ErrorKind::InvalidTransactionTimeout => {
+            "transaction.timeout.ms must be between 1 and 900000 (transaction.max.timeout.ms)."
+        }
+        ErrorKind::ConcurrentTransactions => "The previous transaction is still ending; retry.",
+        ErrorKind::ProducerFenced => "A newer producer with this transactional.id fenced this one.",
+        ErrorKind::InvalidProducerIdMapping => "This producer id is not the transactional id's.",
+        ErrorKind::TransactionalIdNotFound => "No such transactional id.",
+        ErrorKind::TransactionalIdAuthorizationFailed => {
+            "Not authorized to use this transactional id."
         }
     }
 }

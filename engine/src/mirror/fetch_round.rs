@@ -85,6 +85,7 @@ async fn local_offsets(
     partitions: &[OwnedPartition],
 ) -> Result<Vec<(i64, i64)>, EngineError> {
     let request = ListOffsets {
+        read_committed: false,
         partitions: partitions
             .iter()
             .flat_map(|p| {

@@ -40,7 +40,7 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();
     loop {
         glommio::timer::sleep(TICK).await;
-        if !broker.syncs_mirror_metadata() {
+        if !broker.runs_cluster_chores() {
             continue;
         }
         let Ok(mirrors) = broker.shard.coordinator.run(ListMirrors).await else {

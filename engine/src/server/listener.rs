@@ -64,6 +64,10 @@ pub async fn serve_shard(
             "mirror metadata sync",
             crate::mirror::metadata_sync::run(broker.clone()),
         );
+        tasks.spawn_background(
+            "transaction endings",
+            crate::handlers::transactions::end_transactions_chore(broker.clone()),
+        );
     }
     let accepting = bound.into_iter().map(|(socket, listener)| {
         let tls = listener.protocol.uses_tls().then(|| tls.clone()).flatten();

@@ -49,6 +49,7 @@ async fn high_watermark(broker: &Broker, topic_id: uuid::Uuid, partition: i32) -
         partition,
     };
     let lookup = ListOffsets {
+        read_committed: false,
         partitions: vec![(tp, LATEST_TIMESTAMP)],
     };
     broker.shard.coordinator.run(lookup).await.unwrap()[0].offset

@@ -82,7 +82,7 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
                 producer_id: header.producer_id,
                 producer_epoch: header.producer_epoch,
                 base_sequence: header.base_sequence,
-                is_transactional: header.is_transactional(),
+                kind: super::batch_kind(header, &write.records[pos - header.size_bytes..pos]),
             });
         }
         let range = first..batches.len();

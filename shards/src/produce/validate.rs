@@ -46,10 +46,8 @@ pub fn validate_payload(
     now_ms: impl Fn() -> i64,
 ) -> Result<ValidPayload, Refusal> {
     let mut headers = validate_batches(&records).map_err(|e| rejected(&e))?;
-    if headers
-        .iter()
-        .any(|h| h.is_transactional() || h.is_control())
-    {
+    // Transaction markers are written by the broker itself, never taken from clients.
+    if !rules.markers && headers.iter().any(|h| h.is_control()) {
         return Err(ErrorKind::InvalidRequest.into());
     }
     if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {

@@ -106,7 +106,7 @@ fn to_commit_batches(request: &DisklessCommitFileRequest) -> Result<Vec<CommitBa
                 producer_id: b.producer_id,
                 producer_epoch: b.producer_epoch,
                 base_sequence: b.base_sequence,
-                is_transactional: false,
+                kind: shoal_coordinator::BatchKind::Plain,
             })
         })
         .collect()

@@ -19,6 +19,7 @@ pub async fn find_batches(
         .iter()
         .flat_map(|t| {
             t.partitions.iter().map(move |p| FindBatchesRequest {
+                read_committed: false,
                 partition: TopicPartition {
                     topic_id: t.topic_id,
                     partition: p.partition_index,
@@ -38,7 +39,9 @@ pub async fn find_batches(
         error: Some(ErrorKind::NotAvailable),
         log_start_offset: -1,
         high_watermark: -1,
+        last_stable_offset: -1,
         batches: Vec::new(),
+        aborted: Vec::new(),
     };
     let results = match broker.shard.coordinator.run(call).await {
         Ok(results) if results.len() == count => results,

@@ -20,6 +20,7 @@ pub async fn list_offsets(
     );
     let count = lookups.len();
     let call = ListOffsets {
+        read_committed: false,
         partitions: lookups,
     };
     let results = match broker.shard.coordinator.run(call).await {

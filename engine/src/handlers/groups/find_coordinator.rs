@@ -1,6 +1,6 @@
-//! FindCoordinator: one broker coordinates each group (this one on a single node; in a
-//! cluster, the one `ClusterView::coordinator` picks among the live brokers). Transaction
-//! coordinators are not offered: transactions are not supported yet.
+//! FindCoordinator: one broker coordinates each group and each transactional id (this one on
+//! a single node; in a cluster, the one `ClusterView::coordinator` picks among the live
+//! brokers).
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -12,31 +12,38 @@ use crate::handlers::Call;
 use shoal_coordinator::acl::code;
 
 const KEY_TYPE_GROUP: i8 = 0;
+const KEY_TYPE_TRANSACTION: i8 = 1;
 
 pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let version = call.version;
     let answer = |key: StrBytes| {
         let coordinator = Coordinator::default().with_key(key.clone());
-        if request.key_type == KEY_TYPE_GROUP && !call.authorized(code::DESCRIBE, code::GROUP, &key)
-        {
-            coordinator
+        let refused = |code| {
+            Coordinator::default()
+                .with_key(key.clone())
                 .with_node_id(BrokerId(-1))
                 .with_host(text(""))
                 .with_port(-1)
-                .with_error_code(ResponseError::GroupAuthorizationFailed.code())
-        } else if request.key_type == KEY_TYPE_GROUP {
-            let chosen = call.group_coordinator(&key);
-            coordinator
-                .with_node_id(BrokerId(chosen.node_id))
-                .with_host(text(chosen.host))
-                .with_port(chosen.port)
-        } else {
-            coordinator
-                .with_node_id(BrokerId(-1))
-                .with_host(text(""))
-                .with_port(-1)
-                .with_error_code(ResponseError::CoordinatorNotAvailable.code())
-                .with_error_message(Some(text("Transactions are not supported.")))
+                .with_error_code(code)
+        };
+        let denied = match request.key_type {
+            KEY_TYPE_GROUP => (!call.authorized(code::DESCRIBE, code::GROUP, &key))
+                .then_some(ResponseError::GroupAuthorizationFailed),
+            KEY_TYPE_TRANSACTION => {
+                (!call.authorized(code::DESCRIBE, code::TRANSACTIONAL_ID, &key))
+                    .then_some(ResponseError::TransactionalIdAuthorizationFailed)
+            }
+            _ => Some(ResponseError::InvalidRequest),
+        };
+        match denied {
+            Some(error) => refused(error.code()),
+            None => {
+                let chosen = call.group_coordinator(&key);
+                coordinator
+                    .with_node_id(BrokerId(chosen.node_id))
+                    .with_host(text(chosen.host))
+                    .with_port(chosen.port)
+            }
         }
     };
     if version >= 4 {

@@ -1,0 +1,337 @@
+//! Transactions in the coordinator's state machine: what each operation answers, what
+//! read_committed readers see, and that replay and snapshots rebuild the same state.
+
+use shoal_coordinator::records::Record;
+use shoal_coordinator::state::transactions::TransactionEnding;
+use shoal_coordinator::*;
+use uuid::Uuid;
+
+const NOW: i64 = 1_700_000_000_000;
+
+struct Fixture {
+    state: CoordinatorState,
+    log: Vec<Record>,
+    topic: Uuid,
+    objects: usize,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let mut f = Fixture {
+            state: CoordinatorState::default(),
+            log: Vec::new(),
+            topic: Uuid::from_u128(1),
+            objects: 0,
+        };
+        let record = f
+            .state
+            .create_topic("t", 2, f.topic, TopicConfig::default())
+            .unwrap();
+        f.apply(vec![record]);
+        f
+    }
+
+    fn apply(&mut self, records: Vec<Record>) {
+        for r in records {
+            self.state.apply(&r);
+            self.log.push(r);
+        }
+    }
+
+    fn tp(&self, partition: i32) -> TopicPartition {
+        TopicPartition {
+            topic_id: self.topic,
+            partition,
+        }
+    }
+
+    fn init(&mut self, id: &str) -> (i64, i16) {
+        let (init, records) = self
+            .state
+            .init_transactional(id, 60_000, None, NOW)
+            .unwrap();
+        self.apply(records);
+        match init {
+            TransactionalInit::Ready {
+                producer_id,
+                producer_epoch,
+            } => (producer_id, producer_epoch),
+            other => panic!("not ready: {other:?}"),
+        }
+    }
+
+    fn add(&mut self, id: &str, (pid, epoch): (i64, i16), partitions: &[i32]) {
+        let tps: Vec<_> = partitions.iter().map(|p| self.tp(*p)).collect();
+        let record = self
+            .state
+            .add_to_transaction(id, pid, epoch, &tps, NOW)
+            .unwrap();
+        self.apply(record.into_iter().collect());
+    }
+
+    /// Commits one batch of `count` records; its answer.
+    fn commit(
+        &mut self,
+        partition: i32,
+        kind: BatchKind,
+        (pid, epoch): (i64, i16),
+        base_sequence: i32,
+        count: u32,
+    ) -> CommitBatchResult {
+        self.objects += 1;
+        let batch = CommitBatch {
+            partition: self.tp(partition),
+            byte_offset: 0,
+            size_bytes: 100,
+            offset_count: count,
+            max_timestamp: NOW,
+            producer_id: pid,
+            producer_epoch: epoch,
+            base_sequence,
+            kind,
+        };
+        let object = NewObject::uploaded(format!("wal/{}", self.objects), 100, 0);
+        let (results, record) = self.state.commit_file(&object, &[batch], NOW);
+        self.apply(record.into_iter().collect());
+        results[0]
+    }
+
+    fn end(&mut self, id: &str, holder: (i64, i16), commit: bool) -> TransactionEnding {
+        let (ending, record) = self
+            .state
+            .end_transaction(id, holder.0, holder.1, commit, NOW)
+            .unwrap();
+        self.apply(record.into_iter().collect());
+        ending.expect("an open transaction ends")
+    }
+
+    /// Writes the markers as the broker does, then completes.
+    fn finish(&mut self, ending: &TransactionEnding) {
+        let kind = if ending.commit {
+            BatchKind::CommitMarker
+        } else {
+            BatchKind::AbortMarker
+        };
+        for tp in ending.partitions.clone() {
+            let holder = (ending.producer_id, ending.producer_epoch);
+            let result = self.commit(tp.partition, kind, holder, -1, 1);
+            assert_eq!(result.error, None);
+        }
+        let records = self.state.complete_transaction(ending, NOW);
+        self.apply(records);
+    }
+
+    fn read_committed(&self, partition: i32) -> FindBatchesResult {
+        let request = FindBatchesRequest {
+            partition: self.tp(partition),
+            offset: 0,
+            max_partition_bytes: u32::MAX,
+            max_batches: u32::MAX,
+            read_committed: true,
+        };
+        self.state.find_batches(&[request], u32::MAX).remove(0)
+    }
+
+    fn assert_replay_and_snapshot_agree(&self) {
+        let mut replayed = CoordinatorState::default();
+        for r in &self.log {
+            let mut entry = Vec::new();
+            r.encode_entry(NOW, &mut entry);
+            replayed.apply(&Record::decode_entry(&entry).unwrap());
+        }
+        assert_eq!(replayed, self.state);
+        let image = self.state.encode_snapshot();
+        assert_eq!(
+            CoordinatorState::decode_snapshot(&image).unwrap(),
+            self.state
+        );
+    }
+}
+
+#[test]
+fn open_transactions_hold_the_last_stable_offset_and_aborted_ones_are_listed() {
+    let mut f = Fixture::new();
+    let a = f.init("a");
+    f.add("a", a, &[0, 1]);
+    assert_eq!(
+        f.commit(0, BatchKind::Plain, (-1, -1), -1, 2).base_offset,
+        0
+    );
+    assert_eq!(
+        f.commit(0, BatchKind::Transactional, a, 0, 3).base_offset,
+        2
+    );
+    assert_eq!(
+        f.commit(0, BatchKind::Plain, (-1, -1), -1, 1).base_offset,
+        5
+    );
+    let open = f.read_committed(0);
+    assert_eq!((open.last_stable_offset, open.high_watermark), (2, 6));
+    assert_eq!(
+        open.batches.len(),
+        1,
+        "only the batch below the last stable offset"
+    );
+    // ListOffsets "latest" for read_committed is the last stable offset.
+    let latest = f.state.list_offsets(f.tp(0), LATEST_TIMESTAMP, true);
+    assert_eq!(latest.offset, 2);
+    f.assert_replay_and_snapshot_agree();
+
+    let ending = f.end("a", a, false);
+    assert_eq!(ending.partitions, vec![f.tp(0), f.tp(1)]);
+    f.finish(&ending);
+    let done = f.read_committed(0);
+    assert_eq!((done.last_stable_offset, done.high_watermark), (7, 7));
+    assert_eq!(done.batches.len(), 4);
+    assert_eq!(
+        done.aborted,
+        vec![AbortedTransaction {
+            producer_id: a.0,
+            first_offset: 2,
+            last_offset: 6
+        }]
+    );
+    // Partition 1 got a marker but no records: nothing aborted there.
+    assert!(f.read_committed(1).aborted.is_empty());
+    assert_eq!(
+        f.state.transaction("a").unwrap().status,
+        TransactionStatus::CompleteAbort
+    );
+    f.assert_replay_and_snapshot_agree();
+}
+
+#[test]
+fn batches_outside_an_open_transaction_and_stale_markers_are_refused() {
+    let mut f = Fixture::new();
+    let a = f.init("a");
+    // Not added to the transaction yet, and no transaction open.
+    let refused = f.commit(0, BatchKind::Transactional, a, 0, 1);
+    assert_eq!(refused.error, Some(ErrorKind::InvalidTxnState));
+    f.add("a", a, &[0]);
+    assert_eq!(
+        f.commit(1, BatchKind::Transactional, a, 0, 1).error,
+        Some(ErrorKind::InvalidTxnState)
+    );
+    assert_eq!(f.commit(0, BatchKind::Transactional, a, 0, 1).error, None);
+    // A marker while the transaction is open, or of the other outcome, is refused.
+    assert_eq!(
+        f.commit(0, BatchKind::CommitMarker, a, -1, 1).error,
+        Some(ErrorKind::InvalidTxnState)
+    );
+    let ending = f.end("a", a, true);
+    assert_eq!(
+        f.commit(0, BatchKind::AbortMarker, a, -1, 1).error,
+        Some(ErrorKind::InvalidTxnState)
+    );
+    f.finish(&ending);
+    // The same ending again (a second finisher) changes nothing.
+    assert_eq!(
+        f.commit(0, BatchKind::CommitMarker, a, -1, 1).error,
+        Some(ErrorKind::InvalidTxnState)
+    );
+    assert!(f.state.complete_transaction(&ending, NOW).is_empty());
+    let read = f.read_committed(0);
+    assert_eq!(read.last_stable_offset, read.high_watermark);
+    assert!(read.aborted.is_empty());
+}
+
+#[test]
+fn a_new_producer_fences_the_old_one_and_aborts_its_open_transaction() {
+    let mut f = Fixture::new();
+    let old = f.init("a");
+    f.add("a", old, &[0]);
+    f.commit(0, BatchKind::Transactional, old, 0, 2);
+    let (init, records) = f.state.init_transactional("a", 60_000, None, NOW).unwrap();
+    f.apply(records);
+    let TransactionalInit::MustEnd(ending) = init else {
+        panic!("the open transaction must end first: {init:?}");
+    };
+    assert!(!ending.commit);
+    assert_eq!(ending.producer_epoch, old.1 + 1);
+    // The fenced producer can neither write nor end its transaction.
+    assert_eq!(
+        f.commit(0, BatchKind::Transactional, old, 2, 1).error,
+        Some(ErrorKind::InvalidProducerEpoch)
+    );
+    let refused = f.state.end_transaction("a", old.0, old.1, true, NOW);
+    assert_eq!(refused.unwrap_err(), ErrorKind::ProducerFenced);
+    f.finish(&ending);
+    let new = f.init("a");
+    assert_eq!(new, (old.0, old.1 + 2));
+    assert_eq!(f.read_committed(0).aborted.len(), 1);
+    f.assert_replay_and_snapshot_agree();
+}
+
+#[test]
+fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_commit() {
+    let mut f = Fixture::new();
+    let a = f.init("a");
+    f.add("a", a, &[0]);
+    let entry = OffsetCommitEntry {
+        partition: f.tp(1),
+        offset: 42,
+        leader_epoch: -1,
+        metadata: String::new(),
+    };
+    let (results, record) = f
+        .state
+        .add_transaction_offsets("a", a.0, a.1, "g", &[entry], NOW)
+        .unwrap();
+    assert_eq!(results, vec![None]);
+    f.apply(record.into_iter().collect());
+    assert!(
+        f.state.fetch_offsets("g", None).is_empty(),
+        "not before the commit"
+    );
+    // Not yet timed out; then past the timeout.
+    assert!(f.state.transactions_to_end(NOW + 59_999, 10).0.is_empty());
+    let (endings, records) = f.state.transactions_to_end(NOW + 60_000, 10);
+    f.apply(records);
+    assert_eq!(endings.len(), 1);
+    assert_eq!(endings[0].producer_epoch, a.1 + 1);
+    // Still ending until its markers are in: asked again, it is returned again.
+    assert_eq!(f.state.transactions_to_end(NOW + 60_001, 10).0, endings);
+    f.finish(&endings[0]);
+    assert!(
+        f.state.fetch_offsets("g", None).is_empty(),
+        "aborted offsets are dropped"
+    );
+    let refused = f.state.end_transaction("a", a.0, a.1, true, NOW);
+    assert_eq!(refused.unwrap_err(), ErrorKind::ProducerFenced);
+
+    // A committed transaction hands its offsets to the group.
+    let b = f.init("a");
+    f.add("a", b, &[]);
+    let (_, record) = f
+        .state
+        .add_transaction_offsets("a", b.0, b.1, "g", &[entry_at(&f, 7)], NOW)
+        .unwrap();
+    f.apply(record.into_iter().collect());
+    let ending = f.end("a", b, true);
+    f.finish(&ending);
+    let offsets = f.state.fetch_offsets("g", None);
+    assert_eq!(offsets.len(), 1);
+    assert_eq!(offsets[0].1.as_ref().unwrap().offset, 7);
+    f.assert_replay_and_snapshot_agree();
+}
+
+#[test]
+fn timeouts_outside_kafkas_bounds_are_refused() {
+    let f = Fixture::new();
+    for timeout in [0, -1, 900_001] {
+        let refused = f
+            .state
+            .init_transactional("a", timeout, None, NOW)
+            .unwrap_err();
+        assert_eq!(refused, ErrorKind::InvalidTransactionTimeout);
+    }
+}
+
+fn entry_at(f: &Fixture, offset: i64) -> OffsetCommitEntry {
+    OffsetCommitEntry {
+        partition: f.tp(1),
+        offset,
+        leader_epoch: -1,
+        metadata: String::new(),
+    }
+}

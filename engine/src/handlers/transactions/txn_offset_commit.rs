@@ -1,0 +1,113 @@
+//! TxnOffsetCommit: a consumer group's offsets, committed with the transaction (held by it
+//! until EndTxn commits, dropped if it aborts). Sent to the group's coordinator.
+
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use shoal_coordinator::acl::code;
+use shoal_coordinator::commands::CommitTransactionOffsets;
+use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+
+use crate::handlers::topics::{permitted, Answers};
+use crate::handlers::Call;
+use crate::kafka::error_codes;
+
+pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
+    let broker = call.broker;
+    let group_id = request.group_id.0.to_string();
+    let id = request.transactional_id.0.as_str();
+    let mut refused = call
+        .authorized(code::WRITE, code::TRANSACTIONAL_ID, id)
+        .then_some(())
+        .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
+        .and_then(|()| call.check_group(code::READ, &group_id))
+        .and_then(|()| call.check_coordinator(&group_id))
+        .err();
+    // v3+ names the member: a consumer that left the group's generation is refused.
+    if refused.is_none() && request.generation_id >= 0 && !request.member_id.is_empty() {
+        let member = MemberRef {
+            group_id: group_id.clone(),
+            member_id: request.member_id.to_string(),
+            generation_id: request.generation_id,
+            group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
+        };
+        refused = match broker
+            .shard
+            .group_call(&group_id, GroupRequest::ValidateCommit(member))
+            .await
+        {
+            GroupResponse::Outcome(error) => error,
+            _ => Some(ErrorKind::NotAvailable),
+        };
+    }
+    let view = broker.shard.topics.load();
+    let mut entries = Vec::new();
+    for topic in &request.topics {
+        let Ok(topic_id) = permitted(call, &view, topic.name.0.as_str(), code::READ) else {
+            continue;
+        };
+        for p in &topic.partitions {
+            entries.push(OffsetCommitEntry {
+                partition: TopicPartition {
+                    topic_id,
+                    partition: p.partition_index,
+                },
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
+                metadata: p
+                    .committed_metadata
+                    .as_ref()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    let count = entries.len();
+    let results = match refused {
+        Some(_) => None,
+        None => {
+            let command = CommitTransactionOffsets {
+                transactional_id: id.to_string(),
+                producer_id: request.producer_id.0,
+                producer_epoch: request.producer_epoch,
+                group: group_id,
+                offsets: entries,
+            };
+            match broker.shard.coordinator.run(command).await {
+                Ok(Ok(results)) if results.len() == count => Some(results),
+                Ok(Err(e)) => {
+                    refused = Some(e);
+                    None
+                }
+                _ => None,
+            }
+        }
+    };
+    let mut results = Answers::new(results);
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let error = match refused {
+                        Some(e) => Some(e),
+                        None => results.next(known).unwrap_or_else(Some),
+                    };
+                    TxnOffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error_codes::code_of(error))
+                })
+                .collect();
+            TxnOffsetCommitResponseTopic::default()
+                .with_name(topic.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    TxnOffsetCommitResponse::default().with_topics(topics)
+}
