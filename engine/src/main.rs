@@ -13,6 +13,7 @@ mod security;
 mod server;
 #[cfg(test)]
 mod testing;
+mod transactions_cli;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,6 +69,14 @@ enum Command {
         #[command(subcommand)]
         command: ClusterCommand,
     },
+    /// The transactional ids a running broker coordinates, and their transactions.
+    Transactions {
+        /// The broker to ask.
+        #[arg(long, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        #[command(subcommand)]
+        command: transactions_cli::TransactionsCommand,
+    },
     /// Report the state of a data directory without starting the broker: the metadata
     /// files, what recovery would do, and a CRC check of every stored batch. Exits 0 when
     /// the broker would start with every batch intact, 2 otherwise.
@@ -106,6 +115,13 @@ fn main() {
     if let Some(Command::Mirror { bootstrap, command }) = args.command {
         if let Err(e) = mirror::cli::run(&bootstrap, command) {
             eprintln!("shoal mirror: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if let Some(Command::Transactions { bootstrap, command }) = args.command {
+        if let Err(e) = transactions_cli::run(&bootstrap, command) {
+            eprintln!("shoal transactions: {e}");
             std::process::exit(1);
         }
         return;

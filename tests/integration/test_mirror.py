@@ -379,3 +379,30 @@ def test_the_mirror_keeps_the_source_log_start_offset(pair):
 
     wait_for(start_followed, 30, "log start 120 on the destination")
     assert identical(source, destination, "orders", 3)
+
+
+def test_transactional_source_data_mirrors_byte_for_byte_with_aborts_kept(pair):
+    """Committed and aborted transactions and their markers are copied as they are, at the
+    same offsets: a read_committed consumer of the mirror sees what one of the source sees."""
+    from test_transactions import read, transactional_producer
+
+    source, destination = pair
+    producer = transactional_producer(source.bootstrap, "mirrored-writer")
+    for round_ in range(6):
+        producer.begin_transaction()
+        for i in range(10):
+            producer.produce("orders", value=f"r{round_}-{i}", partition=i % 3)
+        if round_ % 2:
+            producer.flush(15)
+            producer.abort_transaction(15)
+        else:
+            producer.commit_transaction(15)
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "orders")
+    wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
+    assert identical(source, destination, "orders", 3)
+    expected = read(source.bootstrap, "orders", 3, "read_committed", 30)
+    assert len(expected) == 30
+    mirrored = read(destination.bootstrap, "orders", 3, "read_committed", 30)
+    assert sorted(mirrored) == sorted(expected)
+    assert len(read(destination.bootstrap, "orders", 3, "read_uncommitted", 60)) == 60

@@ -250,6 +250,8 @@ impl CoordinatorState {
                         if m.state == shoal_mirror::MirrorState::Stopped && p.mirror.is_read_only()
                         {
                             p.producers.clear();
+                            // The source's open transactions can never end here: aborted.
+                            p.transactions.abort_all_open(p.high_watermark);
                         }
                         p.mirror = m.clone();
                     }

@@ -86,6 +86,20 @@ impl PartitionTransactions {
             .collect()
     }
 
+    /// Every open transaction becomes aborted up to `end` (exclusive); no marker follows.
+    pub(super) fn abort_all_open(&mut self, end: i64) {
+        for (producer_id, first_offset) in std::mem::take(&mut self.open) {
+            self.aborted.push_back(AbortedTransaction {
+                producer_id,
+                first_offset,
+                last_offset: end - 1,
+            });
+        }
+        self.aborted
+            .make_contiguous()
+            .sort_by_key(|a| a.last_offset);
+    }
+
     pub(super) fn forget_before(&mut self, log_start_offset: i64) {
         while self
             .aborted
