@@ -373,3 +373,40 @@ def test_a_consumer_in_another_rack_is_sent_to_a_broker_of_its_own(cluster):
             seen.add((m.partition(), m.offset()))
     consumer.close()
     assert len(seen) == 300
+
+
+def test_transactions_span_brokers_and_a_new_producer_ends_one_left_open_by_a_killed_broker(
+        cluster):
+    """A transactional producer writes to partitions led by all three brokers; commits and
+    aborts are seen alike through every broker; a transaction left open when a broker is
+    killed -9 is aborted by the next producer with its id, through the brokers still up."""
+    from test_transactions import read, transactional_producer
+
+    brokers = cluster()
+    every = ",".join(b.bootstrap for b in brokers)
+    admin = AdminClient({"bootstrap.servers": every})
+    admin.create_topics([NewTopic("ledger", num_partitions=6)])["ledger"].result(15)
+    producer = transactional_producer(every, "ledger-tx")
+    producer.begin_transaction()
+    for i in range(60):
+        producer.produce("ledger", value=f"kept-{i}", partition=i % 6)
+    producer.commit_transaction(15)
+    producer.begin_transaction()
+    for i in range(30):
+        producer.produce("ledger", value=f"dropped-{i}", partition=i % 6)
+    producer.flush(15)
+    producer.abort_transaction(15)
+    producer.begin_transaction()
+    for i in range(30):
+        producer.produce("ledger", value=f"orphan-{i}", partition=i % 6)
+    producer.flush(15)
+    brokers[0].kill()
+    survivors = ",".join(b.bootstrap for b in brokers[1:])
+    successor = transactional_producer(survivors, "ledger-tx")
+    successor.begin_transaction()
+    successor.produce("ledger", value="last", partition=0)
+    successor.commit_transaction(15)
+    expected = sorted([f"kept-{i}" for i in range(60)] + ["last"])
+    for b in brokers[1:]:
+        got = read(b.bootstrap, "ledger", 6, "read_committed", 61)
+        assert sorted(v for _, v in got) == expected
