@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::records::{
-    BatchKind, CommittedBatch, CommittedOffset, Record, ScramCredential, TopicConfig,
+    BatchKind, CommittedBatch, CommittedOffset, Record, ScramCredential, TopicCompression,
+    TopicConfig,
 };
 use crate::state::PARTITIONS_PER_TOPIC_MAX;
 use crate::transaction_codec::{
@@ -51,7 +52,7 @@ impl Record {
                 config,
             } => {
                 let mut records = partitions_created(*id, name, 0, *partitions);
-                records.push(topic_config(*id, config));
+                records.extend(topic_config(*id, config));
                 (now_ms, records)
             }
             Record::PartitionsAdded {
@@ -64,7 +65,7 @@ impl Record {
                 partitions_created(*topic_id, name, *first_new, *total_partitions),
             ),
             Record::TopicConfigChanged { topic_id, config } => {
-                (now_ms, vec![topic_config(*topic_id, config)])
+                (now_ms, topic_config(*topic_id, config))
             }
             Record::TopicDeleted { id, at_ms } => (
                 *at_ms,
@@ -263,10 +264,18 @@ impl Record {
             return partitions_from_records(first, records);
         }
         let record = match first {
-            AnyRecord::ShoalTopicConfigRecord(r) => Record::TopicConfigChanged {
-                topic_id: r.topic_id,
-                config: config_of(&r),
-            },
+            AnyRecord::ShoalTopicConfigRecord(r) => {
+                let mut config = config_of(&r);
+                if let Some(AnyRecord::ShoalTopicCompressionRecord(c)) = records.as_slice().first()
+                {
+                    config.compression = compression_of(c, r.topic_id)?;
+                    records.next();
+                }
+                Record::TopicConfigChanged {
+                    topic_id: r.topic_id,
+                    config,
+                }
+            }
             AnyRecord::DisklessTopicDeletedRecord(r) => Record::TopicDeleted {
                 id: r.topic_id,
                 at_ms: time,
@@ -433,6 +442,15 @@ fn partitions_from_records(
             (AnyRecord::ShoalTopicConfigRecord(c), None) if c.topic_id == first.topic_id => {
                 config = Some(config_of(&c));
             }
+            (AnyRecord::ShoalTopicCompressionRecord(c), Some(known))
+                if c.topic_id == first.topic_id && known.compression == TopicCompression::Producer =>
+            {
+                let compression = compression_of(&c, first.topic_id)?;
+                config = Some(TopicConfig {
+                    compression,
+                    ..*known
+                });
+            }
             (other, _) => {
                 return Err(format!(
                     "record type {} does not continue the partitions of topic {}",
@@ -465,15 +483,45 @@ fn partitions_from_records(
     })
 }
 
-fn topic_config(topic_id: Uuid, config: &TopicConfig) -> AnyRecord {
-    ShoalTopicConfigRecord {
+/// A topic's settings: its config record, then its compression when not "producer".
+fn topic_config(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
+    let mut records = vec![ShoalTopicConfigRecord {
         topic_id,
         retention_ms: config.retention_ms,
         retention_bytes: config.retention_bytes,
         log_append_time: config.log_append_time,
         max_message_bytes: config.max_message_bytes,
     }
-    .into()
+    .into()];
+    let code = match config.compression {
+        TopicCompression::Producer => None,
+        TopicCompression::Uncompressed => Some(1),
+        TopicCompression::Gzip => Some(2),
+        TopicCompression::Snappy => Some(3),
+        TopicCompression::Lz4 => Some(4),
+        TopicCompression::Zstd => Some(5),
+    };
+    if let Some(compression_type) = code {
+        records.push(
+            ShoalTopicCompressionRecord {
+                topic_id,
+                compression_type,
+            }
+            .into(),
+        );
+    }
+    records
+}
+
+fn compression_of(r: &ShoalTopicCompressionRecord, topic: Uuid) -> Result<TopicCompression, String> {
+    Ok(match r.compression_type {
+        1 => TopicCompression::Uncompressed,
+        2 => TopicCompression::Gzip,
+        3 => TopicCompression::Snappy,
+        4 => TopicCompression::Lz4,
+        5 => TopicCompression::Zstd,
+        other => return Err(format!("compression type {other} of topic {topic} is unknown")),
+    })
 }
 
 fn config_of(r: &ShoalTopicConfigRecord) -> TopicConfig {
@@ -482,6 +530,7 @@ fn config_of(r: &ShoalTopicConfigRecord) -> TopicConfig {
         retention_bytes: r.retention_bytes,
         log_append_time: r.log_append_time,
         max_message_bytes: r.max_message_bytes,
+        compression: TopicCompression::Producer,
     }
 }
 
@@ -647,6 +696,15 @@ pub(crate) mod tests {
                 partitions: 4,
                 config: TopicConfig::default(),
             },
+            Record::TopicCreated {
+                id: other,
+                name: "compressed".into(),
+                partitions: 2,
+                config: TopicConfig {
+                    compression: TopicCompression::Lz4,
+                    ..TopicConfig::default()
+                },
+            },
             Record::FileCommitted {
                 object_key: "wal/abc".into(),
                 file_size: 4096,
@@ -744,6 +802,7 @@ pub(crate) mod tests {
                     retention_bytes: 1 << 30,
                     log_append_time: true,
                     max_message_bytes: 100,
+                    compression: TopicCompression::Zstd,
                 },
             },
             Record::OffsetsCommitted {

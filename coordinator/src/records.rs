@@ -52,6 +52,47 @@ pub struct TopicConfig {
     pub log_append_time: bool,
     /// `max.message.bytes`: the largest batch a producer may send.
     pub max_message_bytes: i32,
+    /// `compression.type`: the codec batches are stored with.
+    pub compression: TopicCompression,
+}
+
+/// `compression.type`: `Producer` keeps each batch as its producer compressed it; any other
+/// value has the broker recompress batches that use another codec, as Kafka does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TopicCompression {
+    #[default]
+    Producer,
+    Uncompressed,
+    Gzip,
+    Snappy,
+    Lz4,
+    Zstd,
+}
+
+impl TopicCompression {
+    /// Kafka's names, as `compression.type` takes and shows them.
+    pub const NAMES: [(&'static str, TopicCompression); 6] = [
+        ("producer", TopicCompression::Producer),
+        ("uncompressed", TopicCompression::Uncompressed),
+        ("gzip", TopicCompression::Gzip),
+        ("snappy", TopicCompression::Snappy),
+        ("lz4", TopicCompression::Lz4),
+        ("zstd", TopicCompression::Zstd),
+    ];
+
+    pub fn from_name(name: &str) -> Option<TopicCompression> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| *c)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("producer", |(n, _)| n)
+    }
 }
 
 impl Default for TopicConfig {
@@ -62,6 +103,7 @@ impl Default for TopicConfig {
             retention_bytes: -1,
             log_append_time: false,
             max_message_bytes: 1_048_588,
+            compression: TopicCompression::Producer,
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use bytes::Bytes;
+use shoal_wal::decompress::Codec;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 
 use crate::groups::messages::{GroupRequest, GroupResponse};
@@ -28,6 +29,8 @@ pub struct ProduceRules {
     /// Control batches (transaction markers) are taken: only from the broker's own
     /// transaction coordinator.
     pub markers: bool,
+    /// `compression.type` names a codec: batches compressed otherwise are recompressed.
+    pub recompress_to: Option<shoal_wal::decompress::Codec>,
 }
 
 impl ProduceRules {
@@ -37,7 +40,20 @@ impl ProduceRules {
             max_batch_bytes: config.max_message_bytes.max(0) as usize,
             zstd_allowed: produce_version >= 7,
             markers: false,
+            recompress_to: codec_of(config.compression),
         }
+    }
+}
+
+fn codec_of(compression: shoal_coordinator::TopicCompression) -> Option<Codec> {
+    use shoal_coordinator::TopicCompression as C;
+    match compression {
+        C::Producer => None,
+        C::Uncompressed => Some(Codec::None),
+        C::Gzip => Some(Codec::Gzip),
+        C::Snappy => Some(Codec::Snappy),
+        C::Lz4 => Some(Codec::Lz4),
+        C::Zstd => Some(Codec::Zstd),
     }
 }
 

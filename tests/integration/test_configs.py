@@ -228,10 +228,10 @@ def test_describe_producers_lists_idempotent_producers(broker):
 
 
 def test_an_unimplemented_api_gets_an_error_answer_and_the_connection_stays_open(broker):
-    # EndTxn v0 (no transactions yet): transactional id, producer id, epoch, committed.
-    body = wire.string("txn") + struct.pack(">qhb", 1, 0, 1)
+    # DescribeClientQuotas v0 (quotas are not served): no components, not strict.
+    body = struct.pack(">ib", 0, 0)
     conn = wire.Connection(broker.bootstrap)
-    conn.send(wire.request(26, 0, 9, body))
+    conn.send(wire.request(48, 0, 9, body))
     correlation_id, response = conn.recv_response()
     assert correlation_id == 9
     (error_code,) = struct.unpack_from(">h", response, 4)
@@ -240,3 +240,68 @@ def test_an_unimplemented_api_gets_an_error_answer_and_the_connection_stays_open
     conn.send(wire.request(18, 0, 10, b""))
     assert conn.recv_response()[0] == 10
     conn.close()
+
+
+def test_compression_type_recompresses_what_producers_send_otherwise(broker):
+    """librdkafka's 0081_admin sets compression.type per topic: each codec is taken, described,
+    and batches produced with another codec are stored (and fetched) with the topic's."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    codecs = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+    for name in codecs:
+        create(admin, f"packed-{name}", config={"compression.type": name})
+        assert topic_configs(admin, f"packed-{name}")["compression.type"][0] == name
+    with pytest.raises(KafkaException) as refused:
+        create(admin, "refused", config={"compression.type": "brotli"})
+    assert refused.value.args[0].code() == INVALID_CONFIG
+    for name, codec_id in codecs.items():
+        topic = f"packed-{name}"
+        # The producer compresses with lz4 (or nothing for the lz4 topic).
+        sent_with = "none" if name == "lz4" else "lz4"
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20,
+                             "compression.type": sent_with})
+        for i in range(200):
+            producer.produce(topic, key=f"k{i}".encode(), value=(f"value-{i}-" * 20).encode())
+        assert producer.flush(15) == 0
+        stored = raw_batches(broker, topic)
+        assert stored and all(attributes & 7 == codec_id for attributes in stored), (name, stored)
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"g-{name}"})
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got = []
+        deadline = time.time() + 15
+        while len(got) < 200 and time.time() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append((m.key(), m.value()))
+        consumer.close()
+        assert got == [(f"k{i}".encode(), (f"value-{i}-" * 20).encode()) for i in range(200)]
+    # Back to "producer": batches stay as sent.
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "packed-gzip", incremental_configs=[
+        ConfigEntry("compression.type", "producer", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=15)
+    assert topic_configs(admin, "packed-gzip")["compression.type"][0] == "producer"
+
+
+def raw_batches(broker, topic):
+    """The attributes of every batch a Fetch v4 returns for partition 0 from offset 0."""
+    body = struct.pack(">iiii", -1, 500, 1, 50 << 20) + struct.pack(">b", 0)
+    body += struct.pack(">i", 1) + wire.string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">iqi", 0, 0, 50 << 20)
+    conn = wire.Connection(broker.bootstrap)
+    conn.send(wire.request(1, 4, 1, body))
+    _, response = conn.recv_response()
+    conn.close()
+    pos = 4 + 4
+    (n,) = struct.unpack_from(">h", response, pos)
+    pos += 2 + n + 4
+    pos += 4 + 2 + 8 + 8
+    (aborted,) = struct.unpack_from(">i", response, pos)
+    pos += 4 + max(aborted, 0) * 16
+    (size,) = struct.unpack_from(">i", response, pos)
+    records = response[pos + 4:pos + 4 + size]
+    attributes, at = [], 0
+    while at + 23 <= len(records):
+        (length,) = struct.unpack_from(">i", records, at + 8)
+        (attrs,) = struct.unpack_from(">h", records, at + 21)
+        attributes.append(attrs)
+        at += 12 + length
+    return attributes

@@ -247,6 +247,12 @@ def test_poison_batches_are_refused_and_old_clients_lose_nothing(make_broker):
     assert produce_error(broker, "poison", batch(good_zstd, 1, attributes=4), version=7) == 0
     # An old client (Sarama 1.22) writes -1 as the max timestamp: stored with the records'.
     assert produce_error(broker, "poison", batch(records([b"s"]), 1, max_ts=-1)) == 0
+    # Transaction markers come from the broker only; transactional records need a producer
+    # id (and, with one, its open transaction: see test_transactions.py).
+    assert produce_error(broker, "poison", batch(records([b"m"]), 1, attributes=0x30)) \
+        == INVALID_REQUEST
+    assert produce_error(broker, "poison", batch(records([b"t"]), 1, attributes=0x10)) \
+        == INVALID_REQUEST
     assert list_offset_by_time(broker, "poison", NOW_MS - 60_000) == (0, 0)
     assert list_offset_by_time(broker, "poison", NOW_MS) == (0, 0)
     # Nothing is later than the records' time: no offset (-1), not the old client's batch.

@@ -6,6 +6,7 @@ pub mod control;
 pub mod decompress;
 pub mod error;
 pub mod object;
+pub mod recompress;
 pub mod records;
 pub mod store;
 pub mod time_limit;

@@ -182,6 +182,7 @@ impl CoordinatorState {
         if let Some(config) = config {
             let config = TopicConfig {
                 log_append_time: topic.config.log_append_time,
+                compression: topic.config.compression,
                 ..config
             };
             if config != topic.config {

@@ -3,12 +3,14 @@
 //! records that parse and agree with their header (count, offset deltas), no negative
 //! timestamps but "none", compressed payloads inflating to at most a bound. Then the header's
 //! max timestamp is made what the records say (old clients write -1 there, and retention and
-//! ListOffsets go by it), or the broker's clock for LogAppendTime topics.
+//! ListOffsets go by it), or the broker's clock for LogAppendTime topics. A topic whose
+//! `compression.type` names a codec gets batches compressed otherwise recompressed.
 
 use bytes::{Bytes, BytesMut};
 use shoal_coordinator::ErrorKind;
 use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batches};
 use shoal_wal::decompress::Codec;
+use shoal_wal::recompress::recompress_batch;
 use shoal_wal::records::check_records;
 use shoal_wal::{BatchHeader, WalError};
 
@@ -45,7 +47,7 @@ pub fn validate_payload(
     inflated_batch_bytes_max: usize,
     now_ms: impl Fn() -> i64,
 ) -> Result<ValidPayload, Refusal> {
-    let mut headers = validate_batches(&records).map_err(|e| rejected(&e))?;
+    let headers = validate_batches(&records).map_err(|e| rejected(&e))?;
     // Transaction markers are written by the broker itself, never taken from clients.
     if !rules.markers && headers.iter().any(|h| h.is_control()) {
         return Err(ErrorKind::InvalidRequest.into());
@@ -53,8 +55,12 @@ pub fn validate_payload(
     if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
         return Err(ErrorKind::MessageTooLarge.into());
     }
+    if rules.recompress_to == Some(Codec::Zstd) && !rules.zstd_allowed {
+        return Err(ErrorKind::UnsupportedCompressionType.into());
+    }
     let mut maxes = Vec::with_capacity(headers.len());
     let mut at = 0;
+    let mut recompressed: Option<BytesMut> = None;
     for header in &headers {
         let codec = Codec::from_id(header.compression_codec()).map_err(|e| rejected(&e))?;
         if codec == Codec::Zstd && !rules.zstd_allowed {
@@ -64,8 +70,34 @@ pub fn validate_payload(
         let summary =
             check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
         maxes.push(summary.max_timestamp);
+        match rules.recompress_to {
+            Some(target) if target != codec && !header.is_control() => {
+                let converted = recompress_batch(batch, header, target, inflated_batch_bytes_max)
+                    .map_err(|e| rejected(&e))?;
+                recompressed
+                    .get_or_insert_with(|| BytesMut::from(&records[..at]))
+                    .extend_from_slice(&converted);
+            }
+            _ => {
+                if let Some(out) = recompressed.as_mut() {
+                    out.extend_from_slice(batch);
+                }
+            }
+        }
         at += header.size_bytes;
     }
+    // Recompressed batches have new lengths and CRCs: their headers are read again.
+    let (records, mut headers) = match recompressed {
+        Some(out) => {
+            let out = out.freeze();
+            let headers = validate_batches(&out).map_err(|e| rejected(&e))?;
+            if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
+                return Err(ErrorKind::MessageTooLarge.into());
+            }
+            (out, headers)
+        }
+        None => (records, headers),
+    };
     if rules.log_append_time {
         let now = now_ms();
         let mut stamped = BytesMut::from(&records[..]);

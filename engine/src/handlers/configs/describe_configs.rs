@@ -104,7 +104,7 @@ fn entry(
     let config_type = match name {
         "cleanup.policy" => TYPE_LIST,
         "max.message.bytes" | "message.max.bytes" => TYPE_INT,
-        "message.timestamp.type" => TYPE_STRING,
+        "message.timestamp.type" | "compression.type" => TYPE_STRING,
         _ => TYPE_LONG,
     };
     DescribeConfigsResourceResult::default()

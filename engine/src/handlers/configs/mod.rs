@@ -7,7 +7,7 @@ pub mod describe_configs;
 pub mod incremental_alter_configs;
 
 use shoal_coordinator::commands::AlterTopicConfig;
-use shoal_coordinator::{ErrorKind, TopicConfig};
+use shoal_coordinator::{ErrorKind, TopicCompression, TopicConfig};
 
 use shoal_coordinator::acl::code;
 use shoal_protocol::ResponseError;
@@ -64,6 +64,7 @@ const IGNORED_TOPIC_CONFIGS: &[&str] = &[
 /// The topic configs Shoal honours, in the order they are described.
 pub const TOPIC_CONFIGS: &[&str] = &[
     "cleanup.policy",
+    "compression.type",
     "max.message.bytes",
     "message.timestamp.type",
     "retention.bytes",
@@ -116,15 +117,17 @@ pub fn set_topic_config(
                 ))
             }
         },
-        "compression.type" => match value.map(str::trim) {
-            None | Some("producer") => {}
-            Some(other) => {
-                return Err(format!(
-                    "compression.type={other} is not supported: Shoal stores batches as the \
-                     producer compressed them (compression.type=producer)"
-                ))
+        "compression.type" => {
+            config.compression = match value.map(str::trim) {
+                None => TopicCompression::Producer,
+                Some(v) => TopicCompression::from_name(v).ok_or_else(|| {
+                    format!(
+                        "compression.type must be one of producer, uncompressed, gzip, snappy, \
+                         lz4, zstd, got '{v}'"
+                    )
+                })?,
             }
-        },
+        }
         _ if IGNORED_TOPIC_CONFIGS.contains(&name) => {}
         _ => return Err(format!("Unknown topic config name: {name}")),
     }
@@ -157,6 +160,10 @@ pub fn topic_config_value(config: &TopicConfig, name: &str) -> Option<(String, b
             !config.log_append_time,
         ),
         "cleanup.policy" => ("delete".to_string(), true),
+        "compression.type" => (
+            config.compression.name().to_string(),
+            config.compression == defaults.compression,
+        ),
         _ => return None,
     };
     Some((value, default))
@@ -188,6 +195,7 @@ pub fn broker_configs(broker: &Broker) -> Vec<(&'static str, String)> {
             c.auto_create_topics.to_string(),
         ),
         ("broker.id", c.node_id.to_string()),
+        ("compression.type", defaults.compression.name().to_string()),
         (
             "group.initial.rebalance.delay.ms",
             c.groups.initial_rebalance_delay_ms.to_string(),
