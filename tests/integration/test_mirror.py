@@ -65,8 +65,9 @@ def caught_up(broker, source, topic, partitions, mirror="dr"):
     return check
 
 
-def end_offsets(broker, topic, partitions):
-    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "ends"})
+def end_offsets(broker, topic, partitions, isolation="read_committed"):
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "ends",
+                  "isolation.level": isolation})
     ends = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
             for p in range(partitions)]
     c.close()
@@ -406,3 +407,22 @@ def test_transactional_source_data_mirrors_byte_for_byte_with_aborts_kept(pair):
     mirrored = read(destination.bootstrap, "orders", 3, "read_committed", 30)
     assert sorted(mirrored) == sorted(expected)
     assert len(read(destination.bootstrap, "orders", 3, "read_uncommitted", 60)) == 60
+
+    # A transaction still open on the source when the mirror fails over can never end on the
+    # destination: it is aborted there, so read_committed consumers are not held back.
+    producer.begin_transaction()
+    for i in range(9):
+        producer.produce("orders", value=f"open-{i}", partition=i % 3)
+    producer.flush(15)
+    # (The source's ends as a read_uncommitted reader sees them: past the open transaction.)
+    ends = end_offsets(source, "orders", 3, isolation="read_uncommitted")
+    wait_for(lambda: all(describe(destination)[("orders", p)][1] == ends[p] for p in range(3)),
+             60, "the open transaction mirrored")
+    assert len(read(destination.bootstrap, "orders", 3, "read_committed", 30)) == 30
+    assert "orders: removed" in cli(destination, "remove", "dr", "orders").stdout
+    after = Producer({"bootstrap.servers": destination.bootstrap})
+    for p in range(3):
+        after.produce("orders", value=f"after-{p}", partition=p)
+    assert after.flush(15) == 0
+    got = read(destination.bootstrap, "orders", 3, "read_committed", 33)
+    assert sorted(got) == sorted(expected + [(p, f"after-{p}") for p in range(3)])
