@@ -59,6 +59,20 @@ const IGNORED_TOPIC_CONFIGS: &[&str] = &[
     "message.timestamp.difference.max.ms",
     "message.timestamp.before.max.ms",
     "message.timestamp.after.max.ms",
+    "message.format.version",
+    // Compaction's tuning: meaningless while cleanup.policy is delete, as in Kafka.
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "min.cleanable.dirty.ratio",
+    // Tiered storage: a diskless topic's data is in object storage already.
+    "remote.storage.enable",
+    "remote.log.copy.disable",
+    "remote.log.delete.on.disable",
+    // Recompression uses each codec's default level (Kafka's defaults too).
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
 ];
 
 /// The topic configs Shoal honours, in the order they are described.
