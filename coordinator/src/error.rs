@@ -85,4 +85,6 @@ pub enum ErrorKind {
     InvalidProducerIdMapping,
     TransactionalIdNotFound,
     TransactionalIdAuthorizationFailed,
+    /// OffsetFetch with require_stable: offsets are pending in an open transaction.
+    UnstableOffsetCommit,
 }

@@ -443,7 +443,8 @@ fn partitions_from_records(
                 config = Some(config_of(&c));
             }
             (AnyRecord::ShoalTopicCompressionRecord(c), Some(known))
-                if c.topic_id == first.topic_id && known.compression == TopicCompression::Producer =>
+                if c.topic_id == first.topic_id
+                    && known.compression == TopicCompression::Producer =>
             {
                 let compression = compression_of(&c, first.topic_id)?;
                 config = Some(TopicConfig {
@@ -513,14 +514,21 @@ fn topic_config(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
     records
 }
 
-fn compression_of(r: &ShoalTopicCompressionRecord, topic: Uuid) -> Result<TopicCompression, String> {
+fn compression_of(
+    r: &ShoalTopicCompressionRecord,
+    topic: Uuid,
+) -> Result<TopicCompression, String> {
     Ok(match r.compression_type {
         1 => TopicCompression::Uncompressed,
         2 => TopicCompression::Gzip,
         3 => TopicCompression::Snappy,
         4 => TopicCompression::Lz4,
         5 => TopicCompression::Zstd,
-        other => return Err(format!("compression type {other} of topic {topic} is unknown")),
+        other => {
+            return Err(format!(
+                "compression type {other} of topic {topic} is unknown"
+            ))
+        }
     })
 }
 

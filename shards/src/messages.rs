@@ -3,8 +3,8 @@
 use std::time::Instant;
 
 use bytes::Bytes;
-use shoal_wal::decompress::Codec;
 use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_wal::decompress::Codec;
 
 use crate::groups::messages::{GroupRequest, GroupResponse};
 use crate::metrics::MetricsSnapshot;

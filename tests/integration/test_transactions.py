@@ -338,3 +338,26 @@ def test_kill_9_mid_transactions_leaves_each_whole_or_gone(broker):
     assert set(committed) <= set(by_transaction), set(committed) - set(by_transaction)
     assert "panicked" not in broker.log()
     print(f"{len(committed)} commits acknowledged, {len(by_transaction)} transactions visible")
+
+
+def test_offsets_pending_in_a_transaction_are_unstable_for_read_committed_consumers(broker):
+    """KIP-447: a read_committed consumer asks for stable offsets and is told to wait while a
+    transaction holds offsets for its group; a read_uncommitted one sees the last commit."""
+    create_topics(broker.bootstrap, "in", partitions=1)
+    producer = transactional_producer(broker.bootstrap, "pending-offsets")
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "stable",
+                         "isolation.level": "read_committed"})
+    producer.begin_transaction()
+    producer.send_offsets_to_transaction(
+        [TopicPartition("in", 0, 42)], consumer.consumer_group_metadata(), 15)
+    with pytest.raises(KafkaException) as waited:
+        consumer.committed([TopicPartition("in", 0)], timeout=3)
+    assert waited.value.args[0].code() in (
+        KafkaError.UNSTABLE_OFFSET_COMMIT, KafkaError._TIMED_OUT), waited.value
+    loose = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "stable",
+                      "isolation.level": "read_uncommitted"})
+    assert loose.committed([TopicPartition("in", 0)], timeout=10)[0].offset < 0
+    producer.commit_transaction(15)
+    assert consumer.committed([TopicPartition("in", 0)], timeout=10)[0].offset == 42
+    consumer.close()
+    loose.close()

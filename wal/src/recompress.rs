@@ -144,14 +144,26 @@ mod tests {
     fn every_codec_round_trips_to_a_valid_batch_with_the_same_records() {
         let original = plain_batch(20);
         let header = validate_batches(&original).unwrap()[0];
-        for target in [Codec::Gzip, Codec::Snappy, Codec::Lz4, Codec::Zstd, Codec::None] {
+        for target in [
+            Codec::Gzip,
+            Codec::Snappy,
+            Codec::Lz4,
+            Codec::Zstd,
+            Codec::None,
+        ] {
             let converted = recompress_batch(&original, &header, target, 1 << 20).unwrap();
             let h = validate_batches(&converted).expect("a valid batch")[0];
             assert_eq!(h.compression_codec(), target.id(), "{target:?}");
-            assert_eq!((h.record_count, h.max_timestamp), (20, header.max_timestamp));
+            assert_eq!(
+                (h.record_count, h.max_timestamp),
+                (20, header.max_timestamp)
+            );
             check_records(&converted, &h, 1 << 20).expect("records parse");
             if target != Codec::None {
-                assert!(converted.len() < original.len() / 2, "{target:?} compresses");
+                assert!(
+                    converted.len() < original.len() / 2,
+                    "{target:?} compresses"
+                );
             }
             // And back again: the same bytes as the original.
             let back = recompress_batch(&converted, &h, Codec::None, 1 << 20).unwrap();

@@ -172,6 +172,21 @@ impl Command for DescribeTransactions {
     }
 }
 
+/// The partitions of `group` with offsets pending in a transaction not yet complete.
+#[derive(Debug, Clone)]
+pub struct PendingTransactionOffsets {
+    pub group: String,
+}
+
+impl Command for PendingTransactionOffsets {
+    type Reply = std::collections::BTreeSet<TopicPartition>;
+    const WRITE: bool = false;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().pending_transaction_offsets(&self.group)
+    }
+}
+
 /// ListTransactions: every transactional id's state, without partitions or offsets.
 #[derive(Debug, Clone)]
 pub struct ListTransactions;

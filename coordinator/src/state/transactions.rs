@@ -4,7 +4,7 @@
 //! skip. Every operation validates here and answers with the records describing its
 //! outcome; nothing here mutates but the `apply_*` functions.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 use super::CoordinatorState;
@@ -135,6 +135,19 @@ impl CoordinatorState {
 
     pub fn transactions(&self) -> impl Iterator<Item = &Transaction> {
         self.transactions.values()
+    }
+
+    /// The partitions of `group` whose offsets wait in a transaction not yet complete.
+    pub fn pending_transaction_offsets(&self, group: &str) -> BTreeSet<TopicPartition> {
+        self.transactions
+            .values()
+            .flat_map(|t| t.pending_offsets.iter())
+            .filter(|(g, _)| g == group)
+            .map(|(_, o)| TopicPartition {
+                topic_id: o.topic_id,
+                partition: o.partition,
+            })
+            .collect()
     }
 
     /// The open transaction a producer's transactional batch must belong to, checked for a

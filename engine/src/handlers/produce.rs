@@ -22,6 +22,19 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     if !matches!(acks, -1..=1) {
         return reject_all(request, ResponseError::InvalidRequiredAcks.code());
     }
+    // Kafka: a transactional produce needs WRITE on its transactional id too.
+    if let Some(id) = request
+        .transactional_id
+        .as_ref()
+        .filter(|id| !id.is_empty())
+    {
+        if !call.authorized(code::WRITE, code::TRANSACTIONAL_ID, id.as_str()) {
+            return reject_all(
+                request,
+                ResponseError::TransactionalIdAuthorizationFailed.code(),
+            );
+        }
+    }
     let mut plan: Vec<(usize, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
     for (topic_index, topic) in request.topic_data.iter().enumerate() {

@@ -57,6 +57,7 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidProducerIdMapping => K::InvalidProducerIdMapping,
         ErrorKind::TransactionalIdNotFound => K::TransactionalIdNotFound,
         ErrorKind::TransactionalIdAuthorizationFailed => K::TransactionalIdAuthorizationFailed,
+        ErrorKind::UnstableOffsetCommit => K::UnstableOffsetCommit,
     })
 }
 
@@ -145,5 +146,6 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::TransactionalIdAuthorizationFailed => {
             "Not authorized to use this transactional id."
         }
+        ErrorKind::UnstableOffsetCommit => "Offsets are pending in an open transaction; retry.",
     }
 }

@@ -8,7 +8,7 @@ use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
-use shoal_coordinator::commands::FetchOffsets;
+use shoal_coordinator::commands::{FetchOffsets, PendingTransactionOffsets};
 use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
 
 use super::{owned, text};
@@ -28,7 +28,8 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                 .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
                 .collect()
         });
-        let (error, fetched) = fetch_group(call, &owned(&request.group_id.0), topics).await;
+        let group = owned(&request.group_id.0);
+        let (error, fetched) = fetch_group(call, &group, topics, request.require_stable).await;
         let topics = fetched
             .into_iter()
             .map(|(name, partitions)| {
@@ -60,7 +61,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                 .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
                 .collect()
         });
-        let (error, fetched) = fetch_group(call, &owned(&group.group_id.0), topics).await;
+        let (error, fetched) = fetch_group(
+            call,
+            &owned(&group.group_id.0),
+            topics,
+            request.require_stable,
+        )
+        .await;
         let topics = fetched
             .into_iter()
             .map(|(name, partitions)| {
@@ -93,10 +100,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
 
 /// The group's committed offsets for `topics` (name → partitions), or all of them when None:
 /// DESCRIBE on the group, and on each topic (others are refused by name, left out of "all").
+/// `require_stable` (KIP-447): a partition with offsets pending in an open transaction gets
+/// UNSTABLE_OFFSET_COMMIT, so a read_committed consumer waits rather than starts behind them.
 async fn fetch_group(
     call: &Call<'_>,
     group: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
+    require_stable: bool,
 ) -> (Option<ErrorKind>, Fetched) {
     if let Err(denied) = call.check_group(code::DESCRIBE, group) {
         return (Some(denied), Fetched::new());
@@ -123,6 +133,22 @@ async fn fetch_group(
         Ok(stored) => stored,
         _ => return (Some(ErrorKind::NotAvailable), Fetched::new()),
     };
+    let pending = if require_stable {
+        let request = PendingTransactionOffsets {
+            group: group.to_string(),
+        };
+        match broker.shard.coordinator.run(request).await {
+            Ok(pending) => pending,
+            _ => return (Some(ErrorKind::NotAvailable), Fetched::new()),
+        }
+    } else {
+        Default::default()
+    };
+    let unstable = |tp: &TopicPartition| {
+        pending
+            .contains(tp)
+            .then_some(ErrorKind::UnstableOffsetCommit)
+    };
     let by_partition: BTreeMap<TopicPartition, Option<StoredOffset>> = stored.into_iter().collect();
     let answer = |stored: Option<&StoredOffset>| match stored {
         Some(s) => (s.offset, s.leader_epoch, s.metadata.clone()),
@@ -139,16 +165,16 @@ async fn fetch_group(
                 let id = id.ok();
                 let entry = fetched.entry(name).or_default();
                 for p in ps {
-                    let stored = id.and_then(|topic_id| {
-                        by_partition
-                            .get(&TopicPartition {
-                                topic_id,
-                                partition: p,
-                            })
-                            .and_then(Option::as_ref)
+                    let tp = id.map(|topic_id| TopicPartition {
+                        topic_id,
+                        partition: p,
                     });
+                    let stored = tp
+                        .and_then(|tp| by_partition.get(&tp))
+                        .and_then(Option::as_ref);
                     let (offset, epoch, metadata) = answer(stored);
-                    entry.push((p, offset, epoch, metadata, refused));
+                    let error = refused.or_else(|| tp.as_ref().and_then(unstable));
+                    entry.push((p, offset, epoch, metadata, error));
                 }
             }
         }
@@ -166,7 +192,7 @@ async fn fetch_group(
                     offset,
                     epoch,
                     metadata,
-                    None,
+                    unstable(tp),
                 ));
             }
         }
