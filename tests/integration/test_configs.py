@@ -32,6 +32,10 @@ def create(admin, name, partitions=1, config=None, validate_only=False):
 def test_confluent_admin_creates_describes_and_alters_topic_configs(broker):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     create(admin, "configured", config={"retention.ms": "3600000", "segment.bytes": "1048576"})
+    # Settings librdkafka's 0081_admin passes that mean nothing here are taken, not kept.
+    create(admin, "tolerant", config={"delete.retention.ms": "1000", "flush.ms": "12345678",
+                                      "max.compaction.lag.ms": "3600000"})
+    assert "delete.retention.ms" not in topic_configs(admin, "tolerant")
     configs = topic_configs(admin, "configured")
     assert configs["retention.ms"][0] == "3600000"
     assert configs["retention.ms"][1] == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
