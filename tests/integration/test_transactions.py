@@ -361,3 +361,23 @@ def test_offsets_pending_in_a_transaction_are_unstable_for_read_committed_consum
     assert consumer.committed([TopicPartition("in", 0)], timeout=10)[0].offset == 42
     consumer.close()
     loose.close()
+
+
+def test_kafka_pythons_transactional_producer_commits_and_aborts(broker):
+    from kafka import KafkaProducer
+
+    create_topics(broker.bootstrap, "kp-tx")
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id="kp-writer")
+    producer.init_transactions()
+    producer.begin_transaction()
+    for i in range(12):
+        producer.send("kp-tx", value=f"kept-{i}".encode(), partition=i % 3)
+    producer.commit_transaction()
+    producer.begin_transaction()
+    for i in range(6):
+        producer.send("kp-tx", value=f"dropped-{i}".encode(), partition=i % 3)
+    producer.flush()
+    producer.abort_transaction()
+    producer.close()
+    got = read(broker.bootstrap, "kp-tx", 3, "read_committed", 12)
+    assert sorted(v for _, v in got) == sorted(f"kept-{i}" for i in range(12))
