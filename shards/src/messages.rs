@@ -86,6 +86,8 @@ pub struct PartitionFetch {
     pub max_bytes: u32,
     /// Only records below the last stable offset (Kafka's READ_COMMITTED).
     pub read_committed: bool,
+    /// Only the partition's offsets (watermarks, log start): no batch is looked up or read.
+    pub offsets_only: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -281,7 +281,7 @@ impl Shard {
                     partition: p.partition,
                     offset: p.offset,
                     max_partition_bytes: p.max_bytes,
-                    max_batches: u32::MAX,
+                    max_batches: if p.offsets_only { 0 } else { u32::MAX },
                 })
                 .collect(),
             max_bytes,

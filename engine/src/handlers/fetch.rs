@@ -50,7 +50,8 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                 None if by_id => Err(unknown_topic),
                 _ if !readable => Err(ResponseError::TopicAuthorizationFailed.code()),
                 Some(m) if p.partition >= 0 && p.partition < m.partitions => {
-                    if let Some(node) = call.preferred_read_replica(m.id, p.partition, rack) {
+                    let redirect = call.preferred_read_replica(m.id, p.partition, rack);
+                    if let Some(node) = redirect {
                         redirects.insert(fetches.len(), node);
                     }
                     fetches.push(PartitionFetch {
@@ -61,6 +62,8 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
                         offset: p.fetch_offset,
                         max_bytes: p.partition_max_bytes.max(0) as u32,
                         read_committed,
+                        // Sent elsewhere: its offsets are answered, its records not read.
+                        offsets_only: redirect.is_some(),
                     });
                     Ok(fetches.len() - 1)
                 }

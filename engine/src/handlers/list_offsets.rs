@@ -90,6 +90,7 @@ async fn record_exact(
         // The first batch is always returned whole, whatever the byte limits.
         max_bytes: 1,
         read_committed: false,
+        offsets_only: false,
     };
     let result = broker
         .shard
