@@ -21,7 +21,8 @@ SERVED = [
     "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "list_groups",
     "describe_groups", "delete_groups", "offset_delete", "sasl_handshake", "sasl_authenticate",
     "describe_user_scram_credentials", "alter_user_scram_credentials", "describe_acls",
-    "create_acls", "delete_acls",
+    "create_acls", "delete_acls", "add_partitions_to_txn", "add_offsets_to_txn", "end_txn",
+    "txn_offset_commit", "describe_transactions", "list_transactions",
 ]
 MAX_VERSION = 32767
 

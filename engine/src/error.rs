@@ -18,6 +18,12 @@ pub enum EngineError {
     Encode(String),
     #[error("mirror source: {0}")]
     Source(String),
+    /// The source (address) closed the connection or failed mid-answer.
+    #[error("mirror source: {0}: no answer: {1}")]
+    SourceClosed(String, String),
+    /// The source (address) answered with bytes that do not decode as the response.
+    #[error("mirror source: {0}: answer not understood: {1}")]
+    SourceUndecodable(String, String),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
 }

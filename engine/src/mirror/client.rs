@@ -250,7 +250,7 @@ impl SourceClient {
             );
         }
         self.rigid = true;
-        if matches!(&failure, EngineError::Source(text) if text.contains(CLOSED)) {
+        if matches!(&failure, EngineError::SourceClosed(..)) {
             *self =
                 SourceClient::connect(&self.config, self.timeout, self.max_response_bytes).await?;
         }
@@ -286,9 +286,9 @@ impl SourceClient {
         let answer = within(self.timeout + extra_wait, io)
             .await
             .ok_or_else(|| EngineError::Source(format!("{}: request timed out", self.address)))?
-            .map_err(|e| EngineError::Source(format!("{}: {CLOSED}: {e}", self.address)))?;
+            .map_err(|e| EngineError::SourceClosed(self.address.clone(), e.to_string()))?;
         let (correlation_id, response) = frame::decode_response::<R::Response>(answer, version)
-            .map_err(|e| EngineError::Source(format!("{}: {UNDECODABLE}: {e}", self.address)))?;
+            .map_err(|e| EngineError::SourceUndecodable(self.address.clone(), e.to_string()))?;
         if correlation_id != expected {
             return Err(EngineError::Source(format!(
                 "{}: correlation id {correlation_id}, expected {expected}",
@@ -314,12 +314,12 @@ fn negotiate(api: SourceApi, source: Option<(i16, i16)>, rigid: bool) -> Result<
     Ok(version)
 }
 
-/// How the two failures that call for pre-flexible versions read in an error.
-const CLOSED: &str = "no answer";
-const UNDECODABLE: &str = "answer not understood";
-
+/// The two failures that call for pre-flexible versions.
 fn looks_flexible_related(e: &EngineError) -> bool {
-    matches!(e, EngineError::Source(text) if text.contains(CLOSED) || text.contains(UNDECODABLE))
+    matches!(
+        e,
+        EngineError::SourceClosed(..) | EngineError::SourceUndecodable(..)
+    )
 }
 
 /// TLS to the source, checking its certificate against the system's CAs and the mirror's.

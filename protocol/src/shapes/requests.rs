@@ -2691,6 +2691,294 @@ pub mod delete_acls_request {
     };
 }
 
+pub mod add_partitions_to_txn_request {
+    use super::*;
+
+    pub static ADD_PARTITIONS_TO_TXN_TOPIC: Shape = Shape {
+        name: "AddPartitionsToTxnTopic",
+        versions: (0, 5),
+        flexible_from: 3,
+        fields: &[
+            Field {
+                name: "name",
+                versions: (3, 5),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "name",
+                versions: (0, 2),
+                ty: Ty::String,
+            },
+            Field {
+                name: "partitions",
+                versions: (3, 5),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(4),
+                    element_bytes: size_of::<i32>(),
+                },
+            },
+            Field {
+                name: "partitions",
+                versions: (0, 2),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Fixed(4),
+                    element_bytes: size_of::<i32>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ADD_PARTITIONS_TO_TXN_TRANSACTION: Shape = Shape {
+    name: "AddPartitionsToTxnTransaction",
+    versions: (0, 5),
+    flexible_from: 3,
+    fields: &[
+        Field { name: "transactional_id", versions: (4, 5), ty: Ty::CompactString },
+        Field { name: "producer_id", versions: (4, 5), ty: Ty::Fixed(8) },
+        Field { name: "producer_epoch", versions: (4, 5), ty: Ty::Fixed(2) },
+        Field { name: "verify_only", versions: (4, 5), ty: Ty::Bool },
+        Field { name: "topics", versions: (4, 5), ty: Ty::Array { compact: true, element: &Ty::Struct(&ADD_PARTITIONS_TO_TXN_TOPIC), element_bytes: size_of::<kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+
+    pub static ADD_PARTITIONS_TO_TXN_REQUEST: Shape = Shape {
+    name: "AddPartitionsToTxnRequest",
+    versions: (0, 5),
+    flexible_from: 3,
+    fields: &[
+        Field { name: "transactions", versions: (4, 5), ty: Ty::Array { compact: true, element: &Ty::Struct(&ADD_PARTITIONS_TO_TXN_TRANSACTION), element_bytes: size_of::<kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTransaction>() } },
+        Field { name: "v3_and_below_transactional_id", versions: (3, 3), ty: Ty::CompactString },
+        Field { name: "v3_and_below_transactional_id", versions: (0, 2), ty: Ty::String },
+        Field { name: "v3_and_below_producer_id", versions: (0, 3), ty: Ty::Fixed(8) },
+        Field { name: "v3_and_below_producer_epoch", versions: (0, 3), ty: Ty::Fixed(2) },
+        Field { name: "v3_and_below_topics", versions: (3, 3), ty: Ty::Array { compact: true, element: &Ty::Struct(&ADD_PARTITIONS_TO_TXN_TOPIC), element_bytes: size_of::<kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic>() } },
+        Field { name: "v3_and_below_topics", versions: (0, 2), ty: Ty::Array { compact: false, element: &Ty::Struct(&ADD_PARTITIONS_TO_TXN_TOPIC), element_bytes: size_of::<kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
+pub mod add_offsets_to_txn_request {
+    use super::*;
+
+    pub static ADD_OFFSETS_TO_TXN_REQUEST: Shape = Shape {
+        name: "AddOffsetsToTxnRequest",
+        versions: (0, 4),
+        flexible_from: 3,
+        fields: &[
+            Field {
+                name: "transactional_id",
+                versions: (3, 4),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "transactional_id",
+                versions: (0, 2),
+                ty: Ty::String,
+            },
+            Field {
+                name: "producer_id",
+                versions: (0, 4),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "producer_epoch",
+                versions: (0, 4),
+                ty: Ty::Fixed(2),
+            },
+            Field {
+                name: "group_id",
+                versions: (3, 4),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "group_id",
+                versions: (0, 2),
+                ty: Ty::String,
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod end_txn_request {
+    use super::*;
+
+    pub static END_TXN_REQUEST: Shape = Shape {
+        name: "EndTxnRequest",
+        versions: (0, 5),
+        flexible_from: 3,
+        fields: &[
+            Field {
+                name: "transactional_id",
+                versions: (3, 5),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "transactional_id",
+                versions: (0, 2),
+                ty: Ty::String,
+            },
+            Field {
+                name: "producer_id",
+                versions: (0, 5),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "producer_epoch",
+                versions: (0, 5),
+                ty: Ty::Fixed(2),
+            },
+            Field {
+                name: "committed",
+                versions: (0, 5),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod txn_offset_commit_request {
+    use super::*;
+
+    pub static TXN_OFFSET_COMMIT_REQUEST_PARTITION: Shape = Shape {
+        name: "TxnOffsetCommitRequestPartition",
+        versions: (0, 5),
+        flexible_from: 3,
+        fields: &[
+            Field {
+                name: "partition_index",
+                versions: (0, 5),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "committed_offset",
+                versions: (0, 5),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "committed_leader_epoch",
+                versions: (2, 5),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "committed_metadata",
+                versions: (3, 5),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "committed_metadata",
+                versions: (0, 2),
+                ty: Ty::String,
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static TXN_OFFSET_COMMIT_REQUEST_TOPIC: Shape = Shape {
+    name: "TxnOffsetCommitRequestTopic",
+    versions: (0, 5),
+    flexible_from: 3,
+    fields: &[
+        Field { name: "name", versions: (3, 5), ty: Ty::CompactString },
+        Field { name: "name", versions: (0, 2), ty: Ty::String },
+        Field { name: "partitions", versions: (3, 5), ty: Ty::Array { compact: true, element: &Ty::Struct(&TXN_OFFSET_COMMIT_REQUEST_PARTITION), element_bytes: size_of::<kafka_protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequestPartition>() } },
+        Field { name: "partitions", versions: (0, 2), ty: Ty::Array { compact: false, element: &Ty::Struct(&TXN_OFFSET_COMMIT_REQUEST_PARTITION), element_bytes: size_of::<kafka_protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequestPartition>() } },
+    ],
+    tags: &[
+    ],
+};
+
+    pub static TXN_OFFSET_COMMIT_REQUEST: Shape = Shape {
+    name: "TxnOffsetCommitRequest",
+    versions: (0, 5),
+    flexible_from: 3,
+    fields: &[
+        Field { name: "transactional_id", versions: (3, 5), ty: Ty::CompactString },
+        Field { name: "transactional_id", versions: (0, 2), ty: Ty::String },
+        Field { name: "group_id", versions: (3, 5), ty: Ty::CompactString },
+        Field { name: "group_id", versions: (0, 2), ty: Ty::String },
+        Field { name: "producer_id", versions: (0, 5), ty: Ty::Fixed(8) },
+        Field { name: "producer_epoch", versions: (0, 5), ty: Ty::Fixed(2) },
+        Field { name: "generation_id", versions: (3, 5), ty: Ty::Fixed(4) },
+        Field { name: "member_id", versions: (3, 5), ty: Ty::CompactString },
+        Field { name: "group_instance_id", versions: (3, 5), ty: Ty::CompactString },
+        Field { name: "topics", versions: (3, 5), ty: Ty::Array { compact: true, element: &Ty::Struct(&TXN_OFFSET_COMMIT_REQUEST_TOPIC), element_bytes: size_of::<kafka_protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequestTopic>() } },
+        Field { name: "topics", versions: (0, 2), ty: Ty::Array { compact: false, element: &Ty::Struct(&TXN_OFFSET_COMMIT_REQUEST_TOPIC), element_bytes: size_of::<kafka_protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequestTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
+pub mod describe_transactions_request {
+    use super::*;
+
+    pub static DESCRIBE_TRANSACTIONS_REQUEST: Shape = Shape {
+        name: "DescribeTransactionsRequest",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[Field {
+            name: "transactional_ids",
+            versions: (0, 0),
+            ty: Ty::Array {
+                compact: true,
+                element: &Ty::CompactString,
+                element_bytes: size_of::<kafka_protocol::messages::TransactionalId>(),
+            },
+        }],
+        tags: &[],
+    };
+}
+
+pub mod list_transactions_request {
+    use super::*;
+
+    pub static LIST_TRANSACTIONS_REQUEST: Shape = Shape {
+        name: "ListTransactionsRequest",
+        versions: (0, 2),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "state_filters",
+                versions: (0, 2),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::CompactString,
+                    element_bytes: size_of::<kafka_protocol::protocol::StrBytes>(),
+                },
+            },
+            Field {
+                name: "producer_id_filters",
+                versions: (0, 2),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(8),
+                    element_bytes: size_of::<kafka_protocol::messages::ProducerId>(),
+                },
+            },
+            Field {
+                name: "duration_filter",
+                versions: (1, 2),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "transactional_id_pattern",
+                versions: (2, 2),
+                ty: Ty::CompactString,
+            },
+        ],
+        tags: &[],
+    };
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -2778,6 +3066,22 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         }
         k if k == CreateAclsRequest::KEY => Some(&self::create_acls_request::CREATE_ACLS_REQUEST),
         k if k == DeleteAclsRequest::KEY => Some(&self::delete_acls_request::DELETE_ACLS_REQUEST),
+        k if k == AddPartitionsToTxnRequest::KEY => {
+            Some(&self::add_partitions_to_txn_request::ADD_PARTITIONS_TO_TXN_REQUEST)
+        }
+        k if k == AddOffsetsToTxnRequest::KEY => {
+            Some(&self::add_offsets_to_txn_request::ADD_OFFSETS_TO_TXN_REQUEST)
+        }
+        k if k == EndTxnRequest::KEY => Some(&self::end_txn_request::END_TXN_REQUEST),
+        k if k == TxnOffsetCommitRequest::KEY => {
+            Some(&self::txn_offset_commit_request::TXN_OFFSET_COMMIT_REQUEST)
+        }
+        k if k == DescribeTransactionsRequest::KEY => {
+            Some(&self::describe_transactions_request::DESCRIBE_TRANSACTIONS_REQUEST)
+        }
+        k if k == ListTransactionsRequest::KEY => {
+            Some(&self::list_transactions_request::LIST_TRANSACTIONS_REQUEST)
+        }
         _ => None,
     }
 }
