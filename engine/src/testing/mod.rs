@@ -7,5 +7,6 @@ mod fetch_tests;
 mod harness;
 mod mirror_tests;
 mod produce_tests;
+mod transaction_tests;
 
 pub use harness::*;

@@ -30,7 +30,7 @@ pub async fn init(
         return answer(Err(e));
     }
     // KIP-360 (v3+): a producer bumping its epoch names the one it holds.
-    let expected =
+    let mut expected =
         (request.producer_id.0 >= 0).then_some((request.producer_id.0, request.producer_epoch));
     let shard = &call.broker.shard;
     for _ in 0..ENDINGS_MAX {
@@ -45,6 +45,10 @@ pub async fn init(
                 producer_epoch,
             })) => return answer(Ok((producer_id, producer_epoch))),
             Ok(Ok(TransactionalInit::MustEnd(ending))) => {
+                // Ending it fenced the epoch the client named: that was this request's doing.
+                if expected.is_some() {
+                    expected = Some((ending.producer_id, ending.producer_epoch));
+                }
                 if shard.end_transaction(ending).await.is_err() {
                     break;
                 }
