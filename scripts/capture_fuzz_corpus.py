@@ -83,7 +83,7 @@ class RecordingProxy:
 
 
 def drive_clients(bootstrap):
-    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import Consumer, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
@@ -124,6 +124,20 @@ def drive_clients(bootstrap):
         pass
     kc.commit()
     kc.close()
+    # A transaction that commits group offsets, and a read_committed consumer.
+    tp = Producer({"bootstrap.servers": bootstrap, "transactional.id": "seeds-tx"})
+    tp.init_transactions(15)
+    tc = Consumer({"bootstrap.servers": bootstrap, "group.id": "seeds-tx-group",
+                   "isolation.level": "read_committed"})
+    tp.begin_transaction()
+    for i in range(6):
+        tp.produce("seeds", value=f"tx-{i}".encode(), partition=i % 3)
+    tp.send_offsets_to_transaction([TopicPartition("seeds", 0, 5)],
+                                   tc.consumer_group_metadata(), 15)
+    tp.commit_transaction(15)
+    tc.assign([TopicPartition("seeds", p, 0) for p in range(3)])
+    tc.poll(2)
+    tc.close()
     ka = KafkaAdminClient(bootstrap_servers=bootstrap)
     ka.describe_groups(["kp-seeds"])
     ka.list_group_offsets({"kp-seeds": None})
@@ -188,7 +202,8 @@ def is_flexible(api, version):
     """Whether the request header is v2 (flexible versions), from kafka-protocol's tables."""
     flexible_from = {0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4,
                      15: 5, 16: 3, 18: 3, 19: 5, 20: 4, 21: 2, 22: 2, 23: 4, 32: 4, 33: 2,
-                     37: 2, 42: 2, 44: 1, 47: 99, 60: 0, 61: 0}
+                     24: 3, 25: 3, 26: 3, 28: 3, 37: 2, 42: 2, 44: 1, 47: 99, 60: 0, 61: 0,
+                     65: 0, 66: 0}
     return version >= flexible_from.get(api, 99)
 
 
