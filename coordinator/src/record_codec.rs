@@ -92,6 +92,13 @@ impl Record {
                 (*at_ms, records)
             }
             Record::TransactionChanged(t) => (now_ms, vec![transaction_record(t)]),
+            Record::TransactionsExpired { transactional_ids } => (
+                now_ms,
+                vec![ShoalTransactionsExpiredRecord {
+                    transactional_ids: transactional_ids.clone(),
+                }
+                .into()],
+            ),
             Record::RecordsDeleted {
                 topic_id,
                 partition,
@@ -293,6 +300,9 @@ impl Record {
                 record
             }
             AnyRecord::ShoalTransactionRecord(r) => Record::TransactionChanged(transaction_of(r)?),
+            AnyRecord::ShoalTransactionsExpiredRecord(r) => Record::TransactionsExpired {
+                transactional_ids: r.transactional_ids,
+            },
             AnyRecord::DisklessRecordsDeletedRecord(r) => Record::RecordsDeleted {
                 topic_id: r.topic_id,
                 partition: r.partition_index,
@@ -773,6 +783,9 @@ pub(crate) mod tests {
                     },
                 )],
             }),
+            Record::TransactionsExpired {
+                transactional_ids: vec!["tx-1".into(), "tx-2".into()],
+            },
             Record::FileCommitted {
                 object_key: "wal/empty".into(),
                 file_size: 0,

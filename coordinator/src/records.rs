@@ -266,4 +266,8 @@ pub enum Record {
     AclDeleted(AclBinding),
     /// A transactional id's state changed (InitProducerId, AddPartitionsToTxn, EndTxn, ...).
     TransactionChanged(Transaction),
+    /// Transactional ids idle past `transactional.id.expiration.ms` are forgotten.
+    TransactionsExpired {
+        transactional_ids: Vec<String>,
+    },
 }

@@ -290,7 +290,7 @@ proptest! {
                     }
                 }
                 Op::Timeout => {
-                    let (endings, records) = h.state.transactions_to_end(h.now + TIMEOUT_MS as i64, 10);
+                    let (endings, records) = h.state.transactions_to_end(h.now + TIMEOUT_MS as i64, 10, i64::MAX);
                     h.apply(records);
                     let open: BTreeSet<usize> = (0..2).filter(|i| model.open[*i].is_some()).collect();
                     let ended: BTreeSet<usize> = endings

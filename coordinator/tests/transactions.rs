@@ -7,6 +7,7 @@ use shoal_coordinator::*;
 use uuid::Uuid;
 
 const NOW: i64 = 1_700_000_000_000;
+const WEEK: i64 = 7 * 24 * 3600 * 1000;
 
 struct Fixture {
     state: CoordinatorState,
@@ -284,13 +285,20 @@ fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_co
         "not before the commit"
     );
     // Not yet timed out; then past the timeout.
-    assert!(f.state.transactions_to_end(NOW + 59_999, 10).0.is_empty());
-    let (endings, records) = f.state.transactions_to_end(NOW + 60_000, 10);
+    assert!(f
+        .state
+        .transactions_to_end(NOW + 59_999, 10, WEEK)
+        .0
+        .is_empty());
+    let (endings, records) = f.state.transactions_to_end(NOW + 60_000, 10, WEEK);
     f.apply(records);
     assert_eq!(endings.len(), 1);
     assert_eq!(endings[0].producer_epoch, a.1 + 1);
     // Still ending until its markers are in: asked again, it is returned again.
-    assert_eq!(f.state.transactions_to_end(NOW + 60_001, 10).0, endings);
+    assert_eq!(
+        f.state.transactions_to_end(NOW + 60_001, 10, WEEK).0,
+        endings
+    );
     f.finish(&endings[0]);
     assert!(
         f.state.fetch_offsets("g", None).is_empty(),
@@ -312,6 +320,34 @@ fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_co
     let offsets = f.state.fetch_offsets("g", None);
     assert_eq!(offsets.len(), 1);
     assert_eq!(offsets[0].1.as_ref().unwrap().offset, 7);
+    f.assert_replay_and_snapshot_agree();
+}
+
+#[test]
+fn idle_transactional_ids_expire_but_not_while_a_transaction_is_open() {
+    let mut f = Fixture::new();
+    let a = f.init("a");
+    let b = f.init("b");
+    f.add("b", b, &[0]);
+    // "b" is open: past its timeout it is aborted, not forgotten; "a" idles a week.
+    let (endings, records) = f.state.transactions_to_end(NOW + WEEK, 10, WEEK);
+    assert_eq!(
+        records[0],
+        Record::TransactionsExpired {
+            transactional_ids: vec!["a".into()]
+        }
+    );
+    f.apply(records);
+    assert!(f.state.transaction("a").is_none());
+    assert_eq!(endings.len(), 1);
+    f.finish(&endings[0]);
+    // A forgotten id starts again with a new producer id; the old one maps to nothing.
+    let again = f.init("a");
+    assert_ne!(again.0, a.0);
+    assert_eq!(
+        f.commit(0, BatchKind::Transactional, a, 0, 1).error,
+        Some(ErrorKind::InvalidProducerIdMapping)
+    );
     f.assert_replay_and_snapshot_agree();
 }
 

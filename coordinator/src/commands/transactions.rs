@@ -141,6 +141,8 @@ impl Command for CompleteTransaction {
 #[derive(Debug, Clone)]
 pub struct TransactionsToEnd {
     pub max: usize,
+    /// Ids idle this long with nothing open are forgotten.
+    pub id_expiration_ms: i64,
 }
 
 impl Command for TransactionsToEnd {
@@ -148,7 +150,10 @@ impl Command for TransactionsToEnd {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (endings, records) = round.state().transactions_to_end(round.now_ms(), self.max);
+        let (endings, records) =
+            round
+                .state()
+                .transactions_to_end(round.now_ms(), self.max, self.id_expiration_ms);
         round.append_all(&records);
         endings
     }

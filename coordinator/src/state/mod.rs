@@ -281,6 +281,11 @@ impl CoordinatorState {
                 self.scram_credentials.remove(&(user.clone(), *mechanism));
             }
             Record::TransactionChanged(t) => self.apply_transaction(t),
+            Record::TransactionsExpired { transactional_ids } => {
+                for id in transactional_ids {
+                    self.forget_transaction(id);
+                }
+            }
         }
     }
 

@@ -129,6 +129,12 @@ impl CoordinatorState {
             .insert(t.transactional_id.clone(), t.clone());
     }
 
+    pub(super) fn forget_transaction(&mut self, transactional_id: &str) {
+        if let Some(t) = self.transactions.remove(transactional_id) {
+            self.transactional_producers.remove(&t.producer_id);
+        }
+    }
+
     pub fn transaction(&self, transactional_id: &str) -> Option<&Transaction> {
         self.transactions.get(transactional_id)
     }
@@ -422,14 +428,36 @@ impl CoordinatorState {
     }
 
     /// Transactions open past their timeout are aborted at the next epoch (fencing their
-    /// producer); with those already ending, they are what still needs markers. At most `max`.
+    /// producer); with those already ending, they are what still needs markers. At most `max`
+    /// of those, and at most `max` ids idle past `id_expiration_ms` with nothing open are
+    /// forgotten (Kafka's `transactional.id.expiration.ms`).
     pub fn transactions_to_end(
         &self,
         now_ms: i64,
         max: usize,
+        id_expiration_ms: i64,
     ) -> (Vec<TransactionEnding>, Vec<Record>) {
         let mut endings = Vec::new();
         let mut records = Vec::new();
+        let idle: Vec<String> = self
+            .transactions
+            .values()
+            .filter(|t| {
+                matches!(
+                    t.status,
+                    TransactionStatus::Empty
+                        | TransactionStatus::CompleteCommit
+                        | TransactionStatus::CompleteAbort
+                ) && now_ms.saturating_sub(t.updated_ms) >= id_expiration_ms
+            })
+            .take(max)
+            .map(|t| t.transactional_id.clone())
+            .collect();
+        if !idle.is_empty() {
+            records.push(Record::TransactionsExpired {
+                transactional_ids: idle,
+            });
+        }
         for t in self.transactions.values() {
             if endings.len() >= max {
                 break;

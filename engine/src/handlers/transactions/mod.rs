@@ -21,8 +21,11 @@ use crate::handlers::{Broker, Call};
 
 /// How often timed-out transactions are looked for, and ending ones retried.
 const CHORE_INTERVAL: Duration = Duration::from_secs(1);
-/// Transactions ended per round of the chore, so no round grows without bound.
+/// Transactions ended (and idle ids forgotten) per round of the chore, so no round grows
+/// without bound.
 const ENDINGS_PER_ROUND: usize = 100;
+/// Kafka's `transactional.id.expiration.ms` default: an id idle this long is forgotten.
+const TRANSACTIONAL_ID_EXPIRATION_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// WRITE on the transactional id, and this broker its coordinator.
 pub(crate) fn check_transactional_id(call: &Call<'_>, id: &str) -> Result<(), ErrorKind> {
@@ -42,6 +45,7 @@ pub async fn end_transactions_chore(broker: Rc<Broker>) {
         }
         let request = TransactionsToEnd {
             max: ENDINGS_PER_ROUND,
+            id_expiration_ms: TRANSACTIONAL_ID_EXPIRATION_MS,
         };
         let Ok(endings) = broker.shard.coordinator.run(request).await else {
             continue;
