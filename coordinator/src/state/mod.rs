@@ -7,10 +7,12 @@ mod acls;
 mod cleaning;
 mod groups;
 mod mirrors;
+mod partition_transactions;
 pub mod producers;
 mod reads;
 mod scram;
 mod snapshot;
+mod transaction_endings;
 pub mod transactions;
 mod writes;
 
@@ -25,8 +27,8 @@ use crate::records::{
     BatchKind, CommittedBatch, Record, ScramCredential, TopicConfig, Transaction,
 };
 use groups::GroupOffsets;
+use partition_transactions::PartitionTransactions;
 use producers::{ProducerBatch, ProducerState};
-use transactions::PartitionTransactions;
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;

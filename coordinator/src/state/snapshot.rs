@@ -12,8 +12,8 @@ use std::sync::Arc;
 use shoal_protocol::records::*;
 use uuid::Uuid;
 
+use super::partition_transactions::PartitionTransactions;
 use super::producers::{ProducerBatch, ProducerState};
-use super::transactions::PartitionTransactions;
 use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
 use crate::messages::AbortedTransaction;

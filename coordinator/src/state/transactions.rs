@@ -1,16 +1,19 @@
 //! Transactions (KIP-1164 keeps their state in the diskless coordinator): each transactional
-//! id's producer, epoch and open transaction, and per partition the transactions still open
-//! (which hold its last stable offset back) and the aborted ones read_committed consumers
-//! skip. Every operation validates here and answers with the records describing its
-//! outcome; nothing here mutates but the `apply_*` functions.
+//! id's producer, epoch and open transaction, and how one begins and grows (InitProducerId,
+//! AddPartitionsToTxn, TxnOffsetCommit). How one ends is in `transaction_endings`, what each
+//! partition keeps of them in `partition_transactions`. Every operation validates here and
+//! answers with the records describing its outcome; only `apply_*` and `forget_*` mutate.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 use super::groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 use super::CoordinatorState;
-use crate::messages::{AbortedTransaction, OffsetCommitEntry, TopicPartition};
-use crate::records::{BatchKind, CommittedOffset, Record, Transaction, TransactionStatus};
+use crate::messages::{OffsetCommitEntry, TopicPartition};
+use crate::records::{CommittedOffset, Record, Transaction, TransactionStatus};
 use crate::ErrorKind;
+
+use super::transaction_endings::ending_of;
+pub use super::transaction_endings::TransactionEnding;
 
 /// Kafka's `transaction.max.timeout.ms` default: longer timeouts are refused.
 pub const TRANSACTION_TIMEOUT_MAX_MS: i32 = 900_000;
@@ -19,16 +22,6 @@ pub const TRANSACTION_PARTITIONS_MAX: usize = 10_000;
 pub const TRANSACTION_OFFSETS_MAX: usize = 10_000;
 pub const TRANSACTIONAL_IDS_MAX: usize = 100_000;
 pub const TRANSACTIONAL_ID_MAX_BYTES: usize = 1024;
-
-/// Markers still to be written for a transaction that is ending, then `CompleteTransaction`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TransactionEnding {
-    pub transactional_id: String,
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub commit: bool,
-    pub partitions: Vec<TopicPartition>,
-}
 
 /// What InitProducerId with a transactional id comes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,81 +32,6 @@ pub enum TransactionalInit {
     },
     /// An earlier transaction must end first (its markers written), then ask again.
     MustEnd(TransactionEnding),
-}
-
-/// One partition's transactions.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct PartitionTransactions {
-    /// Producer id → the first offset of its open transaction here.
-    pub(super) open: BTreeMap<i64, i64>,
-    /// Oldest first; dropped as the log start offset passes them.
-    pub(super) aborted: VecDeque<AbortedTransaction>,
-}
-
-impl PartitionTransactions {
-    pub(super) fn on_batch(&mut self, kind: BatchKind, producer_id: i64, base: i64, last: i64) {
-        match kind {
-            BatchKind::Plain => {}
-            BatchKind::Transactional => {
-                self.open.entry(producer_id).or_insert(base);
-            }
-            BatchKind::CommitMarker => {
-                self.open.remove(&producer_id);
-            }
-            BatchKind::AbortMarker => {
-                if let Some(first_offset) = self.open.remove(&producer_id) {
-                    self.aborted.push_back(AbortedTransaction {
-                        producer_id,
-                        first_offset,
-                        last_offset: last,
-                    });
-                }
-            }
-        }
-    }
-
-    /// The first offset a read_committed consumer may not read yet.
-    pub(super) fn last_stable_offset(&self, high_watermark: i64) -> i64 {
-        self.open.values().copied().min().unwrap_or(high_watermark)
-    }
-
-    /// Aborted transactions with records in `from..to`.
-    pub(super) fn aborted_within(&self, from: i64, to: i64) -> Vec<AbortedTransaction> {
-        self.aborted
-            .iter()
-            .filter(|a| a.last_offset >= from && a.first_offset < to)
-            .copied()
-            .collect()
-    }
-
-    /// Every open transaction becomes aborted up to `end` (exclusive); no marker follows.
-    pub(super) fn abort_all_open(&mut self, end: i64) {
-        for (producer_id, first_offset) in std::mem::take(&mut self.open) {
-            self.aborted.push_back(AbortedTransaction {
-                producer_id,
-                first_offset,
-                last_offset: end - 1,
-            });
-        }
-        self.aborted
-            .make_contiguous()
-            .sort_by_key(|a| a.last_offset);
-    }
-
-    pub(super) fn forget_before(&mut self, log_start_offset: i64) {
-        while self
-            .aborted
-            .front()
-            .is_some_and(|a| a.last_offset < log_start_offset)
-        {
-            self.aborted.pop_front();
-        }
-    }
-
-    pub(super) fn forget_from(&mut self, offset: i64) {
-        self.open.retain(|_, first| *first < offset);
-        self.aborted.retain(|a| a.last_offset < offset);
-    }
 }
 
 impl CoordinatorState {
@@ -176,30 +94,6 @@ impl CoordinatorState {
             || t.status != TransactionStatus::Ongoing
             || !t.partitions.contains(&tp)
         {
-            return Err(ErrorKind::InvalidTxnState);
-        }
-        Ok(())
-    }
-
-    /// A marker is taken only while its transaction is ending that way at that epoch, so a
-    /// late or repeated one cannot end a later transaction of the same producer.
-    pub(super) fn check_marker(
-        &self,
-        producer_id: i64,
-        epoch: i16,
-        commit: bool,
-    ) -> Result<(), ErrorKind> {
-        let t = self
-            .transactional_producers
-            .get(&producer_id)
-            .and_then(|id| self.transactions.get(id))
-            .ok_or(ErrorKind::InvalidTxnState)?;
-        let ending = if commit {
-            TransactionStatus::PrepareCommit
-        } else {
-            TransactionStatus::PrepareAbort
-        };
-        if t.status != ending || t.producer_epoch != epoch {
             return Err(ErrorKind::InvalidTxnState);
         }
         Ok(())
@@ -359,150 +253,13 @@ impl CoordinatorState {
         Ok((results, record))
     }
 
-    /// EndTxn: the transaction is prepared to commit or abort; its markers are to be written
-    /// (None: a retry of an end already complete).
-    pub fn end_transaction(
+    /// The transaction of this producer at this epoch, or why not.
+    pub(super) fn held(
         &self,
-        transactional_id: &str,
+        id: &str,
         producer_id: i64,
         epoch: i16,
-        commit: bool,
-        now_ms: i64,
-    ) -> Result<(Option<TransactionEnding>, Option<Record>), ErrorKind> {
-        let current = self.held(transactional_id, producer_id, epoch)?;
-        use TransactionStatus::*;
-        match (current.status, commit) {
-            (Ongoing, _) => {
-                let (record, ending) = self.begin_end(current, commit, false, now_ms);
-                Ok((Some(ending), Some(record)))
-            }
-            (PrepareCommit, true) | (PrepareAbort, false) => Ok((Some(ending_of(current)), None)),
-            (CompleteCommit, true) | (CompleteAbort, false) => Ok((None, None)),
-            _ => Err(ErrorKind::InvalidTxnState),
-        }
-    }
-
-    /// Every marker of an ending transaction is written: it is complete, and a commit hands
-    /// its offsets to their groups.
-    pub fn complete_transaction(&self, ending: &TransactionEnding, now_ms: i64) -> Vec<Record> {
-        let Some(current) = self.transactions.get(&ending.transactional_id) else {
-            return Vec::new();
-        };
-        let expected = if ending.commit {
-            TransactionStatus::PrepareCommit
-        } else {
-            TransactionStatus::PrepareAbort
-        };
-        if current.status != expected
-            || current.producer_id != ending.producer_id
-            || current.producer_epoch != ending.producer_epoch
-        {
-            return Vec::new();
-        }
-        let mut records = Vec::new();
-        if ending.commit {
-            let mut by_group: BTreeMap<&str, Vec<CommittedOffset>> = BTreeMap::new();
-            for (group, offset) in &current.pending_offsets {
-                by_group.entry(group).or_default().push(offset.clone());
-            }
-            for (group, offsets) in by_group {
-                records.push(Record::OffsetsCommitted {
-                    group: group.to_string(),
-                    at_ms: now_ms,
-                    offsets,
-                });
-            }
-        }
-        let mut t = current.clone();
-        t.status = if ending.commit {
-            TransactionStatus::CompleteCommit
-        } else {
-            TransactionStatus::CompleteAbort
-        };
-        t.partitions.clear();
-        t.pending_offsets.clear();
-        t.started_ms = -1;
-        t.updated_ms = now_ms;
-        records.push(Record::TransactionChanged(t));
-        records
-    }
-
-    /// Transactions open past their timeout are aborted at the next epoch (fencing their
-    /// producer); with those already ending, they are what still needs markers. At most `max`
-    /// of those, and at most `max` ids idle past `id_expiration_ms` with nothing open are
-    /// forgotten (Kafka's `transactional.id.expiration.ms`).
-    pub fn transactions_to_end(
-        &self,
-        now_ms: i64,
-        max: usize,
-        id_expiration_ms: i64,
-    ) -> (Vec<TransactionEnding>, Vec<Record>) {
-        let mut endings = Vec::new();
-        let mut records = Vec::new();
-        let idle: Vec<String> = self
-            .transactions
-            .values()
-            .filter(|t| {
-                matches!(
-                    t.status,
-                    TransactionStatus::Empty
-                        | TransactionStatus::CompleteCommit
-                        | TransactionStatus::CompleteAbort
-                ) && now_ms.saturating_sub(t.updated_ms) >= id_expiration_ms
-            })
-            .take(max)
-            .map(|t| t.transactional_id.clone())
-            .collect();
-        if !idle.is_empty() {
-            records.push(Record::TransactionsExpired {
-                transactional_ids: idle,
-            });
-        }
-        for t in self.transactions.values() {
-            if endings.len() >= max {
-                break;
-            }
-            match t.status {
-                TransactionStatus::PrepareCommit | TransactionStatus::PrepareAbort => {
-                    endings.push(ending_of(t))
-                }
-                TransactionStatus::Ongoing
-                    if now_ms.saturating_sub(t.started_ms) >= t.timeout_ms as i64 =>
-                {
-                    let (record, ending) = self.begin_end(t, false, true, now_ms);
-                    records.push(record);
-                    endings.push(ending);
-                }
-                _ => {}
-            }
-        }
-        (endings, records)
-    }
-
-    /// Moves an open transaction to Prepare*, at the next epoch when `fence`.
-    fn begin_end(
-        &self,
-        current: &Transaction,
-        commit: bool,
-        fence: bool,
-        now_ms: i64,
-    ) -> (Record, TransactionEnding) {
-        let mut t = current.clone();
-        t.status = if commit {
-            TransactionStatus::PrepareCommit
-        } else {
-            TransactionStatus::PrepareAbort
-        };
-        if fence && t.producer_epoch < i16::MAX - 1 {
-            t.producer_epoch += 1;
-        }
-        t.updated_ms = now_ms;
-        let ending = ending_of(&t);
-        (Record::TransactionChanged(t), ending)
-    }
-
-    /// The transaction of this producer at this epoch, or why not.
-    fn held(&self, id: &str, producer_id: i64, epoch: i16) -> Result<&Transaction, ErrorKind> {
+    ) -> Result<&Transaction, ErrorKind> {
         let t = self
             .transactions
             .get(id)
@@ -550,15 +307,5 @@ fn fresh_transaction(
         updated_ms: now_ms,
         partitions: Default::default(),
         pending_offsets: Vec::new(),
-    }
-}
-
-fn ending_of(t: &Transaction) -> TransactionEnding {
-    TransactionEnding {
-        transactional_id: t.transactional_id.clone(),
-        producer_id: t.producer_id,
-        producer_epoch: t.producer_epoch,
-        commit: t.status == TransactionStatus::PrepareCommit,
-        partitions: t.partitions.iter().copied().collect(),
     }
 }
