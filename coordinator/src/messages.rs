@@ -148,6 +148,8 @@ pub struct ProducerSummary {
     pub producer_epoch: i16,
     pub last_sequence: i32,
     pub last_timestamp_ms: i64,
+    /// The first offset of its transaction open in this partition, or -1.
+    pub current_txn_start_offset: i64,
 }
 
 /// A source topic to mirror: its name, partition count and id.

@@ -250,6 +250,14 @@ def test_describe_and_list_show_an_open_transaction(broker):
         return result.stdout
 
     assert "Ongoing" in cli("list")
+    # DescribeProducers shows where the open transaction starts (what finds hanging ones).
+    from kafka import KafkaAdminClient
+
+    kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    states = kp.describe_producers([KpTopicPartition("shown", 2)])
+    kp.close()
+    text = str(list(states.values())[0]).replace(" ", "")
+    assert "current_transaction_start_offset=0" in text, text
     described = cli("describe", "shown-writer", "nobody")
     assert "state Ongoing" in described and "partitions [shown-2]" in described, described
     assert "nobody: error 105" in described  # TRANSACTIONAL_ID_NOT_FOUND

@@ -144,6 +144,7 @@ impl CoordinatorState {
                 producer_epoch: s.epoch,
                 last_sequence: s.recent.back().map_or(-1, |b| b.last_sequence),
                 last_timestamp_ms: s.last_write_ms,
+                current_txn_start_offset: p.transactions.open.get(id).copied().unwrap_or(-1),
             })
             .collect();
         producers.sort_by_key(|s| s.producer_id);

@@ -66,7 +66,7 @@ pub async fn handle(
                                         .with_producer_epoch(p.producer_epoch as i32)
                                         .with_last_sequence(p.last_sequence)
                                         .with_last_timestamp(p.last_timestamp_ms)
-                                        .with_current_txn_start_offset(-1)
+                                        .with_current_txn_start_offset(p.current_txn_start_offset)
                                 })
                                 .collect(),
                         ),
