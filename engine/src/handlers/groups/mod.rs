@@ -1,6 +1,7 @@
 //! Consumer-group APIs (classic protocol). Membership is decided on the shard that owns the
 //! group (`Shard::group_call`); committed offsets live in the coordinator.
 
+pub mod commit_request;
 pub mod delete_groups;
 pub mod describe_groups;
 pub mod find_coordinator;

@@ -2,15 +2,14 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::CommitOffsets;
-use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition};
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+use shoal_shards::groups::messages::MemberRef;
 
+use super::commit_request::{check_member, entries, outcomes, PartitionOffset, TopicOffsets};
 use super::{owned, owned_optional};
-use crate::handlers::topics::{permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
 
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let broker = call.broker;
@@ -26,39 +25,30 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         .and_then(|()| call.check_coordinator(&group_id));
     let refused = match allowed {
         Err(denied) => Some(denied),
-        Ok(()) => match broker
-            .shard
-            .group_call(&group_id, GroupRequest::ValidateCommit(member))
-            .await
-        {
-            GroupResponse::Outcome(error) => error,
-            _ => Some(ErrorKind::NotAvailable),
-        },
+        Ok(()) => check_member(broker, member).await,
     };
-    let view = broker.shard.topics.load();
-    let mut entries = Vec::new();
-    if refused.is_none() {
-        for topic in &request.topics {
-            let Ok(topic_id) = permitted(call, &view, topic.name.0.as_str(), code::READ) else {
-                continue;
-            };
-            for p in &topic.partitions {
-                entries.push(OffsetCommitEntry {
-                    partition: TopicPartition {
-                        topic_id,
-                        partition: p.partition_index,
-                    },
+    let topics: Vec<TopicOffsets> = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| PartitionOffset {
+                    index: p.partition_index,
                     offset: p.committed_offset,
                     leader_epoch: p.committed_leader_epoch,
-                    metadata: p
-                        .committed_metadata
-                        .as_ref()
-                        .map(|m| m.as_str().to_string())
-                        .unwrap_or_default(),
-                });
-            }
-        }
-    }
+                    metadata: p.committed_metadata.as_ref(),
+                })
+                .collect();
+            (t.name.0.as_str(), partitions)
+        })
+        .collect();
+    let view = broker.shard.topics.load();
+    let entries = match refused {
+        Some(_) => Vec::new(),
+        None => entries(call, &view, &topics),
+    };
     let count = entries.len();
     let results = if entries.is_empty() {
         Some(Vec::new())
@@ -72,29 +62,23 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
             _ => None,
         }
     };
-    let mut results = Answers::new(results);
-    let topics = request
-        .topics
+    let answers = outcomes(call, &view, &topics, refused, results)
         .into_iter()
-        .map(|topic| {
-            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
-            let partitions = topic
-                .partitions
-                .iter()
-                .map(|p| {
-                    let error = match refused {
-                        Some(e) => Some(e),
-                        None => results.next(known).unwrap_or_else(Some),
-                    };
-                    OffsetCommitResponsePartition::default()
-                        .with_partition_index(p.partition_index)
-                        .with_error_code(error_codes::code_of(error))
-                })
-                .collect();
+        .zip(&request.topics)
+        .map(|(partitions, topic)| {
             OffsetCommitResponseTopic::default()
-                .with_name(topic.name)
-                .with_partitions(partitions)
+                .with_name(topic.name.clone())
+                .with_partitions(
+                    partitions
+                        .into_iter()
+                        .map(|(index, error)| {
+                            OffsetCommitResponsePartition::default()
+                                .with_partition_index(index)
+                                .with_error_code(error_codes::code_of(error))
+                        })
+                        .collect(),
+                )
         })
         .collect();
-    OffsetCommitResponse::default().with_topics(topics)
+    OffsetCommitResponse::default().with_topics(answers)
 }

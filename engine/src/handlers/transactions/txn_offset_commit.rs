@@ -7,10 +7,12 @@ use kafka_protocol::messages::txn_offset_commit_response::{
 use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use shoal_coordinator::acl::code;
 use shoal_coordinator::commands::CommitTransactionOffsets;
-use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition};
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+use shoal_coordinator::ErrorKind;
+use shoal_shards::groups::messages::MemberRef;
 
-use crate::handlers::topics::{permitted, Answers};
+use crate::handlers::groups::commit_request::{
+    check_member, entries, outcomes, PartitionOffset, TopicOffsets,
+};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
 
@@ -33,37 +35,27 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
             generation_id: request.generation_id,
             group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
         };
-        refused = match broker
-            .shard
-            .group_call(&group_id, GroupRequest::ValidateCommit(member))
-            .await
-        {
-            GroupResponse::Outcome(error) => error,
-            _ => Some(ErrorKind::NotAvailable),
-        };
+        refused = check_member(broker, member).await;
     }
+    let topics: Vec<TopicOffsets> = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| PartitionOffset {
+                    index: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: p.committed_leader_epoch,
+                    metadata: p.committed_metadata.as_ref(),
+                })
+                .collect();
+            (t.name.0.as_str(), partitions)
+        })
+        .collect();
     let view = broker.shard.topics.load();
-    let mut entries = Vec::new();
-    for topic in &request.topics {
-        let Ok(topic_id) = permitted(call, &view, topic.name.0.as_str(), code::READ) else {
-            continue;
-        };
-        for p in &topic.partitions {
-            entries.push(OffsetCommitEntry {
-                partition: TopicPartition {
-                    topic_id,
-                    partition: p.partition_index,
-                },
-                offset: p.committed_offset,
-                leader_epoch: p.committed_leader_epoch,
-                metadata: p
-                    .committed_metadata
-                    .as_ref()
-                    .map(|m| m.to_string())
-                    .unwrap_or_default(),
-            });
-        }
-    }
+    let entries = entries(call, &view, &topics);
     let count = entries.len();
     let results = match refused {
         Some(_) => None,
@@ -85,29 +77,23 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
             }
         }
     };
-    let mut results = Answers::new(results);
-    let topics = request
-        .topics
+    let answers = outcomes(call, &view, &topics, refused, results)
         .into_iter()
-        .map(|topic| {
-            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
-            let partitions = topic
-                .partitions
-                .iter()
-                .map(|p| {
-                    let error = match refused {
-                        Some(e) => Some(e),
-                        None => results.next(known).unwrap_or_else(Some),
-                    };
-                    TxnOffsetCommitResponsePartition::default()
-                        .with_partition_index(p.partition_index)
-                        .with_error_code(error_codes::code_of(error))
-                })
-                .collect();
+        .zip(&request.topics)
+        .map(|(partitions, topic)| {
             TxnOffsetCommitResponseTopic::default()
-                .with_name(topic.name)
-                .with_partitions(partitions)
+                .with_name(topic.name.clone())
+                .with_partitions(
+                    partitions
+                        .into_iter()
+                        .map(|(index, error)| {
+                            TxnOffsetCommitResponsePartition::default()
+                                .with_partition_index(index)
+                                .with_error_code(error_codes::code_of(error))
+                        })
+                        .collect(),
+                )
         })
         .collect();
-    TxnOffsetCommitResponse::default().with_topics(topics)
+    TxnOffsetCommitResponse::default().with_topics(answers)
 }

@@ -1,0 +1,89 @@
+//! What OffsetCommit and TxnOffsetCommit share: the check of the member committing, the
+//! entries of the topics the client may READ, and each partition's outcome in request order.
+
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::code;
+use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
+use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+
+use crate::handlers::topics::{permitted, Answers};
+use crate::handlers::{Broker, Call};
+
+/// One partition's offset, as both requests carry it.
+pub struct PartitionOffset<'a> {
+    pub index: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<&'a StrBytes>,
+}
+
+/// One topic of the request: its name and partitions.
+pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
+
+/// The group's owning shard says whether `member` may commit (its generation is current).
+pub async fn check_member(broker: &Broker, member: MemberRef) -> Option<ErrorKind> {
+    let group_id = member.group_id.clone();
+    match broker
+        .shard
+        .group_call(&group_id, GroupRequest::ValidateCommit(member))
+        .await
+    {
+        GroupResponse::Outcome(error) => error,
+        _ => Some(ErrorKind::NotAvailable),
+    }
+}
+
+/// The entries to commit: every partition of the topics the client may READ (the others are
+/// answered with their topic's refusal by `outcomes`).
+pub fn entries(
+    call: &Call<'_>,
+    view: &TopicsView,
+    topics: &[TopicOffsets],
+) -> Vec<OffsetCommitEntry> {
+    let mut entries = Vec::new();
+    for (name, partitions) in topics {
+        let Ok(topic_id) = permitted(call, view, name, code::READ) else {
+            continue;
+        };
+        for p in partitions {
+            entries.push(OffsetCommitEntry {
+                partition: TopicPartition {
+                    topic_id,
+                    partition: p.index,
+                },
+                offset: p.offset,
+                leader_epoch: p.leader_epoch,
+                metadata: p.metadata.map(|m| m.to_string()).unwrap_or_default(),
+            });
+        }
+    }
+    entries
+}
+
+/// Each topic's partitions with their outcome, in request order: the request's refusal if
+/// there is one, else the topic's refusal or the coordinator's answer for the entry.
+pub fn outcomes(
+    call: &Call<'_>,
+    view: &TopicsView,
+    topics: &[TopicOffsets],
+    refused: Option<ErrorKind>,
+    results: Option<Vec<Option<ErrorKind>>>,
+) -> Vec<Vec<(i32, Option<ErrorKind>)>> {
+    let mut results = Answers::new(results);
+    topics
+        .iter()
+        .map(|(name, partitions)| {
+            let known = permitted(call, view, name, code::READ);
+            partitions
+                .iter()
+                .map(|p| {
+                    let error = match refused {
+                        Some(e) => Some(e),
+                        None => results.next(known).unwrap_or_else(Some),
+                    };
+                    (p.index, error)
+                })
+                .collect()
+        })
+        .collect()
+}
