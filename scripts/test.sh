@@ -19,12 +19,16 @@ SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytes
 if [[ $# -eq 0 ]]; then
   coordinator_tests=()
   for name in durability coordinator diskless_api clients groups acls configs security mirror \
-    produce_order transactions; do
+    produce_order; do
     coordinator_tests+=("tests/integration/test_$name.py")
   done
   for mode in postgres cluster; do
+    tests=("${coordinator_tests[@]}")
+    # Transactions once, on the cluster's shared log (PostgreSQL, one-broker cluster chores);
+    # test_cluster.py runs them on three brokers.
+    [[ $mode == cluster ]] && tests+=(tests/integration/test_transactions.py)
     SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" \
-      python3 -m pytest -q -p no:cacheprovider "${coordinator_tests[@]}"
+      python3 -m pytest -q -p no:cacheprovider "${tests[@]}"
   done
 fi
 # Every fuzz target for 20 s (longer by hand: scripts/fuzz.sh 600).
