@@ -11,9 +11,9 @@ const LOG_OVERHEAD_BYTES: usize = 12;
 /// The CRC covers everything from the attributes field to the end of the batch.
 const CRC_COVERAGE_START: usize = 21;
 
-const ATTR_TRANSACTIONAL: i16 = 0x10;
-const ATTR_CONTROL: i16 = 0x20;
-const ATTR_COMPRESSION_MASK: i16 = 0x07;
+pub(crate) const ATTR_TRANSACTIONAL: i16 = 0x10;
+pub(crate) const ATTR_CONTROL: i16 = 0x20;
+pub(crate) const ATTR_COMPRESSION_MASK: i16 = 0x07;
 const ATTR_LOG_APPEND_TIME: i16 = 0x08;
 
 /// The fixed header of one v2 record batch, as sent by the producer.
@@ -122,6 +122,13 @@ pub fn validate_batches(buf: &[u8]) -> Result<Vec<BatchHeader>, WalError> {
     Ok(headers)
 }
 
+/// Computes the CRC-32C of a whole batch whose covered bytes changed and writes it in.
+pub(crate) fn reseal(batch: &mut [u8]) -> u32 {
+    let crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
+    batch[17..21].copy_from_slice(&crc.to_be_bytes());
+    crc
+}
+
 /// Writes the broker-assigned base offset into a batch (not covered by the CRC).
 pub fn patch_base_offset(batch: &mut [u8], base_offset: i64) {
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
@@ -135,8 +142,7 @@ pub fn set_max_timestamps(buf: &mut [u8], headers: &mut [BatchHeader], maxes: &[
         if header.max_timestamp != *max {
             header.max_timestamp = *max;
             batch[35..43].copy_from_slice(&max.to_be_bytes());
-            header.crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
-            batch[17..21].copy_from_slice(&header.crc.to_be_bytes());
+            header.crc = reseal(batch);
         }
         pos += header.size_bytes;
     }
@@ -152,8 +158,7 @@ pub fn stamp_log_append_time(buf: &mut [u8], headers: &mut [BatchHeader], now_ms
         header.max_timestamp = now_ms;
         batch[21..23].copy_from_slice(&header.attributes.to_be_bytes());
         batch[35..43].copy_from_slice(&now_ms.to_be_bytes());
-        header.crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
-        batch[17..21].copy_from_slice(&header.crc.to_be_bytes());
+        header.crc = reseal(batch);
         pos += header.size_bytes;
     }
 }
@@ -188,8 +193,7 @@ pub(crate) mod tests {
         b.extend_from_slice(&(-1i32).to_be_bytes());
         b.extend_from_slice(&records.to_be_bytes());
         b.extend_from_slice(body);
-        let crc = crc32c::crc32c(&b[CRC_COVERAGE_START..]);
-        b[17..21].copy_from_slice(&crc.to_be_bytes());
+        reseal(&mut b);
         b
     }
 

@@ -1,10 +1,11 @@
 //! Transaction markers: the control batches that end a transaction in each partition it
 //! wrote to (Kafka's EndTransactionMarker), built by the broker and recognised when stored.
 
-use crate::batch::BATCH_HEADER_BYTES;
+use crate::batch::{reseal, ATTR_CONTROL, ATTR_TRANSACTIONAL, BATCH_HEADER_BYTES};
+use crate::records::control_record_type;
 
 /// Attributes of a marker batch: transactional and control, uncompressed, CreateTime.
-const MARKER_ATTRIBUTES: i16 = 0x10 | 0x20;
+const MARKER_ATTRIBUTES: i16 = ATTR_TRANSACTIONAL | ATTR_CONTROL;
 const CONTROL_TYPE_ABORT: i16 = 0;
 const CONTROL_TYPE_COMMIT: i16 = 1;
 
@@ -42,54 +43,17 @@ pub fn marker_batch(producer_id: i64, producer_epoch: i16, commit: bool, now_ms:
     batch.extend_from_slice(&1i32.to_be_bytes());
     batch.push((body.len() as u8) << 1);
     batch.extend_from_slice(&body);
-    let crc = crc32c::crc32c(&batch[21..]);
-    batch[17..21].copy_from_slice(&crc.to_be_bytes());
+    reseal(&mut batch);
     batch
 }
 
 /// For a control batch: Some(true) for a commit marker, Some(false) for an abort marker,
 /// None when its first record is not a marker (other control types, or malformed).
 pub fn marker_outcome(batch: &[u8]) -> Option<bool> {
-    let mut reader = Varints {
-        bytes: batch.get(BATCH_HEADER_BYTES..)?,
-    };
-    let _length = reader.varint()?;
-    let _attributes = reader.take(1)?;
-    let _timestamp_delta = reader.varint()?;
-    let _offset_delta = reader.varint()?;
-    if reader.varint()? < 4 {
-        return None;
-    }
-    let key = reader.take(4)?;
-    match i16::from_be_bytes([key[2], key[3]]) {
+    match control_record_type(batch)? {
         CONTROL_TYPE_COMMIT => Some(true),
         CONTROL_TYPE_ABORT => Some(false),
         _ => None,
-    }
-}
-
-struct Varints<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Varints<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (taken, rest) = (self.bytes.get(..n)?, self.bytes.get(n..)?);
-        self.bytes = rest;
-        Some(taken)
-    }
-
-    /// A zigzag varint of at most 10 bytes.
-    fn varint(&mut self) -> Option<i64> {
-        let mut raw = 0u64;
-        for i in 0..10 {
-            let b = self.take(1)?[0];
-            raw |= ((b & 0x7f) as u64) << (7 * i);
-            if b & 0x80 == 0 {
-                return Some((raw >> 1) as i64 ^ -((raw & 1) as i64));
-            }
-        }
-        None
     }
 }
 

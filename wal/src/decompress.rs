@@ -18,6 +18,16 @@ pub enum Codec {
 }
 
 impl Codec {
+    pub fn id(self) -> i16 {
+        match self {
+            Codec::None => 0,
+            Codec::Gzip => 1,
+            Codec::Snappy => 2,
+            Codec::Lz4 => 3,
+            Codec::Zstd => 4,
+        }
+    }
+
     pub fn from_id(id: i16) -> Result<Codec, WalError> {
         Ok(match id {
             0 => Codec::None,

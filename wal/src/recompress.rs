@@ -4,29 +4,14 @@
 
 use std::io::{Read, Write};
 
-use crate::batch::{BatchHeader, BATCH_HEADER_BYTES};
+use crate::batch::{reseal, BatchHeader, ATTR_COMPRESSION_MASK, BATCH_HEADER_BYTES};
 use crate::decompress::{inflate, Codec};
 use crate::WalError;
 
-const ATTR_COMPRESSION_MASK: i16 = 0x07;
-/// The CRC covers everything from the attributes field to the end of the batch.
-const CRC_COVERAGE_START: usize = 21;
 /// xerial snappy framing as snappy-java writes it: magic, version 1, compatible version 1,
 /// then chunks of at most 32 KiB inflated, each after its compressed length.
 const XERIAL_HEADER: &[u8] = b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01";
 const SNAPPY_CHUNK_BYTES: usize = 32 << 10;
-
-impl Codec {
-    pub fn id(self) -> i16 {
-        match self {
-            Codec::None => 0,
-            Codec::Gzip => 1,
-            Codec::Snappy => 2,
-            Codec::Lz4 => 3,
-            Codec::Zstd => 4,
-        }
-    }
-}
 
 /// The batch with its records compressed by `target`; its records may inflate to at most
 /// `inflated_max` bytes (the caller has checked they do).
@@ -51,8 +36,7 @@ pub fn recompress_batch(
     out[8..12].copy_from_slice(&batch_length.to_be_bytes());
     let attributes = (header.attributes & !ATTR_COMPRESSION_MASK) | target.id();
     out[21..23].copy_from_slice(&attributes.to_be_bytes());
-    let crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
-    out[17..21].copy_from_slice(&crc.to_be_bytes());
+    reseal(&mut out);
     Ok(out)
 }
 
@@ -93,51 +77,22 @@ fn compress(codec: Codec, data: &[u8]) -> Result<Vec<u8>, WalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::tests::sample_batch;
     use crate::batch::validate_batches;
     use crate::records::check_records;
+    use crate::records::tests::records;
 
-    /// A batch of `count` uncompressed records of 100 bytes each.
+    /// A batch of `count` uncompressed records, each a 100-byte value.
     fn plain_batch(count: usize) -> Vec<u8> {
-        let mut records = Vec::new();
-        for i in 0..count {
-            let value = vec![b'a' + (i % 26) as u8; 100];
-            let mut body = vec![0u8]; // attributes
-            body.push(0); // timestamp delta
-            body.push((i as u8) << 1); // offset delta
-            body.push(1); // key: null (-1)
-            body.extend_from_slice(&[0xc8, 0x01]); // value length 100
-            body.extend_from_slice(&value);
-            body.push(0); // no headers
-            put_varint(&mut records, body.len() as i64);
-            records.extend_from_slice(&body);
-        }
-        let mut batch = Vec::new();
-        batch.extend_from_slice(&0i64.to_be_bytes());
-        batch.extend_from_slice(&((BATCH_HEADER_BYTES - 12 + records.len()) as i32).to_be_bytes());
-        batch.extend_from_slice(&0i32.to_be_bytes());
-        batch.push(2);
-        batch.extend_from_slice(&[0; 4]);
-        batch.extend_from_slice(&0i16.to_be_bytes());
-        batch.extend_from_slice(&((count - 1) as i32).to_be_bytes());
-        batch.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        batch.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        batch.extend_from_slice(&(-1i64).to_be_bytes());
-        batch.extend_from_slice(&(-1i16).to_be_bytes());
-        batch.extend_from_slice(&(-1i32).to_be_bytes());
-        batch.extend_from_slice(&(count as i32).to_be_bytes());
-        batch.extend_from_slice(&records);
-        let crc = crc32c::crc32c(&batch[CRC_COVERAGE_START..]);
-        batch[17..21].copy_from_slice(&crc.to_be_bytes());
-        batch
-    }
-
-    fn put_varint(out: &mut Vec<u8>, v: i64) {
-        let mut z = ((v << 1) ^ (v >> 63)) as u64;
-        while z >= 0x80 {
-            out.push((z as u8) | 0x80);
-            z >>= 7;
-        }
-        out.push(z as u8);
+        let values: Vec<Vec<u8>> = (0..count)
+            .map(|i| vec![b'a' + (i % 26) as u8; 100])
+            .collect();
+        let specs: Vec<(i64, i64, &[u8])> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (0, i as i64, v.as_slice()))
+            .collect();
+        sample_batch(count as i32, &records(&specs))
     }
 
     #[test]

@@ -91,6 +91,22 @@ pub fn latest_record(
     Ok(latest)
 }
 
+/// The type of an uncompressed control batch's first record (its key's second int16: 0 abort,
+/// 1 commit for transaction markers); None when that record does not read as one.
+pub fn control_record_type(batch: &[u8]) -> Option<i16> {
+    let mut reader = Reader::new(batch.get(BATCH_HEADER_BYTES..)?);
+    let _length = reader.varint32().ok()?;
+    let _attributes = reader.byte().ok()?;
+    let _timestamp_delta = reader.varint(10).ok()?;
+    let _offset_delta = reader.varint32().ok()?;
+    if reader.varint32().ok()? < 4 {
+        return None;
+    }
+    let mut key = [0u8; 4];
+    reader.inner.read_exact(&mut key).ok()?;
+    Some(i16::from_be_bytes([key[2], key[3]]))
+}
+
 /// Calls `visit` for each record in order until it returns false; how many were visited.
 /// Reading every record also proves none is missing, extra or cut short.
 fn for_each_record(
