@@ -60,7 +60,8 @@ pub fn start(
     );
 }
 
-fn now_ms() -> i64 {
+/// The wall clock in ms since the epoch (0 if it reads before 1970).
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

@@ -3,13 +3,12 @@
 //! Whoever ends it (EndTxn, a new InitProducerId, the timeout chore, a restart) does the
 //! same; a marker the coordinator no longer expects is refused, so ending twice is harmless.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use bytes::Bytes;
 use shoal_coordinator::commands::CompleteTransaction;
 use shoal_coordinator::{ErrorKind, TransactionEnding};
 use shoal_wal::control::marker_batch;
 
+use crate::maintenance::now_ms;
 use crate::{PartitionProduce, ProduceRules, Shard};
 
 /// A marker batch is 80 bytes; the produce version only matters for zstd, which it lacks.
@@ -20,14 +19,11 @@ impl Shard {
     /// marker is not stored yet: the transaction stays ending, to be ended again.
     pub async fn end_transaction(&self, ending: TransactionEnding) -> Result<(), ErrorKind> {
         let view = self.topics.load();
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
         let marker = Bytes::from(marker_batch(
             ending.producer_id,
             ending.producer_epoch,
             ending.commit,
-            now_ms,
+            now_ms(),
         ));
         // A deleted topic needs no marker.
         let writes: Vec<PartitionProduce> = ending

@@ -82,18 +82,12 @@ impl ProducePipeline {
         if records.len() > self.config.buffer_max_bytes {
             return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
         }
-        let now_ms = || {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0)
-        };
         let inflated_max = self.config.inflated_batch_bytes_max;
         let ValidPayload {
             records,
             headers,
             stamped_at,
-        } = match validate_payload(records, &rules, inflated_max, now_ms) {
+        } = match validate_payload(records, &rules, inflated_max, crate::maintenance::now_ms) {
             Ok(valid) => valid,
             Err(refusal) => {
                 return PartitionProduceResult {

@@ -15,25 +15,21 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// Kafka's names of the states, as the admin tools show and filter them.
-fn state_name(status: TransactionStatus) -> &'static str {
-    match status {
-        TransactionStatus::Empty => "Empty",
-        TransactionStatus::Ongoing => "Ongoing",
-        TransactionStatus::PrepareCommit => "PrepareCommit",
-        TransactionStatus::PrepareAbort => "PrepareAbort",
-        TransactionStatus::CompleteCommit => "CompleteCommit",
-        TransactionStatus::CompleteAbort => "CompleteAbort",
-    }
-}
-
-const STATE_NAMES: &[&str] = &[
-    "Empty",
-    "Ongoing",
-    "PrepareCommit",
-    "PrepareAbort",
-    "CompleteCommit",
-    "CompleteAbort",
+const STATES: [(&str, TransactionStatus); 6] = [
+    ("Empty", TransactionStatus::Empty),
+    ("Ongoing", TransactionStatus::Ongoing),
+    ("PrepareCommit", TransactionStatus::PrepareCommit),
+    ("PrepareAbort", TransactionStatus::PrepareAbort),
+    ("CompleteCommit", TransactionStatus::CompleteCommit),
+    ("CompleteAbort", TransactionStatus::CompleteAbort),
 ];
+
+fn state_name(status: TransactionStatus) -> &'static str {
+    STATES
+        .iter()
+        .find(|(_, s)| *s == status)
+        .map_or("Unknown", |(name, _)| name)
+}
 
 pub async fn describe(
     call: &Call<'_>,
@@ -105,16 +101,14 @@ pub async fn list(call: &Call<'_>, request: ListTransactionsRequest) -> ListTran
     let unknown: Vec<StrBytes> = request
         .state_filters
         .iter()
-        .filter(|s| !STATE_NAMES.contains(&s.as_str()))
+        .filter(|s| !STATES.iter().any(|(name, _)| *name == s.as_str()))
         .cloned()
         .collect();
     let Ok(all) = call.broker.shard.coordinator.run(ListTransactions).await else {
         return ListTransactionsResponse::default()
             .with_error_code(error_codes::code_of(Some(ErrorKind::NotAvailable)));
     };
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now_ms = shoal_shards::maintenance::now_ms();
     let states = all
         .iter()
         .filter(|t| wanted.is_empty() || wanted.contains(&state_name(t.status)))
