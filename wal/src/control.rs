@@ -1,50 +1,36 @@
 //! Transaction markers: the control batches that end a transaction in each partition it
 //! wrote to (Kafka's EndTransactionMarker), built by the broker and recognised when stored.
 
-use crate::batch::{reseal, ATTR_CONTROL, ATTR_TRANSACTIONAL, BATCH_HEADER_BYTES};
+use crate::batch::BatchBuilder;
+use crate::decompress::Codec;
 use crate::records::control_record_type;
 
-/// Attributes of a marker batch: transactional and control, uncompressed, CreateTime.
-const MARKER_ATTRIBUTES: i16 = ATTR_TRANSACTIONAL | ATTR_CONTROL;
 const CONTROL_TYPE_ABORT: i16 = 0;
 const CONTROL_TYPE_COMMIT: i16 = 1;
+/// The marker's key version and value version (EndTransactionMarker v0).
+const MARKER_VERSION: i16 = 0;
 
 /// A one-record control batch committing (or aborting) `producer_id`'s transaction, at
-/// base offset 0 (the coordinator assigns the real one).
+/// base offset 0 (the coordinator assigns the real one): transactional and control,
+/// uncompressed, CreateTime.
 pub fn marker_batch(producer_id: i64, producer_epoch: i16, commit: bool, now_ms: i64) -> Vec<u8> {
     let control_type = if commit {
         CONTROL_TYPE_COMMIT
     } else {
         CONTROL_TYPE_ABORT
     };
-    // Record body: attributes, timestamp delta, offset delta, key (version, type), value
-    // (version, coordinator epoch), no headers. Every varint here is a single byte.
-    let mut body = vec![0u8, 0, 0, 4 << 1];
-    body.extend_from_slice(&0i16.to_be_bytes());
-    body.extend_from_slice(&control_type.to_be_bytes());
-    body.push(6 << 1);
-    body.extend_from_slice(&0i16.to_be_bytes());
-    body.extend_from_slice(&0i32.to_be_bytes());
-    body.push(0);
-    let mut batch = Vec::with_capacity(BATCH_HEADER_BYTES + 1 + body.len());
-    batch.extend_from_slice(&0i64.to_be_bytes());
-    let batch_length = (BATCH_HEADER_BYTES - 12 + 1 + body.len()) as i32;
-    batch.extend_from_slice(&batch_length.to_be_bytes());
-    batch.extend_from_slice(&(-1i32).to_be_bytes());
-    batch.push(2);
-    batch.extend_from_slice(&[0; 4]);
-    batch.extend_from_slice(&MARKER_ATTRIBUTES.to_be_bytes());
-    batch.extend_from_slice(&0i32.to_be_bytes());
-    batch.extend_from_slice(&now_ms.to_be_bytes());
-    batch.extend_from_slice(&now_ms.to_be_bytes());
-    batch.extend_from_slice(&producer_id.to_be_bytes());
-    batch.extend_from_slice(&producer_epoch.to_be_bytes());
-    batch.extend_from_slice(&(-1i32).to_be_bytes());
-    batch.extend_from_slice(&1i32.to_be_bytes());
-    batch.push((body.len() as u8) << 1);
-    batch.extend_from_slice(&body);
-    reseal(&mut batch);
-    batch
+    let mut key = MARKER_VERSION.to_be_bytes().to_vec();
+    key.extend_from_slice(&control_type.to_be_bytes());
+    // Value: version, then the coordinator epoch (0: Shoal's coordinator has no epochs).
+    let mut value = MARKER_VERSION.to_be_bytes().to_vec();
+    value.extend_from_slice(&0i32.to_be_bytes());
+    BatchBuilder::new(now_ms)
+        .producer(producer_id, producer_epoch, -1)
+        .transactional()
+        .control()
+        .record(now_ms, Some(&key), Some(&value), &[])
+        .build(Codec::None)
+        .expect("an uncompressed marker always encodes")
 }
 
 /// For a control batch: Some(true) for a commit marker, Some(false) for an abort marker,
@@ -60,7 +46,7 @@ pub fn marker_outcome(batch: &[u8]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::validate_batches;
+    use crate::batch::{validate_batches, BATCH_HEADER_BYTES};
     use crate::records::check_records;
 
     #[test]

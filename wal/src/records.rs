@@ -34,27 +34,73 @@ pub fn check_records(
     header: &BatchHeader,
     inflated_max: usize,
 ) -> Result<RecordsSummary, WalError> {
+    check_count(header)?;
+    let mut summary = Summarize::default();
+    let count = for_each_record(batch, header, inflated_max, |p| summary.visit(p))?;
+    Ok(summary.finish(count))
+}
+
+/// Checks every record as `check_records` does and gives them back inflated, for a batch the
+/// broker recompresses: its payload is inflated once, for both.
+pub fn check_and_inflate_records(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+) -> Result<(RecordsSummary, Vec<u8>), WalError> {
+    check_count(header)?;
+    let codec = Codec::from_id(header.compression_codec())?;
+    let mut inflated = Vec::new();
+    inflate(codec, payload(batch, header)?, inflated_max)?
+        .read_to_end(&mut inflated)
+        .map_err(|e| WalError::CorruptCompression(e.to_string()))?;
+    let mut summary = Summarize::default();
+    let count = visit_records(Reader::new(&inflated[..]), header, codec, |p| {
+        summary.visit(p)
+    })?;
+    Ok((summary.finish(count), inflated))
+}
+
+fn check_count(header: &BatchHeader) -> Result<(), WalError> {
     if header.last_offset_delta as i64 + 1 != header.record_count as i64 {
         return Err(invalid(format!(
             "{} records but the last offset delta is {}",
             header.record_count, header.last_offset_delta
         )));
     }
-    let mut max_timestamp = NO_TIMESTAMP;
-    let count = for_each_record(batch, header, inflated_max, |position| {
+    Ok(())
+}
+
+/// The largest timestamp, refusing negative ones but "none".
+struct Summarize {
+    max_timestamp: i64,
+}
+
+impl Default for Summarize {
+    fn default() -> Self {
+        Summarize {
+            max_timestamp: NO_TIMESTAMP,
+        }
+    }
+}
+
+impl Summarize {
+    fn visit(&mut self, position: RecordPosition) -> Result<bool, WalError> {
         if position.timestamp < NO_TIMESTAMP {
             return Err(WalError::InvalidTimestamp {
                 index: position.offset_delta,
                 timestamp: position.timestamp,
             });
         }
-        max_timestamp = max_timestamp.max(position.timestamp);
+        self.max_timestamp = self.max_timestamp.max(position.timestamp);
         Ok(true)
-    })?;
-    Ok(RecordsSummary {
-        count,
-        max_timestamp,
-    })
+    }
+
+    fn finish(self, count: i32) -> RecordsSummary {
+        RecordsSummary {
+            count,
+            max_timestamp: self.max_timestamp,
+        }
+    }
 }
 
 /// The first record whose timestamp is `target` or later (ListOffsets by time).
@@ -115,9 +161,7 @@ fn for_each_record(
     inflated_max: usize,
     visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
-    let payload = batch
-        .get(BATCH_HEADER_BYTES..header.size_bytes)
-        .ok_or_else(|| invalid("the batch is shorter than its header says".into()))?;
+    let payload = payload(batch, header)?;
     let codec = Codec::from_id(header.compression_codec())?;
     // Uncompressed records are walked in place: skipping a value copies nothing.
     match codec {
@@ -127,6 +171,13 @@ fn for_each_record(
             visit_records(Reader::new(inflated), header, codec, visit)
         }
     }
+}
+
+/// The (possibly compressed) records after the header.
+fn payload<'a>(batch: &'a [u8], header: &BatchHeader) -> Result<&'a [u8], WalError> {
+    batch
+        .get(BATCH_HEADER_BYTES..header.size_bytes)
+        .ok_or_else(|| invalid("the batch is shorter than its header says".into()))
 }
 
 fn visit_records<R: Skip>(
@@ -304,36 +355,14 @@ impl<R: Skip> Reader<R> {
 pub(crate) mod tests {
     use super::*;
     use crate::batch::tests::sample_batch;
-
-    fn put_varint(out: &mut Vec<u8>, v: i64) {
-        let mut n = ((v << 1) ^ (v >> 63)) as u64;
-        while n >= 0x80 {
-            out.push((n as u8 & 0x7f) | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-    }
+    use crate::batch::{encode_record, RecordHeader};
 
     /// Encoded records: (timestamp delta, offset delta, value) each, one header on the first.
     pub fn records(specs: &[(i64, i64, &[u8])]) -> Vec<u8> {
         let mut out = Vec::new();
         for (i, (ts, offset, value)) in specs.iter().enumerate() {
-            let mut body = vec![0u8];
-            put_varint(&mut body, *ts);
-            put_varint(&mut body, *offset);
-            put_varint(&mut body, -1);
-            put_varint(&mut body, value.len() as i64);
-            body.extend_from_slice(value);
-            if i == 0 {
-                put_varint(&mut body, 1);
-                put_varint(&mut body, 1);
-                body.push(b'h');
-                put_varint(&mut body, -1);
-            } else {
-                put_varint(&mut body, 0);
-            }
-            put_varint(&mut out, body.len() as i64);
-            out.extend_from_slice(&body);
+            let headers: &[RecordHeader] = if i == 0 { &[(b"h", None)] } else { &[] };
+            encode_record(&mut out, *offset as i32, *ts, None, Some(value), headers);
         }
         out
     }

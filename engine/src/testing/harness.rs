@@ -13,6 +13,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_shards::{Latch, ServeFn, ShardError};
+use shoal_wal::batch::BatchBuilder;
+use shoal_wal::decompress::Codec;
 
 use crate::config::BrokerConfig;
 use crate::handlers::{Broker, Call, ClientInfo};
@@ -92,46 +94,13 @@ pub fn topic_name(name: &str) -> TopicName {
 
 /// An uncompressed v2 batch holding one record per value, CRC-32C set, base offset 0.
 pub fn record_batch(values: &[&[u8]]) -> Bytes {
-    let mut records = Vec::new();
-    for (i, value) in values.iter().enumerate() {
-        let mut body = vec![0u8]; // attributes
-        put_varint(&mut body, 0); // timestamp delta
-        put_varint(&mut body, i as i64); // offset delta
-        put_varint(&mut body, -1); // null key
-        put_varint(&mut body, value.len() as i64);
-        body.extend_from_slice(value);
-        put_varint(&mut body, 0); // no headers
-        put_varint(&mut records, body.len() as i64);
-        records.extend_from_slice(&body);
-    }
     let timestamp: i64 = 1_700_000_000_000;
-    let mut after_crc = Vec::new();
-    after_crc.extend_from_slice(&0i16.to_be_bytes()); // attributes
-    after_crc.extend_from_slice(&(values.len() as i32 - 1).to_be_bytes());
-    after_crc.extend_from_slice(&timestamp.to_be_bytes());
-    after_crc.extend_from_slice(&timestamp.to_be_bytes());
-    after_crc.extend_from_slice(&(-1i64).to_be_bytes()); // producer id
-    after_crc.extend_from_slice(&(-1i16).to_be_bytes());
-    after_crc.extend_from_slice(&(-1i32).to_be_bytes());
-    after_crc.extend_from_slice(&(values.len() as i32).to_be_bytes());
-    after_crc.extend_from_slice(&records);
-    let mut batch = Vec::new();
-    batch.extend_from_slice(&0i64.to_be_bytes());
-    batch.extend_from_slice(&((after_crc.len() + 9) as i32).to_be_bytes());
-    batch.extend_from_slice(&(-1i32).to_be_bytes()); // partition leader epoch
-    batch.push(2); // magic
-    batch.extend_from_slice(&crc32c::crc32c(&after_crc).to_be_bytes());
-    batch.extend_from_slice(&after_crc);
-    Bytes::from(batch)
-}
-
-fn put_varint(out: &mut Vec<u8>, v: i64) {
-    let mut n = ((v << 1) ^ (v >> 63)) as u64;
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+    let batch = values
+        .iter()
+        .fold(BatchBuilder::new(timestamp), |batch, value| {
+            batch.record(timestamp, None, Some(value), &[])
+        });
+    Bytes::from(batch.build(Codec::None).expect("an uncompressed batch"))
 }
 
 /// Produce v9 of one batch to `topic`/`partition` with acks=all.

@@ -10,6 +10,7 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, FetchResponse};
 use shoal_coordinator::commands::{AddTopicsToMirror, CreateMirror, MirrorEvents};
 use shoal_coordinator::{MirrorEvent, MirroredTopic};
 use shoal_protocol::frame;
+use shoal_wal::batch::{patch_base_offset, BatchHeader};
 
 use super::*;
 use crate::handlers::{fetch, ClientInfo};
@@ -24,7 +25,7 @@ fn source_records() -> Bytes {
     for (offset, value) in [(5i64, &b"five"[..]), (6, &b"six"[..])] {
         let mut batch = BytesMut::from(&record_batch(&[value])[..]);
         // The base offset is outside the CRC: the source's offsets, as a broker patches them.
-        batch[0..8].copy_from_slice(&offset.to_be_bytes());
+        patch_base_offset(&mut batch, offset);
         all.extend_from_slice(&batch);
     }
     all.freeze()
@@ -127,10 +128,10 @@ fn a_fetch_round_stores_the_source_batches_at_their_offsets() {
         assert_eq!((error, hwm), (0, 7));
         let mut offsets = Vec::new();
         let mut rest = &records[..];
-        while rest.len() >= 12 {
-            offsets.push(i64::from_be_bytes(rest[0..8].try_into().unwrap()));
-            let size = i32::from_be_bytes(rest[8..12].try_into().unwrap()) as usize + 12;
-            rest = &rest[size..];
+        while !rest.is_empty() {
+            let header = BatchHeader::parse_validated(rest).expect("whole batches");
+            offsets.push(header.base_offset);
+            rest = &rest[header.size_bytes..];
         }
         assert_eq!(offsets, vec![5, 6], "the source's offsets, byte for byte");
         assert_eq!(&records[..], &source_records()[..]);

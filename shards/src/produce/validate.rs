@@ -11,7 +11,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batches};
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
-use shoal_wal::records::check_records;
+use shoal_wal::records::{check_and_inflate_records, check_records};
 use shoal_wal::{BatchHeader, WalError};
 
 use crate::ProduceRules;
@@ -60,42 +60,50 @@ pub fn validate_payload(
     }
     let mut maxes = Vec::with_capacity(headers.len());
     let mut at = 0;
-    let mut recompressed: Option<BytesMut> = None;
-    for header in &headers {
+    // Set once a batch is recompressed: the payload from there on, and every batch's header.
+    let mut recompressed: Option<(BytesMut, Vec<BatchHeader>)> = None;
+    for (index, header) in headers.iter().enumerate() {
         let codec = Codec::from_id(header.compression_codec()).map_err(|e| rejected(&e))?;
         if codec == Codec::Zstd && !rules.zstd_allowed {
             return Err(ErrorKind::UnsupportedCompressionType.into());
         }
         let batch = &records[at..at + header.size_bytes];
-        let summary =
-            check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
-        maxes.push(summary.max_timestamp);
-        match rules.recompress_to {
-            Some(target) if target != codec && !header.is_control() => {
-                let converted = recompress_batch(batch, header, target, inflated_batch_bytes_max)
-                    .map_err(|e| rejected(&e))?;
-                recompressed
-                    .get_or_insert_with(|| BytesMut::from(&records[..at]))
-                    .extend_from_slice(&converted);
-            }
-            _ => {
-                if let Some(out) = recompressed.as_mut() {
-                    out.extend_from_slice(batch);
-                }
-            }
-        }
         at += header.size_bytes;
-    }
-    // Recompressed batches have new lengths and CRCs: their headers are read again.
-    let (records, mut headers) = match recompressed {
-        Some(out) => {
-            let out = out.freeze();
-            let headers = validate_batches(&out).map_err(|e| rejected(&e))?;
-            if headers.iter().any(|h| h.size_bytes > rules.max_batch_bytes) {
-                return Err(ErrorKind::MessageTooLarge.into());
+        let target = rules
+            .recompress_to
+            .filter(|target| *target != codec && !header.is_control());
+        let Some(target) = target else {
+            let summary =
+                check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
+            maxes.push(summary.max_timestamp);
+            if let Some((out, out_headers)) = recompressed.as_mut() {
+                out.extend_from_slice(batch);
+                out_headers.push(*header);
             }
-            (out, headers)
+            continue;
+        };
+        // One inflation serves both the record checks and the new codec.
+        let (summary, inflated) =
+            check_and_inflate_records(batch, header, inflated_batch_bytes_max)
+                .map_err(|e| rejected(&e))?;
+        maxes.push(summary.max_timestamp);
+        let (converted, converted_header) =
+            recompress_batch(batch, header, &inflated, target).map_err(|e| rejected(&e))?;
+        if converted_header.size_bytes > rules.max_batch_bytes {
+            return Err(ErrorKind::MessageTooLarge.into());
         }
+        let (out, out_headers) = recompressed.get_or_insert_with(|| {
+            let before = at - header.size_bytes;
+            (
+                BytesMut::from(&records[..before]),
+                headers[..index].to_vec(),
+            )
+        });
+        out.extend_from_slice(&converted);
+        out_headers.push(converted_header);
+    }
+    let (records, mut headers) = match recompressed {
+        Some((out, headers)) => (out.freeze(), headers),
         None => (records, headers),
     };
     if rules.log_append_time {
