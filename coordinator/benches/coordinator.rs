@@ -52,6 +52,7 @@ fn file_batches(topic_id: Uuid, start: usize) -> Vec<CommitBatch> {
             producer_epoch: -1,
             base_sequence: -1,
             kind: shoal_coordinator::BatchKind::Plain,
+            kept_base_offset: None,
         })
         .collect()
 }

@@ -13,7 +13,8 @@ pub struct TopicPartition {
     pub partition: i32,
 }
 
-/// One batch of a WAL object, described by the header fields the coordinator needs.
+/// One batch of a WAL object, described by the header fields the coordinator needs. Produced
+/// batches get offsets from the coordinator; mirrored ones keep their source's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommitBatch {
     pub partition: TopicPartition,
@@ -26,6 +27,18 @@ pub struct CommitBatch {
     pub producer_epoch: i16,
     pub base_sequence: i32,
     pub kind: crate::records::BatchKind,
+    /// A mirrored batch's base offset on its source, which it keeps; None for a produced
+    /// batch, whose offsets the coordinator assigns.
+    pub kept_base_offset: Option<i64>,
+}
+
+impl CommitBatch {
+    /// The offsets a mirrored batch keeps: (base, last); None if it keeps none or occupies none.
+    pub fn kept_offsets(&self) -> Option<(i64, i64)> {
+        let base = self.kept_base_offset?;
+        let last = base.checked_add(self.offset_count.checked_sub(1)? as i64)?;
+        Some((base, last))
+    }
 }
 
 /// An aborted transaction in one partition: read_committed consumers skip its records.
@@ -158,22 +171,6 @@ pub struct MirroredTopic {
     pub name: String,
     pub partitions: i32,
     pub source_topic_id: Uuid,
-}
-
-/// A batch fetched from the source, stored in a local object, committed at its own offsets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MirroredBatch {
-    pub partition: TopicPartition,
-    pub byte_offset: u32,
-    pub size_bytes: u32,
-    pub base_offset: i64,
-    pub last_offset: i64,
-    pub max_timestamp: i64,
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub base_sequence: i32,
-    /// Transactional records and markers are copied as they are, and tracked as here.
-    pub kind: crate::records::BatchKind,
 }
 
 /// What a fetcher reports about one mirrored partition.

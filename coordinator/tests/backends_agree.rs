@@ -91,6 +91,7 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
                     producer_epoch: if sequence.is_some() { 0 } else { -1 },
                     base_sequence,
                     kind: shoal_coordinator::BatchKind::Plain,
+                    kept_base_offset: None,
                 };
                 Envelope::new(CommitFile {
                     object: NewObject::uploaded(format!("wal/{index}"), 100, 0),

@@ -34,6 +34,7 @@ fn idempotent(topic: uuid::Uuid, key: &str, sequence: i32) -> CommitFile {
             producer_epoch: 0,
             base_sequence: sequence,
             kind: shoal_coordinator::BatchKind::Plain,
+            kept_base_offset: None,
         }],
     }
 }

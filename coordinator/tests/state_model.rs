@@ -322,17 +322,17 @@ proptest! {
                     };
                     let model_p = model.topics.get_mut(&topic).and_then(|t| t.1.get_mut(partition as usize));
                     let base = model_p.as_ref().map_or(0, |p| p.hwm) + gap;
-                    let batch = MirroredBatch {
+                    let batch = CommitBatch {
                         partition: tp,
                         byte_offset: 0,
                         size_bytes: 10,
-                        base_offset: base,
-                        last_offset: base + count - 1,
+                        offset_count: count as u32,
                         max_timestamp: now,
                         producer_id: -1,
                         producer_epoch: -1,
                         base_sequence: -1,
                         kind: shoal_coordinator::BatchKind::Plain,
+                        kept_base_offset: Some(base),
                     };
                     let (results, record) = state.commit_mirrored(&object(format!("mirror/{step}")), &[batch], now);
                     match model_p {
@@ -492,6 +492,7 @@ proptest! {
                             producer_epoch,
                             base_sequence,
                             kind: shoal_coordinator::BatchKind::Plain,
+                            kept_base_offset: None,
                         });
                         byte_offset += spec.size;
                     }
@@ -634,6 +635,7 @@ fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
         producer_epoch: -1,
         base_sequence: -1,
         kind: shoal_coordinator::BatchKind::Plain,
+        kept_base_offset: None,
     };
     let (_, record) = state.commit_file(
         &object("wal/a"),
@@ -686,6 +688,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
             producer_epoch: -1,
             base_sequence: -1,
             kind: shoal_coordinator::BatchKind::Plain,
+            kept_base_offset: None,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{i}")), &[batch], ts);
         state.apply(&record.unwrap());
@@ -736,6 +739,7 @@ fn idle_producers_expire_in_bounded_steps() {
             producer_epoch: 0,
             base_sequence: 0,
             kind: shoal_coordinator::BatchKind::Plain,
+            kept_base_offset: None,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{producer_id}")), &[batch], at);
         state.apply(&record.unwrap());
@@ -764,6 +768,7 @@ fn idle_producers_expire_in_bounded_steps() {
         producer_epoch: 0,
         base_sequence,
         kind: shoal_coordinator::BatchKind::Plain,
+        kept_base_offset: None,
     };
     // Producer 7 is forgotten: its next sequence is out of order, a fresh start is accepted.
     let (results, _) =
@@ -817,4 +822,45 @@ fn offsets_of_idle_groups_without_members_expire() {
 /// An object of 1 KiB uploaded by broker 0.
 fn object(key: impl Into<String>) -> NewObject {
     NewObject::uploaded(key, 1024, 0)
+}
+
+#[test]
+fn only_mirrored_commits_keep_offsets() {
+    let (state, id) = one_topic(1, TopicConfig::default());
+    let kept = CommitBatch {
+        partition: TopicPartition {
+            topic_id: id,
+            partition: 0,
+        },
+        byte_offset: 0,
+        size_bytes: 100,
+        offset_count: 3,
+        max_timestamp: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        kind: shoal_coordinator::BatchKind::Plain,
+        kept_base_offset: Some(40),
+    };
+    assert_eq!(kept.kept_offsets(), Some((40, 42)));
+    // A produced batch is given its offsets: one that claims its own is refused.
+    let (results, _) = state.commit_file(&object("wal/a"), &[kept], 0);
+    assert_eq!(results[0].error, Some(ErrorKind::InvalidRequest));
+    // A mirrored batch must keep some (and this topic is no mirror, so it is refused anyway).
+    let assigned = CommitBatch {
+        kept_base_offset: None,
+        ..kept
+    };
+    assert_eq!(assigned.kept_offsets(), None);
+    let (results, _) = state.commit_mirrored(&object("mirror/a"), &[assigned], 0);
+    assert!(results[0].error.is_some());
+    let empty = CommitBatch {
+        offset_count: 0,
+        ..kept
+    };
+    assert_eq!(
+        empty.kept_offsets(),
+        None,
+        "a batch occupies at least one offset"
+    );
 }

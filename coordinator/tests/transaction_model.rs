@@ -110,6 +110,7 @@ impl Harness {
                 _ => -1,
             },
             kind,
+            kept_base_offset: None,
         };
         let object = NewObject::uploaded(format!("wal/{}", self.objects), 10, 0);
         let (results, record) = self.state.commit_file(&object, &[batch], self.now);

@@ -90,6 +90,7 @@ impl Fixture {
             producer_epoch: epoch,
             base_sequence,
             kind,
+            kept_base_offset: None,
         };
         let object = NewObject::uploaded(format!("wal/{}", self.objects), 100, 0);
         let (results, record) = self.state.commit_file(&object, &[batch], NOW);

@@ -123,6 +123,7 @@ fn run_case(
                                     producer_epoch: -1,
                                     base_sequence: -1,
                                     kind: shoal_coordinator::BatchKind::Plain,
+                                    kept_base_offset: None,
                                 })
                                 .collect();
                             let request = if reads_only {

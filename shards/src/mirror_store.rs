@@ -3,10 +3,10 @@
 
 use bytes::Bytes;
 use shoal_coordinator::commands::CommitMirrored;
-use shoal_coordinator::{CommitBatchResult, ErrorKind, MirroredBatch, NewObject, TopicPartition};
+use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
 use shoal_wal::{BatchHeader, ObjectBuilder};
 
-use crate::produce::upload_with_retries;
+use crate::produce::{commit_batch, upload_with_retries};
 use crate::Shard;
 
 /// One source batch, validated, for a partition this shard owns.
@@ -30,17 +30,10 @@ impl Shard {
             let placement = object
                 .append(&b.bytes)
                 .map_err(|_| ErrorKind::MessageTooLarge)?;
-            mirrored.push(MirroredBatch {
-                partition: b.partition,
-                byte_offset: placement.byte_offset,
-                size_bytes: placement.size_bytes,
-                base_offset: b.header.base_offset,
-                last_offset: b.header.base_offset + b.header.last_offset_delta as i64,
-                max_timestamp: b.header.max_timestamp,
-                producer_id: b.header.producer_id,
-                producer_epoch: b.header.producer_epoch,
-                base_sequence: b.header.base_sequence,
-                kind: crate::produce::batch_kind(&b.header, &b.bytes),
+            let batch = commit_batch(b.partition, placement, &b.header, &b.bytes);
+            mirrored.push(CommitBatch {
+                kept_base_offset: Some(b.header.base_offset),
+                ..batch
             });
         }
         let data = object.finish();
@@ -75,7 +68,7 @@ impl Shard {
             .iter()
             .zip(&results)
             .filter(|(_, r)| r.error.is_none())
-            .map(|(m, _)| (m.partition, m.last_offset + 1));
+            .filter_map(|(m, _)| Some((m.partition, m.kept_offsets()?.1 + 1)));
         self.local_data.on_committed(&key, &data, ends);
         Ok(results)
     }

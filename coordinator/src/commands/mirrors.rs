@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::command::{Command, Round};
 use crate::messages::{
-    CommitBatchResult, MirrorDescription, MirrorEvent, MirroredBatch, MirroredTopic, NewObject,
+    CommitBatch, CommitBatchResult, MirrorDescription, MirrorEvent, MirroredTopic, NewObject,
     TopicPartition,
 };
 use crate::records::{Record, TopicConfig};
@@ -156,7 +156,8 @@ impl Command for MirrorEvents {
 #[derive(Debug, Clone)]
 pub struct CommitMirrored {
     pub object: NewObject,
-    pub batches: Vec<MirroredBatch>,
+    /// Each keeps its source offsets (`kept_base_offset` set).
+    pub batches: Vec<CommitBatch>,
 }
 
 impl Command for CommitMirrored {

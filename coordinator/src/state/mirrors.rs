@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::producers::last_sequence;
 use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::{
-    CommitBatchResult, MirrorEvent, MirroredBatch, MirroredPartition, MirroredTopic, NewObject,
+    CommitBatch, CommitBatchResult, MirrorEvent, MirroredPartition, MirroredTopic, NewObject,
     TopicPartition,
 };
 use crate::records::{CommittedBatch, Record, TopicConfig};
@@ -244,7 +244,7 @@ impl CoordinatorState {
     pub fn commit_mirrored(
         &self,
         object: &NewObject,
-        batches: &[MirroredBatch],
+        batches: &[CommitBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Record>) {
         if self.is_known_object(&object.key) {
@@ -263,32 +263,35 @@ impl CoordinatorState {
                 continue;
             };
             let end = *ends.entry(b.partition).or_insert(p.high_watermark);
-            let error = if !p.mirror.should_fetch() {
-                Some(ErrorKind::Mirror(MirrorError::InvalidRequest))
-            } else if b.base_offset < end || b.last_offset < b.base_offset {
-                Some(ErrorKind::InvalidRequest)
+            let kept = if !p.mirror.should_fetch() {
+                Err(ErrorKind::Mirror(MirrorError::InvalidRequest))
             } else {
-                None
+                match b.kept_offsets() {
+                    Some((base, last)) if base >= end => Ok((base, last)),
+                    _ => Err(ErrorKind::InvalidRequest),
+                }
             };
-            if let Some(error) = error {
-                results.push(CommitBatchResult::rejected(error));
-                continue;
-            }
-            ends.insert(b.partition, b.last_offset + 1);
-            let count = (b.last_offset - b.base_offset + 1) as u32;
+            let (base_offset, last_offset) = match kept {
+                Ok(offsets) => offsets,
+                Err(error) => {
+                    results.push(CommitBatchResult::rejected(error));
+                    continue;
+                }
+            };
+            ends.insert(b.partition, last_offset + 1);
             committed.push(CommittedBatch {
                 topic_id: b.partition.topic_id,
                 partition: b.partition.partition,
                 byte_offset: b.byte_offset,
                 size_bytes: b.size_bytes,
-                base_offset: b.base_offset,
-                last_offset: b.last_offset,
+                base_offset,
+                last_offset,
                 max_timestamp: b.max_timestamp,
                 producer_id: b.producer_id,
                 producer_epoch: b.producer_epoch,
                 base_sequence: b.base_sequence,
                 last_sequence: if b.producer_id >= 0 {
-                    last_sequence(b.base_sequence, count)
+                    last_sequence(b.base_sequence, b.offset_count)
                 } else {
                     -1
                 },
@@ -296,7 +299,7 @@ impl CoordinatorState {
                 kind: b.kind,
             });
             results.push(CommitBatchResult::appended(
-                b.base_offset,
+                base_offset,
                 now_ms,
                 p.log_start_offset,
             ));

@@ -129,6 +129,11 @@ impl CoordinatorState {
                 results.push(CommitBatchResult::rejected(ErrorKind::ReadOnlyTopic));
                 continue;
             }
+            if b.kept_base_offset.is_some() {
+                // Only CommitMirrored keeps offsets; a produced batch is given them.
+                results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
+                continue;
+            }
             if let Err(error) = self.check_transaction_kind(b, &producers, p) {
                 results.push(CommitBatchResult::rejected(error));
                 continue;

@@ -51,6 +51,7 @@ pub async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize
                 producer_epoch: -1,
                 base_sequence: -1,
                 kind: shoal_coordinator::BatchKind::Plain,
+                kept_base_offset: None,
             })
             .collect();
         let request = CommitFile {

@@ -69,21 +69,15 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
         let first = batches.len();
         let mut pos = 0;
         for header in &write.headers {
-            let placement = builder
-                .append(&write.records[pos..pos + header.size_bytes])
-                .expect("total size checked above");
+            let batch = &write.records[pos..pos + header.size_bytes];
+            let placement = builder.append(batch).expect("total size checked above");
             pos += header.size_bytes;
-            batches.push(CommitBatch {
-                partition: write.partition,
-                byte_offset: placement.byte_offset,
-                size_bytes: placement.size_bytes,
-                offset_count: header.offset_count() as u32,
-                max_timestamp: header.max_timestamp,
-                producer_id: header.producer_id,
-                producer_epoch: header.producer_epoch,
-                base_sequence: header.base_sequence,
-                kind: super::batch_kind(header, &write.records[pos - header.size_bytes..pos]),
-            });
+            batches.push(super::commit_batch(
+                write.partition,
+                placement,
+                header,
+                batch,
+            ));
         }
         let range = first..batches.len();
         laid_out.push((write, range));

@@ -107,6 +107,7 @@ fn to_commit_batches(request: &DisklessCommitFileRequest) -> Result<Vec<CommitBa
                 producer_epoch: b.producer_epoch,
                 base_sequence: b.base_sequence,
                 kind: shoal_coordinator::BatchKind::Plain,
+                kept_base_offset: None,
             })
         })
         .collect()
