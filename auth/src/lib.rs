@@ -3,9 +3,11 @@
 //! parser here is fuzzed (`fuzz/fuzz_targets/sasl.rs`).
 
 pub mod certificate;
+pub mod credential;
 pub mod plain;
 pub mod principal;
 pub mod scram;
 pub mod scram_client;
 
+pub use credential::ScramCredential;
 pub use principal::Principal;

@@ -6,11 +6,11 @@
 
 use std::sync::OnceLock;
 
+use crate::credential::ScramCredential;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256, Sha512};
-use shoal_coordinator::ScramCredential;
 
 use crate::plain::constant_time_eq;
 

@@ -32,9 +32,7 @@ pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
 pub use pipeline::RoundPipeline;
-pub use records::{
-    BatchKind, ScramCredential, TopicCompression, TopicConfig, Transaction, TransactionStatus,
-};
+pub use records::{BatchKind, TopicCompression, TopicConfig, Transaction, TransactionStatus};
 pub use state::transactions::{TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;
 pub use view::{MirrorMeta, TopicMeta, TopicsView};

@@ -4,14 +4,14 @@
 //! and its `ShoalTopicConfigRecord`) is never half there. One encoder, one decoder; the
 //! encoder checks in debug builds that the decoder gives back the same record.
 
+use shoal_auth::ScramCredential;
 use shoal_mirror::{MirrorState, PartitionMirror};
 use shoal_protocol::records::*;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::records::{
-    BatchKind, CommittedBatch, CommittedOffset, Record, ScramCredential, TopicCompression,
-    TopicConfig,
+    BatchKind, CommittedBatch, CommittedOffset, Record, TopicCompression, TopicConfig,
 };
 use crate::state::PARTITIONS_PER_TOPIC_MAX;
 use crate::transaction_codec::{

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use crate::acl::AclBinding;
 use crate::messages::TopicPartition;
+use shoal_auth::ScramCredential;
 use uuid::Uuid;
 
 /// What a batch is to transactions: a marker's outcome is read from its control record.
@@ -116,15 +117,6 @@ pub struct CommittedOffset {
     pub offset: i64,
     pub leader_epoch: i32,
     pub metadata: String,
-}
-
-/// What a server keeps of a SCRAM password (RFC 5802): never the password itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScramCredential {
-    pub salt: Vec<u8>,
-    pub stored_key: Vec<u8>,
-    pub server_key: Vec<u8>,
-    pub iterations: i32,
 }
 
 /// Where a transactional id's transaction stands (Kafka's TransactionState).

@@ -54,7 +54,7 @@ impl CoordinatorConfig {
         config.pool_size = self.pool_size;
         if config.ssl_mode == SslMode::VerifyFull {
             // The system's CAs plus sslrootcert, as for HTTPS to S3.
-            let tls = shoal_wal::tls_client::client_config(config.ssl_root_cert.as_deref(), None)
+            let tls = shoal_net::tls_client::client_config(config.ssl_root_cert.as_deref(), None)
                 .map_err(|e| fail(e.to_string()))?;
             config.tls = Some(tls);
         }

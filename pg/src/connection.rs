@@ -13,8 +13,8 @@ use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use shoal_wal::tls_stream::TcpOrTls as Stream;
-use shoal_wal::within;
+use shoal_net::within;
+use shoal_net::TcpOrTls as Stream;
 
 use crate::wire::{server_error, take_message, Param, Row};
 use crate::{PgConfig, PgError, SslMode};

@@ -172,7 +172,7 @@ impl Tasks {
 
 /// Runs `work` for at most `limit`; None if it did not finish.
 pub async fn with_deadline<T>(limit: Duration, work: impl Future<Output = T>) -> Option<T> {
-    shoal_wal::within(limit, work).await
+    shoal_net::within(limit, work).await
 }
 
 #[cfg(test)]

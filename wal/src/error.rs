@@ -80,3 +80,11 @@ impl WalError {
         }
     }
 }
+
+impl From<shoal_net::NetError> for WalError {
+    fn from(e: shoal_net::NetError) -> Self {
+        match e {
+            shoal_net::NetError::Config(message) => WalError::Config(message),
+        }
+    }
+}

@@ -10,13 +10,9 @@ pub mod object;
 pub mod recompress;
 pub mod records;
 pub mod store;
-pub mod time_limit;
-pub mod tls_client;
-pub mod tls_stream;
 
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
 pub use store::s3::{HttpConfig, S3Config};
 pub use store::{ListedObject, LocalStore, ObjectStore, StoreConfig};
-pub use time_limit::within;

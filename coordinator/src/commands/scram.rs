@@ -2,9 +2,9 @@
 //! lookup a login makes.
 
 use crate::command::{Command, Round};
-use crate::records::ScramCredential;
 use crate::state::{ScramAlteration, UserScramCredentials};
 use crate::ErrorKind;
+use shoal_auth::ScramCredential;
 
 /// Each user's alterations, applied all or none per user; one result per user.
 #[derive(Debug, Clone)]

@@ -19,13 +19,12 @@ mod writes;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+use shoal_auth::ScramCredential;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::messages::{NewObject, TopicPartition};
-use crate::records::{
-    BatchKind, CommittedBatch, Record, ScramCredential, TopicConfig, Transaction,
-};
+use crate::records::{BatchKind, CommittedBatch, Record, TopicConfig, Transaction};
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
 use producers::{ProducerBatch, ProducerState};

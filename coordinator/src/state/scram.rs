@@ -2,7 +2,9 @@
 //! AlterUserScramCredentials sets and DescribeUserScramCredentials reports.
 
 use super::CoordinatorState;
-use crate::records::{Record, ScramCredential};
+use shoal_auth::ScramCredential;
+
+use crate::records::Record;
 use crate::ErrorKind;
 
 /// A user's credentials (mechanism code, iterations), or why there are none to describe.

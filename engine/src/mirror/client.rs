@@ -20,9 +20,9 @@ use kafka_protocol::messages::{ApiVersionsRequest, SaslAuthenticateRequest, Sasl
 use kafka_protocol::protocol::{Request, StrBytes};
 use rustls_pki_types::ServerName;
 use shoal_mirror::{MirrorConfig, SourceSecurity};
+use shoal_net::tls_client::{client_config, ClientCertificate};
+use shoal_net::within;
 use shoal_protocol::frame;
-use shoal_wal::tls_client::{client_config, ClientCertificate};
-use shoal_wal::within;
 
 use crate::security::scram_client::ScramClient;
 use crate::security::stream::KafkaStream;

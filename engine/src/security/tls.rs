@@ -14,8 +14,8 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use shoal_wal::tls_client::pem_certificates;
-use shoal_wal::WalError;
+use shoal_net::tls_client::pem_certificates;
+use shoal_net::NetError;
 
 use super::listeners::SecurityProtocol;
 use crate::config::{ClientAuth, SslConfig};
@@ -178,11 +178,8 @@ fn server_config(
 
 /// Every certificate in a PEM file (the reader HTTPS to S3 and mirror sources use too).
 fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, EngineError> {
-    pem_certificates(path).map_err(|e| match e {
-        // Its message already names the file.
-        WalError::Config(message) => EngineError::Config(message),
-        other => EngineError::Config(other.to_string()),
-    })
+    // Its message already names the file.
+    pem_certificates(path).map_err(|NetError::Config(message)| EngineError::Config(message))
 }
 
 fn file_error(path: &Path, message: String) -> EngineError {

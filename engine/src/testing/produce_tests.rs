@@ -131,7 +131,7 @@ fn an_idle_shard_commits_a_write_at_once_and_gathers_the_next_while_busy() {
     run_broker(config, |broker| async move {
         let topic_id = create_topic(&broker, "prompt", 64).await;
         let partition = partition_owned_by(&broker, topic_id, 0);
-        let answered = shoal_wal::within(
+        let answered = shoal_net::within(
             Duration::from_secs(10),
             produce_one(&broker, "prompt", partition, b"alone"),
         )
@@ -150,7 +150,7 @@ fn an_idle_shard_commits_a_write_at_once_and_gathers_the_next_while_busy() {
                 })
             })
             .collect();
-        let answers = shoal_wal::within(Duration::from_secs(10), futures::future::join_all(writes))
+        let answers = shoal_net::within(Duration::from_secs(10), futures::future::join_all(writes))
             .await
             .expect("all answered without waiting for the interval");
         assert!(answers.iter().all(|(error, _)| *error == 0));

@@ -18,8 +18,8 @@ use hyper::client::conn::http1::{self, SendRequest};
 use rustls_pki_types::ServerName;
 
 use super::io::GlommioIo;
-use crate::within;
 use crate::WalError;
+use shoal_net::within;
 
 #[derive(Debug, Clone)]
 pub struct HttpConfig {

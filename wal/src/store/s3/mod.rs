@@ -102,7 +102,7 @@ impl S3Store {
                 let name = ServerName::try_from(host.clone())
                     .map_err(|e| WalError::Config(format!("endpoint host {host}: {e}")))?;
                 Some((
-                    crate::tls_client::client_config(config.ca_file.as_deref(), None)?,
+                    shoal_net::tls_client::client_config(config.ca_file.as_deref(), None)?,
                     name,
                 ))
             }

@@ -1,5 +1,5 @@
-//! A deadline for any future on the glommio executor (network calls to S3 or to a mirror's
-//! source cluster).
+//! A deadline for any future on the glommio executor: network calls to S3, to a mirror's
+//! source cluster, to PostgreSQL.
 
 use std::time::Duration;
 

@@ -9,7 +9,7 @@ use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::WalError;
+use crate::NetError;
 
 /// A client certificate: its chain and key, PEM files.
 pub struct ClientCertificate<'a> {
@@ -20,7 +20,7 @@ pub struct ClientCertificate<'a> {
 pub fn client_config(
     ca_file: Option<&Path>,
     certificate: Option<ClientCertificate<'_>>,
-) -> Result<Arc<ClientConfig>, WalError> {
+) -> Result<Arc<ClientConfig>, NetError> {
     let mut roots = RootCertStore::empty();
     let system = rustls_native_certs::load_native_certs();
     let (added, _unusable) = roots.add_parsable_certificates(system.certs);
@@ -28,17 +28,17 @@ pub fn client_config(
         for ca in pem_certificates(path)? {
             roots
                 .add(ca)
-                .map_err(|e| WalError::Config(format!("{}: unusable CA: {e}", path.display())))?;
+                .map_err(|e| NetError::Config(format!("{}: unusable CA: {e}", path.display())))?;
         }
     } else if added == 0 {
-        return Err(WalError::Config(
+        return Err(NetError::Config(
             "TLS: no CA certificates on this system; configure a CA file".into(),
         ));
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| WalError::Config(format!("TLS: {e}")))?
+        .map_err(|e| NetError::Config(format!("TLS: {e}")))?
         .with_root_certificates(roots);
     let config = match certificate {
         None => builder.with_no_client_auth(),
@@ -48,22 +48,22 @@ pub fn client_config(
         }) => {
             let chain = pem_certificates(chain_file)?;
             let key = PrivateKeyDer::from_pem_file(key_file)
-                .map_err(|e| WalError::Config(format!("{}: {e}", key_file.display())))?;
+                .map_err(|e| NetError::Config(format!("{}: {e}", key_file.display())))?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| WalError::Config(format!("{}: {e}", chain_file.display())))?
+                .map_err(|e| NetError::Config(format!("{}: {e}", chain_file.display())))?
         }
     };
     Ok(Arc::new(config))
 }
 
 /// Every certificate in a PEM file; none is an error. Also the broker's TLS listeners' reader.
-pub fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, WalError> {
+pub fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, NetError> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| WalError::Config(format!("{}: {e}", path.display())))?;
+        .map_err(|e| NetError::Config(format!("{}: {e}", path.display())))?;
     if certs.is_empty() {
-        return Err(WalError::Config(format!(
+        return Err(NetError::Config(format!(
             "{}: no PEM certificate in it",
             path.display()
         )));

@@ -1,0 +1,9 @@
+use thiserror::Error;
+
+/// Every failure this crate reports.
+#[derive(Debug, Error)]
+pub enum NetError {
+    /// A TLS setting that cannot be used; the message names the file where one is at fault.
+    #[error("{0}")]
+    Config(String),
+}
