@@ -30,7 +30,9 @@ pub struct Round<'a> {
 }
 
 impl<'a> Round<'a> {
-    pub(crate) fn new(
+    /// A round over `state` whose records are framed into `frames` (the log's core runs
+    /// rounds; commands only see them).
+    pub fn new(
         state: &'a mut CoordinatorState,
         frames: &'a mut Vec<u8>,
         now_ms: i64,
@@ -73,12 +75,12 @@ impl<'a> Round<'a> {
         self.topics_changed = true;
     }
 
-    pub(crate) fn did_change_topics(&self) -> bool {
+    pub fn did_change_topics(&self) -> bool {
         self.topics_changed
     }
 
     /// From here on, commands only read.
-    pub(crate) fn start_reads(&mut self) {
+    pub fn start_reads(&mut self) {
         self.writing = false;
     }
 }
@@ -113,7 +115,7 @@ impl Envelope {
         self.0.is_write()
     }
 
-    pub(crate) fn run(self, round: &mut Round<'_>) -> AnyReply {
+    pub fn run(self, round: &mut Round<'_>) -> AnyReply {
         self.0.run(round)
     }
 }

@@ -1,26 +1,10 @@
 use thiserror::Error;
 
-/// Failures of the coordinator's own machinery (its log and recovery).
+/// What the state machine refuses to load: a snapshot image that does not decode.
 #[derive(Debug, Error)]
 pub enum CoordinatorError {
-    #[error("metadata log I/O on {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("metadata record malformed at byte {0}")]
-    MalformedRecord(usize),
     #[error("snapshot malformed: {0}")]
     MalformedSnapshot(String),
-    /// The metadata on disk is not what was written: refuse to start rather than guess.
-    #[error("{0}")]
-    Damaged(String),
-    #[error("coordinator database: {0}")]
-    Database(String),
-    /// Another broker holds the writer role now: this one must stop serving.
-    #[error("{0}")]
-    Fenced(String),
 }
 
 /// Per-item outcome of a coordinator operation. The engine maps these to Kafka error codes.

@@ -22,7 +22,7 @@ impl CoordinatorMetrics {
         counter.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+    pub fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 }

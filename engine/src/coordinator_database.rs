@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use shoal_coordinator::postgres_log::MAX_APPENDS_IN_FLIGHT;
+use shoal_metalog::postgres_log::MAX_APPENDS_IN_FLIGHT;
 use shoal_pg::{PgConfig, SslMode};
 
 use crate::config::CoordinatorConfig;

@@ -14,16 +14,12 @@ use futures::future::{select, select_all, Either};
 use futures::FutureExt;
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
 use glommio::channels::shared_channel::ConnectedSender;
-use shoal_coordinator::postgres_log::WriterRole;
-use shoal_coordinator::{
-    AnyReply, Command, CoordinatorCore, CoordinatorError, CoordinatorMetrics, Envelope,
-    RoundPipeline, TopicsView,
-};
+use shoal_coordinator::{AnyReply, Command, CoordinatorMetrics, Envelope, TopicsView};
+use shoal_metalog::postgres_log::WriterRole;
+use shoal_metalog::{log_tail, CoordinatorCore, Duties, MetaLogError, RoundPipeline};
 use shoal_wal::ObjectStore;
 
-use crate::duties::Duties;
 use crate::lifecycle::Tasks;
-use crate::log_tail;
 use crate::maintenance::{self, MaintenanceConfig};
 use crate::rpc::{self, ServerEnds};
 use crate::ShardError;
@@ -101,7 +97,12 @@ impl CoordinatorShard {
         .with_metrics(self.metrics.clone());
         let tasks = Tasks::new();
         let news = match (&self.database, role) {
-            (Some(database), WriterRole::Shared) => Some(log_tail::start(&tasks, database.clone())),
+            (Some(database), WriterRole::Shared) => {
+                let (news, polling, listening) = log_tail::start(database.clone());
+                tasks.spawn_background("coordinator log poll", polling);
+                tasks.spawn_background("coordinator log listener", listening);
+                Some(news)
+            }
             _ => None,
         };
         let (inbox_tx, inbox_rx) = local_channel::new_bounded::<Inbound>(self.queue_depth);
@@ -127,7 +128,11 @@ impl CoordinatorShard {
         let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, news, replies));
         let local = LocalCoordinator { inbox: inbox_tx };
         let duties = match (&self.database, role) {
-            (Some(database), WriterRole::Shared) => Duties::contended(&tasks, database.clone()),
+            (Some(database), WriterRole::Shared) => {
+                let (duties, holding) = Duties::contended(database.clone());
+                tasks.spawn_background("cluster duties", holding);
+                duties
+            }
             _ => Duties::always(),
         };
         maintenance::start(&tasks, local, Rc::new(store), self.maintenance, duties);
@@ -145,7 +150,7 @@ impl CoordinatorShard {
 
 /// What the coordinator waits for between rounds.
 enum Event {
-    Answered(Result<Vec<(Reply, AnyReply)>, CoordinatorError>),
+    Answered(Result<Vec<(Reply, AnyReply)>, MetaLogError>),
     Arrived(Option<Inbound>),
     /// Another broker appended to the shared log.
     LogMoved,
@@ -161,7 +166,7 @@ async fn serve_rounds(
     replies: Vec<ConnectedSender<rpc::Envelope<AnyReply>>>,
 ) -> Result<(), ShardError> {
     let mut pipeline = RoundPipeline::default();
-    let stop = |e: CoordinatorError| {
+    let stop = |e: MetaLogError| {
         tracing::error!(error = %e, "metadata log is not durable; stopping");
         ShardError::from(e)
     };
@@ -195,7 +200,7 @@ async fn serve_rounds(
                     match core.catch_up().await {
                         Ok(_) => {}
                         // Nothing of this broker's is at stake: the next signal tries again.
-                        Err(CoordinatorError::Database(e)) => {
+                        Err(MetaLogError::Database(e)) => {
                             tracing::warn!(error = %e, "cannot read other brokers' rows yet");
                         }
                         Err(e) => return Err(stop(e)),

@@ -12,5 +12,5 @@ pub enum ShardError {
     #[error(transparent)]
     Wal(#[from] shoal_wal::WalError),
     #[error(transparent)]
-    Coordinator(#[from] shoal_coordinator::CoordinatorError),
+    Coordinator(#[from] shoal_metalog::MetaLogError),
 }

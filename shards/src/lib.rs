@@ -4,12 +4,10 @@
 
 pub mod config;
 pub mod coordinator_shard;
-pub mod duties;
 pub mod error;
 pub mod fetch;
 pub mod groups;
 pub mod lifecycle;
-pub mod log_tail;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;

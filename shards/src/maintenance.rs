@@ -10,8 +10,8 @@ use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles,
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::LocalCoordinator;
-use crate::duties::Duties;
 use crate::lifecycle::Tasks;
+use shoal_metalog::Duties;
 
 /// The key prefix every WAL object is stored under.
 pub const WAL_PREFIX: &str = "wal";

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
-use shoal_coordinator::postgres_log::MIGRATIONS;
-use shoal_pg::{migrations, Connection, Param, PgConfig, PgError};
+use shoal_metalog::brokers::{self, BrokerRow};
+use shoal_pg::{Connection, PgConfig, PgError};
 
 use crate::security::listeners::Listener;
 use crate::EngineError;
@@ -155,62 +155,35 @@ impl Renewal {
     async fn exchange(&mut self, membership: &Membership) -> Result<(), EngineError> {
         let fail = |e: PgError| EngineError::Config(format!("cluster membership: {e}"));
         if self.connection.as_ref().is_none_or(Connection::is_broken) {
-            let mut connection = Connection::connect(&self.database).await.map_err(fail)?;
-            migrations::apply(&mut connection, &MIGRATIONS)
-                .await
-                .map_err(fail)?;
-            self.connection = Some(connection);
+            self.connection = Some(brokers::connect(&self.database).await.map_err(fail)?);
         }
         let connection = self.connection.as_mut().expect("connected above");
         let me = &membership.me;
-        let listeners = me.encode_listeners();
-        let lease_ms = self.lease.as_millis() as i64;
-        let rack = me.rack.as_deref().unwrap_or("");
-        // A lapsed lease, or our own, may be taken; another live process's may not.
-        let taken = connection
-            .query(
-                "INSERT INTO cluster_brokers (node_id, instance, listeners, rack, lease_until) \
-                 VALUES ($1, $2, $3, NULLIF($4, ''), now() + $5::float8 * interval '1 millisecond') \
-                 ON CONFLICT (node_id) DO UPDATE SET instance = EXCLUDED.instance, \
-                 listeners = EXCLUDED.listeners, rack = EXCLUDED.rack, \
-                 lease_until = EXCLUDED.lease_until \
-                 WHERE cluster_brokers.lease_until < now() \
-                 OR cluster_brokers.instance = EXCLUDED.instance \
-                 RETURNING node_id",
-                &[
-                    Param::I32(me.node_id),
-                    Param::Text(&self.instance),
-                    Param::Text(&listeners),
-                    Param::Text(rack),
-                    Param::I64(lease_ms),
-                ],
-            )
+        let row = BrokerRow {
+            node_id: me.node_id,
+            listeners: me.encode_listeners(),
+            rack: me.rack.clone(),
+        };
+        let taken = brokers::renew_lease(connection, &row, &self.instance, self.lease)
             .await
             .map_err(fail)?;
-        if taken.is_empty() {
+        if !taken {
             return Err(EngineError::Config(format!(
                 "node_id {} is registered by another live broker in this cluster; give each \
                  broker its own node_id",
                 me.node_id
             )));
         }
-        let rows = connection
-            .query(
-                "SELECT node_id, listeners, coalesce(rack, '') FROM cluster_brokers \
-                 WHERE lease_until > now() ORDER BY node_id",
-                &[],
-            )
+        let members = brokers::live_brokers(connection)
             .await
-            .map_err(fail)?;
-        let mut members = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let rack = row.text(2).map_err(fail)?;
-            members.push(Member {
-                node_id: row.i64(0).map_err(fail)? as i32,
-                listeners: Member::decode_listeners(row.text(1).map_err(fail)?),
-                rack: (!rack.is_empty()).then(|| rack.to_string()),
-            });
-        }
+            .map_err(fail)?
+            .into_iter()
+            .map(|row| Member {
+                node_id: row.node_id,
+                listeners: Member::decode_listeners(&row.listeners),
+                rack: row.rack,
+            })
+            .collect();
         membership.view.store(Arc::new(ClusterView { members }));
         Ok(())
     }

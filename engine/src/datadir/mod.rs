@@ -5,9 +5,9 @@ mod objects;
 
 use std::fmt::Write as _;
 
-use shoal_coordinator::inspect::{inspect, Inspection};
-use shoal_coordinator::recovery::refusal;
-use shoal_coordinator::repair::repair;
+use shoal_metalog::inspect::{inspect, Inspection};
+use shoal_metalog::recovery::refusal;
+use shoal_metalog::repair::repair;
 
 use crate::config::BrokerConfig;
 use crate::ownership::DataDirLock;
@@ -59,7 +59,7 @@ pub fn check(config: &BrokerConfig) -> Result<bool, EngineError> {
     })
 }
 
-/// Repairs the metadata directory (see `shoal_coordinator::repair`), holding the data
+/// Repairs the metadata directory (see `shoal_metalog::repair`), holding the data
 /// directory's lock so no broker runs on it meanwhile.
 pub fn repair_data_dir(config: &BrokerConfig, accept_loss: bool) -> Result<(), EngineError> {
     let _lock = DataDirLock::acquire(&config.data_dir)?;
@@ -138,6 +138,6 @@ where
         .map_err(|e| EngineError::Config(format!("executor: {e}")))?
 }
 
-fn coordinator_error(e: shoal_coordinator::CoordinatorError) -> EngineError {
+fn coordinator_error(e: shoal_metalog::MetaLogError) -> EngineError {
     EngineError::Shards(e.into())
 }

@@ -8,8 +8,8 @@ use std::pin::Pin;
 
 use crate::log::MetadataLog;
 use crate::postgres_log::{PostgresLog, WriterRole};
-use crate::state::CoordinatorState;
-use crate::{snapshots, CoordinatorError};
+use crate::{snapshots, MetaLogError};
+use shoal_coordinator::state::CoordinatorState;
 
 pub enum LogBackend {
     Local { log: MetadataLog, dir: PathBuf },
@@ -17,7 +17,7 @@ pub enum LogBackend {
 }
 
 /// Resolves once a round's records are durable.
-pub type Durable = Pin<Box<dyn Future<Output = Result<(), CoordinatorError>>>>;
+pub type Durable = Pin<Box<dyn Future<Output = Result<(), MetaLogError>>>>;
 
 impl LogBackend {
     /// Starts making one round's frames durable. The local log writes and syncs before
@@ -38,7 +38,7 @@ impl LogBackend {
     pub async fn prepare_round(
         &mut self,
         state: &mut CoordinatorState,
-    ) -> Result<bool, CoordinatorError> {
+    ) -> Result<bool, MetaLogError> {
         match self {
             LogBackend::Postgres(log) if log.role() == WriterRole::Shared => {
                 log.lock_for_round(state).await
@@ -57,10 +57,7 @@ impl LogBackend {
     }
 
     /// Applies rows other brokers appended to a shared log; true if any.
-    pub async fn catch_up(
-        &mut self,
-        state: &mut CoordinatorState,
-    ) -> Result<bool, CoordinatorError> {
+    pub async fn catch_up(&mut self, state: &mut CoordinatorState) -> Result<bool, MetaLogError> {
         match self {
             LogBackend::Postgres(log) if log.role() == WriterRole::Shared => {
                 log.catch_up(state).await
@@ -87,7 +84,7 @@ impl LogBackend {
 
     /// Snapshots `state` so recovery reads one image and a short log; returns its bytes.
     /// Locally a new log generation starts at the boundary.
-    pub async fn snapshot(&mut self, state: &CoordinatorState) -> Result<usize, CoordinatorError> {
+    pub async fn snapshot(&mut self, state: &CoordinatorState) -> Result<usize, MetaLogError> {
         match self {
             LogBackend::Local { log, dir } => {
                 let generation = log.generation() + 1;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_coordinator::commands::*;
-use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
+use shoal_metalog::postgres_log::WriterRole;
+use shoal_metalog::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::{Param, PgConfig};
 
@@ -73,7 +74,7 @@ fn a_broker_taking_the_writer_role_fences_the_one_before() {
             config: TopicConfig::default(),
         };
         let refused = first.run(request).await.expect_err("fenced");
-        assert!(matches!(refused, CoordinatorError::Fenced(_)), "{refused}");
+        assert!(matches!(refused, MetaLogError::Fenced(_)), "{refused}");
         produce(&mut second, topic, 2).await;
         let third = open(&config, "broker-3", u64::MAX).await;
         assert_eq!(

@@ -15,8 +15,8 @@ use shoal_pg::{migrations, Connection, Migration, Param, PgConfig, PgError};
 
 use crate::log_backend::Durable;
 use crate::recovery::RecoveryStats;
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::state::CoordinatorState;
 
 mod rows;
 mod shared;
@@ -75,7 +75,7 @@ impl PostgresLog {
         config: &PgConfig,
         holder: &str,
         role: WriterRole,
-    ) -> Result<(CoordinatorState, PostgresLog, RecoveryStats), CoordinatorError> {
+    ) -> Result<(CoordinatorState, PostgresLog, RecoveryStats), MetaLogError> {
         let started = Instant::now();
         let mut connection = Connection::connect(config).await.map_err(db)?;
         migrations::apply(&mut connection, &MIGRATIONS)
@@ -110,7 +110,7 @@ impl PostgresLog {
                 }
                 // Shared writers commit rows in order under the lock: a gap is damage.
                 WriterRole::Shared => {
-                    return Err(CoordinatorError::Damaged(format!(
+                    return Err(MetaLogError::Damaged(format!(
                         "coordinator_log has no row {} but later ones: rows are missing",
                         replayed.last_seq + 1
                     )))
@@ -178,7 +178,7 @@ impl PostgresLog {
     pub async fn write_snapshot(
         &mut self,
         state: &CoordinatorState,
-    ) -> Result<usize, CoordinatorError> {
+    ) -> Result<usize, MetaLogError> {
         let image = state.encode_snapshot();
         let last_seq = self.next_seq - 1;
         let epoch = self.writer.epoch;
@@ -237,23 +237,23 @@ impl PostgresLog {
     }
 }
 
-fn single(rows: &[shoal_pg::Row]) -> Result<&shoal_pg::Row, CoordinatorError> {
+fn single(rows: &[shoal_pg::Row]) -> Result<&shoal_pg::Row, MetaLogError> {
     match rows {
         [row] => Ok(row),
-        _ => Err(CoordinatorError::Database(format!(
+        _ => Err(MetaLogError::Database(format!(
             "expected one row, PostgreSQL returned {}",
             rows.len()
         ))),
     }
 }
 
-fn fenced(seq: i64) -> CoordinatorError {
-    CoordinatorError::Fenced(format!(
+fn fenced(seq: i64) -> MetaLogError {
+    MetaLogError::Fenced(format!(
         "another broker took the coordinator's writer role; row {seq} of coordinator_log is \
          not this broker's to write"
     ))
 }
 
-fn db(e: PgError) -> CoordinatorError {
-    CoordinatorError::Database(e.to_string())
+fn db(e: PgError) -> MetaLogError {
+    MetaLogError::Database(e.to_string())
 }

@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::frames::scan_frames;
 use crate::inspect::inspect;
 use crate::log::{log_path, read_file, MetadataLog};
 use crate::problems::Problem;
 use crate::snapshots::list_generations;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::frames::scan_frames;
 
 /// Each repair handles the first problem and looks again; a directory has few files.
 const REPAIR_STEPS_MAX: usize = 64;
@@ -25,7 +25,7 @@ pub struct RepairReport {
     pub records_lost: usize,
 }
 
-pub async fn repair(dir: &Path, accept_loss: bool) -> Result<RepairReport, CoordinatorError> {
+pub async fn repair(dir: &Path, accept_loss: bool) -> Result<RepairReport, MetaLogError> {
     let mut report = RepairReport::default();
     let aside = dir.join("damaged");
     for _ in 0..REPAIR_STEPS_MAX {
@@ -36,7 +36,7 @@ pub async fn repair(dir: &Path, accept_loss: bool) -> Result<RepairReport, Coord
         let lossless =
             matches!(problem, Problem::UnreadableSnapshot { .. }) && inspection.fallback.is_some();
         if !problem.can_be_cut() || !(lossless || accept_loss) {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "not repaired: {problem}{}",
                 if problem.can_be_cut() {
                     "\nRepairing this loses records: run again with --accept-loss to do it."
@@ -90,7 +90,7 @@ pub async fn repair(dir: &Path, accept_loss: bool) -> Result<RepairReport, Coord
             }
         }
     }
-    Err(CoordinatorError::Damaged(format!(
+    Err(MetaLogError::Damaged(format!(
         "repair of {} did not finish in {REPAIR_STEPS_MAX} steps",
         dir.display()
     )))
@@ -102,7 +102,7 @@ async fn cut_logs_from(
     aside: &Path,
     from: u64,
     report: &mut RepairReport,
-) -> Result<(), CoordinatorError> {
+) -> Result<(), MetaLogError> {
     let (_, logs) = list_generations(dir).await?;
     for generation in logs.into_iter().filter(|g| *g >= from) {
         let path = log_path(dir, generation);
@@ -118,7 +118,7 @@ async fn cut_logs_from(
     Ok(())
 }
 
-fn aside_path(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
+fn aside_path(aside: &Path, path: &Path) -> Result<PathBuf, MetaLogError> {
     std::fs::create_dir_all(aside).map_err(|e| io(aside, e))?;
     let stamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -128,7 +128,7 @@ fn aside_path(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
     Ok(aside.join(format!("{stamp}-{name}")))
 }
 
-fn set_aside(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
+fn set_aside(aside: &Path, path: &Path) -> Result<PathBuf, MetaLogError> {
     let target = aside_path(aside, path)?;
     std::fs::rename(path, &target).map_err(|e| io(path, e))?;
     sync_parent(path)?;
@@ -136,7 +136,7 @@ fn set_aside(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
     Ok(target)
 }
 
-fn copy_aside(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
+fn copy_aside(aside: &Path, path: &Path) -> Result<PathBuf, MetaLogError> {
     let target = aside_path(aside, path)?;
     std::fs::copy(path, &target).map_err(|e| io(path, e))?;
     std::fs::File::open(&target)
@@ -146,7 +146,7 @@ fn copy_aside(aside: &Path, path: &Path) -> Result<PathBuf, CoordinatorError> {
     Ok(target)
 }
 
-fn truncate(path: &Path, len: u64) -> Result<(), CoordinatorError> {
+fn truncate(path: &Path, len: u64) -> Result<(), MetaLogError> {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
@@ -155,15 +155,15 @@ fn truncate(path: &Path, len: u64) -> Result<(), CoordinatorError> {
     file.sync_all().map_err(|e| io(path, e))
 }
 
-fn sync_parent(path: &Path) -> Result<(), CoordinatorError> {
+fn sync_parent(path: &Path) -> Result<(), MetaLogError> {
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::File::open(parent)
         .and_then(|d| d.sync_all())
         .map_err(|e| io(parent, e))
 }
 
-fn io(path: &Path, source: std::io::Error) -> CoordinatorError {
-    CoordinatorError::Io {
+fn io(path: &Path, source: std::io::Error) -> MetaLogError {
+    MetaLogError::Io {
         path: path.display().to_string(),
         source,
     }

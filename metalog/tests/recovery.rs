@@ -6,6 +6,7 @@ use std::path::Path;
 
 use shoal_coordinator::commands::*;
 use shoal_coordinator::*;
+use shoal_metalog::*;
 
 mod support;
 use support::{create_topic, produce, run, view};
@@ -109,7 +110,7 @@ fn a_torn_log_tail_is_truncated_and_the_rest_recovered() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-async fn try_open(dir: &Path) -> Result<CoordinatorCore, CoordinatorError> {
+async fn try_open(dir: &Path) -> Result<CoordinatorCore, MetaLogError> {
     CoordinatorCore::open(dir, view(), 4096).await
 }
 
@@ -254,7 +255,7 @@ fn repair_sets_a_damaged_snapshot_aside_and_loses_nothing() {
         let before = core.state().clone();
         drop(core);
         flip_byte(&files(&d, "snapshot-").pop().unwrap(), 30);
-        let report = shoal_coordinator::repair::repair(&d, false).await.unwrap();
+        let report = shoal_metalog::repair::repair(&d, false).await.unwrap();
         assert_eq!(report.records_lost, 0);
         assert_eq!(report.actions.len(), 1, "{:?}", report.actions);
         assert_eq!(files(&d.join("damaged"), "").len(), 1);
@@ -284,7 +285,7 @@ fn repair_cuts_a_damaged_log_only_when_the_loss_is_accepted() {
             at
         };
         flip_byte(&log, third as u64 + 12);
-        let refused = shoal_coordinator::repair::repair(&d, false)
+        let refused = shoal_metalog::repair::repair(&d, false)
             .await
             .unwrap_err()
             .to_string();
@@ -294,7 +295,7 @@ fn repair_cuts_a_damaged_log_only_when_the_loss_is_accepted() {
             whole.len(),
             "nothing changed"
         );
-        let report = shoal_coordinator::repair::repair(&d, true).await.unwrap();
+        let report = shoal_metalog::repair::repair(&d, true).await.unwrap();
         assert_eq!(report.records_lost, 8, "{:?}", report.actions);
         assert_eq!(std::fs::read(&log).unwrap(), whole[..third]);
         let kept = files(&d.join("damaged"), "").pop().unwrap();

@@ -4,12 +4,11 @@
 //! within a heartbeat. A single node always holds the duties.
 
 use std::cell::Cell;
+use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
 
 use shoal_pg::{Connection, Param, PgConfig, PgError};
-
-use crate::lifecycle::Tasks;
 
 /// The advisory lock key of the duties ("shoal" in ASCII, then 1).
 const DUTIES_LOCK: i64 = 0x7368_6f61_6c01;
@@ -27,11 +26,12 @@ impl Duties {
         Duties(Rc::new(Cell::new(true)))
     }
 
-    /// A broker of a cluster: holds the duties while its session holds the lock.
-    pub fn contended(tasks: &Rc<Tasks>, database: PgConfig) -> Duties {
+    /// A broker of a cluster: holds the duties while its session holds the lock, which the
+    /// returned task (for the caller to run in the background) takes and keeps.
+    pub fn contended(database: PgConfig) -> (Duties, impl Future<Output = ()>) {
         let duties = Duties(Rc::new(Cell::new(false)));
-        tasks.spawn_background("cluster duties", hold(database, duties.0.clone()));
-        duties
+        let task = hold(database, duties.0.clone());
+        (duties, task)
     }
 
     pub fn held(&self) -> bool {

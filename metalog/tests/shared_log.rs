@@ -4,8 +4,9 @@
 //! from it.
 
 use shoal_coordinator::commands::*;
-use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
+use shoal_metalog::postgres_log::WriterRole;
+use shoal_metalog::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::PgConfig;
 

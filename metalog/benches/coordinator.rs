@@ -17,8 +17,9 @@ use glommio::LocalExecutorBuilder;
 use hdrhistogram::Histogram;
 use serde_json::json;
 use shoal_coordinator::commands::*;
-use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
+use shoal_metalog::postgres_log::WriterRole;
+use shoal_metalog::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::PgConfig;
 use uuid::Uuid;
@@ -143,9 +144,9 @@ fn restart_time(batches: usize) -> serde_json::Value {
             fill(&mut state, topic_id, batches / BATCHES_PER_FILE);
             let build_s = build.elapsed().as_secs_f64();
             std::fs::create_dir_all(&d).unwrap();
-            shoal_coordinator::format::write_format(&d).unwrap();
+            shoal_metalog::format::write_format(&d).unwrap();
             // As the coordinator does: the new generation's log exists before its snapshot.
-            shoal_coordinator::log::MetadataLog::open_for_append(&d, 1, 0)
+            shoal_metalog::log::MetadataLog::open_for_append(&d, 1, 0)
                 .await
                 .unwrap();
             let write = Instant::now();

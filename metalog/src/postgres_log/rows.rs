@@ -3,9 +3,9 @@
 use shoal_pg::{Connection, Param, Row};
 
 use super::{db, fenced, single, MAX_APPENDS_IN_FLIGHT};
-use crate::frames::scan_frames;
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::frames::scan_frames;
+use shoal_coordinator::state::CoordinatorState;
 
 /// Log rows read per query, so no answer grows with the log.
 const PAGE_ROWS: i64 = 1000;
@@ -35,7 +35,7 @@ pub(super) async fn replay_after(
     connection: &mut Connection,
     state: &mut CoordinatorState,
     last_seq: i64,
-) -> Result<Replayed, CoordinatorError> {
+) -> Result<Replayed, MetaLogError> {
     let mut replayed = Replayed {
         last_seq,
         ..Replayed::default()
@@ -50,7 +50,7 @@ pub(super) async fn replay_pages(
     state: &mut CoordinatorState,
     replayed: &mut Replayed,
     mut first_page: Option<Vec<Row>>,
-) -> Result<(), CoordinatorError> {
+) -> Result<(), MetaLogError> {
     loop {
         let rows = match first_page.take() {
             Some(rows) => rows,
@@ -69,7 +69,7 @@ pub(super) async fn replay_pages(
             check_crc("coordinator_log", seq, &frames, row.i64(2).map_err(db)?)?;
             let scan = scan_frames(&frames);
             if let Some(damage) = scan.damage {
-                return Err(CoordinatorError::Damaged(format!(
+                return Err(MetaLogError::Damaged(format!(
                     "coordinator_log row {seq}: {damage:?}"
                 )));
             }
@@ -94,7 +94,7 @@ pub(super) async fn drop_rows_after_gap(
     connection: &mut Connection,
     epoch: i64,
     last_seq: i64,
-) -> Result<(), CoordinatorError> {
+) -> Result<(), MetaLogError> {
     let rows = connection
         .query(
             "SELECT count(*), max(seq) FROM coordinator_log WHERE seq > $1",
@@ -105,7 +105,7 @@ pub(super) async fn drop_rows_after_gap(
     let row = single(&rows)?;
     let (count, max_seq) = (row.i64(0).map_err(db)?, row.i64(1).map_err(db)?);
     if max_seq - last_seq > MAX_APPENDS_IN_FLIGHT as i64 {
-        return Err(CoordinatorError::Damaged(format!(
+        return Err(MetaLogError::Damaged(format!(
             "coordinator_log has no row {} but rows up to {max_seq}: rows are missing",
             last_seq + 1
         )));
@@ -132,7 +132,7 @@ pub(super) async fn drop_rows_after_gap(
 
 pub(super) async fn read_newest_snapshot(
     connection: &mut Connection,
-) -> Result<(CoordinatorState, Option<i64>), CoordinatorError> {
+) -> Result<(CoordinatorState, Option<i64>), MetaLogError> {
     let newest = connection
         .query("SELECT max(last_seq) FROM coordinator_snapshots", &[])
         .await
@@ -141,9 +141,8 @@ pub(super) async fn read_newest_snapshot(
         return Ok((CoordinatorState::default(), None));
     }
     let last_seq = single(&newest)?.i64(0).map_err(db)?;
-    let damaged = |what: String| {
-        CoordinatorError::Damaged(format!("coordinator_snapshots {last_seq}: {what}"))
-    };
+    let damaged =
+        |what: String| MetaLogError::Damaged(format!("coordinator_snapshots {last_seq}: {what}"));
     // One part per query: every answer stays within the client's message limit.
     let mut image = Vec::new();
     let mut parts = 1;
@@ -185,10 +184,10 @@ pub(super) fn check_crc(
     key: i64,
     bytes: &[u8],
     stored: i64,
-) -> Result<(), CoordinatorError> {
+) -> Result<(), MetaLogError> {
     let computed = crc32c::crc32c(bytes) as i64;
     if computed != stored {
-        return Err(CoordinatorError::Damaged(format!(
+        return Err(MetaLogError::Damaged(format!(
             "{table} row {key}: CRC {computed:#x} of its bytes differs from the stored {stored:#x}"
         )));
     }

@@ -8,15 +8,12 @@ use shoal_pg::{Connection, Param, PgError, Row};
 use super::rows::{page_params, read_newest_snapshot, replay_pages, Replayed, PAGE_QUERY};
 use super::writer::Backoff;
 use super::{db, PostgresLog, NOTIFY_CHANNEL};
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::state::CoordinatorState;
 
 impl PostgresLog {
     /// Applies the rows other brokers appended since this broker's last; true if any.
-    pub async fn catch_up(
-        &mut self,
-        state: &mut CoordinatorState,
-    ) -> Result<bool, CoordinatorError> {
+    pub async fn catch_up(&mut self, state: &mut CoordinatorState) -> Result<bool, MetaLogError> {
         let mut connection = self.writer.take().await.map_err(db)?;
         let applied = self.catch_up_on(&mut connection, state, None).await;
         self.writer.give_back(connection);
@@ -28,7 +25,7 @@ impl PostgresLog {
     pub async fn lock_for_round(
         &mut self,
         state: &mut CoordinatorState,
-    ) -> Result<bool, CoordinatorError> {
+    ) -> Result<bool, MetaLogError> {
         let mut backoff = Backoff::new();
         loop {
             let mut connection = match self.writer.take().await {
@@ -52,7 +49,7 @@ impl PostgresLog {
                         self.locked = Some(connection);
                         return Ok(applied);
                     }
-                    Err(CoordinatorError::Database(e)) => e,
+                    Err(MetaLogError::Database(e)) => e,
                     Err(e) => {
                         end_transaction(connection).await;
                         return Err(e);
@@ -84,7 +81,7 @@ impl PostgresLog {
     /// outcome left unknown is settled under the lock again: the row is this broker's, or
     /// absent and written now; a row of another broker's in its place means this broker's
     /// state is ahead of the log, which is an error the coordinator must stop on.
-    pub async fn append_locked(&mut self, frames: Vec<u8>) -> Result<(), CoordinatorError> {
+    pub async fn append_locked(&mut self, frames: Vec<u8>) -> Result<(), MetaLogError> {
         let seq = self.next_seq;
         let crc = crc32c::crc32c(&frames) as i64;
         let epoch = self.writer.epoch;
@@ -119,7 +116,7 @@ impl PostgresLog {
         epoch: i64,
         frames: &[u8],
         crc: i64,
-    ) -> Result<(), CoordinatorError> {
+    ) -> Result<(), MetaLogError> {
         let mut backoff = Backoff::new();
         loop {
             let attempt = async {
@@ -147,7 +144,7 @@ impl PostgresLog {
             match attempt.await {
                 Ok(true) => return Ok(()),
                 Ok(false) => {
-                    return Err(CoordinatorError::Fenced(format!(
+                    return Err(MetaLogError::Fenced(format!(
                         "another broker wrote row {seq} of coordinator_log while this broker's \
                          append of it failed: this broker's state is ahead of the log and is \
                          rebuilt from PostgreSQL on restart"
@@ -169,7 +166,7 @@ impl PostgresLog {
         connection: &mut Connection,
         state: &mut CoordinatorState,
         first_page: Option<Vec<Row>>,
-    ) -> Result<bool, CoordinatorError> {
+    ) -> Result<bool, MetaLogError> {
         let mut replayed = Replayed {
             last_seq: self.next_seq - 1,
             ..Replayed::default()
@@ -184,7 +181,7 @@ impl PostgresLog {
         let (fresh, snapshot_seq) = read_newest_snapshot(connection).await?;
         let snapshot_seq = snapshot_seq.unwrap_or(0);
         if snapshot_seq < replayed.last_seq + 1 {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "coordinator_log has no row {} and no snapshot covers it",
                 replayed.last_seq + 1
             )));
@@ -198,7 +195,7 @@ impl PostgresLog {
         self.next_seq = replayed.last_seq + 1;
         read?;
         if replayed.gap {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "coordinator_log has no row {} after snapshot {snapshot_seq}",
                 replayed.last_seq + 1
             )));

@@ -9,8 +9,8 @@ use crate::format::{write_format, FormatStatus};
 use crate::inspect::{inspect, Inspection};
 use crate::log::MetadataLog;
 use crate::snapshots::remove_obsolete;
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::state::CoordinatorState;
 
 /// What recovery found, for the start-up log line.
 #[derive(Debug, Default)]
@@ -22,15 +22,15 @@ pub struct RecoveryStats {
 
 pub async fn recover(
     dir: &Path,
-) -> Result<(CoordinatorState, MetadataLog, RecoveryStats), CoordinatorError> {
+) -> Result<(CoordinatorState, MetadataLog, RecoveryStats), MetaLogError> {
     let started = Instant::now();
-    std::fs::create_dir_all(dir).map_err(|e| CoordinatorError::Io {
+    std::fs::create_dir_all(dir).map_err(|e| MetaLogError::Io {
         path: dir.display().to_string(),
         source: e,
     })?;
     let inspection = inspect(dir).await?;
     if !inspection.problems.is_empty() {
-        return Err(CoordinatorError::Damaged(refusal(&inspection)));
+        return Err(MetaLogError::Damaged(refusal(&inspection)));
     }
     if inspection.format == FormatStatus::Absent {
         write_format(dir)?;

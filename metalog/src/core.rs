@@ -9,15 +9,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 
-use crate::command::{AnyReply, Command, Envelope, Round};
 use crate::log_backend::{Durable, LogBackend};
-use crate::metrics::CoordinatorMetrics;
 use crate::pipeline::RoundPipeline;
 use crate::postgres_log::{PostgresLog, WriterRole};
 use crate::recovery::RecoveryStats;
-use crate::state::CoordinatorState;
-use crate::view::TopicsView;
-use crate::{recovery, CoordinatorError};
+use crate::{recovery, MetaLogError};
+use shoal_coordinator::command::{AnyReply, Command, Envelope, Round};
+use shoal_coordinator::metrics::CoordinatorMetrics;
+use shoal_coordinator::state::CoordinatorState;
+use shoal_coordinator::view::TopicsView;
 
 /// A round's writes run and answered, its records, and its reads set aside.
 pub(crate) struct Decided<T> {
@@ -42,7 +42,7 @@ impl CoordinatorCore {
         dir: &Path,
         view: Arc<ArcSwap<TopicsView>>,
         snapshot_log_bytes: u64,
-    ) -> Result<CoordinatorCore, CoordinatorError> {
+    ) -> Result<CoordinatorCore, MetaLogError> {
         let (state, log, stats) = recovery::recover(dir).await?;
         let log = LogBackend::Local {
             log,
@@ -59,7 +59,7 @@ impl CoordinatorCore {
         role: WriterRole,
         view: Arc<ArcSwap<TopicsView>>,
         snapshot_log_bytes: u64,
-    ) -> Result<CoordinatorCore, CoordinatorError> {
+    ) -> Result<CoordinatorCore, MetaLogError> {
         let (state, log, stats) = PostgresLog::open(config, holder, role).await?;
         match role {
             WriterRole::Sole => tracing::info!(
@@ -153,7 +153,7 @@ impl CoordinatorCore {
 
     /// Before a round with writes: on a shared log, locks it and applies what other brokers
     /// wrote, so the round is decided on every earlier decision.
-    pub(crate) async fn prepare_writes(&mut self) -> Result<(), CoordinatorError> {
+    pub(crate) async fn prepare_writes(&mut self) -> Result<(), MetaLogError> {
         if self.log.prepare_round(&mut self.state).await? {
             self.others_applied();
         }
@@ -171,7 +171,7 @@ impl CoordinatorCore {
 
     /// Applies what other brokers appended to a shared log since this one last looked (their
     /// commits, topics, groups), between rounds; true if anything was new.
-    pub async fn catch_up(&mut self) -> Result<bool, CoordinatorError> {
+    pub async fn catch_up(&mut self) -> Result<bool, MetaLogError> {
         let applied = self.log.catch_up(&mut self.state).await?;
         if applied {
             self.others_applied();
@@ -210,7 +210,7 @@ impl CoordinatorCore {
     pub async fn process(
         &mut self,
         commands: Vec<Envelope>,
-    ) -> Result<Vec<AnyReply>, CoordinatorError> {
+    ) -> Result<Vec<AnyReply>, MetaLogError> {
         let mut pipeline = RoundPipeline::default();
         let mut answers = pipeline
             .submit(self, commands.into_iter().enumerate().collect())
@@ -221,7 +221,7 @@ impl CoordinatorCore {
     }
 
     /// Runs one command as a round of its own.
-    pub async fn run<C: Command>(&mut self, command: C) -> Result<C::Reply, CoordinatorError> {
+    pub async fn run<C: Command>(&mut self, command: C) -> Result<C::Reply, MetaLogError> {
         let mut replies = self.process(vec![Envelope::new(command)]).await?;
         Ok(replies
             .pop()

@@ -9,9 +9,9 @@ use std::future::ready;
 
 use futures::stream::{FuturesOrdered, StreamExt};
 
-use crate::command::{AnyReply, Envelope};
 use crate::core::CoordinatorCore;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::command::{AnyReply, Envelope};
 
 /// Rounds sent and not yet answered, oldest first; `T` says where each answer goes.
 pub struct RoundPipeline<T> {
@@ -72,7 +72,7 @@ impl<T> RoundPipeline<T> {
         &mut self,
         core: &mut CoordinatorCore,
         commands: Vec<(T, Envelope)>,
-    ) -> Result<Vec<(T, AnyReply)>, CoordinatorError> {
+    ) -> Result<Vec<(T, AnyReply)>, MetaLogError> {
         if self.rounds.is_empty() {
             core.snapshot_if_due().await;
         }
@@ -112,7 +112,7 @@ impl<T> RoundPipeline<T> {
     pub async fn next_answers(
         &mut self,
         core: &mut CoordinatorCore,
-    ) -> Result<Vec<(T, AnyReply)>, CoordinatorError> {
+    ) -> Result<Vec<(T, AnyReply)>, MetaLogError> {
         let Some(durable) = self.durable.next().await else {
             return Ok(Vec::new());
         };
@@ -137,7 +137,7 @@ impl<T> RoundPipeline<T> {
     pub async fn drain(
         &mut self,
         core: &mut CoordinatorCore,
-    ) -> Result<Vec<(T, AnyReply)>, CoordinatorError> {
+    ) -> Result<Vec<(T, AnyReply)>, MetaLogError> {
         let mut answers = Vec::new();
         while !self.is_empty() {
             answers.extend(self.next_answers(core).await?);

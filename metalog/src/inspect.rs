@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::format::{format_path, read_format, FormatStatus};
-use crate::frames::{scan_frames, FrameDamage};
 use crate::log::{log_path, read_file};
 use crate::problems::Problem;
-use crate::records::Record;
 use crate::snapshots::{list_generations, read_snapshot, snapshot_path};
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::frames::{scan_frames, FrameDamage};
+use shoal_coordinator::records::Record;
+use shoal_coordinator::state::CoordinatorState;
 
 /// One log of the chain recovery replays.
 #[derive(Debug)]
@@ -66,7 +66,7 @@ impl Inspection {
     }
 }
 
-pub async fn inspect(dir: &Path) -> Result<Inspection, CoordinatorError> {
+pub async fn inspect(dir: &Path) -> Result<Inspection, MetaLogError> {
     let format = read_format(dir)?;
     let (snapshots, logs) = list_generations(dir).await?;
     let mut inspection = Inspection {
@@ -124,11 +124,7 @@ struct Chain {
 }
 
 /// Reads the logs from `base` (or from the first, without a snapshot) to the newest.
-async fn read_chain(
-    dir: &Path,
-    base: Option<u64>,
-    logs: &[u64],
-) -> Result<Chain, CoordinatorError> {
+async fn read_chain(dir: &Path, base: Option<u64>, logs: &[u64]) -> Result<Chain, MetaLogError> {
     let first = base.unwrap_or(0);
     let chain_logs: Vec<u64> = logs.iter().copied().filter(|g| *g >= first).collect();
     let mut chain = Chain {
@@ -186,7 +182,7 @@ async fn find_fallback(
     dir: &Path,
     snapshots: &[u64],
     logs: &[u64],
-) -> Result<Option<Fallback>, CoordinatorError> {
+) -> Result<Option<Fallback>, MetaLogError> {
     let older = &snapshots[..snapshots.len().saturating_sub(1)];
     for &generation in older.iter().rev() {
         if read_snapshot(dir, generation).await.is_ok() {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use glommio::io::{BufferedFile, OpenOptions};
 
 use crate::log::{io_error, log_path, read_file, sync_dir};
-use crate::state::CoordinatorState;
-use crate::CoordinatorError;
+use crate::MetaLogError;
+use shoal_coordinator::state::CoordinatorState;
 
 /// Bytes handed to one write, so no single write holds the whole image twice.
 const WRITE_CHUNK_BYTES: usize = 8 << 20;
@@ -17,13 +17,13 @@ pub fn snapshot_path(dir: &Path, generation: u64) -> PathBuf {
 }
 
 /// Generations of the snapshots and logs present, each ascending.
-pub async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), CoordinatorError> {
+pub async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), MetaLogError> {
     let dir_owned = dir.to_path_buf();
     glommio::executor()
         .spawn_blocking(move || {
             let mut snapshots = Vec::new();
             let mut logs = Vec::new();
-            let entries = std::fs::read_dir(&dir_owned).map_err(|e| CoordinatorError::Io {
+            let entries = std::fs::read_dir(&dir_owned).map_err(|e| MetaLogError::Io {
                 path: dir_owned.display().to_string(),
                 source: e,
             })?;
@@ -49,12 +49,9 @@ pub async fn list_generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), Coordi
         .await
 }
 
-pub async fn read_snapshot(
-    dir: &Path,
-    generation: u64,
-) -> Result<CoordinatorState, CoordinatorError> {
+pub async fn read_snapshot(dir: &Path, generation: u64) -> Result<CoordinatorState, MetaLogError> {
     let image = read_file(&snapshot_path(dir, generation)).await?;
-    CoordinatorState::decode_snapshot(&image)
+    Ok(CoordinatorState::decode_snapshot(&image)?)
 }
 
 /// Writes the state as snapshot `generation`: to a temporary name, every byte written and
@@ -64,7 +61,7 @@ pub async fn write_snapshot(
     dir: &Path,
     generation: u64,
     state: &CoordinatorState,
-) -> Result<usize, CoordinatorError> {
+) -> Result<usize, MetaLogError> {
     let image = state.encode_snapshot();
     let path = snapshot_path(dir, generation);
     let tmp = path.with_extension("tmp");
@@ -80,7 +77,7 @@ pub async fn write_snapshot(
     Ok(image.len())
 }
 
-async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), CoordinatorError> {
+async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), MetaLogError> {
     let file = OpenOptions::new()
         .write(true)
         .create(true)
@@ -96,7 +93,7 @@ async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), CoordinatorErr
             .await
             .map_err(|e| io_error(tmp, e))?;
         if took == 0 {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "{} took no bytes at offset {written} (is the disk full?)",
                 tmp.display()
             )));
@@ -115,7 +112,7 @@ async fn write_and_verify(tmp: &Path, image: &[u8]) -> Result<(), CoordinatorErr
 
 /// Reads the file back a chunk at a time (no second copy of a large image) and compares it
 /// with what was written.
-async fn read_back_equals(path: &Path, image: &[u8]) -> Result<(), CoordinatorError> {
+async fn read_back_equals(path: &Path, image: &[u8]) -> Result<(), MetaLogError> {
     let file = BufferedFile::open(path)
         .await
         .map_err(|e| io_error(path, e))?;
@@ -134,7 +131,7 @@ async fn read_back_equals(path: &Path, image: &[u8]) -> Result<(), CoordinatorEr
             pos += chunk.len();
         }
         if pos != image.len() || size != image.len() as u64 {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "{} does not read back as written: {size} bytes, the first {pos} of {} equal",
                 path.display(),
                 image.len()

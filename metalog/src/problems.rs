@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::format::CURRENT_FORMAT;
-use crate::frames::{DamageKind, FrameDamage};
+use shoal_coordinator::frames::{DamageKind, FrameDamage};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {

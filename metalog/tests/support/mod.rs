@@ -8,8 +8,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
 use shoal_coordinator::commands::*;
-use shoal_coordinator::postgres_log::WriterRole;
 use shoal_coordinator::*;
+use shoal_metalog::postgres_log::WriterRole;
+use shoal_metalog::*;
 
 /// An empty topic catalogue for a core to publish into.
 pub fn view() -> Arc<ArcSwap<TopicsView>> {
@@ -22,7 +23,7 @@ pub async fn open_postgres(
     holder: &str,
     role: WriterRole,
     snapshot_log_bytes: u64,
-) -> Result<CoordinatorCore, CoordinatorError> {
+) -> Result<CoordinatorCore, MetaLogError> {
     CoordinatorCore::open_postgres(config, holder, role, view(), snapshot_log_bytes).await
 }
 

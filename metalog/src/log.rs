@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use glommio::io::{BufferedFile, Directory, OpenOptions};
 
-use crate::CoordinatorError;
+use crate::MetaLogError;
 
 const RECOVERY_READ_CHUNK_BYTES: usize = 8 << 20;
 /// Space reserved ahead of the log's end (fallocate, size unchanged), so appends keep
@@ -33,7 +33,7 @@ impl MetadataLog {
         dir: &Path,
         generation: u64,
         valid_bytes: u64,
-    ) -> Result<MetadataLog, CoordinatorError> {
+    ) -> Result<MetadataLog, MetaLogError> {
         let path = log_path(dir, generation);
         let file = OpenOptions::new()
             .read(true)
@@ -44,7 +44,7 @@ impl MetadataLog {
             .map_err(|e| io_error(&path, e))?;
         let size = file.file_size().await.map_err(|e| io_error(&path, e))?;
         if size < valid_bytes {
-            return Err(CoordinatorError::Damaged(format!(
+            return Err(MetaLogError::Damaged(format!(
                 "{} shrank to {size} bytes while it was being opened",
                 path.display()
             )));
@@ -75,7 +75,7 @@ impl MetadataLog {
 
     /// Appends already-framed records and makes them durable before returning. A short
     /// write is continued; an error leaves at most a torn tail for recovery to cut.
-    pub async fn append_durable(&mut self, mut frames: Vec<u8>) -> Result<(), CoordinatorError> {
+    pub async fn append_durable(&mut self, mut frames: Vec<u8>) -> Result<(), MetaLogError> {
         while !frames.is_empty() {
             let len = frames.len();
             let written = self
@@ -84,7 +84,7 @@ impl MetadataLog {
                 .await
                 .map_err(|e| io_error(&self.path, e))?;
             if written == 0 {
-                return Err(CoordinatorError::Io {
+                return Err(MetaLogError::Io {
                     path: self.path.display().to_string(),
                     source: std::io::Error::new(
                         std::io::ErrorKind::WriteZero,
@@ -129,7 +129,7 @@ impl MetadataLog {
 }
 
 /// The whole of a file, read in chunks.
-pub async fn read_file(path: &Path) -> Result<Vec<u8>, CoordinatorError> {
+pub async fn read_file(path: &Path) -> Result<Vec<u8>, MetaLogError> {
     let file = BufferedFile::open(path)
         .await
         .map_err(|e| io_error(path, e))?;
@@ -138,7 +138,7 @@ pub async fn read_file(path: &Path) -> Result<Vec<u8>, CoordinatorError> {
     contents
 }
 
-async fn read_all(file: &BufferedFile, path: &Path) -> Result<Vec<u8>, CoordinatorError> {
+async fn read_all(file: &BufferedFile, path: &Path) -> Result<Vec<u8>, MetaLogError> {
     let size = file.file_size().await.map_err(|e| io_error(path, e))?;
     let mut contents = Vec::with_capacity(size as usize);
     while (contents.len() as u64) < size {
@@ -155,14 +155,14 @@ async fn read_all(file: &BufferedFile, path: &Path) -> Result<Vec<u8>, Coordinat
     Ok(contents)
 }
 
-pub async fn sync_dir(dir: &Path) -> Result<(), CoordinatorError> {
+pub async fn sync_dir(dir: &Path) -> Result<(), MetaLogError> {
     let directory = Directory::open(dir).await.map_err(|e| io_error(dir, e))?;
     directory.sync().await.map_err(|e| io_error(dir, e))?;
     directory.close().await.map_err(|e| io_error(dir, e))
 }
 
-pub fn io_error(path: &Path, e: glommio::GlommioError<()>) -> CoordinatorError {
-    CoordinatorError::Io {
+pub fn io_error(path: &Path, e: glommio::GlommioError<()>) -> MetaLogError {
+    MetaLogError::Io {
         path: path.display().to_string(),
         source: e.into(),
     }

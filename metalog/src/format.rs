@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::CoordinatorError;
+use crate::MetaLogError;
 
 const FORMAT_FILE: &str = "FORMAT";
 /// What this build writes and reads.
@@ -22,7 +22,7 @@ pub fn format_path(dir: &Path) -> PathBuf {
     dir.join(FORMAT_FILE)
 }
 
-pub fn read_format(dir: &Path) -> Result<FormatStatus, CoordinatorError> {
+pub fn read_format(dir: &Path) -> Result<FormatStatus, MetaLogError> {
     let path = format_path(dir);
     match std::fs::read(&path) {
         Ok(bytes) => {
@@ -34,7 +34,7 @@ pub fn read_format(dir: &Path) -> Result<FormatStatus, CoordinatorError> {
             })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FormatStatus::Absent),
-        Err(e) => Err(CoordinatorError::Io {
+        Err(e) => Err(MetaLogError::Io {
             path: path.display().to_string(),
             source: e,
         }),
@@ -42,9 +42,9 @@ pub fn read_format(dir: &Path) -> Result<FormatStatus, CoordinatorError> {
 }
 
 /// Records the current format, durably, where none is recorded yet.
-pub fn write_format(dir: &Path) -> Result<(), CoordinatorError> {
+pub fn write_format(dir: &Path) -> Result<(), MetaLogError> {
     let path = format_path(dir);
-    let io = |e| CoordinatorError::Io {
+    let io = |e| MetaLogError::Io {
         path: path.display().to_string(),
         source: e,
     };
@@ -53,7 +53,7 @@ pub fn write_format(dir: &Path) -> Result<(), CoordinatorError> {
     file.sync_all().map_err(io)?;
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| CoordinatorError::Io {
+        .map_err(|e| MetaLogError::Io {
             path: dir.display().to_string(),
             source: e,
         })

@@ -3,34 +3,39 @@
 //! notification is lost (the listening connection broke, PostgreSQL restarted). Both only
 //! signal; the coordinator reads the new rows itself, between rounds.
 
+use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
 
 use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
-use shoal_coordinator::postgres_log::NOTIFY_CHANNEL;
 use shoal_pg::{Connection, PgConfig};
 
-use crate::lifecycle::Tasks;
+use crate::postgres_log::NOTIFY_CHANNEL;
 
 /// The longest a broker goes without looking for rows when no notification arrives.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// Pause before listening again after the connection failed.
 const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 
-/// Starts the listener and the poll; the receiver yields once per burst of news (a pending
-/// signal absorbs more until taken).
-pub fn start(tasks: &Rc<Tasks>, database: PgConfig) -> LocalReceiver<()> {
+/// The receiver yields once per burst of news (a pending signal absorbs more until taken);
+/// the caller runs the two tasks, the poll and the listener, in the background.
+pub fn start(
+    database: PgConfig,
+) -> (
+    LocalReceiver<()>,
+    impl Future<Output = ()>,
+    impl Future<Output = ()>,
+) {
     let (signal, news) = local_channel::new_bounded(1);
     let signal = Rc::new(signal);
     let poll = signal.clone();
-    tasks.spawn_background("coordinator log poll", async move {
+    let polling = async move {
         loop {
             glommio::timer::sleep(POLL_INTERVAL).await;
             let _ = poll.try_send(());
         }
-    });
-    tasks.spawn_background("coordinator log listener", listen(database, signal));
-    news
+    };
+    (news, polling, listen(database, signal))
 }
 
 async fn listen(database: PgConfig, signal: Rc<LocalSender<()>>) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use shoal_pg::{Connection, Param, PgConfig, PgError};
 
 use super::{db, fenced};
-use crate::CoordinatorError;
+use crate::MetaLogError;
 
 /// Retrying an append whose outcome is unknown: first pause and the longest one.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
@@ -40,7 +40,7 @@ impl Writer {
     /// Makes `frames` row `seq`. An append whose outcome is unknown (a timeout, a lost
     /// connection, PostgreSQL restarting) is settled by reading the row back on a new
     /// connection, and retried with backoff until PostgreSQL answers.
-    pub async fn append(&self, seq: i64, frames: &[u8]) -> Result<(), CoordinatorError> {
+    pub async fn append(&self, seq: i64, frames: &[u8]) -> Result<(), MetaLogError> {
         let crc = crc32c::crc32c(frames) as i64;
         let mut backoff = Backoff::new();
         let mut retrying = false;

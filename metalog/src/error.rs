@@ -1,0 +1,25 @@
+use shoal_coordinator::CoordinatorError;
+use thiserror::Error;
+
+/// Failures of the coordinator's log and recovery.
+#[derive(Debug, Error)]
+pub enum MetaLogError {
+    #[error("metadata log I/O on {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("metadata record malformed at byte {0}")]
+    MalformedRecord(usize),
+    #[error(transparent)]
+    State(#[from] CoordinatorError),
+    /// The metadata on disk is not what was written: refuse to start rather than guess.
+    #[error("{0}")]
+    Damaged(String),
+    #[error("coordinator database: {0}")]
+    Database(String),
+    /// Another broker holds the writer role now: this one must stop serving.
+    #[error("{0}")]
+    Fenced(String),
+}
