@@ -5,8 +5,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
-use shoal_shards::{GroupConfig, MaintenanceConfig, RuntimeConfig};
+use serde::{Deserialize, Serialize};
+use shoal_shards::{
+    FetchConfig, GroupConfig, MaintenanceConfig, ProduceConfig, RuntimeConfig, ShardsConfig,
+};
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
 use crate::cluster::ClusterConfig;
@@ -15,7 +17,7 @@ use crate::security::listeners::parse_listeners;
 use crate::security::{Listener, Mechanism};
 use crate::EngineError;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerConfig {
     /// The one PLAINTEXT listener when `listeners` is empty.
@@ -61,12 +63,12 @@ pub struct BrokerConfig {
     pub produce: ProduceConfig,
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
-    pub groups: GroupsConfig,
+    pub groups: GroupConfig,
     pub cluster: ClusterConfig,
 }
 
 /// ACLs (Kafka's StandardAuthorizer settings).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuthorizerConfig {
     /// Check every request against the ACLs (Kafka's `authorizer.class.name`); off, every
@@ -83,7 +85,7 @@ pub struct AuthorizerConfig {
 
 /// TLS on the SSL and SASL_SSL listeners, from PEM files (Kafka's `ssl.*` settings with
 /// `ssl.keystore.type=PEM`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SslConfig {
     /// The broker's certificate chain, its own certificate first.
@@ -112,7 +114,7 @@ impl Default for SslConfig {
 }
 
 /// Whether TLS clients present certificates; their principal is the certificate's subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClientAuth {
     None,
@@ -121,7 +123,7 @@ pub enum ClientAuth {
 }
 
 /// SASL authentication on the SASL_PLAINTEXT and SASL_SSL listeners.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SaslConfig {
     /// Kafka's `sasl.enabled.mechanisms`.
@@ -147,43 +149,14 @@ impl Default for SaslConfig {
 }
 
 /// Consumer groups; Kafka's `group.*` and `offsets.retention.minutes` settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GroupsConfig {
-    pub min_session_timeout_ms: i32,
-    pub max_session_timeout_ms: i32,
-    pub initial_rebalance_delay_ms: u64,
-    pub max_size: usize,
-    pub max_groups_per_shard: usize,
-    pub offsets_retention_ms: i64,
-    pub max_member_metadata_bytes: usize,
-    pub max_memory_bytes_per_shard: usize,
-}
-
-impl Default for GroupsConfig {
-    fn default() -> Self {
-        let d = GroupConfig::default();
-        GroupsConfig {
-            min_session_timeout_ms: d.min_session_timeout_ms,
-            max_session_timeout_ms: d.max_session_timeout_ms,
-            initial_rebalance_delay_ms: d.initial_rebalance_delay_ms,
-            max_size: d.max_size,
-            max_groups_per_shard: d.max_groups_per_shard,
-            offsets_retention_ms: d.offsets_retention_ms,
-            max_member_metadata_bytes: d.max_member_metadata_bytes,
-            max_memory_bytes_per_shard: d.max_memory_bytes_per_shard,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoreKind {
     Local,
     S3,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ObjectStoreConfig {
     pub kind: StoreKind,
@@ -283,17 +256,7 @@ impl ObjectStoreConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ShardsConfig {
-    /// CPUs to run one shard on each; empty means every online CPU.
-    pub cores: Vec<usize>,
-    pub io_memory_bytes: usize,
-    pub queue_depth: usize,
-    pub spin_before_park_us: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
     pub core: usize,
@@ -344,32 +307,6 @@ impl Default for CoordinatorConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ProduceConfig {
-    pub commit_interval_ms: u64,
-    /// Rotate at once when nothing is uploading or committing (see RuntimeConfig).
-    pub rotate_when_idle: bool,
-    pub buffer_max_bytes: usize,
-    /// A produced batch's records may inflate to at most this (decompression bombs).
-    pub max_inflated_batch_bytes: usize,
-    pub uploads_in_flight_max: usize,
-    pub upload_attempts: u32,
-    pub upload_backoff_ms: u64,
-    /// Producers waiting this long for their object's commit are answered REQUEST_TIMED_OUT.
-    pub commit_answer_timeout_ms: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct FetchConfig {
-    pub cache_max_bytes: usize,
-    /// Kafka's `fetch.max.bytes`: the most one Fetch answer holds, whatever it asks.
-    pub max_bytes: usize,
-    /// The longest a Fetch waits for data, whatever it asks.
-    pub max_wait_ms: u64,
-}
-
 impl Default for BrokerConfig {
     fn default() -> Self {
         BrokerConfig {
@@ -400,48 +337,8 @@ impl Default for BrokerConfig {
             produce: ProduceConfig::default(),
             fetch: FetchConfig::default(),
             object_store: ObjectStoreConfig::default(),
-            groups: GroupsConfig::default(),
+            groups: GroupConfig::default(),
             cluster: ClusterConfig::default(),
-        }
-    }
-}
-
-impl Default for ShardsConfig {
-    fn default() -> Self {
-        ShardsConfig {
-            cores: Vec::new(),
-            // Three executors of 2 MiB stay inside the common 8 MiB `ulimit -l`.
-            io_memory_bytes: 2 << 20,
-            queue_depth: 1024,
-            spin_before_park_us: 0,
-        }
-    }
-}
-
-impl Default for ProduceConfig {
-    fn default() -> Self {
-        ProduceConfig {
-            // The local store's fsync costs about a millisecond: a few ms of batching buys
-            // large objects without adding much produce latency (Inkless uses 250 ms on S3).
-            commit_interval_ms: 5,
-            rotate_when_idle: true,
-            buffer_max_bytes: 8 << 20,
-            max_inflated_batch_bytes: 64 << 20,
-            uploads_in_flight_max: 4,
-            upload_attempts: 3,
-            upload_backoff_ms: 10,
-            // Below librdkafka's and the Java client's 30 s request timeout.
-            commit_answer_timeout_ms: 10_000,
-        }
-    }
-}
-
-impl Default for FetchConfig {
-    fn default() -> Self {
-        FetchConfig {
-            cache_max_bytes: 128 << 20,
-            max_bytes: 55 << 20,
-            max_wait_ms: 30_000,
         }
     }
 }
@@ -611,18 +508,9 @@ impl BrokerConfig {
             store: self.object_store.store(&self.data_dir),
             shard_cores,
             coordinator_core: self.coordinator.core,
-            io_memory_bytes: self.shards.io_memory_bytes,
-            spin_before_park: Duration::from_micros(self.shards.spin_before_park_us),
-            commit_interval: Duration::from_millis(self.produce.commit_interval_ms),
-            rotate_when_idle: self.produce.rotate_when_idle,
-            buffer_max_bytes: self.produce.buffer_max_bytes,
-            inflated_batch_bytes_max: self.produce.max_inflated_batch_bytes,
-            uploads_in_flight_max: self.produce.uploads_in_flight_max,
-            upload_attempts: self.produce.upload_attempts,
-            upload_backoff: Duration::from_millis(self.produce.upload_backoff_ms),
-            commit_answer_timeout: Duration::from_millis(self.produce.commit_answer_timeout_ms),
-            fetch_cache_max_bytes: self.fetch.cache_max_bytes,
-            queue_depth: self.shards.queue_depth,
+            shards: self.shards.clone(),
+            produce: self.produce.clone(),
+            fetch: self.fetch.clone(),
             maintenance: MaintenanceConfig {
                 retention_check_interval: ms(self.coordinator.retention_check_interval_ms),
                 retention_step_batches: self.coordinator.retention_step_batches,
@@ -635,16 +523,7 @@ impl BrokerConfig {
             snapshot_log_bytes: self.coordinator.snapshot_log_bytes,
             coordinator_database: self.coordinator.database()?,
             shared_coordinator_log: self.cluster.enabled,
-            groups: GroupConfig {
-                min_session_timeout_ms: self.groups.min_session_timeout_ms,
-                max_session_timeout_ms: self.groups.max_session_timeout_ms,
-                initial_rebalance_delay_ms: self.groups.initial_rebalance_delay_ms,
-                max_size: self.groups.max_size,
-                max_groups_per_shard: self.groups.max_groups_per_shard,
-                offsets_retention_ms: self.groups.offsets_retention_ms,
-                max_member_metadata_bytes: self.groups.max_member_metadata_bytes,
-                max_memory_bytes_per_shard: self.groups.max_memory_bytes_per_shard,
-            },
+            groups: self.groups,
         })
     }
 }
@@ -669,6 +548,29 @@ mod tests {
         let config: BrokerConfig = toml::from_str(text).unwrap();
         config.validate().unwrap();
         assert_eq!(config.produce.commit_interval_ms, 5);
+    }
+
+    /// Every key of the example file is a setting with its default value, and every setting is
+    /// in the example: the file documents the defaults, key for key.
+    #[test]
+    fn the_example_config_is_the_defaults_key_for_key() {
+        let example: toml::Table =
+            toml::from_str(include_str!("../../shoal.example.toml")).unwrap();
+        let defaults = toml::Table::try_from(BrokerConfig::default()).unwrap();
+        let keys = |table: &toml::Table| -> Vec<String> {
+            let mut keys = Vec::new();
+            for (key, value) in table {
+                match value {
+                    toml::Value::Table(inner) if !inner.is_empty() => {
+                        keys.extend(inner.keys().map(|k| format!("{key}.{k}")))
+                    }
+                    _ => keys.push(key.clone()),
+                }
+            }
+            keys
+        };
+        assert_eq!(keys(&example), keys(&defaults), "the same keys");
+        assert_eq!(example, defaults, "the same values");
     }
 
     #[test]

@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use shoal_metalog::postgres_log::MAX_APPENDS_IN_FLIGHT;
 use shoal_pg::{PgConfig, SslMode};
 
 use crate::config::CoordinatorConfig;
 use crate::EngineError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CoordinatorKind {
     Local,

@@ -1,5 +1,119 @@
+//! The sections of the broker's configuration file that the executors own (`[shards]`,
+//! `[produce]`, `[fetch]`; `[groups]` is `GroupConfig`), as the file spells them: the broker
+//! config embeds these types, and `RuntimeConfig` carries them to the executors unchanged.
+
 use std::path::PathBuf;
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// `[shards]`: the executors and the queues between them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShardsConfig {
+    /// CPUs to run one shard on each; empty means every online CPU.
+    pub cores: Vec<usize>,
+    /// Memory each executor registers with io_uring; the process total must fit `ulimit -l`.
+    pub io_memory_bytes: usize,
+    /// Depth of every queue between executors.
+    pub queue_depth: usize,
+    /// How long an idle executor spins before it parks: lower queue latency for a busier CPU.
+    pub spin_before_park_us: u64,
+}
+
+impl Default for ShardsConfig {
+    fn default() -> Self {
+        ShardsConfig {
+            cores: Vec::new(),
+            // Three executors of 2 MiB stay inside the common 8 MiB `ulimit -l`.
+            io_memory_bytes: 2 << 20,
+            queue_depth: 1024,
+            spin_before_park_us: 0,
+        }
+    }
+}
+
+impl ShardsConfig {
+    pub fn spin_before_park(&self) -> Duration {
+        Duration::from_micros(self.spin_before_park_us)
+    }
+}
+
+/// `[produce]`: the WAL buffer, its rotation and the uploads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProduceConfig {
+    /// Rotate the WAL buffer this long after its first write...
+    pub commit_interval_ms: u64,
+    /// ...or at once when no object is uploading or committing (group commit: writes gather
+    /// only while the store is busy, so an idle broker answers in about one store write).
+    pub rotate_when_idle: bool,
+    /// ...or as soon as it holds this many bytes.
+    pub buffer_max_bytes: usize,
+    /// A produced batch's records may inflate to at most this (decompression bombs).
+    pub max_inflated_batch_bytes: usize,
+    /// Rotated objects being uploaded or committed at once, per shard.
+    pub uploads_in_flight_max: usize,
+    pub upload_attempts: u32,
+    pub upload_backoff_ms: u64,
+    /// Producers of an object whose commit takes longer are answered REQUEST_TIMED_OUT; the
+    /// commit itself is still awaited, so order and what fetches see stay right.
+    pub commit_answer_timeout_ms: u64,
+}
+
+impl Default for ProduceConfig {
+    fn default() -> Self {
+        ProduceConfig {
+            // The local store's fsync costs about a millisecond: a few ms of batching buys
+            // large objects without adding much produce latency (Inkless uses 250 ms on S3).
+            commit_interval_ms: 5,
+            rotate_when_idle: true,
+            buffer_max_bytes: 8 << 20,
+            max_inflated_batch_bytes: 64 << 20,
+            uploads_in_flight_max: 4,
+            upload_attempts: 3,
+            upload_backoff_ms: 10,
+            // Below librdkafka's and the Java client's 30 s request timeout.
+            commit_answer_timeout_ms: 10_000,
+        }
+    }
+}
+
+impl ProduceConfig {
+    pub fn commit_interval(&self) -> Duration {
+        Duration::from_millis(self.commit_interval_ms)
+    }
+
+    pub fn upload_backoff(&self) -> Duration {
+        Duration::from_millis(self.upload_backoff_ms)
+    }
+
+    pub fn commit_answer_timeout(&self) -> Duration {
+        Duration::from_millis(self.commit_answer_timeout_ms)
+    }
+}
+
+/// `[fetch]`: the cache of recent objects and the bounds of one Fetch answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Recently committed objects each shard keeps for tailing consumers.
+    pub cache_max_bytes: usize,
+    /// Kafka's `fetch.max.bytes`: the most one Fetch answer holds, whatever it asks.
+    pub max_bytes: usize,
+    /// The longest a Fetch waits for data, whatever it asks.
+    pub max_wait_ms: u64,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            cache_max_bytes: 128 << 20,
+            max_bytes: 55 << 20,
+            max_wait_ms: 30_000,
+        }
+    }
+}
 
 /// What the executors need to know; the engine fills it from the config file.
 #[derive(Debug, Clone)]
@@ -9,34 +123,13 @@ pub struct RuntimeConfig {
     pub data_dir: PathBuf,
     /// Where WAL objects live.
     pub store: shoal_wal::StoreConfig,
-    /// One shard executor per listed CPU.
+    /// One shard executor per listed CPU: `shards.cores`, or every online CPU.
     pub shard_cores: Vec<usize>,
     /// The coordinator executor's CPU; it may share a CPU with a shard on small machines.
     pub coordinator_core: usize,
-    /// Memory each executor registers with io_uring; the process total must fit `ulimit -l`.
-    pub io_memory_bytes: usize,
-    /// How long an idle executor spins before it parks: lower queue latency for a busier CPU.
-    pub spin_before_park: Duration,
-    /// Rotate the WAL buffer this long after its first write...
-    pub commit_interval: Duration,
-    /// ...or at once when no object is uploading or committing (group commit: writes gather
-    /// only while the store is busy, so an idle broker answers in about one store write).
-    pub rotate_when_idle: bool,
-    /// ...or as soon as it holds this many bytes.
-    pub buffer_max_bytes: usize,
-    /// A produced batch's records may inflate to at most this many bytes.
-    pub inflated_batch_bytes_max: usize,
-    /// Rotated objects being uploaded or committed at once, per shard.
-    pub uploads_in_flight_max: usize,
-    pub upload_attempts: u32,
-    pub upload_backoff: Duration,
-    /// Producers of an object whose commit takes longer are answered REQUEST_TIMED_OUT; the
-    /// commit itself is still awaited, so order and what fetches see stay right.
-    pub commit_answer_timeout: Duration,
-    /// Recently committed objects each shard keeps for tailing consumers.
-    pub fetch_cache_max_bytes: usize,
-    /// Depth of every queue between executors.
-    pub queue_depth: usize,
+    pub shards: ShardsConfig,
+    pub produce: ProduceConfig,
+    pub fetch: FetchConfig,
     pub maintenance: crate::MaintenanceConfig,
     /// The coordinator snapshots its state once its current log holds this many bytes.
     pub snapshot_log_bytes: u64,

@@ -22,7 +22,7 @@ pub mod signal;
 pub mod transaction_markers;
 pub mod turnstile;
 
-pub use config::RuntimeConfig;
+pub use config::{FetchConfig, ProduceConfig, RuntimeConfig, ShardsConfig};
 pub use error::ShardError;
 pub use groups::GroupConfig;
 pub use lifecycle::Latch;

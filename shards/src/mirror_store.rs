@@ -46,8 +46,8 @@ impl Shard {
             self.store.clone(),
             key.clone(),
             data.clone(),
-            self.config.upload_attempts,
-            self.config.upload_backoff,
+            self.config.produce.upload_attempts,
+            self.config.produce.upload_backoff(),
         )
         .await
         .map_err(|e| {

@@ -49,17 +49,17 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
     let mut coordinator_clients = Vec::new();
     let mut coordinator_servers = Vec::new();
     for _ in 0..shard_count {
-        let (client, server) = rpc::channel_pair::<Envelope, AnyReply>(config.queue_depth);
+        let (client, server) = rpc::channel_pair::<Envelope, AnyReply>(config.shards.queue_depth);
         coordinator_clients.push(client);
         coordinator_servers.push(server);
     }
-    let (mut mesh_clients, mut mesh_servers) = peer_mesh(shard_count, config.queue_depth);
+    let (mut mesh_clients, mut mesh_servers) = peer_mesh(shard_count, config.shards.queue_depth);
 
     let coordinator = {
         let shard = CoordinatorShard {
             dir: config.coordinator_dir(),
             view: topics.clone(),
-            queue_depth: config.queue_depth * shard_count,
+            queue_depth: config.shards.queue_depth * shard_count,
             maintenance: config.maintenance.clone(),
             snapshot_log_bytes: config.snapshot_log_bytes,
             database: config.coordinator_database.clone(),
@@ -244,8 +244,8 @@ async fn run_shard(
 fn builder(name: &str, core: usize, config: &RuntimeConfig) -> LocalExecutorBuilder {
     LocalExecutorBuilder::new(Placement::Fixed(core))
         .name(name)
-        .io_memory(config.io_memory_bytes)
-        .spin_before_park(config.spin_before_park)
+        .io_memory(config.shards.io_memory_bytes)
+        .spin_before_park(config.shards.spin_before_park())
 }
 
 /// `clients[i][j]` lets shard i call shard j; `servers[j][i]` is where j serves i.

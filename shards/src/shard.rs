@@ -79,7 +79,7 @@ impl Shard {
             tasks,
         } = wiring;
         let metrics = Rc::new(ShardMetrics::new(index));
-        let local_data = Rc::new(LocalData::new(config.fetch_cache_max_bytes));
+        let local_data = Rc::new(LocalData::new(config.fetch.cache_max_bytes));
         let pipeline = ProducePipeline::start(
             config.clone(),
             store.clone(),

@@ -8,11 +8,11 @@ pub mod membership;
 pub mod placement;
 pub mod routing;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub use membership::{Member, Membership};
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClusterConfig {
     /// Share the coordinator's database with other brokers: needs `[coordinator] kind =

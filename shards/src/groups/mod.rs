@@ -10,12 +10,15 @@ pub mod messages;
 mod registry;
 pub mod subscription;
 
+use serde::{Deserialize, Serialize};
+
 pub use expiry::expire_offsets_loop;
 pub use group::{Group, Phase};
 pub use registry::Groups;
 
-/// The group coordinator's limits (Kafka's `group.*` broker settings).
-#[derive(Debug, Clone, Copy)]
+/// `[groups]`: the group coordinator's limits (Kafka's `group.*` broker settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct GroupConfig {
     pub min_session_timeout_ms: i32,
     pub max_session_timeout_ms: i32,

@@ -57,7 +57,7 @@ impl ProducePipeline {
     ) -> Rc<ProducePipeline> {
         let pipeline = Rc::new(ProducePipeline {
             metrics,
-            in_flight_slots: Rc::new(Semaphore::new(config.uploads_in_flight_max as u64)),
+            in_flight_slots: Rc::new(Semaphore::new(config.produce.uploads_in_flight_max as u64)),
             config,
             store,
             coordinator,
@@ -79,10 +79,10 @@ impl ProducePipeline {
         records: Bytes,
         rules: ProduceRules,
     ) -> PartitionProduceResult {
-        if records.len() > self.config.buffer_max_bytes {
+        if records.len() > self.config.produce.buffer_max_bytes {
             return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
         }
-        let inflated_max = self.config.inflated_batch_bytes_max;
+        let inflated_max = self.config.produce.max_inflated_batch_bytes;
         let ValidPayload {
             records,
             headers,
@@ -112,7 +112,7 @@ impl ProducePipeline {
             });
             (
                 first_write,
-                buffer.size_bytes >= self.config.buffer_max_bytes,
+                buffer.size_bytes >= self.config.produce.buffer_max_bytes,
                 buffer.generation,
             )
         };
@@ -134,7 +134,8 @@ impl ProducePipeline {
     }
 
     fn report_gauges(&self) {
-        let in_flight = self.config.uploads_in_flight_max as u64 - self.in_flight_slots.available();
+        let in_flight =
+            self.config.produce.uploads_in_flight_max as u64 - self.in_flight_slots.available();
         self.metrics.wal_in_flight.set(in_flight);
         let buffered = self.buffer.borrow().size_bytes as u64;
         self.metrics.wal_buffer_bytes.set(buffered);
@@ -143,20 +144,20 @@ impl ProducePipeline {
     /// Whether an open buffer should go now rather than wait for the interval: nothing of
     /// this shard is uploading or committing, so no write would gain by waiting for others.
     fn rotates_now(&self) -> bool {
-        self.config.rotate_when_idle
+        self.config.produce.rotate_when_idle
             && self.queue.borrow().is_empty()
-            && self.in_flight_slots.available() == self.config.uploads_in_flight_max as u64
+            && self.in_flight_slots.available() == self.config.produce.uploads_in_flight_max as u64
     }
 
     fn would_overflow(&self, incoming_bytes: usize) -> bool {
         let buffer = self.buffer.borrow();
         !buffer.writes.is_empty()
-            && buffer.size_bytes + incoming_bytes > self.config.buffer_max_bytes
+            && buffer.size_bytes + incoming_bytes > self.config.produce.buffer_max_bytes
     }
 
     fn arm_rotation_timer(self: &Rc<Self>, generation: u64) {
         let pipeline = self.clone();
-        let interval = self.config.commit_interval;
+        let interval = self.config.produce.commit_interval();
         glommio::spawn_local(async move {
             glommio::timer::sleep(interval).await;
             if pipeline.buffer.borrow().generation == generation {
@@ -207,8 +208,8 @@ impl ProducePipeline {
             self.store.clone(),
             key.clone(),
             object.data.clone(),
-            self.config.upload_attempts,
-            self.config.upload_backoff,
+            self.config.produce.upload_attempts,
+            self.config.produce.upload_backoff(),
         );
         let metrics = self.metrics.clone();
         let size = object.data.len();
@@ -311,7 +312,7 @@ impl ProducePipeline {
         object: &mut RotatedObject,
     ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
         let mut committing = std::pin::pin!(self.commit(uploaded, &object.batches));
-        let limit = self.config.commit_answer_timeout;
+        let limit = self.config.produce.commit_answer_timeout();
         if let Some(outcome) = with_deadline(limit, committing.as_mut()).await {
             return outcome;
         }
@@ -352,7 +353,7 @@ impl ProducePipeline {
     /// producers answered.
     pub async fn flush(self: &Rc<Self>) {
         self.rotate().await;
-        let all = self.config.uploads_in_flight_max as u64;
+        let all = self.config.produce.uploads_in_flight_max as u64;
         loop {
             let finished = self.finished.wait();
             if self.in_flight_slots.available() == all && self.queue.borrow().is_empty() {
