@@ -13,6 +13,7 @@ pub mod messages;
 pub mod metrics;
 pub mod mirror_progress;
 pub mod mirror_store;
+pub mod peer;
 pub mod produce;
 pub mod routing;
 pub mod rpc;

@@ -1,14 +1,9 @@
-//! What shards ask each other: the part of a client request for partitions another shard owns.
-
-use std::time::Instant;
+//! What a client request asks of one partition, and its answer: the part of a request that
+//! goes to the shard owning the partition (`peer` says how it gets there).
 
 use bytes::Bytes;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_wal::decompress::Codec;
-
-use crate::groups::messages::{GroupRequest, GroupResponse};
-use crate::metrics::MetricsSnapshot;
-use crate::mirror_progress::{MirrorLag, SourceOffsets};
 
 #[derive(Debug, Clone)]
 pub struct PartitionProduce {
@@ -99,34 +94,4 @@ pub struct PartitionFetchResult {
     pub records: Bytes,
     /// For read_committed: the aborted transactions among `records`.
     pub aborted: Vec<shoal_coordinator::AbortedTransaction>,
-}
-
-#[derive(Debug)]
-pub enum PeerRequest {
-    Produce(Vec<PartitionProduce>),
-    Fetch {
-        partitions: Vec<PartitionFetch>,
-        max_bytes: u32,
-    },
-    /// Resolve when any partition's high watermark passes its offset, or at the deadline.
-    WaitForData {
-        partitions: Vec<(TopicPartition, i64)>,
-        deadline: Instant,
-    },
-    /// For a consumer group this shard owns.
-    Group(GroupRequest),
-    /// This shard's metrics and mirror lags, for a scrape.
-    Scrape,
-    /// What the fetchers last saw of these mirrored partitions' sources.
-    MirrorSources(Vec<TopicPartition>),
-}
-
-#[derive(Debug)]
-pub enum PeerResponse {
-    Produce(Vec<PartitionProduceResult>),
-    Fetch(Vec<PartitionFetchResult>),
-    DataReady,
-    Group(GroupResponse),
-    Scrape(Box<(MetricsSnapshot, Vec<MirrorLag>)>),
-    MirrorSources(Vec<Option<SourceOffsets>>),
 }

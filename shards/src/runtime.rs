@@ -18,9 +18,10 @@ use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
 use crate::lifecycle::{with_deadline, Latch, Tasks};
+use crate::peer::{PeerEnvelope, PeerReply};
 use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
 use crate::shard::ShardWiring;
-use crate::{PeerRequest, PeerResponse, RuntimeConfig, Shard, ShardError};
+use crate::{RuntimeConfig, Shard, ShardError};
 
 /// What the engine runs on each shard once it is wired: its listener, which returns only if
 /// it cannot serve.
@@ -31,8 +32,8 @@ pub type ServeFn =
 /// anything left were never answered, so nothing acknowledged is lost past it.
 const DRAIN_MAX: Duration = Duration::from_secs(30);
 
-type PeerClientEnds = ClientEnds<PeerRequest, PeerResponse>;
-type PeerServerEnds = ServerEnds<PeerRequest, PeerResponse>;
+type PeerClientEnds = ClientEnds<PeerEnvelope, PeerReply>;
+type PeerServerEnds = ServerEnds<PeerEnvelope, PeerReply>;
 
 /// Runs the broker's executors until `shutdown` opens (a signal, or any executor that cannot
 /// go on), then drains every shard's buffer, lets the coordinator answer the last commits,
@@ -207,7 +208,7 @@ async fn run_shard(
     for server in servers {
         let shard = shard.clone();
         tasks.spawn_request(rpc::serve(server, move |request| {
-            shard.clone().handle_peer(request)
+            request.serve(shard.clone())
         }));
     }
     // Serve clients only once the coordinator has recovered its state.

@@ -16,20 +16,20 @@ use shoal_coordinator::{
 use shoal_wal::ObjectStore;
 
 use crate::fetch::{read_partition, LocalData};
-use crate::groups::messages::{GroupRequest, GroupResponse};
-use crate::groups::{owner_of_group, Groups};
+use crate::groups::{owner_of_group, GroupCall, Groups};
 use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
 use crate::mirror_progress::{MirrorLag, MirrorProgress, SourceOffsets};
+use crate::peer::{
+    FetchOwned, MirrorSourcesOwned, OnGroups, PeerClient, ProduceOwned, Scrape, WaitForData,
+};
 use crate::produce::ProducePipeline;
 use crate::routing::owner_shard;
-use crate::rpc::{CoordinatorClient, RpcClient};
+use crate::rpc::CoordinatorClient;
 use crate::{
-    PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, PeerRequest,
-    PeerResponse, RuntimeConfig, ShardError,
+    PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, RuntimeConfig,
+    ShardError,
 };
-
-pub type PeerClient = RpcClient<PeerRequest, PeerResponse>;
 
 /// How often a long poll in a cluster looks whether other brokers' rows have arrived.
 const REMOTE_COMMIT_CHECK: Duration = Duration::from_millis(10);
@@ -46,7 +46,7 @@ pub struct Shard {
     pub(crate) local_data: Rc<LocalData>,
     pub(crate) store: Rc<ObjectStore>,
     /// Consumer groups this shard owns.
-    groups: Rc<Groups>,
+    pub(crate) groups: Rc<Groups>,
     /// This shard's own counters; a scrape sums every shard's.
     pub metrics: Rc<ShardMetrics>,
     /// Written by the coordinator executor only; read at a scrape.
@@ -170,13 +170,10 @@ impl Shard {
             |w| w.partition,
             |peer, group| match peer {
                 None => produce_owned(pipeline, group).boxed_local(),
-                Some(peer) => async move {
-                    match peer.call(PeerRequest::Produce(group)).await {
-                        Ok(PeerResponse::Produce(results)) => results,
-                        _ => Vec::new(),
-                    }
+                Some(peer) => {
+                    async move { peer.ask(ProduceOwned(group)).await.unwrap_or_default() }
+                        .boxed_local()
                 }
-                .boxed_local(),
             },
             PartitionProduceResult::failed(ErrorKind::NotAvailable),
         )
@@ -251,14 +248,11 @@ impl Shard {
             |peer, group| match peer {
                 None => self.fetch_owned(group, max_bytes).boxed_local(),
                 Some(peer) => async move {
-                    let request = PeerRequest::Fetch {
+                    let call = FetchOwned {
                         partitions: group,
                         max_bytes,
                     };
-                    match peer.call(request).await {
-                        Ok(PeerResponse::Fetch(results)) => results,
-                        _ => Vec::new(),
-                    }
+                    peer.ask(call).await.unwrap_or_default()
                 }
                 .boxed_local(),
             },
@@ -346,11 +340,11 @@ impl Shard {
                 Some(peer) => {
                     let peer = peer.clone();
                     async move {
-                        let request = PeerRequest::WaitForData {
+                        let call = WaitForData {
                             partitions: group,
                             deadline,
                         };
-                        if peer.call(request).await.is_err() {
+                        if peer.ask(call).await.is_err() {
                             // The peer is gone (shutdown): do not spin, wait out the deadline.
                             glommio::timer::sleep(
                                 deadline.saturating_duration_since(Instant::now()),
@@ -367,38 +361,12 @@ impl Shard {
         }
     }
 
-    /// Answers a request from another shard for partitions this shard owns.
-    pub async fn handle_peer(self: Rc<Self>, request: PeerRequest) -> PeerResponse {
-        match request {
-            PeerRequest::Produce(writes) => {
-                debug_assert!(writes
-                    .iter()
-                    .all(|w| self.owner_of(&w.partition) == self.index));
-                PeerResponse::Produce(produce_owned(&self.pipeline, writes).await)
-            }
-            PeerRequest::Fetch {
-                partitions,
-                max_bytes,
-            } => PeerResponse::Fetch(self.fetch_owned(partitions, max_bytes).await),
-            PeerRequest::WaitForData {
-                partitions,
-                deadline,
-            } => {
-                self.local_data.wait_for_data(&partitions, deadline).await;
-                PeerResponse::DataReady
-            }
-            PeerRequest::Group(request) => PeerResponse::Group(self.groups.handle(request).await),
-            PeerRequest::Scrape => PeerResponse::Scrape(Box::new((
-                self.metrics.snapshot(),
-                self.mirror_progress.lags(),
-            ))),
-            PeerRequest::MirrorSources(partitions) => PeerResponse::MirrorSources(
-                partitions
-                    .iter()
-                    .map(|p| self.mirror_progress.source(p))
-                    .collect(),
-            ),
-        }
+    /// Writes to partitions this shard owns.
+    pub(crate) async fn produce_owned(
+        &self,
+        writes: Vec<PartitionProduce>,
+    ) -> Vec<PartitionProduceResult> {
+        produce_owned(&self.pipeline, writes).await
     }
 
     /// Every shard's metrics summed, and every mirrored partition's lag, for a scrape.
@@ -406,7 +374,7 @@ impl Shard {
         let mut metrics = self.metrics.snapshot();
         let mut lags = self.mirror_progress.lags();
         for peer in self.peers.iter().flatten() {
-            if let Ok(PeerResponse::Scrape(answer)) = peer.call(PeerRequest::Scrape).await {
+            if let Ok(answer) = peer.ask(Scrape).await {
                 let (theirs, their_lags) = *answer;
                 metrics.merge(&theirs);
                 lags.extend(their_lags);
@@ -430,10 +398,9 @@ impl Shard {
                     async move { answers }.boxed_local()
                 }
                 Some(peer) => async move {
-                    match peer.call(PeerRequest::MirrorSources(group)).await {
-                        Ok(PeerResponse::MirrorSources(answers)) => answers,
-                        _ => Vec::new(),
-                    }
+                    peer.ask(MirrorSourcesOwned(group))
+                        .await
+                        .unwrap_or_default()
                 }
                 .boxed_local(),
             },
@@ -442,25 +409,37 @@ impl Shard {
         .await
     }
 
-    /// Sends a group request to the shard that owns the group.
-    pub async fn group_call(&self, group_id: &str, request: GroupRequest) -> GroupResponse {
+    /// Runs `call` on the shard that owns the group; NOT_AVAILABLE when that shard cannot
+    /// be reached (it is shutting down).
+    pub async fn group_call<C: GroupCall>(
+        &self,
+        group_id: &str,
+        call: C,
+    ) -> Result<C::Reply, ErrorKind> {
         let owner = owner_of_group(group_id, self.shard_count());
-        self.group_call_on(owner, request).await
+        self.group_call_on(owner, call).await
     }
 
     /// Asks every shard (ListGroups, finding active groups).
-    pub async fn group_call_all(&self, request: impl Fn() -> GroupRequest) -> Vec<GroupResponse> {
-        let calls = (0..self.shard_count()).map(|owner| self.group_call_on(owner, request()));
+    pub async fn group_call_all<C: GroupCall>(
+        &self,
+        call: impl Fn() -> C,
+    ) -> Vec<Result<C::Reply, ErrorKind>> {
+        let calls = (0..self.shard_count()).map(|owner| self.group_call_on(owner, call()));
         futures::future::join_all(calls).await
     }
 
-    async fn group_call_on(&self, owner: usize, request: GroupRequest) -> GroupResponse {
+    async fn group_call_on<C: GroupCall>(
+        &self,
+        owner: usize,
+        call: C,
+    ) -> Result<C::Reply, ErrorKind> {
         match &self.peers[owner] {
-            None => self.groups.handle(request).await,
-            Some(peer) => match peer.call(PeerRequest::Group(request)).await {
-                Ok(PeerResponse::Group(response)) => response,
-                _ => GroupResponse::Outcome(Some(ErrorKind::NotAvailable)),
-            },
+            None => Ok(call.run(self.groups.clone()).await),
+            Some(peer) => peer
+                .ask(OnGroups(call))
+                .await
+                .map_err(|_| ErrorKind::NotAvailable),
         }
     }
 

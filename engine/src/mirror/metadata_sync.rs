@@ -20,7 +20,7 @@ use shoal_coordinator::commands::{
 };
 use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
 use shoal_mirror::MirrorConfig;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+use shoal_shards::groups::calls::DescribeGroup;
 
 use super::client::{
     first_time, SourceClient, DESCRIBE_CONFIGS, LIST_GROUPS, METADATA, OFFSET_FETCH,
@@ -248,8 +248,8 @@ async fn sync_group_offsets(
 
 async fn active_here(broker: &Broker, group: &str) -> bool {
     matches!(
-        broker.shard.group_call(group, GroupRequest::Describe(group.to_string())).await,
-        GroupResponse::Describe(Some(d)) if !d.members.is_empty()
+        broker.shard.group_call(group, DescribeGroup(group.to_string())).await,
+        Ok(Some(d)) if !d.members.is_empty()
     )
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use shoal_coordinator::commands::ExpireOffsets;
 
-use super::messages::{GroupRequest, GroupResponse};
+use super::calls::ListGroups;
 use crate::Shard;
 
 /// Groups expired per coordinator round, so one round stays short.
@@ -18,10 +18,13 @@ pub async fn expire_offsets_loop(shard: Rc<Shard>, interval: Duration) {
     loop {
         glommio::timer::sleep(interval).await;
         let mut active = Vec::new();
-        for response in shard.group_call_all(|| GroupRequest::List).await {
-            if let GroupResponse::List(groups) = response {
-                active.extend(groups.into_iter().map(|g| g.group_id));
-            }
+        for groups in shard
+            .group_call_all(|| ListGroups)
+            .await
+            .into_iter()
+            .flatten()
+        {
+            active.extend(groups.into_iter().map(|g| g.group_id));
         }
         let request = ExpireOffsets {
             retention_ms,

@@ -1,5 +1,6 @@
-//! Requests a connection's shard sends to the shard owning a consumer group, and the answers.
-//! Plain data, `Send`: they cross executors over the peer queues.
+//! What a connection's shard sends to the shard owning a consumer group, and the answers.
+//! Plain data, `Send`: they cross executors over the peer queues (`calls` says which
+//! request gets which answer).
 
 use bytes::Bytes;
 use shoal_coordinator::ErrorKind;
@@ -117,37 +118,4 @@ pub struct GroupListing {
     pub group_id: String,
     pub protocol_type: String,
     pub state: &'static str,
-}
-
-#[derive(Debug)]
-pub enum GroupRequest {
-    Join(JoinRequest),
-    Sync(SyncRequest),
-    Heartbeat(MemberRef),
-    Leave {
-        group_id: String,
-        members: Vec<LeavingMember>,
-    },
-    /// May this member commit offsets now?
-    ValidateCommit(MemberRef),
-    Describe(String),
-    /// Every group this shard owns.
-    List,
-    /// Forget the group if it has no members (DeleteGroups).
-    Delete(String),
-    /// Topics the group's members subscribe to (OffsetDelete refuses those).
-    SubscribedTopics(String),
-}
-
-#[derive(Debug)]
-pub enum GroupResponse {
-    Join(JoinResponse),
-    Sync(SyncResponse),
-    /// Heartbeat, ValidateCommit and Delete.
-    Outcome(Option<ErrorKind>),
-    Leave(Vec<Option<ErrorKind>>),
-    /// None when this shard holds no such group.
-    Describe(Option<GroupDescription>),
-    List(Vec<GroupListing>),
-    SubscribedTopics(Vec<String>),
 }

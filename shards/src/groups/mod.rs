@@ -2,6 +2,7 @@
 //! id; requests from connections on other shards are forwarded there. Membership is volatile
 //! (clients rejoin after a restart); committed offsets are durable in the coordinator.
 
+pub mod calls;
 mod expiry;
 mod group;
 #[cfg(test)]
@@ -12,6 +13,7 @@ pub mod subscription;
 
 use serde::{Deserialize, Serialize};
 
+pub use calls::GroupCall;
 pub use expiry::expire_offsets_loop;
 pub use group::{Group, Phase};
 pub use registry::Groups;

@@ -140,121 +140,127 @@ impl Groups {
         self.total_bytes.get() + bytes <= self.config.max_memory_bytes_per_shard
     }
 
-    pub async fn handle(&self, request: GroupRequest) -> GroupResponse {
+    /// JoinGroup: answered once the group's rebalance completes (or fails).
+    pub async fn join(&self, req: JoinRequest) -> JoinResponse {
         let now = Instant::now();
-        match request {
-            GroupRequest::Join(req) => {
-                let member_id = req.member_id.clone();
-                let group_id = req.group_id.clone();
-                let (tx, rx) = oneshot::channel();
-                {
-                    let mut groups = self.groups.borrow_mut();
-                    let incoming = req.client_id.len()
-                        + req.group_instance_id.as_ref().map_or(0, String::len)
-                        + req
-                            .protocols
-                            .iter()
-                            .map(|(n, m)| n.len() + m.len())
-                            .sum::<usize>();
-                    if (!groups.contains_key(&req.group_id)
-                        && groups.len() >= self.config.max_groups_per_shard)
-                        || !self.has_room_for(incoming)
-                    {
-                        return GroupResponse::Join(JoinResponse::failed(
-                            ErrorKind::TooManyGroups,
-                            &member_id,
-                        ));
-                    }
-                    let group = groups
-                        .entry(req.group_id.clone())
-                        .or_insert_with(|| Group::new(&req.group_id, self.config));
-                    group.join(req, now, tx);
-                }
-                self.after_change(&group_id);
-                GroupResponse::Join(rx.await.unwrap_or_else(|_| {
-                    JoinResponse::failed(ErrorKind::RebalanceInProgress, &member_id)
-                }))
+        let member_id = req.member_id.clone();
+        let group_id = req.group_id.clone();
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut groups = self.groups.borrow_mut();
+            let incoming = req.client_id.len()
+                + req.group_instance_id.as_ref().map_or(0, String::len)
+                + req
+                    .protocols
+                    .iter()
+                    .map(|(n, m)| n.len() + m.len())
+                    .sum::<usize>();
+            if (!groups.contains_key(&req.group_id)
+                && groups.len() >= self.config.max_groups_per_shard)
+                || !self.has_room_for(incoming)
+            {
+                return JoinResponse::failed(ErrorKind::TooManyGroups, &member_id);
             }
-            GroupRequest::Sync(req) => {
-                let (tx, rx) = oneshot::channel();
-                let group_id = req.member.group_id.clone();
-                match self.groups.borrow_mut().get_mut(&group_id) {
-                    Some(group) => group.sync(req, now, tx),
-                    None => {
-                        let _ = tx.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
-                    }
-                }
-                self.after_change(&group_id);
-                GroupResponse::Sync(
-                    rx.await
-                        .unwrap_or_else(|_| SyncResponse::failed(ErrorKind::RebalanceInProgress)),
-                )
-            }
-            GroupRequest::Heartbeat(m) => {
-                let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
-                    Some(group) => group.heartbeat(&m, now),
-                    None => Some(ErrorKind::UnknownMemberId),
-                };
-                self.after_change(&m.group_id);
-                GroupResponse::Outcome(outcome)
-            }
-            GroupRequest::Leave { group_id, members } => {
-                let outcomes = match self.groups.borrow_mut().get_mut(&group_id) {
-                    Some(group) => group.leave(&members, now),
-                    None => vec![Some(ErrorKind::UnknownMemberId); members.len()],
-                };
-                self.after_change(&group_id);
-                GroupResponse::Leave(outcomes)
-            }
-            GroupRequest::ValidateCommit(m) => {
-                let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
-                    Some(group) => group.validate_commit(&m, now),
-                    // No members: only a "simple" commit (generation -1) is allowed.
-                    None if m.generation_id < 0 => None,
-                    None => Some(ErrorKind::UnknownMemberId),
-                };
-                self.after_change(&m.group_id);
-                GroupResponse::Outcome(outcome)
-            }
-            GroupRequest::Describe(group_id) => {
-                GroupResponse::Describe(self.groups.borrow().get(&group_id).map(Group::describe))
-            }
-            GroupRequest::List => {
-                GroupResponse::List(self.groups.borrow().values().map(Group::listing).collect())
-            }
-            GroupRequest::Delete(group_id) => {
-                let outcome = {
-                    let mut groups = self.groups.borrow_mut();
-                    match groups.get(&group_id) {
-                        Some(group) if !group.is_empty() => Some(ErrorKind::NonEmptyGroup),
-                        Some(_) => {
-                            groups.remove(&group_id);
-                            None
-                        }
-                        // The group may still have committed offsets: the caller asks the
-                        // coordinator.
-                        None => Some(ErrorKind::GroupIdNotFound),
-                    }
-                };
-                self.after_change(&group_id);
-                GroupResponse::Outcome(outcome)
-            }
-            GroupRequest::SubscribedTopics(group_id) => {
-                let groups = self.groups.borrow();
-                let mut topics: Vec<String> = groups
-                    .get(&group_id)
-                    .map(|g| {
-                        g.member_metadata()
-                            .iter()
-                            .filter_map(|m| subscribed_topics(m))
-                            .flatten()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                topics.sort();
-                topics.dedup();
-                GroupResponse::SubscribedTopics(topics)
+            let group = groups
+                .entry(req.group_id.clone())
+                .or_insert_with(|| Group::new(&req.group_id, self.config));
+            group.join(req, now, tx);
+        }
+        self.after_change(&group_id);
+        rx.await
+            .unwrap_or_else(|_| JoinResponse::failed(ErrorKind::RebalanceInProgress, &member_id))
+    }
+
+    /// SyncGroup: answered once the leader's assignment is in.
+    pub async fn sync(&self, req: SyncRequest) -> SyncResponse {
+        let now = Instant::now();
+        let (tx, rx) = oneshot::channel();
+        let group_id = req.member.group_id.clone();
+        match self.groups.borrow_mut().get_mut(&group_id) {
+            Some(group) => group.sync(req, now, tx),
+            None => {
+                let _ = tx.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
             }
         }
+        self.after_change(&group_id);
+        rx.await
+            .unwrap_or_else(|_| SyncResponse::failed(ErrorKind::RebalanceInProgress))
+    }
+
+    pub fn heartbeat(&self, m: &MemberRef) -> Option<ErrorKind> {
+        let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
+            Some(group) => group.heartbeat(m, Instant::now()),
+            None => Some(ErrorKind::UnknownMemberId),
+        };
+        self.after_change(&m.group_id);
+        outcome
+    }
+
+    pub fn leave(&self, group_id: &str, members: &[LeavingMember]) -> Vec<Option<ErrorKind>> {
+        let outcomes = match self.groups.borrow_mut().get_mut(group_id) {
+            Some(group) => group.leave(members, Instant::now()),
+            None => vec![Some(ErrorKind::UnknownMemberId); members.len()],
+        };
+        self.after_change(group_id);
+        outcomes
+    }
+
+    /// May this member commit offsets now?
+    pub fn validate_commit(&self, m: &MemberRef) -> Option<ErrorKind> {
+        let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
+            Some(group) => group.validate_commit(m, Instant::now()),
+            // No members: only a "simple" commit (generation -1) is allowed.
+            None if m.generation_id < 0 => None,
+            None => Some(ErrorKind::UnknownMemberId),
+        };
+        self.after_change(&m.group_id);
+        outcome
+    }
+
+    /// None when this shard holds no such group.
+    pub fn describe(&self, group_id: &str) -> Option<GroupDescription> {
+        self.groups.borrow().get(group_id).map(Group::describe)
+    }
+
+    /// Every group this shard owns.
+    pub fn list(&self) -> Vec<GroupListing> {
+        self.groups.borrow().values().map(Group::listing).collect()
+    }
+
+    /// Forgets the group if it has no members (DeleteGroups).
+    pub fn forget(&self, group_id: &str) -> Option<ErrorKind> {
+        let outcome = {
+            let mut groups = self.groups.borrow_mut();
+            match groups.get(group_id) {
+                Some(group) if !group.is_empty() => Some(ErrorKind::NonEmptyGroup),
+                Some(_) => {
+                    groups.remove(group_id);
+                    None
+                }
+                // The group may still have committed offsets: the caller asks the
+                // coordinator.
+                None => Some(ErrorKind::GroupIdNotFound),
+            }
+        };
+        self.after_change(group_id);
+        outcome
+    }
+
+    /// Topics the group's members subscribe to (OffsetDelete refuses those).
+    pub fn subscribed_topics(&self, group_id: &str) -> Vec<String> {
+        let groups = self.groups.borrow();
+        let mut topics: Vec<String> = groups
+            .get(group_id)
+            .map(|g| {
+                g.member_metadata()
+                    .iter()
+                    .filter_map(|m| subscribed_topics(m))
+                    .flatten()
+                    .collect()
+            })
+            .unwrap_or_default();
+        topics.sort();
+        topics.dedup();
+        topics
     }
 }

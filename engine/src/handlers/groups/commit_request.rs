@@ -4,7 +4,8 @@
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::code;
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+use shoal_shards::groups::calls::ValidateCommit;
+use shoal_shards::groups::messages::MemberRef;
 
 use crate::handlers::topics::{permitted, Answers};
 use crate::handlers::{Broker, Call};
@@ -23,14 +24,11 @@ pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
 /// The group's owning shard says whether `member` may commit (its generation is current).
 pub async fn check_member(broker: &Broker, member: MemberRef) -> Option<ErrorKind> {
     let group_id = member.group_id.clone();
-    match broker
+    broker
         .shard
-        .group_call(&group_id, GroupRequest::ValidateCommit(member))
+        .group_call(&group_id, ValidateCommit(member))
         .await
-    {
-        GroupResponse::Outcome(error) => error,
-        _ => Some(ErrorKind::NotAvailable),
-    }
+        .unwrap_or_else(Some)
 }
 
 /// The entries to commit: every partition of the topics the client may READ (the others are

@@ -2,7 +2,7 @@ use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use shoal_coordinator::commands::DeleteGroup;
 use shoal_coordinator::ErrorKind;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+use shoal_shards::groups::calls::ForgetGroup;
 
 use super::owned;
 use crate::handlers::Broker;
@@ -30,14 +30,11 @@ pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGrou
 
 /// Refused while the group has members; otherwise its offsets go too.
 async fn delete_group(broker: &Broker, name: &str) -> Option<ErrorKind> {
-    let membership = match broker
+    let membership = broker
         .shard
-        .group_call(name, GroupRequest::Delete(name.to_string()))
+        .group_call(name, ForgetGroup(name.to_string()))
         .await
-    {
-        GroupResponse::Outcome(error) => error,
-        _ => Some(ErrorKind::NotAvailable),
-    };
+        .unwrap_or_else(Some);
     let had_members = match membership {
         None => true,
         Some(ErrorKind::GroupIdNotFound) => false,

@@ -1,7 +1,7 @@
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use shoal_coordinator::commands::FetchOffsets;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+use shoal_shards::groups::calls::DescribeGroup;
 
 use super::{optional_text, owned, text};
 use crate::handlers::authorize::GROUP_OPERATIONS;
@@ -27,14 +27,11 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
             )),
             false => answer,
         };
-        let description = match broker
+        let description = broker
             .shard
-            .group_call(&name, GroupRequest::Describe(name.clone()))
+            .group_call(&name, DescribeGroup(name.clone()))
             .await
-        {
-            GroupResponse::Describe(d) => d,
-            _ => None,
-        };
+            .unwrap_or_default();
         let answer = match description {
             Some(d) => answer
                 .with_group_state(text(d.state))

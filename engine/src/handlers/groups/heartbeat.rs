@@ -1,6 +1,6 @@
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
-use shoal_coordinator::ErrorKind;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef};
+use shoal_shards::groups::calls::Heartbeat;
+use shoal_shards::groups::messages::MemberRef;
 
 use super::{owned, owned_optional};
 use crate::handlers::Call;
@@ -22,13 +22,10 @@ pub async fn handle(call: &Call<'_>, request: HeartbeatRequest) -> HeartbeatResp
     if let Err(elsewhere) = call.check_coordinator(&group_id) {
         return HeartbeatResponse::default().with_error_code(error_codes::code_of(Some(elsewhere)));
     }
-    let error = match broker
+    let error = broker
         .shard
-        .group_call(&group_id, GroupRequest::Heartbeat(member))
+        .group_call(&group_id, Heartbeat(member))
         .await
-    {
-        GroupResponse::Outcome(error) => error,
-        _ => Some(ErrorKind::NotAvailable),
-    };
+        .unwrap_or_else(Some);
     HeartbeatResponse::default().with_error_code(error_codes::code_of(error))
 }

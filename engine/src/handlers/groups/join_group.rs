@@ -1,7 +1,6 @@
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
-use shoal_coordinator::ErrorKind;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, JoinRequest};
+use shoal_shards::groups::messages::JoinRequest;
 
 use super::{optional_text, owned, owned_optional, text};
 use crate::handlers::Call;
@@ -40,15 +39,11 @@ pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResp
             .collect(),
         require_known_member_id: version >= 4,
     };
-    let answer = match broker
-        .shard
-        .group_call(&group_id, GroupRequest::Join(join))
-        .await
-    {
-        GroupResponse::Join(answer) => answer,
-        _ => {
+    let answer = match broker.shard.group_call(&group_id, join).await {
+        Ok(answer) => answer,
+        Err(unreachable) => {
             return JoinGroupResponse::default()
-                .with_error_code(error_codes::code_of(Some(ErrorKind::NotAvailable)))
+                .with_error_code(error_codes::code_of(Some(unreachable)))
                 .with_generation_id(-1)
                 .with_member_id(request.member_id)
         }

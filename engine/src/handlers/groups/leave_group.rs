@@ -1,7 +1,8 @@
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use shoal_coordinator::ErrorKind;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, LeavingMember};
+use shoal_shards::groups::calls::Leave;
+use shoal_shards::groups::messages::LeavingMember;
 
 use super::{owned, owned_optional};
 use crate::handlers::Call;
@@ -40,14 +41,14 @@ pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupRe
         .shard
         .group_call(
             &group_id,
-            GroupRequest::Leave {
+            Leave {
                 group_id: group_id.clone(),
                 members,
             },
         )
         .await
     {
-        GroupResponse::Leave(results) if results.len() == count => results,
+        Ok(results) if results.len() == count => results,
         _ => vec![Some(ErrorKind::NotAvailable); count],
     };
     if version < 3 {

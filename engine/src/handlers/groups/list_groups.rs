@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use shoal_coordinator::commands::ListOffsetGroups;
-use shoal_shards::groups::messages::{GroupListing, GroupRequest, GroupResponse};
+use shoal_shards::groups::calls::ListGroups;
+use shoal_shards::groups::messages::GroupListing;
 
 use super::text;
 use crate::handlers::Call;
@@ -27,11 +28,15 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
             );
         }
     }
-    for response in broker.shard.group_call_all(|| GroupRequest::List).await {
-        if let GroupResponse::List(listed) = response {
-            for g in listed {
-                groups.insert(g.group_id.clone(), g);
-            }
+    for listed in broker
+        .shard
+        .group_call_all(|| ListGroups)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        for g in listed {
+            groups.insert(g.group_id.clone(), g);
         }
     }
     // Kafka lists every group to DESCRIBE on the cluster, else those the client may describe.

@@ -7,7 +7,7 @@ use kafka_protocol::messages::offset_delete_response::{
 use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use shoal_coordinator::commands::DeleteOffsets;
 use shoal_coordinator::{ErrorKind, TopicPartition};
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse};
+use shoal_shards::groups::calls::SubscribedTopics;
 
 use super::owned;
 use crate::handlers::topics::permitted;
@@ -21,14 +21,11 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     if let Err(denied) = call.check_group(code::DELETE, &group) {
         return OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
-    let subscribed = match broker
+    let subscribed = broker
         .shard
-        .group_call(&group, GroupRequest::SubscribedTopics(group.clone()))
+        .group_call(&group, SubscribedTopics(group.clone()))
         .await
-    {
-        GroupResponse::SubscribedTopics(topics) => topics,
-        _ => Vec::new(),
-    };
+        .unwrap_or_default();
     let view = broker.shard.topics.load();
     let error_of = |name: &str| {
         if let Err(refused) = permitted(call, &view, name, code::READ) {

@@ -1,6 +1,5 @@
 use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
-use shoal_coordinator::ErrorKind;
-use shoal_shards::groups::messages::{GroupRequest, GroupResponse, MemberRef, SyncRequest};
+use shoal_shards::groups::messages::{MemberRef, SyncRequest};
 
 use super::{optional_text, owned, owned_optional};
 use crate::handlers::Call;
@@ -31,17 +30,14 @@ pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResp
             .map(|a| (owned(&a.member_id), a.assignment.clone()))
             .collect(),
     };
-    match broker
-        .shard
-        .group_call(&group_id, GroupRequest::Sync(sync))
-        .await
-    {
-        GroupResponse::Sync(answer) => SyncGroupResponse::default()
+    match broker.shard.group_call(&group_id, sync).await {
+        Ok(answer) => SyncGroupResponse::default()
             .with_error_code(error_codes::code_of(answer.error))
             .with_protocol_type(optional_text(answer.protocol_type))
             .with_protocol_name(optional_text(answer.protocol_name))
             .with_assignment(answer.assignment),
-        _ => SyncGroupResponse::default()
-            .with_error_code(error_codes::code_of(Some(ErrorKind::NotAvailable))),
+        Err(unreachable) => {
+            SyncGroupResponse::default().with_error_code(error_codes::code_of(Some(unreachable)))
+        }
     }
 }

@@ -1,0 +1,126 @@
+//! The calls on a consumer group, each typed with its answer: the shard that owns the group
+//! runs them on its `Groups` (a connection on another shard sends them as a peer call).
+
+use std::fmt::Debug;
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use shoal_coordinator::ErrorKind;
+
+use super::messages::*;
+use super::Groups;
+
+/// One call on the groups of the shard that runs it.
+pub trait GroupCall: Send + Debug + 'static {
+    type Reply: Send + 'static;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply>;
+}
+
+/// A reply made now, for calls that do not wait.
+fn ready<T: 'static>(reply: T) -> LocalBoxFuture<'static, T> {
+    async move { reply }.boxed_local()
+}
+
+impl GroupCall for JoinRequest {
+    type Reply = JoinResponse;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move { groups.join(self).await }.boxed_local()
+    }
+}
+
+impl GroupCall for SyncRequest {
+    type Reply = SyncResponse;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move { groups.sync(self).await }.boxed_local()
+    }
+}
+
+#[derive(Debug)]
+pub struct Heartbeat(pub MemberRef);
+
+impl GroupCall for Heartbeat {
+    type Reply = Option<ErrorKind>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.heartbeat(&self.0))
+    }
+}
+
+#[derive(Debug)]
+pub struct Leave {
+    pub group_id: String,
+    pub members: Vec<LeavingMember>,
+}
+
+impl GroupCall for Leave {
+    /// One outcome per leaving member, in order.
+    type Reply = Vec<Option<ErrorKind>>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.leave(&self.group_id, &self.members))
+    }
+}
+
+/// May this member commit offsets now?
+#[derive(Debug)]
+pub struct ValidateCommit(pub MemberRef);
+
+impl GroupCall for ValidateCommit {
+    type Reply = Option<ErrorKind>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.validate_commit(&self.0))
+    }
+}
+
+#[derive(Debug)]
+pub struct DescribeGroup(pub String);
+
+impl GroupCall for DescribeGroup {
+    /// None when the shard holds no such group.
+    type Reply = Option<GroupDescription>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.describe(&self.0))
+    }
+}
+
+/// Every group the shard owns.
+#[derive(Debug, Clone, Copy)]
+pub struct ListGroups;
+
+impl GroupCall for ListGroups {
+    type Reply = Vec<GroupListing>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.list())
+    }
+}
+
+/// Forget the group if it has no members (DeleteGroups).
+#[derive(Debug)]
+pub struct ForgetGroup(pub String);
+
+impl GroupCall for ForgetGroup {
+    type Reply = Option<ErrorKind>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.forget(&self.0))
+    }
+}
+
+/// Topics the group's members subscribe to (OffsetDelete refuses those).
+#[derive(Debug)]
+pub struct SubscribedTopics(pub String);
+
+impl GroupCall for SubscribedTopics {
+    type Reply = Vec<String>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        ready(groups.subscribed_topics(&self.0))
+    }
+}

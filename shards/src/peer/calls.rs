@@ -1,0 +1,110 @@
+//! The calls shards make on each other: produce to and fetch from the partitions the serving
+//! shard owns, wait for their data, read its metrics and mirror progress, and any call on the
+//! consumer groups it owns.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use shoal_coordinator::TopicPartition;
+
+use super::PeerCall;
+use crate::groups::GroupCall;
+use crate::metrics::MetricsSnapshot;
+use crate::mirror_progress::{MirrorLag, SourceOffsets};
+use crate::{
+    PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, Shard,
+};
+
+/// Writes to partitions the serving shard owns.
+#[derive(Debug)]
+pub struct ProduceOwned(pub Vec<PartitionProduce>);
+
+impl PeerCall for ProduceOwned {
+    type Reply = Vec<PartitionProduceResult>;
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        debug_assert!(self
+            .0
+            .iter()
+            .all(|w| shard.owner_of(&w.partition) == shard.index));
+        async move { shard.produce_owned(self.0).await }.boxed_local()
+    }
+}
+
+/// Reads partitions the serving shard owns, within `max_bytes`.
+#[derive(Debug)]
+pub struct FetchOwned {
+    pub partitions: Vec<PartitionFetch>,
+    pub max_bytes: u32,
+}
+
+impl PeerCall for FetchOwned {
+    type Reply = Vec<PartitionFetchResult>;
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move { shard.fetch_owned(self.partitions, self.max_bytes).await }.boxed_local()
+    }
+}
+
+/// Resolves when any partition's high watermark passes its offset, or at the deadline.
+#[derive(Debug)]
+pub struct WaitForData {
+    pub partitions: Vec<(TopicPartition, i64)>,
+    pub deadline: Instant,
+}
+
+impl PeerCall for WaitForData {
+    type Reply = ();
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move {
+            let local = shard.local_data.clone();
+            local.wait_for_data(&self.partitions, self.deadline).await
+        }
+        .boxed_local()
+    }
+}
+
+/// The serving shard's metrics and mirror lags, for a scrape.
+#[derive(Debug)]
+pub struct Scrape;
+
+impl PeerCall for Scrape {
+    type Reply = Box<(MetricsSnapshot, Vec<MirrorLag>)>;
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        let answer = Box::new((shard.metrics.snapshot(), shard.mirror_progress.lags()));
+        async move { answer }.boxed_local()
+    }
+}
+
+/// What the serving shard's fetchers last saw of these mirrored partitions' sources.
+#[derive(Debug)]
+pub struct MirrorSourcesOwned(pub Vec<TopicPartition>);
+
+impl PeerCall for MirrorSourcesOwned {
+    type Reply = Vec<Option<SourceOffsets>>;
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        let answers = self
+            .0
+            .iter()
+            .map(|p| shard.mirror_progress.source(p))
+            .collect();
+        async move { answers }.boxed_local()
+    }
+}
+
+/// A call on a consumer group the serving shard owns.
+#[derive(Debug)]
+pub struct OnGroups<C>(pub C);
+
+impl<C: GroupCall> PeerCall for OnGroups<C> {
+    type Reply = C::Reply;
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        self.0.run(shard.groups.clone())
+    }
+}
