@@ -33,6 +33,59 @@ pub mod code {
     pub const ALLOW: i8 = 3;
 }
 
+/// What a request does to a resource, as a handler checks it (Kafka's AclOperation; the
+/// bindings keep the wire's codes, `code()` gives them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    Read,
+    Write,
+    Create,
+    Delete,
+    Alter,
+    Describe,
+    ClusterAction,
+    DescribeConfigs,
+    AlterConfigs,
+    IdempotentWrite,
+}
+
+impl Operation {
+    pub fn code(self) -> i8 {
+        match self {
+            Operation::Read => code::READ,
+            Operation::Write => code::WRITE,
+            Operation::Create => code::CREATE,
+            Operation::Delete => code::DELETE,
+            Operation::Alter => code::ALTER,
+            Operation::Describe => code::DESCRIBE,
+            Operation::ClusterAction => code::CLUSTER_ACTION,
+            Operation::DescribeConfigs => code::DESCRIBE_CONFIGS,
+            Operation::AlterConfigs => code::ALTER_CONFIGS,
+            Operation::IdempotentWrite => code::IDEMPOTENT_WRITE,
+        }
+    }
+}
+
+/// The kind of resource a check names (Kafka's ResourceType, those ACLs apply to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResourceType {
+    Topic,
+    Group,
+    Cluster,
+    TransactionalId,
+}
+
+impl ResourceType {
+    pub fn code(self) -> i8 {
+        match self {
+            ResourceType::Topic => code::TOPIC,
+            ResourceType::Group => code::GROUP,
+            ResourceType::Cluster => code::CLUSTER,
+            ResourceType::TransactionalId => code::TRANSACTIONAL_ID,
+        }
+    }
+}
+
 /// The one cluster resource's name.
 pub const CLUSTER_NAME: &str = "kafka-cluster";
 /// A literal resource name that matches every resource of its type.
@@ -164,10 +217,11 @@ pub fn decide<'a>(
     bindings: impl IntoIterator<Item = &'a AclBinding>,
     principal: &str,
     host: &str,
-    operation: i8,
-    resource_type: i8,
+    operation: Operation,
+    resource_type: ResourceType,
     resource_name: &str,
 ) -> Decision {
+    let (operation, resource_type) = (operation.code(), resource_type.code());
     let wildcard_principal = principal
         .split_once(':')
         .map(|(kind, _)| format!("{kind}:*"))
@@ -204,9 +258,10 @@ pub fn allowed_on_some<'a>(
     bindings: impl IntoIterator<Item = &'a AclBinding> + Clone,
     principal: &str,
     host: &str,
-    operation: i8,
-    resource_type: i8,
+    operation: Operation,
+    resource_type: ResourceType,
 ) -> bool {
+    let (operation, resource_type) = (operation.code(), resource_type.code());
     let wildcard_principal = principal
         .split_once(':')
         .map(|(kind, _)| format!("{kind}:*"))
@@ -255,7 +310,9 @@ mod tests {
     #[test]
     fn allowed_on_some_needs_an_allow_not_covered_by_a_deny_everywhere() {
         let one_topic = [binding("orders", LITERAL, "User:alice", WRITE, ALLOW)];
-        let on_some = |acls: &[AclBinding], p| allowed_on_some(acls, p, "h", WRITE, TOPIC);
+        let on_some = |acls: &[AclBinding], p| {
+            allowed_on_some(acls, p, "h", Operation::Write, ResourceType::Topic)
+        };
         assert!(on_some(&one_topic, "User:alice"));
         assert!(!on_some(&one_topic, "User:bob"));
         let mut denied = one_topic.to_vec();
@@ -270,24 +327,46 @@ mod tests {
             binding("logs-", PREFIXED, "User:bob", WRITE, ALLOW),
             binding("*", LITERAL, "User:carol", DESCRIBE, ALLOW),
         ];
-        let d = |p, op, name| decide(&acls, p, "10.0.0.1", op, TOPIC, name);
-        assert_eq!(d("User:alice", READ, "orders"), Decision::Allowed);
-        assert_eq!(d("User:alice", WRITE, "orders"), Decision::Denied);
+        let d = |p, op, name| decide(&acls, p, "10.0.0.1", op, ResourceType::Topic, name);
         assert_eq!(
-            d("User:alice", DESCRIBE, "orders"),
+            d("User:alice", Operation::Read, "orders"),
+            Decision::Allowed
+        );
+        assert_eq!(
+            d("User:alice", Operation::Write, "orders"),
+            Decision::Denied
+        );
+        assert_eq!(
+            d("User:alice", Operation::Describe, "orders"),
             Decision::Allowed,
             "READ implies DESCRIBE"
         );
-        assert_eq!(d("User:bob", WRITE, "logs-app"), Decision::Allowed);
         assert_eq!(
-            d("User:bob", WRITE, "log"),
+            d("User:bob", Operation::Write, "logs-app"),
+            Decision::Allowed
+        );
+        assert_eq!(
+            d("User:bob", Operation::Write, "log"),
             Decision::Denied,
             "carol's * names every topic"
         );
-        assert_eq!(d("User:carol", DESCRIBE, "anything"), Decision::Allowed);
-        assert_eq!(d("User:carol", READ, "anything"), Decision::Denied);
         assert_eq!(
-            decide(&acls[..2], "User:x", "h", READ, TOPIC, "nothing-names-this"),
+            d("User:carol", Operation::Describe, "anything"),
+            Decision::Allowed
+        );
+        assert_eq!(
+            d("User:carol", Operation::Read, "anything"),
+            Decision::Denied
+        );
+        assert_eq!(
+            decide(
+                &acls[..2],
+                "User:x",
+                "h",
+                Operation::Read,
+                ResourceType::Topic,
+                "nothing-names-this"
+            ),
             Decision::NoAclForResource
         );
     }
@@ -298,11 +377,11 @@ mod tests {
             binding("t", LITERAL, "User:*", ALL, ALLOW),
             binding("t", LITERAL, "User:mallory", WRITE, DENY),
         ];
-        let d = |p, op| decide(&acls, p, "h", op, TOPIC, "t");
-        assert_eq!(d("User:alice", WRITE), Decision::Allowed);
-        assert_eq!(d("User:mallory", WRITE), Decision::Denied);
+        let d = |p, op| decide(&acls, p, "h", op, ResourceType::Topic, "t");
+        assert_eq!(d("User:alice", Operation::Write), Decision::Allowed);
+        assert_eq!(d("User:mallory", Operation::Write), Decision::Denied);
         assert_eq!(
-            d("User:mallory", DESCRIBE),
+            d("User:mallory", Operation::Describe),
             Decision::Allowed,
             "a WRITE deny does not deny DESCRIBE"
         );
@@ -313,11 +392,25 @@ mod tests {
         let mut acl = binding("t", LITERAL, "User:alice", READ, ALLOW);
         acl.host = "10.0.0.1".into();
         assert_eq!(
-            decide([&acl], "User:alice", "10.0.0.1", READ, TOPIC, "t"),
+            decide(
+                [&acl],
+                "User:alice",
+                "10.0.0.1",
+                Operation::Read,
+                ResourceType::Topic,
+                "t"
+            ),
             Decision::Allowed
         );
         assert_eq!(
-            decide([&acl], "User:alice", "10.0.0.2", READ, TOPIC, "t"),
+            decide(
+                [&acl],
+                "User:alice",
+                "10.0.0.2",
+                Operation::Read,
+                ResourceType::Topic,
+                "t"
+            ),
             Decision::Denied
         );
     }

@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
     DescribeAclsRequest, DescribeAclsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::{code, AclBinding, AclFilter};
+use shoal_coordinator::acl::{AclBinding, AclFilter, Operation};
 use shoal_coordinator::commands::{CreateAcls, DeleteAcls, DescribeAcls};
 use shoal_protocol::ResponseError;
 
@@ -22,7 +22,7 @@ use super::Call;
 
 pub async fn create(call: &Call<'_>, request: CreateAclsRequest) -> CreateAclsResponse {
     let count = request.creations.len();
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         let denied = vec![failed(ResponseError::ClusterAuthorizationFailed, ""); count];
         return CreateAclsResponse::default().with_results(denied);
     }
@@ -59,7 +59,7 @@ pub async fn create(call: &Call<'_>, request: CreateAclsRequest) -> CreateAclsRe
 }
 
 pub async fn describe(call: &Call<'_>, request: DescribeAclsRequest) -> DescribeAclsResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return DescribeAclsResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
     }
@@ -112,7 +112,7 @@ pub async fn delete(call: &Call<'_>, request: DeleteAclsRequest) -> DeleteAclsRe
     let count = request.filters.len();
     let result_with =
         |error: ResponseError| DeleteAclsFilterResult::default().with_error_code(error.code());
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         let denied = vec![result_with(ResponseError::ClusterAuthorizationFailed); count];
         return DeleteAclsResponse::default().with_filter_results(denied);
     }

@@ -2,47 +2,57 @@
 //! operation Kafka's documentation lists for its API. Off (everything allowed) unless
 //! `[authorizer] enabled`.
 
-use shoal_coordinator::acl::{self, code, Decision};
+use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
 use shoal_coordinator::ErrorKind;
 
 use super::Call;
 
 /// The operations Kafka reports for each resource type when a client asks which it may do.
-pub const TOPIC_OPERATIONS: [i8; 8] = [
-    code::READ,
-    code::WRITE,
-    code::CREATE,
-    code::DELETE,
-    code::ALTER,
-    code::DESCRIBE,
-    code::DESCRIBE_CONFIGS,
-    code::ALTER_CONFIGS,
+pub const TOPIC_OPERATIONS: [Operation; 8] = [
+    Operation::Read,
+    Operation::Write,
+    Operation::Create,
+    Operation::Delete,
+    Operation::Alter,
+    Operation::Describe,
+    Operation::DescribeConfigs,
+    Operation::AlterConfigs,
 ];
-pub const CLUSTER_OPERATIONS: [i8; 7] = [
-    code::CREATE,
-    code::ALTER,
-    code::DESCRIBE,
-    code::CLUSTER_ACTION,
-    code::DESCRIBE_CONFIGS,
-    code::ALTER_CONFIGS,
-    code::IDEMPOTENT_WRITE,
+pub const CLUSTER_OPERATIONS: [Operation; 7] = [
+    Operation::Create,
+    Operation::Alter,
+    Operation::Describe,
+    Operation::ClusterAction,
+    Operation::DescribeConfigs,
+    Operation::AlterConfigs,
+    Operation::IdempotentWrite,
 ];
-pub const GROUP_OPERATIONS: [i8; 3] = [code::READ, code::DESCRIBE, code::DELETE];
+pub const GROUP_OPERATIONS: [Operation; 3] =
+    [Operation::Read, Operation::Describe, Operation::Delete];
 
 impl Call<'_> {
     /// Kafka's authorized-operations bit field: bit n set for each operation code n among
     /// `operations` the client may do on the resource.
-    pub fn authorized_operations(&self, operations: &[i8], resource_type: i8, name: &str) -> i32 {
+    pub fn authorized_operations(
+        &self,
+        operations: &[Operation],
+        resource_type: ResourceType,
+        name: &str,
+    ) -> i32 {
         operations
             .iter()
             .filter(|&&operation| self.authorized(operation, resource_type, name))
-            .fold(0, |bits, &operation| bits | 1 << operation)
+            .fold(0, |bits, &operation| bits | 1 << operation.code())
     }
 
-    /// Whether the client may do `operation` on the resource (Kafka's codes, see
-    /// `shoal_coordinator::acl::code`): always when the authorizer is off, for super users,
-    /// by the ACLs otherwise. A denial is logged at debug level.
-    pub fn authorized(&self, operation: i8, resource_type: i8, name: &str) -> bool {
+    /// Whether the client may do `operation` on the resource: always when the authorizer is
+    /// off, for super users, by the ACLs otherwise. A denial is logged at debug level.
+    pub fn authorized(
+        &self,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: &str,
+    ) -> bool {
         let Some(principal) = self.principal_to_check() else {
             return true;
         };
@@ -62,26 +72,26 @@ impl Call<'_> {
             Decision::NoAclForResource => config.allow_everyone_if_no_acl_found,
         };
         if !allowed {
-            tracing::debug!(%principal, host = self.host(), operation, resource_type, name, "denied by the ACLs");
+            tracing::debug!(%principal, host = self.host(), ?operation, ?resource_type, name, "denied by the ACLs");
         }
         allowed
     }
 
     /// `authorized` on the cluster resource.
-    pub fn authorized_on_cluster(&self, operation: i8) -> bool {
-        self.authorized(operation, code::CLUSTER, acl::CLUSTER_NAME)
+    pub fn authorized_on_cluster(&self, operation: Operation) -> bool {
+        self.authorized(operation, ResourceType::Cluster, acl::CLUSTER_NAME)
     }
 
     /// `operation` on the topic, or TOPIC_AUTHORIZATION_FAILED.
-    pub fn check_topic(&self, operation: i8, topic: &str) -> Result<(), ErrorKind> {
-        self.authorized(operation, code::TOPIC, topic)
+    pub fn check_topic(&self, operation: Operation, topic: &str) -> Result<(), ErrorKind> {
+        self.authorized(operation, ResourceType::Topic, topic)
             .then_some(())
             .ok_or(ErrorKind::TopicAuthorizationFailed)
     }
 
     /// `operation` on the group, or GROUP_AUTHORIZATION_FAILED.
-    pub fn check_group(&self, operation: i8, group: &str) -> Result<(), ErrorKind> {
-        self.authorized(operation, code::GROUP, group)
+    pub fn check_group(&self, operation: Operation, group: &str) -> Result<(), ErrorKind> {
+        self.authorized(operation, ResourceType::Group, group)
             .then_some(())
             .ok_or(ErrorKind::GroupAuthorizationFailed)
     }
@@ -89,13 +99,13 @@ impl Call<'_> {
     /// Whether a missing topic may be created by this client, as Kafka decides for
     /// CreateTopics and auto-creation: CREATE on the cluster or on the topic.
     pub fn may_create_topic(&self, topic: &str) -> bool {
-        self.authorized_on_cluster(code::CREATE)
-            || self.authorized(code::CREATE, code::TOPIC, topic)
+        self.authorized_on_cluster(Operation::Create)
+            || self.authorized(Operation::Create, ResourceType::Topic, topic)
     }
 
     /// Whether the client may do `operation` on some resource of the type (Kafka lets a
     /// principal that may WRITE to some topic have an idempotent producer id).
-    pub fn authorized_on_some(&self, operation: i8, resource_type: i8) -> bool {
+    pub fn authorized_on_some(&self, operation: Operation, resource_type: ResourceType) -> bool {
         let Some(principal) = self.principal_to_check() else {
             return true;
         };

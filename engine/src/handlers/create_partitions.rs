@@ -7,7 +7,7 @@ use shoal_coordinator::ErrorKind;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 
 /// Grows topics to `count` partitions. Kafka only ever adds partitions: a count that is not
 /// larger than the current one is `INVALID_PARTITIONS`.
@@ -18,7 +18,7 @@ pub async fn handle(call: &Call<'_>, request: CreatePartitionsRequest) -> Create
         let name = topic.name.0.as_str().to_string();
         let current = broker.shard.topics.load().by_name(&name).cloned();
         let outcome = match current {
-            _ if !call.authorized(code::ALTER, code::TOPIC, &name) => {
+            _ if !call.authorized(Operation::Alter, ResourceType::Topic, &name) => {
                 Err((ErrorKind::TopicAuthorizationFailed, None))
             }
             None => Err((ErrorKind::UnknownTopicOrPartition, None)),

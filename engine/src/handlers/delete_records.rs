@@ -7,14 +7,14 @@ use shoal_coordinator::commands::DeleteRecords;
 use super::topics::{partition_values, permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRecordsResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,
-        |t| permitted(call, &view, t.name.0.as_str(), code::DELETE).ok(),
+        |t| permitted(call, &view, t.name.0.as_str(), Operation::Delete).ok(),
         |t| &t.partitions,
         |p| (p.partition_index, p.offset),
     );
@@ -32,7 +32,7 @@ pub async fn handle(call: &Call<'_>, request: DeleteRecordsRequest) -> DeleteRec
     let mut results = Answers::new(results);
     let mut response = DeleteRecordsResponse::default();
     for topic in request.topics {
-        let known = permitted(call, &view, topic.name.0.as_str(), code::DELETE);
+        let known = permitted(call, &view, topic.name.0.as_str(), Operation::Delete);
         let partitions = topic
             .partitions
             .iter()

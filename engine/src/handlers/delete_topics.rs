@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 
 pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let broker = call.broker;
@@ -42,7 +42,9 @@ pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopi
             .with_topic_id(id);
         let outcome = match &name {
             None => Err(ResponseError::UnknownTopicId.code()),
-            Some(name) if !call.authorized(code::DELETE, code::TOPIC, name.0.as_str()) => {
+            Some(name)
+                if !call.authorized(Operation::Delete, ResourceType::Topic, name.0.as_str()) =>
+            {
                 Err(ResponseError::TopicAuthorizationFailed.code())
             }
             Some(name) => {

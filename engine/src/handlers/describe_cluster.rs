@@ -2,7 +2,7 @@ use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use shoal_coordinator::acl::{self, code};
+use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_protocol::ResponseError;
 
 use crate::handlers::authorize::CLUSTER_OPERATIONS;
@@ -10,7 +10,7 @@ use crate::handlers::Call;
 
 /// Every live broker; the lowest node id stands in as controller.
 pub async fn handle(call: &Call<'_>, request: DescribeClusterRequest) -> DescribeClusterResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return DescribeClusterResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
     }
@@ -33,7 +33,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeClusterRequest) -> Describ
     match request.include_cluster_authorized_operations {
         true => response.with_cluster_authorized_operations(call.authorized_operations(
             &CLUSTER_OPERATIONS,
-            code::CLUSTER,
+            ResourceType::Cluster,
             acl::CLUSTER_NAME,
         )),
         false => response,

@@ -11,7 +11,7 @@ use shoal_coordinator::TopicPartition;
 use super::topics::{permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(
     call: &Call<'_>,
@@ -23,7 +23,7 @@ pub async fn handle(
         .topics
         .iter()
         .filter_map(|t| {
-            permitted(call, &view, t.name.0.as_str(), code::READ)
+            permitted(call, &view, t.name.0.as_str(), Operation::Read)
                 .ok()
                 .map(|id| (id, t))
         })
@@ -49,7 +49,7 @@ pub async fn handle(
         .topics
         .into_iter()
         .map(|topic| {
-            let known = permitted(call, &view, topic.name.0.as_str(), code::READ);
+            let known = permitted(call, &view, topic.name.0.as_str(), Operation::Read);
             let partitions = topic
                 .partition_indexes
                 .iter()

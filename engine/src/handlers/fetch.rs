@@ -5,7 +5,7 @@ use kafka_protocol::messages::fetch_response::{
 };
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::PartitionFetch;
@@ -43,7 +43,7 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         };
         // A name the client may not read is refused whether or not it exists, as Kafka does.
         let name = meta.map_or(topic.topic.0.as_str(), |m| m.name.as_str());
-        let readable = call.check_topic(code::READ, name).is_ok();
+        let readable = call.check_topic(Operation::Read, name).is_ok();
         let mut partitions = Vec::new();
         for p in &topic.partitions {
             let slot = match meta {

@@ -1,5 +1,5 @@
 use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{InitProducerId, ProducerIdentity};
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
@@ -26,8 +26,8 @@ pub async fn handle(call: &Call<'_>, request: InitProducerIdRequest) -> InitProd
         return crate::handlers::transactions::init::init(call, &request, id.as_str()).await;
     }
     // Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
-    if !(call.authorized_on_cluster(code::IDEMPOTENT_WRITE)
-        || call.authorized_on_some(code::WRITE, code::TOPIC))
+    if !(call.authorized_on_cluster(Operation::IdempotentWrite)
+        || call.authorized_on_some(Operation::Write, ResourceType::Topic))
     {
         return failed(ResponseError::ClusterAuthorizationFailed.code());
     }

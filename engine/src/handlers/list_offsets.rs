@@ -14,14 +14,14 @@ use super::topics::{partition_values, permitted, Answers};
 use super::Broker;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsetsResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
     let lookups = partition_values(
         &request.topics,
-        |t| permitted(call, &view, t.name.0.as_str(), code::DESCRIBE).ok(),
+        |t| permitted(call, &view, t.name.0.as_str(), Operation::Describe).ok(),
         |t| &t.partitions,
         |p| (p.partition_index, p.timestamp),
     );
@@ -48,7 +48,7 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
     let mut found = Answers::new(found);
     let mut response = ListOffsetsResponse::default();
     for topic in request.topics {
-        let known = permitted(call, &view, topic.name.0.as_str(), code::DESCRIBE);
+        let known = permitted(call, &view, topic.name.0.as_str(), Operation::Describe);
         let partitions = topic
             .partitions
             .iter()

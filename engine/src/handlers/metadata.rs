@@ -3,7 +3,7 @@ use kafka_protocol::messages::metadata_response::{
 };
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::{self, code};
+use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::{ErrorKind, TopicMeta};
 use shoal_protocol::ResponseError;
 
@@ -37,8 +37,11 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
     // v8-v10 may ask what the client may do on the cluster (later versions ask
     // DescribeCluster); every version from 8 on, on each topic.
     if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
-        response.cluster_authorized_operations =
-            call.authorized_operations(&CLUSTER_OPERATIONS, code::CLUSTER, acl::CLUSTER_NAME);
+        response.cluster_authorized_operations = call.authorized_operations(
+            &CLUSTER_OPERATIONS,
+            ResourceType::Cluster,
+            acl::CLUSTER_NAME,
+        );
     }
     let with_operations = version >= 8 && request.include_topic_authorized_operations;
     let describe = |meta: &TopicMeta| {
@@ -46,7 +49,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
         match with_operations {
             true => topic.with_topic_authorized_operations(call.authorized_operations(
                 &TOPIC_OPERATIONS,
-                code::TOPIC,
+                ResourceType::Topic,
                 &meta.name,
             )),
             false => topic,
@@ -60,7 +63,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
             // Topics the client may not describe are left out, as Kafka does.
             let mut all: Vec<_> = view
                 .all()
-                .filter(|t| call.authorized(code::DESCRIBE, code::TOPIC, &t.name))
+                .filter(|t| call.authorized(Operation::Describe, ResourceType::Topic, &t.name))
                 .cloned()
                 .collect();
             all.sort_by(|a, b| a.name.cmp(&b.name));
@@ -74,7 +77,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
             Some(name) => {
                 let name = name.0.as_str();
                 let may_create = auto_create && call.may_create_topic(name);
-                match call.check_topic(code::DESCRIBE, name) {
+                match call.check_topic(Operation::Describe, name) {
                     Ok(()) => topics::resolve(broker, name, may_create).await,
                     // Kafka creates a topic the client may create but not describe, and
                     // answers TOPIC_AUTHORIZATION_FAILED either way.
@@ -93,7 +96,10 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .by_id(&topic.topic_id)
                 .cloned()
                 .ok_or(ErrorKind::UnknownTopicOrPartition)
-                .and_then(|meta| call.check_topic(code::DESCRIBE, &meta.name).map(|()| meta)),
+                .and_then(|meta| {
+                    call.check_topic(Operation::Describe, &meta.name)
+                        .map(|()| meta)
+                }),
         };
         response.topics.push(match result {
             Ok(meta) => describe(&meta),

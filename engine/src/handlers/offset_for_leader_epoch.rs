@@ -12,7 +12,7 @@ use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, permitted, Answers};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 /// Kafka's error for a client whose epoch is ahead of the leader's. None can be behind:
 /// epoch 0 is the first (and -1 means "do not check").
@@ -26,7 +26,7 @@ pub async fn handle(
     let view = broker.shard.topics.load();
     let targets = partition_values(
         &request.topics,
-        |t| permitted(call, &view, t.topic.0.as_str(), code::DESCRIBE).ok(),
+        |t| permitted(call, &view, t.topic.0.as_str(), Operation::Describe).ok(),
         |t| &t.partitions,
         |p| (p.partition, LATEST_TIMESTAMP),
     );
@@ -48,7 +48,7 @@ pub async fn handle(
         .topics
         .into_iter()
         .map(|topic| {
-            let known = permitted(call, &view, topic.topic.0.as_str(), code::DESCRIBE);
+            let known = permitted(call, &view, topic.topic.0.as_str(), Operation::Describe);
             let partitions = topic
                 .partitions
                 .iter()

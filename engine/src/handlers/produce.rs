@@ -3,7 +3,7 @@ use kafka_protocol::messages::produce_response::{
 };
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::ResponseError;
 use shoal_shards::{PartitionProduce, PartitionProduceResult, ProduceRules};
@@ -28,7 +28,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
         .as_ref()
         .filter(|id| !id.is_empty())
     {
-        if !call.authorized(code::WRITE, code::TRANSACTIONAL_ID, id.as_str()) {
+        if !call.authorized(Operation::Write, ResourceType::TransactionalId, id.as_str()) {
             return reject_all(
                 request,
                 ResponseError::TransactionalIdAuthorizationFailed.code(),
@@ -39,7 +39,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     let mut writes = Vec::new();
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
         let name = topic.name.0.as_str();
-        let meta = match call.check_topic(code::WRITE, name) {
+        let meta = match call.check_topic(Operation::Write, name) {
             Ok(()) => topics::resolve(broker, name, call.may_create_topic(name)).await,
             Err(denied) => Err(denied),
         };

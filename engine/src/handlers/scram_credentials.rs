@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
     DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{AlterScramCredentials, DescribeScramCredentials};
 use shoal_coordinator::state::ScramAlteration;
 use shoal_coordinator::ErrorKind;
@@ -27,7 +27,7 @@ pub async fn describe(
     call: &Call<'_>,
     request: DescribeUserScramCredentialsRequest,
 ) -> DescribeUserScramCredentialsResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return DescribeUserScramCredentialsResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
     }
@@ -93,7 +93,7 @@ pub async fn alter(
     call: &Call<'_>,
     request: AlterUserScramCredentialsRequest,
 ) -> AlterUserScramCredentialsResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         let users: std::collections::BTreeSet<String> = request
             .deletions
             .iter()

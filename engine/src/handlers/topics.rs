@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition, TopicsView};
 use uuid::Uuid;
@@ -86,7 +87,7 @@ pub fn permitted(
     call: &Call<'_>,
     view: &TopicsView,
     name: &str,
-    operation: i8,
+    operation: Operation,
 ) -> Result<Uuid, ErrorKind> {
     call.check_topic(operation, name)?;
     view.by_name(name)

@@ -31,7 +31,7 @@ use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{sasl, Broker, Call};
 use crate::security::stream::KafkaStream;
 use crate::security::{certificate, AuthState, Listener, Session, TlsServer};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 /// A request's bytes are read (and reserved) this many at a time.
 const READ_CHUNK_BYTES: usize = 64 << 10;
@@ -352,5 +352,5 @@ fn internal_api_allowed(broker: &Broker, request: &ParsedRequest) -> bool {
         version: request.version,
         client: &request.client,
     };
-    call.authorized_on_cluster(code::CLUSTER_ACTION)
+    call.authorized_on_cluster(Operation::ClusterAction)
 }

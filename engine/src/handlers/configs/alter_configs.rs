@@ -4,7 +4,7 @@
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicConfig;
 use shoal_protocol::ResponseError;
 
@@ -58,7 +58,7 @@ pub async fn alter(
     change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
 ) -> Result<(), (i16, String)> {
     let broker = call.broker;
-    if let Some(refused) = refusal(call, resource_type, name, code::ALTER_CONFIGS) {
+    if let Some(refused) = refusal(call, resource_type, name, Operation::AlterConfigs) {
         return Err(refused);
     }
     match resource_type {

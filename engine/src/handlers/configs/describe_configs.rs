@@ -7,7 +7,7 @@ use shoal_protocol::ResponseError;
 
 use super::*;
 use crate::handlers::Call;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 /// Kafka's ConfigSource values.
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
@@ -37,7 +37,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
             let name = resource.resource_name.as_str();
             let resource_type = resource.resource_type;
             if let Some((code, message)) =
-                refusal(call, resource_type, name, code::DESCRIBE_CONFIGS)
+                refusal(call, resource_type, name, Operation::DescribeConfigs)
             {
                 return result
                     .with_error_code(code)

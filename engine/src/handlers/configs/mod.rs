@@ -9,7 +9,7 @@ pub mod incremental_alter_configs;
 use shoal_coordinator::commands::AlterTopicConfig;
 use shoal_coordinator::{ErrorKind, TopicCompression, TopicConfig};
 
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::ResponseError;
 
 use super::{Broker, Call};
@@ -23,10 +23,10 @@ pub fn refusal(
     call: &Call<'_>,
     resource_type: i8,
     name: &str,
-    operation: i8,
+    operation: Operation,
 ) -> Option<(i16, String)> {
     let error = match resource_type {
-        RESOURCE_TOPIC if !call.authorized(operation, code::TOPIC, name) => {
+        RESOURCE_TOPIC if !call.authorized(operation, ResourceType::Topic, name) => {
             ResponseError::TopicAuthorizationFailed
         }
         RESOURCE_BROKER if !call.authorized_on_cluster(operation) => {

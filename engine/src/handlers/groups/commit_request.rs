@@ -2,7 +2,7 @@
 //! entries of the topics the client may READ, and each partition's outcome in request order.
 
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
 use shoal_shards::groups::calls::ValidateCommit;
 use shoal_shards::groups::messages::MemberRef;
@@ -40,7 +40,7 @@ pub fn entries(
 ) -> Vec<OffsetCommitEntry> {
     let mut entries = Vec::new();
     for (name, partitions) in topics {
-        let Ok(topic_id) = permitted(call, view, name, code::READ) else {
+        let Ok(topic_id) = permitted(call, view, name, Operation::Read) else {
             continue;
         };
         for p in partitions {
@@ -71,7 +71,7 @@ pub fn outcomes(
     topics
         .iter()
         .map(|(name, partitions)| {
-            let known = permitted(call, view, name, code::READ);
+            let known = permitted(call, view, name, Operation::Read);
             partitions
                 .iter()
                 .map(|p| {

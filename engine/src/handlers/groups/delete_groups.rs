@@ -8,14 +8,14 @@ use super::owned;
 use crate::handlers::Broker;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGroupsResponse {
     let broker = call.broker;
     let mut results = Vec::with_capacity(request.groups_names.len());
     for group_id in request.groups_names {
         let name = owned(&group_id.0);
-        let error = match call.check_group(code::DELETE, &name) {
+        let error = match call.check_group(Operation::Delete, &name) {
             Ok(()) => delete_group(broker, &name).await,
             Err(denied) => Some(denied),
         };

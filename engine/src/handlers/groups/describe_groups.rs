@@ -7,7 +7,7 @@ use super::{optional_text, owned, text};
 use crate::handlers::authorize::GROUP_OPERATIONS;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 
 pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
     let broker = call.broker;
@@ -15,14 +15,14 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
     for group_id in request.groups {
         let name = owned(&group_id.0);
         let answer = DescribedGroup::default().with_group_id(group_id);
-        if let Err(denied) = call.check_group(code::DESCRIBE, &name) {
+        if let Err(denied) = call.check_group(Operation::Describe, &name) {
             described.push(answer.with_error_code(error_codes::code_of(Some(denied))));
             continue;
         }
         let answer = match request.include_authorized_operations {
             true => answer.with_authorized_operations(call.authorized_operations(
                 &GROUP_OPERATIONS,
-                code::GROUP,
+                ResourceType::Group,
                 &name,
             )),
             false => answer,

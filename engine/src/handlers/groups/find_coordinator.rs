@@ -9,7 +9,7 @@ use shoal_protocol::ResponseError;
 
 use super::text;
 use crate::handlers::Call;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
@@ -27,10 +27,10 @@ pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoo
                 .with_error_code(code)
         };
         let denied = match request.key_type {
-            KEY_TYPE_GROUP => (!call.authorized(code::DESCRIBE, code::GROUP, &key))
+            KEY_TYPE_GROUP => (!call.authorized(Operation::Describe, ResourceType::Group, &key))
                 .then_some(ResponseError::GroupAuthorizationFailed),
             KEY_TYPE_TRANSACTION => {
-                (!call.authorized(code::DESCRIBE, code::TRANSACTIONAL_ID, &key))
+                (!call.authorized(Operation::Describe, ResourceType::TransactionalId, &key))
                     .then_some(ResponseError::TransactionalIdAuthorizationFailed)
             }
             _ => Some(ResponseError::InvalidRequest),

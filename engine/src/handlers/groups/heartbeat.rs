@@ -5,7 +5,7 @@ use shoal_shards::groups::messages::MemberRef;
 use super::{owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: HeartbeatRequest) -> HeartbeatResponse {
     let broker = call.broker;
@@ -16,7 +16,7 @@ pub async fn handle(call: &Call<'_>, request: HeartbeatRequest) -> HeartbeatResp
         group_instance_id: owned_optional(&request.group_instance_id),
     };
     let group_id = member.group_id.clone();
-    if let Err(denied) = call.check_group(code::READ, &group_id) {
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return HeartbeatResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
     if let Err(elsewhere) = call.check_coordinator(&group_id) {

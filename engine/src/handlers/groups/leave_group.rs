@@ -7,13 +7,13 @@ use shoal_shards::groups::messages::LeavingMember;
 use super::{owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupResponse {
     let broker = call.broker;
     let version = call.version;
     let group_id = owned(&request.group_id.0);
-    if let Err(denied) = call.check_group(code::READ, &group_id) {
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return LeaveGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
     if let Err(elsewhere) = call.check_coordinator(&group_id) {

@@ -11,7 +11,7 @@ use shoal_shards::groups::messages::GroupListing;
 
 use super::text;
 use crate::handlers::Call;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 
 pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {
     let broker = call.broker;
@@ -40,7 +40,7 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
         }
     }
     // Kafka lists every group to DESCRIBE on the cluster, else those the client may describe.
-    let may_list_all = call.authorized_on_cluster(code::DESCRIBE);
+    let may_list_all = call.authorized_on_cluster(Operation::Describe);
     let wanted = |g: &GroupListing| {
         let state_ok = request.states_filter.is_empty()
             || request
@@ -54,7 +54,8 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
                 .any(|t| t.as_str().eq_ignore_ascii_case("classic"));
         state_ok
             && type_ok
-            && (may_list_all || call.authorized(code::DESCRIBE, code::GROUP, &g.group_id))
+            && (may_list_all
+                || call.authorized(Operation::Describe, ResourceType::Group, &g.group_id))
     };
     ListGroupsResponse::default().with_groups(
         groups

@@ -2,7 +2,7 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CommitOffsets;
 use shoal_shards::groups::messages::MemberRef;
 
@@ -21,7 +21,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         group_instance_id: owned_optional(&request.group_instance_id),
     };
     let allowed = call
-        .check_group(code::READ, &group_id)
+        .check_group(Operation::Read, &group_id)
         .and_then(|()| call.check_coordinator(&group_id));
     let refused = match allowed {
         Err(denied) => Some(denied),

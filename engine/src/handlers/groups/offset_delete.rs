@@ -13,12 +13,12 @@ use super::owned;
 use crate::handlers::topics::permitted;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
     let broker = call.broker;
     let group = owned(&request.group_id.0);
-    if let Err(denied) = call.check_group(code::DELETE, &group) {
+    if let Err(denied) = call.check_group(Operation::Delete, &group) {
         return OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
     let subscribed = broker
@@ -28,7 +28,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
         .unwrap_or_default();
     let view = broker.shard.topics.load();
     let error_of = |name: &str| {
-        if let Err(refused) = permitted(call, &view, name, code::READ) {
+        if let Err(refused) = permitted(call, &view, name, Operation::Read) {
             Some(refused)
         } else if subscribed.iter().any(|t| t == name) {
             Some(ErrorKind::GroupSubscribedToTopic)

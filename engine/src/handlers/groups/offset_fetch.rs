@@ -15,7 +15,7 @@ use super::{owned, text};
 use crate::handlers::topics::permitted;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 /// One partition's answer: (index, offset, leader epoch, metadata, error).
 type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String, Option<ErrorKind>)>>;
@@ -108,12 +108,12 @@ async fn fetch_group(
     topics: Option<Vec<(String, Vec<i32>)>>,
     require_stable: bool,
 ) -> (Option<ErrorKind>, Fetched) {
-    if let Err(denied) = call.check_group(code::DESCRIBE, group) {
+    if let Err(denied) = call.check_group(Operation::Describe, group) {
         return (Some(denied), Fetched::new());
     }
     let broker = call.broker;
     let view = broker.shard.topics.load();
-    let permitted = |name: &str| permitted(call, &view, name, code::DESCRIBE);
+    let permitted = |name: &str| permitted(call, &view, name, Operation::Describe);
     let partitions = topics.as_ref().map(|ts| {
         ts.iter()
             .filter_map(|(name, ps)| permitted(name).ok().map(|id| (id, ps)))

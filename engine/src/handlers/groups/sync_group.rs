@@ -4,12 +4,12 @@ use shoal_shards::groups::messages::{MemberRef, SyncRequest};
 use super::{optional_text, owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResponse {
     let broker = call.broker;
     let group_id = owned(&request.group_id.0);
-    if let Err(denied) = call.check_group(code::READ, &group_id) {
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return SyncGroupResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
     if let Err(elsewhere) = call.check_coordinator(&group_id) {

@@ -1,7 +1,7 @@
 //! AddOffsetsToTxn: the transaction will commit offsets of this group (TxnOffsetCommit).
 
 use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::ErrorKind;
 
@@ -11,7 +11,7 @@ use crate::kafka::error_codes;
 pub async fn handle(call: &Call<'_>, request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
     let id = request.transactional_id.0.as_str();
     let outcome = match super::check_transactional_id(call, id)
-        .and_then(|()| call.check_group(code::READ, request.group_id.0.as_str()))
+        .and_then(|()| call.check_group(Operation::Read, request.group_id.0.as_str()))
     {
         Err(e) => Err(e),
         Ok(()) => {

@@ -5,7 +5,7 @@ use kafka_protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
 };
 use kafka_protocol::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::ResponseError;
@@ -24,7 +24,7 @@ pub async fn handle(
     let mut topic_errors = Vec::new();
     for topic in &request.v3_and_below_topics {
         let name = topic.name.0.as_str();
-        let error = match (call.check_topic(code::WRITE, name), view.by_name(name)) {
+        let error = match (call.check_topic(Operation::Write, name), view.by_name(name)) {
             (Err(e), _) => Some(e),
             (Ok(()), None) => Some(ErrorKind::UnknownTopicOrPartition),
             (Ok(()), Some(meta)) => {

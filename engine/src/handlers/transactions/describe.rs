@@ -7,7 +7,7 @@ use kafka_protocol::messages::{
     ListTransactionsResponse, ProducerId, TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{DescribeTransactions, ListTransactions};
 use shoal_coordinator::{ErrorKind, Transaction, TransactionStatus};
 
@@ -59,7 +59,9 @@ pub async fn describe(
                 .with_transactional_id(TransactionalId(StrBytes::from_string(id.clone())));
             let found = match &found {
                 None => Err(ErrorKind::NotAvailable),
-                Some(_) if !call.authorized(code::DESCRIBE, code::TRANSACTIONAL_ID, id) => {
+                Some(_)
+                    if !call.authorized(Operation::Describe, ResourceType::TransactionalId, id) =>
+                {
                     Err(ErrorKind::TransactionalIdAuthorizationFailed)
                 }
                 Some(found) => found[i].as_ref().ok_or(ErrorKind::TransactionalIdNotFound),
@@ -124,7 +126,13 @@ pub async fn list(call: &Call<'_>, request: ListTransactionsRequest) -> ListTran
             request.duration_filter < 0
                 || (t.started_ms >= 0 && now_ms - t.started_ms >= request.duration_filter)
         })
-        .filter(|t| call.authorized(code::DESCRIBE, code::TRANSACTIONAL_ID, &t.transactional_id))
+        .filter(|t| {
+            call.authorized(
+                Operation::Describe,
+                ResourceType::TransactionalId,
+                &t.transactional_id,
+            )
+        })
         .map(|t| {
             ListedState::default()
                 .with_transactional_id(TransactionalId(StrBytes::from_string(

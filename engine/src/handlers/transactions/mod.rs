@@ -13,7 +13,7 @@ pub mod txn_offset_commit;
 use std::rc::Rc;
 use std::time::Duration;
 
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::TransactionsToEnd;
 use shoal_coordinator::ErrorKind;
 
@@ -29,7 +29,7 @@ const TRANSACTIONAL_ID_EXPIRATION_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// WRITE on the transactional id, and this broker its coordinator.
 pub(crate) fn check_transactional_id(call: &Call<'_>, id: &str) -> Result<(), ErrorKind> {
-    if !call.authorized(code::WRITE, code::TRANSACTIONAL_ID, id) {
+    if !call.authorized(Operation::Write, ResourceType::TransactionalId, id) {
         return Err(ErrorKind::TransactionalIdAuthorizationFailed);
     }
     call.check_coordinator(id)

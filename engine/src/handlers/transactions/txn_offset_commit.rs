@@ -5,7 +5,7 @@ use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::CommitTransactionOffsets;
 use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
@@ -21,10 +21,10 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     let group_id = request.group_id.0.to_string();
     let id = request.transactional_id.0.as_str();
     let mut refused = call
-        .authorized(code::WRITE, code::TRANSACTIONAL_ID, id)
+        .authorized(Operation::Write, ResourceType::TransactionalId, id)
         .then_some(())
         .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
-        .and_then(|()| call.check_group(code::READ, &group_id))
+        .and_then(|()| call.check_group(Operation::Read, &group_id))
         .and_then(|()| call.check_coordinator(&group_id))
         .err();
     // v3+ names the member: a consumer that left the group's generation is refused.

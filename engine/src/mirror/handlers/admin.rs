@@ -5,7 +5,7 @@ use std::time::Duration;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{
     AddTopicsToMirror, CreateMirror, DescribeMirror, PauseMirrorTopics, RemoveTopicsFromMirror,
     TopicAnswers,
@@ -26,7 +26,7 @@ const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const METADATA_RESPONSE_MAX_BYTES: usize = 64 << 20;
 
 pub async fn create(call: &Call<'_>, r: m::CreateMirrorRequest) -> m::CreateMirrorResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         return m::CreateMirrorResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -62,7 +62,7 @@ pub async fn add_topics(
     call: &Call<'_>,
     r: m::AddTopicsToMirrorRequest,
 ) -> m::AddTopicsToMirrorResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         return m::AddTopicsToMirrorResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -173,7 +173,7 @@ pub async fn remove_topics(
     call: &Call<'_>,
     r: m::RemoveTopicsFromMirrorRequest,
 ) -> m::RemoveTopicsFromMirrorResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         return m::RemoveTopicsFromMirrorResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -206,7 +206,7 @@ pub async fn pause(
     call: &Call<'_>,
     request: m::PauseMirrorTopicsRequest,
 ) -> m::PauseMirrorTopicsResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         return m::PauseMirrorTopicsResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -233,7 +233,7 @@ pub async fn resume(
     call: &Call<'_>,
     request: m::ResumeMirrorTopicsRequest,
 ) -> m::ResumeMirrorTopicsResponse {
-    if !call.authorized_on_cluster(code::ALTER) {
+    if !call.authorized_on_cluster(Operation::Alter) {
         return m::ResumeMirrorTopicsResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()

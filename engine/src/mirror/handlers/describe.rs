@@ -1,6 +1,6 @@
 //! ListMirrors and DescribeMirrors (per-partition state, source and destination offsets, lag).
 
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{DescribeMirror, ListMirrors};
 use shoal_coordinator::TopicPartition;
 use shoal_coordinator::{ErrorKind, MirroredPartition};
@@ -13,7 +13,7 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMirrorsResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return m::ListMirrorsResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -44,7 +44,7 @@ pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMi
 }
 
 pub async fn describe(call: &Call<'_>, r: m::DescribeMirrorsRequest) -> m::DescribeMirrorsResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         // No top-level error code: each named mirror is answered as denied.
         let mirrors = r
             .mirror_names

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use shoal_coordinator::acl::code;
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{DescribeMirror, LastMirroredOffsets, RemoveTopicsFromMirror};
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::mirror as m;
@@ -18,7 +18,7 @@ pub async fn last_mirrored_offsets(
     call: &Call<'_>,
     r: m::LastMirroredOffsetsRequest,
 ) -> m::LastMirroredOffsetsResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return m::LastMirroredOffsetsResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
@@ -96,7 +96,7 @@ async fn current_states(
 }
 
 pub async fn read(call: &Call<'_>, r: m::ReadMirrorStatesRequest) -> m::ReadMirrorStatesResponse {
-    if !call.authorized_on_cluster(code::DESCRIBE) {
+    if !call.authorized_on_cluster(Operation::Describe) {
         return m::ReadMirrorStatesResponse {
             error_code: ResponseError::ClusterAuthorizationFailed.code(),
             ..Default::default()
