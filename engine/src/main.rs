@@ -1,20 +1,5 @@
 //! `shoal`: a Kafka-compatible broker for diskless topics.
 
-mod cluster;
-mod config;
-mod coordinator_database;
-mod datadir;
-mod error;
-mod handlers;
-mod kafka;
-mod mirror;
-mod ownership;
-mod security;
-mod server;
-#[cfg(test)]
-mod testing;
-mod transactions_cli;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,8 +8,10 @@ use clap::Parser;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use config::BrokerConfig;
-pub use error::EngineError;
+use shoal::config::BrokerConfig;
+use shoal::{
+    cluster, datadir, handlers, mirror, ownership, security, server, transactions_cli, EngineError,
+};
 use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
 

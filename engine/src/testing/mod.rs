@@ -3,10 +3,14 @@
 //! sockets or client libraries. Slower than a unit test, far faster than the integration
 //! tests, and able to look inside (metrics, stores, coordinator state).
 
+#[cfg(test)]
 mod fetch_tests;
 mod harness;
+#[cfg(test)]
 mod mirror_tests;
+#[cfg(test)]
 mod produce_tests;
+#[cfg(test)]
 mod transaction_tests;
 
 pub use harness::*;

@@ -1,0 +1,21 @@
+//! The Shoal broker: configuration, listeners and connections, the API registry with one
+//! handler file per Kafka API, the mirror's fetchers and CLI, the cluster's membership. The
+//! `shoal` binary (`main.rs`) parses the command line and runs it. With the `testing` feature
+//! (and in its own tests) `testing` runs a whole broker in-process for handler-level tests.
+
+pub mod cluster;
+pub mod config;
+pub mod coordinator_database;
+pub mod datadir;
+pub mod error;
+pub mod handlers;
+pub mod kafka;
+pub mod mirror;
+pub mod ownership;
+pub mod security;
+pub mod server;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub mod transactions_cli;
+
+pub use error::EngineError;
