@@ -19,7 +19,7 @@ use crate::fetch::{read_partition, LocalData};
 use crate::groups::{owner_of_group, GroupCall, Groups};
 use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
-use crate::mirror_progress::{MirrorLag, MirrorProgress, SourceOffsets};
+use crate::mirror::progress::{MirrorLag, MirrorProgress, SourceOffsets};
 use crate::peer::{
     FetchOwned, MirrorSourcesOwned, OnGroups, PeerClient, ProduceOwned, Scrape, WaitForData,
 };

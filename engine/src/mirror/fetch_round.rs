@@ -16,7 +16,7 @@ use shoal_coordinator::commands::{DeleteRecords, ListOffsets, Truncate};
 use shoal_coordinator::{MirrorEvent, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use shoal_protocol::mirror as m;
 use shoal_protocol::ResponseError;
-use shoal_shards::mirror_store::FetchedBatch;
+use shoal_shards::mirror::store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
 use super::client::{FETCH, LIST_OFFSETS};
@@ -24,7 +24,7 @@ use super::fetcher::{event, events, failed, OwnedPartition, Session};
 use crate::handlers::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;
-use shoal_shards::mirror_progress::SourceOffsets;
+use shoal_shards::mirror::progress::SourceOffsets;
 
 /// Truncates the partition to the source's last mirrored offset (0 when the source has no
 /// record, or does not speak KIP-1279), then lets it start MIRRORING.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
-use shoal_shards::mirror_progress::render_lags;
+use shoal_shards::mirror::progress::render_lags;
 use shoal_shards::Shard;
 
 use crate::handlers::registry::name_of;

@@ -12,7 +12,7 @@ use shoal_coordinator::TopicPartition;
 use super::PeerCall;
 use crate::groups::GroupCall;
 use crate::metrics::MetricsSnapshot;
-use crate::mirror_progress::{MirrorLag, SourceOffsets};
+use crate::mirror::progress::{MirrorLag, SourceOffsets};
 use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, Shard,
 };

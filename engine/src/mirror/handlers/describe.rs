@@ -6,7 +6,7 @@ use shoal_coordinator::TopicPartition;
 use shoal_coordinator::{ErrorKind, MirroredPartition};
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
-use shoal_shards::mirror_progress::SourceOffsets;
+use shoal_shards::mirror::progress::SourceOffsets;
 
 use crate::handlers::Broker;
 use crate::handlers::Call;
