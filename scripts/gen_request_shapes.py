@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes protocol/src/request_shapes.rs: the wire layout of every Kafka request Shoal decodes,
+"""Writes protocol/src/shapes/requests.rs: the wire layout of every Kafka request Shoal decodes,
 read off the message definitions of the pinned kafka-protocol crate (which Kafka's JSON schemas
 generate). Shoal checks a request against its shape (every count against the bytes left) before
 kafka-protocol decodes it, because kafka-protocol reserves memory for whatever count a client
