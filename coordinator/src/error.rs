@@ -29,20 +29,6 @@ pub enum ErrorKind {
     OffsetMetadataTooLarge,
     /// A topic setting Shoal does not honour, or a value out of range.
     InvalidConfig,
-    // Consumer-group outcomes, decided by the shard that owns the group.
-    UnknownMemberId,
-    IllegalGeneration,
-    RebalanceInProgress,
-    InconsistentGroupProtocol,
-    MemberIdRequired,
-    InvalidSessionTimeout,
-    FencedInstanceId,
-    NonEmptyGroup,
-    GroupIdNotFound,
-    GroupMaxSizeReached,
-    GroupSubscribedToTopic,
-    /// The shard holds as many groups as it may.
-    TooManyGroups,
     /// A produce to a partition that belongs to a mirror.
     ReadOnlyTopic,
     /// A named resource (a SCRAM credential) does not exist.

@@ -16,7 +16,7 @@ use shoal_coordinator::{
 use shoal_wal::ObjectStore;
 
 use crate::fetch::{read_partition, LocalData};
-use crate::groups::{owner_of_group, GroupCall, Groups};
+use crate::groups::{owner_of_group, GroupCall, GroupError, Groups};
 use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
 use crate::mirror::progress::{MirrorLag, MirrorProgress, SourceOffsets};
@@ -415,7 +415,7 @@ impl Shard {
         &self,
         group_id: &str,
         call: C,
-    ) -> Result<C::Reply, ErrorKind> {
+    ) -> Result<C::Reply, GroupError> {
         let owner = owner_of_group(group_id, self.shard_count());
         self.group_call_on(owner, call).await
     }
@@ -424,7 +424,7 @@ impl Shard {
     pub async fn group_call_all<C: GroupCall>(
         &self,
         call: impl Fn() -> C,
-    ) -> Vec<Result<C::Reply, ErrorKind>> {
+    ) -> Vec<Result<C::Reply, GroupError>> {
         let calls = (0..self.shard_count()).map(|owner| self.group_call_on(owner, call()));
         futures::future::join_all(calls).await
     }
@@ -433,13 +433,13 @@ impl Shard {
         &self,
         owner: usize,
         call: C,
-    ) -> Result<C::Reply, ErrorKind> {
+    ) -> Result<C::Reply, GroupError> {
         match &self.peers[owner] {
             None => Ok(call.run(self.groups.clone()).await),
             Some(peer) => peer
                 .ask(OnGroups(call))
                 .await
-                .map_err(|_| ErrorKind::NotAvailable),
+                .map_err(|_| GroupError::NotAvailable),
         }
     }
 

@@ -4,10 +4,60 @@
 use shoal_coordinator::ErrorKind;
 use shoal_mirror::MirrorError;
 use shoal_protocol::{ErrorCode, MirrorCode, ResponseError};
+use shoal_shards::groups::GroupError;
 
 pub use shoal_protocol::codes::NONE;
 
+/// An outcome an answer carries: the coordinator's, or the group coordinator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Coordinator(ErrorKind),
+    Group(GroupError),
+}
+
+impl From<ErrorKind> for Outcome {
+    fn from(error: ErrorKind) -> Self {
+        Outcome::Coordinator(error)
+    }
+}
+
+impl From<GroupError> for Outcome {
+    fn from(error: GroupError) -> Self {
+        Outcome::Group(error)
+    }
+}
+
 /// The code a client sees for an outcome.
+pub fn outcome_code(outcome: Outcome) -> ErrorCode {
+    match outcome {
+        Outcome::Coordinator(error) => error_code(error),
+        Outcome::Group(error) => group_code(error),
+    }
+}
+
+/// The code a client sees for the group coordinator's refusal.
+pub fn group_code(error: GroupError) -> ErrorCode {
+    use ResponseError as K;
+    ErrorCode::Kafka(match error {
+        GroupError::UnknownMemberId => K::UnknownMemberId,
+        GroupError::IllegalGeneration => K::IllegalGeneration,
+        GroupError::RebalanceInProgress => K::RebalanceInProgress,
+        GroupError::InconsistentGroupProtocol => K::InconsistentGroupProtocol,
+        GroupError::MemberIdRequired => K::MemberIdRequired,
+        GroupError::InvalidSessionTimeout => K::InvalidSessionTimeout,
+        GroupError::FencedInstanceId => K::FencedInstanceId,
+        GroupError::NonEmptyGroup => K::NonEmptyGroup,
+        GroupError::GroupIdNotFound => K::GroupIdNotFound,
+        GroupError::GroupMaxSizeReached => K::GroupMaxSizeReached,
+        GroupError::GroupSubscribedToTopic => K::GroupSubscribedToTopic,
+        GroupError::TooManyGroups => K::CoordinatorNotAvailable,
+        GroupError::InvalidRequest => K::InvalidRequest,
+        // Retriable, as for the coordinator's NotAvailable.
+        GroupError::NotAvailable => K::LeaderNotAvailable,
+    })
+}
+
+/// The code a client sees for the coordinator's outcome.
 pub fn error_code(error: ErrorKind) -> ErrorCode {
     use ResponseError as K;
     ErrorCode::Kafka(match error {
@@ -28,18 +78,6 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidGroupId => K::InvalidGroupId,
         ErrorKind::OffsetMetadataTooLarge => K::OffsetMetadataTooLarge,
         ErrorKind::InvalidConfig => K::InvalidConfig,
-        ErrorKind::UnknownMemberId => K::UnknownMemberId,
-        ErrorKind::IllegalGeneration => K::IllegalGeneration,
-        ErrorKind::RebalanceInProgress => K::RebalanceInProgress,
-        ErrorKind::InconsistentGroupProtocol => K::InconsistentGroupProtocol,
-        ErrorKind::MemberIdRequired => K::MemberIdRequired,
-        ErrorKind::InvalidSessionTimeout => K::InvalidSessionTimeout,
-        ErrorKind::FencedInstanceId => K::FencedInstanceId,
-        ErrorKind::NonEmptyGroup => K::NonEmptyGroup,
-        ErrorKind::GroupIdNotFound => K::GroupIdNotFound,
-        ErrorKind::GroupMaxSizeReached => K::GroupMaxSizeReached,
-        ErrorKind::GroupSubscribedToTopic => K::GroupSubscribedToTopic,
-        ErrorKind::TooManyGroups => K::CoordinatorNotAvailable,
         ErrorKind::ResourceNotFound => K::ResourceNotFound,
         ErrorKind::TopicAuthorizationFailed => K::TopicAuthorizationFailed,
         ErrorKind::GroupAuthorizationFailed => K::GroupAuthorizationFailed,
@@ -62,8 +100,8 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
 }
 
 /// The wire value of an outcome: 0 when there is no error.
-pub fn code_of(error: Option<ErrorKind>) -> i16 {
-    shoal_protocol::codes::code_of(error.map(error_code))
+pub fn code_of(error: Option<impl Into<Outcome>>) -> i16 {
+    shoal_protocol::codes::code_of(error.map(|e| outcome_code(e.into())))
 }
 
 pub fn mirror_code(error: MirrorError) -> ErrorCode {
@@ -114,18 +152,6 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::TopicAuthorizationFailed => "Not authorized to access this topic.",
         ErrorKind::GroupAuthorizationFailed => "Not authorized to access this group.",
         ErrorKind::ClusterAuthorizationFailed => "Not authorized on the cluster.",
-        ErrorKind::UnknownMemberId => "Unknown member id; rejoin the group.",
-        ErrorKind::IllegalGeneration => "Stale generation; rejoin the group.",
-        ErrorKind::RebalanceInProgress => "The group is rebalancing; rejoin it.",
-        ErrorKind::InconsistentGroupProtocol => "No protocol in common with the group's members.",
-        ErrorKind::MemberIdRequired => "Rejoin with the member id given.",
-        ErrorKind::InvalidSessionTimeout => "Session timeout outside the broker's limits.",
-        ErrorKind::FencedInstanceId => "Another member uses this group.instance.id.",
-        ErrorKind::NonEmptyGroup => "The group has members.",
-        ErrorKind::GroupIdNotFound => "No such group.",
-        ErrorKind::GroupMaxSizeReached => "The group has reached its maximum size.",
-        ErrorKind::GroupSubscribedToTopic => "The group is subscribed to this topic.",
-        ErrorKind::TooManyGroups => "The broker holds as many active groups as it may.",
         ErrorKind::ReadOnlyTopic => "The topic is mirrored from another cluster: read-only.",
         ErrorKind::Mirror(_) => "The mirror operation was refused.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",

@@ -4,12 +4,10 @@
 use std::fmt::Debug;
 use std::rc::Rc;
 
+use super::messages::*;
+use super::{GroupError, Groups};
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use shoal_coordinator::ErrorKind;
-
-use super::messages::*;
-use super::Groups;
 
 /// One call on the groups of the shard that runs it.
 pub trait GroupCall: Send + Debug + 'static {
@@ -43,7 +41,7 @@ impl GroupCall for SyncRequest {
 pub struct Heartbeat(pub MemberRef);
 
 impl GroupCall for Heartbeat {
-    type Reply = Option<ErrorKind>;
+    type Reply = Option<GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         ready(groups.heartbeat(&self.0))
@@ -58,7 +56,7 @@ pub struct Leave {
 
 impl GroupCall for Leave {
     /// One outcome per leaving member, in order.
-    type Reply = Vec<Option<ErrorKind>>;
+    type Reply = Vec<Option<GroupError>>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         ready(groups.leave(&self.group_id, &self.members))
@@ -70,7 +68,7 @@ impl GroupCall for Leave {
 pub struct ValidateCommit(pub MemberRef);
 
 impl GroupCall for ValidateCommit {
-    type Reply = Option<ErrorKind>;
+    type Reply = Option<GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         ready(groups.validate_commit(&self.0))
@@ -106,7 +104,7 @@ impl GroupCall for ListGroups {
 pub struct ForgetGroup(pub String);
 
 impl GroupCall for ForgetGroup {
-    type Reply = Option<ErrorKind>;
+    type Reply = Option<GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         ready(groups.forget(&self.0))

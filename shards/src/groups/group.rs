@@ -7,12 +7,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use super::messages::*;
+use super::{GroupConfig, GroupError};
 use bytes::Bytes;
 use futures::channel::oneshot;
-use shoal_coordinator::ErrorKind;
-
-use super::messages::*;
-use super::GroupConfig;
 
 /// The most of a client id a member id carries.
 const MEMBER_ID_CLIENT_PREFIX_MAX: usize = 128;
@@ -162,45 +160,45 @@ impl Group {
         };
         let metadata_bytes: usize = req.protocols.iter().map(|(n, m)| n.len() + m.len()).sum();
         if metadata_bytes > self.config.max_member_metadata_bytes {
-            return fail(reply, ErrorKind::InvalidRequest, &req.member_id);
+            return fail(reply, GroupError::InvalidRequest, &req.member_id);
         }
         let session = req.session_timeout_ms;
         if session < self.config.min_session_timeout_ms
             || session > self.config.max_session_timeout_ms
         {
-            return fail(reply, ErrorKind::InvalidSessionTimeout, &req.member_id);
+            return fail(reply, GroupError::InvalidSessionTimeout, &req.member_id);
         }
         if req.protocol_type.is_empty() || req.protocols.is_empty() || !self.supports(&req) {
-            return fail(reply, ErrorKind::InconsistentGroupProtocol, &req.member_id);
+            return fail(reply, GroupError::InconsistentGroupProtocol, &req.member_id);
         }
         let is_new = req.member_id.is_empty();
         if let Some(instance) = req.group_instance_id.clone() {
             if let Some(existing) = self.static_members.get(&instance).cloned() {
                 if !is_new && req.member_id != existing {
-                    return fail(reply, ErrorKind::FencedInstanceId, &req.member_id);
+                    return fail(reply, GroupError::FencedInstanceId, &req.member_id);
                 }
                 if is_new {
                     return self.replace_static_member(req, existing, now, reply);
                 }
             } else if !is_new && !self.members.contains_key(&req.member_id) {
-                return fail(reply, ErrorKind::UnknownMemberId, &req.member_id);
+                return fail(reply, GroupError::UnknownMemberId, &req.member_id);
             }
         } else if is_new {
             // Member ids handed out and awaited count toward the group's size.
             if self.members.len() + self.pending_members.len() >= self.config.max_size {
-                return fail(reply, ErrorKind::GroupMaxSizeReached, "");
+                return fail(reply, GroupError::GroupMaxSizeReached, "");
             }
             let member_id = self.new_member_id(&req.client_id);
             if req.require_known_member_id {
                 let deadline = now + Duration::from_millis(session as u64);
                 self.pending_members.insert(member_id.clone(), deadline);
-                return fail(reply, ErrorKind::MemberIdRequired, &member_id);
+                return fail(reply, GroupError::MemberIdRequired, &member_id);
             }
             return self.add_member(member_id, req, now, reply);
         } else if !self.members.contains_key(&req.member_id)
             && !self.pending_members.contains_key(&req.member_id)
         {
-            return fail(reply, ErrorKind::UnknownMemberId, &req.member_id);
+            return fail(reply, GroupError::UnknownMemberId, &req.member_id);
         }
         let member_id = if is_new {
             self.new_member_id(&req.client_id)
@@ -242,10 +240,10 @@ impl Group {
             return self.add_member(new_id, req, now, reply);
         };
         if let Some(pending) = old.pending_join.take() {
-            let _ = pending.send(JoinResponse::failed(ErrorKind::FencedInstanceId, &old_id));
+            let _ = pending.send(JoinResponse::failed(GroupError::FencedInstanceId, &old_id));
         }
         if let Some(pending) = old.pending_sync.take() {
-            let _ = pending.send(SyncResponse::failed(ErrorKind::FencedInstanceId));
+            let _ = pending.send(SyncResponse::failed(GroupError::FencedInstanceId));
         }
         let unchanged = old.protocols == req.protocols;
         if self.leader.as_deref() == Some(old_id.as_str()) {
@@ -277,7 +275,7 @@ impl Group {
         if !self.members.contains_key(&member_id) && self.members.len() >= self.config.max_size {
             self.pending_members.remove(&member_id);
             let _ = reply.send(JoinResponse::failed(
-                ErrorKind::GroupMaxSizeReached,
+                GroupError::GroupMaxSizeReached,
                 &member_id,
             ));
             return;
@@ -324,7 +322,7 @@ impl Group {
         member.protocols = req.protocols;
         member.last_heard = now;
         if let Some(previous) = member.pending_join.replace(reply) {
-            let _ = previous.send(JoinResponse::failed(ErrorKind::RebalanceInProgress, ""));
+            let _ = previous.send(JoinResponse::failed(GroupError::RebalanceInProgress, ""));
         }
         if self.members.len() == 1 {
             self.protocol_type = Some(req.protocol_type);
@@ -376,7 +374,7 @@ impl Group {
         self.sync_deadline = None;
         for member in self.members.values_mut() {
             if let Some(pending) = member.pending_sync.take() {
-                let _ = pending.send(SyncResponse::failed(ErrorKind::RebalanceInProgress));
+                let _ = pending.send(SyncResponse::failed(GroupError::RebalanceInProgress));
             }
         }
         if was_empty && self.config.initial_rebalance_delay_ms > 0 {
@@ -508,10 +506,10 @@ impl Group {
             }
         }
         if let Some(reply) = member.pending_join.take() {
-            let _ = reply.send(JoinResponse::failed(ErrorKind::UnknownMemberId, member_id));
+            let _ = reply.send(JoinResponse::failed(GroupError::UnknownMemberId, member_id));
         }
         if let Some(reply) = member.pending_sync.take() {
-            let _ = reply.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
+            let _ = reply.send(SyncResponse::failed(GroupError::UnknownMemberId));
         }
         if self.leader.as_deref() == Some(member_id) {
             self.leader = None;
@@ -539,18 +537,18 @@ impl Group {
     }
 
     /// Checks a request from a member of the current generation.
-    fn check_member(&self, m: &MemberRef) -> Result<(), ErrorKind> {
+    fn check_member(&self, m: &MemberRef) -> Result<(), GroupError> {
         if let Some(instance) = &m.group_instance_id {
             match self.static_members.get(instance) {
-                Some(id) if *id != m.member_id => return Err(ErrorKind::FencedInstanceId),
+                Some(id) if *id != m.member_id => return Err(GroupError::FencedInstanceId),
                 _ => {}
             }
         }
         if !self.members.contains_key(&m.member_id) {
-            return Err(ErrorKind::UnknownMemberId);
+            return Err(GroupError::UnknownMemberId);
         }
         if m.generation_id != self.generation {
-            return Err(ErrorKind::IllegalGeneration);
+            return Err(GroupError::IllegalGeneration);
         }
         Ok(())
     }
@@ -565,7 +563,7 @@ impl Group {
         if mismatched(&req.protocol_type, &self.protocol_type)
             || mismatched(&req.protocol_name, &self.protocol)
         {
-            let _ = reply.send(SyncResponse::failed(ErrorKind::InconsistentGroupProtocol));
+            let _ = reply.send(SyncResponse::failed(GroupError::InconsistentGroupProtocol));
             return;
         }
         let member_id = req.member.member_id.clone();
@@ -574,10 +572,10 @@ impl Group {
         }
         match self.phase {
             Phase::Empty => {
-                let _ = reply.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
+                let _ = reply.send(SyncResponse::failed(GroupError::UnknownMemberId));
             }
             Phase::PreparingRebalance => {
-                let _ = reply.send(SyncResponse::failed(ErrorKind::RebalanceInProgress));
+                let _ = reply.send(SyncResponse::failed(GroupError::RebalanceInProgress));
             }
             Phase::Stable => {
                 let assignment = self.members[&member_id].assignment.clone();
@@ -616,14 +614,14 @@ impl Group {
         }
     }
 
-    pub fn heartbeat(&mut self, m: &MemberRef, now: Instant) -> Option<ErrorKind> {
+    pub fn heartbeat(&mut self, m: &MemberRef, now: Instant) -> Option<GroupError> {
         if self.phase == Phase::Empty {
-            return Some(ErrorKind::UnknownMemberId);
+            return Some(GroupError::UnknownMemberId);
         }
         if let Err(e) = self.check_member(m) {
             // A member of the previous generation learns of the rebalance this way too.
-            if e == ErrorKind::IllegalGeneration && self.phase == Phase::PreparingRebalance {
-                return Some(ErrorKind::RebalanceInProgress);
+            if e == GroupError::IllegalGeneration && self.phase == Phase::PreparingRebalance {
+                return Some(GroupError::RebalanceInProgress);
             }
             return Some(e);
         }
@@ -631,16 +629,16 @@ impl Group {
             member.last_heard = now;
         }
         match self.phase {
-            Phase::PreparingRebalance => Some(ErrorKind::RebalanceInProgress),
+            Phase::PreparingRebalance => Some(GroupError::RebalanceInProgress),
             _ => None,
         }
     }
 
     /// OffsetCommit: a member of the current generation, or anyone (generation -1) while the
     /// group has no members.
-    pub fn validate_commit(&mut self, m: &MemberRef, now: Instant) -> Option<ErrorKind> {
+    pub fn validate_commit(&mut self, m: &MemberRef, now: Instant) -> Option<GroupError> {
         if m.generation_id < 0 && m.member_id.is_empty() {
-            return (!self.members.is_empty()).then_some(ErrorKind::UnknownMemberId);
+            return (!self.members.is_empty()).then_some(GroupError::UnknownMemberId);
         }
         if let Err(e) = self.check_member(m) {
             return Some(e);
@@ -648,10 +646,10 @@ impl Group {
         if let Some(member) = self.members.get_mut(&m.member_id) {
             member.last_heard = now;
         }
-        (self.phase == Phase::CompletingRebalance).then_some(ErrorKind::RebalanceInProgress)
+        (self.phase == Phase::CompletingRebalance).then_some(GroupError::RebalanceInProgress)
     }
 
-    pub fn leave(&mut self, members: &[LeavingMember], now: Instant) -> Vec<Option<ErrorKind>> {
+    pub fn leave(&mut self, members: &[LeavingMember], now: Instant) -> Vec<Option<GroupError>> {
         let mut results = Vec::with_capacity(members.len());
         let mut removed = false;
         for leaving in members {
@@ -661,11 +659,11 @@ impl Group {
                         id.clone()
                     }
                     Some(_) => {
-                        results.push(Some(ErrorKind::FencedInstanceId));
+                        results.push(Some(GroupError::FencedInstanceId));
                         continue;
                     }
                     None => {
-                        results.push(Some(ErrorKind::UnknownMemberId));
+                        results.push(Some(GroupError::UnknownMemberId));
                         continue;
                     }
                 },
@@ -675,7 +673,7 @@ impl Group {
                 removed = true;
                 results.push(None);
             } else {
-                results.push(Some(ErrorKind::UnknownMemberId));
+                results.push(Some(GroupError::UnknownMemberId));
             }
         }
         if removed {

@@ -2,12 +2,10 @@
 
 use std::time::{Duration, Instant};
 
+use super::messages::*;
+use super::{Group, GroupConfig, GroupError, Phase};
 use bytes::Bytes;
 use futures::channel::oneshot;
-use shoal_coordinator::ErrorKind;
-
-use super::messages::*;
-use super::{Group, GroupConfig, Phase};
 
 fn config() -> GroupConfig {
     GroupConfig {
@@ -48,7 +46,7 @@ fn answered<T>(rx: &mut oneshot::Receiver<T>) -> Option<T> {
 fn member_id(group: &mut Group, now: Instant) -> String {
     let mut rx = join(group, join_request("", None, &["range"]), now);
     let answer = answered(&mut rx).expect("answered at once");
-    assert_eq!(answer.error, Some(ErrorKind::MemberIdRequired));
+    assert_eq!(answer.error, Some(GroupError::MemberIdRequired));
     answer.member_id
 }
 
@@ -144,7 +142,7 @@ fn two_members_join_one_generation_and_the_leaders_assignment_reaches_both() {
     assert_eq!(group.heartbeat(&member(&a, generation), now), None);
     assert_eq!(
         group.heartbeat(&member(&a, generation - 1), now),
-        Some(ErrorKind::IllegalGeneration)
+        Some(GroupError::IllegalGeneration)
     );
 }
 
@@ -168,7 +166,7 @@ fn a_silent_member_expires_and_the_rest_rebalance() {
     assert_eq!(group.phase(), Phase::PreparingRebalance);
     assert_eq!(
         group.heartbeat(&member(&a, generation), now),
-        Some(ErrorKind::RebalanceInProgress)
+        Some(GroupError::RebalanceInProgress)
     );
     // a never rejoins: after the rebalance timeout b's join completes alone.
     group.tick(now + Duration::from_secs(11));
@@ -176,7 +174,7 @@ fn a_silent_member_expires_and_the_rest_rebalance() {
     assert_eq!((answer.error, answer.leader.as_str()), (None, b.as_str()));
     assert_eq!(
         group.validate_commit(&member(&a, generation), now),
-        Some(ErrorKind::UnknownMemberId)
+        Some(GroupError::UnknownMemberId)
     );
     // b goes silent past its session timeout: the group empties.
     let later = now + Duration::from_secs(11);
@@ -242,7 +240,7 @@ fn a_restarted_static_member_takes_its_place_without_a_rebalance() {
     old.group_instance_id = Some("host-1".into());
     assert_eq!(
         group.heartbeat(&old, now),
-        Some(ErrorKind::FencedInstanceId)
+        Some(GroupError::FencedInstanceId)
     );
 }
 
@@ -255,7 +253,7 @@ fn joins_outside_the_session_limits_or_without_a_common_protocol_are_refused() {
     let mut rx = join(&mut group, req, now);
     assert_eq!(
         answered(&mut rx).unwrap().error,
-        Some(ErrorKind::InvalidSessionTimeout)
+        Some(GroupError::InvalidSessionTimeout)
     );
     let a = member_id(&mut group, now);
     let mut ja = join(&mut group, join_request(&a, None, &["range"]), now);
@@ -263,7 +261,7 @@ fn joins_outside_the_session_limits_or_without_a_common_protocol_are_refused() {
     let mut other = join(&mut group, join_request("", None, &["sticky"]), now);
     assert_eq!(
         answered(&mut other).unwrap().error,
-        Some(ErrorKind::InconsistentGroupProtocol)
+        Some(GroupError::InconsistentGroupProtocol)
     );
 }
 

@@ -3,7 +3,8 @@
 //! request gets which answer).
 
 use bytes::Bytes;
-use shoal_coordinator::ErrorKind;
+
+use super::GroupError;
 
 #[derive(Debug, Clone)]
 pub struct JoinRequest {
@@ -31,7 +32,7 @@ pub struct JoinedMember {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JoinResponse {
-    pub error: Option<ErrorKind>,
+    pub error: Option<GroupError>,
     pub generation_id: i32,
     pub protocol_type: Option<String>,
     pub protocol_name: Option<String>,
@@ -42,7 +43,7 @@ pub struct JoinResponse {
 }
 
 impl JoinResponse {
-    pub fn failed(error: ErrorKind, member_id: &str) -> JoinResponse {
+    pub fn failed(error: GroupError, member_id: &str) -> JoinResponse {
         JoinResponse {
             error: Some(error),
             generation_id: -1,
@@ -72,14 +73,14 @@ pub struct SyncRequest {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncResponse {
-    pub error: Option<ErrorKind>,
+    pub error: Option<GroupError>,
     pub protocol_type: Option<String>,
     pub protocol_name: Option<String>,
     pub assignment: Bytes,
 }
 
 impl SyncResponse {
-    pub fn failed(error: ErrorKind) -> SyncResponse {
+    pub fn failed(error: GroupError) -> SyncResponse {
         SyncResponse {
             error: Some(error),
             ..SyncResponse::default()

@@ -7,14 +7,12 @@ use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use futures::channel::oneshot;
-use futures::FutureExt;
-use shoal_coordinator::ErrorKind;
-
 use super::messages::*;
 use super::subscription::subscribed_topics;
-use super::{Group, GroupConfig};
+use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
+use futures::channel::oneshot;
+use futures::FutureExt;
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);
@@ -159,7 +157,7 @@ impl Groups {
                 && groups.len() >= self.config.max_groups_per_shard)
                 || !self.has_room_for(incoming)
             {
-                return JoinResponse::failed(ErrorKind::TooManyGroups, &member_id);
+                return JoinResponse::failed(GroupError::TooManyGroups, &member_id);
             }
             let group = groups
                 .entry(req.group_id.clone())
@@ -168,7 +166,7 @@ impl Groups {
         }
         self.after_change(&group_id);
         rx.await
-            .unwrap_or_else(|_| JoinResponse::failed(ErrorKind::RebalanceInProgress, &member_id))
+            .unwrap_or_else(|_| JoinResponse::failed(GroupError::RebalanceInProgress, &member_id))
     }
 
     /// SyncGroup: answered once the leader's assignment is in.
@@ -179,39 +177,39 @@ impl Groups {
         match self.groups.borrow_mut().get_mut(&group_id) {
             Some(group) => group.sync(req, now, tx),
             None => {
-                let _ = tx.send(SyncResponse::failed(ErrorKind::UnknownMemberId));
+                let _ = tx.send(SyncResponse::failed(GroupError::UnknownMemberId));
             }
         }
         self.after_change(&group_id);
         rx.await
-            .unwrap_or_else(|_| SyncResponse::failed(ErrorKind::RebalanceInProgress))
+            .unwrap_or_else(|_| SyncResponse::failed(GroupError::RebalanceInProgress))
     }
 
-    pub fn heartbeat(&self, m: &MemberRef) -> Option<ErrorKind> {
+    pub fn heartbeat(&self, m: &MemberRef) -> Option<GroupError> {
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.heartbeat(m, Instant::now()),
-            None => Some(ErrorKind::UnknownMemberId),
+            None => Some(GroupError::UnknownMemberId),
         };
         self.after_change(&m.group_id);
         outcome
     }
 
-    pub fn leave(&self, group_id: &str, members: &[LeavingMember]) -> Vec<Option<ErrorKind>> {
+    pub fn leave(&self, group_id: &str, members: &[LeavingMember]) -> Vec<Option<GroupError>> {
         let outcomes = match self.groups.borrow_mut().get_mut(group_id) {
             Some(group) => group.leave(members, Instant::now()),
-            None => vec![Some(ErrorKind::UnknownMemberId); members.len()],
+            None => vec![Some(GroupError::UnknownMemberId); members.len()],
         };
         self.after_change(group_id);
         outcomes
     }
 
     /// May this member commit offsets now?
-    pub fn validate_commit(&self, m: &MemberRef) -> Option<ErrorKind> {
+    pub fn validate_commit(&self, m: &MemberRef) -> Option<GroupError> {
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.validate_commit(m, Instant::now()),
             // No members: only a "simple" commit (generation -1) is allowed.
             None if m.generation_id < 0 => None,
-            None => Some(ErrorKind::UnknownMemberId),
+            None => Some(GroupError::UnknownMemberId),
         };
         self.after_change(&m.group_id);
         outcome
@@ -228,18 +226,18 @@ impl Groups {
     }
 
     /// Forgets the group if it has no members (DeleteGroups).
-    pub fn forget(&self, group_id: &str) -> Option<ErrorKind> {
+    pub fn forget(&self, group_id: &str) -> Option<GroupError> {
         let outcome = {
             let mut groups = self.groups.borrow_mut();
             match groups.get(group_id) {
-                Some(group) if !group.is_empty() => Some(ErrorKind::NonEmptyGroup),
+                Some(group) if !group.is_empty() => Some(GroupError::NonEmptyGroup),
                 Some(_) => {
                     groups.remove(group_id);
                     None
                 }
                 // The group may still have committed offsets: the caller asks the
                 // coordinator.
-                None => Some(ErrorKind::GroupIdNotFound),
+                None => Some(GroupError::GroupIdNotFound),
             }
         };
         self.after_change(group_id);

@@ -9,6 +9,7 @@ use shoal_shards::groups::messages::MemberRef;
 
 use crate::handlers::topics::{permitted, Answers};
 use crate::handlers::{Broker, Call};
+use crate::kafka::error_codes::Outcome;
 
 /// One partition's offset, as both requests carry it.
 pub struct PartitionOffset<'a> {
@@ -22,13 +23,14 @@ pub struct PartitionOffset<'a> {
 pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
 
 /// The group's owning shard says whether `member` may commit (its generation is current).
-pub async fn check_member(broker: &Broker, member: MemberRef) -> Option<ErrorKind> {
+pub async fn check_member(broker: &Broker, member: MemberRef) -> Option<Outcome> {
     let group_id = member.group_id.clone();
     broker
         .shard
         .group_call(&group_id, ValidateCommit(member))
         .await
         .unwrap_or_else(Some)
+        .map(Outcome::from)
 }
 
 /// The entries to commit: every partition of the topics the client may READ (the others are
@@ -64,9 +66,9 @@ pub fn outcomes(
     call: &Call<'_>,
     view: &TopicsView,
     topics: &[TopicOffsets],
-    refused: Option<ErrorKind>,
+    refused: Option<Outcome>,
     results: Option<Vec<Option<ErrorKind>>>,
-) -> Vec<Vec<(i32, Option<ErrorKind>)>> {
+) -> Vec<Vec<(i32, Option<Outcome>)>> {
     let mut results = Answers::new(results);
     topics
         .iter()
@@ -77,7 +79,7 @@ pub fn outcomes(
                 .map(|p| {
                     let error = match refused {
                         Some(e) => Some(e),
-                        None => results.next(known).unwrap_or_else(Some),
+                        None => results.next(known).unwrap_or_else(Some).map(Outcome::from),
                     };
                     (p.index, error)
                 })

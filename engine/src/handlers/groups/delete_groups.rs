@@ -3,11 +3,12 @@ use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use shoal_coordinator::commands::DeleteGroup;
 use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::calls::ForgetGroup;
+use shoal_shards::groups::GroupError;
 
 use super::owned;
 use crate::handlers::Broker;
 use crate::handlers::Call;
-use crate::kafka::error_codes;
+use crate::kafka::error_codes::{self, Outcome};
 use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGroupsResponse {
@@ -17,7 +18,7 @@ pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGrou
         let name = owned(&group_id.0);
         let error = match call.check_group(Operation::Delete, &name) {
             Ok(()) => delete_group(broker, &name).await,
-            Err(denied) => Some(denied),
+            Err(denied) => Some(denied.into()),
         };
         results.push(
             DeletableGroupResult::default()
@@ -29,7 +30,7 @@ pub async fn handle(call: &Call<'_>, request: DeleteGroupsRequest) -> DeleteGrou
 }
 
 /// Refused while the group has members; otherwise its offsets go too.
-async fn delete_group(broker: &Broker, name: &str) -> Option<ErrorKind> {
+async fn delete_group(broker: &Broker, name: &str) -> Option<Outcome> {
     let membership = broker
         .shard
         .group_call(name, ForgetGroup(name.to_string()))
@@ -37,14 +38,16 @@ async fn delete_group(broker: &Broker, name: &str) -> Option<ErrorKind> {
         .unwrap_or_else(Some);
     let had_members = match membership {
         None => true,
-        Some(ErrorKind::GroupIdNotFound) => false,
-        Some(error) => return Some(error),
+        Some(GroupError::GroupIdNotFound) => false,
+        Some(error) => return Some(error.into()),
     };
     let request = DeleteGroup {
         group: name.to_string(),
     };
     match broker.shard.coordinator.run(request).await {
-        Ok(had_offsets) => (!had_offsets && !had_members).then_some(ErrorKind::GroupIdNotFound),
-        _ => Some(ErrorKind::NotAvailable),
+        Ok(had_offsets) => {
+            (!had_offsets && !had_members).then_some(GroupError::GroupIdNotFound.into())
+        }
+        _ => Some(ErrorKind::NotAvailable.into()),
     }
 }

@@ -1,8 +1,8 @@
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
-use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::calls::Leave;
 use shoal_shards::groups::messages::LeavingMember;
+use shoal_shards::groups::GroupError;
 
 use super::{owned, owned_optional};
 use crate::handlers::Call;
@@ -49,7 +49,7 @@ pub async fn handle(call: &Call<'_>, request: LeaveGroupRequest) -> LeaveGroupRe
         .await
     {
         Ok(results) if results.len() == count => results,
-        _ => vec![Some(ErrorKind::NotAvailable); count],
+        _ => vec![Some(GroupError::NotAvailable); count],
     };
     if version < 3 {
         return LeaveGroupResponse::default()

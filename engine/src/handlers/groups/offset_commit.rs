@@ -24,7 +24,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         .check_group(Operation::Read, &group_id)
         .and_then(|()| call.check_coordinator(&group_id));
     let refused = match allowed {
-        Err(denied) => Some(denied),
+        Err(denied) => Some(denied.into()),
         Ok(()) => check_member(broker, member).await,
     };
     let topics: Vec<TopicOffsets> = request

@@ -8,11 +8,12 @@ use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use shoal_coordinator::commands::DeleteOffsets;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_shards::groups::calls::SubscribedTopics;
+use shoal_shards::groups::GroupError;
 
 use super::owned;
 use crate::handlers::topics::permitted;
 use crate::handlers::Call;
-use crate::kafka::error_codes;
+use crate::kafka::error_codes::{self, Outcome};
 use shoal_coordinator::acl::Operation;
 
 pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
@@ -29,9 +30,9 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     let view = broker.shard.topics.load();
     let error_of = |name: &str| {
         if let Err(refused) = permitted(call, &view, name, Operation::Read) {
-            Some(refused)
+            Some(Outcome::from(refused))
         } else if subscribed.iter().any(|t| t == name) {
-            Some(ErrorKind::GroupSubscribedToTopic)
+            Some(GroupError::GroupSubscribedToTopic.into())
         } else {
             None
         }
@@ -56,8 +57,8 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     };
     let top_error = match broker.shard.coordinator.run(delete).await {
         Ok(true) => None,
-        Ok(false) => Some(ErrorKind::GroupIdNotFound),
-        _ => Some(ErrorKind::NotAvailable),
+        Ok(false) => Some(Outcome::from(GroupError::GroupIdNotFound)),
+        _ => Some(ErrorKind::NotAvailable.into()),
     };
     let topics = request
         .topics

@@ -14,7 +14,7 @@ use crate::handlers::groups::commit_request::{
     check_member, entries, outcomes, PartitionOffset, TopicOffsets,
 };
 use crate::handlers::Call;
-use crate::kafka::error_codes;
+use crate::kafka::error_codes::{self, Outcome};
 
 pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
     let broker = call.broker;
@@ -26,7 +26,8 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
         .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
         .and_then(|()| call.check_group(Operation::Read, &group_id))
         .and_then(|()| call.check_coordinator(&group_id))
-        .err();
+        .err()
+        .map(Outcome::from);
     // v3+ names the member: a consumer that left the group's generation is refused.
     if refused.is_none() && request.generation_id >= 0 && !request.member_id.is_empty() {
         let member = MemberRef {
@@ -70,7 +71,7 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
             match broker.shard.coordinator.run(command).await {
                 Ok(Ok(results)) if results.len() == count => Some(results),
                 Ok(Err(e)) => {
-                    refused = Some(e);
+                    refused = Some(e.into());
                     None
                 }
                 _ => None,

@@ -1,0 +1,25 @@
+//! What the group coordinator refuses a member with (Kafka's codes of the same names). These
+//! are the groups' own outcomes, decided on the shard that owns the group; the metadata
+//! coordinator's stay in `shoal_coordinator::ErrorKind`, and the engine maps both to codes.
+
+/// A refusal of the classic group protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupError {
+    UnknownMemberId,
+    IllegalGeneration,
+    RebalanceInProgress,
+    InconsistentGroupProtocol,
+    MemberIdRequired,
+    InvalidSessionTimeout,
+    FencedInstanceId,
+    NonEmptyGroup,
+    GroupIdNotFound,
+    GroupMaxSizeReached,
+    GroupSubscribedToTopic,
+    /// The shard holds as many groups (or group bytes) as it may.
+    TooManyGroups,
+    /// A member's protocol metadata over `max_member_metadata_bytes`.
+    InvalidRequest,
+    /// The shard that owns the group cannot be reached (it is shutting down).
+    NotAvailable,
+}
