@@ -117,6 +117,10 @@ def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker
     broker = make_broker("graceful", extra_config="[produce]\ncommit_interval_ms = 200\nrotate_when_idle = false").start()
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
     delivered = []
+    # The topic exists and the producer is connected before the burst, so the burst's requests
+    # reach the broker within the poll below even on a loaded machine.
+    p.produce("graceful", value=b"first", on_delivery=lambda err, msg: delivered.append(err))
+    assert p.flush(10) == 0 and delivered == [None]
     for i in range(100):
         p.produce("graceful", value=f"g{i}".encode(),
                   on_delivery=lambda err, msg: delivered.append(err))
