@@ -5,8 +5,8 @@
 use std::any::Any;
 use std::fmt::Debug;
 
+use crate::entry::Entry;
 use crate::metrics::CoordinatorMetrics;
-use crate::records::Record;
 use crate::state::CoordinatorState;
 
 /// One operation of the coordinator.
@@ -57,16 +57,16 @@ impl<'a> Round<'a> {
         self.now_ms
     }
 
-    /// Applies `record` and queues it for the round's fsync.
-    pub fn append(&mut self, record: &Record) {
-        assert!(self.writing, "a read appended a record: {record:?}");
-        crate::frames::encode_frame(record, self.now_ms, self.frames);
-        self.state.apply(record);
+    /// Applies `entry` and queues it for the round's fsync.
+    pub fn append(&mut self, entry: &Entry) {
+        assert!(self.writing, "a read appended an entry: {entry:?}");
+        crate::frames::encode_frame(entry, self.frames);
+        self.state.apply(entry);
     }
 
-    pub fn append_all(&mut self, records: &[Record]) {
-        for record in records {
-            self.append(record);
+    pub fn append_all(&mut self, entries: &[Entry]) {
+        for entry in entries {
+            self.append(entry);
         }
     }
 

@@ -3,19 +3,19 @@
 //! lost block, and a frame whose checksum holds but that does not decode was written by a
 //! newer Shoal: neither may be cut away as if it were a torn tail.
 
-use crate::records::Record;
+use crate::entry::Entry;
 
 /// Frame on disk: `[entry length u32][CRC-32C of the entry u32][entry]`, big-endian; the
-/// entry is one record's generated metadata records (`record_codec`).
+/// entry is one change's generated metadata records (`entry`).
 pub const FRAME_HEADER_BYTES: usize = 8;
 /// No entry comes near this; a larger length can only be a torn or corrupt frame.
 pub const FRAME_PAYLOAD_MAX_BYTES: usize = 256 << 20;
 
-/// Appends `record` as one frame, written at `now_ms`.
-pub fn encode_frame(record: &Record, now_ms: i64, out: &mut Vec<u8>) {
+/// Appends `entry` as one frame.
+pub fn encode_frame(entry: &Entry, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; FRAME_HEADER_BYTES]);
-    record.encode_entry(now_ms, out);
+    entry.encode(out);
     frame_at(out, start);
 }
 
@@ -28,10 +28,10 @@ pub fn frame_at(out: &mut [u8], start: usize) {
     out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
 }
 
-/// The frames of one log file: the records before the first bad frame and what was there.
+/// The frames of one log file: the entries before the first bad frame and what was there.
 #[derive(Debug, Default)]
 pub struct FrameScan {
-    pub records: Vec<Record>,
+    pub entries: Vec<Entry>,
     /// Bytes of whole, valid frames from the start.
     pub valid_bytes: usize,
     pub damage: Option<FrameDamage>,
@@ -90,8 +90,8 @@ pub fn scan_frames(buf: &[u8]) -> FrameScan {
     let mut pos = 0;
     while pos < buf.len() {
         match read_frame(buf, pos) {
-            Ok((record, next)) => {
-                scan.records.push(record);
+            Ok((entry, next)) => {
+                scan.entries.push(entry);
                 pos = next;
             }
             Err(kind) => {
@@ -111,11 +111,11 @@ pub fn scan_frames(buf: &[u8]) -> FrameScan {
     scan
 }
 
-/// The record of the frame at `pos` and where the next frame begins.
-fn read_frame(buf: &[u8], pos: usize) -> Result<(Record, usize), DamageKind> {
-    let (entry, next) = read_entry(buf, pos)?;
-    let record = Record::decode_entry(entry).map_err(DamageKind::Undecodable)?;
-    Ok((record, next))
+/// The entry of the frame at `pos` and where the next frame begins.
+fn read_frame(buf: &[u8], pos: usize) -> Result<(Entry, usize), DamageKind> {
+    let (bytes, next) = read_entry(buf, pos)?;
+    let entry = Entry::decode(bytes).map_err(DamageKind::Undecodable)?;
+    Ok((entry, next))
 }
 
 /// The checked entry of the frame at `pos` and where the next frame begins.
@@ -157,12 +157,12 @@ fn count_frames(buf: &[u8], mut pos: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record_codec::tests::samples;
+    use crate::entry::tests::samples;
 
-    fn framed(records: &[Record]) -> Vec<u8> {
+    fn framed(entries: &[Entry]) -> Vec<u8> {
         let mut buf = Vec::new();
-        for r in records {
-            encode_frame(r, 1000, &mut buf);
+        for e in entries {
+            encode_frame(e, &mut buf);
         }
         buf
     }
@@ -171,7 +171,7 @@ mod tests {
     fn frames_round_trip() {
         let buf = framed(&samples());
         let scan = scan_frames(&buf);
-        assert_eq!(scan.records, samples());
+        assert_eq!(scan.entries, samples());
         assert_eq!(scan.valid_bytes, buf.len());
         assert_eq!(scan.damage, None);
     }
@@ -183,7 +183,7 @@ mod tests {
         let whole_but_last = framed(&all[..all.len() - 1]).len();
         for cut in whole_but_last + 1..buf.len() {
             let scan = scan_frames(&buf[..cut]);
-            assert_eq!(scan.records.len(), all.len() - 1, "cut at {cut}");
+            assert_eq!(scan.entries.len(), all.len() - 1, "cut at {cut}");
             assert_eq!(scan.valid_bytes, whole_but_last);
             let damage = scan.damage.expect("damage reported");
             assert!(damage.is_torn_tail(), "cut at {cut}: {damage:?}");

@@ -6,17 +6,17 @@
 pub mod acl;
 pub mod command;
 pub mod commands;
+pub mod entry;
 pub mod error;
 pub mod frames;
 pub mod messages;
 pub mod metrics;
-pub mod record_codec;
 pub mod records;
 pub mod state;
-mod transaction_codec;
 pub mod view;
 
 pub use crate::command::{AnyReply, Command, Envelope, Round};
+pub use entry::Entry;
 pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;

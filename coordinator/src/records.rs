@@ -1,16 +1,12 @@
-//! What the coordinator's metadata log holds, as the state machine sees it. Each `Record`
-//! carries results (assigned offsets, append times), never requests, so replaying them
-//! rebuilds exactly the state that answered the clients. On disk each is one entry of the
-//! generated metadata records (`record_codec`), framed by `frames`.
-
-use shoal_mirror::PartitionMirror;
+//! The values the state machine keeps and decides with: batch kinds, committed batches and
+//! offsets, topic settings, transactions. The log itself holds generated records
+//! (`entry`); these are what the state reads them into and writes them from.
 
 use std::collections::BTreeSet;
 
-use crate::acl::AclBinding;
-use crate::messages::TopicPartition;
-use shoal_auth::ScramCredential;
 use uuid::Uuid;
+
+use crate::messages::TopicPartition;
 
 /// What a batch is to transactions: a marker's outcome is read from its control record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -144,122 +140,4 @@ pub struct Transaction {
     pub partitions: BTreeSet<TopicPartition>,
     /// TxnOffsetCommit's offsets by group, committed to the groups with the transaction.
     pub pending_offsets: Vec<(String, CommittedOffset)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Record {
-    /// A topic and its settings.
-    TopicCreated {
-        id: Uuid,
-        name: String,
-        partitions: i32,
-        config: TopicConfig,
-    },
-    TopicDeleted {
-        id: Uuid,
-        at_ms: i64,
-    },
-    /// A WAL object and the batches of it that were accepted (possibly none), committed at
-    /// `at_ms`, which is also the batches' log-append time. It gets the next file id.
-    FileCommitted {
-        object_key: String,
-        file_size: u64,
-        uploader_broker_id: i32,
-        owner_ids: Vec<i32>,
-        at_ms: i64,
-        batches: Vec<CommittedBatch>,
-    },
-    /// The log start offset of a partition moved forward (DeleteRecords or retention).
-    RecordsDeleted {
-        topic_id: Uuid,
-        partition: i32,
-        new_log_start_offset: i64,
-        at_ms: i64,
-    },
-    ProducerIdAllocated {
-        producer_id: i64,
-    },
-    /// Garbage collection removed these objects from the store.
-    FilesDeleted {
-        object_keys: Vec<String>,
-    },
-    /// An existing topic grew from `first_new` partitions to `total_partitions`.
-    PartitionsAdded {
-        topic_id: Uuid,
-        name: String,
-        first_new: i32,
-        total_partitions: i32,
-    },
-    /// Producers idle past the expiration time are forgotten in one partition.
-    ProducersExpired {
-        topic_id: Uuid,
-        partition: i32,
-        producer_ids: Vec<i64>,
-    },
-    /// AlterConfigs replaced a topic's settings.
-    TopicConfigChanged {
-        topic_id: Uuid,
-        config: TopicConfig,
-    },
-    /// A consumer group committed offsets at `at_ms`.
-    OffsetsCommitted {
-        group: String,
-        at_ms: i64,
-        offsets: Vec<CommittedOffset>,
-    },
-    /// OffsetDelete: the committed offsets of the listed partitions are removed (an empty
-    /// list removes nothing).
-    GroupOffsetsDeleted {
-        group: String,
-        partitions: Vec<(Uuid, i32)>,
-    },
-    /// DeleteGroups or offset expiry: every committed offset of the group is removed.
-    GroupDeleted {
-        group: String,
-    },
-    /// CreateMirror: a mirror and its settings (name/value pairs).
-    MirrorCreated {
-        name: String,
-        config: Vec<(String, String)>,
-    },
-    /// A topic joined a mirror, or left it (`removed`: its `mirror.name` has the `.removed`
-    /// suffix, kept for failback).
-    TopicMirrorChanged {
-        topic_id: Uuid,
-        mirror: String,
-        removed: bool,
-    },
-    /// Mirror state of some of a topic's partitions.
-    MirrorPartitionsChanged {
-        topic_id: Uuid,
-        partitions: Vec<(i32, PartitionMirror)>,
-    },
-    /// Local records from `offset` on were dropped (mirror preparation, source truncation).
-    PartitionTruncated {
-        topic_id: Uuid,
-        partition: i32,
-        offset: i64,
-        at_ms: i64,
-    },
-    /// AlterUserScramCredentials set a user's credential for one mechanism (Kafka's code:
-    /// 1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
-    ScramCredentialSet {
-        user: String,
-        mechanism: i8,
-        credential: ScramCredential,
-    },
-    ScramCredentialDeleted {
-        user: String,
-        mechanism: i8,
-    },
-    /// CreateAcls added a binding.
-    AclCreated(AclBinding),
-    /// DeleteAcls removed a binding.
-    AclDeleted(AclBinding),
-    /// A transactional id's state changed (InitProducerId, AddPartitionsToTxn, EndTxn, ...).
-    TransactionChanged(Transaction),
-    /// Transactional ids idle past `transactional.id.expiration.ms` are forgotten.
-    TransactionsExpired {
-        transactional_ids: Vec<String>,
-    },
 }

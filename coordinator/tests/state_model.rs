@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use shoal_coordinator::records::Record;
 use shoal_coordinator::*;
+use shoal_protocol::records;
 use uuid::Uuid;
 
 #[derive(Debug, Clone)]
@@ -222,19 +222,19 @@ proptest! {
     fn answers_match_the_model_and_replay_is_exact(ops in prop::collection::vec(op(), 1..80)) {
         let mut state = CoordinatorState::default();
         let mut model = Model::default();
-        let mut log: Vec<Record> = Vec::new();
+        let mut log: Vec<Entry> = Vec::new();
         let unknown = Uuid::from_u128(999);
         let mirror_config = vec![("bootstrap.servers".to_string(), "src:9092".to_string())];
-        let record = state.create_mirror("m", &mirror_config).unwrap();
+        let record = state.create_mirror("m", &mirror_config, 0).unwrap();
         state.apply(&record);
         log.push(record);
-        prop_assert!(state.create_mirror("m", &mirror_config).is_err());
+        prop_assert!(state.create_mirror("m", &mirror_config, 0).is_err());
         for (step, op) in ops.into_iter().enumerate() {
             let now = step as i64;
             match op {
                 Op::Create { topic, partitions } => {
                     let id = Uuid::from_u128(step as u128 + 1);
-                    let result = state.create_topic(&format!("t{topic}"), partitions, id, TopicConfig::default());
+                    let result = state.create_topic(&format!("t{topic}"), partitions, id, TopicConfig::default(), now);
                     prop_assert_eq!(result.is_ok(), !model.topics.contains_key(&topic));
                     if let Ok(record) = result {
                         state.apply(&record);
@@ -244,7 +244,7 @@ proptest! {
                 }
                 Op::CreatePartitions { topic, total } => {
                     let id = Uuid::from_u128(1000 + topic as u128);
-                    let result = state.create_partitions(id, &format!("t{topic}"), total);
+                    let result = state.create_partitions(id, &format!("t{topic}"), total, now);
                     match model.topics.get_mut(&topic) {
                         Some((existing, _)) if *existing != id => {
                             prop_assert_eq!(result.err(), Some(ErrorKind::TopicAlreadyExists));
@@ -272,7 +272,7 @@ proptest! {
                 Op::Delete { topic } => {
                     let result = state.delete_topic(&format!("t{topic}"), now);
                     prop_assert_eq!(result.is_ok(), model.topics.contains_key(&topic));
-                    if let Ok(record) = result {
+                    if let Ok((_, record)) = result {
                         state.apply(&record);
                         log.push(record);
                         model.topics.remove(&topic);
@@ -288,7 +288,7 @@ proptest! {
                         partitions: 2,
                         source_topic_id: Uuid::from_u128(2000 + step as u128),
                     };
-                    let result = state.add_topic_to_mirror("m", &source, Uuid::from_u128(3000 + step as u128));
+                    let result = state.add_topic_to_mirror("m", &source, Uuid::from_u128(3000 + step as u128), now);
                     let expect_ok = match model.topics.get(&topic) {
                         Some((_, parts)) => !parts.iter().any(|p| p.mirrored),
                         None => true,
@@ -350,7 +350,7 @@ proptest! {
                     log.push(record);
                 }
                 Op::MirrorRemove { topic } => {
-                    let result = state.remove_topic_from_mirror("m", &format!("t{topic}"));
+                    let result = state.remove_topic_from_mirror("m", &format!("t{topic}"), now);
                     let active = model.topics.get(&topic).is_some_and(|t| t.1.iter().any(|p| p.mirrored));
                     prop_assert_eq!(result.is_ok(), active);
                     if let Ok(records) = result {
@@ -422,7 +422,7 @@ proptest! {
                             partition: *partition,
                         })
                         .collect();
-                    let (existed, record) = state.delete_offsets(&name, &tps);
+                    let (existed, record) = state.delete_offsets(&name, &tps, now);
                     prop_assert_eq!(existed, model.groups.contains_key(&group));
                     if let Some(record) = record {
                         state.apply(&record);
@@ -460,7 +460,7 @@ proptest! {
                     prop_assert_eq!(fetched, expected);
                 }
                 Op::DeleteGroup { group } => {
-                    let record = state.delete_group(&format!("g{group}"));
+                    let record = state.delete_group(&format!("g{group}"), now);
                     prop_assert_eq!(record.is_some(), model.groups.remove(&group).is_some());
                     if let Some(record) = record {
                         state.apply(&record);
@@ -615,7 +615,7 @@ proptest! {
 fn one_topic(partitions: i32, config: TopicConfig) -> (CoordinatorState, Uuid) {
     let mut state = CoordinatorState::default();
     let id = Uuid::from_u128(1);
-    state.apply(&state.create_topic("t", partitions, id, config).unwrap());
+    state.apply(&state.create_topic("t", partitions, id, config, 0).unwrap());
     (state, id)
 }
 
@@ -712,9 +712,10 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
     let records = state.retention_records(7500, 100);
     state.apply(&records[0]);
     assert_eq!(state.log_start_offset(tp), Some(8));
-    state.apply(&Record::FilesDeleted {
+    let deleted = records::ShoalFilesDeletedRecord {
         object_keys: vec!["wal/0".into()],
-    });
+    };
+    state.apply(&Entry::of(6000, deleted));
     assert_eq!(
         state.expired_deletable_files(i64::MAX, 10),
         vec!["wal/1", "wal/2", "wal/3"]
@@ -745,18 +746,16 @@ fn idle_producers_expire_in_bounded_steps() {
         state.apply(&record.unwrap());
     }
     assert!(
-        state.producer_expiry_records(100, 10).is_empty(),
+        state.producer_expiry_records(100, 10, 1000).is_empty(),
         "nobody idle before 100"
     );
-    let records = state.producer_expiry_records(200, 10);
-    assert_eq!(
-        records,
-        vec![Record::ProducersExpired {
-            topic_id: id,
-            partition: 0,
-            producer_ids: vec![7]
-        }]
-    );
+    let records = state.producer_expiry_records(200, 10, 1000);
+    let expired = records::ShoalProducersExpiredRecord {
+        topic_id: id,
+        partition_index: 0,
+        producer_ids: vec![7],
+    };
+    assert_eq!(records, vec![Entry::of(1000, expired)]);
     state.apply(&records[0]);
     let next = |producer_id, base_sequence| CommitBatch {
         partition: tp,
@@ -777,7 +776,7 @@ fn idle_producers_expire_in_bounded_steps() {
     assert_eq!(results[1].error, None);
     assert_eq!(results[2].error, None, "producer 8 is still known");
     assert_eq!(
-        state.producer_expiry_records(i64::MAX, 1).len(),
+        state.producer_expiry_records(i64::MAX, 1, 1000).len(),
         1,
         "one step, one producer"
     );
@@ -808,7 +807,7 @@ fn offsets_of_idle_groups_without_members_expire() {
     assert_eq!(results, vec![Some(ErrorKind::OffsetMetadataTooLarge)]);
     assert!(record.is_none());
     // Committed before 500 and no members: only "old" expires ("busy" has members).
-    let expired = state.offset_expiry_records(500, &["busy".to_string()], 10);
+    let expired = state.offset_expiry_records(500, &["busy".to_string()], 10, 1000);
     assert_eq!(expired.len(), 1);
     for record in &expired {
         state.apply(record);

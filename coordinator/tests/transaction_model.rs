@@ -8,7 +8,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use proptest::prelude::*;
-use shoal_coordinator::records::Record;
 use shoal_coordinator::state::transactions::TransactionEnding;
 use shoal_coordinator::*;
 use uuid::Uuid;
@@ -63,7 +62,7 @@ struct Model {
 
 struct Harness {
     state: CoordinatorState,
-    log: Vec<Record>,
+    log: Vec<Entry>,
     topic: Uuid,
     objects: usize,
     now: i64,
@@ -72,7 +71,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn apply(&mut self, records: Vec<Record>) {
+    fn apply(&mut self, records: Vec<Entry>) {
         for r in records {
             self.state.apply(&r);
             self.log.push(r);
@@ -215,7 +214,7 @@ proptest! {
     fn read_committed_sees_exactly_the_committed_records(ops in prop::collection::vec(op(), 1..60)) {
         let topic = Uuid::from_u128(1);
         let mut h = Harness { state: CoordinatorState::default(), log: Vec::new(), topic, objects: 0, now: 1_000_000, sequences: HashMap::new() };
-        let record = h.state.create_topic("t", 2, topic, TopicConfig::default()).unwrap();
+        let record = h.state.create_topic("t", 2, topic, TopicConfig::default(), h.now).unwrap();
         h.apply(vec![record]);
         let mut model = Model::default();
         for op in ops {
@@ -320,8 +319,8 @@ proptest! {
         let mut replayed = CoordinatorState::default();
         for r in &h.log {
             let mut entry = Vec::new();
-            r.encode_entry(h.now, &mut entry);
-            replayed.apply(&Record::decode_entry(&entry).unwrap());
+            r.encode(&mut entry);
+            replayed.apply(&Entry::decode(&entry).unwrap());
         }
         prop_assert_eq!(&replayed, &h.state);
         let image = h.state.encode_snapshot();

@@ -1,7 +1,6 @@
 //! Transactions in the coordinator's state machine: what each operation answers, what
 //! read_committed readers see, and that replay and snapshots rebuild the same state.
 
-use shoal_coordinator::records::Record;
 use shoal_coordinator::state::transactions::TransactionEnding;
 use shoal_coordinator::*;
 use uuid::Uuid;
@@ -11,7 +10,7 @@ const WEEK: i64 = 7 * 24 * 3600 * 1000;
 
 struct Fixture {
     state: CoordinatorState,
-    log: Vec<Record>,
+    log: Vec<Entry>,
     topic: Uuid,
     objects: usize,
 }
@@ -26,13 +25,13 @@ impl Fixture {
         };
         let record = f
             .state
-            .create_topic("t", 2, f.topic, TopicConfig::default())
+            .create_topic("t", 2, f.topic, TopicConfig::default(), NOW)
             .unwrap();
         f.apply(vec![record]);
         f
     }
 
-    fn apply(&mut self, records: Vec<Record>) {
+    fn apply(&mut self, records: Vec<Entry>) {
         for r in records {
             self.state.apply(&r);
             self.log.push(r);
@@ -138,8 +137,8 @@ impl Fixture {
         let mut replayed = CoordinatorState::default();
         for r in &self.log {
             let mut entry = Vec::new();
-            r.encode_entry(NOW, &mut entry);
-            replayed.apply(&Record::decode_entry(&entry).unwrap());
+            r.encode(&mut entry);
+            replayed.apply(&Entry::decode(&entry).unwrap());
         }
         assert_eq!(replayed, self.state);
         let image = self.state.encode_snapshot();
@@ -332,12 +331,10 @@ fn idle_transactional_ids_expire_but_not_while_a_transaction_is_open() {
     f.add("b", b, &[0]);
     // "b" is open: past its timeout it is aborted, not forgotten; "a" idles a week.
     let (endings, records) = f.state.transactions_to_end(NOW + WEEK, 10, WEEK);
-    assert_eq!(
-        records[0],
-        Record::TransactionsExpired {
-            transactional_ids: vec!["a".into()]
-        }
-    );
+    let expired = shoal_protocol::records::ShoalTransactionsExpiredRecord {
+        transactional_ids: vec!["a".into()],
+    };
+    assert_eq!(records[0], Entry::of(NOW + WEEK, expired));
     f.apply(records);
     assert!(f.state.transaction("a").is_none());
     assert_eq!(endings.len(), 1);

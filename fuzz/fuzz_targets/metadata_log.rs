@@ -19,10 +19,10 @@ fuzz_target!(|data: &[u8]| {
     framed.extend_from_slice(&(data.len() as u32).to_be_bytes());
     framed.extend_from_slice(&crc32c(data).to_be_bytes());
     framed.extend_from_slice(data);
-    let sealed = scan_frames(&framed).records;
+    let sealed = scan_frames(&framed).entries;
     let mut state = CoordinatorState::default();
-    for record in scan.records.iter().chain(&sealed) {
-        state.apply(record);
+    for entry in scan.entries.iter().chain(&sealed) {
+        state.apply(entry);
     }
     let _ = CoordinatorState::decode_snapshot(data);
     let mut image = data.to_vec();

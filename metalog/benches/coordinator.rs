@@ -31,7 +31,7 @@ fn topic_state() -> (CoordinatorState, Uuid) {
     let mut state = CoordinatorState::default();
     let id = Uuid::from_u128(42);
     let record = state
-        .create_topic("bench", PARTITIONS, id, TopicConfig::default())
+        .create_topic("bench", PARTITIONS, id, TopicConfig::default(), 0)
         .unwrap();
     state.apply(&record);
     (state, id)
@@ -79,7 +79,7 @@ fn commit_throughput() -> serde_json::Value {
         let (results, record) = state.commit_file(key, &batches[f % batches.len()], 0);
         let record = record.expect("new key");
         frames.clear();
-        shoal_coordinator::frames::encode_frame(&record, 0, &mut frames);
+        shoal_coordinator::frames::encode_frame(&record, &mut frames);
         state.apply(&record);
         assert!(results[0].error.is_none());
     }

@@ -11,8 +11,8 @@ use crate::problems::Problem;
 use crate::snapshots::{list_generations, read_snapshot, snapshot_path};
 use crate::MetaLogError;
 use shoal_coordinator::frames::{scan_frames, FrameDamage};
-use shoal_coordinator::records::Record;
 use shoal_coordinator::state::CoordinatorState;
+use shoal_coordinator::Entry;
 
 /// One log of the chain recovery replays.
 #[derive(Debug)]
@@ -50,7 +50,7 @@ pub struct Inspection {
     pub fallback: Option<Fallback>,
     /// The base snapshot's state and the chain's records, for recovery to replay.
     pub(crate) state: CoordinatorState,
-    pub(crate) records: Vec<Vec<Record>>,
+    pub(crate) records: Vec<Vec<Entry>>,
 }
 
 impl Inspection {
@@ -119,7 +119,7 @@ pub async fn inspect(dir: &Path) -> Result<Inspection, MetaLogError> {
 
 struct Chain {
     reports: Vec<LogReport>,
-    records: Vec<Vec<Record>>,
+    records: Vec<Vec<Entry>>,
     problems: Vec<Problem>,
 }
 
@@ -158,7 +158,7 @@ async fn read_chain(dir: &Path, base: Option<u64>, logs: &[u64]) -> Result<Chain
                 chain.problems.push(Problem::DamagedLog {
                     path: path.clone(),
                     damage: damage.clone(),
-                    records_before: scan.records.len(),
+                    records_before: scan.entries.len(),
                     last_generation: Some(generation) == last,
                 });
             }
@@ -167,11 +167,11 @@ async fn read_chain(dir: &Path, base: Option<u64>, logs: &[u64]) -> Result<Chain
             generation,
             path,
             bytes: contents.len() as u64,
-            records: scan.records.len(),
+            records: scan.entries.len(),
             valid_bytes: scan.valid_bytes as u64,
             damage: scan.damage,
         });
-        chain.records.push(scan.records);
+        chain.records.push(scan.entries);
     }
     Ok(chain)
 }

@@ -106,7 +106,7 @@ async fn cut_logs_from(
     let (_, logs) = list_generations(dir).await?;
     for generation in logs.into_iter().filter(|g| *g >= from) {
         let path = log_path(dir, generation);
-        let records = scan_frames(&read_file(&path).await?).records.len();
+        let records = scan_frames(&read_file(&path).await?).entries.len();
         let moved = set_aside(aside, &path)?;
         report.records_lost += records;
         report.actions.push(format!(

@@ -3,7 +3,8 @@
 
 use crate::acl::{AclBinding, AclFilter};
 use crate::command::{Command, Round};
-use crate::records::Record;
+use crate::entry::Entry;
+use crate::state::emit;
 
 /// One result per binding: Err says why it was refused.
 #[derive(Debug, Clone)]
@@ -20,7 +21,7 @@ impl Command for CreateAcls {
             .bindings
             .iter()
             .map(|binding| {
-                let record = round.state().create_acl(binding)?;
+                let record = round.state().create_acl(binding, round.now_ms())?;
                 if let Some(record) = record {
                     round.append(&record);
                 }
@@ -49,7 +50,7 @@ impl Command for DeleteAcls {
             .map(|filter| {
                 let matched = round.state().matching_acls(filter);
                 for binding in &matched {
-                    round.append(&Record::AclDeleted(binding.clone()));
+                    round.append(&Entry::of(round.now_ms(), emit::acl_deleted(binding)));
                 }
                 matched
             })

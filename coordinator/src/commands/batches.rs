@@ -7,7 +7,9 @@ use crate::messages::{
     NewObject, TopicPartition,
 };
 use crate::metrics::CoordinatorMetrics;
-use crate::records::Record;
+use shoal_protocol::records::ShoalFilesDeletedRecord;
+
+use crate::entry::Entry;
 use crate::ErrorKind;
 
 /// CommitFile: offsets for an object's batches, in object order, one answer per batch.
@@ -150,9 +152,10 @@ impl Command for FilesDeleted {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        round.append(&Record::FilesDeleted {
+        let deleted = ShoalFilesDeletedRecord {
             object_keys: self.object_keys,
-        });
+        };
+        round.append(&Entry::of(round.now_ms(), deleted));
     }
 }
 
@@ -173,11 +176,11 @@ impl Command for EnforceRetention {
         let now_ms = round.now_ms();
         let idle_before_ms = now_ms.saturating_sub(self.producer_expiration_ms);
         let mut records = round.state().retention_records(now_ms, self.max_batches);
-        records.extend(
-            round
-                .state()
-                .producer_expiry_records(idle_before_ms, self.max_batches),
-        );
+        records.extend(round.state().producer_expiry_records(
+            idle_before_ms,
+            self.max_batches,
+            now_ms,
+        ));
         round.append_all(&records);
         records.len()
     }

@@ -56,7 +56,7 @@ impl Command for DeleteGroup {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let Some(record) = round.state().delete_group(&self.group) else {
+        let Some(record) = round.state().delete_group(&self.group, round.now_ms()) else {
             return false;
         };
         round.append(&record);
@@ -77,7 +77,10 @@ impl Command for DeleteOffsets {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (existed, record) = round.state().delete_offsets(&self.group, &self.partitions);
+        let (existed, record) =
+            round
+                .state()
+                .delete_offsets(&self.group, &self.partitions, round.now_ms());
         if let Some(record) = record {
             round.append(&record);
         }
@@ -99,10 +102,12 @@ impl Command for ExpireOffsets {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let before_ms = round.now_ms().saturating_sub(self.retention_ms);
-        let records = round
-            .state()
-            .offset_expiry_records(before_ms, &self.active, self.max);
+        let now_ms = round.now_ms();
+        let before_ms = now_ms.saturating_sub(self.retention_ms);
+        let records =
+            round
+                .state()
+                .offset_expiry_records(before_ms, &self.active, self.max, now_ms);
         round.append_all(&records);
         records.len()
     }

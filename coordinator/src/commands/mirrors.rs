@@ -4,11 +4,12 @@
 use uuid::Uuid;
 
 use crate::command::{Command, Round};
+use crate::entry::Entry;
 use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorDescription, MirrorEvent, MirroredTopic, NewObject,
     TopicPartition,
 };
-use crate::records::{Record, TopicConfig};
+use crate::records::TopicConfig;
 use crate::ErrorKind;
 
 /// One answer per topic, in request order.
@@ -26,7 +27,9 @@ impl Command for CreateMirror {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let record = round.state().create_mirror(&self.name, &self.config)?;
+        let record = round
+            .state()
+            .create_mirror(&self.name, &self.config, round.now_ms())?;
         append_topic_change(round, &[record]);
         Ok(())
     }
@@ -46,10 +49,13 @@ impl Command for AddTopicsToMirror {
         self.topics
             .iter()
             .map(|topic| {
-                let records =
-                    round
-                        .state()
-                        .add_topic_to_mirror(&self.mirror, topic, Uuid::new_v4())?;
+                let now_ms = round.now_ms();
+                let records = round.state().add_topic_to_mirror(
+                    &self.mirror,
+                    topic,
+                    Uuid::new_v4(),
+                    now_ms,
+                )?;
                 append_topic_change(round, &records);
                 Ok(())
             })
@@ -72,7 +78,10 @@ impl Command for RemoveTopicsFromMirror {
         self.topics
             .iter()
             .map(|name| {
-                let records = round.state().remove_topic_from_mirror(&self.mirror, name)?;
+                let records =
+                    round
+                        .state()
+                        .remove_topic_from_mirror(&self.mirror, name, round.now_ms())?;
                 append_topic_change(round, &records);
                 Ok(())
             })
@@ -95,7 +104,9 @@ impl Command for PauseMirrorTopics {
         self.topics
             .iter()
             .map(|name| {
-                let record = round.state().pause_mirror_topic(name, self.pause)?;
+                let record = round
+                    .state()
+                    .pause_mirror_topic(name, self.pause, round.now_ms())?;
                 append_topic_change(round, &[record]);
                 Ok(())
             })
@@ -116,9 +127,11 @@ impl Command for SyncMirrorTopic {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let records = round
-            .state()
-            .sync_mirror_topic(&self.name, self.partitions, self.config)?;
+        let now_ms = round.now_ms();
+        let records =
+            round
+                .state()
+                .sync_mirror_topic(&self.name, self.partitions, self.config, now_ms)?;
         append_topic_change(round, &records);
         Ok(())
     }
@@ -250,7 +263,7 @@ impl Command for LastMirroredOffsets {
 }
 
 /// Mirror records change what the shards' topic view shows (read-only, mirror names).
-fn append_topic_change(round: &mut Round<'_>, records: &[Record]) {
+fn append_topic_change(round: &mut Round<'_>, records: &[Entry]) {
     round.append_all(records);
     round.topics_changed();
 }

@@ -2,7 +2,6 @@
 
 use crate::command::{Command, Round};
 use crate::messages::{ProducerSummary, TopicPartition};
-use crate::records::Record;
 use crate::ErrorKind;
 
 /// InitProducerId: a producer id never handed out before, at epoch 0.
@@ -20,11 +19,8 @@ impl Command for InitProducerId {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let record = round.state().allocate_producer_id();
-        round.append(&record);
-        let Record::ProducerIdAllocated { producer_id } = record else {
-            unreachable!("allocate_producer_id returns ProducerIdAllocated")
-        };
+        let (producer_id, entry) = round.state().allocate_producer_id(round.now_ms());
+        round.append(&entry);
         ProducerIdentity {
             producer_id,
             producer_epoch: 0,

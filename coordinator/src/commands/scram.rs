@@ -22,7 +22,7 @@ impl Command for AlterScramCredentials {
             .map(|(user, alterations)| {
                 let result = round
                     .state()
-                    .alter_scram(&user, &alterations)
+                    .alter_scram(&user, &alterations, round.now_ms())
                     .map(|records| round.append_all(&records));
                 (user, result)
             })

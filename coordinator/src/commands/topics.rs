@@ -5,7 +5,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::command::{Command, Round};
-use crate::records::{Record, TopicConfig};
+use crate::records::TopicConfig;
 use crate::view::TopicMeta;
 use crate::ErrorKind;
 
@@ -22,10 +22,12 @@ impl Command for CreateTopic {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let now_ms = round.now_ms();
+        let id = Uuid::new_v4();
         let record =
             round
                 .state()
-                .create_topic(&self.name, self.partitions, Uuid::new_v4(), self.config)?;
+                .create_topic(&self.name, self.partitions, id, self.config, now_ms)?;
         round.append(&record);
         round.topics_changed();
         round
@@ -50,10 +52,13 @@ impl Command for CreatePartitions {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let record =
-            round
-                .state()
-                .create_partitions(self.topic_id, &self.name, self.total_partitions)?;
+        let now_ms = round.now_ms();
+        let record = round.state().create_partitions(
+            self.topic_id,
+            &self.name,
+            self.total_partitions,
+            now_ms,
+        )?;
         if let Some(record) = record {
             round.append(&record);
             round.topics_changed();
@@ -73,13 +78,10 @@ impl Command for DeleteTopic {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let record = round.state().delete_topic(&self.name, round.now_ms())?;
-        round.append(&record);
+        let (id, entry) = round.state().delete_topic(&self.name, round.now_ms())?;
+        round.append(&entry);
         round.topics_changed();
-        match record {
-            Record::TopicDeleted { id, .. } => Ok(id),
-            _ => unreachable!("delete_topic returns TopicDeleted"),
-        }
+        Ok(id)
     }
 }
 
@@ -95,7 +97,11 @@ impl Command for AlterTopicConfig {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        if let Some(record) = round.state().alter_topic_config(&self.name, self.config)? {
+        let now_ms = round.now_ms();
+        if let Some(record) = round
+            .state()
+            .alter_topic_config(&self.name, self.config, now_ms)?
+        {
             round.append(&record);
             round.topics_changed();
         }

@@ -2,12 +2,14 @@
 //! and which objects have been unreferenced long enough to delete.
 
 use super::CoordinatorState;
-use crate::records::Record;
+use shoal_protocol::records::{DisklessRecordsDeletedRecord, ShoalProducersExpiredRecord};
+
+use crate::entry::Entry;
 
 impl CoordinatorState {
-    /// Records that enforce retention.ms and retention.bytes at `now_ms`, dropping at most
+    /// Entries that enforce retention.ms and retention.bytes at `now_ms`, dropping at most
     /// `max_batches` batches in this step so one sweep never stalls the coordinator.
-    pub fn retention_records(&self, now_ms: i64, max_batches: usize) -> Vec<Record> {
+    pub fn retention_records(&self, now_ms: i64, max_batches: usize) -> Vec<Entry> {
         let mut records = Vec::new();
         let mut budget = max_batches;
         let mut topic_ids: Vec<_> = self.topics.keys().copied().collect();
@@ -34,25 +36,26 @@ impl CoordinatorState {
                     budget -= 1;
                 }
                 if new_start > p.log_start_offset {
-                    records.push(Record::RecordsDeleted {
+                    let deleted = DisklessRecordsDeletedRecord {
                         topic_id,
-                        partition: index as i32,
+                        partition_index: index as i32,
                         new_log_start_offset: new_start,
-                        at_ms: now_ms,
-                    });
+                    };
+                    records.push(Entry::of(now_ms, deleted));
                 }
             }
         }
         records
     }
 
-    /// Records that forget producers idle since before `idle_before_ms` (Kafka's
+    /// Entries that forget producers idle since before `idle_before_ms` (Kafka's
     /// producer.id.expiration.ms), at most `max_producers` in this step.
     pub fn producer_expiry_records(
         &self,
         idle_before_ms: i64,
         max_producers: usize,
-    ) -> Vec<Record> {
+        now_ms: i64,
+    ) -> Vec<Entry> {
         let mut records = Vec::new();
         let mut budget = max_producers;
         let mut topic_ids: Vec<_> = self.topics.keys().copied().collect();
@@ -74,11 +77,12 @@ impl CoordinatorState {
                 }
                 producer_ids.sort_unstable();
                 budget -= producer_ids.len();
-                records.push(Record::ProducersExpired {
+                let expired = ShoalProducersExpiredRecord {
                     topic_id,
-                    partition: index as i32,
+                    partition_index: index as i32,
                     producer_ids,
-                });
+                };
+                records.push(Entry::of(now_ms, expired));
             }
         }
         records

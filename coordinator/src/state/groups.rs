@@ -8,7 +8,13 @@ use uuid::Uuid;
 
 use super::CoordinatorState;
 use crate::messages::{OffsetCommitEntry, StoredOffset, TopicPartition};
-use crate::records::{CommittedOffset, Record};
+use shoal_protocol::records::{
+    ShoalGroupDeletedRecord, ShoalGroupOffsetsDeletedRecord, ShoalGroupPartition,
+};
+
+use super::emit;
+use crate::entry::Entry;
+use crate::records::CommittedOffset;
 use crate::ErrorKind;
 
 /// Kafka's `offset.metadata.max.bytes`.
@@ -70,7 +76,7 @@ impl CoordinatorState {
         group: &str,
         entries: &[OffsetCommitEntry],
         now_ms: i64,
-    ) -> (Vec<Option<ErrorKind>>, Option<Record>) {
+    ) -> (Vec<Option<ErrorKind>>, Option<Entry>) {
         if group.is_empty() || group.len() > GROUP_ID_MAX_BYTES {
             return (vec![Some(ErrorKind::InvalidGroupId); entries.len()], None);
         }
@@ -93,12 +99,9 @@ impl CoordinatorState {
             };
             results.push(error);
         }
-        let record = (!accepted.is_empty()).then(|| Record::OffsetsCommitted {
-            group: group.to_string(),
-            at_ms: now_ms,
-            offsets: accepted,
-        });
-        (results, record)
+        let entry = (!accepted.is_empty())
+            .then(|| Entry::of(now_ms, emit::offsets_committed(group, &accepted)));
+        (results, entry)
     }
 
     /// OffsetFetch: the listed partitions (None where nothing is committed), or every
@@ -141,11 +144,12 @@ impl CoordinatorState {
     }
 
     /// DeleteGroups: every offset of the group. None when the group has no offsets.
-    pub fn delete_group(&self, group: &str) -> Option<Record> {
+    pub fn delete_group(&self, group: &str, now_ms: i64) -> Option<Entry> {
         self.groups.get(group)?;
-        Some(Record::GroupDeleted {
-            group: group.to_string(),
-        })
+        let deleted = ShoalGroupDeletedRecord {
+            group_id: group.to_string(),
+        };
+        Some(Entry::of(now_ms, deleted))
     }
 
     /// OffsetDelete: the offsets of `partitions` only. Whether the group has offsets, and the
@@ -154,20 +158,27 @@ impl CoordinatorState {
         &self,
         group: &str,
         partitions: &[TopicPartition],
-    ) -> (bool, Option<Record>) {
+        now_ms: i64,
+    ) -> (bool, Option<Entry>) {
         let Some(entry) = self.groups.get(group) else {
             return (false, None);
         };
-        let stored: Vec<(Uuid, i32)> = partitions
+        let stored: Vec<ShoalGroupPartition> = partitions
             .iter()
-            .map(|tp| (tp.topic_id, tp.partition))
-            .filter(|key| entry.offsets.contains_key(key))
+            .filter(|tp| entry.offsets.contains_key(&(tp.topic_id, tp.partition)))
+            .map(|tp| ShoalGroupPartition {
+                topic_id: tp.topic_id,
+                partition_index: tp.partition,
+            })
             .collect();
-        let record = (!stored.is_empty()).then(|| Record::GroupOffsetsDeleted {
-            group: group.to_string(),
+        let deleted = ShoalGroupOffsetsDeletedRecord {
+            group_id: group.to_string(),
             partitions: stored,
-        });
-        (true, record)
+        };
+        (
+            true,
+            (!deleted.partitions.is_empty()).then(|| Entry::of(now_ms, deleted)),
+        )
     }
 
     /// Groups with committed offsets, sorted.
@@ -184,7 +195,8 @@ impl CoordinatorState {
         before_ms: i64,
         active: &[String],
         max: usize,
-    ) -> Vec<Record> {
+        now_ms: i64,
+    ) -> Vec<Entry> {
         let mut expired: Vec<&String> = self
             .groups
             .iter()
@@ -195,8 +207,11 @@ impl CoordinatorState {
         expired
             .into_iter()
             .take(max)
-            .map(|group| Record::GroupDeleted {
-                group: group.clone(),
+            .map(|group| {
+                let deleted = ShoalGroupDeletedRecord {
+                    group_id: group.clone(),
+                };
+                Entry::of(now_ms, deleted)
             })
             .collect()
     }

@@ -12,7 +12,11 @@ use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorEvent, MirroredPartition, MirroredTopic, NewObject,
     TopicPartition,
 };
-use crate::records::{CommittedBatch, Record, TopicConfig};
+use shoal_protocol::records::ShoalPartitionTruncatedRecord;
+
+use super::emit;
+use crate::entry::Entry;
+use crate::records::{CommittedBatch, TopicConfig};
 use crate::ErrorKind;
 
 /// Which mirror a topic belongs to (its `mirror.name`).
@@ -28,17 +32,15 @@ impl CoordinatorState {
         &self,
         name: &str,
         config: &[(String, String)],
-    ) -> Result<Record, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Entry, ErrorKind> {
         validate_mirror_name(name).map_err(ErrorKind::Mirror)?;
         if self.mirrors.contains_key(name) {
             return Err(ErrorKind::Mirror(MirrorError::MirrorAlreadyExists));
         }
         MirrorConfig::from_pairs(config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .map_err(ErrorKind::Mirror)?;
-        Ok(Record::MirrorCreated {
-            name: name.to_string(),
-            config: config.to_vec(),
-        })
+        Ok(Entry::of(now_ms, emit::mirror_created(name, config)))
     }
 
     /// AddTopicsToMirror for one topic: creates it with the source's partition count (and the
@@ -48,7 +50,8 @@ impl CoordinatorState {
         mirror: &str,
         topic: &MirroredTopic,
         fallback_id: Uuid,
-    ) -> Result<Vec<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Vec<Entry>, ErrorKind> {
         if !self.mirrors.contains_key(mirror) {
             return Err(ErrorKind::Mirror(MirrorError::UnknownMirror));
         }
@@ -72,12 +75,10 @@ impl CoordinatorState {
                     .map(|p| p.mirror.clone())
                     .collect();
                 if topic.partitions as usize > states.len() {
-                    records.push(Record::PartitionsAdded {
-                        topic_id: *id,
-                        name: existing.name.clone(),
-                        first_new: states.len() as i32,
-                        total_partitions: topic.partitions,
-                    });
+                    let first_new = states.len() as i32;
+                    let added =
+                        emit::partitions_created(*id, &existing.name, first_new, topic.partitions);
+                    records.push(Entry::new(now_ms, added));
                 }
                 (*id, states)
             }
@@ -94,6 +95,7 @@ impl CoordinatorState {
                     topic.partitions,
                     id,
                     TopicConfig::default(),
+                    now_ms,
                 )?);
                 (id, Vec::new())
             }
@@ -107,15 +109,14 @@ impl CoordinatorState {
             state.add().map_err(ErrorKind::Mirror)?;
             changed.push((index as i32, state.clone()));
         }
-        records.push(Record::TopicMirrorChanged {
-            topic_id,
-            mirror: mirror.to_string(),
-            removed: false,
-        });
-        records.push(Record::MirrorPartitionsChanged {
-            topic_id,
-            partitions: changed,
-        });
+        records.push(Entry::of(
+            now_ms,
+            emit::topic_mirror_changed(topic_id, mirror, false),
+        ));
+        records.push(Entry::of(
+            now_ms,
+            emit::mirror_partitions(topic_id, &changed),
+        ));
         Ok(records)
     }
 
@@ -125,7 +126,8 @@ impl CoordinatorState {
         &self,
         mirror: &str,
         name: &str,
-    ) -> Result<Vec<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Vec<Entry>, ErrorKind> {
         let (topic_id, topic) = self.mirrored_topic(mirror, name)?;
         let mut changed = Vec::new();
         for (index, p) in topic.partitions.iter().enumerate() {
@@ -138,15 +140,8 @@ impl CoordinatorState {
             changed.push((index as i32, m));
         }
         Ok(vec![
-            Record::MirrorPartitionsChanged {
-                topic_id,
-                partitions: changed,
-            },
-            Record::TopicMirrorChanged {
-                topic_id,
-                mirror: mirror.to_string(),
-                removed: true,
-            },
+            Entry::of(now_ms, emit::mirror_partitions(topic_id, &changed)),
+            Entry::of(now_ms, emit::topic_mirror_changed(topic_id, mirror, true)),
         ])
     }
 
@@ -157,27 +152,21 @@ impl CoordinatorState {
         name: &str,
         partitions: i32,
         config: Option<TopicConfig>,
-    ) -> Result<Vec<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Vec<Entry>, ErrorKind> {
         let (topic_id, topic) = self.topic_in_some_mirror(name)?;
         let mut records = Vec::new();
         let current = topic.partitions.len() as i32;
         if partitions > current && partitions <= PARTITIONS_PER_TOPIC_MAX {
-            records.push(Record::PartitionsAdded {
-                topic_id,
-                name: name.to_string(),
-                first_new: current,
-                total_partitions: partitions,
-            });
+            let added = emit::partitions_created(topic_id, name, current, partitions);
+            records.push(Entry::new(now_ms, added));
             let mut added = Vec::new();
             for index in current..partitions {
                 let mut m = PartitionMirror::default();
                 m.add().map_err(ErrorKind::Mirror)?;
                 added.push((index, m));
             }
-            records.push(Record::MirrorPartitionsChanged {
-                topic_id,
-                partitions: added,
-            });
+            records.push(Entry::of(now_ms, emit::mirror_partitions(topic_id, &added)));
         }
         if let Some(config) = config {
             let config = TopicConfig {
@@ -186,14 +175,19 @@ impl CoordinatorState {
                 ..config
             };
             if config != topic.config {
-                records.push(Record::TopicConfigChanged { topic_id, config });
+                records.push(Entry::new(now_ms, emit::topic_settings(topic_id, &config)));
             }
         }
         Ok(records)
     }
 
     /// PauseMirrorTopics / ResumeMirrorTopics for every partition of a topic.
-    pub fn pause_mirror_topic(&self, name: &str, pause: bool) -> Result<Record, ErrorKind> {
+    pub fn pause_mirror_topic(
+        &self,
+        name: &str,
+        pause: bool,
+        now_ms: i64,
+    ) -> Result<Entry, ErrorKind> {
         let (topic_id, topic) = self.topic_in_some_mirror(name)?;
         let mut changed = Vec::new();
         for (index, p) in topic.partitions.iter().enumerate() {
@@ -201,10 +195,10 @@ impl CoordinatorState {
             if pause { m.pause() } else { m.resume() }.map_err(ErrorKind::Mirror)?;
             changed.push((index as i32, m));
         }
-        Ok(Record::MirrorPartitionsChanged {
-            topic_id,
-            partitions: changed,
-        })
+        Ok(Entry::of(
+            now_ms,
+            emit::mirror_partitions(topic_id, &changed),
+        ))
     }
 
     /// A fetcher's report on one partition, turned into its next state.
@@ -213,7 +207,7 @@ impl CoordinatorState {
         tp: TopicPartition,
         event: MirrorEvent,
         now_ms: i64,
-    ) -> Result<(PartitionMirror, Option<Record>), ErrorKind> {
+    ) -> Result<(PartitionMirror, Option<Entry>), ErrorKind> {
         let p = self
             .partition(tp)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
@@ -232,11 +226,10 @@ impl CoordinatorState {
                 m.retry_if_due(now_ms);
             }
         }
-        let record = (m != p.mirror).then(|| Record::MirrorPartitionsChanged {
-            topic_id: tp.topic_id,
-            partitions: vec![(tp.partition, m.clone())],
-        });
-        Ok((m, record))
+        let changed = [(tp.partition, m.clone())];
+        let entry = (m != p.mirror)
+            .then(|| Entry::of(now_ms, emit::mirror_partitions(tp.topic_id, &changed)));
+        Ok((m, entry))
     }
 
     /// Mirrored batches keep the source's offsets: each must start at or after the partition's
@@ -246,7 +239,7 @@ impl CoordinatorState {
         object: &NewObject,
         batches: &[CommitBatch],
         now_ms: i64,
-    ) -> (Vec<CommitBatchResult>, Option<Record>) {
+    ) -> (Vec<CommitBatchResult>, Option<Entry>) {
         if self.is_known_object(&object.key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
@@ -306,7 +299,10 @@ impl CoordinatorState {
         }
         (
             results,
-            Some(self.file_committed(object, now_ms, committed)),
+            Some(Entry::new(
+                now_ms,
+                emit::file_committed(object, &committed, now_ms),
+            )),
         )
     }
 
@@ -317,21 +313,19 @@ impl CoordinatorState {
         tp: TopicPartition,
         offset: i64,
         now_ms: i64,
-    ) -> Result<Option<Record>, ErrorKind> {
+    ) -> Result<Option<Entry>, ErrorKind> {
         let p = self
             .partition(tp)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
         if offset < 0 {
             return Err(ErrorKind::OffsetOutOfRange);
         }
-        Ok(
-            (offset < p.high_watermark).then_some(Record::PartitionTruncated {
-                topic_id: tp.topic_id,
-                partition: tp.partition,
-                offset,
-                at_ms: now_ms,
-            }),
-        )
+        let truncated = ShoalPartitionTruncatedRecord {
+            topic_id: tp.topic_id,
+            partition_index: tp.partition,
+            offset,
+        };
+        Ok((offset < p.high_watermark).then(|| Entry::of(now_ms, truncated)))
     }
 
     /// LastMirroredOffset, answered by the old destination on failback: the offset at which

@@ -1,10 +1,14 @@
-//! The coordinator's in-memory state and its only mutation path, `apply(&Record)`. Operations
-//! (in `writes.rs`) validate against the state and describe their outcome as records, which
-//! are then applied, so a replay of the log reaches exactly the same state. Reads are in
-//! `reads.rs`, retention and garbage-collection queries in `cleaning.rs`.
+//! The coordinator's in-memory state and its only mutation path, `apply(&Entry)`
+//! (`apply.rs`). Operations (`writes.rs` and the module of each domain) validate against the
+//! state and describe their outcome as the log's generated records (`emit.rs` builds the
+//! larger ones), which are then applied as they are, so a replay of the log reaches exactly
+//! the same state. Reads are in `reads.rs`, retention and garbage-collection queries in
+//! `cleaning.rs`.
 
 mod acls;
+mod apply;
 mod cleaning;
+pub(crate) mod emit;
 mod groups;
 mod mirrors;
 mod partition_transactions;
@@ -23,8 +27,8 @@ use shoal_auth::ScramCredential;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
-use crate::messages::{NewObject, TopicPartition};
-use crate::records::{BatchKind, CommittedBatch, Record, TopicConfig, Transaction};
+use crate::messages::TopicPartition;
+use crate::records::{BatchKind, TopicConfig, Transaction};
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
 use producers::{ProducerBatch, ProducerState};
@@ -120,176 +124,6 @@ impl TopicState {
 }
 
 impl CoordinatorState {
-    pub fn apply(&mut self, record: &Record) {
-        match record {
-            Record::TopicCreated {
-                id,
-                name,
-                partitions,
-                config,
-            } => {
-                self.topic_ids.insert(name.clone(), *id);
-                self.topics.insert(
-                    *id,
-                    TopicState {
-                        name: name.clone(),
-                        config: *config,
-                        partitions: vec![PartitionState::default(); *partitions as usize],
-                        mirror: None,
-                    },
-                );
-            }
-            Record::TopicDeleted { id, at_ms } => {
-                self.forget_topic_offsets(*id);
-                if let Some(topic) = self.topics.remove(id) {
-                    self.topic_ids.remove(&topic.name);
-                    for batch in topic.partitions.iter().flat_map(|p| p.batches.iter()) {
-                        self.release_batch(batch.file_id, *at_ms);
-                    }
-                }
-            }
-            Record::FileCommitted {
-                object_key,
-                at_ms,
-                batches,
-                ..
-            } => self.apply_file_committed(object_key, *at_ms, batches),
-            Record::RecordsDeleted {
-                topic_id,
-                partition,
-                new_log_start_offset,
-                at_ms,
-            } => {
-                let Some(p) = self.partition_mut(*topic_id, *partition) else {
-                    return;
-                };
-                p.log_start_offset = p.log_start_offset.max(*new_log_start_offset);
-                p.transactions.forget_before(p.log_start_offset);
-                let mut released = Vec::new();
-                while let Some(front) = p.batches.front() {
-                    if front.last_offset >= p.log_start_offset {
-                        break;
-                    }
-                    let front = p.batches.pop_front().expect("front exists");
-                    p.size_bytes = p.size_bytes.saturating_sub(front.size_bytes as u64);
-                    released.push(front.file_id);
-                }
-                for file_id in released {
-                    self.release_batch(file_id, *at_ms);
-                }
-            }
-            Record::ProducerIdAllocated { producer_id } => {
-                self.next_producer_id = self.next_producer_id.max(producer_id.saturating_add(1));
-            }
-            Record::PartitionsAdded {
-                topic_id,
-                total_partitions,
-                ..
-            } => {
-                if let Some(topic) = self.topics.get_mut(topic_id) {
-                    let total = (*total_partitions).max(0) as usize;
-                    if total > topic.partitions.len() {
-                        topic.partitions.resize_with(total, PartitionState::default);
-                    }
-                }
-            }
-            Record::ProducersExpired {
-                topic_id,
-                partition,
-                producer_ids,
-            } => {
-                if let Some(p) = self.partition_mut(*topic_id, *partition) {
-                    for id in producer_ids {
-                        p.producers.remove(id);
-                    }
-                }
-            }
-            Record::FilesDeleted { object_keys } => {
-                for key in object_keys {
-                    self.deletable_files.remove(key.as_str());
-                }
-            }
-            Record::TopicConfigChanged { topic_id, config } => {
-                if let Some(topic) = self.topics.get_mut(topic_id) {
-                    topic.config = *config;
-                }
-            }
-            Record::OffsetsCommitted {
-                group,
-                at_ms,
-                offsets,
-            } => self.apply_offsets_committed(group, *at_ms, offsets),
-            Record::GroupOffsetsDeleted { group, partitions } => {
-                self.apply_group_offsets_deleted(group, partitions)
-            }
-            Record::GroupDeleted { group } => {
-                self.groups.remove(group);
-            }
-            Record::MirrorCreated { name, config } => {
-                self.mirrors.insert(name.clone(), config.clone());
-            }
-            Record::TopicMirrorChanged {
-                topic_id,
-                mirror,
-                removed,
-            } => {
-                if let Some(topic) = self.topics.get_mut(topic_id) {
-                    topic.mirror = Some(TopicMirror {
-                        name: mirror.clone(),
-                        removed: *removed,
-                    });
-                }
-            }
-            Record::MirrorPartitionsChanged {
-                topic_id,
-                partitions,
-            } => {
-                for (partition, m) in partitions {
-                    if let Some(p) = self.partition_mut(*topic_id, *partition) {
-                        // Mirrored producer ids belong to the source cluster's id space: once
-                        // the partition is writable here they would collide with local ones.
-                        if m.state == shoal_mirror::MirrorState::Stopped && p.mirror.is_read_only()
-                        {
-                            p.producers.clear();
-                            // The source's open transactions can never end here: aborted.
-                            p.transactions.abort_all_open(p.high_watermark);
-                        }
-                        p.mirror = m.clone();
-                    }
-                }
-            }
-            Record::PartitionTruncated {
-                topic_id,
-                partition,
-                offset,
-                at_ms,
-            } => self.apply_truncation(*topic_id, *partition, *offset, *at_ms),
-            Record::ScramCredentialSet {
-                user,
-                mechanism,
-                credential,
-            } => {
-                self.scram_credentials
-                    .insert((user.clone(), *mechanism), credential.clone());
-            }
-            Record::AclCreated(binding) => {
-                self.acls.insert(binding.clone());
-            }
-            Record::AclDeleted(binding) => {
-                self.acls.remove(binding);
-            }
-            Record::ScramCredentialDeleted { user, mechanism } => {
-                self.scram_credentials.remove(&(user.clone(), *mechanism));
-            }
-            Record::TransactionChanged(t) => self.apply_transaction(t),
-            Record::TransactionsExpired { transactional_ids } => {
-                for id in transactional_ids {
-                    self.forget_transaction(id);
-                }
-            }
-        }
-    }
-
     /// The object gets the next file id: ids follow commit order, so a replay assigns the
     /// same ones.
     fn apply_file_committed(
@@ -364,25 +198,6 @@ impl CoordinatorState {
         }
     }
 
-    /// An object key already committed (live or deletable): a repeated commit of it (a retry
-    /// over the wire) must not append its batches twice.
-    /// The record of a new object and the batches of it accepted, under the next file id.
-    fn file_committed(
-        &self,
-        object: &NewObject,
-        at_ms: i64,
-        batches: Vec<CommittedBatch>,
-    ) -> Record {
-        Record::FileCommitted {
-            object_key: object.key.clone(),
-            file_size: object.size_bytes,
-            uploader_broker_id: object.uploader_broker_id,
-            owner_ids: object.owner_ids.clone(),
-            at_ms,
-            batches,
-        }
-    }
-
     /// The timestamp type batches of the topic are appended with (0 CreateTime, 1 LogAppendTime).
     fn timestamp_type(&self, topic_id: Uuid) -> i8 {
         self.topics
@@ -390,6 +205,8 @@ impl CoordinatorState {
             .map_or(0, |t| t.config.log_append_time as i8)
     }
 
+    /// An object key already committed (live or deletable): a repeated commit of it (a retry
+    /// over the wire) must not append its batches twice.
     fn is_known_object(&self, object_key: &str) -> bool {
         self.file_ids.contains_key(object_key) || self.deletable_files.contains_key(object_key)
     }

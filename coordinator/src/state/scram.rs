@@ -4,7 +4,10 @@
 use super::CoordinatorState;
 use shoal_auth::ScramCredential;
 
-use crate::records::Record;
+use shoal_protocol::records::ShoalScramCredentialDeletedRecord;
+
+use super::emit;
+use crate::entry::Entry;
 use crate::ErrorKind;
 
 /// A user's credentials (mechanism code, iterations), or why there are none to describe.
@@ -59,32 +62,33 @@ impl CoordinatorState {
         }
     }
 
-    /// The records for one user's alterations, all or none: deleting a credential that does
+    /// The entries for one user's alterations, all or none: deleting a credential that does
     /// not exist fails the user's whole request.
     pub fn alter_scram(
         &self,
         user: &str,
         alterations: &[ScramAlteration],
-    ) -> Result<Vec<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Vec<Entry>, ErrorKind> {
         alterations
             .iter()
             .map(|alteration| match alteration {
                 ScramAlteration::Upsert {
                     mechanism,
                     credential,
-                } => Ok(Record::ScramCredentialSet {
-                    user: user.to_string(),
-                    mechanism: *mechanism,
-                    credential: credential.clone(),
-                }),
+                } => Ok(Entry::of(
+                    now_ms,
+                    emit::scram_credential_set(user, *mechanism, credential),
+                )),
                 ScramAlteration::Delete { mechanism } => {
                     if self.scram_credential(user, *mechanism).is_none() {
                         return Err(ErrorKind::ResourceNotFound);
                     }
-                    Ok(Record::ScramCredentialDeleted {
+                    let deleted = ShoalScramCredentialDeletedRecord {
                         user: user.to_string(),
                         mechanism: *mechanism,
-                    })
+                    };
+                    Ok(Entry::of(now_ms, deleted))
                 }
             })
             .collect()

@@ -14,10 +14,11 @@ use uuid::Uuid;
 
 use super::partition_transactions::PartitionTransactions;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
+use super::{emit, BatchEntry, CoordinatorState, FileState, PartitionState};
+use crate::entry::{check_log_entry, Entry};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
 use crate::messages::AbortedTransaction;
-use crate::records::{CommittedOffset, Record};
+use crate::records::CommittedOffset;
 use crate::CoordinatorError;
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
@@ -74,33 +75,21 @@ impl CoordinatorState {
                 })
                 .collect();
             offsets.sort_by_key(|o| (o.topic_id, o.partition));
-            let record = Record::OffsetsCommitted {
-                group: group.clone(),
-                at_ms: entry.last_commit_ms,
-                offsets,
-            };
-            encode_frame(&record, entry.last_commit_ms, &mut w);
+            let committed = emit::offsets_committed(group, &offsets);
+            encode_frame(&Entry::of(entry.last_commit_ms, committed), &mut w);
         }
         for ((user, mechanism), credential) in &self.scram_credentials {
-            let record = Record::ScramCredentialSet {
-                user: user.clone(),
-                mechanism: *mechanism,
-                credential: credential.clone(),
-            };
-            encode_frame(&record, 0, &mut w);
+            let set = emit::scram_credential_set(user, *mechanism, credential);
+            encode_frame(&Entry::of(0, set), &mut w);
         }
         for binding in &self.acls {
-            encode_frame(&Record::AclCreated(binding.clone()), 0, &mut w);
+            encode_frame(&Entry::of(0, emit::acl_created(binding)), &mut w);
         }
         for t in self.transactions.values() {
-            encode_frame(&Record::TransactionChanged(t.clone()), 0, &mut w);
+            encode_frame(&Entry::of(0, emit::transaction_changed(t)), &mut w);
         }
         for (name, config) in &self.mirrors {
-            let record = Record::MirrorCreated {
-                name: name.clone(),
-                config: config.clone(),
-            };
-            encode_frame(&record, 0, &mut w);
+            encode_frame(&Entry::of(0, emit::mirror_created(name, config)), &mut w);
         }
         let crc = crc32c::crc32c(&w);
         w.extend_from_slice(&crc.to_be_bytes());
@@ -109,29 +98,18 @@ impl CoordinatorState {
 
     fn encode_topic(&self, id: Uuid, w: &mut Vec<u8>) {
         let topic = &self.topics[&id];
-        let created = Record::TopicCreated {
-            id,
-            name: topic.name.clone(),
-            partitions: topic.partitions.len() as i32,
-            config: topic.config,
-        };
-        encode_frame(&created, 0, w);
+        let partitions = topic.partitions.len() as i32;
+        let created = emit::topic_created(id, &topic.name, partitions, &topic.config);
+        encode_frame(&Entry::new(0, created), w);
         if let Some(mirror) = &topic.mirror {
-            let record = Record::TopicMirrorChanged {
-                topic_id: id,
-                mirror: mirror.name.clone(),
-                removed: mirror.removed,
-            };
-            encode_frame(&record, 0, w);
+            let changed = emit::topic_mirror_changed(id, &mirror.name, mirror.removed);
+            encode_frame(&Entry::of(0, changed), w);
         }
         for (index, p) in topic.partitions.iter().enumerate() {
             let index = index as i32;
             if p.mirror != shoal_mirror::PartitionMirror::default() {
-                let record = Record::MirrorPartitionsChanged {
-                    topic_id: id,
-                    partitions: vec![(index, p.mirror.clone())],
-                };
-                encode_frame(&record, 0, w);
+                let changed = emit::mirror_partitions(id, &[(index, p.mirror.clone())]);
+                encode_frame(&Entry::of(0, changed), w);
             }
             put_state_record(w, partition_state(id, index, p).into());
             if p.transactions != PartitionTransactions::default() {
@@ -214,23 +192,35 @@ impl CoordinatorState {
                     .insert(Arc::from(d.object_key.as_str()), d.since_ms);
                 Ok(())
             }
-            (false, _) => {
-                let record = Record::from_records(time, records)?;
-                match record {
-                    Record::TopicCreated { .. }
-                    | Record::TopicMirrorChanged { .. }
-                    | Record::MirrorPartitionsChanged { .. }
-                    | Record::OffsetsCommitted { .. }
-                    | Record::MirrorCreated { .. }
-                    | Record::ScramCredentialSet { .. }
-                    | Record::AclCreated(_)
-                    | Record::TransactionChanged(_) => {
-                        self.apply(&record);
-                        Ok(())
+            (false, [first, ..]) => {
+                check_log_entry(&records)?;
+                // What a snapshot writes as the log writes it: a topic's creation, its mirror
+                // and mirror states, group offsets, mirrors, credentials, ACLs, transactions.
+                match first {
+                    // A new topic: its partitions from 0, then its settings.
+                    AnyRecord::DisklessPartitionCreatedRecord(p)
+                        if p.partition_index == 0
+                            && records
+                                .iter()
+                                .any(|r| matches!(r, AnyRecord::ShoalTopicConfigRecord(_))) => {}
+                    AnyRecord::ShoalTopicMirrorChangedRecord(_)
+                    | AnyRecord::ShoalMirrorPartitionsChangedRecord(_)
+                    | AnyRecord::ShoalOffsetsCommittedRecord(_)
+                    | AnyRecord::ShoalMirrorCreatedRecord(_)
+                    | AnyRecord::ShoalScramCredentialRecord(_)
+                    | AnyRecord::ShoalAclCreatedRecord(_)
+                    | AnyRecord::ShoalTransactionRecord(_) => {}
+                    other => {
+                        return Err(format!(
+                            "a log record of type {} in a snapshot",
+                            other.record_type()
+                        ))
                     }
-                    other => Err(format!("a log record in a snapshot: {other:?}")),
                 }
+                self.apply(&Entry::new(time, records));
+                Ok(())
             }
+            (false, []) => Err("an empty entry".into()),
         }
     }
 

@@ -6,7 +6,11 @@ use std::collections::BTreeMap;
 
 use super::CoordinatorState;
 use crate::messages::TopicPartition;
-use crate::records::{CommittedOffset, Record, Transaction, TransactionStatus};
+use shoal_protocol::records::ShoalTransactionsExpiredRecord;
+
+use super::emit;
+use crate::entry::Entry;
+use crate::records::{CommittedOffset, Transaction, TransactionStatus};
 use crate::ErrorKind;
 
 /// Markers still to be written for a transaction that is ending, then `CompleteTransaction`.
@@ -53,7 +57,7 @@ impl CoordinatorState {
         epoch: i16,
         commit: bool,
         now_ms: i64,
-    ) -> Result<(Option<TransactionEnding>, Option<Record>), ErrorKind> {
+    ) -> Result<(Option<TransactionEnding>, Option<Entry>), ErrorKind> {
         let current = self.held(transactional_id, producer_id, epoch)?;
         use TransactionStatus::*;
         match (current.status, commit) {
@@ -69,7 +73,7 @@ impl CoordinatorState {
 
     /// Every marker of an ending transaction is written: it is complete, and a commit hands
     /// its offsets to their groups.
-    pub fn complete_transaction(&self, ending: &TransactionEnding, now_ms: i64) -> Vec<Record> {
+    pub fn complete_transaction(&self, ending: &TransactionEnding, now_ms: i64) -> Vec<Entry> {
         let Some(current) = self.transactions.get(&ending.transactional_id) else {
             return Vec::new();
         };
@@ -91,11 +95,7 @@ impl CoordinatorState {
                 by_group.entry(group).or_default().push(offset.clone());
             }
             for (group, offsets) in by_group {
-                records.push(Record::OffsetsCommitted {
-                    group: group.to_string(),
-                    at_ms: now_ms,
-                    offsets,
-                });
+                records.push(Entry::of(now_ms, emit::offsets_committed(group, &offsets)));
             }
         }
         let mut t = current.clone();
@@ -108,7 +108,7 @@ impl CoordinatorState {
         t.pending_offsets.clear();
         t.started_ms = -1;
         t.updated_ms = now_ms;
-        records.push(Record::TransactionChanged(t));
+        records.push(Entry::of(now_ms, emit::transaction_changed(&t)));
         records
     }
 
@@ -121,7 +121,7 @@ impl CoordinatorState {
         now_ms: i64,
         max: usize,
         id_expiration_ms: i64,
-    ) -> (Vec<TransactionEnding>, Vec<Record>) {
+    ) -> (Vec<TransactionEnding>, Vec<Entry>) {
         let mut endings = Vec::new();
         let mut records = Vec::new();
         let idle: Vec<String> = self
@@ -139,9 +139,10 @@ impl CoordinatorState {
             .map(|t| t.transactional_id.clone())
             .collect();
         if !idle.is_empty() {
-            records.push(Record::TransactionsExpired {
+            let expired = ShoalTransactionsExpiredRecord {
                 transactional_ids: idle,
-            });
+            };
+            records.push(Entry::of(now_ms, expired));
         }
         for t in self.transactions.values() {
             if endings.len() >= max {
@@ -171,7 +172,7 @@ impl CoordinatorState {
         commit: bool,
         fence: bool,
         now_ms: i64,
-    ) -> (Record, TransactionEnding) {
+    ) -> (Entry, TransactionEnding) {
         let mut t = current.clone();
         t.status = if commit {
             TransactionStatus::PrepareCommit
@@ -183,7 +184,7 @@ impl CoordinatorState {
         }
         t.updated_ms = now_ms;
         let ending = ending_of(&t);
-        (Record::TransactionChanged(t), ending)
+        (Entry::of(now_ms, emit::transaction_changed(&t)), ending)
     }
 }
 

@@ -6,10 +6,12 @@
 
 use std::collections::BTreeSet;
 
+use super::emit;
 use super::groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 use super::CoordinatorState;
+use crate::entry::Entry;
 use crate::messages::{OffsetCommitEntry, TopicPartition};
-use crate::records::{CommittedOffset, Record, Transaction, TransactionStatus};
+use crate::records::{CommittedOffset, Transaction, TransactionStatus};
 use crate::ErrorKind;
 
 use super::transaction_endings::ending_of;
@@ -107,7 +109,7 @@ impl CoordinatorState {
         timeout_ms: i32,
         expected: Option<(i64, i16)>,
         now_ms: i64,
-    ) -> Result<(TransactionalInit, Vec<Record>), ErrorKind> {
+    ) -> Result<(TransactionalInit, Vec<Entry>), ErrorKind> {
         if transactional_id.is_empty() || transactional_id.len() > TRANSACTIONAL_ID_MAX_BYTES {
             return Err(ErrorKind::InvalidRequest);
         }
@@ -118,16 +120,14 @@ impl CoordinatorState {
             if self.transactions.len() >= TRANSACTIONAL_IDS_MAX {
                 return Err(ErrorKind::NotAvailable);
             }
-            let allocated = self.allocate_producer_id();
-            let Record::ProducerIdAllocated { producer_id } = allocated else {
-                unreachable!("allocate_producer_id returns ProducerIdAllocated")
-            };
+            let (producer_id, allocated) = self.allocate_producer_id(now_ms);
             let t = fresh_transaction(transactional_id, producer_id, 0, timeout_ms, now_ms);
             let ready = TransactionalInit::Ready {
                 producer_id,
                 producer_epoch: 0,
             };
-            return Ok((ready, vec![allocated, Record::TransactionChanged(t)]));
+            let changed = Entry::of(now_ms, emit::transaction_changed(&t));
+            return Ok((ready, vec![allocated, changed]));
         };
         // KIP-360: a producer that names its id and epoch must still hold them.
         if let Some((producer_id, epoch)) = expected {
@@ -146,10 +146,7 @@ impl CoordinatorState {
             _ => {
                 let mut records = Vec::new();
                 let (producer_id, producer_epoch) = if current.producer_epoch >= i16::MAX - 1 {
-                    let allocated = self.allocate_producer_id();
-                    let Record::ProducerIdAllocated { producer_id } = allocated else {
-                        unreachable!("allocate_producer_id returns ProducerIdAllocated")
-                    };
+                    let (producer_id, allocated) = self.allocate_producer_id(now_ms);
                     records.push(allocated);
                     (producer_id, 0)
                 } else {
@@ -162,7 +159,7 @@ impl CoordinatorState {
                     timeout_ms,
                     now_ms,
                 );
-                records.push(Record::TransactionChanged(t));
+                records.push(Entry::of(now_ms, emit::transaction_changed(&t)));
                 let ready = TransactionalInit::Ready {
                     producer_id,
                     producer_epoch,
@@ -181,7 +178,7 @@ impl CoordinatorState {
         epoch: i16,
         partitions: &[TopicPartition],
         now_ms: i64,
-    ) -> Result<Option<Record>, ErrorKind> {
+    ) -> Result<Option<Entry>, ErrorKind> {
         let current = self.open_for_change(transactional_id, producer_id, epoch)?;
         if partitions.iter().any(|tp| self.partition(*tp).is_none()) {
             return Err(ErrorKind::UnknownTopicOrPartition);
@@ -201,7 +198,7 @@ impl CoordinatorState {
             return Ok(None);
         }
         t.updated_ms = now_ms;
-        Ok(Some(Record::TransactionChanged(t)))
+        Ok(Some(Entry::of(now_ms, emit::transaction_changed(&t))))
     }
 
     /// TxnOffsetCommit: offsets that reach the group when the transaction commits.
@@ -213,7 +210,7 @@ impl CoordinatorState {
         group: &str,
         entries: &[OffsetCommitEntry],
         now_ms: i64,
-    ) -> Result<(Vec<Option<ErrorKind>>, Option<Record>), ErrorKind> {
+    ) -> Result<(Vec<Option<ErrorKind>>, Option<Entry>), ErrorKind> {
         let current = self.open_for_change(transactional_id, producer_id, epoch)?;
         if current.status != TransactionStatus::Ongoing {
             return Err(ErrorKind::InvalidTxnState);
@@ -249,8 +246,8 @@ impl CoordinatorState {
             return Err(ErrorKind::InvalidRequest);
         }
         t.updated_ms = now_ms;
-        let record = (t != *current).then_some(Record::TransactionChanged(t));
-        Ok((results, record))
+        let entry = (t != *current).then(|| Entry::of(now_ms, emit::transaction_changed(&t)));
+        Ok((results, entry))
     }
 
     /// The transaction of this producer at this epoch, or why not.

@@ -1,5 +1,6 @@
-//! Operations that change state. Each validates and returns the record(s) describing its
-//! outcome; nothing here mutates: the caller logs the records and applies them.
+//! Operations that change state. Each validates and returns the entry (the records, at the
+//! time given) describing its outcome; nothing here mutates: the caller logs the entry and
+//! applies it.
 
 use std::collections::HashMap;
 
@@ -8,7 +9,11 @@ use uuid::Uuid;
 use super::producers::{last_sequence, ProducerBatch, ProducerState, SequenceCheck};
 use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::*;
-use crate::records::{BatchKind, CommittedBatch, Record, TopicConfig};
+use shoal_protocol::records::*;
+
+use super::emit;
+use crate::entry::Entry;
+use crate::records::{BatchKind, CommittedBatch, TopicConfig};
 use crate::ErrorKind;
 
 /// Kafka's limit on topic names.
@@ -21,7 +26,8 @@ impl CoordinatorState {
         partitions: i32,
         id: Uuid,
         config: TopicConfig,
-    ) -> Result<Record, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Entry, ErrorKind> {
         if !is_valid_topic_name(name) {
             return Err(ErrorKind::InvalidTopic);
         }
@@ -31,12 +37,10 @@ impl CoordinatorState {
         if self.topic_ids.contains_key(name) {
             return Err(ErrorKind::TopicAlreadyExists);
         }
-        Ok(Record::TopicCreated {
-            id,
-            name: name.to_string(),
-            partitions,
-            config,
-        })
+        Ok(Entry::new(
+            now_ms,
+            emit::topic_created(id, name, partitions, &config),
+        ))
     }
 
     /// DisklessCreatePartitions: creates the topic with the given id, or grows it to
@@ -46,23 +50,28 @@ impl CoordinatorState {
         topic_id: Uuid,
         name: &str,
         total_partitions: i32,
-    ) -> Result<Option<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Option<Entry>, ErrorKind> {
         if total_partitions <= 0 || total_partitions > PARTITIONS_PER_TOPIC_MAX {
             return Err(ErrorKind::InvalidPartitions);
         }
         match self.topics.get(&topic_id) {
             Some(topic) if topic.name != name => Err(ErrorKind::InvalidRequest),
             Some(topic) if total_partitions as usize > topic.partitions.len() => {
-                Ok(Some(Record::PartitionsAdded {
-                    topic_id,
-                    name: topic.name.clone(),
-                    first_new: topic.partitions.len() as i32,
-                    total_partitions,
-                }))
+                let first_new = topic.partitions.len() as i32;
+                let records =
+                    emit::partitions_created(topic_id, &topic.name, first_new, total_partitions);
+                Ok(Some(Entry::new(now_ms, records)))
             }
             Some(_) => Ok(None),
             None => self
-                .create_topic(name, total_partitions, topic_id, TopicConfig::default())
+                .create_topic(
+                    name,
+                    total_partitions,
+                    topic_id,
+                    TopicConfig::default(),
+                    now_ms,
+                )
                 .map(Some),
         }
     }
@@ -72,29 +81,29 @@ impl CoordinatorState {
         &self,
         name: &str,
         config: TopicConfig,
-    ) -> Result<Option<Record>, ErrorKind> {
+        now_ms: i64,
+    ) -> Result<Option<Entry>, ErrorKind> {
         let id = self
             .topic_ids
             .get(name)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
         let topic = &self.topics[id];
         Ok(
-            (topic.config != config).then_some(Record::TopicConfigChanged {
-                topic_id: *id,
-                config,
-            }),
+            (topic.config != config)
+                .then(|| Entry::new(now_ms, emit::topic_settings(*id, &config))),
         )
     }
 
-    pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<Record, ErrorKind> {
-        let id = self
+    /// The topic's id and the entry that deletes it.
+    pub fn delete_topic(&self, name: &str, now_ms: i64) -> Result<(Uuid, Entry), ErrorKind> {
+        let id = *self
             .topic_ids
             .get(name)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
-        Ok(Record::TopicDeleted {
-            id: *id,
-            at_ms: now_ms,
-        })
+        Ok((
+            id,
+            Entry::of(now_ms, DisklessTopicDeletedRecord { topic_id: id }),
+        ))
     }
 
     /// CommitFile: checks each batch (partition known, not transactional, producer
@@ -107,7 +116,7 @@ impl CoordinatorState {
         object: &NewObject,
         batches: &[CommitBatch],
         now_ms: i64,
-    ) -> (Vec<CommitBatchResult>, Option<Record>) {
+    ) -> (Vec<CommitBatchResult>, Option<Entry>) {
         if self.is_known_object(&object.key) {
             let refused =
                 vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
@@ -210,7 +219,10 @@ impl CoordinatorState {
         }
         (
             results,
-            Some(self.file_committed(object, now_ms, committed)),
+            Some(Entry::new(
+                now_ms,
+                emit::file_committed(object, &committed, now_ms),
+            )),
         )
     }
 
@@ -250,7 +262,7 @@ impl CoordinatorState {
         tp: TopicPartition,
         offset: i64,
         now_ms: i64,
-    ) -> Result<(i64, Option<Record>), ErrorKind> {
+    ) -> Result<(i64, Option<Entry>), ErrorKind> {
         let p = self
             .partition(tp)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
@@ -265,19 +277,19 @@ impl CoordinatorState {
         if target <= p.log_start_offset {
             return Ok((p.log_start_offset, None));
         }
-        let record = Record::RecordsDeleted {
+        let record = DisklessRecordsDeletedRecord {
             topic_id: tp.topic_id,
-            partition: tp.partition,
+            partition_index: tp.partition,
             new_log_start_offset: target,
-            at_ms: now_ms,
         };
-        Ok((target, Some(record)))
+        Ok((target, Some(Entry::of(now_ms, record))))
     }
 
-    pub fn allocate_producer_id(&self) -> Record {
-        Record::ProducerIdAllocated {
-            producer_id: self.next_producer_id,
-        }
+    /// The next producer id and the entry that takes it.
+    pub fn allocate_producer_id(&self, now_ms: i64) -> (i64, Entry) {
+        let producer_id = self.next_producer_id;
+        let entry = Entry::of(now_ms, ShoalProducerIdAllocatedRecord { producer_id });
+        (producer_id, entry)
     }
 }
 

@@ -73,8 +73,8 @@ pub(super) async fn replay_pages(
                     "coordinator_log row {seq}: {damage:?}"
                 )));
             }
-            replayed.records += scan.records.len();
-            for record in &scan.records {
+            replayed.records += scan.entries.len();
+            for record in &scan.entries {
                 state.apply(record);
             }
             replayed.bytes += frames.len() as u64;

@@ -1,0 +1,200 @@
+//! The shapes a log entry may take, checked when it is read back: the records one change
+//! writes together, in order, with codes this build knows. An entry that fails is damage (or
+//! a newer Shoal's), never applied on a guess.
+
+use shoal_mirror::MirrorState;
+use shoal_protocol::records::*;
+
+use crate::records::{TopicCompression, TransactionStatus};
+use crate::state::PARTITIONS_PER_TOPIC_MAX;
+
+/// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
+pub(crate) const OBJECT_FORMAT_WAL: i8 = 1;
+const MAGIC_V2: i8 = 2;
+
+/// Checks one entry of the log: a topic's partitions (with its settings when it is new), a
+/// topic's settings, a committed file (with its batches' transaction kinds), or one record.
+pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
+    let (first, rest) = records.split_first().ok_or("an empty entry")?;
+    match first {
+        AnyRecord::DisklessPartitionCreatedRecord(p) => check_partitions(p, rest),
+        AnyRecord::ShoalTopicConfigRecord(c) => check_settings(c, rest),
+        AnyRecord::DisklessFileCommittedRecord(f) => {
+            let batches = check_file(f)?;
+            match rest {
+                [AnyRecord::ShoalTransactionalBatchesRecord(kinds), more @ ..] => {
+                    check_batch_kinds(kinds, batches)?;
+                    alone(more)
+                }
+                _ => alone(rest),
+            }
+        }
+        AnyRecord::ShoalMirrorPartitionsChangedRecord(m) => {
+            for p in &m.partitions {
+                MirrorState::from_code(p.state)
+                    .ok_or_else(|| format!("mirror state code {}", p.state))?;
+            }
+            alone(rest)
+        }
+        AnyRecord::ShoalTransactionRecord(t) => {
+            status_of(t.state)
+                .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
+            alone(rest)
+        }
+        AnyRecord::DisklessTopicDeletedRecord(_)
+        | AnyRecord::DisklessRecordsDeletedRecord(_)
+        | AnyRecord::ShoalTransactionsExpiredRecord(_)
+        | AnyRecord::ShoalProducerIdAllocatedRecord(_)
+        | AnyRecord::ShoalFilesDeletedRecord(_)
+        | AnyRecord::ShoalProducersExpiredRecord(_)
+        | AnyRecord::ShoalOffsetsCommittedRecord(_)
+        | AnyRecord::ShoalGroupOffsetsDeletedRecord(_)
+        | AnyRecord::ShoalGroupDeletedRecord(_)
+        | AnyRecord::ShoalMirrorCreatedRecord(_)
+        | AnyRecord::ShoalTopicMirrorChangedRecord(_)
+        | AnyRecord::ShoalPartitionTruncatedRecord(_)
+        | AnyRecord::ShoalScramCredentialRecord(_)
+        | AnyRecord::ShoalScramCredentialDeletedRecord(_)
+        | AnyRecord::ShoalAclCreatedRecord(_)
+        | AnyRecord::ShoalAclDeletedRecord(_) => alone(rest),
+        other => Err(format!(
+            "record type {} in a log entry",
+            other.record_type()
+        )),
+    }
+}
+
+/// Nothing may follow a whole change.
+fn alone(rest: &[AnyRecord]) -> Result<(), String> {
+    match rest.first() {
+        None => Ok(()),
+        Some(extra) => Err(format!(
+            "record type {} after a whole record",
+            extra.record_type()
+        )),
+    }
+}
+
+/// A run of `DisklessPartitionCreatedRecord`s for consecutive partitions of one topic: a new
+/// topic (from partition 0) when its settings follow, more partitions when they do not.
+fn check_partitions(
+    first: &DisklessPartitionCreatedRecord,
+    rest: &[AnyRecord],
+) -> Result<(), String> {
+    let mut next = first
+        .partition_index
+        .checked_add(1)
+        .ok_or("partition index overflow")?;
+    let mut rest = rest;
+    while let [AnyRecord::DisklessPartitionCreatedRecord(p), more @ ..] = rest {
+        if p.topic_id != first.topic_id || p.name != first.name || p.partition_index != next {
+            return Err(format!(
+                "record type {} does not continue the partitions of topic {}",
+                DisklessPartitionCreatedRecord::TYPE,
+                first.topic_id
+            ));
+        }
+        next += 1;
+        rest = more;
+    }
+    if !(1..=PARTITIONS_PER_TOPIC_MAX).contains(&next) || first.partition_index < 0 {
+        return Err(format!(
+            "partitions {}..{next} of topic {}",
+            first.partition_index, first.topic_id
+        ));
+    }
+    match rest {
+        [] => Ok(()),
+        [AnyRecord::ShoalTopicConfigRecord(c), more @ ..] if c.topic_id == first.topic_id => {
+            if first.partition_index != 0 {
+                return Err("a new topic's partitions must start at 0".to_string());
+            }
+            check_settings(c, more)
+        }
+        [other, ..] => Err(format!(
+            "record type {} does not continue the partitions of topic {}",
+            other.record_type(),
+            first.topic_id
+        )),
+    }
+}
+
+/// A topic's settings: its config record, then its compression when not "producer".
+fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result<(), String> {
+    match rest {
+        [AnyRecord::ShoalTopicCompressionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
+            compression_of(c)?;
+            alone(more)
+        }
+        _ => alone(rest),
+    }
+}
+
+/// The file's batches, counted; an error for a format or batch this build does not write.
+fn check_file(r: &DisklessFileCommittedRecord) -> Result<usize, String> {
+    if r.object_format != OBJECT_FORMAT_WAL || r.file_size < 0 {
+        return Err(format!(
+            "object {} has format {} and size {}",
+            r.object_key, r.object_format, r.file_size
+        ));
+    }
+    let mut count = 0;
+    for b in r
+        .topics
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .flat_map(|p| &p.batches)
+    {
+        if b.magic != MAGIC_V2 || b.byte_offset < 0 || b.byte_size < 0 {
+            return Err(format!("a batch of object {} is malformed", r.object_key));
+        }
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// The listed batches' indexes rise and lie within the file; their kinds are known.
+fn check_batch_kinds(r: &ShoalTransactionalBatchesRecord, batches: usize) -> Result<(), String> {
+    let mut previous = -1i64;
+    for listed in &r.batches {
+        let index = listed.index as i64;
+        if index <= previous || index >= batches as i64 {
+            return Err(format!(
+                "transactional batch index {index} out of order or range"
+            ));
+        }
+        if !(1..=3).contains(&listed.kind) {
+            return Err(format!("batch kind {} is unknown", listed.kind));
+        }
+        previous = index;
+    }
+    Ok(())
+}
+
+pub(crate) fn compression_of(r: &ShoalTopicCompressionRecord) -> Result<TopicCompression, String> {
+    Ok(match r.compression_type {
+        1 => TopicCompression::Uncompressed,
+        2 => TopicCompression::Gzip,
+        3 => TopicCompression::Snappy,
+        4 => TopicCompression::Lz4,
+        5 => TopicCompression::Zstd,
+        other => {
+            return Err(format!(
+                "compression type {other} of topic {} is unknown",
+                r.topic_id
+            ))
+        }
+    })
+}
+
+pub(crate) fn status_of(code: i8) -> Option<TransactionStatus> {
+    Some(match code {
+        0 => TransactionStatus::Empty,
+        1 => TransactionStatus::Ongoing,
+        2 => TransactionStatus::PrepareCommit,
+        3 => TransactionStatus::PrepareAbort,
+        4 => TransactionStatus::CompleteCommit,
+        5 => TransactionStatus::CompleteAbort,
+        _ => return None,
+    })
+}

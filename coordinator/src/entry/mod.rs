@@ -1,0 +1,358 @@
+//! One entry of the metadata log: the generated records of one change
+//! (`protocol/schemas/records/`: KIP-1164's where they say what happened, Shoal's own for the
+//! rest), written together at one time and applied together by `CoordinatorState::apply`.
+//! A change is described once: the state's decisions are these records, the log and the
+//! snapshots store them, and the state applies them as they are. `check` refuses an entry no
+//! Shoal writes, so apply can trust what it reads back.
+
+mod check;
+
+use shoal_protocol::records::{self, AnyRecord};
+
+pub(crate) use check::{check_log_entry, compression_of, status_of, OBJECT_FORMAT_WAL};
+
+/// The records of one change and when it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// When it was written, in ms since the epoch: the log-append time of the batches it
+    /// commits and the time of the deletions, truncations and offset commits it records.
+    pub time_ms: i64,
+    pub records: Vec<AnyRecord>,
+}
+
+impl Entry {
+    pub fn new(time_ms: i64, records: Vec<AnyRecord>) -> Entry {
+        debug_assert!(!records.is_empty(), "an entry records something");
+        Entry { time_ms, records }
+    }
+
+    /// An entry of one record.
+    pub fn of(time_ms: i64, record: impl Into<AnyRecord>) -> Entry {
+        Entry::new(time_ms, vec![record.into()])
+    }
+
+    /// Appends the entry's bytes (its time, then each record with its type and version).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        records::encode_entry(self.time_ms, &self.records, out)
+            .expect("generated encoders accept every record");
+        debug_assert_eq!(
+            Entry::decode(&out[start..]).as_ref(),
+            Ok(self),
+            "an entry must decode to itself"
+        );
+    }
+
+    /// The entry in `bytes`; an error says why it is not one this build writes.
+    pub fn decode(bytes: &[u8]) -> Result<Entry, String> {
+        let (time_ms, records) = records::decode_entry(bytes).map_err(|e| e.to_string())?;
+        check_log_entry(&records)?;
+        Ok(Entry { time_ms, records })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use shoal_auth::ScramCredential;
+    use shoal_mirror::{MirrorState, PartitionMirror};
+    use shoal_protocol::records::*;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::acl::AclBinding;
+    use crate::messages::{NewObject, TopicPartition};
+    use crate::records::*;
+    use crate::state::emit;
+
+    /// One entry of each kind a decision writes, for codec and frame tests.
+    pub(crate) fn samples() -> Vec<Entry> {
+        let id = Uuid::from_u128(7);
+        let other = Uuid::from_u128(8);
+        let batch = |topic_id, partition, base_offset| CommittedBatch {
+            topic_id,
+            partition,
+            byte_offset: 100,
+            size_bytes: 61,
+            base_offset,
+            last_offset: base_offset + 2,
+            max_timestamp: 1_700_000_000_000,
+            producer_id: 5,
+            producer_epoch: 1,
+            base_sequence: 0,
+            last_sequence: 2,
+            timestamp_type: 0,
+            kind: BatchKind::Plain,
+        };
+        let object = |key: &str| NewObject::uploaded(key, 4096, 0);
+        let lz4 = TopicConfig {
+            compression: TopicCompression::Lz4,
+            ..TopicConfig::default()
+        };
+        let mirror = PartitionMirror {
+            state: MirrorState::Mirroring,
+            paused: true,
+            last_mirrored_offset: 17,
+            prepared: true,
+            failures: 2,
+            retry_at_ms: Some(99),
+        };
+        let transaction = Transaction {
+            transactional_id: "tx-1".into(),
+            producer_id: 9,
+            producer_epoch: 3,
+            timeout_ms: 60_000,
+            status: TransactionStatus::PrepareCommit,
+            started_ms: 1000,
+            updated_ms: 2000,
+            partitions: [TopicPartition {
+                topic_id: id,
+                partition: 1,
+            }]
+            .into(),
+            pending_offsets: vec![(
+                "g".into(),
+                CommittedOffset {
+                    topic_id: id,
+                    partition: 1,
+                    offset: 5,
+                    leader_epoch: -1,
+                    metadata: "m".into(),
+                },
+            )],
+        };
+        let acl = AclBinding {
+            resource_type: 2,
+            resource_name: "orders".into(),
+            pattern_type: 4,
+            principal: "User:alice".into(),
+            host: "*".into(),
+            operation: 3,
+            permission: 3,
+        };
+        let kinds = |kind, b| CommittedBatch { kind, ..b };
+        vec![
+            Entry::new(
+                99,
+                emit::topic_created(id, "orders", 4, &TopicConfig::default()),
+            ),
+            Entry::new(99, emit::topic_created(other, "compressed", 2, &lz4)),
+            Entry::new(
+                1234,
+                emit::file_committed(
+                    &object("wal/abc"),
+                    &[
+                        batch(id, 0, 0),
+                        batch(id, 0, 3),
+                        batch(other, 1, 0),
+                        batch(id, 2, 0),
+                        batch(id, 0, 6),
+                    ],
+                    1234,
+                ),
+            ),
+            Entry::new(
+                1234,
+                emit::file_committed(
+                    &object("wal/transactions"),
+                    &[
+                        batch(id, 0, 0),
+                        kinds(BatchKind::Transactional, batch(id, 0, 3)),
+                        kinds(BatchKind::CommitMarker, batch(id, 0, 6)),
+                        kinds(BatchKind::AbortMarker, batch(id, 1, 0)),
+                    ],
+                    1234,
+                ),
+            ),
+            Entry::of(99, emit::transaction_changed(&transaction)),
+            Entry::of(
+                99,
+                ShoalTransactionsExpiredRecord {
+                    transactional_ids: vec!["tx-1".into(), "tx-2".into()],
+                },
+            ),
+            Entry::new(
+                1300,
+                emit::file_committed(
+                    &NewObject {
+                        key: "wal/empty".into(),
+                        size_bytes: 0,
+                        uploader_broker_id: 3,
+                        owner_ids: vec![1, 2],
+                    },
+                    &[],
+                    1300,
+                ),
+            ),
+            Entry::of(
+                1400,
+                DisklessRecordsDeletedRecord {
+                    topic_id: id,
+                    partition_index: 1,
+                    new_log_start_offset: 10,
+                },
+            ),
+            Entry::of(1500, DisklessTopicDeletedRecord { topic_id: id }),
+            Entry::of(99, ShoalProducerIdAllocatedRecord { producer_id: 42 }),
+            Entry::of(
+                99,
+                ShoalFilesDeletedRecord {
+                    object_keys: vec!["wal/a".into(), "wal/b".into()],
+                },
+            ),
+            Entry::new(99, emit::partitions_created(id, "orders", 4, 6)),
+            Entry::of(
+                99,
+                ShoalProducersExpiredRecord {
+                    topic_id: id,
+                    partition_index: 0,
+                    producer_ids: vec![5, 6],
+                },
+            ),
+            Entry::new(
+                99,
+                emit::topic_settings(
+                    id,
+                    &TopicConfig {
+                        retention_ms: -1,
+                        retention_bytes: 1 << 30,
+                        log_append_time: true,
+                        max_message_bytes: 100,
+                        compression: TopicCompression::Zstd,
+                    },
+                ),
+            ),
+            Entry::of(
+                1600,
+                emit::offsets_committed(
+                    "g",
+                    &[CommittedOffset {
+                        topic_id: id,
+                        partition: 3,
+                        offset: 99,
+                        leader_epoch: -1,
+                        metadata: "m".into(),
+                    }],
+                ),
+            ),
+            Entry::of(
+                99,
+                ShoalGroupOffsetsDeletedRecord {
+                    group_id: "g".into(),
+                    partitions: vec![ShoalGroupPartition {
+                        topic_id: id,
+                        partition_index: 3,
+                    }],
+                },
+            ),
+            Entry::of(
+                99,
+                ShoalGroupDeletedRecord {
+                    group_id: "g".into(),
+                },
+            ),
+            Entry::of(
+                99,
+                emit::mirror_created("m", &[("bootstrap.servers".into(), "a:9092".into())]),
+            ),
+            Entry::of(99, emit::topic_mirror_changed(id, "m", false)),
+            Entry::of(99, emit::mirror_partitions(id, &[(0, mirror)])),
+            Entry::of(
+                1700,
+                ShoalPartitionTruncatedRecord {
+                    topic_id: id,
+                    partition_index: 0,
+                    offset: 5,
+                },
+            ),
+            Entry::of(
+                99,
+                emit::scram_credential_set(
+                    "alice",
+                    2,
+                    &ScramCredential {
+                        salt: vec![1, 2, 3],
+                        stored_key: vec![4; 64],
+                        server_key: vec![5; 64],
+                        iterations: 4096,
+                    },
+                ),
+            ),
+            Entry::of(
+                99,
+                ShoalScramCredentialDeletedRecord {
+                    user: "alice".into(),
+                    mechanism: 1,
+                },
+            ),
+            Entry::of(99, emit::acl_created(&acl)),
+            Entry::of(99, emit::acl_deleted(&acl)),
+        ]
+    }
+
+    #[test]
+    fn every_entry_decodes_to_itself() {
+        for entry in samples() {
+            let mut bytes = Vec::new();
+            entry.encode(&mut bytes);
+            assert_eq!(Entry::decode(&bytes), Ok(entry));
+        }
+    }
+
+    #[test]
+    fn a_topic_is_created_by_the_seeds_partition_records_and_its_settings() {
+        let types: Vec<i16> = samples()[0]
+            .records
+            .iter()
+            .map(AnyRecord::record_type)
+            .collect();
+        assert_eq!(types, [100, 100, 100, 100, ShoalTopicConfigRecord::TYPE]);
+    }
+
+    #[test]
+    fn entries_no_decision_writes_are_refused() {
+        let created = |index| {
+            AnyRecord::from(DisklessPartitionCreatedRecord {
+                topic_id: Uuid::from_u128(1),
+                name: "t".into(),
+                partition_index: index,
+            })
+        };
+        let refused = |records: Vec<AnyRecord>| {
+            let mut bytes = Vec::new();
+            records::encode_entry(0, &records, &mut bytes).unwrap();
+            Entry::decode(&bytes).is_err()
+        };
+        assert!(
+            refused(vec![created(0), created(2)]),
+            "partitions that skip one"
+        );
+        assert!(
+            refused(vec![created(i32::MAX - 1)]),
+            "no partition beyond the limit"
+        );
+        assert!(refused(vec![]), "an empty entry");
+        let settings = emit::topic_settings(Uuid::from_u128(1), &TopicConfig::default());
+        let mut late = vec![created(1)];
+        late.extend(settings.clone());
+        assert!(refused(late), "a new topic's partitions start at 0");
+        let mut twice = settings.clone();
+        twice.extend(settings);
+        assert!(refused(twice), "nothing after a whole change");
+        let header = ShoalSnapshotHeaderRecord {
+            next_file_id: 0,
+            next_producer_id: 0,
+        };
+        assert!(
+            refused(vec![header.into()]),
+            "a snapshot's own record in the log"
+        );
+        let unknown_state = ShoalTransactionRecord {
+            state: 9,
+            ..Default::default()
+        };
+        assert!(
+            refused(vec![unknown_state.into()]),
+            "an unknown transaction state"
+        );
+    }
+}

@@ -1,0 +1,349 @@
+//! Applying the log's records to the state, each record type as it is stored: the same
+//! records the state's decisions produce (`emit`), read back by replay and by snapshots.
+
+use shoal_auth::ScramCredential;
+use shoal_mirror::{MirrorState, PartitionMirror};
+use shoal_protocol::records::*;
+
+use super::{CoordinatorState, PartitionState, TopicMirror, TopicState};
+use crate::acl::AclBinding;
+use crate::entry::{compression_of, status_of, Entry};
+use crate::messages::TopicPartition;
+use crate::records::{
+    BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
+};
+
+impl CoordinatorState {
+    /// Applies one entry, record by record. Entries come from this state's own decisions or
+    /// from `Entry::decode`, which refuses shapes no decision writes.
+    pub fn apply(&mut self, entry: &Entry) {
+        let time = entry.time_ms;
+        let mut records = entry.records.iter().peekable();
+        while let Some(record) = records.next() {
+            match record {
+                AnyRecord::DisklessPartitionCreatedRecord(r) => self.apply_partition_created(r),
+                AnyRecord::ShoalTopicConfigRecord(r) => {
+                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+                        topic.config = config_of(r);
+                    }
+                }
+                AnyRecord::ShoalTopicCompressionRecord(r) => {
+                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+                        topic.config.compression =
+                            compression_of(r).unwrap_or(TopicCompression::Producer);
+                    }
+                }
+                AnyRecord::DisklessTopicDeletedRecord(r) => self.apply_topic_deleted(r, time),
+                AnyRecord::DisklessFileCommittedRecord(r) => {
+                    let kinds = match records.peek() {
+                        Some(AnyRecord::ShoalTransactionalBatchesRecord(kinds)) => {
+                            records.next();
+                            Some(kinds)
+                        }
+                        _ => None,
+                    };
+                    let batches = committed_batches(r, kinds);
+                    self.apply_file_committed(&r.object_key, time, &batches);
+                }
+                AnyRecord::DisklessRecordsDeletedRecord(r) => self.apply_records_deleted(r, time),
+                AnyRecord::ShoalProducerIdAllocatedRecord(r) => {
+                    self.next_producer_id =
+                        self.next_producer_id.max(r.producer_id.saturating_add(1));
+                }
+                AnyRecord::ShoalFilesDeletedRecord(r) => {
+                    for key in &r.object_keys {
+                        self.deletable_files.remove(key.as_str());
+                    }
+                }
+                AnyRecord::ShoalProducersExpiredRecord(r) => {
+                    if let Some(p) = self.partition_mut(r.topic_id, r.partition_index) {
+                        for id in &r.producer_ids {
+                            p.producers.remove(id);
+                        }
+                    }
+                }
+                AnyRecord::ShoalOffsetsCommittedRecord(r) => {
+                    self.apply_offsets_committed(&r.group_id, time, &committed_offsets(r))
+                }
+                AnyRecord::ShoalGroupOffsetsDeletedRecord(r) => {
+                    let partitions: Vec<_> = r
+                        .partitions
+                        .iter()
+                        .map(|p| (p.topic_id, p.partition_index))
+                        .collect();
+                    self.apply_group_offsets_deleted(&r.group_id, &partitions)
+                }
+                AnyRecord::ShoalGroupDeletedRecord(r) => {
+                    self.groups.remove(&r.group_id);
+                }
+                AnyRecord::ShoalMirrorCreatedRecord(r) => {
+                    let config = r
+                        .configs
+                        .iter()
+                        .map(|c| (c.name.clone(), c.value.clone()))
+                        .collect();
+                    self.mirrors.insert(r.mirror_name.clone(), config);
+                }
+                AnyRecord::ShoalTopicMirrorChangedRecord(r) => {
+                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+                        topic.mirror = Some(TopicMirror {
+                            name: r.mirror_name.clone(),
+                            removed: r.removed,
+                        });
+                    }
+                }
+                AnyRecord::ShoalMirrorPartitionsChangedRecord(r) => self.apply_mirror_partitions(r),
+                AnyRecord::ShoalPartitionTruncatedRecord(r) => {
+                    self.apply_truncation(r.topic_id, r.partition_index, r.offset, time)
+                }
+                AnyRecord::ShoalScramCredentialRecord(r) => {
+                    let credential = ScramCredential {
+                        salt: r.salt.clone(),
+                        stored_key: r.stored_key.clone(),
+                        server_key: r.server_key.clone(),
+                        iterations: r.iterations,
+                    };
+                    self.scram_credentials
+                        .insert((r.user.clone(), r.mechanism), credential);
+                }
+                AnyRecord::ShoalScramCredentialDeletedRecord(r) => {
+                    self.scram_credentials
+                        .remove(&(r.user.clone(), r.mechanism));
+                }
+                AnyRecord::ShoalAclCreatedRecord(r) => {
+                    self.acls.insert(acl_created_binding(r));
+                }
+                AnyRecord::ShoalAclDeletedRecord(r) => {
+                    self.acls.remove(&acl_deleted_binding(r));
+                }
+                AnyRecord::ShoalTransactionRecord(r) => {
+                    if let Some(t) = transaction_of(r) {
+                        self.apply_transaction(&t);
+                    }
+                }
+                AnyRecord::ShoalTransactionsExpiredRecord(r) => {
+                    for id in &r.transactional_ids {
+                        self.forget_transaction(id);
+                    }
+                }
+                // A snapshot's own records are loaded by `decode_snapshot`, and kinds are read
+                // with their file: `check_log_entry` keeps both out of entries applied here.
+                other => debug_assert!(false, "record type {} applied", other.record_type()),
+            }
+        }
+    }
+
+    /// Partition 0 of an unknown topic creates it (its settings follow in the same entry);
+    /// a later partition grows a known topic.
+    fn apply_partition_created(&mut self, r: &DisklessPartitionCreatedRecord) {
+        let count = (r.partition_index.max(0) as usize).saturating_add(1);
+        match self.topics.get_mut(&r.topic_id) {
+            Some(topic) if count > topic.partitions.len() => {
+                topic.partitions.resize_with(count, PartitionState::default);
+            }
+            Some(_) => {}
+            None if r.partition_index == 0 => {
+                self.topic_ids.insert(r.name.clone(), r.topic_id);
+                self.topics.insert(
+                    r.topic_id,
+                    TopicState {
+                        name: r.name.clone(),
+                        config: TopicConfig::default(),
+                        partitions: vec![PartitionState::default()],
+                        mirror: None,
+                    },
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn apply_topic_deleted(&mut self, r: &DisklessTopicDeletedRecord, at_ms: i64) {
+        self.forget_topic_offsets(r.topic_id);
+        if let Some(topic) = self.topics.remove(&r.topic_id) {
+            self.topic_ids.remove(&topic.name);
+            for batch in topic.partitions.iter().flat_map(|p| p.batches.iter()) {
+                self.release_batch(batch.file_id, at_ms);
+            }
+        }
+    }
+
+    fn apply_records_deleted(&mut self, r: &DisklessRecordsDeletedRecord, at_ms: i64) {
+        let Some(p) = self.partition_mut(r.topic_id, r.partition_index) else {
+            return;
+        };
+        p.log_start_offset = p.log_start_offset.max(r.new_log_start_offset);
+        p.transactions.forget_before(p.log_start_offset);
+        let mut released = Vec::new();
+        while let Some(front) = p.batches.front() {
+            if front.last_offset >= p.log_start_offset {
+                break;
+            }
+            let front = p.batches.pop_front().expect("front exists");
+            p.size_bytes = p.size_bytes.saturating_sub(front.size_bytes as u64);
+            released.push(front.file_id);
+        }
+        for file_id in released {
+            self.release_batch(file_id, at_ms);
+        }
+    }
+
+    fn apply_mirror_partitions(&mut self, r: &ShoalMirrorPartitionsChangedRecord) {
+        for record in &r.partitions {
+            let Some(m) = partition_mirror_of(record) else {
+                continue;
+            };
+            if let Some(p) = self.partition_mut(r.topic_id, record.partition_index) {
+                // Mirrored producer ids belong to the source cluster's id space: once the
+                // partition is writable here they would collide with local ones.
+                if m.state == MirrorState::Stopped && p.mirror.is_read_only() {
+                    p.producers.clear();
+                    // The source's open transactions can never end here: aborted.
+                    p.transactions.abort_all_open(p.high_watermark);
+                }
+                p.mirror = m;
+            }
+        }
+    }
+}
+
+/// The file's batches in order, with the kinds its transactional-batches record lists.
+fn committed_batches(
+    r: &DisklessFileCommittedRecord,
+    kinds: Option<&ShoalTransactionalBatchesRecord>,
+) -> Vec<CommittedBatch> {
+    let mut listed = kinds
+        .map(|k| k.batches.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .peekable();
+    let mut batches = Vec::new();
+    for topic in &r.topics {
+        for partition in &topic.partitions {
+            for b in &partition.batches {
+                let index = batches.len() as i32;
+                let kind = match listed.next_if(|l| l.index == index) {
+                    Some(l) => kind_of(l.kind),
+                    None => BatchKind::Plain,
+                };
+                batches.push(CommittedBatch {
+                    topic_id: topic.topic_id,
+                    partition: partition.partition_index,
+                    byte_offset: b.byte_offset as u32,
+                    size_bytes: b.byte_size as u32,
+                    base_offset: b.assigned_base_offset,
+                    last_offset: b.assigned_last_offset,
+                    max_timestamp: b.batch_max_timestamp,
+                    producer_id: b.producer_id,
+                    producer_epoch: b.producer_epoch,
+                    base_sequence: b.base_sequence,
+                    last_sequence: b.last_sequence,
+                    timestamp_type: b.timestamp_type,
+                    kind,
+                });
+            }
+        }
+    }
+    batches
+}
+
+pub(super) fn kind_of(code: i8) -> BatchKind {
+    match code {
+        1 => BatchKind::Transactional,
+        2 => BatchKind::CommitMarker,
+        3 => BatchKind::AbortMarker,
+        _ => BatchKind::Plain,
+    }
+}
+
+pub(super) fn config_of(r: &ShoalTopicConfigRecord) -> TopicConfig {
+    TopicConfig {
+        retention_ms: r.retention_ms,
+        retention_bytes: r.retention_bytes,
+        log_append_time: r.log_append_time,
+        max_message_bytes: r.max_message_bytes,
+        compression: TopicCompression::Producer,
+    }
+}
+
+fn committed_offsets(r: &ShoalOffsetsCommittedRecord) -> Vec<CommittedOffset> {
+    r.offsets
+        .iter()
+        .map(|o| CommittedOffset {
+            topic_id: o.topic_id,
+            partition: o.partition_index,
+            offset: o.committed_offset,
+            leader_epoch: o.leader_epoch,
+            metadata: o.metadata.clone(),
+        })
+        .collect()
+}
+
+fn partition_mirror_of(p: &ShoalPartitionMirror) -> Option<PartitionMirror> {
+    Some(PartitionMirror {
+        state: MirrorState::from_code(p.state)?,
+        paused: p.paused,
+        prepared: p.prepared,
+        last_mirrored_offset: p.last_mirrored_offset,
+        failures: p.failures as u32,
+        retry_at_ms: (p.retry_at_ms >= 0).then_some(p.retry_at_ms),
+    })
+}
+
+fn acl_created_binding(r: &ShoalAclCreatedRecord) -> AclBinding {
+    AclBinding {
+        resource_type: r.resource_type,
+        resource_name: r.resource_name.clone(),
+        pattern_type: r.pattern_type,
+        principal: r.principal.clone(),
+        host: r.host.clone(),
+        operation: r.operation,
+        permission: r.permission_type,
+    }
+}
+
+fn acl_deleted_binding(r: &ShoalAclDeletedRecord) -> AclBinding {
+    AclBinding {
+        resource_type: r.resource_type,
+        resource_name: r.resource_name.clone(),
+        pattern_type: r.pattern_type,
+        principal: r.principal.clone(),
+        host: r.host.clone(),
+        operation: r.operation,
+        permission: r.permission_type,
+    }
+}
+
+pub(super) fn transaction_of(r: &ShoalTransactionRecord) -> Option<Transaction> {
+    Some(Transaction {
+        status: status_of(r.state)?,
+        transactional_id: r.transactional_id.clone(),
+        producer_id: r.producer_id,
+        producer_epoch: r.producer_epoch,
+        timeout_ms: r.timeout_ms,
+        started_ms: r.started_ms,
+        updated_ms: r.updated_ms,
+        partitions: r
+            .partitions
+            .iter()
+            .map(|p| TopicPartition {
+                topic_id: p.topic_id,
+                partition: p.partition_index,
+            })
+            .collect(),
+        pending_offsets: r
+            .pending_offsets
+            .iter()
+            .map(|o| {
+                let offset = CommittedOffset {
+                    topic_id: o.topic_id,
+                    partition: o.partition_index,
+                    offset: o.committed_offset,
+                    leader_epoch: o.leader_epoch,
+                    metadata: o.metadata.clone(),
+                };
+                (o.group_id.clone(), offset)
+            })
+            .collect(),
+    })
+}

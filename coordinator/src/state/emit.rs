@@ -1,0 +1,302 @@
+//! The records the state's decisions are written as: one builder per change that needs more
+//! than a literal, shared by the decisions and by snapshots (which write topics, offsets,
+//! mirrors, credentials, ACLs and transactions as the records that create them).
+
+use shoal_auth::ScramCredential;
+use shoal_mirror::PartitionMirror;
+use shoal_protocol::records::*;
+use uuid::Uuid;
+
+use crate::acl::AclBinding;
+use crate::entry::OBJECT_FORMAT_WAL;
+use crate::messages::NewObject;
+use crate::records::{
+    BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
+    TransactionStatus,
+};
+
+const MAGIC_V2: i8 = 2;
+
+/// A new topic: its partitions, then its settings.
+pub(crate) fn topic_created(
+    id: Uuid,
+    name: &str,
+    partitions: i32,
+    config: &TopicConfig,
+) -> Vec<AnyRecord> {
+    let mut records = partitions_created(id, name, 0, partitions);
+    records.extend(topic_settings(id, config));
+    records
+}
+
+/// Partitions `from..to` of a topic.
+pub(crate) fn partitions_created(topic_id: Uuid, name: &str, from: i32, to: i32) -> Vec<AnyRecord> {
+    (from..to)
+        .map(|partition_index| {
+            DisklessPartitionCreatedRecord {
+                topic_id,
+                name: name.to_string(),
+                partition_index,
+            }
+            .into()
+        })
+        .collect()
+}
+
+/// A topic's settings: its config record, then its compression when not "producer".
+pub(crate) fn topic_settings(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
+    let mut records = vec![ShoalTopicConfigRecord {
+        topic_id,
+        retention_ms: config.retention_ms,
+        retention_bytes: config.retention_bytes,
+        log_append_time: config.log_append_time,
+        max_message_bytes: config.max_message_bytes,
+    }
+    .into()];
+    let code = match config.compression {
+        TopicCompression::Producer => None,
+        TopicCompression::Uncompressed => Some(1),
+        TopicCompression::Gzip => Some(2),
+        TopicCompression::Snappy => Some(3),
+        TopicCompression::Lz4 => Some(4),
+        TopicCompression::Zstd => Some(5),
+    };
+    if let Some(compression_type) = code {
+        records.push(
+            ShoalTopicCompressionRecord {
+                topic_id,
+                compression_type,
+            }
+            .into(),
+        );
+    }
+    records
+}
+
+/// A committed object and the batches of it that were accepted, at `at_ms` (their
+/// log-append time), then which of them are transactional or markers, if any.
+pub(crate) fn file_committed(
+    object: &NewObject,
+    batches: &[CommittedBatch],
+    at_ms: i64,
+) -> Vec<AnyRecord> {
+    let mut records = vec![DisklessFileCommittedRecord {
+        object_key: object.key.clone(),
+        object_format: OBJECT_FORMAT_WAL,
+        file_size: object.size_bytes as i64,
+        uploader_broker_id: object.uploader_broker_id,
+        owner_ids: object.owner_ids.clone(),
+        topics: committed_topics(batches, at_ms),
+    }
+    .into()];
+    let listed: Vec<ShoalTransactionalBatch> = batches
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.kind != BatchKind::Plain)
+        .map(|(index, b)| ShoalTransactionalBatch {
+            index: index as i32,
+            kind: kind_code(b.kind),
+        })
+        .collect();
+    if !listed.is_empty() {
+        records.push(ShoalTransactionalBatchesRecord { batches: listed }.into());
+    }
+    records
+}
+
+/// The batches grouped as the seed's record nests them: consecutive batches of one partition
+/// in one partition entry, consecutive partitions of one topic in one topic entry, so the
+/// order of the batches is kept exactly.
+fn committed_topics(batches: &[CommittedBatch], at_ms: i64) -> Vec<DisklessCommittedTopic> {
+    let mut topics: Vec<DisklessCommittedTopic> = Vec::new();
+    for b in batches {
+        let batch = DisklessCommittedBatch {
+            magic: MAGIC_V2,
+            byte_offset: b.byte_offset as i32,
+            byte_size: b.size_bytes as i32,
+            assigned_base_offset: b.base_offset,
+            assigned_last_offset: b.last_offset,
+            log_append_timestamp: at_ms,
+            batch_max_timestamp: b.max_timestamp,
+            timestamp_type: b.timestamp_type,
+            producer_id: b.producer_id,
+            producer_epoch: b.producer_epoch,
+            base_sequence: b.base_sequence,
+            last_sequence: b.last_sequence,
+        };
+        let same_topic = topics.last().is_some_and(|t| t.topic_id == b.topic_id);
+        if !same_topic {
+            topics.push(DisklessCommittedTopic {
+                topic_id: b.topic_id,
+                partitions: Vec::new(),
+            });
+        }
+        let topic = topics.last_mut().expect("pushed above");
+        match topic.partitions.last_mut() {
+            Some(p) if p.partition_index == b.partition => p.batches.push(batch),
+            _ => topic.partitions.push(DisklessCommittedPartition {
+                partition_index: b.partition,
+                batches: vec![batch],
+            }),
+        }
+    }
+    topics
+}
+
+fn kind_code(kind: BatchKind) -> i8 {
+    match kind {
+        BatchKind::Plain => 0,
+        BatchKind::Transactional => 1,
+        BatchKind::CommitMarker => 2,
+        BatchKind::AbortMarker => 3,
+    }
+}
+
+pub(crate) fn offsets_committed(group: &str, offsets: &[CommittedOffset]) -> AnyRecord {
+    ShoalOffsetsCommittedRecord {
+        group_id: group.to_string(),
+        offsets: offsets
+            .iter()
+            .map(|o| ShoalCommittedOffset {
+                topic_id: o.topic_id,
+                partition_index: o.partition,
+                committed_offset: o.offset,
+                leader_epoch: o.leader_epoch,
+                metadata: o.metadata.clone(),
+            })
+            .collect(),
+    }
+    .into()
+}
+
+pub(crate) fn mirror_created(name: &str, config: &[(String, String)]) -> AnyRecord {
+    ShoalMirrorCreatedRecord {
+        mirror_name: name.to_string(),
+        configs: config
+            .iter()
+            .map(|(name, value)| ShoalMirrorConfig {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+    }
+    .into()
+}
+
+pub(crate) fn topic_mirror_changed(topic_id: Uuid, mirror: &str, removed: bool) -> AnyRecord {
+    ShoalTopicMirrorChangedRecord {
+        topic_id,
+        mirror_name: mirror.to_string(),
+        removed,
+    }
+    .into()
+}
+
+pub(crate) fn mirror_partitions(
+    topic_id: Uuid,
+    partitions: &[(i32, PartitionMirror)],
+) -> AnyRecord {
+    ShoalMirrorPartitionsChangedRecord {
+        topic_id,
+        partitions: partitions
+            .iter()
+            .map(|(partition_index, m)| ShoalPartitionMirror {
+                partition_index: *partition_index,
+                state: m.state.code(),
+                paused: m.paused,
+                prepared: m.prepared,
+                last_mirrored_offset: m.last_mirrored_offset,
+                failures: m.failures as i32,
+                retry_at_ms: m.retry_at_ms.unwrap_or(-1),
+            })
+            .collect(),
+    }
+    .into()
+}
+
+pub(crate) fn scram_credential_set(
+    user: &str,
+    mechanism: i8,
+    credential: &ScramCredential,
+) -> AnyRecord {
+    ShoalScramCredentialRecord {
+        user: user.to_string(),
+        mechanism,
+        salt: credential.salt.clone(),
+        stored_key: credential.stored_key.clone(),
+        server_key: credential.server_key.clone(),
+        iterations: credential.iterations,
+    }
+    .into()
+}
+
+pub(crate) fn acl_created(b: &AclBinding) -> AnyRecord {
+    ShoalAclCreatedRecord {
+        resource_type: b.resource_type,
+        resource_name: b.resource_name.clone(),
+        pattern_type: b.pattern_type,
+        principal: b.principal.clone(),
+        host: b.host.clone(),
+        operation: b.operation,
+        permission_type: b.permission,
+    }
+    .into()
+}
+
+pub(crate) fn acl_deleted(b: &AclBinding) -> AnyRecord {
+    ShoalAclDeletedRecord {
+        resource_type: b.resource_type,
+        resource_name: b.resource_name.clone(),
+        pattern_type: b.pattern_type,
+        principal: b.principal.clone(),
+        host: b.host.clone(),
+        operation: b.operation,
+        permission_type: b.permission,
+    }
+    .into()
+}
+
+/// A transactional id and its current transaction, recorded whole at every change.
+pub(crate) fn transaction_changed(t: &Transaction) -> AnyRecord {
+    ShoalTransactionRecord {
+        transactional_id: t.transactional_id.clone(),
+        producer_id: t.producer_id,
+        producer_epoch: t.producer_epoch,
+        timeout_ms: t.timeout_ms,
+        state: status_code(t.status),
+        started_ms: t.started_ms,
+        updated_ms: t.updated_ms,
+        partitions: t
+            .partitions
+            .iter()
+            .map(|tp| ShoalTransactionPartition {
+                topic_id: tp.topic_id,
+                partition_index: tp.partition,
+            })
+            .collect(),
+        pending_offsets: t
+            .pending_offsets
+            .iter()
+            .map(|(group, o)| ShoalTransactionOffset {
+                group_id: group.clone(),
+                topic_id: o.topic_id,
+                partition_index: o.partition,
+                committed_offset: o.offset,
+                leader_epoch: o.leader_epoch,
+                metadata: o.metadata.clone(),
+            })
+            .collect(),
+    }
+    .into()
+}
+
+fn status_code(status: TransactionStatus) -> i8 {
+    match status {
+        TransactionStatus::Empty => 0,
+        TransactionStatus::Ongoing => 1,
+        TransactionStatus::PrepareCommit => 2,
+        TransactionStatus::PrepareAbort => 3,
+        TransactionStatus::CompleteCommit => 4,
+        TransactionStatus::CompleteAbort => 5,
+    }
+}
