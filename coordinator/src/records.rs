@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use uuid::Uuid;
 
-use crate::messages::TopicPartition;
+use crate::messages::{CommitBatch, TopicPartition};
 
 /// What a batch is to transactions: a marker's outcome is read from its control record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,22 +20,18 @@ pub enum BatchKind {
     AbortMarker,
 }
 
+/// A batch as committed: what the shard described and what the coordinator gave it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommittedBatch {
-    pub topic_id: Uuid,
-    pub partition: i32,
-    pub byte_offset: u32,
-    pub size_bytes: u32,
+    /// The batch as the shard described it.
+    pub batch: CommitBatch,
+    /// The offsets it was given (or, mirrored, kept).
     pub base_offset: i64,
     pub last_offset: i64,
-    pub max_timestamp: i64,
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub base_sequence: i32,
+    /// An idempotent producer's last sequence in it; -1 for others.
     pub last_sequence: i32,
     /// 0: CreateTime, 1: LogAppendTime (the topic's setting when it was appended).
     pub timestamp_type: i8,
-    pub kind: BatchKind,
 }
 
 /// Per-topic settings Shoal honours (Kafka's names in the comments).

@@ -188,8 +188,6 @@ fn invalid(message: &str) -> io::Error {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
     use super::*;
 
     fn inflated(codec: Codec, payload: &[u8], limit: usize) -> io::Result<Vec<u8>> {
@@ -201,32 +199,7 @@ mod tests {
     }
 
     fn compressed(codec: Codec, data: &[u8]) -> Vec<u8> {
-        match codec {
-            Codec::None => data.to_vec(),
-            Codec::Gzip => {
-                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            Codec::Snappy => {
-                // xerial framing: magic, versions, one chunk.
-                let block = snap::raw::Encoder::new().compress_vec(data).unwrap();
-                let mut out = XERIAL_MAGIC.to_vec();
-                out.extend_from_slice(&1i32.to_be_bytes());
-                out.extend_from_slice(&1i32.to_be_bytes());
-                out.extend_from_slice(&(block.len() as u32).to_be_bytes());
-                out.extend_from_slice(&block);
-                out
-            }
-            Codec::Lz4 => {
-                let mut e = lz4::EncoderBuilder::new().build(Vec::new()).unwrap();
-                e.write_all(data).unwrap();
-                let (out, result) = e.finish();
-                result.unwrap();
-                out
-            }
-            Codec::Zstd => zstd::encode_all(data, 3).unwrap(),
-        }
+        crate::compress::compress(codec, data).expect("compresses")
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::acl::AclBinding;
-    use crate::messages::{NewObject, TopicPartition};
+    use crate::messages::{CommitBatch, NewObject, TopicPartition};
     use crate::records::*;
     use crate::state::emit;
 
@@ -69,19 +69,25 @@ pub(crate) mod tests {
         let id = Uuid::from_u128(7);
         let other = Uuid::from_u128(8);
         let batch = |topic_id, partition, base_offset| CommittedBatch {
-            topic_id,
-            partition,
-            byte_offset: 100,
-            size_bytes: 61,
+            batch: CommitBatch {
+                partition: TopicPartition {
+                    topic_id,
+                    partition,
+                },
+                byte_offset: 100,
+                size_bytes: 61,
+                offset_count: 3,
+                max_timestamp: 1_700_000_000_000,
+                producer_id: 5,
+                producer_epoch: 1,
+                base_sequence: 0,
+                kind: BatchKind::Plain,
+                kept_base_offset: None,
+            },
             base_offset,
             last_offset: base_offset + 2,
-            max_timestamp: 1_700_000_000_000,
-            producer_id: 5,
-            producer_epoch: 1,
-            base_sequence: 0,
             last_sequence: 2,
             timestamp_type: 0,
-            kind: BatchKind::Plain,
         };
         let object = |key: &str| NewObject::uploaded(key, 4096, 0);
         let lz4 = TopicConfig {
@@ -129,7 +135,10 @@ pub(crate) mod tests {
             operation: 3,
             permission: 3,
         };
-        let kinds = |kind, b| CommittedBatch { kind, ..b };
+        let kinds = |kind, b: CommittedBatch| CommittedBatch {
+            batch: CommitBatch { kind, ..b.batch },
+            ..b
+        };
         vec![
             Entry::new(
                 99,

@@ -8,10 +8,25 @@ use shoal_protocol::records::*;
 use super::{CoordinatorState, PartitionState, TopicMirror, TopicState};
 use crate::acl::AclBinding;
 use crate::entry::{compression_of, status_of, Entry};
-use crate::messages::TopicPartition;
+use crate::messages::{CommitBatch, TopicPartition};
 use crate::records::{
     BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
 };
+
+/// The binding an ACL record (created or deleted: the same fields) carries.
+macro_rules! binding_of {
+    ($r:expr) => {
+        AclBinding {
+            resource_type: $r.resource_type,
+            resource_name: $r.resource_name.clone(),
+            pattern_type: $r.pattern_type,
+            principal: $r.principal.clone(),
+            host: $r.host.clone(),
+            operation: $r.operation,
+            permission: $r.permission_type,
+        }
+    };
+}
 
 impl CoordinatorState {
     /// Applies one entry, record by record. Entries come from this state's own decisions or
@@ -111,10 +126,10 @@ impl CoordinatorState {
                         .remove(&(r.user.clone(), r.mechanism));
                 }
                 AnyRecord::ShoalAclCreatedRecord(r) => {
-                    self.acls.insert(acl_created_binding(r));
+                    self.acls.insert(binding_of!(r));
                 }
                 AnyRecord::ShoalAclDeletedRecord(r) => {
-                    self.acls.remove(&acl_deleted_binding(r));
+                    self.acls.remove(&binding_of!(r));
                 }
                 AnyRecord::ShoalTransactionRecord(r) => {
                     if let Some(t) = transaction_of(r) {
@@ -226,20 +241,30 @@ fn committed_batches(
                     Some(l) => kind_of(l.kind),
                     None => BatchKind::Plain,
                 };
-                batches.push(CommittedBatch {
-                    topic_id: topic.topic_id,
-                    partition: partition.partition_index,
+                let batch = CommitBatch {
+                    partition: TopicPartition {
+                        topic_id: topic.topic_id,
+                        partition: partition.partition_index,
+                    },
                     byte_offset: b.byte_offset as u32,
                     size_bytes: b.byte_size as u32,
-                    base_offset: b.assigned_base_offset,
-                    last_offset: b.assigned_last_offset,
+                    offset_count: u32::try_from(
+                        b.assigned_last_offset - b.assigned_base_offset + 1,
+                    )
+                    .unwrap_or(0),
                     max_timestamp: b.batch_max_timestamp,
                     producer_id: b.producer_id,
                     producer_epoch: b.producer_epoch,
                     base_sequence: b.base_sequence,
+                    kind,
+                    kept_base_offset: None,
+                };
+                batches.push(CommittedBatch {
+                    batch,
+                    base_offset: b.assigned_base_offset,
+                    last_offset: b.assigned_last_offset,
                     last_sequence: b.last_sequence,
                     timestamp_type: b.timestamp_type,
-                    kind,
                 });
             }
         }
@@ -288,30 +313,6 @@ fn partition_mirror_of(p: &ShoalPartitionMirror) -> Option<PartitionMirror> {
         failures: p.failures as u32,
         retry_at_ms: (p.retry_at_ms >= 0).then_some(p.retry_at_ms),
     })
-}
-
-fn acl_created_binding(r: &ShoalAclCreatedRecord) -> AclBinding {
-    AclBinding {
-        resource_type: r.resource_type,
-        resource_name: r.resource_name.clone(),
-        pattern_type: r.pattern_type,
-        principal: r.principal.clone(),
-        host: r.host.clone(),
-        operation: r.operation,
-        permission: r.permission_type,
-    }
-}
-
-fn acl_deleted_binding(r: &ShoalAclDeletedRecord) -> AclBinding {
-    AclBinding {
-        resource_type: r.resource_type,
-        resource_name: r.resource_name.clone(),
-        pattern_type: r.pattern_type,
-        principal: r.principal.clone(),
-        host: r.host.clone(),
-        operation: r.operation,
-        permission: r.permission_type,
-    }
 }
 
 pub(super) fn transaction_of(r: &ShoalTransactionRecord) -> Option<Transaction> {

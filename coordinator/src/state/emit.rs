@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::entry::OBJECT_FORMAT_WAL;
-use crate::messages::NewObject;
+use crate::messages::{NewObject, TopicPartition};
 use crate::records::{
     BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
     TransactionStatus,
@@ -92,10 +92,10 @@ pub(crate) fn file_committed(
     let listed: Vec<ShoalTransactionalBatch> = batches
         .iter()
         .enumerate()
-        .filter(|(_, b)| b.kind != BatchKind::Plain)
+        .filter(|(_, b)| b.batch.kind != BatchKind::Plain)
         .map(|(index, b)| ShoalTransactionalBatch {
             index: index as i32,
-            kind: kind_code(b.kind),
+            kind: kind_code(b.batch.kind),
         })
         .collect();
     if !listed.is_empty() {
@@ -109,33 +109,38 @@ pub(crate) fn file_committed(
 /// order of the batches is kept exactly.
 fn committed_topics(batches: &[CommittedBatch], at_ms: i64) -> Vec<DisklessCommittedTopic> {
     let mut topics: Vec<DisklessCommittedTopic> = Vec::new();
-    for b in batches {
+    for committed in batches {
+        let b = &committed.batch;
         let batch = DisklessCommittedBatch {
             magic: MAGIC_V2,
             byte_offset: b.byte_offset as i32,
             byte_size: b.size_bytes as i32,
-            assigned_base_offset: b.base_offset,
-            assigned_last_offset: b.last_offset,
+            assigned_base_offset: committed.base_offset,
+            assigned_last_offset: committed.last_offset,
             log_append_timestamp: at_ms,
             batch_max_timestamp: b.max_timestamp,
-            timestamp_type: b.timestamp_type,
+            timestamp_type: committed.timestamp_type,
             producer_id: b.producer_id,
             producer_epoch: b.producer_epoch,
             base_sequence: b.base_sequence,
-            last_sequence: b.last_sequence,
+            last_sequence: committed.last_sequence,
         };
-        let same_topic = topics.last().is_some_and(|t| t.topic_id == b.topic_id);
+        let TopicPartition {
+            topic_id,
+            partition,
+        } = b.partition;
+        let same_topic = topics.last().is_some_and(|t| t.topic_id == topic_id);
         if !same_topic {
             topics.push(DisklessCommittedTopic {
-                topic_id: b.topic_id,
+                topic_id,
                 partitions: Vec::new(),
             });
         }
         let topic = topics.last_mut().expect("pushed above");
         match topic.partitions.last_mut() {
-            Some(p) if p.partition_index == b.partition => p.batches.push(batch),
+            Some(p) if p.partition_index == partition => p.batches.push(batch),
             _ => topic.partitions.push(DisklessCommittedPartition {
-                partition_index: b.partition,
+                partition_index: partition,
                 batches: vec![batch],
             }),
         }
@@ -230,30 +235,27 @@ pub(crate) fn scram_credential_set(
     .into()
 }
 
+/// The ACL records (created, deleted) carry a binding's fields as they are.
+macro_rules! acl_record {
+    ($record:ident, $b:expr) => {
+        $record {
+            resource_type: $b.resource_type,
+            resource_name: $b.resource_name.clone(),
+            pattern_type: $b.pattern_type,
+            principal: $b.principal.clone(),
+            host: $b.host.clone(),
+            operation: $b.operation,
+            permission_type: $b.permission,
+        }
+    };
+}
+
 pub(crate) fn acl_created(b: &AclBinding) -> AnyRecord {
-    ShoalAclCreatedRecord {
-        resource_type: b.resource_type,
-        resource_name: b.resource_name.clone(),
-        pattern_type: b.pattern_type,
-        principal: b.principal.clone(),
-        host: b.host.clone(),
-        operation: b.operation,
-        permission_type: b.permission,
-    }
-    .into()
+    acl_record!(ShoalAclCreatedRecord, b).into()
 }
 
 pub(crate) fn acl_deleted(b: &AclBinding) -> AnyRecord {
-    ShoalAclDeletedRecord {
-        resource_type: b.resource_type,
-        resource_name: b.resource_name.clone(),
-        pattern_type: b.pattern_type,
-        principal: b.principal.clone(),
-        host: b.host.clone(),
-        operation: b.operation,
-        permission_type: b.permission,
-    }
-    .into()
+    acl_record!(ShoalAclDeletedRecord, b).into()
 }
 
 /// A transactional id and its current transaction, recorded whole at every change.

@@ -273,23 +273,15 @@ impl CoordinatorState {
             };
             ends.insert(b.partition, last_offset + 1);
             committed.push(CommittedBatch {
-                topic_id: b.partition.topic_id,
-                partition: b.partition.partition,
-                byte_offset: b.byte_offset,
-                size_bytes: b.size_bytes,
+                batch: *b,
                 base_offset,
                 last_offset,
-                max_timestamp: b.max_timestamp,
-                producer_id: b.producer_id,
-                producer_epoch: b.producer_epoch,
-                base_sequence: b.base_sequence,
                 last_sequence: if b.producer_id >= 0 {
                     last_sequence(b.base_sequence, b.offset_count)
                 } else {
                     -1
                 },
                 timestamp_type: self.timestamp_type(b.partition.topic_id),
-                kind: b.kind,
             });
             results.push(CommitBatchResult::appended(
                 base_offset,

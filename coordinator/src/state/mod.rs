@@ -136,23 +136,25 @@ impl CoordinatorState {
         self.next_file_id = self.next_file_id.saturating_add(1);
         let object_key: Arc<str> = Arc::from(object_key);
         let mut live = 0;
-        for b in batches {
-            let Some(p) = self.partition_mut(b.topic_id, b.partition) else {
+        for committed in batches {
+            let b = &committed.batch;
+            let Some(p) = self.partition_mut(b.partition.topic_id, b.partition.partition) else {
                 continue;
             };
-            p.high_watermark = p.high_watermark.max(b.last_offset.saturating_add(1));
+            let (base_offset, last_offset) = (committed.base_offset, committed.last_offset);
+            p.high_watermark = p.high_watermark.max(last_offset.saturating_add(1));
             p.size_bytes = p.size_bytes.saturating_add(b.size_bytes as u64);
             p.batches.push_back(BatchEntry {
                 file_id,
                 byte_offset: b.byte_offset,
                 size_bytes: b.size_bytes,
-                base_offset: b.base_offset,
-                last_offset: b.last_offset,
+                base_offset,
+                last_offset,
                 max_timestamp: b.max_timestamp,
                 log_append_time_ms: at_ms,
             });
             p.transactions
-                .on_batch(b.kind, b.producer_id, b.base_offset, b.last_offset);
+                .on_batch(b.kind, b.producer_id, base_offset, last_offset);
             let is_marker = matches!(b.kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
             if is_marker && b.producer_id >= 0 {
                 // A marker carries no sequence; at a newer epoch it fences older batches.
@@ -165,8 +167,8 @@ impl CoordinatorState {
                     b.producer_epoch,
                     ProducerBatch {
                         base_sequence: b.base_sequence,
-                        last_sequence: b.last_sequence,
-                        base_offset: b.base_offset,
+                        last_sequence: committed.last_sequence,
+                        base_offset,
                     },
                 );
                 producer.last_write_ms = at_ms;

@@ -197,19 +197,11 @@ impl CoordinatorState {
                 producers.insert(key, state);
             }
             committed.push(CommittedBatch {
-                topic_id: b.partition.topic_id,
-                partition: b.partition.partition,
-                byte_offset: b.byte_offset,
-                size_bytes: b.size_bytes,
+                batch: *b,
                 base_offset,
                 last_offset: base_offset + b.offset_count as i64 - 1,
-                max_timestamp: b.max_timestamp,
-                producer_id: b.producer_id,
-                producer_epoch: b.producer_epoch,
-                base_sequence: b.base_sequence,
                 last_sequence: last_seq,
                 timestamp_type: self.timestamp_type(b.partition.topic_id),
-                kind: b.kind,
             });
             results.push(CommitBatchResult::appended(
                 base_offset,
