@@ -12,10 +12,15 @@ else
   cargo test --workspace
 fi
 cargo build --release --bin shoal --bin shoal-bench
+# A debug build too: its assertions (each handler's ACL checks held to the registry's
+# declarations, every log entry decoding to itself) run in the PostgreSQL pass below.
+cargo build --bin shoal --bin shoal-bench
 target="${CARGO_TARGET_DIR:-$PWD/target}/release"
+debug_target="${CARGO_TARGET_DIR:-$PWD/target}/debug"
 SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
-# The tests that lean on the coordinator again, with its log in PostgreSQL, then with each
-# broker a one-broker cluster writing that log as a cluster's brokers share it.
+# The tests that lean on the coordinator again, with its log in PostgreSQL (on the debug
+# build), then with each broker a one-broker cluster writing that log as a cluster's brokers
+# share it.
 if [[ $# -eq 0 ]]; then
   coordinator_tests=()
   for name in durability coordinator diskless_api clients groups acls configs security mirror \
@@ -27,7 +32,9 @@ if [[ $# -eq 0 ]]; then
     # Transactions once, on the cluster's shared log (PostgreSQL, one-broker cluster chores);
     # test_cluster.py runs them on three brokers.
     [[ $mode == cluster ]] && tests+=(tests/integration/test_transactions.py)
-    SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" \
+    bin="$target"
+    [[ $mode == postgres ]] && bin="$debug_target"
+    SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$bin/shoal" SHOAL_BENCH_BIN="$bin/shoal-bench" \
       python3 -m pytest -q -p no:cacheprovider "${tests[@]}"
   done
 fi

@@ -50,6 +50,22 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// Kafka's name, as its documentation and tools print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Read => "READ",
+            Operation::Write => "WRITE",
+            Operation::Create => "CREATE",
+            Operation::Delete => "DELETE",
+            Operation::Alter => "ALTER",
+            Operation::Describe => "DESCRIBE",
+            Operation::ClusterAction => "CLUSTER_ACTION",
+            Operation::DescribeConfigs => "DESCRIBE_CONFIGS",
+            Operation::AlterConfigs => "ALTER_CONFIGS",
+            Operation::IdempotentWrite => "IDEMPOTENT_WRITE",
+        }
+    }
+
     pub fn code(self) -> i8 {
         match self {
             Operation::Read => code::READ,

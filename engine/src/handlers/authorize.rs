@@ -1,10 +1,12 @@
 //! What a request's principal may do, by the ACLs: the checks every handler makes, with the
-//! operation Kafka's documentation lists for its API. Off (everything allowed) unless
-//! `[authorizer] enabled`.
+//! operation Kafka's documentation lists for its API. A handler may make only the checks the
+//! registry declares for its API (asserted in debug builds, which the tests run). Off
+//! (everything allowed) unless `[authorizer] enabled`.
 
 use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
 use shoal_coordinator::ErrorKind;
 
+use super::registry::AclCheck;
 use super::Call;
 
 /// The operations Kafka reports for each resource type when a client asks which it may do.
@@ -41,7 +43,7 @@ impl Call<'_> {
     ) -> i32 {
         operations
             .iter()
-            .filter(|&&operation| self.authorized(operation, resource_type, name))
+            .filter(|&&operation| self.allowed(operation, resource_type, name))
             .fold(0, |bits, &operation| bits | 1 << operation.code())
     }
 
@@ -53,6 +55,12 @@ impl Call<'_> {
         resource_type: ResourceType,
         name: &str,
     ) -> bool {
+        self.expect_declared(operation, resource_type);
+        self.allowed(operation, resource_type, name)
+    }
+
+    /// The decision itself, for reports of what a client may do as well as for checks.
+    fn allowed(&self, operation: Operation, resource_type: ResourceType, name: &str) -> bool {
         let Some(principal) = self.principal_to_check() else {
             return true;
         };
@@ -106,6 +114,7 @@ impl Call<'_> {
     /// Whether the client may do `operation` on some resource of the type (Kafka lets a
     /// principal that may WRITE to some topic have an idempotent producer id).
     pub fn authorized_on_some(&self, operation: Operation, resource_type: ResourceType) -> bool {
+        self.expect_declared(operation, resource_type);
         let Some(principal) = self.principal_to_check() else {
             return true;
         };
@@ -117,6 +126,20 @@ impl Call<'_> {
             operation,
             resource_type,
         )
+    }
+
+    /// A check the registry does not declare for this API is a bug: the declaration is what
+    /// `shoal apis` tells operators to grant.
+    fn expect_declared(&self, operation: Operation, resource: ResourceType) {
+        debug_assert!(
+            self.checks.contains(&AclCheck {
+                operation,
+                resource
+            }),
+            "{operation:?} on {resource:?} is checked but not declared in the registry \
+             ({:?})",
+            self.checks
+        );
     }
 
     /// The client's principal ("User:alice") when the ACLs decide for it: None when the

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::diskless::*;
 use shoal_protocol::mirror::*;
 use shoal_protocol::ProtocolError;
@@ -30,6 +31,8 @@ pub struct Call<'a> {
     /// The request's version.
     pub version: i16,
     pub client: &'a ClientInfo,
+    /// The ACL checks the registry declares for this API: the only ones the handler may make.
+    pub checks: &'static [AclCheck],
 }
 
 /// Who sent a request, as DescribeGroups reports members, and the connection it came on.
@@ -67,6 +70,13 @@ impl Call<'_> {
     }
 }
 
+/// An ACL check: an operation on a kind of resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AclCheck {
+    pub operation: Operation,
+    pub resource: ResourceType,
+}
+
 /// One served API.
 #[derive(Debug, Clone, Copy)]
 pub struct ApiSpec {
@@ -75,8 +85,11 @@ pub struct ApiSpec {
     pub name: &'static str,
     pub min_version: i16,
     pub max_version: i16,
-    /// What the ACLs must allow (Kafka's documented operation; checked by the handler, which
-    /// answers per topic or group); empty only for what is served before a login.
+    /// Every ACL check the handler may make (Kafka's documented operations for the API); the
+    /// handler's calls are held to this list (`Call::authorized`). Empty only for what is
+    /// served before a login.
+    pub checks: &'static [AclCheck],
+    /// The same, as `shoal apis` explains it (which topics, groups or ids each applies to).
     pub authorization: &'static str,
     /// For other brokers and operator tools, not clients: the coordinator's Diskless*
     /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
@@ -134,7 +147,8 @@ macro_rules! error_answer {
 }
 
 macro_rules! registry {
-    ($( $req:ident : $min:literal ..= $max:literal => $handler:path, $acl:literal $([ $($flag:ident)* ])? ; )*) => {
+    ($( $req:ident : $min:literal ..= $max:literal => $handler:path,
+        [$($operation:ident $resource:ident),*] $acl:literal $([ $($flag:ident)* ])? ; )*) => {
         /// Every served API, in the order ApiVersions lists them.
         pub const APIS: &[ApiSpec] = &[$(
             ApiSpec {
@@ -142,6 +156,10 @@ macro_rules! registry {
                 name: api_name(stringify!($req)),
                 min_version: $min,
                 max_version: $max,
+                checks: &[$(AclCheck {
+                    operation: Operation::$operation,
+                    resource: ResourceType::$resource,
+                }),*],
                 authorization: $acl,
                 internal: has_flag!(internal; $($($flag)*)?),
                 before_authentication: has_flag!(before_authentication; $($($flag)*)?),
@@ -221,63 +239,63 @@ macro_rules! registry {
 }
 
 registry! {
-    ProduceRequest: 3..=9 => produce::handle, "WRITE on each topic";
-    FetchRequest: 4..=13 => fetch::handle, "READ on each topic" [error_answer];
-    ListOffsetsRequest: 1..=8 => list_offsets::handle, "DESCRIBE on each topic";
-    MetadataRequest: 0..=12 => metadata::handle, "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
-    ApiVersionsRequest: 0..=3 => api_versions::handle, "" [before_authentication];
-    CreateTopicsRequest: 2..=7 => create_topics::handle, "CREATE on the cluster or on the topic";
-    DeleteTopicsRequest: 1..=6 => delete_topics::handle, "DELETE on each topic";
-    DeleteRecordsRequest: 0..=2 => delete_records::handle, "DELETE on each topic";
-    InitProducerIdRequest: 0..=4 => init_producer_id::handle, "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic" [error_answer];
-    CreatePartitionsRequest: 0..=3 => create_partitions::handle, "ALTER on each topic";
-    DescribeClusterRequest: 0..=1 => describe_cluster::handle, "DESCRIBE on the cluster" [error_answer];
-    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, "DESCRIBE on the group" [error_answer];
-    OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, "DESCRIBE on each topic";
-    DescribeProducersRequest: 0..=0 => describe_producers::handle, "READ on each topic";
-    AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, "WRITE on the transactional id and on each topic";
-    AddOffsetsToTxnRequest: 0..=3 => transactions::add_offsets::handle, "WRITE on the transactional id, READ on the group" [error_answer];
-    EndTxnRequest: 0..=3 => transactions::end_txn::handle, "WRITE on the transactional id" [error_answer];
-    TxnOffsetCommitRequest: 0..=3 => transactions::txn_offset_commit::handle, "WRITE on the transactional id, READ on the group and on each topic";
-    DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, "DESCRIBE on each transactional id";
-    ListTransactionsRequest: 0..=1 => transactions::describe::list, "DESCRIBE on each transactional id listed" [error_answer];
-    DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, "DESCRIBE_CONFIGS on each topic, on the cluster for broker configs";
-    AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";
-    IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, "ALTER_CONFIGS on each topic, on the cluster for broker configs";
-    JoinGroupRequest: 0..=9 => groups::join_group::handle, "READ on the group" [error_answer];
-    SyncGroupRequest: 0..=5 => groups::sync_group::handle, "READ on the group" [error_answer];
-    HeartbeatRequest: 0..=4 => groups::heartbeat::handle, "READ on the group" [error_answer];
-    LeaveGroupRequest: 0..=5 => groups::leave_group::handle, "READ on the group" [error_answer];
-    OffsetCommitRequest: 2..=8 => groups::offset_commit::handle, "READ on the group and on each topic";
-    OffsetFetchRequest: 1..=8 => groups::offset_fetch::handle, "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
-    ListGroupsRequest: 0..=5 => groups::list_groups::handle, "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];
-    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, "DESCRIBE on each group";
-    DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, "DELETE on each group";
-    OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, "DELETE on the group, READ on each topic" [error_answer];
-    SaslHandshakeRequest: 0..=1 => sasl::handshake, "" [before_authentication];
-    SaslAuthenticateRequest: 0..=2 => sasl::authenticate, "" [before_authentication];
-    DescribeAclsRequest: 1..=3 => acls::describe, "DESCRIBE on the cluster" [error_answer];
-    CreateAclsRequest: 1..=3 => acls::create, "ALTER on the cluster";
-    DeleteAclsRequest: 1..=3 => acls::delete, "ALTER on the cluster";
-    DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe, "DESCRIBE on the cluster";
-    AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter, "ALTER on the cluster";
-    DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessCommitFileRequest: 0..=0 => diskless::commit_file, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessDeleteRecordsRequest: 0..=0 => diskless::delete_records, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessListOffsetsRequest: 0..=0 => diskless::list_offsets, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessFindBatchesRequest: 0..=0 => diskless::find_batches, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    DisklessDescribeFilesRequest: 0..=0 => diskless::describe_files, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    CreateMirrorRequest: 0..=0 => mirror::admin::create, "ALTER on the cluster";
-    AddTopicsToMirrorRequest: 0..=0 => mirror::admin::add_topics, "ALTER on the cluster";
-    RemoveTopicsFromMirrorRequest: 0..=0 => mirror::admin::remove_topics, "ALTER on the cluster";
-    LastMirroredOffsetsRequest: 0..=0 => mirror::states::last_mirrored_offsets, "DESCRIBE on the cluster";
-    ListMirrorsRequest: 0..=0 => mirror::describe::list, "DESCRIBE on the cluster";
-    DescribeMirrorsRequest: 0..=0 => mirror::describe::describe, "DESCRIBE on the cluster";
-    ReadMirrorStatesRequest: 0..=0 => mirror::states::read, "DESCRIBE on the cluster";
-    WriteMirrorStatesRequest: 0..=0 => mirror::states::write, "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
-    PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause, "ALTER on the cluster";
-    ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume, "ALTER on the cluster";
+    ProduceRequest: 3..=9 => produce::handle, [Write Topic, Create Cluster, Create Topic, Write TransactionalId] "WRITE on each topic (CREATE on the cluster or the topic to auto-create it); WRITE on the transactional id of a transactional batch";
+    FetchRequest: 4..=13 => fetch::handle, [Read Topic] "READ on each topic" [error_answer];
+    ListOffsetsRequest: 1..=8 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
+    MetadataRequest: 0..=12 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
+    ApiVersionsRequest: 0..=3 => api_versions::handle, [] "" [before_authentication];
+    CreateTopicsRequest: 2..=7 => create_topics::handle, [Create Cluster, Create Topic] "CREATE on the cluster or on the topic";
+    DeleteTopicsRequest: 1..=6 => delete_topics::handle, [Delete Topic] "DELETE on each topic";
+    DeleteRecordsRequest: 0..=2 => delete_records::handle, [Delete Topic] "DELETE on each topic";
+    InitProducerIdRequest: 0..=4 => init_producer_id::handle, [IdempotentWrite Cluster, Write Topic, Write TransactionalId] "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic; WRITE on the transactional id when one is named" [error_answer];
+    CreatePartitionsRequest: 0..=3 => create_partitions::handle, [Alter Topic] "ALTER on each topic";
+    DescribeClusterRequest: 0..=1 => describe_cluster::handle, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
+    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, [Describe Group, Describe TransactionalId] "DESCRIBE on the group, or on the transactional id" [error_answer];
+    OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, [Describe Topic] "DESCRIBE on each topic";
+    DescribeProducersRequest: 0..=0 => describe_producers::handle, [Read Topic] "READ on each topic";
+    AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, [Write TransactionalId, Write Topic] "WRITE on the transactional id and on each topic";
+    AddOffsetsToTxnRequest: 0..=3 => transactions::add_offsets::handle, [Write TransactionalId, Read Group] "WRITE on the transactional id, READ on the group" [error_answer];
+    EndTxnRequest: 0..=3 => transactions::end_txn::handle, [Write TransactionalId] "WRITE on the transactional id" [error_answer];
+    TxnOffsetCommitRequest: 0..=3 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
+    DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, [Describe TransactionalId] "DESCRIBE on each transactional id";
+    ListTransactionsRequest: 0..=1 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
+    DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, [DescribeConfigs Topic, DescribeConfigs Cluster] "DESCRIBE_CONFIGS on each topic, on the cluster for broker configs";
+    AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster] "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster] "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    JoinGroupRequest: 0..=9 => groups::join_group::handle, [Read Group] "READ on the group" [error_answer];
+    SyncGroupRequest: 0..=5 => groups::sync_group::handle, [Read Group] "READ on the group" [error_answer];
+    HeartbeatRequest: 0..=4 => groups::heartbeat::handle, [Read Group] "READ on the group" [error_answer];
+    LeaveGroupRequest: 0..=5 => groups::leave_group::handle, [Read Group] "READ on the group" [error_answer];
+    OffsetCommitRequest: 2..=8 => groups::offset_commit::handle, [Read Group, Read Topic] "READ on the group and on each topic";
+    OffsetFetchRequest: 1..=8 => groups::offset_fetch::handle, [Describe Group, Describe Topic] "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
+    ListGroupsRequest: 0..=5 => groups::list_groups::handle, [Describe Cluster, Describe Group] "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];
+    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
+    DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, [Delete Group] "DELETE on each group";
+    OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];
+    SaslHandshakeRequest: 0..=1 => sasl::handshake, [] "" [before_authentication];
+    SaslAuthenticateRequest: 0..=2 => sasl::authenticate, [] "" [before_authentication];
+    DescribeAclsRequest: 1..=3 => acls::describe, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
+    CreateAclsRequest: 1..=3 => acls::create, [Alter Cluster] "ALTER on the cluster";
+    DeleteAclsRequest: 1..=3 => acls::delete, [Alter Cluster] "ALTER on the cluster";
+    DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe, [Describe Cluster] "DESCRIBE on the cluster";
+    AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter, [Alter Cluster] "ALTER on the cluster";
+    DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessCommitFileRequest: 0..=0 => diskless::commit_file, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDeleteRecordsRequest: 0..=0 => diskless::delete_records, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessListOffsetsRequest: 0..=0 => diskless::list_offsets, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessFindBatchesRequest: 0..=0 => diskless::find_batches, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    DisklessDescribeFilesRequest: 0..=0 => diskless::describe_files, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    CreateMirrorRequest: 0..=0 => mirror::admin::create, [Alter Cluster] "ALTER on the cluster";
+    AddTopicsToMirrorRequest: 0..=0 => mirror::admin::add_topics, [Alter Cluster] "ALTER on the cluster";
+    RemoveTopicsFromMirrorRequest: 0..=0 => mirror::admin::remove_topics, [Alter Cluster] "ALTER on the cluster";
+    LastMirroredOffsetsRequest: 0..=0 => mirror::states::last_mirrored_offsets, [Describe Cluster] "DESCRIBE on the cluster";
+    ListMirrorsRequest: 0..=0 => mirror::describe::list, [Describe Cluster] "DESCRIBE on the cluster";
+    DescribeMirrorsRequest: 0..=0 => mirror::describe::describe, [Describe Cluster] "DESCRIBE on the cluster";
+    ReadMirrorStatesRequest: 0..=0 => mirror::states::read, [Describe Cluster] "DESCRIBE on the cluster";
+    WriteMirrorStatesRequest: 0..=0 => mirror::states::write, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
+    PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause, [Alter Cluster] "ALTER on the cluster";
+    ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume, [Alter Cluster] "ALTER on the cluster";
 }
 
 impl DecodedRequest {
@@ -388,19 +406,28 @@ mod tests {
 
     #[test]
     fn every_api_served_after_a_login_declares_the_acl_it_checks() {
+        let cluster_action = AclCheck {
+            operation: Operation::ClusterAction,
+            resource: ResourceType::Cluster,
+        };
         for spec in APIS {
             assert_eq!(
-                spec.authorization.is_empty(),
+                spec.checks.is_empty(),
                 spec.before_authentication,
-                "{}: an ACL operation, unless served before a login",
+                "{}: ACL checks, unless served before a login",
                 spec.name
             );
-            if spec.internal {
+            assert_eq!(spec.authorization.is_empty(), spec.checks.is_empty());
+            for check in spec.checks {
                 assert!(
-                    spec.authorization.starts_with("CLUSTER_ACTION"),
-                    "{}",
-                    spec.name
+                    spec.authorization.contains(check.operation.name()),
+                    "{}: its explanation names {}",
+                    spec.name,
+                    check.operation.name()
                 );
+            }
+            if spec.internal {
+                assert_eq!(spec.checks, [cluster_action], "{}", spec.name);
             }
         }
     }

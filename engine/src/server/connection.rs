@@ -314,6 +314,7 @@ async fn run_request(
         broker: &broker,
         version,
         client: &client,
+        checks: spec.checks,
     };
     // Produce with acks=0 is the one request whose client expects no answer.
     let expects_answer = !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
@@ -351,6 +352,7 @@ fn internal_api_allowed(broker: &Broker, request: &ParsedRequest) -> bool {
         broker,
         version: request.version,
         client: &request.client,
+        checks: request.spec.checks,
     };
     call.authorized_on_cluster(Operation::ClusterAction)
 }

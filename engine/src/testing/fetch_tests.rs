@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::{TopicConfig, TopicPartition};
 
@@ -45,12 +46,16 @@ fn a_long_poll_wakes_when_a_commit_lands_on_either_shard() {
             let poll = glommio::spawn_local(async move {
                 let client = ClientInfo::default();
                 let request = fetch_request("tail", partition, 0, 10_000);
-                fetch::handle(&call(&poller, FETCH_VERSION, &client), request).await
+                fetch::handle(
+                    &call::<FetchRequest>(&poller, FETCH_VERSION, &client),
+                    request,
+                )
+                .await
             });
             glommio::timer::sleep(Duration::from_millis(100)).await;
             let client = ClientInfo::default();
             let write = produce_request("tail", partition, record_batch(&[b"wake up"]));
-            produce::handle(&call(&broker, 9, &client), write).await;
+            produce::handle(&call::<ProduceRequest>(&broker, 9, &client), write).await;
             let (error, hwm, records) = fetched(&poll.await);
             let waited = started.elapsed();
             assert_eq!((error, hwm), (0, 1), "shard {owner}");
@@ -72,8 +77,13 @@ fn a_long_poll_with_nothing_to_read_answers_at_its_deadline() {
         let client = ClientInfo::default();
         let started = Instant::now();
         let request = fetch_request("quiet", 1, 0, 300);
-        let (error, hwm, records) =
-            fetched(&fetch::handle(&call(&broker, FETCH_VERSION, &client), request).await);
+        let (error, hwm, records) = fetched(
+            &fetch::handle(
+                &call::<FetchRequest>(&broker, FETCH_VERSION, &client),
+                request,
+            )
+            .await,
+        );
         let waited = started.elapsed();
         assert_eq!((error, hwm, records.len()), (0, 0, 0));
         assert!(waited >= Duration::from_millis(300), "{waited:?}");

@@ -11,13 +11,13 @@ use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProdu
 use kafka_protocol::messages::{
     FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
 };
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_shards::{Latch, ServeFn, ShardError};
 use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;
 
 use crate::config::BrokerConfig;
-use crate::handlers::{Broker, Call, ClientInfo};
+use crate::handlers::{registry, Broker, Call, ClientInfo};
 
 /// A fresh directory under the system's temporary directory.
 pub fn temp_dir(label: &str) -> PathBuf {
@@ -79,12 +79,15 @@ where
     shoal_shards::run(runtime, serve, shutdown).expect("the broker ran and the test passed");
 }
 
-/// A handler context for `broker` at `version`.
-pub fn call<'a>(broker: &'a Broker, version: i16, client: &'a ClientInfo) -> Call<'a> {
+/// A handler context for `broker` serving request type `R` at `version`, held to the ACL
+/// checks the registry declares for `R`.
+pub fn call<'a, R: Request>(broker: &'a Broker, version: i16, client: &'a ClientInfo) -> Call<'a> {
+    let spec = registry::spec(R::KEY).expect("a served API");
     Call {
         broker,
         version,
         client,
+        checks: spec.checks,
     }
 }
 

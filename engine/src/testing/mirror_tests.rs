@@ -6,7 +6,7 @@ use bytes::{Bytes, BytesMut};
 use glommio::net::TcpListener;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, FetchResponse};
+use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, FetchRequest, FetchResponse};
 use shoal_coordinator::commands::{AddTopicsToMirror, CreateMirror, MirrorEvents};
 use shoal_coordinator::{MirrorEvent, MirroredTopic};
 use shoal_protocol::frame;
@@ -121,7 +121,7 @@ fn a_fetch_round_stores_the_source_batches_at_their_offsets() {
             async move {
                 let client = ClientInfo::default();
                 let request = fetch_request("orders", 0, offset, 0);
-                fetched(&fetch::handle(&call(&broker, 12, &client), request).await)
+                fetched(&fetch::handle(&call::<FetchRequest>(&broker, 12, &client), request).await)
             }
         };
         let (error, hwm, records) = read(SOURCE_LOG_START).await;

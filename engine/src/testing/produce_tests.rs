@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::commands::{CreateTopic, ListOffsets};
 use shoal_coordinator::{TopicConfig, TopicPartition, LATEST_TIMESTAMP};
 
@@ -40,7 +41,13 @@ fn partition_owned_by(broker: &Broker, topic_id: uuid::Uuid, owner: usize) -> i3
 async fn produce_one(broker: &Broker, topic: &str, partition: i32, value: &[u8]) -> (i16, i64) {
     let client = ClientInfo::default();
     let request = produce_request(topic, partition, record_batch(&[value]));
-    produced(&produce::handle(&call(broker, PRODUCE_VERSION, &client), request).await)
+    produced(
+        &produce::handle(
+            &call::<ProduceRequest>(broker, PRODUCE_VERSION, &client),
+            request,
+        )
+        .await,
+    )
 }
 
 async fn high_watermark(broker: &Broker, topic_id: uuid::Uuid, partition: i32) -> i64 {
@@ -184,7 +191,7 @@ fn shutdown_commits_what_is_buffered_and_it_survives_a_restart() {
         assert_eq!(high_watermark(&broker, topic_id, 0).await, 1);
         let client = ClientInfo::default();
         let fetch = fetch_request("drained", 0, 0, 0);
-        let response = fetch::handle(&call(&broker, 12, &client), fetch).await;
+        let response = fetch::handle(&call::<FetchRequest>(&broker, 12, &client), fetch).await;
         let (error, hwm, records) = fetched(&response);
         assert_eq!((error, hwm), (0, 1));
         assert!(records.windows(8).any(|w| w == b"buffered"));

@@ -23,7 +23,8 @@ async fn init(broker: &Broker, expected: Option<(i64, i16)>) -> (i16, i64, i16) 
         .with_transaction_timeout_ms(60_000)
         .with_producer_id(ProducerId(producer_id))
         .with_producer_epoch(epoch);
-    let answer = init_producer_id::handle(&call(broker, 4, &client), request).await;
+    let answer =
+        init_producer_id::handle(&call::<InitProducerIdRequest>(broker, 4, &client), request).await;
     (
         answer.error_code,
         answer.producer_id.0,
@@ -51,7 +52,9 @@ fn a_kip_360_bump_ends_the_open_transaction_and_fences_the_old_epoch() {
             .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
                 .with_name(topic_name("bumped"))
                 .with_partitions(vec![0])]);
-        let added = add_partitions::handle(&call(&broker, 3, &client), add).await;
+        let added =
+            add_partitions::handle(&call::<AddPartitionsToTxnRequest>(&broker, 3, &client), add)
+                .await;
         assert_eq!(
             added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
             0
