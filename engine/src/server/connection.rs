@@ -90,31 +90,8 @@ pub async fn serve_connection(
     }
     // Dropped (so cancelled) when the connection ends.
     let _guard = glommio::spawn_local(watchdog.clone().guard(stream.as_raw_fd(), peer.clone()));
-    let stream = match tls {
-        Some(tls) => {
-            // The handshake is a request read: it gets that deadline.
-            watchdog.reading();
-            match tls.acceptor(session.listener.protocol).accept(stream).await {
-                Ok(stream) => {
-                    let certificate = stream.get_ref().1.peer_certificates();
-                    if let Some(der) = certificate.and_then(|chain| chain.first()) {
-                        match certificate::principal_of(der) {
-                            Some(principal) => session.presented_certificate(principal),
-                            None => {
-                                tracing::warn!(%peer, "client certificate subject unreadable; closing");
-                                return;
-                            }
-                        }
-                    }
-                    KafkaStream::Tls(Box::new(stream.into()))
-                }
-                Err(e) => {
-                    tracing::info!(%peer, error = %e, "TLS handshake failed");
-                    return;
-                }
-            }
-        }
-        None => KafkaStream::Plain(stream),
+    let Some(stream) = accept(stream, tls, &session, &watchdog, &peer).await else {
+        return;
     };
     let (mut reader, writer) = futures_lite::io::split(stream);
     let owed = Rc::new(Owed::default());
@@ -160,10 +137,7 @@ pub async fn serve_connection(
             if session.is_authenticated() {
                 watchdog.authenticated();
             }
-            let mut reply = BytesMut::with_capacity(SIZE_PREFIX_BYTES + token.len());
-            reply.extend_from_slice(&(token.len() as i32).to_be_bytes());
-            reply.extend_from_slice(&token);
-            let reply = reply.freeze();
+            let reply = bare_token_frame(&token);
             owed.add(reply.len());
             let answer = glommio::spawn_local(async move { Some((reply, reservation)) }).detach();
             if answers_tx.send(answer).await.is_err() {
@@ -241,6 +215,49 @@ pub async fn serve_connection(
     drop(answers_tx);
     // Let answers already being computed reach the client before the socket goes away.
     writer_task.await;
+}
+
+/// The connection's byte stream: the socket itself, or TLS over it once the handshake (a
+/// request read, with that deadline) succeeds and any client certificate names a principal.
+/// None when the connection is to be closed.
+async fn accept(
+    stream: TcpStream,
+    tls: Option<Arc<TlsServer>>,
+    session: &Session,
+    watchdog: &Watchdog,
+    peer: &str,
+) -> Option<KafkaStream> {
+    let Some(tls) = tls else {
+        return Some(KafkaStream::Plain(stream));
+    };
+    watchdog.reading();
+    match tls.acceptor(session.listener.protocol).accept(stream).await {
+        Ok(stream) => {
+            let certificate = stream.get_ref().1.peer_certificates();
+            if let Some(der) = certificate.and_then(|chain| chain.first()) {
+                match certificate::principal_of(der) {
+                    Some(principal) => session.presented_certificate(principal),
+                    None => {
+                        tracing::warn!(%peer, "client certificate subject unreadable; closing");
+                        return None;
+                    }
+                }
+            }
+            Some(KafkaStream::Tls(Box::new(stream.into())))
+        }
+        Err(e) => {
+            tracing::info!(%peer, error = %e, "TLS handshake failed");
+            None
+        }
+    }
+}
+
+/// A SASL v0 token answer: the token after its size, with no Kafka header.
+fn bare_token_frame(token: &[u8]) -> Bytes {
+    let mut reply = BytesMut::with_capacity(SIZE_PREFIX_BYTES + token.len());
+    reply.extend_from_slice(&(token.len() as i32).to_be_bytes());
+    reply.extend_from_slice(token);
+    reply.freeze()
 }
 
 /// Reads a `size`-byte frame, reserving its bytes as they arrive (a client that announces a
