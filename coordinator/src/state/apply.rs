@@ -248,10 +248,12 @@ fn committed_batches(
                     },
                     byte_offset: b.byte_offset as u32,
                     size_bytes: b.byte_size as u32,
-                    offset_count: u32::try_from(
-                        b.assigned_last_offset - b.assigned_base_offset + 1,
-                    )
-                    .unwrap_or(0),
+                    // Hostile offsets may not overflow: 0 for a span no batch has.
+                    offset_count: b
+                        .assigned_last_offset
+                        .checked_sub(b.assigned_base_offset)
+                        .and_then(|span| u32::try_from(span).ok()?.checked_add(1))
+                        .unwrap_or(0),
                     max_timestamp: b.batch_max_timestamp,
                     producer_id: b.producer_id,
                     producer_epoch: b.producer_epoch,
@@ -347,4 +349,36 @@ pub(super) fn transaction_of(r: &ShoalTransactionRecord) -> Option<Transaction> 
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file record read back with offsets no decision writes is applied without a panic.
+    #[test]
+    fn hostile_offsets_in_a_committed_file_do_not_overflow() {
+        let batch = DisklessCommittedBatch {
+            magic: 2,
+            assigned_base_offset: i64::MAX,
+            assigned_last_offset: i64::MIN,
+            ..Default::default()
+        };
+        let file = DisklessFileCommittedRecord {
+            object_key: "wal/x".into(),
+            object_format: 1,
+            topics: vec![DisklessCommittedTopic {
+                topic_id: uuid::Uuid::from_u128(1),
+                partitions: vec![DisklessCommittedPartition {
+                    partition_index: 0,
+                    batches: vec![batch],
+                }],
+            }],
+            ..Default::default()
+        };
+        let batches = committed_batches(&file, None);
+        assert_eq!(batches[0].batch.offset_count, 0);
+        let mut state = CoordinatorState::default();
+        state.apply(&Entry::of(0, file));
+    }
 }
