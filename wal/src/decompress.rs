@@ -18,6 +18,15 @@ pub enum Codec {
 }
 
 impl Codec {
+    /// Every codec Kafka defines, in id order.
+    pub const ALL: [Codec; 5] = [
+        Codec::None,
+        Codec::Gzip,
+        Codec::Snappy,
+        Codec::Lz4,
+        Codec::Zstd,
+    ];
+
     pub fn id(self) -> i16 {
         match self {
             Codec::None => 0,
@@ -207,13 +216,7 @@ mod tests {
         let data: Vec<u8> = (0..200_000u32)
             .flat_map(|i| (i % 7).to_be_bytes())
             .collect();
-        for codec in [
-            Codec::None,
-            Codec::Gzip,
-            Codec::Snappy,
-            Codec::Lz4,
-            Codec::Zstd,
-        ] {
+        for codec in Codec::ALL {
             let payload = compressed(codec, &data);
             assert_eq!(
                 inflated(codec, &payload, data.len()).unwrap(),

@@ -178,13 +178,7 @@ mod tests {
 
     #[test]
     fn built_batches_validate_with_their_records() {
-        for codec in [
-            Codec::None,
-            Codec::Gzip,
-            Codec::Snappy,
-            Codec::Lz4,
-            Codec::Zstd,
-        ] {
+        for codec in Codec::ALL {
             let batch = BatchBuilder::new(1_000)
                 .producer(7, 2, 40)
                 .transactional()
