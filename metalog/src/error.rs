@@ -10,8 +10,6 @@ pub enum MetaLogError {
         #[source]
         source: std::io::Error,
     },
-    #[error("metadata record malformed at byte {0}")]
-    MalformedRecord(usize),
     #[error(transparent)]
     State(#[from] CoordinatorError),
     /// The metadata on disk is not what was written: refuse to start rather than guess.
