@@ -15,6 +15,10 @@ pub trait Command: Send + Debug + 'static {
     /// Writes change state and their records go to the log: they run in arrival order before
     /// the round's fsync. Reads run after it, so no reader sees what a crash could take back.
     const WRITE: bool;
+    /// A read that must see every write acknowledged before it arrived, on whichever broker
+    /// acknowledged it: on a shared log the coordinator reads the log's newest rows first.
+    /// Others may answer from rows applied a notification's delay ago.
+    const FRESH: bool = false;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply;
 }
@@ -91,14 +95,23 @@ pub struct Envelope(Box<dyn ErasedCommand>);
 /// A reply of any type, as it comes back; `into_reply` takes it as its command's type.
 pub struct AnyReply(Box<dyn Any + Send>);
 
+/// What a caller gets instead of its command's reply when the coordinator could not decide
+/// it after all (its shared log's round was lost to another broker's): retry.
+struct Unavailable;
+
 trait ErasedCommand: Send + Debug {
     fn is_write(&self) -> bool;
+    fn is_fresh(&self) -> bool;
     fn run(self: Box<Self>, round: &mut Round<'_>) -> AnyReply;
 }
 
 impl<C: Command> ErasedCommand for C {
     fn is_write(&self) -> bool {
         C::WRITE
+    }
+
+    fn is_fresh(&self) -> bool {
+        C::FRESH
     }
 
     fn run(self: Box<Self>, round: &mut Round<'_>) -> AnyReply {
@@ -115,6 +128,10 @@ impl Envelope {
         self.0.is_write()
     }
 
+    pub fn is_fresh(&self) -> bool {
+        self.0.is_fresh()
+    }
+
     pub fn run(self, round: &mut Round<'_>) -> AnyReply {
         self.0.run(round)
     }
@@ -127,11 +144,19 @@ impl Debug for Envelope {
 }
 
 impl AnyReply {
-    /// The reply of the command `C` this came from. Only `Envelope::new::<C>` makes the
-    /// envelope whose run produces it, so the type always matches.
-    pub fn into_reply<C: Command>(self) -> C::Reply {
+    /// The answer for a command the coordinator could not decide after all.
+    pub fn unavailable() -> AnyReply {
+        AnyReply(Box::new(Unavailable))
+    }
+
+    /// The reply of the command `C` this came from, or None when it is `unavailable`. Only
+    /// `Envelope::new::<C>` makes the envelope whose run produces it, so the type matches.
+    pub fn into_reply<C: Command>(self) -> Option<C::Reply> {
+        if self.0.is::<Unavailable>() {
+            return None;
+        }
         match self.0.downcast::<C::Reply>() {
-            Ok(reply) => *reply,
+            Ok(reply) => Some(*reply),
             Err(_) => unreachable!("a command's reply is of its Reply type"),
         }
     }

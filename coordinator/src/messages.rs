@@ -146,6 +146,17 @@ pub struct OffsetCommitEntry {
     pub metadata: String,
 }
 
+/// Which broker coordinates a consumer group, as the log last recorded it: the one whose
+/// offset writes count. A broker's process draws its incarnation at start, so a restarted
+/// broker never holds its previous process's claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupClaim {
+    pub node_id: i32,
+    pub incarnation: i64,
+    /// One more than the group's previous claim.
+    pub epoch: i64,
+}
+
 /// A committed offset as OffsetFetch returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredOffset {

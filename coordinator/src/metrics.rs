@@ -15,6 +15,10 @@ pub struct CoordinatorMetrics {
     /// Catch-ups that applied rows other brokers appended to a shared log; fetches waiting
     /// on this broker look again when it moves.
     pub rows_from_others: AtomicU64,
+    /// Fresh reads' catch-ups with a shared log (one query each).
+    pub read_barriers: AtomicU64,
+    /// Rounds lost to another broker's row on a shared log: the state was reloaded.
+    pub lost_rounds: AtomicU64,
 }
 
 impl CoordinatorMetrics {

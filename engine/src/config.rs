@@ -524,6 +524,8 @@ impl BrokerConfig {
             coordinator_database: self.coordinator.database()?,
             shared_coordinator_log: self.cluster.enabled,
             groups: self.groups,
+            incarnation: RuntimeConfig::draw_incarnation(),
+            lease_lapses: Default::default(),
         })
     }
 }

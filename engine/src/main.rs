@@ -222,7 +222,9 @@ fn run(args: Args) -> Result<(), EngineError> {
             );
             let lease = Duration::from_millis(config.cluster.lease_ms);
             let heartbeat = Duration::from_millis(config.cluster.heartbeat_ms);
-            let membership = cluster::membership::start(database.clone(), me, lease, heartbeat)?;
+            let lapses = runtime.lease_lapses.clone();
+            let membership =
+                cluster::membership::start(database.clone(), me, lease, heartbeat, lapses)?;
             tracing::info!(node_id = config.node_id, rack = ?config.cluster.rack, "joined the cluster");
             Some(membership)
         }

@@ -179,20 +179,44 @@ impl CoordinatorCore {
         Ok(applied)
     }
 
+    /// Replaces the state with the log's, after a round that was lost to another broker's
+    /// left this one's state ahead of the log.
+    pub(crate) async fn reload(&mut self) -> Result<(), MetaLogError> {
+        self.state = self.log.reload().await?;
+        self.view.store(Arc::new(self.state.topics_view()));
+        CoordinatorMetrics::add(&self.metrics.lost_rounds, 1);
+        Ok(())
+    }
+
     pub(crate) async fn begin_append(&mut self, frames: Vec<u8>) -> Durable {
         CoordinatorMetrics::add(&self.metrics.log_syncs, 1);
         self.log.begin_append(frames).await
     }
 
     /// Publishes a changed topic catalogue and runs reads; only while every applied record
-    /// is durable.
-    pub(crate) fn answer_reads<T>(
+    /// is durable. Fresh reads on a shared log first apply the rows other brokers appended
+    /// (one query), so they see every write acknowledged anywhere before they arrived; when
+    /// the log cannot be read they are answered `unavailable`.
+    pub(crate) async fn answer_reads<T>(
         &mut self,
         reads: Vec<(T, Envelope)>,
         topics_changed: bool,
     ) -> Vec<(T, AnyReply)> {
         if topics_changed {
             self.view.store(Arc::new(self.state.topics_view()));
+        }
+        if self.log.is_shared() && reads.iter().any(|(_, command)| command.is_fresh()) {
+            CoordinatorMetrics::add(&self.metrics.read_barriers, 1);
+            match self.catch_up().await {
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the shared log before a fresh read");
+                    return reads
+                        .into_iter()
+                        .map(|(to, _)| (to, AnyReply::unavailable()))
+                        .collect();
+                }
+            }
         }
         let now_ms = now_ms();
         let mut no_frames = Vec::new();
@@ -223,10 +247,11 @@ impl CoordinatorCore {
     /// Runs one command as a round of its own.
     pub async fn run<C: Command>(&mut self, command: C) -> Result<C::Reply, MetaLogError> {
         let mut replies = self.process(vec![Envelope::new(command)]).await?;
-        Ok(replies
+        replies
             .pop()
             .expect("one reply per command")
-            .into_reply::<C>())
+            .into_reply::<C>()
+            .ok_or(MetaLogError::Unavailable)
     }
 
     /// Counts into `metrics`, shared with whoever reports them.

@@ -20,4 +20,11 @@ pub enum MetaLogError {
     /// Another broker holds the writer role now: this one must stop serving.
     #[error("{0}")]
     Fenced(String),
+    /// Another broker of a shared log wrote the row this broker's round was appending, whose
+    /// append failed: the round's decisions were never made; the state is rebuilt from the log.
+    #[error("{0}")]
+    LostRace(String),
+    /// The command was not decided (its round was lost to another broker's): retry it.
+    #[error("the coordinator could not decide the command; retry")]
+    Unavailable,
 }

@@ -66,6 +66,21 @@ impl LogBackend {
         }
     }
 
+    /// A log other brokers write too.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, LogBackend::Postgres(log) if log.role() == WriterRole::Shared)
+    }
+
+    /// The state as the log holds it, read afresh; only a shared log loses rounds.
+    pub async fn reload(&mut self) -> Result<CoordinatorState, MetaLogError> {
+        match self {
+            LogBackend::Postgres(log) if log.role() == WriterRole::Shared => log.reload().await,
+            _ => Err(MetaLogError::Damaged(
+                "only a shared log's state is reloaded in place".into(),
+            )),
+        }
+    }
+
     /// Rounds that may wait for durability at once: the local log syncs one at a time.
     pub fn appends_in_flight(&self) -> usize {
         match self {

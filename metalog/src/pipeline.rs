@@ -87,7 +87,10 @@ impl<T> RoundPipeline<T> {
                     newest.reads.extend(decided.reads);
                     return Ok(Vec::new());
                 }
-                None => return Ok(core.answer_reads(decided.reads, decided.topics_changed)),
+                None => {
+                    let reads = core.answer_reads(decided.reads, decided.topics_changed);
+                    return Ok(reads.await);
+                }
             }
         }
         let durable = if decided.frames.is_empty() {
@@ -116,7 +119,11 @@ impl<T> RoundPipeline<T> {
         let Some(durable) = self.durable.next().await else {
             return Ok(Vec::new());
         };
-        durable?;
+        match durable {
+            Ok(()) => {}
+            Err(MetaLogError::LostRace(why)) => return self.lost(core, &why).await,
+            Err(e) => return Err(e),
+        }
         let oldest = self
             .rounds
             .pop_front()
@@ -128,7 +135,37 @@ impl<T> RoundPipeline<T> {
                 next.reads.extend(oldest.reads);
                 next.topics_changed |= oldest.topics_changed;
             }
-            None => answers.extend(core.answer_reads(oldest.reads, oldest.topics_changed)),
+            None => answers.extend(core.answer_reads(oldest.reads, oldest.topics_changed).await),
+        }
+        Ok(answers)
+    }
+
+    /// The oldest round lost its row to another broker's: nothing of it (nor of any round
+    /// decided after it) was made durable. The state is reloaded from the log and every
+    /// command in flight is answered `unavailable`, for its caller to retry; the broker serves
+    /// on. An Err: the log itself could not be read back.
+    async fn lost(
+        &mut self,
+        core: &mut CoordinatorCore,
+        why: &str,
+    ) -> Result<Vec<(T, AnyReply)>, MetaLogError> {
+        tracing::warn!(
+            reason = why,
+            rounds = self.rounds.len(),
+            "a coordinator round was lost to another broker's; reloading the state from the log \
+             and answering its commands with a retriable error"
+        );
+        self.durable = FuturesOrdered::new();
+        core.reload().await?;
+        let mut answers = Vec::new();
+        for round in self.rounds.drain(..) {
+            let commands = round.writes.into_iter().map(|(to, _)| to);
+            let reads = round.reads.into_iter().map(|(to, _)| to);
+            answers.extend(
+                commands
+                    .chain(reads)
+                    .map(|to| (to, AnyReply::unavailable())),
+            );
         }
         Ok(answers)
     }

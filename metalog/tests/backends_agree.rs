@@ -127,16 +127,16 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
 fn summary(op: &Op, reply: AnyReply) -> String {
     match op {
         Op::Commit { .. } => {
-            let results = reply.into_reply::<CommitFile>();
+            let results = reply.into_reply::<CommitFile>().unwrap();
             let parts: Vec<_> = results
                 .iter()
                 .map(|r| (r.error, r.base_offset, r.log_start_offset, r.is_duplicate))
                 .collect();
             format!("{parts:?}")
         }
-        Op::DeleteRecords { .. } => format!("{:?}", reply.into_reply::<DeleteRecords>()),
+        Op::DeleteRecords { .. } => format!("{:?}", reply.into_reply::<DeleteRecords>().unwrap()),
         Op::Find { .. } => {
-            let found = reply.into_reply::<FindBatches>();
+            let found = reply.into_reply::<FindBatches>().unwrap();
             let parts: Vec<_> = found
                 .iter()
                 .map(|f| {
@@ -150,7 +150,7 @@ fn summary(op: &Op, reply: AnyReply) -> String {
                 .collect();
             format!("{parts:?}")
         }
-        Op::Latest { .. } => format!("{:?}", reply.into_reply::<ListOffsets>()),
+        Op::Latest { .. } => format!("{:?}", reply.into_reply::<ListOffsets>().unwrap()),
         Op::Break => unreachable!("a break is no command"),
     }
 }

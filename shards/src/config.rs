@@ -138,9 +138,20 @@ pub struct RuntimeConfig {
     /// The database's log is shared with other brokers of a cluster.
     pub shared_coordinator_log: bool,
     pub groups: crate::GroupConfig,
+    /// Drawn at the process's start: group claims name it, so a restarted broker holds none
+    /// of its previous process's.
+    pub incarnation: i64,
+    /// Counts the lapses of this broker's cluster lease (its membership adds one when it
+    /// renews a lease that had run out); its group claims are dropped on each.
+    pub lease_lapses: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl RuntimeConfig {
+    /// A number for this process's `incarnation`, distinct from any other process's.
+    pub fn draw_incarnation() -> i64 {
+        uuid::Uuid::new_v4().as_u64_pair().0 as i64
+    }
+
     pub fn coordinator_dir(&self) -> PathBuf {
         self.data_dir.join("coordinator")
     }

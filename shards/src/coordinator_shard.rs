@@ -67,7 +67,7 @@ impl LocalCoordinator {
             command: Envelope::new(command),
         };
         self.inbox.send(inbound).await.ok()?;
-        answer.await.ok().map(AnyReply::into_reply::<C>)
+        answer.await.ok()?.into_reply::<C>()
     }
 }
 

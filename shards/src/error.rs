@@ -7,6 +7,9 @@ pub enum ShardError {
     Executor(String),
     #[error("the queue to {0} is closed")]
     QueueClosed(&'static str),
+    /// The coordinator did not decide the command (its round was lost to another broker's).
+    #[error("the coordinator could not decide the command; retry")]
+    CoordinatorUnavailable,
     #[error("configuration: {0}")]
     Config(String),
     #[error(transparent)]

@@ -305,6 +305,14 @@ impl MetricsSnapshot {
                 &coordinator.batches_committed,
             ),
             ("shoal_coordinator_snapshots_total", &coordinator.snapshots),
+            (
+                "shoal_coordinator_read_barriers_total",
+                &coordinator.read_barriers,
+            ),
+            (
+                "shoal_coordinator_lost_rounds_total",
+                &coordinator.lost_rounds,
+            ),
         ];
         let counters = COUNTER_NAMES.iter().copied().zip(self.counters).chain(
             coordinator_counters

@@ -132,8 +132,9 @@ impl RpcClient<CommandEnvelope, AnyReply> {
     /// Runs `command` on the coordinator; its reply, typed by the command.
     pub async fn run<C: Command>(&self, command: C) -> Result<C::Reply, ShardError> {
         self.call(CommandEnvelope::new(command))
-            .await
-            .map(AnyReply::into_reply::<C>)
+            .await?
+            .into_reply::<C>()
+            .ok_or(ShardError::CoordinatorUnavailable)
     }
 }
 

@@ -87,7 +87,13 @@ impl Shard {
             local_data.clone(),
             metrics.clone(),
         );
-        let groups = Groups::new(config.groups);
+        let claimer = crate::groups::Claimer {
+            coordinator: coordinator.clone(),
+            node_id: config.node_id,
+            incarnation: config.incarnation,
+            lease_lapses: config.lease_lapses.clone(),
+        };
+        let groups = Groups::new(config.groups, claimer);
         Shard {
             index,
             groups,

@@ -76,6 +76,7 @@ pub struct ListOffsets {
 impl Command for ListOffsets {
     type Reply = Vec<ListOffsetsResult>;
     const WRITE: bool = false;
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         self.partitions

@@ -1,13 +1,42 @@
 //! Committed offsets of consumer groups.
 
 use crate::command::{Command, Round};
-use crate::messages::{OffsetCommitEntry, StoredOffset, TopicPartition};
+use crate::messages::{GroupClaim, OffsetCommitEntry, StoredOffset, TopicPartition};
 use crate::ErrorKind;
 
-/// OffsetCommit: one answer per entry.
+/// A broker starts coordinating a group: its claim supersedes the group's latest, so writes
+/// decided under any earlier claim (another broker's, or this one's before it lost the group)
+/// are refused from now on.
+#[derive(Debug, Clone)]
+pub struct ClaimGroup {
+    pub group: String,
+    pub node_id: i32,
+    pub incarnation: i64,
+}
+
+impl Command for ClaimGroup {
+    type Reply = Result<GroupClaim, ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let (claim, record) = round.state().claim_group(
+            &self.group,
+            self.node_id,
+            self.incarnation,
+            round.now_ms(),
+        )?;
+        round.append(&record);
+        Ok(claim)
+    }
+}
+
+/// OffsetCommit: one answer per entry; every entry is refused with NOT_COORDINATOR when
+/// `claim` is no longer the group's latest. With no claim (a mirror's offset sync, which
+/// writes for groups no broker here coordinates) only a group never claimed is written.
 #[derive(Debug, Clone)]
 pub struct CommitOffsets {
     pub group: String,
+    pub claim: Option<GroupClaim>,
     pub offsets: Vec<OffsetCommitEntry>,
 }
 
@@ -16,6 +45,10 @@ impl Command for CommitOffsets {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let current = round.state().group_claim(&self.group);
+        if current != self.claim {
+            return vec![Some(ErrorKind::NotCoordinator); self.offsets.len()];
+        }
         let (results, record) =
             round
                 .state()
@@ -37,6 +70,7 @@ pub struct FetchOffsets {
 impl Command for FetchOffsets {
     type Reply = Vec<(TopicPartition, Option<StoredOffset>)>;
     const WRITE: bool = false;
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round
@@ -45,38 +79,47 @@ impl Command for FetchOffsets {
     }
 }
 
-/// DeleteGroups: every committed offset of the group. Whether it had any.
+/// DeleteGroups: every committed offset of the group. Whether it had any; NOT_COORDINATOR
+/// when `claim` is no longer the group's latest.
 #[derive(Debug, Clone)]
 pub struct DeleteGroup {
     pub group: String,
+    pub claim: GroupClaim,
 }
 
 impl Command for DeleteGroup {
-    type Reply = bool;
+    type Reply = Result<bool, ErrorKind>;
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if !round.state().holds_group_claim(&self.group, &self.claim) {
+            return Err(ErrorKind::NotCoordinator);
+        }
         let Some(record) = round.state().delete_group(&self.group, round.now_ms()) else {
-            return false;
+            return Ok(false);
         };
         round.append(&record);
-        true
+        Ok(true)
     }
 }
 
 /// OffsetDelete: the offsets of the listed partitions only (none: nothing is deleted).
-/// Whether the group has offsets.
+/// Whether the group has offsets; NOT_COORDINATOR when `claim` is no longer the latest.
 #[derive(Debug, Clone)]
 pub struct DeleteOffsets {
     pub group: String,
+    pub claim: GroupClaim,
     pub partitions: Vec<TopicPartition>,
 }
 
 impl Command for DeleteOffsets {
-    type Reply = bool;
+    type Reply = Result<bool, ErrorKind>;
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if !round.state().holds_group_claim(&self.group, &self.claim) {
+            return Err(ErrorKind::NotCoordinator);
+        }
         let (existed, record) =
             round
                 .state()
@@ -84,7 +127,7 @@ impl Command for DeleteOffsets {
         if let Some(record) = record {
             round.append(&record);
         }
-        existed
+        Ok(existed)
     }
 }
 

@@ -37,6 +37,7 @@ pub struct DescribeProducers {
 impl Command for DescribeProducers {
     type Reply = Vec<Result<Vec<ProducerSummary>, ErrorKind>>;
     const WRITE: bool = false;
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         self.partitions

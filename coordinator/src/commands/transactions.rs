@@ -2,7 +2,7 @@
 //! markers are written, the timeouts, and the admin's questions.
 
 use crate::command::{Command, Round};
-use crate::messages::{OffsetCommitEntry, TopicPartition};
+use crate::messages::{GroupClaim, OffsetCommitEntry, TopicPartition};
 use crate::records::Transaction;
 use crate::state::transactions::{TransactionEnding, TransactionalInit};
 use crate::ErrorKind;
@@ -60,13 +60,15 @@ impl Command for AddToTransaction {
     }
 }
 
-/// TxnOffsetCommit: one answer per entry, or one error for the whole request.
+/// TxnOffsetCommit: one answer per entry, or one error for the whole request
+/// (NOT_COORDINATOR when `claim` is no longer the group's latest).
 #[derive(Debug, Clone)]
 pub struct CommitTransactionOffsets {
     pub transactional_id: String,
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub group: String,
+    pub claim: GroupClaim,
     pub offsets: Vec<OffsetCommitEntry>,
 }
 
@@ -75,6 +77,9 @@ impl Command for CommitTransactionOffsets {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if !round.state().holds_group_claim(&self.group, &self.claim) {
+            return Err(ErrorKind::NotCoordinator);
+        }
         let (results, record) = round.state().add_transaction_offsets(
             &self.transactional_id,
             self.producer_id,
@@ -168,6 +173,7 @@ pub struct DescribeTransactions {
 impl Command for DescribeTransactions {
     type Reply = Vec<Option<Transaction>>;
     const WRITE: bool = false;
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         self.transactional_ids
@@ -186,6 +192,7 @@ pub struct PendingTransactionOffsets {
 impl Command for PendingTransactionOffsets {
     type Reply = std::collections::BTreeSet<TopicPartition>;
     const WRITE: bool = false;
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().pending_transaction_offsets(&self.group)

@@ -50,6 +50,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
         | AnyRecord::ShoalOffsetsCommittedRecord(_)
         | AnyRecord::ShoalGroupOffsetsDeletedRecord(_)
         | AnyRecord::ShoalGroupDeletedRecord(_)
+        | AnyRecord::ShoalGroupClaimedRecord(_)
         | AnyRecord::ShoalMirrorCreatedRecord(_)
         | AnyRecord::ShoalTopicMirrorChangedRecord(_)
         | AnyRecord::ShoalPartitionTruncatedRecord(_)

@@ -90,7 +90,9 @@ impl CoordinatorState {
                 }
                 AnyRecord::ShoalGroupDeletedRecord(r) => {
                     self.groups.remove(&r.group_id);
+                    self.forget_group_claim(&r.group_id);
                 }
+                AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
                 AnyRecord::ShoalMirrorCreatedRecord(r) => {
                     let config = r
                         .configs

@@ -9,6 +9,7 @@ mod acls;
 mod apply;
 mod cleaning;
 pub(crate) mod emit;
+mod group_claims;
 mod groups;
 mod mirrors;
 mod partition_transactions;
@@ -94,6 +95,8 @@ pub struct CoordinatorState {
     next_producer_id: i64,
     /// Committed offsets by consumer group.
     groups: HashMap<String, GroupOffsets>,
+    /// Each group's latest coordinator claim; only its holder may write the group's offsets.
+    group_claims: HashMap<String, crate::messages::GroupClaim>,
     /// Mirrors (KIP-1279) and their settings.
     mirrors: BTreeMap<String, Vec<(String, String)>>,
     /// SCRAM credentials by user and mechanism code.

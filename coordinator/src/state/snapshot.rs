@@ -1,7 +1,7 @@
 //! The whole state as one snapshot image, so recovery loads it instead of replaying history.
 //! The image is `SHOALSNP`, a version, frames of the same generated metadata records the log
 //! holds, and a CRC-32C of all that. Topics, their settings and mirror states, committed
-//! offsets and mirrors are written as the log records that create them; what only a snapshot
+//! offsets, group claims and mirrors are written as the log records that create them; what only a snapshot
 //! holds (id counters, each partition's batches and producers, the objects) has records of its
 //! own. Every length is checked against the bytes present: a damaged image is an error, never
 //! a panic or a huge allocation.
@@ -77,6 +77,9 @@ impl CoordinatorState {
             offsets.sort_by_key(|o| (o.topic_id, o.partition));
             let committed = emit::offsets_committed(group, &offsets);
             encode_frame(&Entry::of(entry.last_commit_ms, committed), &mut w);
+        }
+        for claim in self.group_claim_records() {
+            encode_frame(&Entry::of(0, claim), &mut w);
         }
         for ((user, mechanism), credential) in &self.scram_credentials {
             let set = emit::scram_credential_set(user, *mechanism, credential);
@@ -195,7 +198,7 @@ impl CoordinatorState {
             (false, [first, ..]) => {
                 check_log_entry(&records)?;
                 // What a snapshot writes as the log writes it: a topic's creation, its mirror
-                // and mirror states, group offsets, mirrors, credentials, ACLs, transactions.
+                // and mirror states, group offsets and claims, mirrors, credentials, ACLs, transactions.
                 match first {
                     // A new topic: its partitions from 0, then its settings.
                     AnyRecord::DisklessPartitionCreatedRecord(p)
@@ -206,6 +209,7 @@ impl CoordinatorState {
                     AnyRecord::ShoalTopicMirrorChangedRecord(_)
                     | AnyRecord::ShoalMirrorPartitionsChangedRecord(_)
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)
+                    | AnyRecord::ShoalGroupClaimedRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)

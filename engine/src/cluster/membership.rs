@@ -3,8 +3,9 @@
 //! has not lapsed are the cluster. A node id held by another live process refuses the start.
 //! The renewal runs on a small thread of its own, off the shards' cores.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use glommio::LocalExecutorBuilder;
@@ -83,6 +84,7 @@ pub fn start(
     me: Member,
     lease: Duration,
     heartbeat: Duration,
+    lease_lapses: Arc<AtomicU64>,
 ) -> Result<Arc<Membership>, EngineError> {
     let membership = Arc::new(Membership {
         me,
@@ -114,10 +116,26 @@ pub fn start(
             if failed {
                 return;
             }
+            // When the last renewal that succeeded was sent: its lease ran from then.
+            let mut renewed = Instant::now();
             loop {
                 glommio::timer::sleep(heartbeat).await;
-                if let Err(e) = renewal.register(&shared).await {
-                    tracing::warn!(error = %e, "cluster lease not renewed");
+                let sent = Instant::now();
+                match renewal.register(&shared).await {
+                    Ok(()) => {
+                        if sent.duration_since(renewed) >= lease {
+                            // Paused, starved or cut off past the lease: other brokers may
+                            // have taken this one's groups meanwhile.
+                            lease_lapses.fetch_add(1, Ordering::AcqRel);
+                            tracing::warn!(
+                                unrenewed_ms = sent.duration_since(renewed).as_millis() as u64,
+                                "this broker's cluster lease lapsed and is renewed; its groups \
+                                 are claimed again before they are served"
+                            );
+                        }
+                        renewed = sent;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cluster lease not renewed"),
                 }
             }
         })

@@ -52,6 +52,8 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::GroupSubscribedToTopic => K::GroupSubscribedToTopic,
         GroupError::TooManyGroups => K::CoordinatorNotAvailable,
         GroupError::InvalidRequest => K::InvalidRequest,
+        GroupError::NotCoordinator => K::NotCoordinator,
+        GroupError::InvalidGroupId => K::InvalidGroupId,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

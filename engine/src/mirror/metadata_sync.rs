@@ -236,8 +236,11 @@ async fn sync_group_offsets(
         }
         let changed = only_changed(broker, &group_id, entries).await;
         if !changed.is_empty() {
+            // Only groups no broker of this cluster has coordinated: never over a live
+            // coordinator's offsets.
             let request = CommitOffsets {
                 group: group_id,
+                claim: None,
                 offsets: changed,
             };
             let _ = broker.shard.coordinator.run(request).await;

@@ -23,7 +23,8 @@ mod shared;
 mod writer;
 
 use rows::{drop_rows_after_gap, read_newest_snapshot, replay_after};
-use writer::Writer;
+pub use writer::SHARED_LOCK_IDLE_MAX;
+use writer::{bound_lock_holding, Writer};
 
 pub const MIGRATIONS: [Migration; 2] = [
     Migration {
@@ -101,6 +102,9 @@ impl PostgresLog {
             .await
             .map_err(db)?;
         let epoch = single(&rows)?.i64(0).map_err(db)?;
+        if role == WriterRole::Shared {
+            bound_lock_holding(&mut connection).await.map_err(db)?;
+        }
         let (mut state, snapshot_seq) = read_newest_snapshot(&mut connection).await?;
         let replayed = replay_after(&mut connection, &mut state, snapshot_seq.unwrap_or(0)).await?;
         if replayed.gap {
@@ -126,6 +130,7 @@ impl PostgresLog {
             config: config.clone(),
             epoch,
             idle: RefCell::new(vec![connection]),
+            shared: role == WriterRole::Shared,
         };
         let log = PostgresLog {
             writer: Rc::new(writer),

@@ -79,8 +79,9 @@ impl PostgresLog {
 
     /// Appends the locked round's frames as the next row, announces it and unlocks. An
     /// outcome left unknown is settled under the lock again: the row is this broker's, or
-    /// absent and written now; a row of another broker's in its place means this broker's
-    /// state is ahead of the log, which is an error the coordinator must stop on.
+    /// absent and written now; a row of another broker's in its place (this broker's session
+    /// ended while it held the lock, and another wrote) means the round was lost: `LostRace`,
+    /// after which the state must be reloaded.
     pub async fn append_locked(&mut self, frames: Vec<u8>) -> Result<(), MetaLogError> {
         let seq = self.next_seq;
         let crc = crc32c::crc32c(&frames) as i64;
@@ -144,10 +145,9 @@ impl PostgresLog {
             match attempt.await {
                 Ok(true) => return Ok(()),
                 Ok(false) => {
-                    return Err(MetaLogError::Fenced(format!(
+                    return Err(MetaLogError::LostRace(format!(
                         "another broker wrote row {seq} of coordinator_log while this broker's \
-                         append of it failed: this broker's state is ahead of the log and is \
-                         rebuilt from PostgreSQL on restart"
+                         append of it failed"
                     )))
                 }
                 Err(e) if e.is_transient() => {
@@ -157,6 +157,35 @@ impl PostgresLog {
                 Err(e) => return Err(db(e)),
             }
         }
+    }
+
+    /// The state as the log holds it, read afresh (the newest snapshot and the rows after
+    /// it), for a broker whose own state went ahead of the log: its round lost the race for
+    /// its row to another broker's.
+    pub async fn reload(&mut self) -> Result<CoordinatorState, MetaLogError> {
+        let mut connection = self.writer.take().await.map_err(db)?;
+        let reloaded = async {
+            let (mut state, snapshot_seq) = read_newest_snapshot(&mut connection).await?;
+            let snapshot_seq = snapshot_seq.unwrap_or(0);
+            let mut replayed = Replayed {
+                last_seq: snapshot_seq,
+                ..Replayed::default()
+            };
+            replay_pages(&mut connection, &mut state, &mut replayed, None).await?;
+            if replayed.gap {
+                return Err(MetaLogError::Damaged(format!(
+                    "coordinator_log has no row {} after snapshot {snapshot_seq}",
+                    replayed.last_seq + 1
+                )));
+            }
+            Ok((state, replayed))
+        }
+        .await;
+        self.writer.give_back(connection);
+        let (state, replayed) = reloaded?;
+        self.next_seq = replayed.last_seq + 1;
+        self.bytes_since_snapshot = replayed.bytes;
+        Ok(state)
     }
 
     /// Applies the rows after this broker's last (`first_page` of them read already). Rows

@@ -29,11 +29,19 @@ impl Backoff {
     }
 }
 
+/// The longest a shared log's broker may hold the log's lock without sending anything: a
+/// paused, partitioned or starved broker's session is ended by PostgreSQL after this, so the
+/// others' rounds wait at most this long (well under any cluster lease); the stalled
+/// broker's round then fails and is settled, or lost and its state reloaded.
+pub const SHARED_LOCK_IDLE_MAX: Duration = Duration::from_millis(1000);
+
 /// What every append in flight shares: the writer's epoch and its idle connections.
 pub(super) struct Writer {
     pub config: PgConfig,
     pub epoch: i64,
     pub idle: RefCell<Vec<Connection>>,
+    /// Connections of a shared log's broker, which lock the log for rounds.
+    pub shared: bool,
 }
 
 impl Writer {
@@ -110,7 +118,13 @@ impl Writer {
         let idle = self.idle.borrow_mut().pop();
         match idle {
             Some(connection) if !connection.is_broken() => Ok(connection),
-            _ => Connection::connect(&self.config).await,
+            _ => {
+                let mut connection = Connection::connect(&self.config).await?;
+                if self.shared {
+                    bound_lock_holding(&mut connection).await?;
+                }
+                Ok(connection)
+            }
         }
     }
 
@@ -121,4 +135,13 @@ impl Writer {
             idle.push(connection);
         }
     }
+}
+
+/// Has PostgreSQL end this session's transaction when it sits idle holding locks for longer
+/// than `SHARED_LOCK_IDLE_MAX`.
+pub(super) async fn bound_lock_holding(connection: &mut Connection) -> Result<(), PgError> {
+    let ms = SHARED_LOCK_IDLE_MAX.as_millis();
+    connection
+        .batch_execute(&format!("SET idle_in_transaction_session_timeout = {ms}"))
+        .await
 }

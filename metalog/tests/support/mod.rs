@@ -63,6 +63,28 @@ pub async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize
     }
 }
 
+/// One plain batch of 5 records in partition 0, in object `key`.
+pub fn commit_file(topic: uuid::Uuid, key: &str) -> CommitFile {
+    CommitFile {
+        object: NewObject::uploaded(key, 100, 0),
+        batches: vec![CommitBatch {
+            partition: TopicPartition {
+                topic_id: topic,
+                partition: 0,
+            },
+            byte_offset: 0,
+            size_bytes: 100,
+            offset_count: 5,
+            max_timestamp: 1,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            kind: shoal_coordinator::BatchKind::Plain,
+            kept_base_offset: None,
+        }],
+    }
+}
+
 pub async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
     let request = CreateTopic {
         name: "t".into(),

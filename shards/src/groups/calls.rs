@@ -8,6 +8,7 @@ use super::messages::*;
 use super::{GroupError, Groups};
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
+use shoal_coordinator::GroupClaim;
 
 /// One call on the groups of the shard that runs it.
 pub trait GroupCall: Send + Debug + 'static {
@@ -63,15 +64,44 @@ impl GroupCall for Leave {
     }
 }
 
-/// May this member commit offsets now?
+/// May this member commit offsets now? If so, the claim to write them under.
 #[derive(Debug)]
 pub struct ValidateCommit(pub MemberRef);
 
 impl GroupCall for ValidateCommit {
-    type Reply = Option<GroupError>;
+    type Reply = Result<GroupClaim, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.validate_commit(&self.0))
+        async move { groups.validate_commit(&self.0).await }.boxed_local()
+    }
+}
+
+/// The claim to write for the group under (DeleteGroups, OffsetDelete), claimed if not held.
+#[derive(Debug)]
+pub struct ClaimFor(pub String);
+
+impl GroupCall for ClaimFor {
+    type Reply = Result<GroupClaim, GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move { groups.claim(&self.0).await }.boxed_local()
+    }
+}
+
+/// The log refused a write under `claim` (or the group was deleted with it): drop it, and
+/// the group's members here.
+#[derive(Debug)]
+pub struct LoseClaim {
+    pub group_id: String,
+    pub claim: GroupClaim,
+}
+
+impl GroupCall for LoseClaim {
+    type Reply = ();
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        groups.lose_claim(&self.group_id, &self.claim);
+        ready(())
     }
 }
 

@@ -3,6 +3,7 @@
 //! (clients rejoin after a restart); committed offsets are durable in the coordinator.
 
 pub mod calls;
+mod claims;
 mod error;
 mod expiry;
 mod group;
@@ -15,6 +16,7 @@ pub mod subscription;
 use serde::{Deserialize, Serialize};
 
 pub use calls::GroupCall;
+pub use claims::Claimer;
 pub use error::GroupError;
 pub use expiry::expire_offsets_loop;
 pub use group::{Group, Phase};

@@ -7,12 +7,14 @@ use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::claims::{Claimer, Claims};
 use super::messages::*;
 use super::subscription::subscribed_topics;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
+use shoal_coordinator::GroupClaim;
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);
@@ -30,10 +32,12 @@ pub struct Groups {
     group_bytes: RefCell<HashMap<String, usize>>,
     total_bytes: Cell<usize>,
     config: GroupConfig,
+    /// The claims in the log that let this shard write for its groups.
+    claims: Claims,
 }
 
 impl Groups {
-    pub fn new(config: GroupConfig) -> Rc<Groups> {
+    pub fn new(config: GroupConfig, claimer: Claimer) -> Rc<Groups> {
         let groups = Rc::new(Groups {
             groups: RefCell::new(HashMap::new()),
             armed: RefCell::new(HashMap::new()),
@@ -43,6 +47,7 @@ impl Groups {
             group_bytes: RefCell::new(HashMap::new()),
             total_bytes: Cell::new(0),
             config,
+            claims: Claims::new(claimer),
         });
         glommio::spawn_local(Self::run_timers(Rc::downgrade(&groups))).detach();
         groups
@@ -138,11 +143,59 @@ impl Groups {
         self.total_bytes.get() + bytes <= self.config.max_memory_bytes_per_shard
     }
 
-    /// JoinGroup: answered once the group's rebalance completes (or fails).
+    /// After this broker's cluster lease lapsed, other brokers may have taken its groups:
+    /// every group's members are dropped with the claims (they rejoin, and the group is
+    /// claimed again, reading the log first).
+    fn drop_groups_if_lease_lapsed(&self) {
+        if !self.claims.lease_lapsed() {
+            return;
+        }
+        let dropped: Vec<String> = self.groups.borrow_mut().drain().map(|(id, _)| id).collect();
+        if !dropped.is_empty() {
+            tracing::warn!(
+                groups = dropped.len(),
+                "this broker's cluster lease lapsed: its groups' members must rejoin"
+            );
+        }
+        for group_id in dropped {
+            self.account(&group_id, 0);
+        }
+    }
+
+    /// The log refused a write under `claim`: another broker coordinates the group now. The
+    /// claim and the group's members here are dropped.
+    pub fn lose_claim(&self, group_id: &str, claim: &GroupClaim) {
+        if !self.claims.lose(group_id, claim) {
+            return;
+        }
+        tracing::info!(
+            group = group_id,
+            epoch = claim.epoch,
+            "another broker claimed this group; its members here must rejoin"
+        );
+        self.groups.borrow_mut().remove(group_id);
+        self.account(group_id, 0);
+    }
+
+    /// The claim under which this shard writes for the group (claimed now if not held).
+    pub async fn claim(&self, group_id: &str) -> Result<GroupClaim, GroupError> {
+        self.drop_groups_if_lease_lapsed();
+        self.claims.claim(group_id).await
+    }
+
+    /// JoinGroup: answered once the group's rebalance completes (or fails). A group new to
+    /// this shard is claimed first, so its members' offsets are read after every write of
+    /// the broker that coordinated it before.
     pub async fn join(&self, req: JoinRequest) -> JoinResponse {
-        let now = Instant::now();
         let member_id = req.member_id.clone();
         let group_id = req.group_id.clone();
+        self.drop_groups_if_lease_lapsed();
+        if !self.groups.borrow().contains_key(&group_id) {
+            if let Err(error) = self.claims.claim(&group_id).await {
+                return JoinResponse::failed(error, &member_id);
+            }
+        }
+        let now = Instant::now();
         let (tx, rx) = oneshot::channel();
         {
             let mut groups = self.groups.borrow_mut();
@@ -171,6 +224,7 @@ impl Groups {
 
     /// SyncGroup: answered once the leader's assignment is in.
     pub async fn sync(&self, req: SyncRequest) -> SyncResponse {
+        self.drop_groups_if_lease_lapsed();
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
         let group_id = req.member.group_id.clone();
@@ -186,6 +240,7 @@ impl Groups {
     }
 
     pub fn heartbeat(&self, m: &MemberRef) -> Option<GroupError> {
+        self.drop_groups_if_lease_lapsed();
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.heartbeat(m, Instant::now()),
             None => Some(GroupError::UnknownMemberId),
@@ -195,6 +250,7 @@ impl Groups {
     }
 
     pub fn leave(&self, group_id: &str, members: &[LeavingMember]) -> Vec<Option<GroupError>> {
+        self.drop_groups_if_lease_lapsed();
         let outcomes = match self.groups.borrow_mut().get_mut(group_id) {
             Some(group) => group.leave(members, Instant::now()),
             None => vec![Some(GroupError::UnknownMemberId); members.len()],
@@ -203,8 +259,9 @@ impl Groups {
         outcomes
     }
 
-    /// May this member commit offsets now?
-    pub fn validate_commit(&self, m: &MemberRef) -> Option<GroupError> {
+    /// May this member commit offsets now? If so, the claim its commit is written under.
+    pub async fn validate_commit(&self, m: &MemberRef) -> Result<GroupClaim, GroupError> {
+        self.drop_groups_if_lease_lapsed();
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.validate_commit(m, Instant::now()),
             // No members: only a "simple" commit (generation -1) is allowed.
@@ -212,7 +269,10 @@ impl Groups {
             None => Some(GroupError::UnknownMemberId),
         };
         self.after_change(&m.group_id);
-        outcome
+        match outcome {
+            Some(error) => Err(error),
+            None => self.claims.claim(&m.group_id).await,
+        }
     }
 
     /// None when this shard holds no such group.

@@ -3,8 +3,9 @@
 
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::GroupClaim;
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
-use shoal_shards::groups::calls::ValidateCommit;
+use shoal_shards::groups::calls::{ClaimFor, LoseClaim, ValidateCommit};
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::handlers::topics::{permitted, Answers};
@@ -22,15 +23,35 @@ pub struct PartitionOffset<'a> {
 /// One topic of the request: its name and partitions.
 pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
 
-/// The group's owning shard says whether `member` may commit (its generation is current).
-pub async fn check_member(broker: &Broker, member: MemberRef) -> Option<Outcome> {
+/// The group's owning shard says whether `member` may commit (its generation is current),
+/// and if so the claim the commit is written under.
+pub async fn check_member(broker: &Broker, member: MemberRef) -> Result<GroupClaim, Outcome> {
     let group_id = member.group_id.clone();
     broker
         .shard
         .group_call(&group_id, ValidateCommit(member))
         .await
-        .unwrap_or_else(Some)
-        .map(Outcome::from)
+        .and_then(|checked| checked)
+        .map_err(Outcome::from)
+}
+
+/// The claim this broker writes for the group under, from the group's owning shard.
+pub async fn group_claim(broker: &Broker, group_id: &str) -> Result<GroupClaim, Outcome> {
+    broker
+        .shard
+        .group_call(group_id, ClaimFor(group_id.to_string()))
+        .await
+        .and_then(|claimed| claimed)
+        .map_err(Outcome::from)
+}
+
+/// The log refused a write under `claim`: the owning shard drops it and the group's members.
+pub async fn lose_claim(broker: &Broker, group_id: &str, claim: GroupClaim) {
+    let lose = LoseClaim {
+        group_id: group_id.to_string(),
+        claim,
+    };
+    let _ = broker.shard.group_call(group_id, lose).await;
 }
 
 /// The entries to commit: every partition of the topics the client may READ (the others are

@@ -5,6 +5,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::calls::ForgetGroup;
 use shoal_shards::groups::GroupError;
 
+use super::commit_request::{group_claim, lose_claim};
 use super::owned;
 use crate::handlers::Broker;
 use crate::handlers::Call;
@@ -41,13 +42,24 @@ async fn delete_group(broker: &Broker, name: &str) -> Option<Outcome> {
         Some(GroupError::GroupIdNotFound) => false,
         Some(error) => return Some(error.into()),
     };
+    let claim = match group_claim(broker, name).await {
+        Ok(claim) => claim,
+        Err(refused) => return Some(refused),
+    };
     let request = DeleteGroup {
         group: name.to_string(),
+        claim,
     };
-    match broker.shard.coordinator.run(request).await {
-        Ok(had_offsets) => {
+    let deleted = broker.shard.coordinator.run(request).await;
+    // Deleted, the group's claim is gone from the log; refused, it was another broker's.
+    if matches!(deleted, Ok(Ok(_)) | Ok(Err(ErrorKind::NotCoordinator))) {
+        lose_claim(broker, name, claim).await;
+    }
+    match deleted {
+        Ok(Ok(had_offsets)) => {
             (!had_offsets && !had_members).then_some(GroupError::GroupIdNotFound.into())
         }
-        _ => Some(ErrorKind::NotAvailable.into()),
+        Ok(Err(refused)) => Some(refused.into()),
+        Err(_) => Some(ErrorKind::NotAvailable.into()),
     }
 }

@@ -4,9 +4,12 @@ use kafka_protocol::messages::offset_commit_response::{
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CommitOffsets;
+use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
 
-use super::commit_request::{check_member, entries, outcomes, PartitionOffset, TopicOffsets};
+use super::commit_request::{
+    check_member, entries, lose_claim, outcomes, PartitionOffset, TopicOffsets,
+};
 use super::{owned, owned_optional};
 use crate::handlers::Call;
 use crate::kafka::error_codes;
@@ -23,10 +26,11 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
     let allowed = call
         .check_group(Operation::Read, &group_id)
         .and_then(|()| call.check_coordinator(&group_id));
-    let refused = match allowed {
-        Err(denied) => Some(denied.into()),
+    let checked = match allowed {
+        Err(denied) => Err(denied.into()),
         Ok(()) => check_member(broker, member).await,
     };
+    let refused = checked.err();
     let topics: Vec<TopicOffsets> = request
         .topics
         .iter()
@@ -45,22 +49,29 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         })
         .collect();
     let view = broker.shard.topics.load();
-    let entries = match refused {
-        Some(_) => Vec::new(),
-        None => entries(call, &view, &topics),
+    let entries = match checked {
+        Err(_) => Vec::new(),
+        Ok(_) => entries(call, &view, &topics),
     };
     let count = entries.len();
-    let results = if entries.is_empty() {
-        Some(Vec::new())
-    } else {
-        let request = CommitOffsets {
-            group: group_id,
-            offsets: entries,
-        };
-        match broker.shard.coordinator.run(request).await {
-            Ok(results) if results.len() == count => Some(results),
-            _ => None,
+    let results = match checked {
+        Ok(claim) if !entries.is_empty() => {
+            let request = CommitOffsets {
+                group: group_id.clone(),
+                claim: Some(claim),
+                offsets: entries,
+            };
+            match broker.shard.coordinator.run(request).await {
+                Ok(results) if results.len() == count => {
+                    if results.contains(&Some(ErrorKind::NotCoordinator)) {
+                        lose_claim(broker, &group_id, claim).await;
+                    }
+                    Some(results)
+                }
+                _ => None,
+            }
         }
+        _ => Some(Vec::new()),
     };
     let answers = outcomes(call, &view, &topics, refused, results)
         .into_iter()

@@ -10,6 +10,7 @@ use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_shards::groups::calls::SubscribedTopics;
 use shoal_shards::groups::GroupError;
 
+use super::commit_request::{group_claim, lose_claim};
 use super::owned;
 use crate::handlers::topics::permitted;
 use crate::handlers::Call;
@@ -51,14 +52,24 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
         .collect();
     // Only the deletable partitions: refused ones keep their offsets, and an empty list
     // deletes nothing.
-    let delete = DeleteOffsets {
-        group,
-        partitions: deletable,
-    };
-    let top_error = match broker.shard.coordinator.run(delete).await {
-        Ok(true) => None,
-        Ok(false) => Some(Outcome::from(GroupError::GroupIdNotFound)),
-        _ => Some(ErrorKind::NotAvailable.into()),
+    let top_error = match group_claim(broker, &group).await {
+        Err(refused) => Some(refused),
+        Ok(claim) => {
+            let delete = DeleteOffsets {
+                group: group.clone(),
+                claim,
+                partitions: deletable,
+            };
+            match broker.shard.coordinator.run(delete).await {
+                Ok(Ok(true)) => None,
+                Ok(Ok(false)) => Some(Outcome::from(GroupError::GroupIdNotFound)),
+                Ok(Err(refused)) => {
+                    lose_claim(broker, &group, claim).await;
+                    Some(refused.into())
+                }
+                Err(_) => Some(ErrorKind::NotAvailable.into()),
+            }
+        }
     };
     let topics = request
         .topics

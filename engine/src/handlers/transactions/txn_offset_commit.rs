@@ -11,7 +11,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::handlers::groups::commit_request::{
-    check_member, entries, outcomes, PartitionOffset, TopicOffsets,
+    check_member, entries, group_claim, lose_claim, outcomes, PartitionOffset, TopicOffsets,
 };
 use crate::handlers::Call;
 use crate::kafka::error_codes::{self, Outcome};
@@ -20,24 +20,28 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     let broker = call.broker;
     let group_id = request.group_id.0.to_string();
     let id = request.transactional_id.0.as_str();
-    let mut refused = call
+    let allowed = call
         .authorized(Operation::Write, ResourceType::TransactionalId, id)
         .then_some(())
         .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
         .and_then(|()| call.check_group(Operation::Read, &group_id))
         .and_then(|()| call.check_coordinator(&group_id))
-        .err()
-        .map(Outcome::from);
+        .map_err(Outcome::from);
     // v3+ names the member: a consumer that left the group's generation is refused.
-    if refused.is_none() && request.generation_id >= 0 && !request.member_id.is_empty() {
-        let member = MemberRef {
-            group_id: group_id.clone(),
-            member_id: request.member_id.to_string(),
-            generation_id: request.generation_id,
-            group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
-        };
-        refused = check_member(broker, member).await;
-    }
+    let checked = match allowed {
+        Err(refused) => Err(refused),
+        Ok(()) if request.generation_id >= 0 && !request.member_id.is_empty() => {
+            let member = MemberRef {
+                group_id: group_id.clone(),
+                member_id: request.member_id.to_string(),
+                generation_id: request.generation_id,
+                group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
+            };
+            check_member(broker, member).await
+        }
+        Ok(()) => group_claim(broker, &group_id).await,
+    };
+    let mut refused = checked.err();
     let topics: Vec<TopicOffsets> = request
         .topics
         .iter()
@@ -58,19 +62,23 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     let view = broker.shard.topics.load();
     let entries = entries(call, &view, &topics);
     let count = entries.len();
-    let results = match refused {
-        Some(_) => None,
-        None => {
+    let results = match checked {
+        Err(_) => None,
+        Ok(claim) => {
             let command = CommitTransactionOffsets {
                 transactional_id: id.to_string(),
                 producer_id: request.producer_id.0,
                 producer_epoch: request.producer_epoch,
-                group: group_id,
+                group: group_id.clone(),
+                claim,
                 offsets: entries,
             };
             match broker.shard.coordinator.run(command).await {
                 Ok(Ok(results)) if results.len() == count => Some(results),
                 Ok(Err(e)) => {
+                    if e == ErrorKind::NotCoordinator {
+                        lose_claim(broker, &group_id, claim).await;
+                    }
                     refused = Some(e.into());
                     None
                 }
