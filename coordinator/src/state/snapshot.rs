@@ -1,10 +1,10 @@
 //! The whole state as one snapshot image, so recovery loads it instead of replaying history.
 //! The image is `SHOALSNP`, a version, frames of the same generated metadata records the log
 //! holds, and a CRC-32C of all that. Topics, their settings and mirror states, committed
-//! offsets, group claims and mirrors are written as the log records that create them; what only a snapshot
-//! holds (id counters, each partition's batches and producers, the objects) has records of its
-//! own. Every length is checked against the bytes present: a damaged image is an error, never
-//! a panic or a huge allocation.
+//! offsets, group claims and mirrors are written as the log records that create them; what
+//! only a snapshot holds (id counters, each partition's batches and producers, the objects)
+//! has records of its own. Every length is checked against the bytes present: a damaged image
+//! is an error, never a panic or a huge allocation.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -198,7 +198,8 @@ impl CoordinatorState {
             (false, [first, ..]) => {
                 check_log_entry(&records)?;
                 // What a snapshot writes as the log writes it: a topic's creation, its mirror
-                // and mirror states, group offsets and claims, mirrors, credentials, ACLs, transactions.
+                // and mirror states, group offsets and claims, mirrors, credentials, ACLs,
+                // transactions.
                 match first {
                     // A new topic: its partitions from 0, then its settings.
                     AnyRecord::DisklessPartitionCreatedRecord(p)
