@@ -183,7 +183,9 @@ impl Command for DescribeTransactions {
     }
 }
 
-/// The partitions of `group` with offsets pending in a transaction not yet complete.
+/// The partitions of `group` with offsets pending in a transaction not yet complete. Asked
+/// right after a `FetchOffsets`, whose fresh read it follows: not fresh itself, so a stable
+/// OffsetFetch costs one catch-up, not two (what it reads is at least as new).
 #[derive(Debug, Clone)]
 pub struct PendingTransactionOffsets {
     pub group: String,
@@ -192,7 +194,6 @@ pub struct PendingTransactionOffsets {
 impl Command for PendingTransactionOffsets {
     type Reply = std::collections::BTreeSet<TopicPartition>;
     const WRITE: bool = false;
-    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().pending_transaction_offsets(&self.group)
