@@ -53,6 +53,7 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::TooManyGroups => K::CoordinatorNotAvailable,
         GroupError::InvalidRequest => K::InvalidRequest,
         GroupError::NotCoordinator => K::NotCoordinator,
+        GroupError::CoordinatorNotAvailable => K::CoordinatorNotAvailable,
         GroupError::InvalidGroupId => K::InvalidGroupId,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,

@@ -5,6 +5,8 @@
 
 #[cfg(test)]
 mod fetch_tests;
+#[cfg(test)]
+mod group_claim_tests;
 mod harness;
 #[cfg(test)]
 mod mirror_tests;

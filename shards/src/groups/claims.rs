@@ -82,7 +82,7 @@ impl Claims {
         let claim = match self.claimer.coordinator.run(command).await {
             Ok(Ok(claim)) => claim,
             Ok(Err(ErrorKind::InvalidGroupId)) => return Err(GroupError::InvalidGroupId),
-            Ok(Err(_)) | Err(_) => return Err(GroupError::NotAvailable),
+            Ok(Err(_)) | Err(_) => return Err(GroupError::CoordinatorNotAvailable),
         };
         self.held.borrow_mut().insert(group_id.to_string(), claim);
         Ok(claim)

@@ -20,9 +20,10 @@ pub enum GroupError {
     TooManyGroups,
     /// A member's protocol metadata over `max_member_metadata_bytes`.
     InvalidRequest,
-    /// The shard that owns the group cannot be reached (it is shutting down), or the group
-    /// could not be claimed in the log.
+    /// The shard that owns the group cannot be reached (it is shutting down).
     NotAvailable,
+    /// The group could not be claimed in the coordinator's log (it did not answer): retry.
+    CoordinatorNotAvailable,
     /// Another broker claimed the group since this one did: its writes here are refused.
     NotCoordinator,
     /// A group id the log refuses (empty or too long).
