@@ -78,7 +78,7 @@ def produce_steadily(bootstrap, topic, stop, acked):
 
     def on_delivery(err, msg):
         if err is None:
-            acked.append((msg.partition(), msg.offset()))
+            acked.append((msg.partition(), msg.offset(), msg.value().decode()))
 
     i = 0
     while not stop.is_set():
@@ -170,7 +170,7 @@ def check_group_under_pauses(brokers, admin, everyone, topic, partitions, group,
         stop.set()
         producing.join()
     # Everything acknowledged is read and committed.
-    produced = {(p, o) for p, o in acked}
+    produced = {(p, o) for p, o, _ in acked}
     deadline = time.time() + 90
     ends = {p: max([o for q, o in produced if q == p], default=-1) + 1 for p in range(partitions)}
     while True:
@@ -194,6 +194,13 @@ def check_group_under_pauses(brokers, admin, everyone, topic, partitions, group,
     watcher.join()
     missing = produced - members.read
     assert not missing, f"{len(missing)} acknowledged records never read, e.g. {sorted(missing)[:5]}"
+    # The idempotent producer's retries through a paused and returning broker: each record
+    # is stored once.
+    from test_transactions import read
+    stored = read(everyone, topic, partitions, "read_uncommitted", len(acked))
+    values = [v for _, v in stored]
+    assert len(values) == len(set(values)), "a record is stored twice"
+    assert set(values) == {v for _, _, v in acked}
     # No read of the group's offsets, on any broker, went back from an earlier one.
     highest = {}
     for at, offsets in sorted(samples, key=lambda s: s[0]):
