@@ -207,15 +207,12 @@ impl CoordinatorCore {
         }
         if self.log.is_shared() && reads.iter().any(|(_, command)| command.is_fresh()) {
             CoordinatorMetrics::add(&self.metrics.read_barriers, 1);
-            match self.catch_up().await {
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the shared log before a fresh read");
-                    return reads
-                        .into_iter()
-                        .map(|(to, _)| (to, AnyReply::unavailable()))
-                        .collect();
-                }
+            if let Err(e) = self.catch_up().await {
+                tracing::warn!(error = %e, "cannot read the shared log before a fresh read");
+                return reads
+                    .into_iter()
+                    .map(|(to, _)| (to, AnyReply::unavailable()))
+                    .collect();
             }
         }
         let now_ms = now_ms();

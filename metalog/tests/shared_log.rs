@@ -4,14 +4,13 @@
 //! from it.
 
 use shoal_coordinator::commands::*;
-use shoal_coordinator::*;
 use shoal_metalog::postgres_log::WriterRole;
 use shoal_metalog::*;
 use shoal_pg::testing::{TestPostgres, PASSWORD};
 use shoal_pg::PgConfig;
 
 mod support;
-use support::{create_topic, open_postgres, produce, run, snapshots_and_first_row};
+use support::{commit_file, create_topic, open_postgres, produce, run, snapshots_and_first_row};
 
 async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> CoordinatorCore {
     open_postgres(config, holder, WriterRole::Shared, snapshot_log_bytes)
@@ -19,25 +18,13 @@ async fn open(config: &PgConfig, holder: &str, snapshot_log_bytes: u64) -> Coord
         .unwrap()
 }
 
+/// A batch of 4 records from idempotent producer 9 at `sequence`.
 fn idempotent(topic: uuid::Uuid, key: &str, sequence: i32) -> CommitFile {
-    CommitFile {
-        object: NewObject::uploaded(key, 100, 0),
-        batches: vec![CommitBatch {
-            partition: TopicPartition {
-                topic_id: topic,
-                partition: 0,
-            },
-            byte_offset: 0,
-            size_bytes: 100,
-            offset_count: 4,
-            max_timestamp: 1,
-            producer_id: 9,
-            producer_epoch: 0,
-            base_sequence: sequence,
-            kind: shoal_coordinator::BatchKind::Plain,
-            kept_base_offset: None,
-        }],
-    }
+    let mut file = commit_file(topic, key);
+    let batch = &mut file.batches[0];
+    (batch.offset_count, batch.producer_id, batch.producer_epoch) = (4, 9, 0);
+    batch.base_sequence = sequence;
+    file
 }
 
 #[test]

@@ -68,6 +68,20 @@ async fn committed(core: &mut CoordinatorCore, topic: uuid::Uuid) -> Option<i64>
     fetched[0].1.as_ref().map(|stored| stored.offset)
 }
 
+async fn latest(core: &mut CoordinatorCore, topic: uuid::Uuid) -> String {
+    let latest = ListOffsets {
+        read_committed: false,
+        partitions: vec![(
+            TopicPartition {
+                topic_id: topic,
+                partition: 0,
+            },
+            -1,
+        )],
+    };
+    format!("{:?}", core.run(latest).await.unwrap())
+}
+
 #[test]
 fn a_group_write_decided_before_the_group_moved_is_refused() {
     let server = TestPostgres::start();
@@ -129,19 +143,7 @@ fn a_broker_that_has_not_heard_of_a_commit_still_reads_it() {
         produce(&mut b, topic, 2).await;
         // A is told of nothing (no notifications in this test): its fresh reads read the log.
         assert_eq!(committed(&mut a, topic).await, Some(8250));
-        let latest = ListOffsets {
-            read_committed: false,
-            partitions: vec![(
-                TopicPartition {
-                    topic_id: topic,
-                    partition: 0,
-                },
-                -1,
-            )],
-        };
-        let a_latest = a.run(latest.clone()).await.unwrap();
-        let b_latest = b.run(latest).await.unwrap();
-        assert_eq!(format!("{a_latest:?}"), format!("{b_latest:?}"));
+        assert_eq!(latest(&mut a, topic).await, latest(&mut b, topic).await);
         assert_eq!(a.state(), b.state());
     });
 }
@@ -158,20 +160,6 @@ impl Command for Stall {
     fn run(self, _round: &mut Round<'_>) {
         std::thread::sleep(self.0);
     }
-}
-
-async fn latest(core: &mut CoordinatorCore, topic: uuid::Uuid) -> String {
-    let latest = ListOffsets {
-        read_committed: false,
-        partitions: vec![(
-            TopicPartition {
-                topic_id: topic,
-                partition: 0,
-            },
-            -1,
-        )],
-    };
-    format!("{:?}", core.run(latest).await.unwrap())
 }
 
 #[test]

@@ -164,27 +164,12 @@ impl PostgresLog {
     /// its row to another broker's.
     pub async fn reload(&mut self) -> Result<CoordinatorState, MetaLogError> {
         let mut connection = self.writer.take().await.map_err(db)?;
-        let reloaded = async {
-            let (mut state, snapshot_seq) = read_newest_snapshot(&mut connection).await?;
-            let snapshot_seq = snapshot_seq.unwrap_or(0);
-            let mut replayed = Replayed {
-                last_seq: snapshot_seq,
-                ..Replayed::default()
-            };
-            replay_pages(&mut connection, &mut state, &mut replayed, None).await?;
-            if replayed.gap {
-                return Err(MetaLogError::Damaged(format!(
-                    "coordinator_log has no row {} after snapshot {snapshot_seq}",
-                    replayed.last_seq + 1
-                )));
-            }
-            Ok((state, replayed))
-        }
-        .await;
+        let mut state = CoordinatorState::default();
+        let reloaded = self
+            .start_from_snapshot(&mut connection, &mut state, None)
+            .await;
         self.writer.give_back(connection);
-        let (state, replayed) = reloaded?;
-        self.next_seq = replayed.last_seq + 1;
-        self.bytes_since_snapshot = replayed.bytes;
+        self.bytes_since_snapshot = reloaded?.bytes;
         Ok(state)
     }
 
@@ -207,12 +192,25 @@ impl PostgresLog {
             return Ok(replayed.records > 0);
         }
         // A snapshot covered rows this broker had not read: start from it instead.
+        let missing = replayed.last_seq + 1;
+        self.start_from_snapshot(connection, state, Some(missing))
+            .await?;
+        Ok(true)
+    }
+
+    /// Replaces `state` with the newest snapshot (which must cover row `missing`, when one
+    /// is missing) and applies every row after it; a row missing after it is damage.
+    async fn start_from_snapshot(
+        &mut self,
+        connection: &mut Connection,
+        state: &mut CoordinatorState,
+        missing: Option<i64>,
+    ) -> Result<Replayed, MetaLogError> {
         let (fresh, snapshot_seq) = read_newest_snapshot(connection).await?;
         let snapshot_seq = snapshot_seq.unwrap_or(0);
-        if snapshot_seq < replayed.last_seq + 1 {
+        if let Some(missing) = missing.filter(|row| snapshot_seq < *row) {
             return Err(MetaLogError::Damaged(format!(
-                "coordinator_log has no row {} and no snapshot covers it",
-                replayed.last_seq + 1
+                "coordinator_log has no row {missing} and no snapshot covers it"
             )));
         }
         *state = fresh;
@@ -229,7 +227,7 @@ impl PostgresLog {
                 replayed.last_seq + 1
             )));
         }
-        Ok(true)
+        Ok(replayed)
     }
 }
 

@@ -3,10 +3,11 @@
 
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
-use shoal_coordinator::GroupClaim;
+use shoal_coordinator::{Command, GroupClaim};
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
 use shoal_shards::groups::calls::{ClaimFor, LoseClaim, ValidateCommit};
 use shoal_shards::groups::messages::MemberRef;
+use shoal_shards::ShardError;
 
 use crate::handlers::topics::{permitted, Answers};
 use crate::handlers::{Broker, Call};
@@ -45,13 +46,25 @@ pub async fn group_claim(broker: &Broker, group_id: &str) -> Result<GroupClaim, 
         .map_err(Outcome::from)
 }
 
-/// The log refused a write under `claim`: the owning shard drops it and the group's members.
-pub async fn lose_claim(broker: &Broker, group_id: &str, claim: GroupClaim) {
-    let lose = LoseClaim {
-        group_id: group_id.to_string(),
-        claim,
-    };
-    let _ = broker.shard.group_call(group_id, lose).await;
+/// Runs a group write decided under `claim`. When the reply says the claim is no longer
+/// held (`claim_gone`: the log refused it NOT_COORDINATOR, or the write deleted it), the
+/// group's owning shard drops the claim and the group's members there.
+pub async fn run_under_claim<C: Command>(
+    broker: &Broker,
+    group_id: &str,
+    claim: GroupClaim,
+    command: C,
+    claim_gone: impl FnOnce(&C::Reply) -> bool,
+) -> Result<C::Reply, ShardError> {
+    let reply = broker.shard.coordinator.run(command).await?;
+    if claim_gone(&reply) {
+        let lose = LoseClaim {
+            group_id: group_id.to_string(),
+            claim,
+        };
+        let _ = broker.shard.group_call(group_id, lose).await;
+    }
+    Ok(reply)
 }
 
 /// The entries to commit: every partition of the topics the client may READ (the others are

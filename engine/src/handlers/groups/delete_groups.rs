@@ -5,7 +5,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::calls::ForgetGroup;
 use shoal_shards::groups::GroupError;
 
-use super::commit_request::{group_claim, lose_claim};
+use super::commit_request::{group_claim, run_under_claim};
 use super::owned;
 use crate::handlers::Broker;
 use crate::handlers::Call;
@@ -50,12 +50,10 @@ async fn delete_group(broker: &Broker, name: &str) -> Option<Outcome> {
         group: name.to_string(),
         claim,
     };
-    let deleted = broker.shard.coordinator.run(request).await;
     // Deleted, the group's claim is gone from the log; refused, it was another broker's.
-    if matches!(deleted, Ok(Ok(_)) | Ok(Err(ErrorKind::NotCoordinator))) {
-        lose_claim(broker, name, claim).await;
-    }
-    match deleted {
+    let claim_gone =
+        |reply: &Result<bool, ErrorKind>| matches!(reply, Ok(_) | Err(ErrorKind::NotCoordinator));
+    match run_under_claim(broker, name, claim, request, claim_gone).await {
         Ok(Ok(had_offsets)) => {
             (!had_offsets && !had_members).then_some(GroupError::GroupIdNotFound.into())
         }

@@ -8,7 +8,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
 
 use super::commit_request::{
-    check_member, entries, lose_claim, outcomes, PartitionOffset, TopicOffsets,
+    check_member, entries, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
 use super::{owned, owned_optional};
 use crate::handlers::Call;
@@ -61,13 +61,11 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
                 claim: Some(claim),
                 offsets: entries,
             };
-            match broker.shard.coordinator.run(request).await {
-                Ok(results) if results.len() == count => {
-                    if results.contains(&Some(ErrorKind::NotCoordinator)) {
-                        lose_claim(broker, &group_id, claim).await;
-                    }
-                    Some(results)
-                }
+            let refused = |results: &Vec<Option<ErrorKind>>| {
+                results.contains(&Some(ErrorKind::NotCoordinator))
+            };
+            match run_under_claim(broker, &group_id, claim, request, refused).await {
+                Ok(results) if results.len() == count => Some(results),
                 _ => None,
             }
         }

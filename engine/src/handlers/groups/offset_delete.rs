@@ -10,7 +10,7 @@ use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_shards::groups::calls::SubscribedTopics;
 use shoal_shards::groups::GroupError;
 
-use super::commit_request::{group_claim, lose_claim};
+use super::commit_request::{group_claim, run_under_claim};
 use super::owned;
 use crate::handlers::topics::permitted;
 use crate::handlers::Call;
@@ -60,13 +60,12 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
                 claim,
                 partitions: deletable,
             };
-            match broker.shard.coordinator.run(delete).await {
+            let claim_gone =
+                |reply: &Result<bool, ErrorKind>| matches!(reply, Err(ErrorKind::NotCoordinator));
+            match run_under_claim(broker, &group, claim, delete, claim_gone).await {
                 Ok(Ok(true)) => None,
                 Ok(Ok(false)) => Some(Outcome::from(GroupError::GroupIdNotFound)),
-                Ok(Err(refused)) => {
-                    lose_claim(broker, &group, claim).await;
-                    Some(refused.into())
-                }
+                Ok(Err(refused)) => Some(refused.into()),
                 Err(_) => Some(ErrorKind::NotAvailable.into()),
             }
         }

@@ -11,7 +11,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::handlers::groups::commit_request::{
-    check_member, entries, group_claim, lose_claim, outcomes, PartitionOffset, TopicOffsets,
+    check_member, entries, group_claim, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
 use crate::handlers::Call;
 use crate::kafka::error_codes::{self, Outcome};
@@ -73,12 +73,11 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
                 claim,
                 offsets: entries,
             };
-            match broker.shard.coordinator.run(command).await {
+            let claim_gone =
+                |reply: &Result<_, ErrorKind>| matches!(reply, Err(ErrorKind::NotCoordinator));
+            match run_under_claim(broker, &group_id, claim, command, claim_gone).await {
                 Ok(Ok(results)) if results.len() == count => Some(results),
                 Ok(Err(e)) => {
-                    if e == ErrorKind::NotCoordinator {
-                        lose_claim(broker, &group_id, claim).await;
-                    }
                     refused = Some(e.into());
                     None
                 }
