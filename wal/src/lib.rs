@@ -2,6 +2,7 @@
 //! that hold them.
 
 pub mod batch;
+pub mod compaction;
 pub mod compress;
 pub mod control;
 pub mod decompress;

@@ -17,6 +17,8 @@ pub struct RecordsSummary {
     pub count: i32,
     /// The largest record timestamp (CreateTime), as the header should say.
     pub max_timestamp: i64,
+    /// The index of the first record without a key, if any (compacted topics refuse it).
+    pub first_keyless: Option<i32>,
 }
 
 /// One record's place in its batch.
@@ -24,6 +26,27 @@ pub struct RecordsSummary {
 pub struct RecordPosition {
     pub offset_delta: i32,
     pub timestamp: i64,
+    /// Whether its key is not null (a compacted topic refuses records without one).
+    pub has_key: bool,
+}
+
+/// How a batch's records must be numbered: as a producer sends them (offset deltas 0, 1, 2,
+/// ... to the header's last delta), or as stored after compaction (rising, some missing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Numbering {
+    Produced,
+    Stored,
+}
+
+/// One record of an inflated batch with its key, for compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyedRecord<'a> {
+    pub offset_delta: i32,
+    pub key: Option<&'a [u8]>,
+    /// A null value: a tombstone deleting its key.
+    pub is_tombstone: bool,
+    /// The whole record as encoded, length prefix included, to copy it unchanged.
+    pub encoded: &'a [u8],
 }
 
 /// Checks every record of `batch`: they parse, there are as many as the header says, their
@@ -36,8 +59,61 @@ pub fn check_records(
 ) -> Result<RecordsSummary, WalError> {
     check_count(header)?;
     let mut summary = Summarize::default();
-    let count = for_each_record(batch, header, inflated_max, |p| summary.visit(p))?;
+    let count = for_each_record(batch, header, inflated_max, Numbering::Produced, |p| {
+        summary.visit(p)
+    })?;
     Ok(summary.finish(count))
+}
+
+/// The payload of a stored batch, inflated (at most `inflated_max` bytes) when compressed.
+pub fn inflate_payload(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+) -> Result<Vec<u8>, WalError> {
+    let codec = Codec::from_id(header.compression_codec())?;
+    let mut inflated = Vec::new();
+    inflate(codec, payload(batch, header)?, inflated_max)?
+        .read_to_end(&mut inflated)
+        .map_err(|e| WalError::CorruptCompression(e.to_string()))?;
+    Ok(inflated)
+}
+
+/// The records of a stored batch's inflated payload (`inflate_payload`) with their keys,
+/// numbered as stored batches may be; their count is bounded by the bytes present.
+pub fn keyed_records<'a>(
+    inflated: &'a [u8],
+    header: &BatchHeader,
+) -> Result<Vec<KeyedRecord<'a>>, WalError> {
+    check_stored_count(header)?;
+    // Every record takes at least 7 bytes: no count past that is allocated.
+    let mut records = Vec::with_capacity((header.record_count as usize).min(inflated.len() / 7));
+    let mut reader = Reader::new(inflated);
+    let mut previous = -1;
+    for index in 0..header.record_count {
+        let at_fault = |what: String| WalError::InvalidRecord { index, what };
+        let start = reader.inner;
+        let record = reader.keyed_record().map_err(|e| match e {
+            RecordError::Malformed(what) => at_fault(what),
+            RecordError::Io(e) => at_fault(e.to_string()),
+        })?;
+        let used = start.len() - reader.inner.len();
+        if record.offset_delta <= previous || record.offset_delta > header.last_offset_delta {
+            return Err(at_fault(format!(
+                "offset delta {} after {previous}",
+                record.offset_delta
+            )));
+        }
+        previous = record.offset_delta;
+        records.push(KeyedRecord {
+            encoded: &start[..used],
+            ..record
+        });
+    }
+    if !reader.inner.is_empty() {
+        return Err(invalid("bytes after the last record".into()));
+    }
+    Ok(records)
 }
 
 /// Checks every record as `check_records` does and gives them back inflated, for a batch the
@@ -54,10 +130,25 @@ pub fn check_and_inflate_records(
         .read_to_end(&mut inflated)
         .map_err(|e| WalError::CorruptCompression(e.to_string()))?;
     let mut summary = Summarize::default();
-    let count = visit_records(Reader::new(&inflated[..]), header, codec, |p| {
-        summary.visit(p)
-    })?;
+    let count = visit_records(
+        Reader::new(&inflated[..]),
+        header,
+        codec,
+        Numbering::Produced,
+        |p| summary.visit(p),
+    )?;
     Ok((summary.finish(count), inflated))
+}
+
+/// A stored batch may hold fewer records than offsets (compaction removed some), never more.
+fn check_stored_count(header: &BatchHeader) -> Result<(), WalError> {
+    if header.record_count as i64 > header.last_offset_delta as i64 + 1 {
+        return Err(invalid(format!(
+            "{} records but the last offset delta is {}",
+            header.record_count, header.last_offset_delta
+        )));
+    }
+    Ok(())
 }
 
 fn check_count(header: &BatchHeader) -> Result<(), WalError> {
@@ -70,15 +161,17 @@ fn check_count(header: &BatchHeader) -> Result<(), WalError> {
     Ok(())
 }
 
-/// The largest timestamp, refusing negative ones but "none".
+/// The largest timestamp, refusing negative ones but "none", and the first keyless record.
 struct Summarize {
     max_timestamp: i64,
+    first_keyless: Option<i32>,
 }
 
 impl Default for Summarize {
     fn default() -> Self {
         Summarize {
             max_timestamp: NO_TIMESTAMP,
+            first_keyless: None,
         }
     }
 }
@@ -92,6 +185,9 @@ impl Summarize {
             });
         }
         self.max_timestamp = self.max_timestamp.max(position.timestamp);
+        if !position.has_key && self.first_keyless.is_none() {
+            self.first_keyless = Some(position.offset_delta);
+        }
         Ok(true)
     }
 
@@ -99,6 +195,7 @@ impl Summarize {
         RecordsSummary {
             count,
             max_timestamp: self.max_timestamp,
+            first_keyless: self.first_keyless,
         }
     }
 }
@@ -111,7 +208,8 @@ pub fn first_record_at_or_after(
     inflated_max: usize,
 ) -> Result<Option<RecordPosition>, WalError> {
     let mut found = None;
-    for_each_record(batch, header, inflated_max, |position| {
+    check_stored_count(header)?;
+    for_each_record(batch, header, inflated_max, Numbering::Stored, |position| {
         if position.timestamp >= target {
             found = Some(position);
             return Ok(false);
@@ -128,7 +226,8 @@ pub fn latest_record(
     inflated_max: usize,
 ) -> Result<Option<RecordPosition>, WalError> {
     let mut latest: Option<RecordPosition> = None;
-    for_each_record(batch, header, inflated_max, |position| {
+    check_stored_count(header)?;
+    for_each_record(batch, header, inflated_max, Numbering::Stored, |position| {
         if latest.is_none_or(|l| position.timestamp > l.timestamp) {
             latest = Some(position);
         }
@@ -159,16 +258,17 @@ fn for_each_record(
     batch: &[u8],
     header: &BatchHeader,
     inflated_max: usize,
+    numbering: Numbering,
     visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
     let payload = payload(batch, header)?;
     let codec = Codec::from_id(header.compression_codec())?;
     // Uncompressed records are walked in place: skipping a value copies nothing.
     match codec {
-        Codec::None => visit_records(Reader::new(payload), header, codec, visit),
+        Codec::None => visit_records(Reader::new(payload), header, codec, numbering, visit),
         _ => {
             let inflated = inflate(codec, payload, inflated_max)?;
-            visit_records(Reader::new(inflated), header, codec, visit)
+            visit_records(Reader::new(inflated), header, codec, numbering, visit)
         }
     }
 }
@@ -184,8 +284,10 @@ fn visit_records<R: Skip>(
     mut records: Reader<R>,
     header: &BatchHeader,
     codec: Codec,
+    numbering: Numbering,
     mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
+    let mut previous = -1;
     for index in 0..header.record_count {
         let at_fault = |what: String| WalError::InvalidRecord { index, what };
         let mut position = records.record(header.base_timestamp).map_err(|e| match e {
@@ -197,12 +299,20 @@ fn visit_records<R: Skip>(
             // The broker's time, in the header, is every record's time.
             position.timestamp = header.max_timestamp;
         }
-        if position.offset_delta != index {
+        let numbered = match numbering {
+            Numbering::Produced => position.offset_delta == index,
+            Numbering::Stored => {
+                position.offset_delta > previous
+                    && position.offset_delta <= header.last_offset_delta
+            }
+        };
+        if !numbered {
             return Err(at_fault(format!(
                 "offset delta {} where {index} belongs",
                 position.offset_delta
             )));
         }
+        previous = position.offset_delta;
         if !visit(position)? {
             return Ok(index + 1);
         }
@@ -305,12 +415,12 @@ impl<R: Skip> Reader<R> {
         Ok(())
     }
 
-    /// A length-prefixed field: `nullable` allows -1.
-    fn skip_field(&mut self, what: &str, nullable: bool) -> Result<(), RecordError> {
+    /// A length-prefixed field: `nullable` allows -1. Whether it was present (not null).
+    fn skip_field(&mut self, what: &str, nullable: bool) -> Result<bool, RecordError> {
         match self.varint32()? {
-            -1 if nullable => Ok(()),
+            -1 if nullable => Ok(false),
             n if n < 0 => Err(RecordError::Malformed(format!("{what} length {n}"))),
-            n => self.skip(n as u64),
+            n => self.skip(n as u64).map(|()| true),
         }
     }
 
@@ -323,7 +433,7 @@ impl<R: Skip> Reader<R> {
         let _attributes = self.byte()?;
         let timestamp_delta = self.varint(10)?;
         let offset_delta = self.varint32()?;
-        self.skip_field("key", true)?;
+        let has_key = self.skip_field("key", true)?;
         self.skip_field("value", true)?;
         let headers = self.varint32()?;
         if headers < 0 {
@@ -347,6 +457,58 @@ impl<R: Skip> Reader<R> {
         Ok(RecordPosition {
             offset_delta,
             timestamp,
+            has_key,
+        })
+    }
+}
+
+impl<'a> Reader<&'a [u8]> {
+    /// A length-prefixed field in place: None when null (-1).
+    fn field(&mut self, what: &str) -> Result<Option<&'a [u8]>, RecordError> {
+        match self.varint32()? {
+            -1 => Ok(None),
+            n if n < 0 => Err(RecordError::Malformed(format!("{what} length {n}"))),
+            n => {
+                let bytes = self.inner.get(..n as usize).ok_or_else(|| {
+                    RecordError::Malformed(format!("{what} of {n} bytes cut short"))
+                })?;
+                self.skip(n as u64)?;
+                Ok(Some(bytes))
+            }
+        }
+    }
+
+    /// One record with its key; `encoded` is left for the caller to fill.
+    fn keyed_record(&mut self) -> Result<KeyedRecord<'a>, RecordError> {
+        let length = self.varint32()?;
+        if length <= 0 {
+            return Err(RecordError::Malformed(format!("length {length}")));
+        }
+        let start = self.read;
+        let _attributes = self.byte()?;
+        let _timestamp_delta = self.varint(10)?;
+        let offset_delta = self.varint32()?;
+        let key = self.field("key")?;
+        let is_tombstone = self.field("value")?.is_none();
+        let headers = self.varint32()?;
+        if headers < 0 {
+            return Err(RecordError::Malformed(format!("{headers} headers")));
+        }
+        for _ in 0..headers {
+            self.skip_field("header key", false)?;
+            self.skip_field("header value", true)?;
+        }
+        if self.read - start != length as u64 {
+            return Err(RecordError::Malformed(format!(
+                "declares {length} bytes but holds {}",
+                self.read - start
+            )));
+        }
+        Ok(KeyedRecord {
+            offset_delta,
+            key,
+            is_tombstone,
+            encoded: &[],
         })
     }
 }
@@ -381,7 +543,8 @@ pub(crate) mod tests {
             summary,
             RecordsSummary {
                 count: 3,
-                max_timestamp: 1030
+                max_timestamp: 1030,
+                first_keyless: Some(0),
             }
         );
         let found = first_record_at_or_after(&batch, &header(&batch), 1005, 1 << 20).unwrap();
@@ -389,7 +552,8 @@ pub(crate) mod tests {
             found,
             Some(RecordPosition {
                 offset_delta: 1,
-                timestamp: 1030
+                timestamp: 1030,
+                has_key: false,
             })
         );
     }
