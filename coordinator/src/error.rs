@@ -20,6 +20,8 @@ pub enum ErrorKind {
     CorruptMessage,
     /// Records that do not parse or disagree with their batch header (Kafka's INVALID_RECORD).
     InvalidRecord,
+    /// A record without a key for a compacted topic (INVALID_RECORD too, with its reason).
+    KeylessRecord,
     InvalidTimestamp,
     UnsupportedCompressionType,
     OutOfOrderSequence,

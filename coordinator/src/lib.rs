@@ -20,7 +20,10 @@ pub use entry::Entry;
 pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
-pub use records::{BatchKind, TopicCompression, TopicConfig, Transaction, TransactionStatus};
+pub use records::{
+    BatchKind, CleanupPolicy, CompactionConfig, TopicCompression, TopicConfig, Transaction,
+    TransactionStatus,
+};
 pub use state::transactions::{TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;
 pub use view::{MirrorMeta, TopicMeta, TopicsView};

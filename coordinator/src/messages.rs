@@ -241,3 +241,47 @@ impl NewObject {
         }
     }
 }
+
+/// Objects a rewrite (merging or compaction) stores are named with this prefix, under the
+/// WAL prefix so the orphan scan sees them too.
+pub const REWRITTEN_OBJECT_PREFIX: &str = "wal/rw-";
+
+/// Whether `key` names an object a rewrite stored (rather than a WAL object of produce).
+pub fn is_rewritten_object(key: &str) -> bool {
+    key.starts_with(REWRITTEN_OBJECT_PREFIX)
+}
+
+/// The shard that owns `tp` among `shard_count` shards. A topic's partitions go round-robin
+/// from a starting shard derived from the topic id, so one topic spreads across all shards.
+pub fn owner_shard(tp: &TopicPartition, shard_count: usize) -> usize {
+    assert!(shard_count > 0, "at least one shard");
+    let (hi, lo) = tp.topic_id.as_u64_pair();
+    let start = (hi ^ lo) % shard_count as u64;
+    ((start + tp.partition.max(0) as u64) % shard_count as u64) as usize
+}
+
+/// What a rewrite of one partition does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewriteKind {
+    /// Copies batches out of WAL objects into larger ones, byte for byte.
+    Merge,
+    /// Keeps only each key's latest record (cleanup.policy=compact).
+    Compact,
+}
+
+/// A partition with rewriting to do, and the bounds it must keep to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewritePlan {
+    pub partition: TopicPartition,
+    pub kind: RewriteKind,
+    /// Where reading starts: the first batch (compaction) or the first not merged yet.
+    pub from_offset: i64,
+    /// Compaction's checkpoint: from here on records may be superseded by later ones.
+    pub cleaned_offset: i64,
+    /// Nothing at or past it is touched (the last stable offset, compaction's lags).
+    pub end_offset: i64,
+    /// delete.retention.ms: tombstones written longer ago are dropped.
+    pub delete_retention_ms: i64,
+    /// Aborted transactions with records before `end_offset`: their records are dropped.
+    pub aborted: Vec<AbortedTransaction>,
+}

@@ -47,6 +47,79 @@ pub struct TopicConfig {
     pub max_message_bytes: i32,
     /// `compression.type`: the codec batches are stored with.
     pub compression: TopicCompression,
+    /// `cleanup.policy`: retention deletes old batches, compaction old values of a key, or both.
+    pub cleanup: CleanupPolicy,
+    /// When compaction may and must run, and what it keeps.
+    pub compaction: CompactionConfig,
+}
+
+/// `cleanup.policy`, a list of `delete` and `compact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CleanupPolicy {
+    #[default]
+    Delete,
+    Compact,
+    CompactDelete,
+}
+
+impl CleanupPolicy {
+    pub fn from_flags(compact: bool, delete: bool) -> Option<CleanupPolicy> {
+        match (compact, delete) {
+            (false, true) => Some(CleanupPolicy::Delete),
+            (true, false) => Some(CleanupPolicy::Compact),
+            (true, true) => Some(CleanupPolicy::CompactDelete),
+            (false, false) => None,
+        }
+    }
+
+    pub fn compacts(self) -> bool {
+        self != CleanupPolicy::Delete
+    }
+
+    /// retention.ms and retention.bytes apply.
+    pub fn deletes(self) -> bool {
+        self != CleanupPolicy::Compact
+    }
+
+    /// As Kafka lists it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CleanupPolicy::Delete => "delete",
+            CleanupPolicy::Compact => "compact",
+            CleanupPolicy::CompactDelete => "compact,delete",
+        }
+    }
+}
+
+/// Kafka's compaction settings, with its names in the comments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionConfig {
+    /// `delete.retention.ms`: tombstones are kept at least this long after they were written.
+    pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`: batches appended more recently are not compacted.
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`: a dirty batch older than this is compacted whatever the ratio.
+    pub max_compaction_lag_ms: i64,
+    /// `min.cleanable.dirty.ratio`, in parts per million of the cleanable bytes.
+    pub min_cleanable_dirty_ratio_ppm: i32,
+    /// `segment.ms` and `segment.bytes`: the newest batches, within both, are what Kafka would
+    /// still hold in its active segment, and are not yet cleanable.
+    pub segment_ms: i64,
+    pub segment_bytes: i64,
+}
+
+impl Default for CompactionConfig {
+    /// Kafka's defaults: one day, none, no maximum, 0.5, seven days, 1 GiB.
+    fn default() -> Self {
+        CompactionConfig {
+            delete_retention_ms: 24 * 3600 * 1000,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
+            min_cleanable_dirty_ratio_ppm: 500_000,
+            segment_ms: 7 * 24 * 3600 * 1000,
+            segment_bytes: 1 << 30,
+        }
+    }
 }
 
 /// `compression.type`: `Producer` keeps each batch as its producer compressed it; any other
@@ -97,6 +170,8 @@ impl Default for TopicConfig {
             log_append_time: false,
             max_message_bytes: 1_048_588,
             compression: TopicCompression::Producer,
+            cleanup: CleanupPolicy::Delete,
+            compaction: CompactionConfig::default(),
         }
     }
 }

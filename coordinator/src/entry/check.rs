@@ -36,6 +36,10 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             }
             alone(rest)
         }
+        AnyRecord::ShoalBatchesRewrittenRecord(r) => {
+            check_rewrite(r)?;
+            alone(rest)
+        }
         AnyRecord::ShoalTransactionRecord(t) => {
             status_of(t.state)
                 .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
@@ -120,15 +124,55 @@ fn check_partitions(
     }
 }
 
-/// A topic's settings: its config record, then its compression when not "producer".
+/// A topic's settings: its config record, then its compression when not "producer", then
+/// its compaction settings when not the defaults.
 fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result<(), String> {
-    match rest {
+    let rest = match rest {
         [AnyRecord::ShoalTopicCompressionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
             compression_of(c)?;
+            more
+        }
+        _ => rest,
+    };
+    match rest {
+        [AnyRecord::ShoalTopicCompactionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
+            if !c.compact && !c.delete {
+                return Err(format!("topic {} has no cleanup policy", c.topic_id));
+            }
             alone(more)
         }
         _ => alone(rest),
     }
+}
+
+/// A rewrite's batches lie in its range, in order, without overlapping; a range with none
+/// replaced names no batch.
+fn check_rewrite(r: &ShoalBatchesRewrittenRecord) -> Result<(), String> {
+    if r.to_offset < r.from_offset {
+        return Err(format!(
+            "rewritten range {}..{}",
+            r.from_offset, r.to_offset
+        ));
+    }
+    let mut next = r.from_offset;
+    for b in &r.batches {
+        let malformed = b.base_offset < next
+            || b.last_offset < b.base_offset
+            || b.last_offset >= r.to_offset
+            || b.byte_offset < 0
+            || b.byte_size < 0;
+        if malformed {
+            return Err(format!(
+                "a rewritten batch of object {} is malformed",
+                r.object_key
+            ));
+        }
+        next = b.last_offset + 1;
+    }
+    if !r.batches.is_empty() && r.object_key.is_empty() {
+        return Err("rewritten batches without an object".to_string());
+    }
+    Ok(())
 }
 
 /// The file's batches, counted; an error for a format or batch this build does not write.

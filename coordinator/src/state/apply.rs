@@ -10,7 +10,8 @@ use crate::acl::AclBinding;
 use crate::entry::{compression_of, status_of, Entry};
 use crate::messages::{CommitBatch, TopicPartition};
 use crate::records::{
-    BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
+    BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
+    TopicConfig, Transaction,
 };
 
 /// The binding an ACL record (created or deleted: the same fields) carries.
@@ -48,6 +49,14 @@ impl CoordinatorState {
                             compression_of(r).unwrap_or(TopicCompression::Producer);
                     }
                 }
+                AnyRecord::ShoalTopicCompactionRecord(r) => {
+                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+                        let (cleanup, compaction) = compaction_of(r);
+                        topic.config.cleanup = cleanup;
+                        topic.config.compaction = compaction;
+                    }
+                }
+                AnyRecord::ShoalBatchesRewrittenRecord(r) => self.apply_batches_rewritten(r, time),
                 AnyRecord::DisklessTopicDeletedRecord(r) => self.apply_topic_deleted(r, time),
                 AnyRecord::DisklessFileCommittedRecord(r) => {
                     let kinds = match records.peek() {
@@ -292,7 +301,24 @@ pub(super) fn config_of(r: &ShoalTopicConfigRecord) -> TopicConfig {
         log_append_time: r.log_append_time,
         max_message_bytes: r.max_message_bytes,
         compression: TopicCompression::Producer,
+        cleanup: CleanupPolicy::Delete,
+        compaction: CompactionConfig::default(),
     }
+}
+
+/// The policy and settings a compaction record holds (a policy of neither is refused when
+/// the entry is read, so it never reaches here; delete stands in).
+pub(super) fn compaction_of(r: &ShoalTopicCompactionRecord) -> (CleanupPolicy, CompactionConfig) {
+    let cleanup = CleanupPolicy::from_flags(r.compact, r.delete).unwrap_or_default();
+    let compaction = CompactionConfig {
+        delete_retention_ms: r.delete_retention_ms,
+        min_compaction_lag_ms: r.min_compaction_lag_ms,
+        max_compaction_lag_ms: r.max_compaction_lag_ms,
+        min_cleanable_dirty_ratio_ppm: r.min_cleanable_dirty_ratio_ppm,
+        segment_ms: r.segment_ms,
+        segment_bytes: r.segment_bytes,
+    };
+    (cleanup, compaction)
 }
 
 fn committed_offsets(r: &ShoalOffsetsCommittedRecord) -> Vec<CommittedOffset> {

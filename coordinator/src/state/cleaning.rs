@@ -17,6 +17,10 @@ impl CoordinatorState {
         for topic_id in topic_ids {
             let topic = &self.topics[&topic_id];
             let config = topic.config;
+            // cleanup.policy=compact alone: old batches go only by compaction.
+            if !config.cleanup.deletes() {
+                continue;
+            }
             for (index, p) in topic.partitions.iter().enumerate() {
                 if budget == 0 {
                     return records;

@@ -11,8 +11,8 @@ use crate::acl::AclBinding;
 use crate::entry::OBJECT_FORMAT_WAL;
 use crate::messages::{NewObject, TopicPartition};
 use crate::records::{
-    BatchKind, CommittedBatch, CommittedOffset, TopicCompression, TopicConfig, Transaction,
-    TransactionStatus,
+    BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
+    TopicConfig, Transaction, TransactionStatus,
 };
 
 const MAGIC_V2: i8 = 2;
@@ -43,7 +43,8 @@ pub(crate) fn partitions_created(topic_id: Uuid, name: &str, from: i32, to: i32)
         .collect()
 }
 
-/// A topic's settings: its config record, then its compression when not "producer".
+/// A topic's settings: its config record, then its compression when not "producer", then its
+/// cleanup policy and compaction settings when any is not Kafka's default.
 pub(crate) fn topic_settings(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
     let mut records = vec![ShoalTopicConfigRecord {
         topic_id,
@@ -66,6 +67,23 @@ pub(crate) fn topic_settings(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRec
             ShoalTopicCompressionRecord {
                 topic_id,
                 compression_type,
+            }
+            .into(),
+        );
+    }
+    let c = &config.compaction;
+    if config.cleanup != CleanupPolicy::Delete || *c != CompactionConfig::default() {
+        records.push(
+            ShoalTopicCompactionRecord {
+                topic_id,
+                compact: config.cleanup.compacts(),
+                delete: config.cleanup.deletes(),
+                delete_retention_ms: c.delete_retention_ms,
+                min_compaction_lag_ms: c.min_compaction_lag_ms,
+                max_compaction_lag_ms: c.max_compaction_lag_ms,
+                min_cleanable_dirty_ratio_ppm: c.min_cleanable_dirty_ratio_ppm,
+                segment_ms: c.segment_ms,
+                segment_bytes: c.segment_bytes,
             }
             .into(),
         );

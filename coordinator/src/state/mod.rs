@@ -3,7 +3,7 @@
 //! state and describe their outcome as the log's generated records (`emit.rs` builds the
 //! larger ones), which are then applied as they are, so a replay of the log reaches exactly
 //! the same state. Reads are in `reads.rs`, retention and garbage-collection queries in
-//! `cleaning.rs`.
+//! `cleaning.rs`, merging and compaction in `rewrites.rs`.
 
 mod acls;
 mod apply;
@@ -15,6 +15,7 @@ mod mirrors;
 mod partition_transactions;
 pub mod producers;
 mod reads;
+mod rewrites;
 mod scram;
 mod snapshot;
 mod transaction_endings;
@@ -37,6 +38,7 @@ use producers::{ProducerBatch, ProducerState};
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
 pub use reads::StoredBatch;
+pub use rewrites::MergePolicy;
 pub use scram::{ScramAlteration, UserScramCredentials};
 pub use writes::is_valid_topic_name;
 
@@ -65,6 +67,8 @@ struct PartitionState {
     producers: HashMap<i64, ProducerState>,
     transactions: PartitionTransactions,
     mirror: shoal_mirror::PartitionMirror,
+    /// Compaction's checkpoint: below it each key has only its latest record.
+    cleaned_offset: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -115,6 +115,9 @@ impl CoordinatorState {
                 encode_frame(&Entry::of(0, changed), w);
             }
             put_state_record(w, partition_state(id, index, p).into());
+            if let Some(cleaned) = Self::cleaned_offset_record(id, index, p) {
+                encode_frame(&Entry::of(0, cleaned), w);
+            }
             if p.transactions != PartitionTransactions::default() {
                 put_state_record(w, partition_transactions(id, index, p).into());
             }
@@ -215,6 +218,9 @@ impl CoordinatorState {
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)
                     | AnyRecord::ShoalTransactionRecord(_) => {}
+                    // A partition's cleaned offset, nothing replaced.
+                    AnyRecord::ShoalBatchesRewrittenRecord(r)
+                        if r.object_key.is_empty() && r.from_offset == r.to_offset => {}
                     other => {
                         return Err(format!(
                             "a log record of type {} in a snapshot",
