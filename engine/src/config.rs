@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use shoal_shards::{
-    FetchConfig, GroupConfig, MaintenanceConfig, ProduceConfig, RuntimeConfig, ShardsConfig,
+    FetchConfig, GroupConfig, MaintenanceConfig, ProduceConfig, RewriteConfig, RuntimeConfig,
+    ShardsConfig,
 };
 use shoal_wal::{HttpConfig, S3Config, StoreConfig};
 
@@ -65,6 +66,7 @@ pub struct BrokerConfig {
     pub object_store: ObjectStoreConfig,
     pub groups: GroupConfig,
     pub cluster: ClusterConfig,
+    pub rewrite: RewriteConfig,
 }
 
 /// ACLs (Kafka's StandardAuthorizer settings).
@@ -339,6 +341,7 @@ impl Default for BrokerConfig {
             object_store: ObjectStoreConfig::default(),
             groups: GroupConfig::default(),
             cluster: ClusterConfig::default(),
+            rewrite: RewriteConfig::default(),
         }
     }
 }
@@ -526,6 +529,11 @@ impl BrokerConfig {
             groups: self.groups,
             incarnation: RuntimeConfig::draw_incarnation(),
             lease_lapses: Default::default(),
+            duties: match self.cluster.enabled {
+                true => shoal_metalog::Duties::unheld(),
+                false => shoal_metalog::Duties::always(),
+            },
+            rewrite: self.rewrite.clone(),
         })
     }
 }

@@ -1,11 +1,11 @@
-//! Cluster-wide duties (retention, deleting unreferenced objects, the orphan scan) run on one
-//! broker at a time: the one whose session holds a PostgreSQL advisory lock. The lock goes
-//! with the session, so when that broker dies or loses its connection another one takes it
-//! within a heartbeat. A single node always holds the duties.
+//! Cluster-wide duties (retention, deleting unreferenced objects, the orphan scan, merging
+//! and compaction) run on one broker at a time: the one whose session holds a PostgreSQL
+//! advisory lock. The lock goes with the session, so when that broker dies or loses its
+//! connection another one takes it within a heartbeat. A single node always holds the duties.
 
-use std::cell::Cell;
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_pg::{Connection, Param, PgConfig, PgError};
@@ -16,41 +16,46 @@ const DUTIES_LOCK: i64 = 0x7368_6f61_6c01;
 /// session is alive.
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Whether this broker runs the cluster-wide duties now.
-#[derive(Clone)]
-pub struct Duties(Rc<Cell<bool>>);
+/// Whether this broker runs the cluster-wide duties now; shared by its executors (the
+/// coordinator's maintenance and the shards' rewriting), set by the coordinator's.
+#[derive(Clone, Debug)]
+pub struct Duties(Arc<AtomicBool>);
 
 impl Duties {
     /// A single node: the duties are always its own.
     pub fn always() -> Duties {
-        Duties(Rc::new(Cell::new(true)))
+        Duties(Arc::new(AtomicBool::new(true)))
     }
 
-    /// A broker of a cluster: holds the duties while its session holds the lock, which the
-    /// returned task (for the caller to run in the background) takes and keeps.
-    pub fn contended(database: PgConfig) -> (Duties, impl Future<Output = ()>) {
-        let duties = Duties(Rc::new(Cell::new(false)));
-        let task = hold(database, duties.0.clone());
-        (duties, task)
+    /// A broker of a cluster: not held until `contend`'s task takes the lock.
+    pub fn unheld() -> Duties {
+        Duties(Arc::new(AtomicBool::new(false)))
+    }
+
+    /// The task (for the caller to run in the background) that takes the lock and keeps it,
+    /// holding the duties while its session holds the lock.
+    pub fn contend(&self, database: PgConfig) -> impl Future<Output = ()> {
+        hold(database, self.0.clone())
     }
 
     pub fn held(&self) -> bool {
-        self.0.get()
+        self.0.load(Ordering::Relaxed)
     }
 }
 
-async fn hold(database: PgConfig, held: Rc<Cell<bool>>) {
+async fn hold(database: PgConfig, held: Arc<AtomicBool>) {
     let mut session: Option<Connection> = None;
     loop {
-        let outcome = check(&database, &mut session, held.get()).await;
+        let was_held = held.load(Ordering::Relaxed);
+        let outcome = check(&database, &mut session, was_held).await;
         let now_held = matches!(outcome, Ok(true));
-        if now_held != held.get() {
+        if now_held != was_held {
             tracing::info!(
                 held = now_held,
-                "cluster duties (retention, object deletion)"
+                "cluster duties (retention, object deletion, rewriting)"
             );
         }
-        held.set(now_held);
+        held.store(now_held, Ordering::Relaxed);
         if let Err(e) = outcome {
             tracing::warn!(error = %e, "cluster duties lock: session lost");
             session = None;

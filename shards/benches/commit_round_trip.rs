@@ -72,6 +72,7 @@ fn run_case(
             shared_log: database.as_ref().is_some_and(|(_, shared)| *shared),
             database: database.map(|(config, _)| config),
             holder: "bench".into(),
+            duties: shoal_metalog::Duties::unheld(),
         };
         let objects = dir.join("objects");
         let done = done.clone();

@@ -115,6 +115,39 @@ impl Default for FetchConfig {
     }
 }
 
+/// `[rewrite]`: merging small objects and compacting topics (cleanup.policy=compact), as
+/// background work of the shard owning each partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RewriteConfig {
+    /// How often each shard looks for partitions to merge or compact; 0 turns both off.
+    pub check_interval_ms: u64,
+    /// A rewritten object is closed once it holds this many bytes.
+    pub object_max_bytes: usize,
+    /// A partition's batches in WAL objects are merged once they hold this many bytes...
+    pub merge_min_bytes: u64,
+    /// ...or once the oldest of them was written this long ago.
+    pub merge_max_age_ms: u64,
+    /// Kafka's `log.cleaner.dedupe.buffer.size`: the key map of one compaction pass; a
+    /// larger dirty range takes several passes.
+    pub dedupe_buffer_bytes: usize,
+    /// Bytes of batches read from the store per step.
+    pub read_step_bytes: u32,
+}
+
+impl Default for RewriteConfig {
+    fn default() -> Self {
+        RewriteConfig {
+            check_interval_ms: 10_000,
+            object_max_bytes: 32 << 20,
+            merge_min_bytes: 8 << 20,
+            merge_max_age_ms: 600_000,
+            dedupe_buffer_bytes: 128 << 20,
+            read_step_bytes: 4 << 20,
+        }
+    }
+}
+
 /// What the executors need to know; the engine fills it from the config file.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -144,6 +177,9 @@ pub struct RuntimeConfig {
     /// Counts the lapses of this broker's cluster lease (its membership adds one when it
     /// renews a lease that had run out); its group claims are dropped on each.
     pub lease_lapses: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Whether this broker runs the cluster-wide duties (always, on a single node).
+    pub duties: shoal_metalog::Duties,
+    pub rewrite: RewriteConfig,
 }
 
 impl RuntimeConfig {

@@ -40,6 +40,9 @@ pub struct CoordinatorShard {
     pub holder: String,
     /// One of a cluster's brokers sharing the database's log, rather than its sole writer.
     pub shared_log: bool,
+    /// Whether this broker runs the cluster-wide duties; the coordinator contends for them
+    /// on a shared log.
+    pub duties: Duties,
 }
 
 enum Reply {
@@ -127,15 +130,10 @@ impl CoordinatorShard {
         }
         let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, news, replies));
         let local = LocalCoordinator { inbox: inbox_tx };
-        let duties = match (&self.database, role) {
-            (Some(database), WriterRole::Shared) => {
-                let (duties, holding) = Duties::contended(database.clone());
-                tasks.spawn_background("cluster duties", holding);
-                duties
-            }
-            _ => Duties::always(),
-        };
-        maintenance::start(&tasks, local, Rc::new(store), self.maintenance, duties);
+        if let (Some(database), WriterRole::Shared) = (&self.database, role) {
+            tasks.spawn_background("cluster duties", self.duties.contend(database.clone()));
+        }
+        maintenance::start(&tasks, local, Rc::new(store), self.maintenance, self.duties);
         let outcome = match select(Box::pin(finished), serving).await {
             Either::Left(((), serving)) => {
                 serving.cancel();

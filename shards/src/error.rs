@@ -10,6 +10,9 @@ pub enum ShardError {
     /// The coordinator did not decide the command (its round was lost to another broker's).
     #[error("the coordinator could not decide the command; retry")]
     CoordinatorUnavailable,
+    /// A rewrite (merging or compaction) stopped; the partition is left as it was.
+    #[error("rewrite stopped: {0}")]
+    Rewrite(String),
     #[error("configuration: {0}")]
     Config(String),
     #[error(transparent)]

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod mirror;
 pub mod peer;
 pub mod produce;
+pub mod rewrite;
 pub mod routing;
 pub mod rpc;
 pub mod runtime;
@@ -22,7 +23,7 @@ pub mod signal;
 pub mod transaction_markers;
 pub mod turnstile;
 
-pub use config::{FetchConfig, ProduceConfig, RuntimeConfig, ShardsConfig};
+pub use config::{FetchConfig, ProduceConfig, RewriteConfig, RuntimeConfig, ShardsConfig};
 pub use error::ShardError;
 pub use groups::GroupConfig;
 pub use lifecycle::Latch;

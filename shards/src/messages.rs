@@ -26,6 +26,8 @@ pub struct ProduceRules {
     pub markers: bool,
     /// `compression.type` names a codec: batches compressed otherwise are recompressed.
     pub recompress_to: Option<shoal_wal::decompress::Codec>,
+    /// `cleanup.policy` includes compact: every record needs a key.
+    pub keys_required: bool,
 }
 
 impl ProduceRules {
@@ -36,6 +38,7 @@ impl ProduceRules {
             zstd_allowed: produce_version >= 7,
             markers: false,
             recompress_to: codec_of(config.compression),
+            keys_required: config.cleanup.compacts(),
         }
     }
 }

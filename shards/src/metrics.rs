@@ -115,6 +115,13 @@ pub struct ShardMetrics {
     pub wal_object_bytes: Histogram,
     pub wal_upload_seconds: Histogram,
     pub commit_seconds: Histogram,
+    /// Merging and compaction: bytes read and written, objects stored, swaps that lost
+    /// their race, records compaction dropped.
+    pub rewrite_bytes_read: Counter,
+    pub rewrite_bytes_written: Counter,
+    pub rewrite_objects_written: Counter,
+    pub rewrite_swaps_lost: Counter,
+    pub compaction_records_removed: Counter,
     pub fetch_cache_hits: Counter,
     pub fetch_cache_misses: Counter,
     /// Objects uploading or waiting to commit, and bytes in the open buffer.
@@ -137,6 +144,11 @@ impl ShardMetrics {
             wal_object_bytes: Histogram::new(&SIZE_BUCKETS_BYTES),
             wal_upload_seconds: Histogram::new(&LATENCY_BUCKETS_S),
             commit_seconds: Histogram::new(&LATENCY_BUCKETS_S),
+            rewrite_bytes_read: Counter::default(),
+            rewrite_bytes_written: Counter::default(),
+            rewrite_objects_written: Counter::default(),
+            rewrite_swaps_lost: Counter::default(),
+            compaction_records_removed: Counter::default(),
             fetch_cache_hits: Counter::default(),
             fetch_cache_misses: Counter::default(),
             wal_in_flight: Gauge::default(),
@@ -165,6 +177,11 @@ impl ShardMetrics {
                 self.fetch_bytes_out.get(),
                 self.wal_objects_uploaded.get(),
                 self.wal_upload_failures.get(),
+                self.rewrite_bytes_read.get(),
+                self.rewrite_bytes_written.get(),
+                self.rewrite_objects_written.get(),
+                self.rewrite_swaps_lost.get(),
+                self.compaction_records_removed.get(),
                 self.fetch_cache_hits.get(),
                 self.fetch_cache_misses.get(),
             ],
@@ -223,11 +240,17 @@ impl HistogramSnapshot {
     }
 }
 
-const COUNTER_NAMES: [&str; 6] = [
+/// In `MetricsSnapshot::counters` order; the fetch cache's two stay last (the hit ratio).
+const COUNTER_NAMES: [&str; 11] = [
     "shoal_produce_bytes_in_total",
     "shoal_fetch_bytes_out_total",
     "shoal_wal_objects_uploaded_total",
     "shoal_wal_upload_failures_total",
+    "shoal_rewrite_bytes_read_total",
+    "shoal_rewrite_bytes_written_total",
+    "shoal_rewrite_objects_written_total",
+    "shoal_rewrite_swaps_lost_total",
+    "shoal_compaction_records_removed_total",
     "shoal_fetch_cache_hits_total",
     "shoal_fetch_cache_misses_total",
 ];
@@ -242,7 +265,7 @@ const HISTOGRAM_NAMES: [&str; 3] = [
 pub struct MetricsSnapshot {
     requests: Vec<u64>,
     request_seconds: Vec<HistogramSnapshot>,
-    counters: [u64; 6],
+    counters: [u64; 11],
     histograms: [HistogramSnapshot; 3],
     /// Per shard: (shard, objects in flight, buffered bytes).
     gauges: Vec<(usize, u64, u64)>,

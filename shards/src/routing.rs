@@ -1,20 +1,12 @@
-//! Partition → shard ownership: one pure function, so every shard computes the same owner
-//! without asking anyone.
+//! Partition → shard ownership: one pure function (in the coordinator crate, whose rewrite
+//! plans use it too), so every shard computes the same owner without asking anyone.
 
-use shoal_coordinator::TopicPartition;
-
-/// The shard that owns `tp` among `shard_count` shards. A topic's partitions go round-robin
-/// from a starting shard derived from the topic id, so one topic spreads across all shards.
-pub fn owner_shard(tp: &TopicPartition, shard_count: usize) -> usize {
-    assert!(shard_count > 0, "at least one shard");
-    let (hi, lo) = tp.topic_id.as_u64_pair();
-    let start = (hi ^ lo) % shard_count as u64;
-    ((start + tp.partition.max(0) as u64) % shard_count as u64) as usize
-}
+pub use shoal_coordinator::owner_shard;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shoal_coordinator::TopicPartition;
     use uuid::Uuid;
 
     #[test]

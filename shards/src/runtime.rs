@@ -67,6 +67,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             holder: format!("node {} (pid {})", config.node_id, std::process::id()),
             shared_log: config.shared_coordinator_log,
             metrics: coordinator_metrics.clone(),
+            duties: config.duties.clone(),
         };
         let store_config = config.store.clone();
         let drained = shards_drained.clone();
@@ -214,6 +215,7 @@ async fn run_shard(
     // Serve clients only once the coordinator has recovered its state.
     shard.wait_for_coordinator().await?;
     let serving = tasks.spawn_request(serve(shard.clone()));
+    crate::rewrite::start(&shard);
     if index == 0 {
         let interval = shard.config.maintenance.retention_check_interval;
         tasks.spawn_background(

@@ -32,11 +32,17 @@ def create(admin, name, partitions=1, config=None, validate_only=False):
 def test_confluent_admin_creates_describes_and_alters_topic_configs(broker):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     create(admin, "configured", config={"retention.ms": "3600000", "segment.bytes": "1048576"})
-    # Settings librdkafka's 0081_admin passes that mean nothing here are taken, not kept.
+    # Settings librdkafka's 0081_admin passes that mean nothing here are taken, not kept;
+    # compaction's are kept (they decide what compaction may clean).
     create(admin, "tolerant", config={"delete.retention.ms": "1000", "flush.ms": "12345678",
                                       "max.compaction.lag.ms": "3600000"})
-    assert "delete.retention.ms" not in topic_configs(admin, "tolerant")
+    tolerant = topic_configs(admin, "tolerant")
+    assert "flush.ms" not in tolerant
+    assert tolerant["delete.retention.ms"] == ("1000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+    assert tolerant["max.compaction.lag.ms"][0] == "3600000"
     configs = topic_configs(admin, "configured")
+    assert configs["segment.bytes"][0] == "1048576"
+    assert configs["min.cleanable.dirty.ratio"] == ("0.5", ConfigSource.DEFAULT_CONFIG.value)
     assert configs["retention.ms"][0] == "3600000"
     assert configs["retention.ms"][1] == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert configs["retention.bytes"] == ("-1", ConfigSource.DEFAULT_CONFIG.value)
@@ -45,15 +51,16 @@ def test_confluent_admin_creates_describes_and_alters_topic_configs(broker):
     assert configs["max.message.bytes"][0] == "1048588"
 
     # Unsupported values and unknown names are refused with a reason; nothing is created.
-    for bad in ({"cleanup.policy": "compact"}, {"no.such.config": "1"},
-                {"retention.ms": "soon"}, {"message.timestamp.type": "Sometime"}):
+    for bad in ({"cleanup.policy": "shrink"}, {"no.such.config": "1"},
+                {"retention.ms": "soon"}, {"message.timestamp.type": "Sometime"},
+                {"min.cleanable.dirty.ratio": "1.5"}, {"cleanup.policy": ""}):
         with pytest.raises(KafkaException) as refused:
             create(admin, "refused", config=bad)
         error = refused.value.args[0]
         assert error.code() == INVALID_CONFIG, error
         assert error.str(), error
-    with pytest.raises(KafkaException, match="compact"):
-        create(admin, "refused", config={"cleanup.policy": "compact"})
+    with pytest.raises(KafkaException, match="cleanup.policy"):
+        create(admin, "refused", config={"cleanup.policy": "shrink"})
     create(admin, "dry-run", partitions=3, validate_only=True)
     assert "dry-run" not in admin.list_topics(timeout=10).topics
     assert "refused" not in admin.list_topics(timeout=10).topics
@@ -67,9 +74,21 @@ def test_confluent_admin_creates_describes_and_alters_topic_configs(broker):
     assert configs["retention.bytes"][0] == "1000000"
     assert configs["retention.ms"] == ("604800000", ConfigSource.DEFAULT_CONFIG.value)
 
+    # cleanup.policy is a list: APPEND and SUBTRACT switch compaction on and off.
+    def alter_policy(op, value):
+        change = ConfigResource(ConfigResource.Type.TOPIC, "configured", incremental_configs=[
+            ConfigEntry("cleanup.policy", value, incremental_operation=op)])
+        admin.incremental_alter_configs([change])[change].result(timeout=15)
+        return topic_configs(admin, "configured")["cleanup.policy"][0]
+
+    assert alter_policy(AlterConfigOpType.APPEND, "compact") == "compact,delete"
+    assert alter_policy(AlterConfigOpType.SUBTRACT, "delete") == "compact"
+    with pytest.raises(KafkaException, match="cleanup.policy"):
+        alter_policy(AlterConfigOpType.SUBTRACT, "compact")
+    assert alter_policy(AlterConfigOpType.SET, "delete") == "delete"
     bad = ConfigResource(ConfigResource.Type.TOPIC, "configured", incremental_configs=[
-        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SET)])
-    with pytest.raises(KafkaException, match="compact"):
+        ConfigEntry("retention.ms", "x", incremental_operation=AlterConfigOpType.APPEND)])
+    with pytest.raises(KafkaException, match="list"):
         admin.incremental_alter_configs([bad])[bad].result(timeout=15)
     assert topic_configs(admin, "configured")["retention.bytes"][0] == "1000000"
 

@@ -72,7 +72,7 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidRequest => K::InvalidRequest,
         ErrorKind::StorageError => K::KafkaStorageError,
         ErrorKind::CorruptMessage => K::CorruptMessage,
-        ErrorKind::InvalidRecord => K::InvalidRecord,
+        ErrorKind::InvalidRecord | ErrorKind::KeylessRecord => K::InvalidRecord,
         ErrorKind::InvalidTimestamp => K::InvalidTimestamp,
         ErrorKind::UnsupportedCompressionType => K::UnsupportedCompressionType,
         ErrorKind::OutOfOrderSequence => K::OutOfOrderSequenceNumber,
@@ -139,6 +139,7 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::InvalidRecord => {
             "Records do not parse or disagree with their batch header (count, offset deltas)."
         }
+        ErrorKind::KeylessRecord => "Compacted topic cannot accept message without key.",
         ErrorKind::InvalidTimestamp => "A record timestamp is negative.",
         ErrorKind::UnsupportedCompressionType => {
             "zstd needs Produce v7 or later; the codec is not one Kafka defines."

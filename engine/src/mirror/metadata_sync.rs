@@ -33,8 +33,20 @@ use crate::EngineError;
 const TICK: Duration = Duration::from_secs(1);
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const RESPONSE_MAX_BYTES: usize = 64 << 20;
-/// The source settings a mirror topic follows; the others are the destination's own.
-const SYNCED_CONFIGS: &[&str] = &["retention.ms", "retention.bytes", "max.message.bytes"];
+/// The source settings a mirror topic follows; the others are the destination's own. A
+/// compacted source's mirror is compacted by the same policy once it is promoted.
+const SYNCED_CONFIGS: &[&str] = &[
+    "retention.ms",
+    "retention.bytes",
+    "max.message.bytes",
+    "cleanup.policy",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "min.cleanable.dirty.ratio",
+    "segment.ms",
+    "segment.bytes",
+];
 
 pub async fn run(broker: std::rc::Rc<Broker>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();

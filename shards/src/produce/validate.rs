@@ -1,7 +1,8 @@
 //! What a produced payload must be before it is buffered, checked as Kafka's log validator
 //! does: whole v2 batches with valid CRCs, a codec Kafka defines (zstd only from Produce v7),
 //! records that parse and agree with their header (count, offset deltas), no negative
-//! timestamps but "none", compressed payloads inflating to at most a bound. Then the header's
+//! timestamps but "none", compressed payloads inflating to at most a bound, and on a compacted
+//! topic a key on every record (Kafka's INVALID_RECORD, naming the record). Then the header's
 //! max timestamp is made what the records say (old clients write -1 there, and retention and
 //! ListOffsets go by it), or the broker's clock for LogAppendTime topics. A topic whose
 //! `compression.type` names a codec gets batches compressed otherwise recompressed.
@@ -75,6 +76,7 @@ pub fn validate_payload(
         let Some(target) = target else {
             let summary =
                 check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
+            check_keys(rules, header, summary.first_keyless)?;
             maxes.push(summary.max_timestamp);
             if let Some((out, out_headers)) = recompressed.as_mut() {
                 out.extend_from_slice(batch);
@@ -86,6 +88,7 @@ pub fn validate_payload(
         let (summary, inflated) =
             check_and_inflate_records(batch, header, inflated_batch_bytes_max)
                 .map_err(|e| rejected(&e))?;
+        check_keys(rules, header, summary.first_keyless)?;
         maxes.push(summary.max_timestamp);
         let (converted, converted_header) =
             recompress_batch(batch, header, &inflated, target).map_err(|e| rejected(&e))?;
@@ -132,6 +135,21 @@ pub fn validate_payload(
         headers,
         stamped_at: None,
     })
+}
+
+/// A compacted topic takes only records with keys (control batches have their own).
+fn check_keys(
+    rules: &ProduceRules,
+    header: &BatchHeader,
+    first_keyless: Option<i32>,
+) -> Result<(), Refusal> {
+    match first_keyless {
+        Some(index) if rules.keys_required && !header.is_control() => Err(Refusal {
+            error: ErrorKind::KeylessRecord,
+            record: Some(index),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The Kafka error a refused payload gets, with the record at fault, logged without the

@@ -17,6 +17,7 @@ const SOURCE_DEFAULT: i8 = 5;
 const TYPE_STRING: i8 = 2;
 const TYPE_INT: i8 = 3;
 const TYPE_LONG: i8 = 5;
+const TYPE_DOUBLE: i8 = 6;
 const TYPE_LIST: i8 = 7;
 
 pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> DescribeConfigsResponse {
@@ -103,7 +104,8 @@ fn entry(
     let value = StrBytes::from_string(value);
     let config_type = match name {
         "cleanup.policy" => TYPE_LIST,
-        "max.message.bytes" | "message.max.bytes" => TYPE_INT,
+        "max.message.bytes" | "message.max.bytes" | "segment.bytes" => TYPE_INT,
+        "min.cleanable.dirty.ratio" => TYPE_DOUBLE,
         "message.timestamp.type" | "compression.type" => TYPE_STRING,
         _ => TYPE_LONG,
     };

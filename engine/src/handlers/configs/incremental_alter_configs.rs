@@ -1,6 +1,5 @@
 //! IncrementalAlterConfigs: SET and DELETE (back to default) per config; APPEND and SUBTRACT
-//! apply only to list configs, and the one list Shoal honours (cleanup.policy) has a single
-//! allowed value.
+//! apply only to list configs, of which Shoal honours one, cleanup.policy.
 
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
@@ -11,6 +10,8 @@ use crate::handlers::Call;
 
 const OP_SET: i8 = 0;
 const OP_DELETE: i8 = 1;
+const OP_APPEND: i8 = 2;
+const OP_SUBTRACT: i8 = 3;
 
 pub async fn handle(
     call: &Call<'_>,
@@ -39,12 +40,16 @@ pub async fn handle(
                     match *op {
                         OP_SET => set_topic_config(&mut config, name, value.as_deref())?,
                         OP_DELETE => set_topic_config(&mut config, name, None)?,
-                        _ => {
+                        OP_APPEND | OP_SUBTRACT if name == "cleanup.policy" => {
+                            let list = changed_list(config.cleanup, *op, value.as_deref())?;
+                            set_topic_config(&mut config, name, Some(&list))?
+                        }
+                        OP_APPEND | OP_SUBTRACT => {
                             return Err(format!(
-                                "APPEND and SUBTRACT are not supported for {name}: the only \
-                                 list config Shoal honours, cleanup.policy, allows only delete"
+                                "APPEND and SUBTRACT apply to list configs; {name} is not one"
                             ))
                         }
+                        other => return Err(format!("config operation {other} is unknown")),
                     }
                 }
                 Ok(config)
@@ -61,4 +66,17 @@ pub async fn handle(
         );
     }
     IncrementalAlterConfigsResponse::default().with_responses(responses)
+}
+
+/// cleanup.policy after APPEND or SUBTRACT of the listed values.
+fn changed_list(current: CleanupPolicy, op: i8, value: Option<&str>) -> Result<String, String> {
+    let mut items: Vec<&str> = current.name().split(',').collect();
+    for item in value.unwrap_or_default().split(',').map(str::trim) {
+        match op {
+            OP_APPEND if !item.is_empty() && !items.contains(&item) => items.push(item),
+            OP_SUBTRACT => items.retain(|i| *i != item),
+            _ => {}
+        }
+    }
+    Ok(items.join(","))
 }

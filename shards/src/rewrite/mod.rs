@@ -1,0 +1,120 @@
+//! Rewriting stored batches as background work of the shard owning each partition: merging
+//! small WAL objects into larger per-partition ones, and compacting topics with
+//! cleanup.policy=compact. Each shard asks the coordinator which of its partitions have work,
+//! rewrites them one at a time in the background queue (lower share than requests, yielding
+//! between batches), and has each new object swapped in by the coordinator, which refuses
+//! the swap if the batches changed since they were read. In a cluster only the broker
+//! holding the cluster duties rewrites, so each partition is rewritten in one place.
+
+mod compact;
+mod key_map;
+mod merge;
+mod output;
+mod reading;
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use shoal_coordinator::commands::PlanRewrites;
+use shoal_coordinator::state::MergePolicy;
+use shoal_coordinator::{RewriteKind, RewritePlan};
+
+use crate::Shard;
+
+/// Partitions one shard rewrites per check.
+const PLANS_PER_CHECK: usize = 64;
+
+/// What one rewrite of a partition did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// Bytes read.
+    pub bytes: u64,
+    /// Objects swapped in.
+    pub objects: u64,
+    pub records_removed: u64,
+    /// Keys in compaction's map.
+    pub keys: usize,
+    /// A swap lost its race: the partition changed; the next check starts over.
+    pub lost: bool,
+}
+
+impl Outcome {
+    fn lost(mut self) -> Outcome {
+        self.lost = true;
+        self
+    }
+}
+
+/// Starts the shard's rewriting loop, unless `[rewrite] check_interval_ms` is 0.
+pub fn start(shard: &Rc<Shard>) {
+    let interval = shard.config.rewrite.check_interval_ms;
+    if interval == 0 {
+        return;
+    }
+    let running = rewrite_loop(shard.clone(), Duration::from_millis(interval));
+    shard.tasks.spawn_background("rewrite", running);
+}
+
+async fn rewrite_loop(shard: Rc<Shard>, interval: Duration) {
+    loop {
+        glommio::timer::sleep(interval).await;
+        if !shard.config.duties.held() {
+            continue;
+        }
+        let config = &shard.config.rewrite;
+        let plan = PlanRewrites {
+            shard_index: shard.index,
+            shard_count: shard.config.shard_cores.len(),
+            merge: MergePolicy {
+                min_bytes: config.merge_min_bytes,
+                max_age_ms: config.merge_max_age_ms as i64,
+            },
+            max: PLANS_PER_CHECK,
+        };
+        let plans = match shard.coordinator.run(plan).await {
+            Ok(plans) => plans,
+            Err(e) => {
+                tracing::debug!(error = %e, "no rewrite plans this time");
+                continue;
+            }
+        };
+        for plan in plans {
+            rewrite_partition(&shard, &plan).await;
+        }
+    }
+}
+
+async fn rewrite_partition(shard: &Shard, plan: &RewritePlan) {
+    let started = Instant::now();
+    let done = match plan.kind {
+        RewriteKind::Merge => merge::merge(shard, plan).await,
+        RewriteKind::Compact => compact::compact(shard, plan).await,
+    };
+    let topic = shard
+        .topics
+        .load()
+        .by_id(&plan.partition.topic_id)
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    match done {
+        Ok(outcome) => tracing::info!(
+            topic,
+            partition = plan.partition.partition,
+            kind = ?plan.kind,
+            bytes_read = outcome.bytes,
+            objects = outcome.objects,
+            records_removed = outcome.records_removed,
+            keys = outcome.keys,
+            lost_race = outcome.lost,
+            ms = started.elapsed().as_millis() as u64,
+            "rewrote a partition"
+        ),
+        Err(e) => tracing::warn!(
+            topic,
+            partition = plan.partition.partition,
+            kind = ?plan.kind,
+            error = %e,
+            "a rewrite stopped and left the partition as it was; it is tried again later"
+        ),
+    }
+}

@@ -1,0 +1,72 @@
+//! Reading a partition's committed batches for a rewrite, a bounded step at a time: their
+//! coordinates from the coordinator (below the last stable offset), their bytes through the
+//! fetch path (the shard's object cache, then the store, every batch checked).
+
+use bytes::Bytes;
+use shoal_coordinator::commands::FindBatches;
+use shoal_coordinator::{BatchCoordinate, ErrorKind, FindBatchesRequest, TopicPartition};
+
+use crate::fetch::read_partition;
+use crate::{Shard, ShardError};
+
+/// The batches from `offset` (at most about `step_bytes`, at least one) that begin before
+/// `end`, each with its bytes; empty when none is left.
+pub async fn read_step(
+    shard: &Shard,
+    partition: TopicPartition,
+    offset: i64,
+    end: i64,
+    step_bytes: u32,
+) -> Result<Vec<(BatchCoordinate, Bytes)>, ShardError> {
+    let request = FindBatches {
+        partitions: vec![FindBatchesRequest {
+            partition,
+            offset,
+            max_partition_bytes: step_bytes,
+            max_batches: u32::MAX,
+            read_committed: true,
+        }],
+        max_bytes: step_bytes,
+    };
+    let mut results = shard.coordinator.run(request).await?;
+    let result = results.pop().ok_or_else(|| moved("no answer"))?;
+    match result.error {
+        None => {}
+        // The log start moved past the offset (retention, DeleteRecords): start over.
+        Some(ErrorKind::OffsetOutOfRange) => return Err(moved("the log start moved")),
+        Some(e) => return Err(moved(&format!("{e:?}"))),
+    }
+    let batches: Vec<BatchCoordinate> = result
+        .batches
+        .into_iter()
+        .take_while(|b| b.base_offset < end)
+        .collect();
+    if batches.is_empty() {
+        return Ok(Vec::new());
+    }
+    let local = &shard.local_data;
+    let bytes = read_partition(&batches, &local.cache, &shard.store, &shard.metrics).await?;
+    let expected: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
+    if bytes.len() != expected {
+        // read_partition logged the batch it could not serve, with its object.
+        return Err(ShardError::Rewrite(format!(
+            "{} of {expected} bytes could be read",
+            bytes.len()
+        )));
+    }
+    shard.metrics.rewrite_bytes_read.add(expected as u64);
+    let mut at = 0;
+    Ok(batches
+        .into_iter()
+        .map(|b| {
+            let size = b.size_bytes as usize;
+            let slice = bytes.slice(at..at + size);
+            at += size;
+            (b, slice)
+        })
+        .collect())
+}
+
+fn moved(what: &str) -> ShardError {
+    ShardError::Rewrite(format!("the partition changed while it was read: {what}"))
+}
