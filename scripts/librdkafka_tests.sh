@@ -29,6 +29,8 @@ sleep 2
 cd "$src/tests"
 printf 'metadata.broker.list=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" > test.conf
 export LD_LIBRARY_PATH=../src:../src-cpp TEST_KAFKA_VERSION=3.9.0
+# Tests that shell out to Kafka's kafka-topics.sh (0077) get a stand-in over the admin API.
+export KAFKA_PATH="$root/scripts/kafka-topics-standin" BROKERS="127.0.0.1:$port"
 for t in "${tests[@]}"; do
   rc=0
   TESTS=$t timeout 900 ./test-runner > "$work/$t.log" 2>&1 || rc=$?

@@ -32,6 +32,8 @@ if [[ $# -eq 0 ]]; then
     # Transactions once, on the cluster's shared log (PostgreSQL, one-broker cluster chores);
     # test_cluster.py runs them on three brokers.
     [[ $mode == cluster ]] && tests+=(tests/integration/test_transactions.py)
+    # Compaction's swaps on the shared log, rewritten by the broker holding the duties.
+    [[ $mode == cluster ]] && tests+=(tests/integration/test_compaction.py)
     bin="$target"
     [[ $mode == postgres ]] && bin="$debug_target"
     SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$bin/shoal" SHOAL_BENCH_BIN="$bin/shoal-bench" \

@@ -1,14 +1,17 @@
 //! Record-batch validation and decompression, as produce and ListOffsets read batches: the
 //! batches are split and CRC-checked, then each one's records read (inflated within a cap),
-//! and recompressed as a topic with another `compression.type` would have them.
+//! recompressed as a topic with another `compression.type` would have them, and read with
+//! their keys and rebuilt with some of them as compaction does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use shoal_wal::batch::validate_batches;
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
+use shoal_wal::compaction::rebuild_batch;
 use shoal_wal::records::{
-    check_and_inflate_records, check_records, first_record_at_or_after, latest_record,
+    check_and_inflate_records, check_records, first_record_at_or_after, inflate_payload,
+    keyed_records, latest_record, KeyedRecord,
 };
 use shoal_wal::BatchHeader;
 
@@ -31,7 +34,29 @@ fuzz_target!(|data: &[u8]| {
                 "a recompressed batch is whole and says so"
             );
         }
+        compact(batch, &header);
         at += header.size_bytes;
     }
     let _ = validate_batches(data);
 });
+
+/// Compaction's reading of a stored batch: every other record kept, the rebuilt batch whole
+/// and holding exactly those.
+fn compact(batch: &[u8], header: &BatchHeader) {
+    let Ok(inflated) = inflate_payload(batch, header, INFLATED_MAX) else {
+        return;
+    };
+    let Ok(records) = keyed_records(&inflated, header) else {
+        return;
+    };
+    let kept: Vec<KeyedRecord<'_>> = records.iter().step_by(2).copied().collect();
+    let Ok(Some(rebuilt)) = rebuild_batch(batch, header, &kept, 7) else {
+        return;
+    };
+    let h = BatchHeader::parse_validated(&rebuilt).expect("a rebuilt batch is whole");
+    assert_eq!((h.base_offset, h.last_offset_delta), (7, header.last_offset_delta));
+    let inflated = inflate_payload(&rebuilt, &h, INFLATED_MAX).expect("it inflates");
+    let again = keyed_records(&inflated, &h).expect("its records read back");
+    let deltas = |r: &[KeyedRecord<'_>]| r.iter().map(|r| r.offset_delta).collect::<Vec<_>>();
+    assert_eq!(deltas(&again), deltas(&kept));
+}

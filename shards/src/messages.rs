@@ -55,14 +55,14 @@ fn codec_of(compression: shoal_coordinator::TopicCompression) -> Option<Codec> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionProduceResult {
     pub error: Option<ErrorKind>,
     pub base_offset: i64,
     pub log_append_time_ms: i64,
     pub log_start_offset: i64,
-    /// The index in its batch of the record that got the batch refused, when one did.
-    pub bad_record: Option<i32>,
+    /// The indexes in its batch of the records that got the batch refused, when any did.
+    pub bad_records: Vec<i32>,
 }
 
 impl PartitionProduceResult {
@@ -72,7 +72,7 @@ impl PartitionProduceResult {
             base_offset: -1,
             log_append_time_ms: -1,
             log_start_offset: -1,
-            bad_record: None,
+            bad_records: Vec::new(),
         }
     }
 }

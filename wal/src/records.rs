@@ -65,6 +65,23 @@ pub fn check_records(
     Ok(summary.finish(count))
 }
 
+/// The indexes of the records without a key, for a compacted topic's refusal; bounded by
+/// the records present.
+pub fn keyless_records(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+) -> Result<Vec<i32>, WalError> {
+    let mut keyless = Vec::new();
+    for_each_record(batch, header, inflated_max, Numbering::Produced, |p| {
+        if !p.has_key {
+            keyless.push(p.offset_delta);
+        }
+        Ok(true)
+    })?;
+    Ok(keyless)
+}
+
 /// The payload of a stored batch, inflated (at most `inflated_max` bytes) when compressed.
 pub fn inflate_payload(
     batch: &[u8],

@@ -81,7 +81,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
             .into_iter()
             .map(|(index, outcome)| {
                 let (result, log_append_time) = match outcome {
-                    Ok(i) => (results[i], writes_log_append_time[i]),
+                    Ok(i) => (results[i].clone(), writes_log_append_time[i]),
                     Err(e) => (PartitionProduceResult::failed(e), false),
                 };
                 let mut answer = PartitionProduceResponse::default()
@@ -99,15 +99,19 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                     answer.error_message =
                         Some(StrBytes::from_static_str(error_codes::message_of(e)));
                 }
-                // KIP-467 (v8+): which record of the batch was at fault.
-                if let (Some(index), Some(e), true) =
-                    (result.bad_record, result.error, call.version >= 8)
-                {
-                    answer.record_errors = vec![BatchIndexAndErrorMessage::default()
-                        .with_batch_index(index)
-                        .with_batch_index_error_message(Some(StrBytes::from_static_str(
-                            error_codes::message_of(e),
-                        )))];
+                // KIP-467 (v8+): which records of the batch were at fault.
+                if let (Some(e), true) = (result.error, call.version >= 8) {
+                    answer.record_errors = result
+                        .bad_records
+                        .iter()
+                        .map(|index| {
+                            BatchIndexAndErrorMessage::default()
+                                .with_batch_index(*index)
+                                .with_batch_index_error_message(Some(StrBytes::from_static_str(
+                                    error_codes::message_of(e),
+                                )))
+                        })
+                        .collect();
                 }
                 answer
             })

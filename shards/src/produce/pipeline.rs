@@ -91,7 +91,7 @@ impl ProducePipeline {
             Ok(valid) => valid,
             Err(refusal) => {
                 return PartitionProduceResult {
-                    bad_record: refusal.record,
+                    bad_records: refusal.records,
                     ..PartitionProduceResult::failed(refusal.error)
                 }
             }
@@ -378,7 +378,7 @@ fn write_result(results: &[CommitBatchResult]) -> PartitionProduceResult {
         base_offset: first.base_offset,
         log_append_time_ms: first.log_append_time_ms,
         log_start_offset: first.log_start_offset,
-        bad_record: None,
+        bad_records: Vec::new(),
     }
 }
 

@@ -12,7 +12,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batches};
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
-use shoal_wal::records::{check_and_inflate_records, check_records};
+use shoal_wal::records::{check_and_inflate_records, check_records, keyless_records};
 use shoal_wal::{BatchHeader, WalError};
 
 use crate::ProduceRules;
@@ -25,19 +25,19 @@ pub struct ValidPayload {
     pub stamped_at: Option<i64>,
 }
 
-/// Why a payload was refused, and which record of its batch was at fault when one was
+/// Why a payload was refused, and which records of its batch were at fault when any were
 /// (Kafka's KIP-467 `record_errors`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub error: ErrorKind,
-    pub record: Option<i32>,
+    pub records: Vec<i32>,
 }
 
 impl From<ErrorKind> for Refusal {
     fn from(error: ErrorKind) -> Self {
         Refusal {
             error,
-            record: None,
+            records: Vec::new(),
         }
     }
 }
@@ -76,7 +76,9 @@ pub fn validate_payload(
         let Some(target) = target else {
             let summary =
                 check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
-            check_keys(rules, header, summary.first_keyless)?;
+            if rules.keys_required && summary.first_keyless.is_some() {
+                return Err(keyless(batch, header, inflated_batch_bytes_max));
+            }
             maxes.push(summary.max_timestamp);
             if let Some((out, out_headers)) = recompressed.as_mut() {
                 out.extend_from_slice(batch);
@@ -88,7 +90,9 @@ pub fn validate_payload(
         let (summary, inflated) =
             check_and_inflate_records(batch, header, inflated_batch_bytes_max)
                 .map_err(|e| rejected(&e))?;
-        check_keys(rules, header, summary.first_keyless)?;
+        if rules.keys_required && summary.first_keyless.is_some() {
+            return Err(keyless(batch, header, inflated_batch_bytes_max));
+        }
         maxes.push(summary.max_timestamp);
         let (converted, converted_header) =
             recompress_batch(batch, header, &inflated, target).map_err(|e| rejected(&e))?;
@@ -137,18 +141,15 @@ pub fn validate_payload(
     })
 }
 
-/// A compacted topic takes only records with keys (control batches have their own).
-fn check_keys(
-    rules: &ProduceRules,
-    header: &BatchHeader,
-    first_keyless: Option<i32>,
-) -> Result<(), Refusal> {
-    match first_keyless {
-        Some(index) if rules.keys_required && !header.is_control() => Err(Refusal {
+/// The refusal of a batch with keyless records for a compacted topic, naming every one as
+/// Kafka does; only a refused batch is read this second time.
+fn keyless(batch: &[u8], header: &BatchHeader, inflated_max: usize) -> Refusal {
+    match keyless_records(batch, header, inflated_max) {
+        Ok(records) => Refusal {
             error: ErrorKind::KeylessRecord,
-            record: Some(index),
-        }),
-        _ => Ok(()),
+            records,
+        },
+        Err(e) => rejected(&e),
     }
 }
 
@@ -156,13 +157,13 @@ fn check_keys(
 /// payload.
 fn rejected(e: &WalError) -> Refusal {
     tracing::debug!(error = %e, "rejected a produced batch");
-    let (error, record) = match e {
+    let (error, records) = match e {
         WalError::InvalidRecords(_) | WalError::InvalidRecordCount(_) => {
-            (ErrorKind::InvalidRecord, None)
+            (ErrorKind::InvalidRecord, vec![])
         }
-        WalError::InvalidRecord { index, .. } => (ErrorKind::InvalidRecord, Some(*index)),
-        WalError::InvalidTimestamp { index, .. } => (ErrorKind::InvalidTimestamp, Some(*index)),
-        _ => (ErrorKind::CorruptMessage, None),
+        WalError::InvalidRecord { index, .. } => (ErrorKind::InvalidRecord, vec![*index]),
+        WalError::InvalidTimestamp { index, .. } => (ErrorKind::InvalidTimestamp, vec![*index]),
+        _ => (ErrorKind::CorruptMessage, vec![]),
     };
-    Refusal { error, record }
+    Refusal { error, records }
 }

@@ -1,0 +1,273 @@
+"""Compacted topics (cleanup.policy=compact) and merging of small objects, over the real
+binary with confluent-kafka: a compacted topic used as a key-value store (write, overwrite,
+delete, restart, kill -9, read the latest of every key at the offsets it was written at),
+keyless records refused, tombstones dropped after delete.retention.ms, aborted transactions'
+records removed, merging that keeps every record and offset, kill -9 while rewrites run under
+acks=all load, and the same key-value store on S3 (s3s-fs)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from conftest import ON_POSTGRES, SHOAL_BIN
+from test_durability import read_acks
+
+# Rewrites are checked for every 200 ms; merging needs one byte and no age; unreferenced
+# objects are deleted 1 s after they lose their last batch.
+FAST_REWRITES = """
+[rewrite]
+check_interval_ms = 200
+merge_min_bytes = 1
+merge_max_age_ms = 0
+[coordinator]
+file_cleaner_interval_ms = 500
+file_cleaner_grace_ms = 1000
+"""
+# Everything but the newest 100 ms is cleanable, at any dirty ratio.
+COMPACT = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
+           "segment.ms": "100"}
+
+
+def fast_rewrites(extra=""):
+    """The fast rewrite settings; a PostgreSQL run keeps its own [coordinator] section."""
+    config = FAST_REWRITES
+    if ON_POSTGRES:
+        config = config.split("[coordinator]")[0]
+    return config + extra
+
+
+def create(bootstrap, topic, partitions=1, config=None):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, config=config or {})])[
+        topic].result(15)
+
+
+def produce(bootstrap, topic, records, **settings):
+    """Sends (key, value) records one request at a time; their offsets by position."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, **settings})
+    offsets = []
+    for key, value in records:
+        def delivered(err, msg):
+            assert err is None, err
+            offsets.append(msg.offset())
+        p.produce(topic, key=key, value=value, on_delivery=delivered)
+        p.flush(15)
+    return offsets
+
+
+def read_all(bootstrap, topic, partition=0, isolation="read_uncommitted"):
+    """Every record from the start to the end: (offset, key, value)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"audit-{time.time()}",
+                  "enable.auto.commit": False, "enable.partition.eof": True,
+                  "isolation.level": isolation})
+    c.assign([TopicPartition(topic, partition, 0)])
+    records = []
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        m = c.poll(1)
+        if m is None:
+            continue
+        if m.error():
+            if m.error().code() == KafkaError._PARTITION_EOF:
+                break
+            raise AssertionError(m.error())
+        records.append((m.offset(), m.key(), m.value()))
+    c.close()
+    return records
+
+
+def latest(records):
+    out = {}
+    for offset, key, value in records:
+        out[key] = (offset, value)
+    return out
+
+
+def wait_for(predicate, what, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_compacted_topic_is_a_key_value_store(make_broker):
+    broker = make_broker("kv", fast_rewrites()).start()
+    create(broker.bootstrap, "kv", config=COMPACT)
+
+    # A record without a key is refused, naming the record (KIP-467).
+    refused = []
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    p.produce("kv", value=b"no key", on_delivery=lambda err, msg: refused.append(err))
+    p.flush(15)
+    assert refused[0] is not None and refused[0].code() == KafkaError.INVALID_RECORD, refused
+
+    written = [(b"k%d" % i, b"v0") for i in range(20)]
+    written += [(b"k%d" % i, b"v1") for i in range(10)]
+    written += [(b"k%d" % i, None) for i in range(10, 15)]
+    offsets = produce(broker.bootstrap, "kv", written)
+    expected = {key: (offset, value) for (key, value), offset in zip(written, offsets)}
+
+    # Compaction leaves each key's latest record, at the offset it was written at.
+    compacted = wait_for(lambda: (r := read_all(broker.bootstrap, "kv")) and len(r) == 20 and r,
+                         "compaction")
+    assert latest(compacted) == expected
+    assert [o for o, _, _ in compacted] == sorted(o for o, _ in expected.values())
+    # Tombstones stay for delete.retention.ms (a day by default).
+    assert sum(1 for _, _, v in compacted if v is None) == 5
+
+    # Overwrites after a pass are compacted by the next one; a restart keeps it all.
+    more = [(b"k%d" % i, b"v2") for i in range(5)]
+    for (key, value), offset in zip(more, produce(broker.bootstrap, "kv", more)):
+        expected[key] = (offset, value)
+    wait_for(lambda: len(read_all(broker.bootstrap, "kv")) == 20, "the second pass")
+    broker.stop()
+    broker.start()
+    assert latest(read_all(broker.bootstrap, "kv")) == expected
+    broker.kill()
+    broker.start()
+    records = read_all(broker.bootstrap, "kv")
+    assert latest(records) == expected and len(records) == 20
+    log = broker.log()
+    assert "rewrote a partition" in log and "a rewrite stopped" not in log, log[-3000:]
+
+
+def test_tombstones_go_after_delete_retention_and_aborted_records_are_removed(make_broker):
+    broker = make_broker("tombstones", fast_rewrites()).start()
+    create(broker.bootstrap, "gone", config={**COMPACT, "delete.retention.ms": "0"})
+    produce(broker.bootstrap, "gone", [(b"a", b"1"), (b"b", b"1"), (b"a", None)])
+    # The tombstone and the value it deletes both go; b stays.
+    wait_for(lambda: [(k, v) for _, k, v in read_all(broker.bootstrap, "gone")] == [(b"b", b"1")],
+             "a and its tombstone to go")
+
+    create(broker.bootstrap, "txn", config=COMPACT)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "compact-txn"})
+    p.init_transactions(15)
+    p.begin_transaction()
+    p.produce("txn", key=b"x", value=b"aborted")
+    p.flush(15)
+    p.abort_transaction(15)
+    p.begin_transaction()
+    p.produce("txn", key=b"y", value=b"committed")
+    p.commit_transaction(15)
+    produce(broker.bootstrap, "txn", [(b"z", b"plain")])
+    # read_uncommitted sees the aborted record until compaction removes it; the markers stay.
+    wait_for(lambda: b"aborted" not in [v for _, _, v in read_all(broker.bootstrap, "txn")],
+             "the aborted record to be removed")
+    values = [v for _, _, v in read_all(broker.bootstrap, "txn", isolation="read_committed")]
+    assert values == [b"committed", b"plain"]
+
+
+def test_merging_keeps_every_record_and_offset_and_frees_the_small_objects(make_broker):
+    broker = make_broker("merge", fast_rewrites()).start()
+    create(broker.bootstrap, "plain", partitions=2)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
+    for i in range(60):
+        p.produce("plain", key=b"%d" % (i % 7), value=b"value-%d" % i, partition=i % 2)
+        p.flush(15)
+    before = [read_all(broker.bootstrap, "plain", partition) for partition in (0, 1)]
+    assert sum(len(b) for b in before) == 60
+    objects = broker.data_dir / "objects" / "wal"
+
+    def merged():
+        names = [o.name for o in objects.iterdir()]
+        return names if names and all(n.startswith("rw-") for n in names) else None
+
+    # Every WAL object (one per produce here) is merged away and deleted after the grace;
+    # the merged objects remain, a few per partition.
+    names = wait_for(merged, "only merged objects to remain")
+    assert len(names) < 30, names
+    after = [read_all(broker.bootstrap, "plain", partition) for partition in (0, 1)]
+    assert after == before
+    broker.stop()
+    if ON_POSTGRES:
+        return  # `shoal check` reads a data directory's own log
+    check = subprocess.run([SHOAL_BIN, "check", "--config", str(broker.config_path)],
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+PRODUCER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from confluent_kafka import Producer
+    bootstrap, topic, out_path = sys.argv[1:4]
+    out = open(out_path, "w", buffering=1)
+    def on_delivery(err, msg):
+        if err is None:
+            out.write(json.dumps([msg.offset(), msg.key().decode(), msg.value().decode()]) + "\\n")
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2,
+                  "enable.idempotence": True, "message.timeout.ms": 60000})
+    i = 0
+    while True:
+        try:
+            p.produce(topic, key=f"key-{i % 50}".encode(), value=f"value-{i}".encode(),
+                      on_delivery=on_delivery)
+            i += 1
+        except BufferError:
+            p.poll(0.01)
+        p.poll(0)
+    """
+)
+
+
+@pytest.mark.parametrize("topic,config", [("merged", {}), ("compacted", COMPACT)])
+def test_kill_9_while_rewrites_run_under_load_loses_nothing(make_broker, tmp_path, topic,
+                                                             config):
+    broker = make_broker(topic, fast_rewrites()).start()
+    create(broker.bootstrap, topic, config=config)
+    acks_path = tmp_path / "acks.jsonl"
+    producer = subprocess.Popen(
+        [sys.executable, "-c", PRODUCER_SCRIPT, broker.bootstrap, topic, str(acks_path)])
+    try:
+        for round_ in range(3):
+            target = 2000 * (round_ + 1)
+            wait_for(lambda: len(read_acks(acks_path)) >= target, "the producer", timeout=60)
+            time.sleep(0.3 + 0.2 * round_)  # somewhere in a rewrite's read, upload or swap
+            broker.kill()
+            broker.start()
+        wait_for(lambda: len(read_acks(acks_path)) >= 8000, "the producer", timeout=60)
+    finally:
+        producer.kill()
+        producer.wait()
+    acked = read_acks(acks_path)
+    assert "rewrote a partition" in broker.log()
+    stored = read_all(broker.bootstrap, topic)
+    offsets = [o for o, _, _ in stored]
+    assert offsets == sorted(set(offsets)), "offsets strictly increase"
+    if config:
+        # Each key's latest acknowledged value is there (a later unacknowledged one may be).
+        newest = {}
+        for offset, key, value in acked:
+            newest[key] = max(newest.get(key, (-1, "")), (offset, value))
+        by_offset = {o: (k.decode(), v.decode()) for o, k, v in stored}
+        have = latest(stored)
+        for key, (offset, value) in newest.items():
+            assert have[key.encode()][0] >= offset, f"{key} lost {value}"
+            if have[key.encode()][0] == offset:
+                assert by_offset[offset] == (key, value)
+    else:
+        by_offset = {o: v.decode() for o, _, v in stored}
+        for offset, _, value in acked:
+            assert by_offset.get(offset) == value, f"acknowledged {value} at {offset} is missing"
+
+
+def test_a_compacted_topic_on_s3(make_broker, s3_server):
+    broker = make_broker("s3kv", s3_server.broker_config(extra=fast_rewrites())).start()
+    create(broker.bootstrap, "kv", config=COMPACT)
+    written = [(b"k%d" % (i % 5), b"v%d" % i) for i in range(25)]
+    offsets = produce(broker.bootstrap, "kv", written)
+    expected = latest([(o, k, v) for (k, v), o in zip(written, offsets)])
+    wait_for(lambda: len(read_all(broker.bootstrap, "kv")) == 5, "compaction on S3")
+    broker.kill()
+    broker.start()
+    assert latest(read_all(broker.bootstrap, "kv")) == expected
+    assert any(name.startswith("rw-") for name in s3_server.objects())
