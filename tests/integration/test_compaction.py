@@ -3,7 +3,8 @@ binary with confluent-kafka: a compacted topic used as a key-value store (write,
 delete, restart, kill -9, read the latest of every key at the offsets it was written at),
 keyless records refused, tombstones dropped after delete.retention.ms, aborted transactions'
 records removed, merging that keeps every record and offset, kill -9 while rewrites run under
-acks=all load, and the same key-value store on S3 (s3s-fs)."""
+acks=all load, the same key-value store on S3 (s3s-fs), and a three-broker cluster where
+one broker compacts and another takes over when it dies."""
 
 import json
 import subprocess
@@ -16,6 +17,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from conftest import ON_POSTGRES, SHOAL_BIN
+from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
 # Rewrites are checked for every 200 ms; merging needs one byte and no age; unreferenced
@@ -271,3 +273,27 @@ def test_a_compacted_topic_on_s3(make_broker, s3_server):
     broker.start()
     assert latest(read_all(broker.bootstrap, "kv")) == expected
     assert any(name.startswith("rw-") for name in s3_server.objects())
+
+
+def test_a_three_broker_cluster_compacts_once_and_goes_on_when_that_broker_dies(cluster):
+    if ON_POSTGRES:
+        pytest.skip("three brokers already; the one-broker-cluster pass adds nothing")
+    brokers = cluster(coordinator="\n[rewrite]\ncheck_interval_ms = 200\n")
+    a, b, c = brokers
+    create(a.bootstrap, "kv3", config=COMPACT)
+    first = [(b"k%d" % (i % 6), b"a%d" % i) for i in range(30)]
+    expected = latest([(o, k, v) for (k, v), o in zip(first, produce(a.bootstrap, "kv3", first))])
+    wait_for(lambda: len(read_all(c.bootstrap, "kv3")) == 6, "compaction in the cluster")
+    assert latest(read_all(b.bootstrap, "kv3")) == expected
+    rewriters = [x for x in brokers if "rewrote a partition" in x.log()]
+    assert len(rewriters) == 1, "one broker (the duties holder) rewrites"
+
+    # The rewriting broker dies; another takes the duties and compacts what comes next.
+    rewriters[0].kill()
+    alive = [x for x in brokers if x is not rewriters[0]]
+    more = [(b"k%d" % (i % 6), b"b%d" % i) for i in range(12)]
+    offsets = produce(alive[0].bootstrap, "kv3", more)
+    expected.update(latest([(o, k, v) for (k, v), o in zip(more, offsets)]))
+    wait_for(lambda: len(read_all(alive[1].bootstrap, "kv3")) == 6, "compaction after the kill")
+    assert latest(read_all(alive[0].bootstrap, "kv3")) == expected
+    assert any("rewrote a partition" in x.log() for x in alive)
