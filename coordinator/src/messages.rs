@@ -285,3 +285,16 @@ pub struct RewritePlan {
     /// Aborted transactions with records before `end_offset`: their records are dropped.
     pub aborted: Vec<AbortedTransaction>,
 }
+
+/// Where compaction stands in one partition of a compacted topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionStatus {
+    pub topic: String,
+    pub partition: i32,
+    /// Bytes from the cleaned offset to the cleanable end, and from the first batch to it.
+    pub dirty_bytes: u64,
+    pub cleanable_bytes: u64,
+    /// When the oldest dirty batch was appended, if any is dirty.
+    pub oldest_dirty_ms: Option<i64>,
+    pub cleaned_offset: i64,
+}

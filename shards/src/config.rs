@@ -133,6 +133,9 @@ pub struct RewriteConfig {
     pub dedupe_buffer_bytes: usize,
     /// Bytes of batches read from the store per step.
     pub read_step_bytes: u32,
+    /// Kafka's `log.cleaner.io.max.bytes.per.second`, per shard: rewriting reads no faster,
+    /// so it never takes the disk or network a loaded producer needs; 0: no limit.
+    pub io_max_bytes_per_second: u64,
 }
 
 impl Default for RewriteConfig {
@@ -144,6 +147,7 @@ impl Default for RewriteConfig {
             merge_max_age_ms: 600_000,
             dedupe_buffer_bytes: 128 << 20,
             read_step_bytes: 4 << 20,
+            io_max_bytes_per_second: 32 << 20,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! between threads, so counting costs an add and no cache line moves between cores); a scrape
 //! asks every shard for a snapshot, sums them and renders the Prometheus text format.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -127,6 +128,21 @@ pub struct ShardMetrics {
     /// Objects uploading or waiting to commit, and bytes in the open buffer.
     pub wal_in_flight: Gauge,
     pub wal_buffer_bytes: Gauge,
+    /// What rewriting did to each partition this shard rewrote, by (topic, partition).
+    pub partition_rewrites: RefCell<BTreeMap<(String, i32), PartitionRewrites>>,
+}
+
+/// Reads one metric's value out of a partition's rewrites.
+type RewriteValue = fn(&PartitionRewrites) -> f64;
+
+/// One partition's rewrites on this shard since the broker started.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionRewrites {
+    pub bytes: u64,
+    pub objects: u64,
+    pub records_removed: u64,
+    /// When the last rewrite of it ended, in ms since the epoch.
+    pub last_run_ms: i64,
 }
 
 impl ShardMetrics {
@@ -153,7 +169,18 @@ impl ShardMetrics {
             fetch_cache_misses: Counter::default(),
             wal_in_flight: Gauge::default(),
             wal_buffer_bytes: Gauge::default(),
+            partition_rewrites: RefCell::new(BTreeMap::new()),
         }
+    }
+
+    /// Adds a rewrite of `topic`'s `partition` that ended at `now_ms`.
+    pub fn rewrote(&self, (topic, partition): (String, i32), done: PartitionRewrites) {
+        let mut rewrites = self.partition_rewrites.borrow_mut();
+        let totals = rewrites.entry((topic, partition)).or_default();
+        totals.bytes += done.bytes;
+        totals.objects += done.objects;
+        totals.records_removed += done.records_removed;
+        totals.last_run_ms = done.last_run_ms;
     }
 
     pub fn request_done(&self, api_key: i16, elapsed: Duration) {
@@ -195,6 +222,12 @@ impl ShardMetrics {
                 self.wal_in_flight.0.get(),
                 self.wal_buffer_bytes.0.get(),
             )],
+            partition_rewrites: self
+                .partition_rewrites
+                .borrow()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 }
@@ -269,6 +302,7 @@ pub struct MetricsSnapshot {
     histograms: [HistogramSnapshot; 3],
     /// Per shard: (shard, objects in flight, buffered bytes).
     gauges: Vec<(usize, u64, u64)>,
+    partition_rewrites: Vec<((String, i32), PartitionRewrites)>,
 }
 
 impl MetricsSnapshot {
@@ -287,6 +321,9 @@ impl MetricsSnapshot {
         }
         self.gauges.extend_from_slice(&other.gauges);
         self.gauges.sort_unstable();
+        self.partition_rewrites
+            .extend_from_slice(&other.partition_rewrites);
+        self.partition_rewrites.sort_by(|a, b| a.0.cmp(&b.0));
     }
 
     /// The Prometheus text exposition format (version 0.0.4).
@@ -374,7 +411,39 @@ impl MetricsSnapshot {
                 "shoal_wal_buffer_bytes{{shard=\"{shard}\"}} {buffered}"
             );
         }
+        self.render_partition_rewrites(&mut out);
         out
+    }
+
+    fn render_partition_rewrites(&self, out: &mut String) {
+        let families: [(&str, &str, RewriteValue); 4] = [
+            ("shoal_rewrite_partition_bytes_total", "counter", |r| {
+                r.bytes as f64
+            }),
+            ("shoal_rewrite_partition_objects_total", "counter", |r| {
+                r.objects as f64
+            }),
+            (
+                "shoal_compaction_partition_records_removed_total",
+                "counter",
+                |r| r.records_removed as f64,
+            ),
+            (
+                "shoal_rewrite_partition_last_run_timestamp_seconds",
+                "gauge",
+                |r| r.last_run_ms as f64 / 1000.0,
+            ),
+        ];
+        for (name, kind, value) in families {
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            for ((topic, partition), r) in &self.partition_rewrites {
+                let _ = writeln!(
+                    out,
+                    "{name}{{topic=\"{topic}\",partition=\"{partition}\"}} {}",
+                    value(r)
+                );
+            }
+        }
     }
 }
 

@@ -6,7 +6,7 @@ records removed, merging that keeps every record and offset, kill -9 while rewri
 acks=all load, the same key-value store on S3 (s3s-fs), and a three-broker cluster where
 one broker compacts and another takes over when it dies."""
 
-import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import ON_POSTGRES, SHOAL_BIN
+from conftest import ON_POSTGRES, SHOAL_BIN, free_port
 from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
@@ -101,8 +101,15 @@ def wait_for(predicate, what, timeout=30):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def scrape(port):
+    import urllib.request
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+
+
 def test_a_compacted_topic_is_a_key_value_store(make_broker):
-    broker = make_broker("kv", fast_rewrites()).start()
+    metrics_port = free_port()
+    broker = make_broker("kv", f'metrics_listen = "127.0.0.1:{metrics_port}"\n'
+                               + fast_rewrites()).start()
     create(broker.bootstrap, "kv", config=COMPACT)
 
     # A record without a key is refused, naming the record (KIP-467).
@@ -125,6 +132,13 @@ def test_a_compacted_topic_is_a_key_value_store(make_broker):
     assert [o for o, _, _ in compacted] == sorted(o for o, _ in expected.values())
     # Tombstones stay for delete.retention.ms (a day by default).
     assert sum(1 for _, _, v in compacted if v is None) == 5
+    # Per partition: what was rewritten and removed, and where compaction stands.
+    text = scrape(metrics_port)
+    removed = re.search(
+        r'shoal_compaction_partition_records_removed_total\{topic="kv",partition="0"\} (\d+)', text)
+    assert removed and int(removed.group(1)) >= 15, text
+    assert 'shoal_compaction_dirty_ratio{topic="kv",partition="0"}' in text
+    assert 'shoal_compaction_lag_seconds{topic="kv",partition="0"}' in text
 
     # Overwrites after a pass are compacted by the next one; a restart keeps it all.
     more = [(b"k%d" % i, b"v2") for i in range(5)]

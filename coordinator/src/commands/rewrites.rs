@@ -2,7 +2,7 @@
 //! rewrite's object in place of the batches it read.
 
 use crate::command::{Command, Round};
-use crate::messages::{BatchCoordinate, NewObject, RewritePlan, TopicPartition};
+use crate::messages::{BatchCoordinate, CompactionStatus, NewObject, RewritePlan, TopicPartition};
 use crate::state::MergePolicy;
 use crate::ErrorKind;
 
@@ -58,5 +58,18 @@ impl Command for RewriteBatches {
             round.append(&entry);
         }
         Ok(swapped)
+    }
+}
+
+/// Where compaction stands in every partition of every compacted topic (metrics).
+#[derive(Debug, Clone)]
+pub struct DescribeCompaction;
+
+impl Command for DescribeCompaction {
+    type Reply = Vec<CompactionStatus>;
+    const WRITE: bool = false;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().compaction_status(round.now_ms())
     }
 }

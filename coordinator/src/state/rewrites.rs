@@ -11,8 +11,8 @@ use shoal_protocol::records::{ShoalBatchesRewrittenRecord, ShoalRewrittenBatch};
 use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
 use crate::entry::Entry;
 use crate::messages::{
-    is_rewritten_object, owner_shard, BatchCoordinate, NewObject, RewriteKind, RewritePlan,
-    TopicPartition,
+    is_rewritten_object, owner_shard, BatchCoordinate, CompactionStatus, NewObject, RewriteKind,
+    RewritePlan, TopicPartition,
 };
 use crate::records::TopicConfig;
 use crate::ErrorKind;
@@ -114,30 +114,46 @@ impl CoordinatorState {
         config: &TopicConfig,
         now_ms: i64,
     ) -> Option<RewritePlan> {
-        let end = cleanable_end(p, config, now_ms);
         let first = p.batches.front()?;
-        let cleaned = p.cleaned_offset.max(p.log_start_offset);
-        let (mut total, mut dirty, mut oldest_dirty) = (0u64, 0u64, i64::MAX);
-        for b in p.batches.iter().take_while(|b| b.base_offset < end) {
-            total += b.size_bytes as u64;
-            if b.base_offset >= cleaned {
-                dirty += b.size_bytes as u64;
-                oldest_dirty = oldest_dirty.min(b.log_append_time_ms);
-            }
-        }
+        let dirty = dirty_range(p, config, now_ms);
         let c = &config.compaction;
-        let ratio_reached = dirty as u128 * 1_000_000
-            >= total as u128 * c.min_cleanable_dirty_ratio_ppm.max(0) as u128;
-        let overdue = oldest_dirty < now_ms.saturating_sub(c.max_compaction_lag_ms);
-        (dirty > 0 && (ratio_reached || overdue)).then(|| RewritePlan {
+        let ratio_reached = dirty.dirty_bytes as u128 * 1_000_000
+            >= dirty.cleanable_bytes as u128 * c.min_cleanable_dirty_ratio_ppm.max(0) as u128;
+        let overdue = dirty.oldest_dirty_ms < now_ms.saturating_sub(c.max_compaction_lag_ms);
+        (dirty.dirty_bytes > 0 && (ratio_reached || overdue)).then(|| RewritePlan {
             partition: tp,
             kind: RewriteKind::Compact,
             from_offset: first.base_offset,
-            cleaned_offset: cleaned,
-            end_offset: end,
+            cleaned_offset: dirty.cleaned_offset,
+            end_offset: dirty.end_offset,
             delete_retention_ms: c.delete_retention_ms,
-            aborted: p.transactions.aborted_within(first.base_offset, end),
+            aborted: p
+                .transactions
+                .aborted_within(first.base_offset, dirty.end_offset),
         })
+    }
+
+    /// Where compaction stands in every partition of every compacted topic (for metrics).
+    pub fn compaction_status(&self, now_ms: i64) -> Vec<CompactionStatus> {
+        let mut status = Vec::new();
+        for topic in self.topics.values() {
+            if !topic.config.cleanup.compacts() {
+                continue;
+            }
+            for (index, p) in topic.partitions.iter().enumerate() {
+                let dirty = dirty_range(p, &topic.config, now_ms);
+                status.push(CompactionStatus {
+                    topic: topic.name.clone(),
+                    partition: index as i32,
+                    dirty_bytes: dirty.dirty_bytes,
+                    cleanable_bytes: dirty.cleanable_bytes,
+                    oldest_dirty_ms: (dirty.dirty_bytes > 0).then_some(dirty.oldest_dirty_ms),
+                    cleaned_offset: dirty.cleaned_offset,
+                });
+            }
+        }
+        status.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        status
     }
 
     /// The swap: the entry replacing `replaced` (as read) with `batches` stored in `object`,
@@ -298,6 +314,37 @@ impl CoordinatorState {
             batches: Vec::new(),
         })
     }
+}
+
+/// A partition's cleanable range: from its first batch to `end_offset`, dirty from
+/// `cleaned_offset`.
+struct DirtyRange {
+    cleaned_offset: i64,
+    end_offset: i64,
+    cleanable_bytes: u64,
+    dirty_bytes: u64,
+    /// When the oldest dirty batch was appended (i64::MAX when none is dirty).
+    oldest_dirty_ms: i64,
+}
+
+fn dirty_range(p: &PartitionState, config: &TopicConfig, now_ms: i64) -> DirtyRange {
+    let end_offset = cleanable_end(p, config, now_ms);
+    let cleaned_offset = p.cleaned_offset.max(p.log_start_offset);
+    let mut range = DirtyRange {
+        cleaned_offset,
+        end_offset,
+        cleanable_bytes: 0,
+        dirty_bytes: 0,
+        oldest_dirty_ms: i64::MAX,
+    };
+    for b in p.batches.iter().take_while(|b| b.base_offset < end_offset) {
+        range.cleanable_bytes += b.size_bytes as u64;
+        if b.base_offset >= cleaned_offset {
+            range.dirty_bytes += b.size_bytes as u64;
+            range.oldest_dirty_ms = range.oldest_dirty_ms.min(b.log_append_time_ms);
+        }
+    }
+    range
 }
 
 /// Where compaction must stop: the last stable offset, the first batch younger than

@@ -7,7 +7,9 @@ use std::rc::Rc;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
+use shoal_coordinator::commands::DescribeCompaction;
 use shoal_shards::mirror::progress::render_lags;
+use shoal_shards::rewrite::render_compaction;
 use shoal_shards::Shard;
 
 use crate::handlers::registry::name_of;
@@ -46,7 +48,15 @@ async fn answer(mut stream: TcpStream, shard: &Shard) -> std::io::Result<()> {
     }
     let (status, content_type, body) = if request.starts_with(b"GET /metrics ") {
         let (metrics, lags) = shard.scrape().await;
-        let text = metrics.render(name_of, &shard.coordinator_metrics) + &render_lags(lags);
+        let compaction = shard
+            .coordinator
+            .run(DescribeCompaction)
+            .await
+            .unwrap_or_default();
+        let now_ms = shoal_shards::maintenance::now_ms();
+        let text = metrics.render(name_of, &shard.coordinator_metrics)
+            + &render_lags(lags)
+            + &render_compaction(&compaction, now_ms);
         ("200 OK", "text/plain; version=0.0.4", text)
     } else {
         (

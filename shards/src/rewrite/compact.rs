@@ -15,22 +15,26 @@ use shoal_wal::BatchHeader;
 use super::key_map::KeyMap;
 use super::output::{Output, Swap};
 use super::reading::read_step;
-use super::Outcome;
+use super::{Outcome, Pace};
 use crate::maintenance::now_ms;
 use crate::{Shard, ShardError};
 
-pub async fn compact(shard: &Shard, plan: &RewritePlan) -> Result<Outcome, ShardError> {
-    let Some((map, end)) = map_dirty_range(shard, plan).await? else {
+pub async fn compact(
+    shard: &Shard,
+    plan: &RewritePlan,
+    pace: &mut Pace,
+) -> Result<Outcome, ShardError> {
+    let Some((map, end)) = map_dirty_range(shard, plan, pace).await? else {
         return Ok(Outcome::default());
     };
     let config = &shard.config.rewrite;
     let inflated_max = shard.config.produce.max_inflated_batch_bytes;
     let tombstones_before = now_ms().saturating_sub(plan.delete_retention_ms);
     let mut outcome = Outcome::default();
-    let mut output = Output::new(plan.partition);
+    let mut output = Output::new(plan.partition, config.object_max_bytes);
     let mut offset = plan.from_offset;
     loop {
-        let step = read_step(shard, plan.partition, offset, end, config.read_step_bytes).await?;
+        let step = read_step(shard, plan.partition, (offset, end), pace).await?;
         let Some((last, _)) = step.last() else {
             break;
         };
@@ -73,7 +77,7 @@ pub async fn compact(shard: &Shard, plan: &RewritePlan) -> Result<Outcome, Shard
             }
             outcome.bytes += bytes.len() as u64;
             output.push(read, rewritten.as_deref())?;
-            glommio::yield_if_needed().await;
+            pace.step().await;
         }
     }
     // The last swap holds at least the last batch read, and completes the pass.
@@ -94,6 +98,7 @@ pub async fn compact(shard: &Shard, plan: &RewritePlan) -> Result<Outcome, Shard
 async fn map_dirty_range(
     shard: &Shard,
     plan: &RewritePlan,
+    pace: &mut Pace,
 ) -> Result<Option<(KeyMap, i64)>, ShardError> {
     let config = &shard.config.rewrite;
     let inflated_max = shard.config.produce.max_inflated_batch_bytes;
@@ -101,7 +106,7 @@ async fn map_dirty_range(
     let mut offset = plan.cleaned_offset;
     let mut end = plan.end_offset;
     'reading: loop {
-        let step = read_step(shard, plan.partition, offset, end, config.read_step_bytes).await?;
+        let step = read_step(shard, plan.partition, (offset, end), pace).await?;
         let Some((last, _)) = step.last() else {
             break;
         };
@@ -123,7 +128,7 @@ async fn map_dirty_range(
                     map.insert(key, read.base_offset + r.offset_delta as i64);
                 }
             }
-            glommio::yield_if_needed().await;
+            pace.step().await;
         }
     }
     Ok((end > plan.cleaned_offset).then_some((map, end)))

@@ -6,23 +6,20 @@ use shoal_coordinator::{is_rewritten_object, RewritePlan};
 
 use super::output::{Output, Swap};
 use super::reading::read_step;
-use super::Outcome;
+use super::{Outcome, Pace};
 use crate::{Shard, ShardError};
 
-pub async fn merge(shard: &Shard, plan: &RewritePlan) -> Result<Outcome, ShardError> {
+pub async fn merge(
+    shard: &Shard,
+    plan: &RewritePlan,
+    pace: &mut Pace,
+) -> Result<Outcome, ShardError> {
     let config = &shard.config.rewrite;
     let mut outcome = Outcome::default();
-    let mut output = Output::new(plan.partition);
+    let mut output = Output::new(plan.partition, config.object_max_bytes);
     let mut offset = plan.from_offset;
     loop {
-        let step = read_step(
-            shard,
-            plan.partition,
-            offset,
-            plan.end_offset,
-            config.read_step_bytes,
-        )
-        .await?;
+        let step = read_step(shard, plan.partition, (offset, plan.end_offset), pace).await?;
         let Some((last, _)) = step.last() else {
             break;
         };
@@ -43,8 +40,8 @@ pub async fn merge(shard: &Shard, plan: &RewritePlan) -> Result<Outcome, ShardEr
             }
             outcome.bytes += bytes.len() as u64;
             output.push(read, Some(&bytes))?;
+            pace.step().await;
         }
-        glommio::yield_if_needed().await;
     }
     if !output.is_empty() {
         if output.swap(shard, None).await? == Swap::Lost {

@@ -2,7 +2,7 @@
 //! small WAL objects into larger per-partition ones, and compacting topics with
 //! cleanup.policy=compact. Each shard asks the coordinator which of its partitions have work,
 //! rewrites them one at a time in the background queue (lower share than requests, yielding
-//! between batches), and has each new object swapped in by the coordinator, which refuses
+//! to them every half millisecond of work, reading at a bounded rate), and has each new object swapped in by the coordinator, which refuses
 //! the swap if the batches changed since they were read. In a cluster only the broker
 //! holding the cluster duties rewrites, so each partition is rewritten in one place.
 
@@ -17,17 +17,69 @@ use std::time::{Duration, Instant};
 
 use shoal_coordinator::commands::PlanRewrites;
 use shoal_coordinator::state::MergePolicy;
-use shoal_coordinator::{RewriteKind, RewritePlan};
+use shoal_coordinator::{CompactionStatus, RewriteKind, RewritePlan};
+use std::fmt::Write as _;
 
 use crate::Shard;
 
 /// Partitions one shard rewrites per check.
 const PLANS_PER_CHECK: usize = 64;
+/// The most CPU a rewrite takes before it lets requests run: glommio would otherwise let a
+/// background queue run for its 100 ms preemption slice.
+const SLICE: Duration = Duration::from_micros(500);
+/// Idle time a rate-limited rewrite may make up for at once.
+const CATCH_UP: Duration = Duration::from_secs(1);
+
+/// Keeps a shard's rewriting in its place: yields to requests every `SLICE` of work, and
+/// reads at most `[rewrite] io_max_bytes_per_second` (Kafka's
+/// log.cleaner.io.max.bytes.per.second), so merging behind a loaded producer falls behind
+/// instead of taking its disk or network.
+pub struct Pace {
+    since: Instant,
+    rate: u64,
+    window: Instant,
+    bytes: u64,
+}
+
+impl Pace {
+    fn new(bytes_per_second: u64) -> Pace {
+        Pace {
+            since: Instant::now(),
+            rate: bytes_per_second,
+            window: Instant::now(),
+            bytes: 0,
+        }
+    }
+
+    pub async fn step(&mut self) {
+        if self.since.elapsed() >= SLICE {
+            glommio::executor().yield_task_queue_now().await;
+            self.since = Instant::now();
+        }
+    }
+
+    /// Counts `bytes` read, and waits while reading is ahead of the rate.
+    pub async fn charge(&mut self, bytes: u64) {
+        if self.rate == 0 {
+            return;
+        }
+        let due = |bytes: u64| Duration::from_secs_f64(bytes as f64 / self.rate as f64);
+        if self.window.elapsed() > due(self.bytes) + CATCH_UP {
+            self.window = Instant::now();
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+        let ahead = due(self.bytes).saturating_sub(self.window.elapsed());
+        if !ahead.is_zero() {
+            glommio::timer::sleep(ahead).await;
+        }
+    }
+}
 
 /// What one rewrite of a partition did.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Outcome {
-    /// Bytes read.
+    /// Bytes rewritten (read in the rewriting pass).
     pub bytes: u64,
     /// Objects swapped in.
     pub objects: u64,
@@ -56,6 +108,7 @@ pub fn start(shard: &Rc<Shard>) {
 }
 
 async fn rewrite_loop(shard: Rc<Shard>, interval: Duration) {
+    let pace = &mut Pace::new(shard.config.rewrite.io_max_bytes_per_second);
     loop {
         glommio::timer::sleep(interval).await;
         if !shard.config.duties.held() {
@@ -79,16 +132,16 @@ async fn rewrite_loop(shard: Rc<Shard>, interval: Duration) {
             }
         };
         for plan in plans {
-            rewrite_partition(&shard, &plan).await;
+            rewrite_partition(&shard, &plan, pace).await;
         }
     }
 }
 
-async fn rewrite_partition(shard: &Shard, plan: &RewritePlan) {
+async fn rewrite_partition(shard: &Shard, plan: &RewritePlan, pace: &mut Pace) {
     let started = Instant::now();
     let done = match plan.kind {
-        RewriteKind::Merge => merge::merge(shard, plan).await,
-        RewriteKind::Compact => compact::compact(shard, plan).await,
+        RewriteKind::Merge => merge::merge(shard, plan, pace).await,
+        RewriteKind::Compact => compact::compact(shard, plan, pace).await,
     };
     let topic = shard
         .topics
@@ -96,6 +149,16 @@ async fn rewrite_partition(shard: &Shard, plan: &RewritePlan) {
         .by_id(&plan.partition.topic_id)
         .map(|t| t.name.clone())
         .unwrap_or_default();
+    if let Ok(outcome) = &done {
+        let totals = crate::metrics::PartitionRewrites {
+            bytes: outcome.bytes,
+            objects: outcome.objects,
+            records_removed: outcome.records_removed,
+            last_run_ms: crate::maintenance::now_ms(),
+        };
+        let partition = (topic.clone(), plan.partition.partition);
+        shard.metrics.rewrote(partition, totals);
+    }
     match done {
         Ok(outcome) => tracing::info!(
             topic,
@@ -117,4 +180,35 @@ async fn rewrite_partition(shard: &Shard, plan: &RewritePlan) {
             "a rewrite stopped and left the partition as it was; it is tried again later"
         ),
     }
+}
+
+/// Where compaction stands per partition, in Prometheus text format: the dirty ratio of the
+/// cleanable bytes, and how long the oldest dirty record has waited (Kafka's compaction lag).
+pub fn render_compaction(status: &[CompactionStatus], now_ms: i64) -> String {
+    let mut out = String::from("# TYPE shoal_compaction_dirty_ratio gauge\n");
+    for s in status {
+        let ratio = match s.cleanable_bytes {
+            0 => 0.0,
+            total => s.dirty_bytes as f64 / total as f64,
+        };
+        let _ = writeln!(
+            out,
+            "shoal_compaction_dirty_ratio{{topic=\"{}\",partition=\"{}\"}} {ratio}",
+            s.topic, s.partition
+        );
+    }
+    out.push_str("# TYPE shoal_compaction_lag_seconds gauge\n");
+    for s in status {
+        let lag = s
+            .oldest_dirty_ms
+            .map_or(0, |t| now_ms.saturating_sub(t).max(0));
+        let _ = writeln!(
+            out,
+            "shoal_compaction_lag_seconds{{topic=\"{}\",partition=\"{}\"}} {}",
+            s.topic,
+            s.partition,
+            lag as f64 / 1000.0
+        );
+    }
+    out
 }

@@ -14,6 +14,8 @@ use crate::{Shard, ShardError};
 
 pub struct Output {
     partition: TopicPartition,
+    /// Reserved whole (untouched pages cost no memory), so building never copies it.
+    capacity: usize,
     object: ObjectBuilder,
     replaced: Vec<BatchCoordinate>,
     stored: Vec<BatchCoordinate>,
@@ -28,10 +30,11 @@ pub enum Swap {
 }
 
 impl Output {
-    pub fn new(partition: TopicPartition) -> Output {
+    pub fn new(partition: TopicPartition, capacity: usize) -> Output {
         Output {
             partition,
-            object: ObjectBuilder::default(),
+            capacity,
+            object: ObjectBuilder::with_capacity(capacity),
             replaced: Vec::new(),
             stored: Vec::new(),
         }
@@ -70,7 +73,8 @@ impl Output {
         if self.replaced.is_empty() {
             return Ok(Swap::Done);
         }
-        let data: Bytes = std::mem::take(&mut self.object).finish();
+        let next = ObjectBuilder::with_capacity(self.capacity);
+        let data: Bytes = std::mem::replace(&mut self.object, next).finish();
         let object = match data.is_empty() {
             true => None,
             false => {

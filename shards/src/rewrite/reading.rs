@@ -6,18 +6,19 @@ use bytes::Bytes;
 use shoal_coordinator::commands::FindBatches;
 use shoal_coordinator::{BatchCoordinate, ErrorKind, FindBatchesRequest, TopicPartition};
 
+use super::Pace;
 use crate::fetch::read_partition;
 use crate::{Shard, ShardError};
 
-/// The batches from `offset` (at most about `step_bytes`, at least one) that begin before
-/// `end`, each with its bytes; empty when none is left.
+/// The batches from `offset` (at most about `[rewrite] read_step_bytes`, at least one) that
+/// begin before `end`, each with its bytes, read at the pace's rate; empty when none is left.
 pub async fn read_step(
     shard: &Shard,
     partition: TopicPartition,
-    offset: i64,
-    end: i64,
-    step_bytes: u32,
+    (offset, end): (i64, i64),
+    pace: &mut Pace,
 ) -> Result<Vec<(BatchCoordinate, Bytes)>, ShardError> {
+    let step_bytes = shard.config.rewrite.read_step_bytes;
     let request = FindBatches {
         partitions: vec![FindBatchesRequest {
             partition,
@@ -44,6 +45,8 @@ pub async fn read_step(
     if batches.is_empty() {
         return Ok(Vec::new());
     }
+    pace.charge(batches.iter().map(|b| b.size_bytes as u64).sum())
+        .await;
     let local = &shard.local_data;
     let bytes = read_partition(&batches, &local.cache, &shard.store, &shard.metrics).await?;
     let expected: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
