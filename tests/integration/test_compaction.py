@@ -311,3 +311,37 @@ def test_a_three_broker_cluster_compacts_once_and_goes_on_when_that_broker_dies(
     wait_for(lambda: len(read_all(alive[1].bootstrap, "kv3")) == 6, "compaction after the kill")
     assert latest(read_all(alive[0].bootstrap, "kv3")) == expected
     assert any("rewrote a partition" in x.log() for x in alive)
+
+
+def test_a_mirror_of_a_compacted_topic_keeps_its_gaps_and_compacts_once_promoted(make_broker):
+    from test_mirror import FAST_RETRIES, caught_up, cli, identical
+    source = make_broker("source", fast_rewrites()).start()
+    destination = make_broker("destination", fast_rewrites()).start()
+    create(source.bootstrap, "kvm", config=COMPACT)
+    written = [(b"k%d" % (i % 4), b"s%d" % i) for i in range(20)]
+    produce(source.bootstrap, "kvm", written)
+    wait_for(lambda: len(read_all(source.bootstrap, "kvm")) == 4, "compaction on the source")
+
+    # The mirror copies the compacted log at the same offsets, gaps and all; it does not
+    # compact on its own while it mirrors.
+    cli(destination, "create", "dr", "--source", source.bootstrap, *FAST_RETRIES)
+    cli(destination, "add", "dr", "kvm")
+    wait_for(caught_up(destination, source, "kvm", 1), "the mirror to catch up", timeout=60)
+    assert identical(source, destination, "kvm", 1)
+    # What the source compacts after it was mirrored stays on the destination (as with any
+    # mirror); every record the source keeps is there at its offset, and each key's latest.
+    more = [(b"k%d" % (i % 4), b"t%d" % i) for i in range(8)]
+    produce(source.bootstrap, "kvm", more)
+    wait_for(caught_up(destination, source, "kvm", 1), "the mirror to catch up", timeout=60)
+    on_source, on_destination = read_all(source.bootstrap, "kvm"), read_all(destination.bootstrap,
+                                                                           "kvm")
+    assert set(on_source) <= set(on_destination)
+    assert latest(on_source) == latest(on_destination)
+
+    # Promoted, the topic is the destination's own and compacted by the synced policy.
+    cli(destination, "remove", "dr", "kvm")
+    last = [(b"k%d" % (i % 4), b"d%d" % i) for i in range(8)]
+    offsets = produce(destination.bootstrap, "kvm", last)
+    expected = latest([(o, k, v) for (k, v), o in zip(last, offsets)])
+    wait_for(lambda: latest(r := read_all(destination.bootstrap, "kvm")) == expected
+             and len(r) == 4, "compaction after the failover")

@@ -441,7 +441,13 @@ impl<R: Skip> Reader<R> {
         }
     }
 
-    fn record(&mut self, base_timestamp: i64) -> Result<RecordPosition, RecordError> {
+    /// One record, its declared length checked against what it holds: (timestamp delta,
+    /// offset delta, what `key` and `value` made of those fields).
+    fn record_with<K, V>(
+        &mut self,
+        key: impl FnOnce(&mut Self) -> Result<K, RecordError>,
+        value: impl FnOnce(&mut Self) -> Result<V, RecordError>,
+    ) -> Result<(i64, i32, K, V), RecordError> {
         let length = self.varint32()?;
         if length <= 0 {
             return Err(RecordError::Malformed(format!("length {length}")));
@@ -450,8 +456,8 @@ impl<R: Skip> Reader<R> {
         let _attributes = self.byte()?;
         let timestamp_delta = self.varint(10)?;
         let offset_delta = self.varint32()?;
-        let has_key = self.skip_field("key", true)?;
-        self.skip_field("value", true)?;
+        let key = key(self)?;
+        let value = value(self)?;
         let headers = self.varint32()?;
         if headers < 0 {
             return Err(RecordError::Malformed(format!("{headers} headers")));
@@ -466,6 +472,14 @@ impl<R: Skip> Reader<R> {
                 self.read - start
             )));
         }
+        Ok((timestamp_delta, offset_delta, key, value))
+    }
+
+    fn record(&mut self, base_timestamp: i64) -> Result<RecordPosition, RecordError> {
+        let (timestamp_delta, offset_delta, has_key, _) = self.record_with(
+            |r| r.skip_field("key", true),
+            |r| r.skip_field("value", true),
+        )?;
         let timestamp = if base_timestamp == NO_TIMESTAMP {
             NO_TIMESTAMP
         } else {
@@ -497,34 +511,12 @@ impl<'a> Reader<&'a [u8]> {
 
     /// One record with its key; `encoded` is left for the caller to fill.
     fn keyed_record(&mut self) -> Result<KeyedRecord<'a>, RecordError> {
-        let length = self.varint32()?;
-        if length <= 0 {
-            return Err(RecordError::Malformed(format!("length {length}")));
-        }
-        let start = self.read;
-        let _attributes = self.byte()?;
-        let _timestamp_delta = self.varint(10)?;
-        let offset_delta = self.varint32()?;
-        let key = self.field("key")?;
-        let is_tombstone = self.field("value")?.is_none();
-        let headers = self.varint32()?;
-        if headers < 0 {
-            return Err(RecordError::Malformed(format!("{headers} headers")));
-        }
-        for _ in 0..headers {
-            self.skip_field("header key", false)?;
-            self.skip_field("header value", true)?;
-        }
-        if self.read - start != length as u64 {
-            return Err(RecordError::Malformed(format!(
-                "declares {length} bytes but holds {}",
-                self.read - start
-            )));
-        }
+        let (_, offset_delta, key, value) =
+            self.record_with(|r| r.field("key"), |r| r.field("value"))?;
         Ok(KeyedRecord {
             offset_delta,
             key,
-            is_tombstone,
+            is_tombstone: value.is_none(),
             encoded: &[],
         })
     }

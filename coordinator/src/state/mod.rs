@@ -182,9 +182,13 @@ impl CoordinatorState {
             }
             live += 1;
         }
-        if live == 0 {
-            self.deletable_files.insert(object_key, at_ms);
-        } else {
+        self.hold_object(object_key, file_id, live, at_ms);
+    }
+
+    /// A new object with `live` batches: a live file, or garbage from the start when none is
+    /// live (an empty key names no object).
+    fn hold_object(&mut self, object_key: Arc<str>, file_id: u64, live: u64, at_ms: i64) {
+        if live > 0 {
             self.file_ids.insert(object_key.clone(), file_id);
             self.files.insert(
                 file_id,
@@ -193,6 +197,8 @@ impl CoordinatorState {
                     live_batches: live,
                 },
             );
+        } else if !object_key.is_empty() {
+            self.deletable_files.insert(object_key, at_ms);
         }
     }
 

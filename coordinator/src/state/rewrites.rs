@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use shoal_protocol::records::{ShoalBatchesRewrittenRecord, ShoalRewrittenBatch};
 
-use super::{BatchEntry, CoordinatorState, FileState, PartitionState};
+use super::{BatchEntry, CoordinatorState, PartitionState};
 use crate::entry::Entry;
 use crate::messages::{
     is_rewritten_object, owner_shard, BatchCoordinate, CompactionStatus, NewObject, RewriteKind,
@@ -281,17 +281,8 @@ impl CoordinatorState {
         p.batches.append(&mut tail);
         if live > 0 {
             self.next_file_id = self.next_file_id.saturating_add(1);
-            self.file_ids.insert(object_key.clone(), file_id);
-            self.files.insert(
-                file_id,
-                FileState {
-                    object_key,
-                    live_batches: live,
-                },
-            );
-        } else if !object_key.is_empty() {
-            self.deletable_files.insert(object_key, at_ms);
         }
+        self.hold_object(object_key, file_id, live, at_ms);
         for b in released {
             self.release_batch(b.file_id, at_ms);
         }
