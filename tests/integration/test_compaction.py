@@ -16,7 +16,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import ON_POSTGRES, SHOAL_BIN, free_port
+from conftest import (CLUSTER_CONFIG, ON_CLUSTER, ON_POSTGRES, SHOAL_BIN, free_port,
+                      shared_postgres)
 from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
@@ -37,10 +38,14 @@ COMPACT = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
 
 
 def fast_rewrites(extra=""):
-    """The fast rewrite settings; a PostgreSQL run keeps its own [coordinator] section."""
+    """The fast rewrite settings; on PostgreSQL (and as a cluster) the database's keys join
+    their [coordinator] section."""
     config = FAST_REWRITES
     if ON_POSTGRES:
-        config = config.split("[coordinator]")[0]
+        database = shared_postgres().new_database_config()
+        config += database.replace("[coordinator]\n", "", 1)
+        if ON_CLUSTER:
+            config += CLUSTER_CONFIG
     return config + extra
 
 
