@@ -379,6 +379,8 @@ def test_the_mirror_keeps_the_source_log_start_offset(pair):
         return low == 120
 
     wait_for(start_followed, 30, "log start 120 on the destination")
+    # The log start is followed by its own poll; the three new records come with the data.
+    wait_for(caught_up(destination, source, "orders", 3), 30, "lag 0 after the new records")
     assert identical(source, destination, "orders", 3)
 
 
