@@ -33,7 +33,7 @@ def start(binary, work):
     return process, f"127.0.0.1:{port}"
 
 
-def measure(bootstrap, messages):
+def measure(bootstrap, messages, gap_ms):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic("latency", 1)])["latency"].result(15)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
@@ -46,6 +46,8 @@ def measure(bootstrap, messages):
         producer.flush(10)
         if i >= 20 and done == [None]:  # the first messages warm up the connection
             latencies.append((time.perf_counter() - started) * 1000)
+        if gap_ms:
+            time.sleep(gap_ms / 1000)
     latencies.sort()
     return {
         "messages": len(latencies),
@@ -61,6 +63,8 @@ def main():
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--messages", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--gap-ms", type=float, default=0,
+                    help="a pause after each message is answered (an idle broker between)")
     args = ap.parse_args()
     runs = {b: [] for b in args.binaries}
     for _ in range(args.rounds):
@@ -68,7 +72,7 @@ def main():
             work = pathlib.Path(tempfile.mkdtemp())
             process, bootstrap = start(binary, work)
             try:
-                runs[binary].append(measure(bootstrap, args.messages))
+                runs[binary].append(measure(bootstrap, args.messages, args.gap_ms))
             finally:
                 process.terminate()
                 process.wait(30)
@@ -77,7 +81,8 @@ def main():
                    "p99_ms_median": statistics.median(r["p99_ms"] for r in rs)}
                for b, rs in runs.items()}
     workload = {"client": "confluent-kafka (librdkafka) producer, acks=all, linger.ms=0",
-                "pattern": "one 100-byte message at a time, each waited for (flush)",
+                "pattern": "one 100-byte message at a time, each waited for (flush)"
+                + (f", then {args.gap_ms} ms idle" if args.gap_ms else ""),
                 "messages_per_round": args.messages, "rounds": args.rounds,
                 "broker": "defaults (2 shards, commit_interval_ms 5, local store, fsync)",
                 "expectation": "librdkafka test 0055: average <= linger.ms + 5 ms"}

@@ -4,36 +4,20 @@
 
 use std::io;
 
-use glommio::io::{BufferedFile, DmaFile};
+use glommio::io::BufferedFile;
 
 use crate::WalError;
 
-/// Bytes handed to one write: bounds the aligned copy a DMA write needs.
+/// Bytes handed to one write: bounds the copy each write makes (io_uring owns its buffer).
 const WRITE_CHUNK_BYTES: usize = 1 << 20;
 
-/// A file written at positions: glommio's DMA and buffered files, or a fake in tests.
+/// A file written at positions: glommio's buffered file, or a fake in tests.
 pub(super) trait PositionalWrite {
     /// Offsets and lengths of writes must be multiples of this (1 when any will do).
     fn alignment(&self) -> usize;
     /// Writes `data` at `pos` (padded with zeros to the alignment) and returns how many bytes
     /// the file took, which may be fewer than asked.
     async fn write_chunk(&self, data: &[u8], pos: u64) -> io::Result<usize>;
-}
-
-impl PositionalWrite for DmaFile {
-    fn alignment(&self) -> usize {
-        DmaFile::alignment(self) as usize
-    }
-
-    async fn write_chunk(&self, data: &[u8], pos: u64) -> io::Result<usize> {
-        let align = PositionalWrite::alignment(self);
-        let padded = data.len().div_ceil(align) * align;
-        let mut buffer = self.alloc_dma_buffer(padded);
-        let bytes = buffer.as_bytes_mut();
-        bytes[..data.len()].copy_from_slice(data);
-        bytes[data.len()..].fill(0);
-        Ok(self.write_at(buffer, pos).await?)
-    }
 }
 
 impl PositionalWrite for BufferedFile {
