@@ -21,15 +21,18 @@ use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
 use crate::mirror::progress::{MirrorLag, MirrorProgress, SourceOffsets};
 use crate::peer::{
-    FetchOwned, MirrorSourcesOwned, OnGroups, PeerClient, ProduceOwned, Scrape, WaitForData,
+    FetchOwned, MirrorSourcesOwned, OnGroups, PeerClient, ProduceHere, Scrape, WaitForData,
 };
-use crate::produce::ProducePipeline;
+use crate::produce::{CommitFanout, ProducePipeline};
 use crate::routing::owner_shard;
 use crate::rpc::CoordinatorClient;
 use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, RuntimeConfig,
     ShardError,
 };
+
+/// The shard whose buffer takes every write of the broker on a store that bills requests.
+const UPLOADER_SHARD: usize = 0;
 
 /// How often a long poll in a cluster looks whether other brokers' rows have arrived.
 const REMOTE_COMMIT_CHECK: Duration = Duration::from_millis(10);
@@ -80,11 +83,15 @@ impl Shard {
         } = wiring;
         let metrics = Rc::new(ShardMetrics::new(index));
         let local_data = Rc::new(LocalData::new(config.fetch.cache_max_bytes));
+        let fanout = CommitFanout {
+            local_data: local_data.clone(),
+            peers: peers.clone(),
+        };
         let pipeline = ProducePipeline::start(
             config.clone(),
             store.clone(),
             coordinator.clone(),
-            local_data.clone(),
+            fanout,
             metrics.clone(),
         );
         let claimer = crate::groups::Claimer {
@@ -168,22 +175,30 @@ impl Shard {
         results
     }
 
-    /// Produces to any partitions; answers in the order given.
+    /// Produces to any partitions; answers in the order given. The writes go into this
+    /// shard's WAL buffer, whichever shards own their partitions (the coordinator assigns
+    /// offsets and checks sequences for every shard, and a connection's requests stay in order
+    /// on the shard that reads them); on a store that bills each request, into the one buffer
+    /// of the broker's uploader, so PUTs do not grow with the shard count.
     pub async fn produce(&self, writes: Vec<PartitionProduce>) -> Vec<PartitionProduceResult> {
-        let pipeline = &self.pipeline;
-        self.scatter(
-            writes,
-            |w| w.partition,
-            |peer, group| match peer {
-                None => produce_owned(pipeline, group).boxed_local(),
-                Some(peer) => {
-                    async move { peer.ask(ProduceOwned(group)).await.unwrap_or_default() }
-                        .boxed_local()
-                }
-            },
-            PartitionProduceResult::failed(ErrorKind::NotAvailable),
-        )
-        .await
+        match self.uploader() {
+            None => produce_here(&self.pipeline, writes).await,
+            Some(uploader) => {
+                let count = writes.len();
+                uploader.ask(ProduceHere(writes)).await.unwrap_or_else(|_| {
+                    vec![PartitionProduceResult::failed(ErrorKind::NotAvailable); count]
+                })
+            }
+        }
+    }
+
+    /// The shard that uploads this shard's writes, when it is another.
+    fn uploader(&self) -> Option<&Rc<PeerClient>> {
+        if self.config.store.bills_requests() {
+            self.peers[UPLOADER_SHARD].as_ref()
+        } else {
+            None
+        }
     }
 
     /// Fetch with Kafka's long-poll rules: answer once `min_bytes` are available, an error
@@ -367,12 +382,12 @@ impl Shard {
         }
     }
 
-    /// Writes to partitions this shard owns.
-    pub(crate) async fn produce_owned(
+    /// Writes into this shard's WAL buffer.
+    pub(crate) async fn produce_here(
         &self,
         writes: Vec<PartitionProduce>,
     ) -> Vec<PartitionProduceResult> {
-        produce_owned(&self.pipeline, writes).await
+        produce_here(&self.pipeline, writes).await
     }
 
     /// Every shard's metrics summed, and every mirrored partition's lag, for a scrape.
@@ -455,7 +470,7 @@ impl Shard {
     }
 }
 
-async fn produce_owned(
+async fn produce_here(
     pipeline: &Rc<ProducePipeline>,
     writes: Vec<PartitionProduce>,
 ) -> Vec<PartitionProduceResult> {

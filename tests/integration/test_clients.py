@@ -187,6 +187,35 @@ def test_a_waiting_consumer_gets_a_new_record_well_before_max_wait(broker):
     assert latency_ms < max_wait_ms / 2, f"record arrived after {latency_ms:.0f} ms"
 
 
+def test_lone_messages_are_answered_and_delivered_without_waiting_for_the_interval(make_broker):
+    """One message at a time with idle gaps, as librdkafka's test 0055 sends them: an idle broker
+    writes each at once (group commit) rather than at the end of the commit interval, and a
+    consumer long-polling partitions of every shard is woken by it, whichever shard wrote it."""
+    interval_ms = 3000
+    broker = make_broker("gaps", f"[produce]\ncommit_interval_ms = {interval_ms}\n").start()
+    create_topic(broker.bootstrap, "gaps", 4)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "gaps",
+                         "fetch.wait.max.ms": 10000, "enable.auto.commit": False})
+    consumer.assign([TopicPartition("gaps", p, 0) for p in range(4)])
+    consumer.poll(1.0)  # parked at the end of every partition
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
+    for i in range(12):
+        time.sleep(0.05)
+        sent = time.time()
+        producer.produce("gaps", value=f"m{i}".encode(), partition=i % 4)
+        assert producer.flush(10) == 0
+        answered_ms = (time.time() - sent) * 1000
+        message = None
+        while message is None and time.time() < sent + 12:
+            message = consumer.poll(0.1)
+        delivered_ms = (time.time() - sent) * 1000
+        assert message is not None and message.value() == f"m{i}".encode()
+        # Both far below the 3 s interval and the 10 s long poll, with room for a slow VM.
+        assert answered_ms < interval_ms / 3, f"message {i} answered after {answered_ms:.0f} ms"
+        assert delivered_ms < interval_ms / 3, f"message {i} delivered after {delivered_ms:.0f} ms"
+    consumer.close()
+
+
 def test_list_offsets_earliest_latest_and_by_timestamp(broker):
     create_topic(broker.bootstrap, "times", 1)
     # One batch of ten records: the lookup must find the record, not just its batch.

@@ -172,6 +172,36 @@ def test_s3_answering_500_or_stalling_is_survived(make_broker, s3_server, tmp_pa
     proxy.close()
 
 
+def test_puts_are_bounded_by_the_commit_interval_whatever_the_shards(make_broker, s3_server):
+    """On a store that bills each request nothing is written because the store is idle, and
+    the broker's shards share one uploader: at low load, one PUT per commit interval at most,
+    however many connections and shards the writes arrive on."""
+    interval_ms = 500
+    config = s3_server.broker_config() + f"[produce]\ncommit_interval_ms = {interval_ms}\n"
+    broker = make_broker("s3-puts", config).start()
+    create_topic(broker.bootstrap, "trickle", 4)
+    producers = [Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",
+                           "linger.ms": 0}) for _ in range(4)]
+    for p in producers:  # connected before the count starts
+        p.produce("trickle", value=b"warm-up", partition=0)
+        assert p.flush(10) == 0
+    before = len(s3_server.objects())
+    started = time.time()
+    sent = 0
+    while time.time() - started < 3:
+        for i, p in enumerate(producers):
+            p.produce("trickle", value=f"r{sent}".encode(), partition=(sent + i) % 4)
+            p.poll(0)
+        sent += len(producers)
+        time.sleep(0.01)  # some 300 records a second over four connections
+    for p in producers:
+        assert p.flush(30) == 0
+    elapsed = time.time() - started
+    objects = len(s3_server.objects()) - before
+    assert objects <= elapsed * 1000 / interval_ms + 2, f"{objects} PUTs in {elapsed:.1f} s"
+    assert len(consume_all(broker.bootstrap, "trickle", 4, sent + 4)) == sent + 4
+
+
 def test_large_objects_are_uploaded_in_parts(make_broker, s3_server):
     config = s3_server.broker_config(extra="multipart_threshold_bytes = 1048576\n"
                                            "part_size_bytes = 5242880")

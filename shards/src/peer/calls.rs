@@ -1,10 +1,11 @@
-//! The calls shards make on each other: produce to and fetch from the partitions the serving
-//! shard owns, wait for their data, read its metrics and mirror progress, and any call on the
-//! consumer groups it owns.
+//! The calls shards make on each other: produce into the serving shard's WAL buffer, tell it of
+//! commits to partitions it owns, fetch from those partitions and wait for their data, read its
+//! metrics and mirror progress, and any call on the consumer groups it owns.
 
 use std::rc::Rc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use shoal_coordinator::TopicPartition;
@@ -17,19 +18,45 @@ use crate::{
     PartitionFetch, PartitionFetchResult, PartitionProduce, PartitionProduceResult, Shard,
 };
 
-/// Writes to partitions the serving shard owns.
+/// Writes, to any partitions, into the serving shard's WAL buffer (the broker's one uploader
+/// on a store that bills each request).
 #[derive(Debug)]
-pub struct ProduceOwned(pub Vec<PartitionProduce>);
+pub struct ProduceHere(pub Vec<PartitionProduce>);
 
-impl PeerCall for ProduceOwned {
+impl PeerCall for ProduceHere {
     type Reply = Vec<PartitionProduceResult>;
 
     fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
-        debug_assert!(self
-            .0
-            .iter()
-            .all(|w| shard.owner_of(&w.partition) == shard.index));
-        async move { shard.produce_owned(self.0).await }.boxed_local()
+        async move { shard.produce_here(self.0).await }.boxed_local()
+    }
+}
+
+/// Another shard committed an object holding batches of partitions the serving shard owns:
+/// keep it for tailing readers and wake the long polls. `ends` as `LocalData::on_committed`.
+pub struct Committed {
+    pub key: String,
+    pub data: Bytes,
+    pub ends: Vec<(TopicPartition, i64)>,
+}
+
+impl std::fmt::Debug for Committed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Committed")
+            .field("key", &self.key)
+            .field("bytes", &self.data.len())
+            .field("ends", &self.ends)
+            .finish()
+    }
+}
+
+impl PeerCall for Committed {
+    type Reply = ();
+
+    fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
+        shard
+            .local_data
+            .on_committed(&self.key, &self.data, self.ends);
+        async {}.boxed_local()
     }
 }
 

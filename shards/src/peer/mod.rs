@@ -11,7 +11,9 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
-pub use calls::{FetchOwned, MirrorSourcesOwned, OnGroups, ProduceOwned, Scrape, WaitForData};
+pub use calls::{
+    Committed, FetchOwned, MirrorSourcesOwned, OnGroups, ProduceHere, Scrape, WaitForData,
+};
 
 use crate::rpc::RpcClient;
 use crate::{Shard, ShardError};

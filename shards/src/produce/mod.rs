@@ -2,9 +2,11 @@
 //! → answer the producers.
 
 mod buffer;
+mod fanout;
 mod pipeline;
 mod validate;
 
+pub use fanout::CommitFanout;
 pub(crate) use pipeline::upload_with_retries;
 pub use pipeline::ProducePipeline;
 

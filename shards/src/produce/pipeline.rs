@@ -13,7 +13,7 @@ use shoal_wal::{ObjectStore, WalError};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use super::validate::{validate_payload, ValidPayload};
-use crate::fetch::LocalData;
+use super::CommitFanout;
 use crate::lifecycle::with_deadline;
 use crate::rpc::CoordinatorClient;
 use crate::signal::LocalSignal;
@@ -32,7 +32,7 @@ pub struct ProducePipeline {
     config: Rc<RuntimeConfig>,
     store: Rc<ObjectStore>,
     coordinator: Rc<CoordinatorClient>,
-    local_data: Rc<LocalData>,
+    fanout: CommitFanout,
     metrics: Rc<ShardMetrics>,
     buffer: RefCell<WalBuffer>,
     /// One permit per object in flight: bounds memory when storage is slow.
@@ -52,7 +52,7 @@ impl ProducePipeline {
         config: Rc<RuntimeConfig>,
         store: Rc<ObjectStore>,
         coordinator: Rc<CoordinatorClient>,
-        local_data: Rc<LocalData>,
+        fanout: CommitFanout,
         metrics: Rc<ShardMetrics>,
     ) -> Rc<ProducePipeline> {
         let pipeline = Rc::new(ProducePipeline {
@@ -61,7 +61,7 @@ impl ProducePipeline {
             config,
             store,
             coordinator,
-            local_data,
+            fanout,
             buffer: RefCell::new(WalBuffer::default()),
             queue: RefCell::new(VecDeque::new()),
             queued: LocalSignal::default(),
@@ -143,8 +143,10 @@ impl ProducePipeline {
 
     /// Whether an open buffer should go now rather than wait for the interval: nothing of
     /// this shard is uploading or committing, so no write would gain by waiting for others.
+    /// Never on a store that bills each request: there the interval bounds the PUTs.
     fn rotates_now(&self) -> bool {
         self.config.produce.rotate_when_idle
+            && !self.config.store.bills_requests()
             && self.queue.borrow().is_empty()
             && self.in_flight_slots.available() == self.config.produce.uploads_in_flight_max as u64
     }
@@ -283,7 +285,7 @@ impl ProducePipeline {
                         .zip(&results)
                         .filter(|(_, r)| r.error.is_none())
                         .map(|(b, r)| (b.partition, r.base_offset + b.offset_count as i64));
-                    self.local_data.on_committed(&key, &object.data, ends);
+                    self.fanout.on_committed(&key, &object.data, ends);
                     for (write, range) in object.writes {
                         let _ = write.reply.send(write_result(&results[range]));
                     }

@@ -28,6 +28,14 @@ pub enum StoreConfig {
     S3(Box<S3Config>),
 }
 
+impl StoreConfig {
+    /// Whether each request costs money (S3 and its kin), so objects are sized by time and
+    /// bytes rather than written whenever the store is idle, as a local disk's are.
+    pub fn bills_requests(&self) -> bool {
+        matches!(self, StoreConfig::S3(_))
+    }
+}
+
 impl ObjectStore {
     /// Opens the store for the current executor.
     pub fn open(config: &StoreConfig) -> Result<ObjectStore, WalError> {
