@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """What two broker binaries cost in S3 requests, on one s3s-fs: PUTs per second at low load
-(shoal-bench produce at 100 one-record 1 KiB batches a second, acks=all) and PUTs per GB at
-maximum load (closed loop, default flags), with the throughput of that phase. The broker's
-settings are the README's S3 example (commit_interval_ms = 50), one shard and the
-coordinator on CPU 0, the generator and s3s-fs on CPU 1. PUTs are the objects the broker
-stored (no object here reaches the multipart threshold), counted in s3s-fs's directory.
+(shoal-bench produce at 100 one-record 1 KiB batches a second over 4 connections, acks=all)
+and PUTs per GB at maximum load (closed loop, 64 requests in flight per connection), with the
+throughput of that phase. The broker's settings are the README's S3 example (commit_interval_ms, 250 unless
+--interval-ms says otherwise). With --shards 1 the broker's one shard and its coordinator run
+on CPU 0 and the generator and s3s-fs on CPU 1; with --shards 2 the broker has a shard on each
+CPU and shares them. PUTs are the objects the broker stored (no object here reaches the
+multipart threshold), counted in s3s-fs's directory.
 
-    python3 scripts/s3_requests.py [--seconds 8] BIN_A BIN_B
+    python3 scripts/s3_requests.py [--seconds 8] [--rounds 2] [--shards 1] [--interval-ms 250]
+                                   [--label NAME] BIN_A BIN_B
 
-Writes perf-results/<date>-s3-requests.json."""
+Rounds alternate the order (a b, b a, ...) on an emptied bucket; the results are medians.
+
+Writes perf-results/<date>-s3-requests[-NAME].json."""
 
 import argparse
 import json
 import pathlib
 import shutil
+import statistics
 import subprocess
 import tempfile
 
@@ -37,27 +43,31 @@ def produce(bootstrap, topic, seconds, extra):
     return result["results"] if "results" in result else result
 
 
-def measure(binary, s3_root, endpoint, seconds, work):
+def measure(binary, s3_root, endpoint, args, work):
+    seconds = args.seconds
     work.mkdir(parents=True)
     port = free_port()
     config = work / "shoal.toml"
     config.write_text(
         f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
-        "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n"
-        "[produce]\ncommit_interval_ms = 50\n"
+        f"[shards]\ncores = {list(range(args.shards))}\n[coordinator]\ncore = 0\n"
+        f"[produce]\ncommit_interval_ms = {args.interval_ms}\n"
         f'[object_store]\nkind = "s3"\nendpoint = "{endpoint}"\nbucket = "{BUCKET}"\n')
     env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET, "PATH": "/usr/bin:/bin"}
-    broker = subprocess.Popen(["taskset", "-c", "0", binary, "--config", config], env=env,
+    cpus = ",".join(str(c) for c in range(args.shards))
+    broker = subprocess.Popen(["taskset", "-c", cpus, binary, "--config", config], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port)
         bootstrap = f"127.0.0.1:{port}"
         before = objects(s3_root)
         low = produce(bootstrap, "low", seconds,
-                      ["--rate", "100", "--records-per-batch", "1", "--connections", "1"])
+                      ["--rate", "100", "--records-per-batch", "1", "--connections", "4"])
         low_puts = objects(s3_root) - before
         before = objects(s3_root)
-        high = produce(bootstrap, "high", seconds, [])
+        # Enough in flight to fill an interval at speed (4 x 64 x 100 KiB = 26 MB, which
+        # librdkafka's defaults allow): a closed loop of less is bound by in-flight / interval.
+        high = produce(bootstrap, "high", seconds, ["--max-in-flight", "64"])
         high_puts = objects(s3_root) - before
         return {
             "low_load_puts_per_s": round(low_puts / seconds, 1),
@@ -75,6 +85,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs=2)
     ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--shards", type=int, default=1, choices=[1, 2])
+    ap.add_argument("--interval-ms", type=int, default=250)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--s3s-fs-bin", default=shutil.which("s3s-fs") or
                     str(pathlib.Path.home() / ".cargo" / "bin" / "s3s-fs"))
     args = ap.parse_args()
@@ -88,22 +102,37 @@ def main():
     try:
         wait_for_port(s3_port)
         endpoint = f"http://127.0.0.1:{s3_port}"
-        runs = {}
-        for name, binary in zip("ab", args.binaries):
-            runs[name] = measure(binary, s3_root, endpoint, args.seconds, work / name)
+        runs = {"a": [], "b": []}
+        # Alternating order (a b, b a, ...) on an emptied bucket each time: s3s-fs slows as
+        # its directory fills, which would otherwise favour whichever ran first.
+        for round_ in range(args.rounds):
+            order = "ab" if round_ % 2 == 0 else "ba"
+            for name in order:
+                shutil.rmtree(s3_root / BUCKET)
+                (s3_root / BUCKET).mkdir()
+                binary = args.binaries["ab".index(name)]
+                runs[name].append(measure(binary, s3_root, endpoint, args,
+                                          work / f"{name}{round_}"))
     finally:
         s3.terminate()
         s3.wait()
         shutil.rmtree(work, ignore_errors=True)
     workload = {
-        "store": "s3s-fs 0.14.1 on loopback", "commit_interval_ms": 50, "seconds": args.seconds,
-        "low_load": "shoal-bench produce --rate 100 --records-per-batch 1 --connections 1 "
+        "store": "s3s-fs 0.14.1 on loopback", "commit_interval_ms": args.interval_ms,
+        "seconds": args.seconds, "shards": args.shards, "rounds": args.rounds,
+        "low_load": "shoal-bench produce --rate 100 --records-per-batch 1 --connections 4 "
                     "(1 KiB records, acks=all)",
-        "max_load": "shoal-bench produce, default flags, closed loop",
-        "cores": "broker one shard + coordinator on CPU 0; generator and s3s-fs on CPU 1",
+        "max_load": "shoal-bench produce --max-in-flight 64 (closed loop, 4 connections, "
+                    "100 KiB batches of 1 KiB records)",
+        "cores": "broker one shard + coordinator on CPU 0; generator and s3s-fs on CPU 1"
+                 if args.shards == 1 else
+                 "broker shards on CPUs 0 and 1 (coordinator on 0); generator and s3s-fs on 1",
         "a": args.binaries[0], "b": args.binaries[1],
     }
-    write_results("s3-requests", "scripts/s3_requests.py", workload, runs, [])
+    name = "s3-requests" + (f"-{args.label}" if args.label else "")
+    medians = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+               for side, rs in runs.items()}
+    write_results(name, "scripts/s3_requests.py", workload, medians, runs)
 
 
 if __name__ == "__main__":

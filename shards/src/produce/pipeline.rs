@@ -1,4 +1,4 @@
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -35,6 +35,8 @@ pub struct ProducePipeline {
     fanout: CommitFanout,
     metrics: Rc<ShardMetrics>,
     buffer: RefCell<WalBuffer>,
+    /// When the last object was cut from the buffer.
+    last_rotation: Cell<Instant>,
     /// One permit per object in flight: bounds memory when storage is slow.
     in_flight_slots: Rc<Semaphore>,
     queue: RefCell<VecDeque<InFlightObject>>,
@@ -63,6 +65,7 @@ impl ProducePipeline {
             coordinator,
             fanout,
             buffer: RefCell::new(WalBuffer::default()),
+            last_rotation: Cell::new(Instant::now()),
             queue: RefCell::new(VecDeque::new()),
             queued: LocalSignal::default(),
             finished: LocalSignal::default(),
@@ -118,10 +121,13 @@ impl ProducePipeline {
         };
         drop(admitted);
         self.report_gauges();
-        if full || (first_write && self.rotates_now()) {
+        if full {
             self.rotate().await;
         } else if first_write {
-            self.arm_rotation_timer(generation);
+            match self.wait_before_rotating() {
+                Duration::ZERO => self.rotate().await,
+                wait => self.arm_rotation_timer(generation, wait),
+            }
         }
         let mut result = answer
             .await
@@ -141,6 +147,21 @@ impl ProducePipeline {
         self.metrics.wal_buffer_bytes.set(buffered);
     }
 
+    /// How long a buffer that just took its first write waits before it goes. On a store that
+    /// bills each request, until one interval after the previous object: the interval bounds
+    /// the PUTs a second, and a write after a quiet spell goes at once. On the local disk, not
+    /// at all when nothing is in flight (group commit), else the interval.
+    fn wait_before_rotating(&self) -> Duration {
+        let interval = self.config.produce.commit_interval();
+        if self.config.store.bills_requests() {
+            interval.saturating_sub(self.last_rotation.get().elapsed())
+        } else if self.rotates_now() {
+            Duration::ZERO
+        } else {
+            interval
+        }
+    }
+
     /// Whether an open buffer should go now rather than wait for the interval: nothing of
     /// this shard is uploading or committing, so no write would gain by waiting for others.
     /// Never on a store that bills each request: there the interval bounds the PUTs.
@@ -157,11 +178,10 @@ impl ProducePipeline {
             && buffer.size_bytes + incoming_bytes > self.config.produce.buffer_max_bytes
     }
 
-    fn arm_rotation_timer(self: &Rc<Self>, generation: u64) {
+    fn arm_rotation_timer(self: &Rc<Self>, generation: u64, wait: Duration) {
         let pipeline = self.clone();
-        let interval = self.config.produce.commit_interval();
         glommio::spawn_local(async move {
-            glommio::timer::sleep(interval).await;
+            glommio::timer::sleep(wait).await;
             if pipeline.buffer.borrow().generation == generation {
                 pipeline.rotate().await;
             }
@@ -190,6 +210,7 @@ impl ProducePipeline {
         if writes.is_empty() {
             return;
         }
+        self.last_rotation.set(Instant::now());
         let object = match lay_out(writes) {
             Ok(object) => object,
             Err(writes) => {
