@@ -15,7 +15,7 @@ use shoal_coordinator::{
 };
 use shoal_wal::ObjectStore;
 
-use crate::fetch::{read_partition, LocalData};
+use crate::fetch::{read_partitions, LocalData};
 use crate::groups::{owner_of_group, GroupCall, GroupError, Groups};
 use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
@@ -305,40 +305,39 @@ impl Shard {
             Ok(found) if found.len() == partitions.len() => found,
             _ => return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()],
         };
-        // Partitions are read concurrently: from S3 each read is a round trip, and a
-        // catch-up fetch of many partitions would otherwise wait for them one by one.
-        let reads = partitions.iter().zip(found).map(|(p, found)| async move {
+        let mut results: Vec<PartitionFetchResult> = Vec::with_capacity(partitions.len());
+        let mut to_read = Vec::new();
+        for (p, found) in partitions.iter().zip(found) {
             if found.error == Some(ErrorKind::UnknownTopicOrPartition) {
                 self.local_data.forget_watermark(&p.partition);
             } else {
                 self.local_data
                     .observe_watermark(p.partition, found.high_watermark);
             }
-            let mut result = PartitionFetchResult {
+            if found.error.is_none() && !found.batches.is_empty() {
+                to_read.push((results.len(), found.batches));
+            }
+            results.push(PartitionFetchResult {
                 error: found.error,
                 high_watermark: found.high_watermark,
                 last_stable_offset: found.last_stable_offset,
                 log_start_offset: found.log_start_offset,
                 records: bytes::Bytes::new(),
                 aborted: found.aborted,
-            };
-            if found.error.is_none() && !found.batches.is_empty() {
-                match read_partition(
-                    &found.batches,
-                    &self.local_data.cache,
-                    &self.store,
-                    &self.metrics,
-                )
-                .await
-                {
-                    Ok(records) => result.records = records,
-                    // read_partition logged the object that failed.
-                    Err(_) => result.error = Some(ErrorKind::StorageError),
-                }
+            });
+        }
+        // One read plan for every partition: from S3 each read is a round trip and a GET.
+        let batches: Vec<&[_]> = to_read.iter().map(|(_, b)| b.as_slice()).collect();
+        let read =
+            read_partitions(&batches, &self.local_data.cache, &self.store, &self.metrics).await;
+        for ((slot, _), read) in to_read.iter().zip(read) {
+            match read {
+                Ok(records) => results[*slot].records = records,
+                // read_partitions logged the object that failed.
+                Err(_) => results[*slot].error = Some(ErrorKind::StorageError),
             }
-            result
-        });
-        futures::future::join_all(reads).await
+        }
+        results
     }
 
     /// Waits until a commit on any owning shard moves one of the partitions past its fetch

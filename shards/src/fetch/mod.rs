@@ -2,10 +2,11 @@
 //! bytes from the cache of recent objects or from the store, base offsets patched in.
 
 mod cache;
+mod plan;
 mod reader;
 
 pub use cache::ObjectCache;
-pub use reader::read_partition;
+pub use reader::{read_partition, read_partitions};
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -1,49 +1,165 @@
 //! Turns batch coordinates into the bytes a Fetch response carries: neighbouring ranges of
-//! one object are read together, each batch is checked and its base offset patched.
+//! one object are read together (across the fetch's partitions), reads of different objects
+//! run concurrently, each batch is checked and its base offset patched.
 //!
 //! A batch that cannot be served (its object missing or short, its CRC wrong) ends the read
 //! there: the batches before it are served, and it is logged with its object's key. Only
 //! when the very first batch fails does the fetch get an error.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use shoal_coordinator::BatchCoordinate;
 use shoal_wal::batch::patch_base_offset;
 use shoal_wal::object::read_batches;
 use shoal_wal::{ObjectStore, WalError};
 
+use super::plan::{self, Wanted};
 use super::ObjectCache;
 use crate::ShardMetrics;
 
+/// One partition's batches; see `read_partitions`.
 pub async fn read_partition(
     batches: &[BatchCoordinate],
     cache: &RefCell<ObjectCache>,
     store: &ObjectStore,
     metrics: &ShardMetrics,
 ) -> Result<Bytes, WalError> {
-    let total: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
-    let mut out = BytesMut::with_capacity(total);
+    let mut read = read_partitions(&[batches], cache, store, metrics).await;
+    read.pop().expect("one answer per partition")
+}
+
+/// The batches of every partition of one fetch, each partition's in order. What is not in the
+/// cache is read with as few store requests as the plan allows (`plan::spans`: the ranges of
+/// one object that several partitions need are one read), at most `READS_IN_FLIGHT` at once:
+/// on S3 each is a round trip and a billed GET.
+pub async fn read_partitions(
+    partitions: &[&[BatchCoordinate]],
+    cache: &RefCell<ObjectCache>,
+    store: &ObjectStore,
+    metrics: &ShardMetrics,
+) -> Vec<Result<Bytes, WalError>> {
+    let runs: Vec<Vec<std::ops::Range<usize>>> =
+        partitions.iter().map(|batches| runs_of(batches)).collect();
+    let mut found: HashMap<(usize, usize), Found> = HashMap::new();
+    let mut wanted = Vec::new();
+    let mut wanted_by = Vec::new();
+    for (p, batches) in partitions.iter().enumerate() {
+        for (r, run) in runs[p].iter().enumerate() {
+            let first = &batches[run.start];
+            let len = run_bytes(&batches[run.clone()]);
+            let cached =
+                cache
+                    .borrow_mut()
+                    .get_range(&first.object_key, first.byte_offset as usize, len);
+            match cached {
+                Some(bytes) => {
+                    metrics.fetch_cache_hits.add(1);
+                    found.insert((p, r), Found::Cached(bytes));
+                }
+                None => {
+                    wanted.push(Wanted {
+                        key: first.object_key.clone(),
+                        offset: first.byte_offset as usize,
+                        len,
+                    });
+                    wanted_by.push((p, r));
+                }
+            }
+        }
+    }
+    let reads = plan::spans(&wanted).into_iter().map(|span| async move {
+        let read = store
+            .get_range(&span.key, span.offset as u64, span.len)
+            .await;
+        (span, read)
+    });
+    let mut reads = futures::stream::iter(reads).buffer_unordered(READS_IN_FLIGHT);
+    while let Some((span, read)) = reads.next().await {
+        metrics.fetch_cache_misses.add(1);
+        for i in span.serves {
+            let slot = match &read {
+                Ok(bytes) => {
+                    let start = wanted[i].offset - span.offset;
+                    Found::Stored(bytes.slice(start..start + wanted[i].len))
+                }
+                // Told apart later, with a read of its own (errors are not Clone, and rare).
+                Err(_) => Found::Failed,
+            };
+            found.insert(wanted_by[i], slot);
+        }
+    }
+    drop(reads);
+    let mut results = Vec::with_capacity(partitions.len());
+    for (p, batches) in partitions.iter().enumerate() {
+        let total: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
+        let mut out = BytesMut::with_capacity(total);
+        let mut outcome = Ok(());
+        for (r, run) in runs[p].iter().enumerate() {
+            let run = &batches[run.clone()];
+            let read = match found.remove(&(p, r)) {
+                Some(Found::Cached(bytes)) => Ok((bytes, false)),
+                Some(Found::Stored(bytes)) => Ok((bytes, true)),
+                _ => read_alone(run, store).await.map(|bytes| (bytes, true)),
+            };
+            let appended =
+                read.and_then(|(bytes, from_store)| append_run(run, &bytes, from_store, &mut out));
+            if let Err((failed, e)) = appended {
+                tracing::error!(
+                    object = %failed.object_key,
+                    byte_offset = failed.byte_offset,
+                    base_offset = failed.base_offset,
+                    error = %e,
+                    "a stored batch cannot be served; the fetch stops before it"
+                );
+                if out.is_empty() {
+                    outcome = Err(e);
+                }
+                break;
+            }
+        }
+        results.push(outcome.map(|()| out.freeze()));
+    }
+    results
+}
+
+/// Stored batches may be read this many requests at a time for one fetch.
+const READS_IN_FLIGHT: usize = 8;
+
+/// What the read plan got for one run.
+enum Found {
+    Cached(Bytes),
+    Stored(Bytes),
+    Failed,
+}
+
+fn runs_of(batches: &[BatchCoordinate]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
     let mut i = 0;
     while i < batches.len() {
         let end = run_end(batches, i);
-        let run = &batches[i..end];
-        if let Err((failed, e)) = read_run(run, cache, store, metrics, &mut out).await {
-            tracing::error!(
-                object = %failed.object_key,
-                byte_offset = failed.byte_offset,
-                base_offset = failed.base_offset,
-                error = %e,
-                "a stored batch cannot be served; the fetch stops before it"
-            );
-            if out.is_empty() {
-                return Err(e);
-            }
-            break;
-        }
+        runs.push(i..end);
         i = end;
     }
-    Ok(out.freeze())
+    runs
+}
+
+fn run_bytes(run: &[BatchCoordinate]) -> usize {
+    run.iter().map(|c| c.size_bytes as usize).sum()
+}
+
+/// A run whose planned read failed, read again alone for its own error.
+async fn read_alone<'a>(
+    run: &'a [BatchCoordinate],
+    store: &ObjectStore,
+) -> Result<Bytes, (&'a BatchCoordinate, WalError)> {
+    let first = &run[0];
+    store
+        .get_range(&first.object_key, first.byte_offset as u64, run_bytes(run))
+        .await
+        .map_err(|e| (first, e))
 }
 
 /// The end of the run starting at `start`: consecutive batches stored back to back in the
@@ -62,35 +178,14 @@ fn run_end(batches: &[BatchCoordinate], start: usize) -> usize {
     end
 }
 
-/// Appends the run's batches to `out`, each checked, up to the first that fails.
-async fn read_run<'a>(
+/// Appends the run's batches to `out`, each checked, up to the first that fails. Bytes from
+/// the cache were checked on their way in; the store's are checked now.
+fn append_run<'a>(
     run: &'a [BatchCoordinate],
-    cache: &RefCell<ObjectCache>,
-    store: &ObjectStore,
-    metrics: &ShardMetrics,
+    bytes: &Bytes,
+    from_store: bool,
     out: &mut BytesMut,
 ) -> Result<(), (&'a BatchCoordinate, WalError)> {
-    let first = &run[0];
-    let run_bytes: usize = run.iter().map(|c| c.size_bytes as usize).sum();
-    let cached =
-        cache
-            .borrow_mut()
-            .get_range(&first.object_key, first.byte_offset as usize, run_bytes);
-    // Bytes from the cache were checked on their way in; the store's are checked now.
-    let (bytes, from_store) = match cached {
-        Some(bytes) => {
-            metrics.fetch_cache_hits.add(1);
-            (bytes, false)
-        }
-        None => {
-            metrics.fetch_cache_misses.add(1);
-            let bytes = store
-                .get_range(&first.object_key, first.byte_offset as u64, run_bytes)
-                .await
-                .map_err(|e| (first, e))?;
-            (bytes, true)
-        }
-    };
     let mut pos = 0;
     for coordinate in run {
         let size = coordinate.size_bytes as usize;
