@@ -6,8 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Two ranges of one object are read together across a gap of at most this many bytes...
-pub const JOIN_GAP_BYTES: usize = 64 << 10;
+/// Two ranges of one object are read together across a gap of at most this many bytes... (a
+/// GET costs a round trip and a request fee; the bytes of a gap, within a region, neither: a
+/// shard owning every other partition of a topic finds gaps the size of its own ranges).
+pub const JOIN_GAP_BYTES: usize = 1 << 20;
 
 /// A range of an object that one run of one partition needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
