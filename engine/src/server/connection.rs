@@ -33,8 +33,10 @@ use crate::security::stream::KafkaStream;
 use crate::security::{certificate, AuthState, Listener, Session, TlsServer};
 use shoal_coordinator::acl::Operation;
 
-/// A request's bytes are read (and reserved) this many at a time.
+/// A request's bytes are read this many at a time (each read zeroes its room first).
 const READ_CHUNK_BYTES: usize = 64 << 10;
+/// A request frame up to this size is given its whole buffer before its first byte is read.
+const WHOLE_FRAME_BYTES: usize = 256 << 10;
 
 /// An answer being computed.
 type Answer = JoinHandle<Option<(Bytes, Reservation)>>;
@@ -268,13 +270,25 @@ async fn read_frame(
     reservation: &Reservation,
     peer: &str,
 ) -> Option<Bytes> {
-    let mut frame = BytesMut::with_capacity(size.min(READ_CHUNK_BYTES));
+    // Room is reserved (and allocated) ahead of the bytes: a frame up to WHOLE_FRAME_BYTES at
+    // once, a larger one doubling as it arrives, so a client that announces a huge frame and
+    // stalls holds little, and the bytes already read are moved at most once in all.
+    let mut reserved = size.min(WHOLE_FRAME_BYTES);
+    if !reservation.grow(reserved).await {
+        return None;
+    }
+    let mut frame = BytesMut::with_capacity(reserved);
     while frame.len() < size {
-        let chunk = (size - frame.len()).min(READ_CHUNK_BYTES);
-        if !reservation.grow(chunk).await {
-            return None;
+        if frame.len() == reserved {
+            let more = (size - reserved).min(reserved);
+            if !reservation.grow(more).await {
+                return None;
+            }
+            frame.reserve(more);
+            reserved += more;
         }
         let start = frame.len();
+        let chunk = (reserved - start).min(READ_CHUNK_BYTES);
         frame.resize(start + chunk, 0);
         if let Err(e) = reader.read_exact(&mut frame[start..]).await {
             tracing::info!(%peer, error = %e, "connection closed mid-request");
