@@ -1,12 +1,14 @@
-"""What the benchmark scripts share: ports, waiting for a broker, its CPU time, and writing a
-result document (workload, machine, results) to perf-results/."""
+"""What the benchmark scripts share: ports, waiting for a broker, its CPU time, an s3s-fs
+server, and writing a result document (workload, machine, results) to perf-results/."""
 
 import datetime
 import json
 import os
 import pathlib
 import platform
+import shutil
 import socket
+import subprocess
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -27,6 +29,26 @@ def wait_for_port(port, timeout=30):
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"nothing listens on port {port} after {timeout}s")
+
+
+def s3s_fs_binary():
+    return shutil.which("s3s-fs") or str(pathlib.Path.home() / ".cargo" / "bin" / "s3s-fs")
+
+
+def start_s3s_fs(root, key, secret, cpus="1", binary=None):
+    """An s3s-fs server over `root` (a bucket is a directory in it) on `cpus`, ready to serve:
+    (its process, its endpoint URL)."""
+    port = free_port()
+    process = subprocess.Popen(["taskset", "-c", cpus, binary or s3s_fs_binary(), "--host",
+                                "127.0.0.1", "--port", str(port), "--access-key", key,
+                                "--secret-key", secret, str(root)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+    except RuntimeError:
+        process.kill()
+        raise
+    return process, f"http://127.0.0.1:{port}"
 
 
 def cpu_seconds(pid):

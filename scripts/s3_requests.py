@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import ROOT, free_port, wait_for_port, write_results
+from benchlib import ROOT, free_port, s3s_fs_binary, start_s3s_fs, wait_for_port, write_results
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 BUCKET = "shoal"
@@ -89,19 +89,13 @@ def main():
     ap.add_argument("--interval-ms", type=int, default=250)
     ap.add_argument("--label", default="")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--s3s-fs-bin", default=shutil.which("s3s-fs") or
-                    str(pathlib.Path.home() / ".cargo" / "bin" / "s3s-fs"))
+    ap.add_argument("--s3s-fs-bin", default=s3s_fs_binary())
     args = ap.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="shoal-s3-requests-"))
     s3_root = work / "s3"
     (s3_root / BUCKET).mkdir(parents=True)
-    s3_port = free_port()
-    s3 = subprocess.Popen(["taskset", "-c", "1", args.s3s_fs_bin, "--host", "127.0.0.1",
-                           "--port", str(s3_port), "--access-key", KEY, "--secret-key", SECRET,
-                           str(s3_root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    s3, endpoint = start_s3s_fs(s3_root, KEY, SECRET, binary=args.s3s_fs_bin)
     try:
-        wait_for_port(s3_port)
-        endpoint = f"http://127.0.0.1:{s3_port}"
         runs = {"a": [], "b": []}
         # Alternating order (a b, b a, ...) on an emptied bucket each time: s3s-fs slows as
         # its directory fills, which would otherwise favour whichever ran first.
