@@ -67,7 +67,7 @@ def measure(binary, s3_root, endpoint, args, work):
         before = objects(s3_root)
         # Enough in flight to fill an interval at speed (4 x 64 x 100 KiB = 26 MB, which
         # librdkafka's defaults allow): a closed loop of less is bound by in-flight / interval.
-        high = produce(bootstrap, "high", seconds, ["--max-in-flight", "64"])
+        high = produce(bootstrap, "high", seconds, ["--max-in-flight", str(args.max_in_flight)])
         high_puts = objects(s3_root) - before
         return {
             "low_load_puts_per_s": round(low_puts / seconds, 1),
@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--interval-ms", type=int, default=250)
     ap.add_argument("--label", default="")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--max-in-flight", type=int, default=64,
+                    help="requests in flight per connection in the max-load phase")
     ap.add_argument("--s3s-fs-bin", default=s3s_fs_binary())
     args = ap.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="shoal-s3-requests-"))
@@ -116,8 +118,8 @@ def main():
         "seconds": args.seconds, "shards": args.shards, "rounds": args.rounds,
         "low_load": "shoal-bench produce --rate 100 --records-per-batch 1 --connections 4 "
                     "(1 KiB records, acks=all)",
-        "max_load": "shoal-bench produce --max-in-flight 64 (closed loop, 4 connections, "
-                    "100 KiB batches of 1 KiB records)",
+        "max_load": f"shoal-bench produce --max-in-flight {args.max_in_flight} (closed loop, "
+                    "4 connections, 100 KiB batches of 1 KiB records)",
         "cores": "broker one shard + coordinator on CPU 0; generator and s3s-fs on CPU 1"
                  if args.shards == 1 else
                  "broker shards on CPUs 0 and 1 (coordinator on 0); generator and s3s-fs on 1",
