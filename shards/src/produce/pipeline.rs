@@ -20,6 +20,14 @@ use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
 use crate::{PartitionProduceResult, ProduceRules, RuntimeConfig, ShardMetrics};
 
+/// When an open buffer goes, short of filling up.
+enum Rotation {
+    Now,
+    After(Duration),
+    /// When the objects in flight are committed (the commit loop looks again).
+    WhenIdle,
+}
+
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
     key: String,
@@ -124,9 +132,10 @@ impl ProducePipeline {
         if full {
             self.rotate().await;
         } else if first_write {
-            match self.wait_before_rotating() {
-                Duration::ZERO => self.rotate().await,
-                wait => self.arm_rotation_timer(generation, wait),
+            match self.next_rotation() {
+                Rotation::Now => self.rotate().await,
+                Rotation::After(wait) => self.arm_rotation_timer(generation, wait),
+                Rotation::WhenIdle => {}
             }
         }
         let mut result = answer
@@ -147,18 +156,26 @@ impl ProducePipeline {
         self.metrics.wal_buffer_bytes.set(buffered);
     }
 
-    /// How long a buffer that just took its first write waits before it goes. On a store that
-    /// bills each request, until one interval after the previous object: the interval bounds
-    /// the PUTs a second, and a write after a quiet spell goes at once. On the local disk, not
-    /// at all when nothing is in flight (group commit), else the interval.
-    fn wait_before_rotating(&self) -> Duration {
+    /// When the open buffer goes, short of filling up. On the local disk: at once when nothing
+    /// is in flight (group commit), else at the interval. On a store that bills each request,
+    /// only once nothing is in flight (writes gather while the store is busy, into larger
+    /// objects) and one interval has passed since the previous object (at most 1000 /
+    /// `commit_interval_ms` PUTs a second at low load; a write after a quiet spell goes at once).
+    fn next_rotation(&self) -> Rotation {
         let interval = self.config.produce.commit_interval();
-        if self.config.store.bills_requests() {
-            interval.saturating_sub(self.last_rotation.get().elapsed())
-        } else if self.rotates_now() {
-            Duration::ZERO
-        } else {
-            interval
+        if !self.config.store.bills_requests() {
+            return if self.rotates_now() {
+                Rotation::Now
+            } else {
+                Rotation::After(interval)
+            };
+        }
+        if !self.store_idle() {
+            return Rotation::WhenIdle;
+        }
+        match interval.saturating_sub(self.last_rotation.get().elapsed()) {
+            Duration::ZERO => Rotation::Now,
+            wait => Rotation::After(wait),
         }
     }
 
@@ -168,7 +185,12 @@ impl ProducePipeline {
     fn rotates_now(&self) -> bool {
         self.config.produce.rotate_when_idle
             && !self.config.store.bills_requests()
-            && self.queue.borrow().is_empty()
+            && self.store_idle()
+    }
+
+    /// No object of this pipeline is uploading or committing.
+    fn store_idle(&self) -> bool {
+        self.queue.borrow().is_empty()
             && self.in_flight_slots.available() == self.config.produce.uploads_in_flight_max as u64
     }
 
@@ -182,9 +204,14 @@ impl ProducePipeline {
         let pipeline = self.clone();
         glommio::spawn_local(async move {
             glommio::timer::sleep(wait).await;
-            if pipeline.buffer.borrow().generation == generation {
-                pipeline.rotate().await;
+            if pipeline.buffer.borrow().generation != generation {
+                return;
             }
+            // On a billed store a busy pipeline rotates when it is idle again (commit loop).
+            if pipeline.config.store.bills_requests() && !pipeline.store_idle() {
+                return;
+            }
+            pipeline.rotate().await;
         })
         .detach();
     }
@@ -319,9 +346,21 @@ impl ProducePipeline {
             }
             drop(slot);
             self.finished.notify_all();
-            // Writes that gathered while the store was busy go as soon as it is free.
-            if self.rotates_now() && !self.buffer.borrow().writes.is_empty() {
-                self.rotate_if_slot_free();
+            // Writes that gathered while the store was busy go as soon as it is free (on a
+            // billed store, no sooner than one interval after the previous object).
+            let (waiting, generation) = {
+                let buffer = self.buffer.borrow();
+                (!buffer.writes.is_empty(), buffer.generation)
+            };
+            if waiting && self.store_idle() {
+                match self.next_rotation() {
+                    Rotation::Now => self.rotate_if_slot_free(),
+                    Rotation::After(wait) if self.config.store.bills_requests() => {
+                        self.arm_rotation_timer(generation, wait)
+                    }
+                    // The local disk's buffer already has its interval timer.
+                    Rotation::After(_) | Rotation::WhenIdle => {}
+                }
             }
         }
     }
