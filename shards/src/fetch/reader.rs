@@ -49,7 +49,7 @@ pub async fn read_partitions(
     for (p, batches) in partitions.iter().enumerate() {
         for (r, run) in runs[p].iter().enumerate() {
             let first = &batches[run.start];
-            let len = run_bytes(&batches[run.clone()]);
+            let len = bytes_of(&batches[run.clone()]);
             let cached =
                 cache
                     .borrow_mut()
@@ -94,8 +94,7 @@ pub async fn read_partitions(
     drop(reads);
     let mut results = Vec::with_capacity(partitions.len());
     for (p, batches) in partitions.iter().enumerate() {
-        let total: usize = batches.iter().map(|b| b.size_bytes as usize).sum();
-        let mut out = BytesMut::with_capacity(total);
+        let mut out = BytesMut::with_capacity(bytes_of(batches));
         let mut outcome = Ok(());
         for (r, run) in runs[p].iter().enumerate() {
             let run = &batches[run.clone()];
@@ -146,8 +145,9 @@ fn runs_of(batches: &[BatchCoordinate]) -> Vec<std::ops::Range<usize>> {
     runs
 }
 
-fn run_bytes(run: &[BatchCoordinate]) -> usize {
-    run.iter().map(|c| c.size_bytes as usize).sum()
+/// The stored bytes of these batches.
+fn bytes_of(batches: &[BatchCoordinate]) -> usize {
+    batches.iter().map(|c| c.size_bytes as usize).sum()
 }
 
 /// A run whose planned read failed, read again alone for its own error.
@@ -157,7 +157,7 @@ async fn read_alone<'a>(
 ) -> Result<Bytes, (&'a BatchCoordinate, WalError)> {
     let first = &run[0];
     store
-        .get_range(&first.object_key, first.byte_offset as u64, run_bytes(run))
+        .get_range(&first.object_key, first.byte_offset as u64, bytes_of(run))
         .await
         .map_err(|e| (first, e))
 }
