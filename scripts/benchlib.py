@@ -51,6 +51,22 @@ def start_s3s_fs(root, key, secret, cpus="1", binary=None):
     return process, f"http://127.0.0.1:{port}"
 
 
+def alternating_rounds(rounds):
+    """(round, side) for A/B runs: a b, then b a, ..., so drift hits both sides alike."""
+    for round_ in range(rounds):
+        for side in ("ab" if round_ % 2 == 0 else "ba"):
+            yield round_, side
+
+
+def stop(process, timeout=30):
+    """SIGTERM, then SIGKILL if the process has not exited within `timeout` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def cpu_seconds(pid):
     """User + system CPU time of a process so far (its io-wq workers included)."""
     fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

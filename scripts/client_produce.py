@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+from benchlib import ROOT, cpu_seconds, free_port, stop, wait_for_port, write_results
 from peer_compare import start_tansu
 
 
@@ -55,11 +55,7 @@ def one_round(broker, mb):
         return {"mb_per_s": round(mb / seconds, 1),
                 "broker_cpu_ms_per_gb": round(cpu * 1000 / (mb / 1000), 1)}
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         shutil.rmtree(work, ignore_errors=True)
 
 

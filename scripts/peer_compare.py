@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import sys
 
-from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+from benchlib import ROOT, cpu_seconds, free_port, stop, wait_for_port, write_results
 
 BIN = ROOT / "target" / "release"
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
@@ -136,11 +136,7 @@ def one_round(start, args, s3_endpoint):
             "tail_records_written": tail["produce"]["records"],
         }
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -26,7 +26,8 @@ import tempfile
 import time
 import urllib.request
 
-from benchlib import ROOT, free_port, s3s_fs_binary, start_s3s_fs, wait_for_port, write_results
+from benchlib import (ROOT, alternating_rounds, free_port, s3s_fs_binary, start_s3s_fs,
+                      wait_for_port, write_results)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 KEY, SECRET, BUCKET = "KEY", "SECRET", "shoal"
@@ -132,13 +133,12 @@ def main():
     s3, endpoint = start_s3s_fs(s3_root, KEY, SECRET, binary=args.s3s_fs_bin)
     runs = {"a": [], "b": []}
     try:
-        for round_ in range(args.rounds):
-            for name in ("ab" if round_ % 2 == 0 else "ba"):
-                shutil.rmtree(s3_root / BUCKET)
-                (s3_root / BUCKET).mkdir()
-                binary = args.binaries["ab".index(name)]
-                runs[name].append(measure(binary, endpoint, args, work / f"{name}{round_}"))
-                print(name, runs[name][-1], flush=True)
+        for round_, name in alternating_rounds(args.rounds):
+            shutil.rmtree(s3_root / BUCKET)
+            (s3_root / BUCKET).mkdir()
+            binary = args.binaries["ab".index(name)]
+            runs[name].append(measure(binary, endpoint, args, work / f"{name}{round_}"))
+            print(name, runs[name][-1], flush=True)
     finally:
         s3.terminate()
         s3.wait()

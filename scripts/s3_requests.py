@@ -23,7 +23,8 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import ROOT, free_port, s3s_fs_binary, start_s3s_fs, wait_for_port, write_results
+from benchlib import (ROOT, alternating_rounds, free_port, s3s_fs_binary, start_s3s_fs,
+                      wait_for_port, write_results)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 BUCKET = "shoal"
@@ -101,14 +102,11 @@ def main():
         runs = {"a": [], "b": []}
         # Alternating order (a b, b a, ...) on an emptied bucket each time: s3s-fs slows as
         # its directory fills, which would otherwise favour whichever ran first.
-        for round_ in range(args.rounds):
-            order = "ab" if round_ % 2 == 0 else "ba"
-            for name in order:
-                shutil.rmtree(s3_root / BUCKET)
-                (s3_root / BUCKET).mkdir()
-                binary = args.binaries["ab".index(name)]
-                runs[name].append(measure(binary, s3_root, endpoint, args,
-                                          work / f"{name}{round_}"))
+        for round_, name in alternating_rounds(args.rounds):
+            shutil.rmtree(s3_root / BUCKET)
+            (s3_root / BUCKET).mkdir()
+            binary = args.binaries["ab".index(name)]
+            runs[name].append(measure(binary, s3_root, endpoint, args, work / f"{name}{round_}"))
     finally:
         s3.terminate()
         s3.wait()
