@@ -207,11 +207,15 @@ impl ProducePipeline {
             if pipeline.buffer.borrow().generation != generation {
                 return;
             }
-            // On a billed store a busy pipeline rotates when it is idle again (commit loop).
-            if pipeline.config.store.bills_requests() && !pipeline.store_idle() {
-                return;
+            if !pipeline.config.store.bills_requests() {
+                return pipeline.rotate().await;
             }
-            pipeline.rotate().await;
+            match pipeline.next_rotation() {
+                Rotation::Now => pipeline.rotate().await,
+                Rotation::After(wait) => pipeline.arm_rotation_timer(generation, wait),
+                // The commit loop looks again once the objects in flight are committed.
+                Rotation::WhenIdle => {}
+            }
         })
         .detach();
     }
