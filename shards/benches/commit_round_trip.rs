@@ -181,18 +181,83 @@ fn run_case(
     })
 }
 
+/// The floor under any queue that wakes a parked receiver: two plain threads on CPUs 0 and 1
+/// hand a counter back and forth, each parking (a futex wait) until the other unparks it. One
+/// round is two wake-ups, like a request and its answer over the queue.
+fn wake_up_floor() -> serde_json::Value {
+    use std::sync::atomic::AtomicU64;
+    let rounds_done = Arc::new(AtomicU64::new(0));
+    let asked = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let pin = move |i: usize| {
+        if let Some(core) = cores.get(i % cores.len().max(1)) {
+            core_affinity::set_for_current(*core);
+        }
+    };
+    let caller = std::thread::current();
+    let answerer = {
+        let (rounds_done, asked, stop, pin) = (
+            rounds_done.clone(),
+            asked.clone(),
+            stop.clone(),
+            pin.clone(),
+        );
+        std::thread::spawn(move || {
+            pin(0);
+            let mut seen = 0;
+            while !stop.load(Ordering::Acquire) {
+                let now = asked.load(Ordering::Acquire);
+                if now == seen {
+                    std::thread::park_timeout(Duration::from_millis(10));
+                    continue;
+                }
+                seen = now;
+                rounds_done.store(now, Ordering::Release);
+                caller.unpark();
+            }
+        })
+    };
+    pin(1);
+    let mut histogram = Histogram::<u64>::new(3).unwrap();
+    let started = Instant::now();
+    let mut round = 0;
+    while started.elapsed() < PHASE {
+        round += 1;
+        let sent = Instant::now();
+        asked.store(round, Ordering::Release);
+        answerer.thread().unpark();
+        while rounds_done.load(Ordering::Acquire) != round {
+            std::thread::park();
+        }
+        histogram.record(sent.elapsed().as_nanos() as u64).unwrap();
+    }
+    stop.store(true, Ordering::Release);
+    answerer.thread().unpark();
+    answerer.join().unwrap();
+    json!({
+        "request": "none: two threads, park/unpark ping-pong",
+        "rounds": histogram.len(),
+        "latency_us": {"p50": histogram.value_at_quantile(0.5) as f64 / 1000.0,
+                       "p99": histogram.value_at_quantile(0.99) as f64 / 1000.0,
+                       "max": histogram.max() as f64 / 1000.0},
+    })
+}
+
 fn main() {
     let tmpfs = Path::new("/dev/shm");
     let disk = std::env::temp_dir();
     let mut cases = Vec::new();
-    // `cargo bench --bench commit_round_trip -- postgres` runs the PostgreSQL cases alone.
-    let postgres_only = std::env::args().any(|a| a == "postgres");
+    // `cargo bench --bench commit_round_trip -- postgres` runs the PostgreSQL cases alone,
+    // `-- hop` the queue hop and the wake-up floor alone.
+    let part = std::env::args().find(|a| a == "postgres" || a == "hop");
+    let runs = |name: &str| part.as_deref().is_none_or(|only| only == name);
     for (label, base) in [
         ("tmpfs (fdatasync is free)", tmpfs),
         ("data disk (with fdatasync)", disk.as_path()),
     ] {
         for (concurrency, spin_us) in [(1, 0), (1, 100), (64, 0), (64, 100)] {
-            if postgres_only {
+            if !runs("storage") {
                 break;
             }
             let spin = Duration::from_micros(spin_us);
@@ -201,13 +266,15 @@ fn main() {
             cases.push(json!({"storage": label, "result": result}));
         }
     }
-    for spin_us in [0, 100] {
-        if postgres_only {
-            break;
+    if runs("hop") {
+        for spin_us in [0, 100] {
+            let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true, None);
+            println!("queue hop only, spin {spin_us} us: {result}");
+            cases.push(json!({"storage": "none (read request)", "result": result}));
         }
-        let result = run_case(tmpfs, 1, Duration::from_micros(spin_us), true, None);
-        println!("queue hop only, spin {spin_us} us: {result}");
-        cases.push(json!({"storage": "none (read request)", "result": result}));
+        let result = wake_up_floor();
+        println!("wake-up floor (no queue, no executor): {result}");
+        cases.push(json!({"storage": "none (thread wake-up floor)", "result": result}));
     }
     // The same rounds with the log in PostgreSQL (a fresh server per case, on the data disk,
     // synchronous_commit on, SCRAM login over loopback), with one round in flight at a time
@@ -224,6 +291,9 @@ fn main() {
         (1, 1, true),
         (64, 1, true),
     ] {
+        if !runs("postgres") {
+            break;
+        }
         let server = TestPostgres::start();
         let mut database = PgConfig::from_url(&server.url(), Some(PASSWORD.into())).unwrap();
         database.pool_size = pool_size;
@@ -250,10 +320,9 @@ fn main() {
     let date = date
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let name = if postgres_only {
-        "commit-round-trip-postgres"
-    } else {
-        "commit-round-trip"
+    let name = match part.as_deref() {
+        Some(only) => format!("commit-round-trip-{only}"),
+        None => "commit-round-trip".to_string(),
     };
     let path = out.join(format!("{date}-{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
