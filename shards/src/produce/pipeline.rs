@@ -24,8 +24,6 @@ use crate::{PartitionProduceResult, ProduceRules, RuntimeConfig, ShardMetrics};
 enum Rotation {
     Now,
     After(Duration),
-    /// When the objects in flight are committed (the commit loop looks again).
-    WhenIdle,
 }
 
 /// An object on its way to storage and the coordinator, in rotation order.
@@ -135,7 +133,6 @@ impl ProducePipeline {
             match self.next_rotation() {
                 Rotation::Now => self.rotate().await,
                 Rotation::After(wait) => self.arm_rotation_timer(generation, wait),
-                Rotation::WhenIdle => {}
             }
         }
         let mut result = answer
@@ -156,36 +153,24 @@ impl ProducePipeline {
         self.metrics.wal_buffer_bytes.set(buffered);
     }
 
-    /// When the open buffer goes, short of filling up. On the local disk: at once when nothing
-    /// is in flight (group commit), else at the interval. On a store that bills each request,
-    /// only once nothing is in flight (writes gather while the store is busy, into larger
-    /// objects) and one interval has passed since the previous object (at most 1000 /
-    /// `commit_interval_ms` PUTs a second at low load; a write after a quiet spell goes at once).
+    /// When the open buffer goes, short of filling up: one interval after its first write, or
+    /// at once when nothing is in flight (no write would gain by waiting for others; group
+    /// commit on the local disk). On a store that bills each request, "at once" also waits until
+    /// one interval after the previous object, so every object but a full one comes at least an
+    /// interval after the one before: at most 1000 / `commit_interval_ms` PUTs a second, and
+    /// uploads still overlap under load, as they must for a closed-loop producer's throughput.
     fn next_rotation(&self) -> Rotation {
         let interval = self.config.produce.commit_interval();
-        if !self.config.store.bills_requests() {
-            return if self.rotates_now() {
-                Rotation::Now
-            } else {
-                Rotation::After(interval)
-            };
+        if !self.config.produce.rotate_when_idle || !self.store_idle() {
+            return Rotation::After(interval);
         }
-        if !self.store_idle() {
-            return Rotation::WhenIdle;
+        if !self.config.store.bills_requests() {
+            return Rotation::Now;
         }
         match interval.saturating_sub(self.last_rotation.get().elapsed()) {
             Duration::ZERO => Rotation::Now,
             wait => Rotation::After(wait),
         }
-    }
-
-    /// Whether an open buffer should go now rather than wait for the interval: nothing of
-    /// this shard is uploading or committing, so no write would gain by waiting for others.
-    /// Never on a store that bills each request: there the interval bounds the PUTs.
-    fn rotates_now(&self) -> bool {
-        self.config.produce.rotate_when_idle
-            && !self.config.store.bills_requests()
-            && self.store_idle()
     }
 
     /// No object of this pipeline is uploading or committing.
@@ -204,17 +189,8 @@ impl ProducePipeline {
         let pipeline = self.clone();
         glommio::spawn_local(async move {
             glommio::timer::sleep(wait).await;
-            if pipeline.buffer.borrow().generation != generation {
-                return;
-            }
-            if !pipeline.config.store.bills_requests() {
-                return pipeline.rotate().await;
-            }
-            match pipeline.next_rotation() {
-                Rotation::Now => pipeline.rotate().await,
-                Rotation::After(wait) => pipeline.arm_rotation_timer(generation, wait),
-                // The commit loop looks again once the objects in flight are committed.
-                Rotation::WhenIdle => {}
+            if pipeline.buffer.borrow().generation == generation {
+                pipeline.rotate().await;
             }
         })
         .detach();
@@ -351,20 +327,11 @@ impl ProducePipeline {
             drop(slot);
             self.finished.notify_all();
             // Writes that gathered while the store was busy go as soon as it is free (on a
-            // billed store, no sooner than one interval after the previous object).
-            let (waiting, generation) = {
-                let buffer = self.buffer.borrow();
-                (!buffer.writes.is_empty(), buffer.generation)
-            };
-            if waiting && self.store_idle() {
-                match self.next_rotation() {
-                    Rotation::Now => self.rotate_if_slot_free(),
-                    Rotation::After(wait) if self.config.store.bills_requests() => {
-                        self.arm_rotation_timer(generation, wait)
-                    }
-                    // The local disk's buffer already has its interval timer.
-                    Rotation::After(_) | Rotation::WhenIdle => {}
-                }
+            // billed store, no sooner than one interval after the previous object); their
+            // buffer's timer, armed at its first write, is the latest they go.
+            let waiting = !self.buffer.borrow().writes.is_empty();
+            if waiting && matches!(self.next_rotation(), Rotation::Now) {
+                self.rotate_if_slot_free();
             }
         }
     }
