@@ -22,9 +22,10 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import urllib.request
 
-from benchlib import (ROOT, alternating_rounds, free_port, s3s_fs_binary, start_s3s_fs,
-                      wait_for_port, write_results)
+from benchlib import (ROOT, alternating_rounds, cpu_seconds, free_port, s3s_fs_binary,
+                      start_s3s_fs, wait_for_port, write_results)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 BUCKET = "shoal"
@@ -44,13 +45,34 @@ def produce(bootstrap, topic, seconds, extra):
     return result["results"] if "results" in result else result
 
 
+def histogram_totals(metrics_port):
+    """Sum and count of the broker's upload and commit durations so far (all shards)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read()
+    totals = {}
+    for line in text.decode().splitlines():
+        for name in ("shoal_wal_upload_duration_seconds", "shoal_commit_duration_seconds"):
+            for part in ("sum", "count"):
+                if line.startswith(f"{name}_{part}"):
+                    key = (name, part)
+                    totals[key] = totals.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    return totals
+
+
+def mean_ms(before, after, name):
+    count = after.get((name, "count"), 0) - before.get((name, "count"), 0)
+    total = after.get((name, "sum"), 0) - before.get((name, "sum"), 0)
+    return round(1000 * total / count, 2) if count else None
+
+
 def measure(binary, s3_root, endpoint, args, work):
     seconds = args.seconds
     work.mkdir(parents=True)
     port = free_port()
+    metrics_port = free_port()
     config = work / "shoal.toml"
     config.write_text(
-        f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
+        f'listen = "127.0.0.1:{port}"\nmetrics_listen = "127.0.0.1:{metrics_port}"\n'
+        f'data_dir = "{work / "data"}"\n'
         f"[shards]\ncores = {list(range(args.shards))}\n[coordinator]\ncore = 0\n"
         f"[produce]\ncommit_interval_ms = {args.interval_ms}\n"
         f'[object_store]\nkind = "s3"\nendpoint = "{endpoint}"\nbucket = "{BUCKET}"\n')
@@ -66,16 +88,25 @@ def measure(binary, s3_root, endpoint, args, work):
                       ["--rate", "100", "--records-per-batch", "1", "--connections", "4"])
         low_puts = objects(s3_root) - before
         before = objects(s3_root)
+        timings_before = histogram_totals(metrics_port)
+        cpu_before = cpu_seconds(broker.pid)
         # Enough in flight to fill an interval at speed (4 x 64 x 100 KiB = 26 MB, which
         # librdkafka's defaults allow): a closed loop of less is bound by in-flight / interval.
         high = produce(bootstrap, "high", seconds, ["--max-in-flight", str(args.max_in_flight)])
         high_puts = objects(s3_root) - before
+        timings = histogram_totals(metrics_port)
+        cpu = cpu_seconds(broker.pid) - cpu_before
         return {
             "low_load_puts_per_s": round(low_puts / seconds, 1),
             "low_load_p50_ms": low["produce_latency_ms"]["p50"],
             "max_mb_per_s": high["produce"]["mb_per_s"],
             "max_puts_per_s": round(high_puts / seconds, 1),
             "max_puts_per_gb": round(high_puts / (high["produce"]["bytes"] / 1e9), 1),
+            "max_broker_cpu_s_per_gb": round(cpu / (high["produce"]["bytes"] / 1e9), 2),
+            # Where a max-load produce's time goes: one object's PUT, then its commit.
+            "max_upload_ms_mean": mean_ms(timings_before, timings,
+                                          "shoal_wal_upload_duration_seconds"),
+            "max_commit_ms_mean": mean_ms(timings_before, timings, "shoal_commit_duration_seconds"),
         }
     finally:
         broker.terminate()
