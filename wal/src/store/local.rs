@@ -4,9 +4,7 @@
 //! Writes go through the page cache, not O_DIRECT: a direct write is a device round trip of its
 //! own before the fdatasync (measured here: a 100-byte object's put took 1.3–4.5 ms with DMA,
 //! 0.6–0.9 ms buffered), its padding needed a truncate (a metadata change to sync), and the
-//! buffered reads that serve fetches find a just-written object in the cache. The bytes are
-//! copied into the page cache by pwrite straight from the object's buffer, and only the
-//! fdatasync goes through io_uring.
+//! buffered reads that serve fetches find a just-written object in the cache.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +12,6 @@ use bytes::Bytes;
 use glommio::io::{BufferedFile, Directory, OpenOptions};
 
 use super::write_fully::write_fully;
-
 use super::ListedObject;
 use crate::WalError;
 
@@ -75,7 +72,7 @@ impl LocalStore {
         }
         .map_err(|e| WalError::io(key, e))?;
         let outcome = async {
-            copy_into_page_cache(&file, key, data)?;
+            write_fully(&file, key, data).await?;
             file.fdatasync().await.map_err(|e| WalError::io(key, e))?;
             check_size(key, file.file_size().await, data.len())
         }
@@ -170,21 +167,6 @@ impl LocalStore {
 }
 
 /// The file holds exactly the object: nothing missing, nothing left from an earlier try.
-/// Copies `data` into the file's pages with pwrite on this thread: one copy, by the kernel,
-/// straight from the object's buffer. A buffered write through io_uring would first need the
-/// bytes copied into a vector it owns (measured: 0.88x the broker CPU per GB without that
-/// copy, 1.05x throughput), and gains nothing here: the copy into the page cache runs at memory
-/// speed, and the device round trip is the fdatasync's, which still goes through io_uring.
-fn copy_into_page_cache(file: &BufferedFile, key: &str, data: &[u8]) -> Result<(), WalError> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    use std::os::unix::fs::FileExt;
-    // SAFETY: the descriptor is `file`'s, open for this whole call; ManuallyDrop keeps this
-    // borrowed std::fs::File from closing it.
-    let borrowed =
-        std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(file.as_raw_fd()) });
-    write_fully(key, data, |bytes, pos| borrowed.write_at(bytes, pos))
-}
-
 fn check_size(key: &str, size: glommio::Result<u64, ()>, expected: usize) -> Result<(), WalError> {
     let found = size.map_err(|e| WalError::io(key, e))?;
     if found != expected as u64 {

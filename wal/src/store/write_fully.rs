@@ -1,81 +1,114 @@
 //! Writing every byte of an object or failing: a write that stops short (a full disk, a
-//! quota) is continued from where it stopped, and one that takes nothing fails the put, so no
-//! acknowledged object can have a hole in it.
+//! quota) is continued from where it stopped when the file allows it, and otherwise fails
+//! the put, so no acknowledged object can have a hole in it.
 
 use std::io;
 
+use glommio::io::BufferedFile;
+
 use crate::WalError;
 
-/// Writes all of `data` from offset 0 with `write_at(bytes, offset)`, which returns how many
-/// bytes the file took (pwrite's contract: possibly fewer than asked).
-pub(super) fn write_fully(
+/// Bytes handed to one write: bounds the copy each write makes (io_uring owns its buffer).
+const WRITE_CHUNK_BYTES: usize = 1 << 20;
+
+/// A file written at positions: glommio's buffered file, or a fake in tests.
+pub(super) trait PositionalWrite {
+    /// Offsets and lengths of writes must be multiples of this (1 when any will do).
+    fn alignment(&self) -> usize;
+    /// Writes `data` at `pos` (padded with zeros to the alignment) and returns how many bytes
+    /// the file took, which may be fewer than asked.
+    async fn write_chunk(&self, data: &[u8], pos: u64) -> io::Result<usize>;
+}
+
+impl PositionalWrite for BufferedFile {
+    fn alignment(&self) -> usize {
+        1
+    }
+
+    async fn write_chunk(&self, data: &[u8], pos: u64) -> io::Result<usize> {
+        Ok(self.write_at(data.to_vec(), pos).await?)
+    }
+}
+
+/// Writes all of `data` from offset 0. A short write is continued where it stopped if that
+/// point is aligned; a write that takes nothing, or stops unaligned, fails with what it did.
+pub(super) async fn write_fully(
+    file: &impl PositionalWrite,
     key: &str,
     data: &[u8],
-    mut write_at: impl FnMut(&[u8], u64) -> io::Result<usize>,
 ) -> Result<(), WalError> {
+    let align = file.alignment();
     let mut pos = 0;
     while pos < data.len() {
-        let written = match write_at(&data[pos..], pos as u64) {
-            Ok(written) => written,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(WalError::io(key, e)),
-        };
-        if written == 0 {
+        let wanted = WRITE_CHUNK_BYTES.min(data.len() - pos);
+        let written = file
+            .write_chunk(&data[pos..pos + wanted], pos as u64)
+            .await
+            .map_err(|e| WalError::io(key, e))?;
+        if written == 0 || (written < wanted && written % align != 0) {
             return Err(WalError::ShortWrite {
                 key: key.to_string(),
                 offset: pos as u64,
-                wanted: data.len() - pos,
+                wanted,
                 written,
             });
         }
-        pos += written;
+        // A DMA write reports the padding too; only the data counts.
+        pos += written.min(wanted);
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
 
-    /// Takes at most `per_write` bytes a write, up to `capacity` in all, like a filling disk;
-    /// `full_error` says whether the full disk answers ENOSPC or a write of nothing.
+    /// Takes at most `per_write` bytes a write, up to `capacity` in all, like a filling disk.
     struct FillingDisk {
+        align: usize,
         per_write: usize,
         capacity: usize,
-        full_error: bool,
-        contents: Vec<u8>,
-        interrupted_once: bool,
+        contents: RefCell<Vec<u8>>,
     }
 
-    impl FillingDisk {
-        fn write_at(&mut self, data: &[u8], pos: u64) -> io::Result<usize> {
+    impl PositionalWrite for FillingDisk {
+        fn alignment(&self) -> usize {
+            self.align
+        }
+
+        async fn write_chunk(&self, data: &[u8], pos: u64) -> io::Result<usize> {
+            let mut contents = self.contents.borrow_mut();
             assert_eq!(
-                self.contents.len() as u64,
+                contents.len() as u64,
                 pos,
                 "writes continue where the last stopped"
             );
-            if !self.interrupted_once {
-                self.interrupted_once = true;
-                return Err(io::Error::from(io::ErrorKind::Interrupted));
-            }
-            let room = self.capacity.saturating_sub(self.contents.len());
-            if room == 0 && self.full_error {
+            let room = self.capacity.saturating_sub(contents.len());
+            if room == 0 {
                 return Err(io::Error::from_raw_os_error(28)); // ENOSPC
             }
-            let take = data.len().min(self.per_write).min(room);
-            self.contents.extend_from_slice(&data[..take]);
+            let padded = data.len().div_ceil(self.align) * self.align;
+            let take = padded.min(self.per_write).min(room);
+            let mut chunk = data.to_vec();
+            chunk.resize(padded, 0);
+            contents.extend_from_slice(&chunk[..take]);
             Ok(take)
         }
     }
 
-    fn disk(per_write: usize, capacity: usize, full_error: bool) -> FillingDisk {
+    fn disk(align: usize, per_write: usize, capacity: usize) -> FillingDisk {
         FillingDisk {
+            align,
             per_write,
             capacity,
-            full_error,
-            contents: Vec::new(),
-            interrupted_once: false,
+            contents: RefCell::new(Vec::new()),
         }
+    }
+
+    fn run<T>(future: impl std::future::Future<Output = T>) -> T {
+        futures_lite::future::block_on(future)
     }
 
     fn data(len: usize) -> Vec<u8> {
@@ -83,35 +116,35 @@ mod tests {
     }
 
     #[test]
-    fn short_and_interrupted_writes_are_continued_until_every_byte_is_written() {
-        let mut file = disk(777, usize::MAX, true);
+    fn short_aligned_writes_are_continued_until_every_byte_is_written() {
+        let file = disk(512, 4096, usize::MAX);
+        let data = data(3 * WRITE_CHUNK_BYTES + 1000);
+        run(write_fully(&file, "wal/a", &data)).unwrap();
+        let contents = file.contents.into_inner();
+        assert_eq!(&contents[..data.len()], &data[..]);
+    }
+
+    #[test]
+    fn short_buffered_writes_are_continued() {
+        let file = disk(1, 777, usize::MAX);
         let data = data(10_000);
-        write_fully("wal/a", &data, |d, pos| file.write_at(d, pos)).unwrap();
-        assert_eq!(file.contents, data);
+        run(write_fully(&file, "wal/a", &data)).unwrap();
+        assert_eq!(file.contents.into_inner(), data);
     }
 
     #[test]
     fn a_full_disk_fails_the_write_instead_of_leaving_a_hole() {
-        let mut file = disk(usize::MAX, 5000, true);
-        let error =
-            write_fully("wal/full", &data(10_000), |d, pos| file.write_at(d, pos)).unwrap_err();
+        let file = disk(1, usize::MAX, 5000);
+        let error = run(write_fully(&file, "wal/full", &data(10_000))).unwrap_err();
         assert!(error.to_string().contains("wal/full"), "{error}");
     }
 
     #[test]
-    fn a_write_that_takes_nothing_fails_naming_where_it_stopped() {
-        let mut file = disk(usize::MAX, 5000, false);
-        let error =
-            write_fully("wal/odd", &data(8000), |d, pos| file.write_at(d, pos)).unwrap_err();
+    fn a_write_that_stops_unaligned_fails() {
+        let file = disk(512, 700, usize::MAX);
+        let error = run(write_fully(&file, "wal/odd", &data(4096))).unwrap_err();
         assert!(
-            matches!(
-                error,
-                WalError::ShortWrite {
-                    offset: 5000,
-                    wanted: 3000,
-                    ..
-                }
-            ),
+            matches!(error, WalError::ShortWrite { written: 700, .. }),
             "{error}"
         );
     }
