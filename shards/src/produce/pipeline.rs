@@ -20,12 +20,6 @@ use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
 use crate::{PartitionProduceResult, ProduceRules, RuntimeConfig, ShardMetrics};
 
-/// When an open buffer goes, short of filling up.
-enum Rotation {
-    Now,
-    After(Duration),
-}
-
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
     key: String,
@@ -130,9 +124,9 @@ impl ProducePipeline {
         if full {
             self.rotate().await;
         } else if first_write {
-            match self.next_rotation() {
-                Rotation::Now => self.rotate().await,
-                Rotation::After(wait) => self.arm_rotation_timer(generation, wait),
+            match self.wait_before_rotating() {
+                Duration::ZERO => self.rotate().await,
+                wait => self.arm_rotation_timer(generation, wait),
             }
         }
         let mut result = answer
@@ -153,23 +147,21 @@ impl ProducePipeline {
         self.metrics.wal_buffer_bytes.set(buffered);
     }
 
-    /// When the open buffer goes, short of filling up: one interval after its first write, or
-    /// at once when nothing is in flight (no write would gain by waiting for others; group
-    /// commit on the local disk). On a store that bills each request, "at once" also waits until
-    /// one interval after the previous object, so every object but a full one comes at least an
-    /// interval after the one before: at most 1000 / `commit_interval_ms` PUTs a second, and
-    /// uploads still overlap under load, as they must for a closed-loop producer's throughput.
-    fn next_rotation(&self) -> Rotation {
+    /// How long the open buffer waits before it goes, short of filling up: one interval after
+    /// its first write, or not at all when nothing is in flight (no write would gain by waiting
+    /// for others; group commit on the local disk). On a store that bills each request, "not at
+    /// all" becomes "until one interval after the previous object", so every object but a full
+    /// one comes at least an interval after the one before: at most 1000 / `commit_interval_ms`
+    /// PUTs a second, and uploads still overlap under load, as a closed-loop producer's
+    /// throughput needs.
+    fn wait_before_rotating(&self) -> Duration {
         let interval = self.config.produce.commit_interval();
         if !self.config.produce.rotate_when_idle || !self.store_idle() {
-            return Rotation::After(interval);
-        }
-        if !self.config.store.bills_requests() {
-            return Rotation::Now;
-        }
-        match interval.saturating_sub(self.last_rotation.get().elapsed()) {
-            Duration::ZERO => Rotation::Now,
-            wait => Rotation::After(wait),
+            interval
+        } else if self.config.store.bills_requests() {
+            interval.saturating_sub(self.last_rotation.get().elapsed())
+        } else {
+            Duration::ZERO
         }
     }
 
@@ -330,7 +322,7 @@ impl ProducePipeline {
             // billed store, no sooner than one interval after the previous object); their
             // buffer's timer, armed at its first write, is the latest they go.
             let waiting = !self.buffer.borrow().writes.is_empty();
-            if waiting && matches!(self.next_rotation(), Rotation::Now) {
+            if waiting && self.wait_before_rotating().is_zero() {
                 self.rotate_if_slot_free();
             }
         }
