@@ -1,5 +1,5 @@
-"""What the benchmark scripts share: ports, waiting for a broker, its CPU time, an s3s-fs
-server, and writing a result document (workload, machine, results) to perf-results/."""
+"""What the benchmark scripts share: ports, waiting for a broker, its CPU time and metrics, an
+s3s-fs server, and writing a result document (workload, machine, results) to perf-results/."""
 
 import datetime
 import json
@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -65,6 +66,20 @@ def stop(process, timeout=30):
         process.wait(timeout)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+def scrape_metrics(port):
+    """The broker's Prometheus metrics at 127.0.0.1:`port`, each name's samples summed over
+    their labels (a histogram's `_sum` and `_count` are names of their own)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+    values = {}
+    for line in text.decode().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        sample, value = line.rsplit(" ", 1)
+        name = sample.split("{", 1)[0]
+        values[name] = values.get(name, 0.0) + float(value)
+    return values
 
 
 def cpu_seconds(pid):

@@ -27,9 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+from benchlib import ROOT, cpu_seconds, free_port, scrape_metrics, wait_for_port, write_results
 
 SHOAL = ROOT / "target" / "release" / "shoal"
 BENCH = ROOT / "target" / "release" / "shoal-bench"
@@ -79,11 +78,7 @@ class Broker:
         self.process.wait(60)
 
     def metric(self, name):
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics").read()
-        for line in text.decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        return 0.0
+        return scrape_metrics(self.metrics_port).get(name, 0.0)
 
     def peak_memory_bytes(self):
         status = pathlib.Path(f"/proc/{self.process.pid}/status").read_text()

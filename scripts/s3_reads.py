@@ -24,10 +24,9 @@ import statistics
 import subprocess
 import tempfile
 import time
-import urllib.request
 
-from benchlib import (ROOT, alternating_rounds, free_port, s3s_fs_binary, start_s3s_fs,
-                      wait_for_port, write_results)
+from benchlib import (ROOT, alternating_rounds, free_port, s3s_fs_binary, scrape_metrics,
+                      start_s3s_fs, stop, wait_for_port, write_results)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 KEY, SECRET, BUCKET = "KEY", "SECRET", "shoal"
@@ -66,11 +65,7 @@ class Broker:
         self.process.wait(60)
 
     def gets(self):
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics").read()
-        for line in text.decode().splitlines():
-            if line.startswith("shoal_fetch_cache_misses_total "):
-                return float(line.split()[1])
-        return 0.0
+        return scrape_metrics(self.metrics_port).get("shoal_fetch_cache_misses_total", 0.0)
 
 
 def bench(args):
@@ -140,8 +135,7 @@ def main():
             runs[name].append(measure(binary, endpoint, args, work / f"{name}{round_}"))
             print(name, runs[name][-1], flush=True)
     finally:
-        s3.terminate()
-        s3.wait()
+        stop(s3)
         shutil.rmtree(work, ignore_errors=True)
     medians = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
                for side, rs in runs.items()}

@@ -22,10 +22,9 @@ import shutil
 import statistics
 import subprocess
 import tempfile
-import urllib.request
 
 from benchlib import (ROOT, alternating_rounds, cpu_seconds, free_port, s3s_fs_binary,
-                      start_s3s_fs, wait_for_port, write_results)
+                      scrape_metrics, start_s3s_fs, stop, wait_for_port, write_results)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 BUCKET = "shoal"
@@ -45,22 +44,10 @@ def produce(bootstrap, topic, seconds, extra):
     return result["results"] if "results" in result else result
 
 
-def histogram_totals(metrics_port):
-    """Sum and count of the broker's upload and commit durations so far (all shards)."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read()
-    totals = {}
-    for line in text.decode().splitlines():
-        for name in ("shoal_wal_upload_duration_seconds", "shoal_commit_duration_seconds"):
-            for part in ("sum", "count"):
-                if line.startswith(f"{name}_{part}"):
-                    key = (name, part)
-                    totals[key] = totals.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
-    return totals
-
-
-def mean_ms(before, after, name):
-    count = after.get((name, "count"), 0) - before.get((name, "count"), 0)
-    total = after.get((name, "sum"), 0) - before.get((name, "sum"), 0)
+def mean_ms(before, after, histogram):
+    """A histogram's mean, in ms, over what it observed between two scrapes."""
+    count = after.get(f"{histogram}_count", 0) - before.get(f"{histogram}_count", 0)
+    total = after.get(f"{histogram}_sum", 0) - before.get(f"{histogram}_sum", 0)
     return round(1000 * total / count, 2) if count else None
 
 
@@ -88,13 +75,13 @@ def measure(binary, s3_root, endpoint, args, work):
                       ["--rate", "100", "--records-per-batch", "1", "--connections", "4"])
         low_puts = objects(s3_root) - before
         before = objects(s3_root)
-        timings_before = histogram_totals(metrics_port)
+        timings_before = scrape_metrics(metrics_port)
         cpu_before = cpu_seconds(broker.pid)
         # Enough in flight to fill an interval at speed (4 x 64 x 100 KiB = 26 MB, which
         # librdkafka's defaults allow): a closed loop of less is bound by in-flight / interval.
         high = produce(bootstrap, "high", seconds, ["--max-in-flight", str(args.max_in_flight)])
         high_puts = objects(s3_root) - before
-        timings = histogram_totals(metrics_port)
+        timings = scrape_metrics(metrics_port)
         cpu = cpu_seconds(broker.pid) - cpu_before
         return {
             "low_load_puts_per_s": round(low_puts / seconds, 1),
@@ -109,8 +96,7 @@ def measure(binary, s3_root, endpoint, args, work):
             "max_commit_ms_mean": mean_ms(timings_before, timings, "shoal_commit_duration_seconds"),
         }
     finally:
-        broker.terminate()
-        broker.wait()
+        stop(broker)
 
 
 def main():
@@ -139,8 +125,7 @@ def main():
             binary = args.binaries["ab".index(name)]
             runs[name].append(measure(binary, s3_root, endpoint, args, work / f"{name}{round_}"))
     finally:
-        s3.terminate()
-        s3.wait()
+        stop(s3)
         shutil.rmtree(work, ignore_errors=True)
     workload = {
         "store": "s3s-fs 0.14.1 on loopback", "commit_interval_ms": args.interval_ms,
