@@ -14,7 +14,7 @@ use shoal_wal::BatchHeader;
 
 use super::key_map::KeyMap;
 use super::output::{Output, Swap};
-use super::reading::read_step;
+use super::reading::Batches;
 use super::{Outcome, Pace};
 use crate::maintenance::now_ms;
 use crate::{Shard, ShardError};
@@ -32,13 +32,8 @@ pub async fn compact(
     let tombstones_before = now_ms().saturating_sub(plan.delete_retention_ms);
     let mut outcome = Outcome::default();
     let mut output = Output::new(plan.partition, config.object_max_bytes);
-    let mut offset = plan.from_offset;
-    loop {
-        let step = read_step(shard, plan.partition, (offset, end), pace).await?;
-        let Some((last, _)) = step.last() else {
-            break;
-        };
-        offset = last.last_offset + 1;
+    let mut batches = Batches::new(shard, plan.partition, plan.from_offset, end);
+    while let Some(step) = batches.next_step(pace).await? {
         for (read, bytes) in step {
             let header = BatchHeader::parse(&bytes)?;
             let rewritten = if header.is_control() {
@@ -103,14 +98,9 @@ async fn map_dirty_range(
     let config = &shard.config.rewrite;
     let inflated_max = shard.config.produce.max_inflated_batch_bytes;
     let mut map = KeyMap::with_budget(config.dedupe_buffer_bytes);
-    let mut offset = plan.cleaned_offset;
     let mut end = plan.end_offset;
-    'reading: loop {
-        let step = read_step(shard, plan.partition, (offset, end), pace).await?;
-        let Some((last, _)) = step.last() else {
-            break;
-        };
-        offset = last.last_offset + 1;
+    let mut batches = Batches::new(shard, plan.partition, plan.cleaned_offset, end);
+    'reading: while let Some(step) = batches.next_step(pace).await? {
         for (read, bytes) in step {
             let header = BatchHeader::parse(&bytes)?;
             if header.is_control() || is_aborted(&read, &header, &plan.aborted) {

@@ -5,7 +5,7 @@
 use shoal_coordinator::{is_rewritten_object, RewritePlan};
 
 use super::output::{Output, Swap};
-use super::reading::read_step;
+use super::reading::Batches;
 use super::{Outcome, Pace};
 use crate::{Shard, ShardError};
 
@@ -17,13 +17,8 @@ pub async fn merge(
     let config = &shard.config.rewrite;
     let mut outcome = Outcome::default();
     let mut output = Output::new(plan.partition, config.object_max_bytes);
-    let mut offset = plan.from_offset;
-    loop {
-        let step = read_step(shard, plan.partition, (offset, plan.end_offset), pace).await?;
-        let Some((last, _)) = step.last() else {
-            break;
-        };
-        offset = last.last_offset + 1;
+    let mut batches = Batches::new(shard, plan.partition, plan.from_offset, plan.end_offset);
+    while let Some(step) = batches.next_step(pace).await? {
         for (read, bytes) in step {
             // Batches merged already end a run: a swap replaces consecutive batches only.
             if is_rewritten_object(&read.object_key) {

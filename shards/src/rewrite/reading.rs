@@ -10,9 +10,42 @@ use super::Pace;
 use crate::fetch::read_partition;
 use crate::{Shard, ShardError};
 
+/// A partition's batches from one offset up to (not including) a batch that begins at `end`,
+/// handed out a step at a time.
+pub struct Batches<'a> {
+    shard: &'a Shard,
+    partition: TopicPartition,
+    offset: i64,
+    end: i64,
+}
+
+impl<'a> Batches<'a> {
+    pub fn new(shard: &'a Shard, partition: TopicPartition, from: i64, end: i64) -> Batches<'a> {
+        Batches {
+            shard,
+            partition,
+            offset: from,
+            end,
+        }
+    }
+
+    /// The next step's batches with their bytes, read at the pace's rate; None at the end.
+    pub async fn next_step(
+        &mut self,
+        pace: &mut Pace,
+    ) -> Result<Option<Vec<(BatchCoordinate, Bytes)>>, ShardError> {
+        let step = read_step(self.shard, self.partition, (self.offset, self.end), pace).await?;
+        let Some((last, _)) = step.last() else {
+            return Ok(None);
+        };
+        self.offset = last.last_offset + 1;
+        Ok(Some(step))
+    }
+}
+
 /// The batches from `offset` (at most about `[rewrite] read_step_bytes`, at least one) that
 /// begin before `end`, each with its bytes, read at the pace's rate; empty when none is left.
-pub async fn read_step(
+async fn read_step(
     shard: &Shard,
     partition: TopicPartition,
     (offset, end): (i64, i64),
