@@ -23,6 +23,7 @@ use glommio::task::JoinHandle;
 use shoal_protocol::frame::{frame_size, SIZE_PREFIX_BYTES};
 use shoal_shards::signal::LocalSignal;
 
+use super::frame_pool::{self, FrameBuffer};
 use super::limits::Admitted;
 use super::memory::Reservation;
 use super::request::{parse, Incoming, ParsedRequest};
@@ -35,8 +36,8 @@ use shoal_coordinator::acl::Operation;
 
 /// A request's bytes are read this many at a time (each read zeroes its room first).
 const READ_CHUNK_BYTES: usize = 64 << 10;
-/// A request frame up to this size is given its whole buffer before its first byte is read.
-const WHOLE_FRAME_BYTES: usize = 256 << 10;
+/// A request holds at most this much of the memory budget beyond the bytes it has sent.
+const RESERVE_AHEAD_BYTES: usize = 256 << 10;
 
 /// An answer being computed.
 type Answer = JoinHandle<Option<(Bytes, Reservation)>>;
@@ -270,10 +271,25 @@ async fn read_frame(
     reservation: &Reservation,
     peer: &str,
 ) -> Option<Bytes> {
-    // Room is reserved (and allocated) ahead of the bytes: a frame up to WHOLE_FRAME_BYTES at
-    // once, a larger one doubling as it arrives, so a client that announces a huge frame and
-    // stalls holds little, and the bytes already read are moved at most once in all.
-    let mut reserved = size.min(WHOLE_FRAME_BYTES);
+    if (frame_pool::SMALLEST..=frame_pool::LARGEST).contains(&size) {
+        // Most frames: a reused buffer (or fresh zeroed pages, untouched until read into),
+        // reserved a step ahead of the bytes that arrive.
+        let mut frame = FrameBuffer::take(size);
+        for step in frame.room().chunks_mut(RESERVE_AHEAD_BYTES) {
+            if !reservation.grow(step.len()).await {
+                return None;
+            }
+            if let Err(e) = reader.read_exact(step).await {
+                tracing::info!(%peer, error = %e, "connection closed mid-request");
+                return None;
+            }
+        }
+        return Some(frame.freeze());
+    }
+    // Room is reserved (and allocated) ahead of the bytes: a small frame at once, a larger one
+    // doubling as it arrives, so a client that announces a huge frame and stalls holds
+    // little, and the bytes already read are moved at most once in all.
+    let mut reserved = size.min(RESERVE_AHEAD_BYTES);
     if !reservation.grow(reserved).await {
         return None;
     }

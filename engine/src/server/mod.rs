@@ -1,6 +1,7 @@
 //! The Kafka listener on every shard and the per-connection request loop.
 
 mod connection;
+mod frame_pool;
 mod limits;
 mod listener;
 mod memory;
