@@ -76,7 +76,7 @@ def main(date):
     catchup = load(date, "consume-catchup")
     scaling = sorted((int(p.stem.split("scaling-")[1].split("shards")[0]), json.loads(p.read_text()))
                      for p in OUT.glob(f"{date}-scaling-*shards.json"))
-    lines = [START, f"### Matrix run {date}", "",
+    lines = [START, f"#### Matrix run {date}", "",
              "`scripts/bench-matrix.sh`: shoal-bench, 1 KiB records, 100 per batch, 8 partitions, "
              "4 connections × 8 in flight, acks=all, default commit interval (5 ms), local store. "
              "Broker: 1 shard on CPU 0 (coordinator on CPU 0); generator pinned to CPU 1; "
