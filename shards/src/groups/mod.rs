@@ -4,6 +4,7 @@
 
 pub mod calls;
 mod claims;
+pub mod consumer;
 mod error;
 mod expiry;
 mod group;
