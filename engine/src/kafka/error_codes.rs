@@ -55,6 +55,9 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::NotCoordinator => K::NotCoordinator,
         GroupError::CoordinatorNotAvailable => K::CoordinatorNotAvailable,
         GroupError::InvalidGroupId => K::InvalidGroupId,
+        GroupError::FencedMemberEpoch => K::FencedMemberEpoch,
+        GroupError::UnreleasedInstanceId => K::UnreleasedInstanceId,
+        GroupError::UnsupportedAssignor => K::UnsupportedAssignor,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

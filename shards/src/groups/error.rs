@@ -2,7 +2,7 @@
 //! are the groups' own outcomes, decided on the shard that owns the group; the metadata
 //! coordinator's stay in `shoal_coordinator::ErrorKind`, and the engine maps both to codes.
 
-/// A refusal of the classic group protocol.
+/// A refusal of the group protocols (classic and consumer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupError {
     UnknownMemberId,
@@ -28,4 +28,11 @@ pub enum GroupError {
     NotCoordinator,
     /// A group id the log refuses (empty or too long).
     InvalidGroupId,
+    /// A consumer-protocol member's epoch is not its own (nor its previous, after a lost
+    /// answer): it must give up its partitions and rejoin.
+    FencedMemberEpoch,
+    /// A static member's instance id is held by a member that has not left.
+    UnreleasedInstanceId,
+    /// A server assignor the group does not have.
+    UnsupportedAssignor,
 }

@@ -4,4 +4,5 @@
 //! still answer UNSUPPORTED_VERSION, and nothing of it is stored.
 
 pub mod assignor;
+pub mod group;
 pub mod reconcile;

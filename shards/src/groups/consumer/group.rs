@@ -1,0 +1,357 @@
+//! One consumer group of the KIP-848 protocol: its members, the group epoch (bumped whenever
+//! membership, a subscription or a subscribed topic's partitions change), the target
+//! assignment computed for it, and each member's reconciliation towards its target, one
+//! heartbeat at a time. Kafka 4.x's rules: epoch 0 joins, -1 leaves, -2 leaves a static
+//! member's place open for its return; a member may repeat its previous epoch only when an
+//! answer was lost (and it owns nothing new); anything else is fenced.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use shoal_coordinator::TopicPartition;
+use uuid::Uuid;
+
+use super::assignor::{Assignment, Assignor, AssignorMember};
+use super::reconcile::{MemberAssignment, MemberState};
+use crate::groups::GroupError;
+
+pub const JOIN_EPOCH: i32 = 0;
+pub const LEAVE_EPOCH: i32 = -1;
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// One ConsumerGroupHeartbeat, as the group needs it (`None`: the field was null, unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct Heartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    /// -1 when not sent.
+    pub rebalance_timeout_ms: i32,
+    pub subscribed_topic_names: Option<BTreeSet<String>>,
+    pub server_assignor: Option<String>,
+    /// The partitions the member owns.
+    pub owned: Option<BTreeSet<TopicPartition>>,
+}
+
+impl Heartbeat {
+    /// A full heartbeat (joining, or after an error) carries everything; the group answers it
+    /// with the whole assignment.
+    fn is_full(&self) -> bool {
+        self.rebalance_timeout_ms != -1
+            && self.subscribed_topic_names.is_some()
+            && self.owned.is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatAnswer {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// Sent when it changed, to a full heartbeat, and to a member behind its epoch.
+    pub assignment: Option<BTreeSet<TopicPartition>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub rebalance_timeout: Duration,
+    pub subscribed: BTreeSet<String>,
+    pub server_assignor: Option<String>,
+    pub assignment: MemberAssignment,
+    /// The epoch before the last change, accepted again from a member whose answer was lost.
+    pub previous_epoch: i32,
+    pub session_deadline: Instant,
+    /// Set while it must revoke: by then it has, or it is fenced.
+    pub revocation_deadline: Option<Instant>,
+    /// A static member that left with -2: its place (and partitions) wait for its instance.
+    pub left_statically: bool,
+}
+
+/// What the group knows of the cluster's topics: name → (id, partitions).
+pub type Topics = BTreeMap<String, (Uuid, i32)>;
+
+pub struct ConsumerGroup {
+    pub group_epoch: i32,
+    /// The epoch `target` was computed for.
+    pub assignment_epoch: i32,
+    pub members: BTreeMap<String, Member>,
+    pub target: Assignment,
+    /// The subscribed topics' partition counts the target was computed from.
+    subscribed_topics: BTreeMap<Uuid, i32>,
+    default_assignor: Assignor,
+    max_size: usize,
+    session_timeout: Duration,
+}
+
+impl ConsumerGroup {
+    pub fn new(default_assignor: Assignor, max_size: usize, session_timeout: Duration) -> Self {
+        ConsumerGroup {
+            group_epoch: 0,
+            assignment_epoch: 0,
+            members: BTreeMap::new(),
+            target: Assignment::new(),
+            subscribed_topics: BTreeMap::new(),
+            default_assignor,
+            max_size,
+            session_timeout,
+        }
+    }
+
+    pub fn heartbeat(
+        &mut self,
+        request: Heartbeat,
+        topics: &Topics,
+        now: Instant,
+    ) -> Result<HeartbeatAnswer, GroupError> {
+        if request.member_id.is_empty() {
+            return Err(GroupError::MemberIdRequired);
+        }
+        match request.member_epoch {
+            LEAVE_EPOCH | STATIC_LEAVE_EPOCH => return self.leave(&request),
+            JOIN_EPOCH => self.join(&request, now)?,
+            epoch => self.check_epoch(&request, epoch)?,
+        }
+        let member = self
+            .members
+            .get_mut(&request.member_id)
+            .expect("joined or checked");
+        member.session_deadline = now + self.session_timeout;
+        if request.rack_id.is_some() {
+            member.rack_id = request.rack_id.clone();
+        }
+        if request.rebalance_timeout_ms >= 0 {
+            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
+        }
+        let mut changed = false;
+        if let Some(names) = &request.subscribed_topic_names {
+            changed |= member.subscribed != *names;
+            member.subscribed = names.clone();
+        }
+        if let Some(assignor) = &request.server_assignor {
+            if Assignor::by_name(assignor).is_none() {
+                return Err(GroupError::UnsupportedAssignor);
+            }
+            changed |= member.server_assignor.as_deref() != Some(assignor.as_str());
+            member.server_assignor = Some(assignor.clone());
+        }
+        if changed {
+            self.group_epoch += 1;
+        }
+        self.refresh_target(topics);
+        Ok(self.reconcile(&request, now))
+    }
+
+    fn join(&mut self, request: &Heartbeat, now: Instant) -> Result<(), GroupError> {
+        if request.rebalance_timeout_ms < 0 || request.subscribed_topic_names.is_none() {
+            return Err(GroupError::InvalidRequest);
+        }
+        let returning = request.instance_id.as_ref().and_then(|instance| {
+            self.members
+                .iter()
+                .find(|(_, m)| m.instance_id.as_ref() == Some(instance))
+                .map(|(id, m)| (id.clone(), m.left_statically))
+        });
+        match returning {
+            // Another member has this instance id and has not left: it stays, this one waits.
+            Some((id, false)) if id != request.member_id => {
+                return Err(GroupError::UnreleasedInstanceId)
+            }
+            // A static member back: its place, partitions and target, no rebalance.
+            Some((id, true)) => {
+                let mut member = self.members.remove(&id).expect("found above");
+                member.left_statically = false;
+                if let Some(target) = self.target.remove(&id) {
+                    self.target.insert(request.member_id.clone(), target);
+                }
+                self.members.insert(request.member_id.clone(), member);
+                return Ok(());
+            }
+            _ => {}
+        }
+        if self.members.remove(&request.member_id).is_some() {
+            // Rejoining with epoch 0 gives up what it had: released to the others.
+            self.target.remove(&request.member_id);
+        } else if self.members.len() >= self.max_size {
+            return Err(GroupError::GroupMaxSizeReached);
+        }
+        self.members.insert(
+            request.member_id.clone(),
+            Member {
+                instance_id: request.instance_id.clone(),
+                rack_id: None,
+                rebalance_timeout: Duration::ZERO,
+                subscribed: BTreeSet::new(),
+                server_assignor: None,
+                assignment: MemberAssignment::joined(),
+                previous_epoch: JOIN_EPOCH,
+                session_deadline: now + self.session_timeout,
+                revocation_deadline: None,
+                left_statically: false,
+            },
+        );
+        self.group_epoch += 1;
+        Ok(())
+    }
+
+    /// A known member at its epoch, or at its previous one when the answer that moved it
+    /// on was lost and it owns nothing it no longer has.
+    fn check_epoch(&self, request: &Heartbeat, epoch: i32) -> Result<(), GroupError> {
+        let member = self
+            .members
+            .get(&request.member_id)
+            .filter(|m| !m.left_statically)
+            .ok_or(GroupError::UnknownMemberId)?;
+        let current = member.assignment.epoch;
+        let lost_answer = epoch == member.previous_epoch
+            && request
+                .owned
+                .as_ref()
+                .is_some_and(|owned| owned.is_subset(&member.assignment.assigned));
+        match epoch == current || (epoch < current && lost_answer) {
+            true => Ok(()),
+            false => Err(GroupError::FencedMemberEpoch),
+        }
+    }
+
+    fn leave(&mut self, request: &Heartbeat) -> Result<HeartbeatAnswer, GroupError> {
+        let Some(member) = self.members.get_mut(&request.member_id) else {
+            return Err(GroupError::UnknownMemberId);
+        };
+        if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
+            // Its partitions stay held until it returns or its session ends.
+            member.left_statically = true;
+        } else {
+            self.remove(&request.member_id);
+        }
+        Ok(HeartbeatAnswer {
+            member_id: request.member_id.clone(),
+            member_epoch: request.member_epoch,
+            assignment: None,
+        })
+    }
+
+    /// Removes a member (left, or fenced by a timeout); its partitions go to the others.
+    pub fn remove(&mut self, member_id: &str) {
+        if self.members.remove(member_id).is_some() {
+            self.target.remove(member_id);
+            self.group_epoch += 1;
+        }
+    }
+
+    /// Members whose session ended, or that did not revoke within their rebalance timeout,
+    /// are removed; returns their ids.
+    pub fn expire(&mut self, now: Instant) -> Vec<String> {
+        let expired: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| {
+                now >= m.session_deadline || m.revocation_deadline.is_some_and(|d| now >= d)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &expired {
+            self.remove(id);
+        }
+        expired
+    }
+
+    /// Recomputes the target when the group epoch moved past it or a subscribed topic changed.
+    fn refresh_target(&mut self, topics: &Topics) {
+        let by_id: BTreeMap<Uuid, i32> = self
+            .members
+            .values()
+            .flat_map(|m| &m.subscribed)
+            .filter_map(|name| topics.get(name).copied())
+            .collect();
+        if by_id != self.subscribed_topics {
+            self.subscribed_topics = by_id;
+            self.group_epoch += 1;
+        }
+        if self.assignment_epoch == self.group_epoch {
+            return;
+        }
+        let members = self
+            .members
+            .iter()
+            .map(|(id, m)| {
+                let subscribed = m
+                    .subscribed
+                    .iter()
+                    .filter_map(|name| topics.get(name).map(|&(topic_id, _)| topic_id))
+                    .collect();
+                let previous = self.target.get(id).cloned().unwrap_or_default();
+                (
+                    id.clone(),
+                    AssignorMember {
+                        subscribed,
+                        previous,
+                    },
+                )
+            })
+            .collect();
+        self.target = self.assignor().assign(&members, &self.subscribed_topics);
+        self.assignment_epoch = self.group_epoch;
+    }
+
+    /// The members' preferred assignor when they all name the same one, else the default.
+    fn assignor(&self) -> Assignor {
+        let named: BTreeSet<&str> = self
+            .members
+            .values()
+            .filter_map(|m| m.server_assignor.as_deref())
+            .collect();
+        match named.len() {
+            1 => named
+                .into_iter()
+                .next()
+                .and_then(Assignor::by_name)
+                .unwrap_or(self.default_assignor),
+            _ => self.default_assignor,
+        }
+    }
+
+    fn reconcile(&mut self, request: &Heartbeat, now: Instant) -> HeartbeatAnswer {
+        let id = &request.member_id;
+        let target = self.target.get(id).cloned().unwrap_or_default();
+        let member = &self.members[id];
+        let others = |p: &TopicPartition| {
+            self.members
+                .iter()
+                .any(|(other, m)| other != id && m.assignment.holds(p))
+        };
+        let next = member.assignment.advance(
+            self.assignment_epoch,
+            &target,
+            request.owned.as_ref(),
+            others,
+        );
+        let member = self.members.get_mut(id).expect("present");
+        let assignment_changed = next.assigned != member.assignment.assigned;
+        if next.epoch != member.assignment.epoch {
+            member.previous_epoch = member.assignment.epoch;
+        }
+        member.revocation_deadline = match next.state {
+            MemberState::UnrevokedPartitions => member
+                .revocation_deadline
+                .or(Some(now + member.rebalance_timeout)),
+            _ => None,
+        };
+        member.assignment = next;
+        // A member behind the epoch it is answered with (its last answer was lost) gets the
+        // whole assignment too.
+        let send = request.member_epoch != member.assignment.epoch
+            || request.is_full()
+            || assignment_changed;
+        HeartbeatAnswer {
+            member_id: id.clone(),
+            member_epoch: member.assignment.epoch,
+            assignment: send.then(|| member.assignment.assigned.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "group_tests.rs"]
+mod tests;
