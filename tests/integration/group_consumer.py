@@ -3,7 +3,9 @@ application. It prints one line per event and commits synchronously after each r
   assigned <p,p,...>   after every rebalance
   read <p> <offset>    a record was consumed
   committed <p> <next> a commit (of next offset to read) was acknowledged
-Usage: group_consumer.py BOOTSTRAP GROUP TOPIC [group.instance.id]"""
+Usage: group_consumer.py BOOTSTRAP GROUP TOPIC [group.instance.id|-] [strategy]
+The strategy "consumer" joins with the consumer group protocol (KIP-848) instead: the broker
+assigns, incrementally."""
 
 import signal
 import sys
@@ -32,10 +34,16 @@ def main():
     }
     if len(sys.argv) > 4 and sys.argv[4] != "-":
         config["group.instance.id"] = sys.argv[4]
+    broker_assigns = config["partition.assignment.strategy"] == "consumer"
+    if broker_assigns:
+        # Sessions, heartbeats and assignors are the broker's under this protocol.
+        for key in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+            del config[key]
+        config["group.protocol"] = "consumer"
     consumer = Consumer(config)
 
     owned = set()
-    cooperative = config["partition.assignment.strategy"] == "cooperative-sticky"
+    cooperative = broker_assigns or config.get("partition.assignment.strategy") == "cooperative-sticky"
 
     def report():
         say("assigned", ",".join(str(p) for p in sorted(owned)) or "-")

@@ -58,6 +58,7 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::FencedMemberEpoch => K::FencedMemberEpoch,
         GroupError::UnreleasedInstanceId => K::UnreleasedInstanceId,
         GroupError::UnsupportedAssignor => K::UnsupportedAssignor,
+        GroupError::StaleMemberEpoch => K::StaleMemberEpoch,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

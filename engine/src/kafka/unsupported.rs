@@ -46,7 +46,6 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
         ExpireDelegationToken => ExpireDelegationTokenResponse,
         DescribeDelegationToken => DescribeDelegationTokenResponse,
         UpdateFeatures => UpdateFeaturesResponse,
-        ConsumerGroupHeartbeat => ConsumerGroupHeartbeatResponse,
         ShareGroupHeartbeat => ShareGroupHeartbeatResponse,
         ShareFetch => ShareFetchResponse,
         ShareAcknowledge => ShareAcknowledgeResponse,

@@ -312,6 +312,7 @@ pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), S
         JoinGroupRequest,
         SyncGroupRequest,
         HeartbeatRequest,
+        ConsumerGroupHeartbeatRequest,
         LeaveGroupRequest,
         OffsetCommitRequest,
         OffsetFetchRequest,

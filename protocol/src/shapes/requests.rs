@@ -1868,6 +1868,102 @@ pub mod leave_group_request {
     };
 }
 
+pub mod consumer_group_heartbeat_request {
+    use super::*;
+
+    pub static TOPIC_PARTITIONS: Shape = Shape {
+        name: "TopicPartitions",
+        versions: (0, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "topic_id",
+                versions: (0, 1),
+                ty: Ty::Fixed(16),
+            },
+            Field {
+                name: "partitions",
+                versions: (0, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(4),
+                    element_bytes: size_of::<i32>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static CONSUMER_GROUP_HEARTBEAT_REQUEST: Shape = Shape {
+        name: "ConsumerGroupHeartbeatRequest",
+        versions: (0, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_id",
+                versions: (0, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_id",
+                versions: (0, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_epoch",
+                versions: (0, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "instance_id",
+                versions: (0, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "rack_id",
+                versions: (0, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "rebalance_timeout_ms",
+                versions: (0, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "subscribed_topic_names",
+                versions: (0, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::CompactString,
+                    element_bytes: size_of::<kafka_protocol::messages::TopicName>(),
+                },
+            },
+            Field {
+                name: "subscribed_topic_regex",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "server_assignor",
+                versions: (0, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "topic_partitions",
+                versions: (0, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&TOPIC_PARTITIONS),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
 pub mod offset_commit_request {
     use super::*;
 
@@ -3033,6 +3129,9 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         k if k == SyncGroupRequest::KEY => Some(&self::sync_group_request::SYNC_GROUP_REQUEST),
         k if k == HeartbeatRequest::KEY => Some(&self::heartbeat_request::HEARTBEAT_REQUEST),
         k if k == LeaveGroupRequest::KEY => Some(&self::leave_group_request::LEAVE_GROUP_REQUEST),
+        k if k == ConsumerGroupHeartbeatRequest::KEY => {
+            Some(&self::consumer_group_heartbeat_request::CONSUMER_GROUP_HEARTBEAT_REQUEST)
+        }
         k if k == OffsetCommitRequest::KEY => {
             Some(&self::offset_commit_request::OFFSET_COMMIT_REQUEST)
         }

@@ -35,4 +35,6 @@ pub enum GroupError {
     UnreleasedInstanceId,
     /// A server assignor the group does not have.
     UnsupportedAssignor,
+    /// A consumer-protocol member committed with an epoch that is not its current one.
+    StaleMemberEpoch,
 }

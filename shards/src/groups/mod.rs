@@ -43,6 +43,10 @@ pub struct GroupConfig {
     /// What all groups of one shard may hold (members, their metadata and assignments,
     /// member ids handed out and awaited); a join past it gets COORDINATOR_NOT_AVAILABLE.
     pub max_memory_bytes_per_shard: usize,
+    /// Consumer-protocol members: removed after this long without a heartbeat.
+    pub consumer_session_timeout_ms: u64,
+    /// Consumer-protocol members: asked to heartbeat this often.
+    pub consumer_heartbeat_interval_ms: i32,
 }
 
 impl Default for GroupConfig {
@@ -57,6 +61,8 @@ impl Default for GroupConfig {
             offsets_retention_ms: 7 * 24 * 3600 * 1000,
             max_member_metadata_bytes: 1 << 20,
             max_memory_bytes_per_shard: 256 << 20,
+            consumer_session_timeout_ms: 45_000,
+            consumer_heartbeat_interval_ms: 5_000,
         }
     }
 }

@@ -8,19 +8,23 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::claims::{Claimer, Claims};
+use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer};
+use super::consumer::registry::ConsumerGroups;
 use super::messages::*;
 use super::subscription::subscribed_topics;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
-use shoal_coordinator::GroupClaim;
+use shoal_coordinator::{GroupClaim, TopicsView};
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);
 
 pub struct Groups {
     groups: RefCell<HashMap<String, Group>>,
+    /// The groups of the consumer protocol (KIP-848); a group id is one kind or the other.
+    consumer: ConsumerGroups,
     /// Each group's next deadline as armed: `timers` may also hold older, later entries for a
     /// group, which are skipped when they come due.
     armed: RefCell<HashMap<String, Instant>>,
@@ -40,6 +44,7 @@ impl Groups {
     pub fn new(config: GroupConfig, claimer: Claimer) -> Rc<Groups> {
         let groups = Rc::new(Groups {
             groups: RefCell::new(HashMap::new()),
+            consumer: ConsumerGroups::new(config),
             armed: RefCell::new(HashMap::new()),
             timers: RefCell::new(BinaryHeap::new()),
             timer_wake: Cell::new(Instant::now()),
@@ -150,6 +155,7 @@ impl Groups {
         if !self.claims.lease_lapsed() {
             return;
         }
+        self.consumer.clear();
         let dropped: Vec<String> = self.groups.borrow_mut().drain().map(|(id, _)| id).collect();
         if !dropped.is_empty() {
             tracing::warn!(
@@ -174,6 +180,7 @@ impl Groups {
             "another broker claimed this group; its members here must rejoin"
         );
         self.groups.borrow_mut().remove(group_id);
+        self.consumer.remove(group_id);
         self.account(group_id, 0);
     }
 
@@ -183,6 +190,32 @@ impl Groups {
         self.claims.claim(group_id).await
     }
 
+    /// ConsumerGroupHeartbeat. A group new to this shard is claimed first, as for JoinGroup;
+    /// a group id in use by classic members is refused (GROUP_ID_NOT_FOUND, as Kafka does
+    /// when it does not migrate the group).
+    pub async fn consumer_heartbeat(
+        &self,
+        group_id: &str,
+        request: ConsumerHeartbeat,
+        topics: &TopicsView,
+    ) -> Result<HeartbeatAnswer, GroupError> {
+        self.drop_groups_if_lease_lapsed();
+        if self
+            .groups
+            .borrow()
+            .get(group_id)
+            .is_some_and(|g| !g.is_empty())
+        {
+            return Err(GroupError::GroupIdNotFound);
+        }
+        if !self.consumer.contains(group_id) {
+            self.consumer
+                .may_create(&request, self.groups.borrow().len())?;
+            self.claims.claim(group_id).await?;
+        }
+        self.consumer.heartbeat(group_id, request, topics)
+    }
+
     /// JoinGroup: answered once the group's rebalance completes (or fails). A group new to
     /// this shard is claimed first, so its members' offsets are read after every write of
     /// the broker that coordinated it before.
@@ -190,6 +223,9 @@ impl Groups {
         let member_id = req.member_id.clone();
         let group_id = req.group_id.clone();
         self.drop_groups_if_lease_lapsed();
+        if self.consumer.contains(&group_id) {
+            return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
+        }
         if !self.groups.borrow().contains_key(&group_id) {
             if let Err(error) = self.claims.claim(&group_id).await {
                 return JoinResponse::failed(error, &member_id);
@@ -262,6 +298,10 @@ impl Groups {
     /// May this member commit offsets now? If so, the claim its commit is written under.
     pub async fn validate_commit(&self, m: &MemberRef) -> Result<GroupClaim, GroupError> {
         self.drop_groups_if_lease_lapsed();
+        if self.consumer.contains(&m.group_id) {
+            self.consumer.validate_commit(m)?;
+            return self.claims.claim(&m.group_id).await;
+        }
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.validate_commit(m, Instant::now()),
             // No members: only a "simple" commit (generation -1) is allowed.

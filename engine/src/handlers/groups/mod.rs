@@ -1,7 +1,8 @@
-//! Consumer-group APIs (classic protocol). Membership is decided on the shard that owns the
+//! Consumer-group APIs (the classic protocol, and ConsumerGroupHeartbeat of KIP-848). Membership is decided on the shard that owns the
 //! group (`Shard::group_call`); committed offsets live in the coordinator.
 
 pub mod commit_request;
+pub mod consumer_heartbeat;
 pub mod delete_groups;
 pub mod describe_groups;
 pub mod find_coordinator;

@@ -69,8 +69,16 @@ pub struct Member {
     pub left_statically: bool,
 }
 
-/// What the group knows of the cluster's topics: name → (id, partitions).
-pub type Topics = BTreeMap<String, (Uuid, i32)>;
+/// The cluster's topics as the group sees them: a name's (id, partition count), if it exists.
+pub trait Topics {
+    fn lookup(&self, name: &str) -> Option<(Uuid, i32)>;
+}
+
+impl Topics for BTreeMap<String, (Uuid, i32)> {
+    fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
+        self.get(name).copied()
+    }
+}
 
 pub struct ConsumerGroup {
     pub group_epoch: i32,
@@ -102,7 +110,7 @@ impl ConsumerGroup {
     pub fn heartbeat(
         &mut self,
         request: Heartbeat,
-        topics: &Topics,
+        topics: &impl Topics,
         now: Instant,
     ) -> Result<HeartbeatAnswer, GroupError> {
         if request.member_id.is_empty() {
@@ -258,12 +266,12 @@ impl ConsumerGroup {
     }
 
     /// Recomputes the target when the group epoch moved past it or a subscribed topic changed.
-    fn refresh_target(&mut self, topics: &Topics) {
+    fn refresh_target(&mut self, topics: &impl Topics) {
         let by_id: BTreeMap<Uuid, i32> = self
             .members
             .values()
             .flat_map(|m| &m.subscribed)
-            .filter_map(|name| topics.get(name).copied())
+            .filter_map(|name| topics.lookup(name))
             .collect();
         if by_id != self.subscribed_topics {
             self.subscribed_topics = by_id;
@@ -279,7 +287,7 @@ impl ConsumerGroup {
                 let subscribed = m
                     .subscribed
                     .iter()
-                    .filter_map(|name| topics.get(name).map(|&(topic_id, _)| topic_id))
+                    .filter_map(|name| topics.lookup(name).map(|(topic_id, _)| topic_id))
                     .collect();
                 let previous = self.target.get(id).cloned().unwrap_or_default();
                 (

@@ -8,6 +8,8 @@ use super::*;
 
 const SESSION: Duration = Duration::from_secs(45);
 
+type Topics = BTreeMap<String, (Uuid, i32)>;
+
 fn topics(list: &[(&str, i32)]) -> Topics {
     list.iter()
         .enumerate()

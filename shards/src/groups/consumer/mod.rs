@@ -1,8 +1,43 @@
 //! The consumer group protocol (KIP-848), in which the broker assigns partitions and members
-//! reconcile towards their targets by heartbeat. So far its pure parts: the assignors and one
-//! member's reconciliation. Not yet served: ConsumerGroupHeartbeat and ConsumerGroupDescribe
-//! still answer UNSUPPORTED_VERSION, and nothing of it is stored.
+//! reconcile towards their targets by heartbeat: the assignors, one member's reconciliation,
+//! one group's heartbeat rules, and the groups of a shard. Membership is in memory, as for
+//! classic groups (committed offsets are durable); group epochs and targets are not stored
+//! yet, so members rejoin after a restart or a move of the group to another broker.
 
 pub mod assignor;
 pub mod group;
 pub mod reconcile;
+pub mod registry;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use shoal_coordinator::TopicsView;
+
+use super::calls::GroupCall;
+use super::{GroupError, Groups};
+use group::{Heartbeat, HeartbeatAnswer};
+
+/// A ConsumerGroupHeartbeat for the shard that owns the group, with the topics as the
+/// receiving shard saw them.
+#[derive(Debug)]
+pub struct ConsumerHeartbeat {
+    pub group_id: String,
+    pub heartbeat: Heartbeat,
+    pub topics: Arc<TopicsView>,
+}
+
+impl GroupCall for ConsumerHeartbeat {
+    type Reply = Result<HeartbeatAnswer, GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move {
+            groups
+                .consumer_heartbeat(&self.group_id, self.heartbeat, &self.topics)
+                .await
+        }
+        .boxed_local()
+    }
+}

@@ -1,0 +1,113 @@
+//! ConsumerGroupHeartbeat (KIP-848): a consumer-protocol member joins, heartbeats, reconciles
+//! and leaves through this one API; the group's shard decides (`groups::consumer`).
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use kafka_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::TopicPartition;
+use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
+use shoal_shards::groups::consumer::ConsumerHeartbeat;
+use shoal_shards::groups::GroupError;
+
+use super::{owned, owned_optional, text};
+use crate::handlers::Call;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    call: &Call<'_>,
+    request: ConsumerGroupHeartbeatRequest,
+) -> ConsumerGroupHeartbeatResponse {
+    let broker = call.broker;
+    let group_id = owned(&request.group_id.0);
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
+        return refused(error_codes::code_of(Some(denied)));
+    }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return refused(error_codes::code_of(Some(elsewhere)));
+    }
+    // librdkafka sends an empty expression when it subscribes by name.
+    if request
+        .subscribed_topic_regex
+        .as_ref()
+        .is_some_and(|regex| !regex.is_empty())
+    {
+        return ConsumerGroupHeartbeatResponse::default()
+            .with_error_code(kafka_protocol::ResponseError::InvalidRequest.code())
+            .with_error_message(Some(text(
+                "subscriptions by regular expression are not served yet",
+            )));
+    }
+    let mut member_id = owned(&request.member_id);
+    if member_id.is_empty() && call.version == 0 && request.member_epoch == 0 {
+        // Version 0: the coordinator names a joining member (from v1 the client does).
+        member_id = uuid::Uuid::new_v4().to_string();
+    }
+    let heartbeat = Heartbeat {
+        member_id,
+        member_epoch: request.member_epoch,
+        instance_id: owned_optional(&request.instance_id),
+        rack_id: owned_optional(&request.rack_id),
+        rebalance_timeout_ms: request.rebalance_timeout_ms,
+        subscribed_topic_names: request
+            .subscribed_topic_names
+            .as_ref()
+            .map(|names| names.iter().map(|n| owned(&n.0)).collect()),
+        server_assignor: owned_optional(&request.server_assignor),
+        owned: request.topic_partitions.as_ref().map(|topics| {
+            topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions.iter().map(|&partition| TopicPartition {
+                        topic_id: t.topic_id,
+                        partition,
+                    })
+                })
+                .collect()
+        }),
+    };
+    let topics = broker.shard.topics.load_full();
+    let call_on_group = ConsumerHeartbeat {
+        group_id: group_id.clone(),
+        heartbeat,
+        topics,
+    };
+    let answer = broker
+        .shard
+        .group_call(&group_id, call_on_group)
+        .await
+        .and_then(|reply| reply);
+    match answer {
+        Ok(answer) => answered(answer, broker.config.groups.consumer_heartbeat_interval_ms),
+        Err(error) => refused(error_codes::code_of(Some::<GroupError>(error))),
+    }
+}
+
+fn refused(code: i16) -> ConsumerGroupHeartbeatResponse {
+    ConsumerGroupHeartbeatResponse::default().with_error_code(code)
+}
+
+fn answered(answer: HeartbeatAnswer, interval_ms: i32) -> ConsumerGroupHeartbeatResponse {
+    ConsumerGroupHeartbeatResponse::default()
+        .with_member_id(Some(text(answer.member_id)))
+        .with_member_epoch(answer.member_epoch)
+        .with_heartbeat_interval_ms(interval_ms)
+        .with_assignment(answer.assignment.map(assignment))
+}
+
+/// The partitions by topic id, as the response carries them.
+fn assignment(partitions: BTreeSet<TopicPartition>) -> Assignment {
+    let mut topics: Vec<TopicPartitions> = Vec::new();
+    for p in partitions {
+        match topics.last_mut() {
+            Some(t) if t.topic_id == p.topic_id => t.partitions.push(p.partition),
+            _ => topics.push(
+                TopicPartitions::default()
+                    .with_topic_id(p.topic_id)
+                    .with_partitions(vec![p.partition]),
+            ),
+        }
+    }
+    Assignment::default().with_topic_partitions(topics)
+}

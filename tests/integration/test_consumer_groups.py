@@ -1,0 +1,128 @@
+"""The consumer group protocol (KIP-848, `group.protocol=consumer`) with confluent-kafka: the
+broker assigns partitions, members reconcile by heartbeat, and scaling out and in moves only
+what must move, with no record read twice under synchronous commits."""
+
+import threading
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from test_groups import Member, all_reads, create_topic, wait_for
+
+# Members heartbeat every 500 ms so tests see rebalances quickly.
+CONFIG = "[groups]\nconsumer_heartbeat_interval_ms = 500\nconsumer_session_timeout_ms = 6000\n"
+
+
+class SteadyProducer:
+    """Produces `rate` records a second round-robin over the partitions until stopped, and
+    remembers every record it was acknowledged as (partition, offset)."""
+
+    def __init__(self, bootstrap, topic, partitions, rate=200):
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+        self.topic, self.partitions, self.rate = topic, partitions, rate
+        self.acked = set()
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _delivered(self, error, message):
+        if error is None:
+            self.acked.add((message.partition(), message.offset()))
+
+    def _run(self):
+        i = 0
+        while self.running:
+            self.producer.produce(self.topic, value=f"v{i}".encode(), partition=i % self.partitions,
+                                  on_delivery=self._delivered)
+            self.producer.poll(0)
+            i += 1
+            time.sleep(1 / self.rate)
+        self.producer.flush(30)
+
+    def stop(self):
+        self.running = False
+        self.thread.join(timeout=60)
+
+
+def owned_sets(members):
+    return [m.snapshot()[0] for m in members]
+
+
+def balanced(members, partitions):
+    owned = owned_sets(members)
+    sizes = sorted(len(o) for o in owned)
+    return (set().union(*owned) == set(range(partitions)) and sizes[-1] - sizes[0] <= 1
+            and sum(sizes) == partitions)
+
+
+def test_members_scale_one_to_four_to_two_and_no_record_is_read_twice(make_broker):
+    broker = make_broker(extra_config=CONFIG).start()
+    topic, group, partitions = "orders", "shipping", 8
+    create_topic(broker.bootstrap, topic, partitions)
+    producer = SteadyProducer(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, group, topic, strategy="consumer")]
+    try:
+        wait_for(lambda: balanced(members, partitions), 30, "the first member owning all")
+        joined_at = time.time()
+        members += [Member(broker.bootstrap, group, topic, strategy="consumer") for _ in range(3)]
+        wait_for(lambda: balanced(members, partitions), 60, "four members with two each")
+        fourth_first_read = wait_for(lambda: members[3].snapshot()[1], 30, "a read by the fourth")
+        wait_for(lambda: all(m.snapshot()[1] for m in members), 30, "a read by each of four")
+        print(f"four members balanced; the fourth read its first record "
+              f"{fourth_first_read - joined_at:.1f}s after it started")
+        # Two leave gracefully: the others take over their partitions.
+        for m in members[2:]:
+            m.close()
+        wait_for(lambda: balanced(members[:2], partitions), 60, "two members with four each")
+        time.sleep(1)
+        producer.stop()
+        wait_for(lambda: set(all_reads(members)) >= producer.acked, 60, "every acked record")
+        reads = all_reads(members)
+        twice = {r for r in reads if reads.count(r) > 1}
+        assert not twice, f"read twice: {sorted(twice)[:10]}"
+        assert len(producer.acked) > 100
+    finally:
+        producer.running = False
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()
+
+
+def test_a_member_commits_with_its_epoch_and_a_new_consumer_resumes_there(make_broker):
+    broker = make_broker(extra_config=CONFIG).start()
+    create_topic(broker.bootstrap, "ledger", 2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(20):
+        producer.produce("ledger", value=b"x", partition=i % 2)
+    producer.flush(10)
+
+    def consumer():
+        return Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "books",
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False})
+
+    first = consumer()
+    first.subscribe(["ledger"])
+    read = 0
+    deadline = time.time() + 30
+    while read < 12 and time.time() < deadline:
+        m = first.poll(0.5)
+        if m is not None and not m.error():
+            read += 1
+            first.commit(message=m, asynchronous=False)
+    assert read == 12
+    committed = first.committed([TopicPartition("ledger", p) for p in range(2)], timeout=10)
+    first.close()
+    assert sum(tp.offset for tp in committed) == 12
+
+    second = consumer()
+    second.subscribe(["ledger"])
+    rest = 0
+    deadline = time.time() + 30
+    while rest < 8 and time.time() < deadline:
+        m = second.poll(0.5)
+        if m is not None and not m.error():
+            rest += 1
+    assert rest == 8, "resumed from the committed offsets, nothing read again"
+    assert second.poll(2) is None
+    second.close()
