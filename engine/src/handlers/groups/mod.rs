@@ -1,5 +1,6 @@
-//! Consumer-group APIs (the classic protocol, and ConsumerGroupHeartbeat of KIP-848). Membership is decided on the shard that owns the
-//! group (`Shard::group_call`); committed offsets live in the coordinator.
+//! Consumer-group APIs (the classic protocol, and ConsumerGroupHeartbeat of KIP-848).
+//! Membership is decided on the shard that owns the group (`Shard::group_call`); committed
+//! offsets live in the coordinator.
 
 pub mod commit_request;
 pub mod consumer_heartbeat;
