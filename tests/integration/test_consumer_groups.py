@@ -126,3 +126,39 @@ def test_a_member_commits_with_its_epoch_and_a_new_consumer_resumes_there(make_b
     assert rest == 8, "resumed from the committed offsets, nothing read again"
     assert second.poll(2) is None
     second.close()
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(make_broker):
+    broker = make_broker(extra_config=CONFIG).start()
+    create_topic(broker.bootstrap, "orders-eu", 2)
+    create_topic(broker.bootstrap, "payments", 2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "audit",
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                         "topic.metadata.refresh.interval.ms": 1000})
+    consumer.subscribe(["^orders-.*"])
+    seen = set()
+
+    def read_until(wanted, timeout):
+        deadline = time.time() + timeout
+        while not wanted <= seen and time.time() < deadline:
+            producer.poll(0)
+            m = consumer.poll(0.2)
+            if m is not None and not m.error():
+                seen.add(m.topic())
+
+    try:
+        for topic in ("orders-eu", "payments"):
+            producer.produce(topic, value=b"x")
+        producer.flush(10)
+        read_until({"orders-eu"}, 30)
+        assert seen == {"orders-eu"}
+        create_topic(broker.bootstrap, "orders-us", 2)
+        deadline = time.time() + 30
+        while "orders-us" not in seen and time.time() < deadline:
+            producer.produce("orders-us", value=b"y")
+            producer.flush(10)
+            read_until({"orders-us"}, 1)
+        assert seen == {"orders-eu", "orders-us"}, "payments never matched"
+    finally:
+        consumer.close()

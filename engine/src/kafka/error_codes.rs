@@ -59,6 +59,7 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::UnreleasedInstanceId => K::UnreleasedInstanceId,
         GroupError::UnsupportedAssignor => K::UnsupportedAssignor,
         GroupError::StaleMemberEpoch => K::StaleMemberEpoch,
+        GroupError::InvalidRegularExpression => K::InvalidRegularExpression,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

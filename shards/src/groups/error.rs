@@ -37,4 +37,6 @@ pub enum GroupError {
     UnsupportedAssignor,
     /// A consumer-protocol member committed with an epoch that is not its current one.
     StaleMemberEpoch,
+    /// A subscription's regular expression does not compile.
+    InvalidRegularExpression,
 }

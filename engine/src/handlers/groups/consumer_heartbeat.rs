@@ -27,18 +27,6 @@ pub async fn handle(
     if let Err(elsewhere) = call.check_coordinator(&group_id) {
         return refused(error_codes::code_of(Some(elsewhere)));
     }
-    // librdkafka sends an empty expression when it subscribes by name.
-    if request
-        .subscribed_topic_regex
-        .as_ref()
-        .is_some_and(|regex| !regex.is_empty())
-    {
-        return ConsumerGroupHeartbeatResponse::default()
-            .with_error_code(kafka_protocol::ResponseError::InvalidRequest.code())
-            .with_error_message(Some(text(
-                "subscriptions by regular expression are not served yet",
-            )));
-    }
     let mut member_id = owned(&request.member_id);
     if member_id.is_empty() && call.version == 0 && request.member_epoch == 0 {
         // Version 0: the coordinator names a joining member (from v1 the client does).
@@ -54,6 +42,7 @@ pub async fn handle(
             .subscribed_topic_names
             .as_ref()
             .map(|names| names.iter().map(|n| owned(&n.0)).collect()),
+        subscribed_topic_regex: owned_optional(&request.subscribed_topic_regex),
         server_assignor: owned_optional(&request.server_assignor),
         owned: request.topic_partitions.as_ref().map(|topics| {
             topics

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use regex::Regex;
 use shoal_coordinator::TopicPartition;
 use uuid::Uuid;
 
@@ -29,6 +30,9 @@ pub struct Heartbeat {
     /// -1 when not sent.
     pub rebalance_timeout_ms: i32,
     pub subscribed_topic_names: Option<BTreeSet<String>>,
+    /// A subscription by regular expression (RE2 syntax, matching whole names); an empty one
+    /// clears it.
+    pub subscribed_topic_regex: Option<String>,
     pub server_assignor: Option<String>,
     /// The partitions the member owns.
     pub owned: Option<BTreeSet<TopicPartition>>,
@@ -39,7 +43,7 @@ impl Heartbeat {
     /// with the whole assignment.
     fn is_full(&self) -> bool {
         self.rebalance_timeout_ms != -1
-            && self.subscribed_topic_names.is_some()
+            && (self.subscribed_topic_names.is_some() || self.subscribed_topic_regex.is_some())
             && self.owned.is_some()
     }
 }
@@ -58,6 +62,8 @@ pub struct Member {
     pub rack_id: Option<String>,
     pub rebalance_timeout: Duration,
     pub subscribed: BTreeSet<String>,
+    /// Its expression as sent, and compiled to match whole topic names.
+    pub regex: Option<(String, Regex)>,
     pub server_assignor: Option<String>,
     pub assignment: MemberAssignment,
     /// The epoch before the last change, accepted again from a member whose answer was lost.
@@ -72,11 +78,17 @@ pub struct Member {
 /// The cluster's topics as the group sees them: a name's (id, partition count), if it exists.
 pub trait Topics {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)>;
+    /// The names of every topic `regex` matches.
+    fn matching(&self, regex: &Regex) -> Vec<String>;
 }
 
 impl Topics for BTreeMap<String, (Uuid, i32)> {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
         self.get(name).copied()
+    }
+
+    fn matching(&self, regex: &Regex) -> Vec<String> {
+        self.keys().filter(|n| regex.is_match(n)).cloned().collect()
     }
 }
 
@@ -116,6 +128,15 @@ impl ConsumerGroup {
         if request.member_id.is_empty() {
             return Err(GroupError::MemberIdRequired);
         }
+        // Refused before anything changes.
+        let regex = match request.subscribed_topic_regex.as_deref() {
+            Some(expression) if !expression.is_empty() => Some(whole_name_regex(expression)?),
+            _ => None,
+        };
+        let assignor = request.server_assignor.as_deref().map(Assignor::by_name);
+        if assignor == Some(None) {
+            return Err(GroupError::UnsupportedAssignor);
+        }
         match request.member_epoch {
             LEAVE_EPOCH | STATIC_LEAVE_EPOCH => return self.leave(&request),
             JOIN_EPOCH => self.join(&request, now)?,
@@ -137,10 +158,14 @@ impl ConsumerGroup {
             changed |= member.subscribed != *names;
             member.subscribed = names.clone();
         }
-        if let Some(assignor) = &request.server_assignor {
-            if Assignor::by_name(assignor).is_none() {
-                return Err(GroupError::UnsupportedAssignor);
+        if let Some(expression) = &request.subscribed_topic_regex {
+            let before = member.regex.as_ref().map(|(e, _)| e.clone());
+            if before.as_ref() != Some(expression) {
+                member.regex = regex.map(|r| (expression.clone(), r));
+                changed |= before.is_some() || member.regex.is_some();
             }
+        }
+        if let Some(assignor) = &request.server_assignor {
             changed |= member.server_assignor.as_deref() != Some(assignor.as_str());
             member.server_assignor = Some(assignor.clone());
         }
@@ -152,7 +177,9 @@ impl ConsumerGroup {
     }
 
     fn join(&mut self, request: &Heartbeat, now: Instant) -> Result<(), GroupError> {
-        if request.rebalance_timeout_ms < 0 || request.subscribed_topic_names.is_none() {
+        let subscribes =
+            request.subscribed_topic_names.is_some() || request.subscribed_topic_regex.is_some();
+        if request.rebalance_timeout_ms < 0 || !subscribes {
             return Err(GroupError::InvalidRequest);
         }
         let returning = request.instance_id.as_ref().and_then(|instance| {
@@ -191,6 +218,7 @@ impl ConsumerGroup {
                 rack_id: None,
                 rebalance_timeout: Duration::ZERO,
                 subscribed: BTreeSet::new(),
+                regex: None,
                 server_assignor: None,
                 assignment: MemberAssignment::joined(),
                 previous_epoch: JOIN_EPOCH,
@@ -265,13 +293,28 @@ impl ConsumerGroup {
         expired
     }
 
-    /// Recomputes the target when the group epoch moved past it or a subscribed topic changed.
+    /// Recomputes the target when the group epoch moved past it or a subscribed topic changed
+    /// (created, deleted, grown, or newly matched by a member's expression).
     fn refresh_target(&mut self, topics: &impl Topics) {
-        let by_id: BTreeMap<Uuid, i32> = self
+        let subscriptions: BTreeMap<String, BTreeMap<Uuid, i32>> = self
             .members
+            .iter()
+            .map(|(id, m)| {
+                let by_regex = m.regex.iter().flat_map(|(_, r)| topics.matching(r));
+                let ids = m
+                    .subscribed
+                    .iter()
+                    .cloned()
+                    .chain(by_regex)
+                    .filter_map(|name| topics.lookup(&name))
+                    .collect();
+                (id.clone(), ids)
+            })
+            .collect();
+        let by_id: BTreeMap<Uuid, i32> = subscriptions
             .values()
-            .flat_map(|m| &m.subscribed)
-            .filter_map(|name| topics.lookup(name))
+            .flatten()
+            .map(|(k, v)| (*k, *v))
             .collect();
         if by_id != self.subscribed_topics {
             self.subscribed_topics = by_id;
@@ -280,18 +323,13 @@ impl ConsumerGroup {
         if self.assignment_epoch == self.group_epoch {
             return;
         }
-        let members = self
-            .members
-            .iter()
-            .map(|(id, m)| {
-                let subscribed = m
-                    .subscribed
-                    .iter()
-                    .filter_map(|name| topics.lookup(name).map(|(topic_id, _)| topic_id))
-                    .collect();
-                let previous = self.target.get(id).cloned().unwrap_or_default();
+        let members = subscriptions
+            .into_iter()
+            .map(|(id, topics)| {
+                let previous = self.target.get(&id).cloned().unwrap_or_default();
+                let subscribed = topics.into_keys().collect();
                 (
-                    id.clone(),
+                    id,
                     AssignorMember {
                         subscribed,
                         previous,
@@ -358,6 +396,15 @@ impl ConsumerGroup {
             assignment: send.then(|| member.assignment.assigned.clone()),
         }
     }
+}
+
+/// Kafka matches an expression against whole topic names (RE2/J's `matches`).
+fn whole_name_regex(expression: &str) -> Result<Regex, GroupError> {
+    // Bounded: a client's expression cannot compile into an unbounded automaton.
+    regex::RegexBuilder::new(&format!("^(?:{expression})$"))
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|_| GroupError::InvalidRegularExpression)
 }
 
 #[cfg(test)]

@@ -232,3 +232,35 @@ fn scaling_one_to_four_to_two_never_gives_a_partition_to_two_clients() {
         .collect();
     assert_eq!(counts, BTreeMap::from([("m0", 4), ("m1", 4)]));
 }
+
+#[test]
+fn a_regex_subscription_picks_up_a_new_matching_topic_and_a_bad_one_is_refused() {
+    let now = Instant::now();
+    let mut group = ConsumerGroup::new(Assignor::Uniform, 10, SESSION);
+    let mut bad = join("m1", &[]);
+    bad.subscribed_topic_names = None;
+    bad.subscribed_topic_regex = Some("orders-(".into());
+    let t = topics(&[("orders-eu", 2), ("payments", 2)]);
+    assert_eq!(
+        group.heartbeat(bad, &t, now),
+        Err(GroupError::InvalidRegularExpression)
+    );
+    assert!(group.members.is_empty(), "a refused join leaves nothing behind");
+
+    let mut request = join("m1", &[]);
+    request.subscribed_topic_names = None;
+    request.subscribed_topic_regex = Some("orders-.*".into());
+    let first = group.heartbeat(request, &t, now).unwrap();
+    let eu = t["orders-eu"].0;
+    assert!(first.assignment.as_ref().unwrap().iter().all(|p| p.topic_id == eu));
+    assert_eq!(first.assignment.as_ref().unwrap().len(), 2);
+    // A topic created later that matches is assigned at the next heartbeat.
+    let mut t = t;
+    t.insert("orders-us".into(), (Uuid::from_u128(99), 3));
+    let owned = first.assignment.unwrap();
+    let next = group
+        .heartbeat(beat("m1", first.member_epoch, &owned), &t, now)
+        .unwrap();
+    assert!(next.member_epoch > first.member_epoch);
+    assert_eq!(next.assignment.map(|a| a.len()), Some(5));
+}

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use regex::Regex;
 use shoal_coordinator::TopicsView;
 use uuid::Uuid;
 
@@ -18,6 +19,13 @@ use crate::groups::{GroupConfig, GroupError};
 impl Topics for TopicsView {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
         self.by_name(name).map(|t| (t.id, t.partitions))
+    }
+
+    fn matching(&self, regex: &Regex) -> Vec<String> {
+        self.all()
+            .filter(|t| regex.is_match(&t.name))
+            .map(|t| t.name.clone())
+            .collect()
     }
 }
 
