@@ -2,6 +2,7 @@
 //! after each durable topic change, read lock-free by the shards.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -45,17 +46,29 @@ pub struct TopicsView {
     by_id: HashMap<Uuid, Arc<TopicMeta>>,
     /// The ACL bindings, published with the catalogue so shards authorize without asking.
     acls: Vec<AclBinding>,
+    /// Distinct for every catalogue built in this process (0: the empty default), so a reader
+    /// can tell cheaply whether what it derived from an older one is still current.
+    version: u64,
 }
+
+static VERSIONS: AtomicU64 = AtomicU64::new(1);
 
 impl TopicsView {
     pub fn new(topics: impl IntoIterator<Item = TopicMeta>) -> TopicsView {
-        let mut view = TopicsView::default();
+        let mut view = TopicsView {
+            version: VERSIONS.fetch_add(1, Ordering::Relaxed),
+            ..TopicsView::default()
+        };
         for topic in topics {
             let topic = Arc::new(topic);
             view.by_id.insert(topic.id, topic.clone());
             view.by_name.insert(topic.name.clone(), topic);
         }
         view
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Arc<TopicMeta>> {

@@ -5,7 +5,7 @@
 //! member's place open for its return; a member may repeat its previous epoch only when an
 //! answer was lost (and it owns nothing new); anything else is fenced.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -80,11 +80,20 @@ pub trait Topics {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)>;
     /// The names of every topic `regex` matches.
     fn matching(&self, regex: &Regex) -> Vec<String>;
+    /// Changes whenever the topics do: what was resolved against an older version is redone.
+    fn version(&self) -> u64;
 }
 
 impl Topics for BTreeMap<String, (Uuid, i32)> {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
         self.get(name).copied()
+    }
+
+    fn version(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut hasher);
+        hasher.finish()
     }
 
     fn matching(&self, regex: &Regex) -> Vec<String> {
@@ -100,6 +109,14 @@ pub struct ConsumerGroup {
     pub target: Assignment,
     /// The subscribed topics' partition counts the target was computed from.
     subscribed_topics: BTreeMap<Uuid, i32>,
+    /// Each member's subscription resolved against the topics of `topics_version`: its
+    /// topics' ids and partition counts. Members in `unresolved` are redone at the next
+    /// heartbeat (joined, or changed their subscription); all are when the topics change.
+    resolved: BTreeMap<String, BTreeMap<Uuid, i32>>,
+    unresolved: BTreeSet<String>,
+    topics_version: Option<u64>,
+    /// Which member holds each partition (assigned or not yet confirmed revoked).
+    holders: HashMap<TopicPartition, String>,
     default_assignor: Assignor,
     max_size: usize,
     session_timeout: Duration,
@@ -113,6 +130,10 @@ impl ConsumerGroup {
             members: BTreeMap::new(),
             target: Assignment::new(),
             subscribed_topics: BTreeMap::new(),
+            resolved: BTreeMap::new(),
+            unresolved: BTreeSet::new(),
+            topics_version: None,
+            holders: HashMap::new(),
             default_assignor,
             max_size,
             session_timeout,
@@ -171,6 +192,7 @@ impl ConsumerGroup {
         }
         if changed {
             self.group_epoch += 1;
+            self.unresolved.insert(request.member_id.clone());
         }
         self.refresh_target(topics);
         Ok(self.reconcile(&request, now))
@@ -197,17 +219,29 @@ impl ConsumerGroup {
             Some((id, true)) => {
                 let mut member = self.members.remove(&id).expect("found above");
                 member.left_statically = false;
+                let new_id = request.member_id.clone();
                 if let Some(target) = self.target.remove(&id) {
-                    self.target.insert(request.member_id.clone(), target);
+                    self.target.insert(new_id.clone(), target);
                 }
-                self.members.insert(request.member_id.clone(), member);
+                if let Some(resolved) = self.resolved.remove(&id) {
+                    self.resolved.insert(new_id.clone(), resolved);
+                }
+                for p in member
+                    .assignment
+                    .assigned
+                    .iter()
+                    .chain(&member.assignment.revoking)
+                {
+                    self.holders.insert(*p, new_id.clone());
+                }
+                self.members.insert(new_id, member);
                 return Ok(());
             }
             _ => {}
         }
-        if self.members.remove(&request.member_id).is_some() {
+        if self.members.contains_key(&request.member_id) {
             // Rejoining with epoch 0 gives up what it had: released to the others.
-            self.target.remove(&request.member_id);
+            self.remove(&request.member_id);
         } else if self.members.len() >= self.max_size {
             return Err(GroupError::GroupMaxSizeReached);
         }
@@ -227,6 +261,7 @@ impl ConsumerGroup {
                 left_statically: false,
             },
         );
+        self.unresolved.insert(request.member_id.clone());
         self.group_epoch += 1;
         Ok(())
     }
@@ -270,10 +305,21 @@ impl ConsumerGroup {
 
     /// Removes a member (left, or fenced by a timeout); its partitions go to the others.
     pub fn remove(&mut self, member_id: &str) {
-        if self.members.remove(member_id).is_some() {
-            self.target.remove(member_id);
-            self.group_epoch += 1;
+        let Some(member) = self.members.remove(member_id) else {
+            return;
+        };
+        self.target.remove(member_id);
+        self.resolved.remove(member_id);
+        self.unresolved.remove(member_id);
+        for p in member
+            .assignment
+            .assigned
+            .iter()
+            .chain(&member.assignment.revoking)
+        {
+            self.holders.remove(p);
         }
+        self.group_epoch += 1;
     }
 
     /// Members whose session ended, or that did not revoke within their rebalance timeout,
@@ -294,42 +340,42 @@ impl ConsumerGroup {
     }
 
     /// Recomputes the target when the group epoch moved past it or a subscribed topic changed
-    /// (created, deleted, grown, or newly matched by a member's expression).
+    /// (created, deleted, grown, or newly matched by a member's expression). Subscriptions
+    /// are resolved again only for members that changed, or for all when the topics did.
     fn refresh_target(&mut self, topics: &impl Topics) {
-        let subscriptions: BTreeMap<String, BTreeMap<Uuid, i32>> = self
-            .members
-            .iter()
-            .map(|(id, m)| {
-                let by_regex = m.regex.iter().flat_map(|(_, r)| topics.matching(r));
-                let ids = m
-                    .subscribed
-                    .iter()
-                    .cloned()
-                    .chain(by_regex)
-                    .filter_map(|name| topics.lookup(&name))
-                    .collect();
-                (id.clone(), ids)
-            })
-            .collect();
-        let by_id: BTreeMap<Uuid, i32> = subscriptions
-            .values()
-            .flatten()
-            .map(|(k, v)| (*k, *v))
-            .collect();
-        if by_id != self.subscribed_topics {
-            self.subscribed_topics = by_id;
-            self.group_epoch += 1;
+        if self.topics_version != Some(topics.version()) {
+            self.topics_version = Some(topics.version());
+            self.unresolved.extend(self.members.keys().cloned());
+        }
+        if !self.unresolved.is_empty() {
+            for id in std::mem::take(&mut self.unresolved) {
+                if let Some(member) = self.members.get(&id) {
+                    self.resolved.insert(id, resolve(member, topics));
+                }
+            }
+            let by_id: BTreeMap<Uuid, i32> = self
+                .resolved
+                .values()
+                .flatten()
+                .map(|(k, v)| (*k, *v))
+                .collect();
+            if by_id != self.subscribed_topics {
+                self.subscribed_topics = by_id;
+                self.group_epoch += 1;
+            }
         }
         if self.assignment_epoch == self.group_epoch {
             return;
         }
-        let members = subscriptions
-            .into_iter()
-            .map(|(id, topics)| {
-                let previous = self.target.get(&id).cloned().unwrap_or_default();
-                let subscribed = topics.into_keys().collect();
+        let members = self
+            .members
+            .keys()
+            .map(|id| {
+                let previous = self.target.get(id).cloned().unwrap_or_default();
+                let subscribed = self.resolved.get(id).map(|t| t.keys().copied().collect());
+                let subscribed = subscribed.unwrap_or_default();
                 (
-                    id,
+                    id.clone(),
                     AssignorMember {
                         subscribed,
                         previous,
@@ -361,20 +407,24 @@ impl ConsumerGroup {
     fn reconcile(&mut self, request: &Heartbeat, now: Instant) -> HeartbeatAnswer {
         let id = &request.member_id;
         let target = self.target.get(id).cloned().unwrap_or_default();
-        let member = &self.members[id];
-        let others = |p: &TopicPartition| {
-            self.members
-                .iter()
-                .any(|(other, m)| other != id && m.assignment.holds(p))
-        };
-        let next = member.assignment.advance(
+        let holders = &self.holders;
+        let next = self.members[id].assignment.advance(
             self.assignment_epoch,
             &target,
             request.owned.as_ref(),
-            others,
+            |p| holders.get(p).is_some_and(|holder| holder != id),
         );
         let member = self.members.get_mut(id).expect("present");
-        let assignment_changed = next.assigned != member.assignment.assigned;
+        let before = &member.assignment;
+        let assignment_changed = next.assigned != before.assigned;
+        for p in before.assigned.iter().chain(&before.revoking) {
+            if !next.holds(p) {
+                self.holders.remove(p);
+            }
+        }
+        for p in next.assigned.iter().chain(&next.revoking) {
+            self.holders.insert(*p, id.clone());
+        }
         if next.epoch != member.assignment.epoch {
             member.previous_epoch = member.assignment.epoch;
         }
@@ -396,6 +446,18 @@ impl ConsumerGroup {
             assignment: send.then(|| member.assignment.assigned.clone()),
         }
     }
+}
+
+/// A member's subscribed topics that exist: by name, and by its expression.
+fn resolve(member: &Member, topics: &impl Topics) -> BTreeMap<Uuid, i32> {
+    let by_regex = member.regex.iter().flat_map(|(_, r)| topics.matching(r));
+    member
+        .subscribed
+        .iter()
+        .cloned()
+        .chain(by_regex)
+        .filter_map(|name| topics.lookup(&name))
+        .collect()
 }
 
 /// Kafka matches an expression against whole topic names (RE2/J's `matches`).

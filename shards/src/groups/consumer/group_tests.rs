@@ -245,14 +245,22 @@ fn a_regex_subscription_picks_up_a_new_matching_topic_and_a_bad_one_is_refused()
         group.heartbeat(bad, &t, now),
         Err(GroupError::InvalidRegularExpression)
     );
-    assert!(group.members.is_empty(), "a refused join leaves nothing behind");
+    assert!(
+        group.members.is_empty(),
+        "a refused join leaves nothing behind"
+    );
 
     let mut request = join("m1", &[]);
     request.subscribed_topic_names = None;
     request.subscribed_topic_regex = Some("orders-.*".into());
     let first = group.heartbeat(request, &t, now).unwrap();
     let eu = t["orders-eu"].0;
-    assert!(first.assignment.as_ref().unwrap().iter().all(|p| p.topic_id == eu));
+    assert!(first
+        .assignment
+        .as_ref()
+        .unwrap()
+        .iter()
+        .all(|p| p.topic_id == eu));
     assert_eq!(first.assignment.as_ref().unwrap().len(), 2);
     // A topic created later that matches is assigned at the next heartbeat.
     let mut t = t;

@@ -21,6 +21,10 @@ impl Topics for TopicsView {
         self.by_name(name).map(|t| (t.id, t.partitions))
     }
 
+    fn version(&self) -> u64 {
+        TopicsView::version(self)
+    }
+
     fn matching(&self, regex: &Regex) -> Vec<String> {
         self.all()
             .filter(|t| regex.is_match(&t.name))
