@@ -5,7 +5,8 @@ what must move, with no record read twice under synchronous commits."""
 import threading
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from test_groups import Member, all_reads, create_topic, wait_for
 
@@ -111,6 +112,11 @@ def test_a_member_commits_with_its_epoch_and_a_new_consumer_resumes_there(make_b
             read += 1
             first.commit(message=m, asynchronous=False)
     assert read == 12
+    # Admin clients see it as a consumer-protocol group.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    listed = admin.list_consumer_groups().result(timeout=10).valid
+    books = [g for g in listed if g.group_id == "books"]
+    assert books and books[0].type == ConsumerGroupType.CONSUMER, listed
     committed = first.committed([TopicPartition("ledger", p) for p in range(2)], timeout=10)
     first.close()
     assert sum(tp.offset for tp in committed) == 12

@@ -775,6 +775,7 @@ impl Group {
             group_id: self.id.clone(),
             protocol_type: self.protocol_type.clone().unwrap_or_default(),
             state: self.phase.name(),
+            group_type: "classic",
         }
     }
 

@@ -119,4 +119,6 @@ pub struct GroupListing {
     pub group_id: String,
     pub protocol_type: String,
     pub state: &'static str,
+    /// "classic" or "consumer" (KIP-848's group types).
+    pub group_type: &'static str,
 }

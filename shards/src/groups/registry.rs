@@ -322,7 +322,10 @@ impl Groups {
 
     /// Every group this shard owns.
     pub fn list(&self) -> Vec<GroupListing> {
-        self.groups.borrow().values().map(Group::listing).collect()
+        let mut listed: Vec<GroupListing> =
+            self.groups.borrow().values().map(Group::listing).collect();
+        listed.extend(self.consumer.list());
+        listed
     }
 
     /// Forgets the group if it has no members (DeleteGroups).

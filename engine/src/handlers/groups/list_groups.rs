@@ -24,6 +24,7 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
                     group_id: name,
                     protocol_type: "consumer".to_string(),
                     state: "Empty",
+                    group_type: "classic",
                 },
             );
         }
@@ -51,7 +52,7 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
             || request
                 .types_filter
                 .iter()
-                .any(|t| t.as_str().eq_ignore_ascii_case("classic"));
+                .any(|t| t.as_str().eq_ignore_ascii_case(g.group_type));
         state_ok
             && type_ok
             && (may_list_all
@@ -66,7 +67,7 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
                     .with_group_id(GroupId(text(g.group_id)))
                     .with_protocol_type(text(g.protocol_type))
                     .with_group_state(text(g.state))
-                    .with_group_type(text("classic"))
+                    .with_group_type(text(g.group_type))
             })
             .collect(),
     )

@@ -303,6 +303,21 @@ impl ConsumerGroup {
         })
     }
 
+    /// Kafka's consumer group states: Empty, Stable, or Reconciling while a member is
+    /// short of its target.
+    pub fn state(&self) -> &'static str {
+        let settled = self.assignment_epoch == self.group_epoch
+            && self.members.values().all(|m| {
+                m.assignment.state == MemberState::Stable
+                    && m.assignment.epoch == self.assignment_epoch
+            });
+        match (self.members.is_empty(), settled) {
+            (true, _) => "Empty",
+            (false, true) => "Stable",
+            (false, false) => "Reconciling",
+        }
+    }
+
     /// Removes a member (left, or fenced by a timeout); its partitions go to the others.
     pub fn remove(&mut self, member_id: &str) {
         let Some(member) = self.members.remove(member_id) else {

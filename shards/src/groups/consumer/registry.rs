@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::assignor::Assignor;
 use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, Topics, JOIN_EPOCH};
-use crate::groups::messages::MemberRef;
+use crate::groups::messages::{GroupListing, MemberRef};
 use crate::groups::{GroupConfig, GroupError};
 
 impl Topics for TopicsView {
@@ -100,6 +100,19 @@ impl ConsumerGroups {
             groups.remove(group_id);
         }
         answer
+    }
+
+    pub fn list(&self) -> Vec<GroupListing> {
+        self.groups
+            .borrow()
+            .iter()
+            .map(|(id, group)| GroupListing {
+                group_id: id.clone(),
+                protocol_type: "consumer".to_string(),
+                state: group.state(),
+                group_type: "consumer",
+            })
+            .collect()
     }
 
     /// A commit by a member of a consumer group: its epoch must be its current one.
