@@ -102,16 +102,21 @@ def test_a_member_commits_with_its_epoch_and_a_new_consumer_resumes_there(make_b
                          "group.protocol": "consumer", "auto.offset.reset": "earliest",
                          "enable.auto.commit": False})
 
+    def read(member, count, commit):
+        """Up to `count` records within 30 s (each committed when asked); how many came."""
+        got = 0
+        deadline = time.time() + 30
+        while got < count and time.time() < deadline:
+            m = member.poll(0.5)
+            if m is not None and not m.error():
+                got += 1
+                if commit:
+                    member.commit(message=m, asynchronous=False)
+        return got
+
     first = consumer()
     first.subscribe(["ledger"])
-    read = 0
-    deadline = time.time() + 30
-    while read < 12 and time.time() < deadline:
-        m = first.poll(0.5)
-        if m is not None and not m.error():
-            read += 1
-            first.commit(message=m, asynchronous=False)
-    assert read == 12
+    assert read(first, 12, commit=True) == 12
     # Admin clients see it as a consumer-protocol group.
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     listed = admin.list_consumer_groups().result(timeout=10).valid
@@ -123,13 +128,7 @@ def test_a_member_commits_with_its_epoch_and_a_new_consumer_resumes_there(make_b
 
     second = consumer()
     second.subscribe(["ledger"])
-    rest = 0
-    deadline = time.time() + 30
-    while rest < 8 and time.time() < deadline:
-        m = second.poll(0.5)
-        if m is not None and not m.error():
-            rest += 1
-    assert rest == 8, "resumed from the committed offsets, nothing read again"
+    assert read(second, 8, commit=False) == 8, "resumed from the committed offsets"
     assert second.poll(2) is None
     second.close()
 
