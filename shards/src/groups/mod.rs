@@ -38,7 +38,8 @@ pub struct GroupConfig {
     pub max_groups_per_shard: usize,
     /// Committed offsets of a group without members expire this long after its last commit.
     pub offsets_retention_ms: i64,
-    /// One member's protocol metadata, all protocols together.
+    /// One member's protocol metadata, all protocols together (consumer protocol: its
+    /// subscription's topic names and expression).
     pub max_member_metadata_bytes: usize,
     /// What all groups of one shard may hold (members, their metadata and assignments,
     /// member ids handed out and awaited); a join past it gets COORDINATOR_NOT_AVAILABLE.

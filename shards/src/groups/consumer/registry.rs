@@ -85,6 +85,16 @@ impl ConsumerGroups {
         request: Heartbeat,
         topics: &TopicsView,
     ) -> Result<HeartbeatAnswer, GroupError> {
+        // What a member's subscription may hold, as a classic member's metadata may.
+        let names = request.subscribed_topic_names.iter().flatten();
+        let subscription_bytes: usize = names.map(String::len).sum::<usize>()
+            + request
+                .subscribed_topic_regex
+                .as_ref()
+                .map_or(0, String::len);
+        if subscription_bytes > self.config.max_member_metadata_bytes {
+            return Err(GroupError::InvalidRequest);
+        }
         let now = Instant::now();
         let mut groups = self.groups.borrow_mut();
         let group = groups.entry(group_id.to_string()).or_insert_with(|| {
