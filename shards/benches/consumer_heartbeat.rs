@@ -40,6 +40,8 @@ fn request(client: &Client, regex: bool) -> Heartbeat {
 }
 
 fn beat(group: &mut ConsumerGroup, client: &mut Client, topics: &Topics, regex: bool) {
+    // As the shard's registry does before every heartbeat.
+    group.expire(Instant::now());
     let answer = group
         .heartbeat(request(client, regex), topics, Instant::now())
         .expect("heartbeat");
@@ -117,7 +119,7 @@ fn main() {
     let doc = json!({
         "tool": "cargo bench -p shoal-shards --bench consumer_heartbeat",
         "workload": {
-            "what": "ConsumerGroup::heartbeat on one thread, the group settled (every member stable); then one member joins and every member heartbeats until settled (4 rounds)",
+            "what": "ConsumerGroup::expire then ::heartbeat (as the shard's registry calls them) on one thread, the group settled (every member stable); then one member joins and every member heartbeats until settled (4 rounds)",
             "cluster": format!("{TOPICS} topics of {PARTITIONS} partitions"),
             "subscription": format!("{SUBSCRIBED} topics, by names or by the regex topic-000[0-9]"),
             "assignor": "uniform",

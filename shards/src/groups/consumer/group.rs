@@ -117,6 +117,10 @@ pub struct ConsumerGroup {
     topics_version: Option<u64>,
     /// Which member holds each partition (assigned or not yet confirmed revoked).
     holders: HashMap<TopicPartition, String>,
+    /// No member's deadline comes before this (None: unknown), so `expire` need not look at
+    /// every member at every heartbeat. Session deadlines only move later; a revocation
+    /// deadline set since lowers it.
+    earliest_deadline: Option<Instant>,
     default_assignor: Assignor,
     max_size: usize,
     session_timeout: Duration,
@@ -134,6 +138,7 @@ impl ConsumerGroup {
             unresolved: BTreeSet::new(),
             topics_version: None,
             holders: HashMap::new(),
+            earliest_deadline: None,
             default_assignor,
             max_size,
             session_timeout,
@@ -340,6 +345,12 @@ impl ConsumerGroup {
     /// Members whose session ended, or that did not revoke within their rebalance timeout,
     /// are removed; returns their ids.
     pub fn expire(&mut self, now: Instant) -> Vec<String> {
+        if self
+            .earliest_deadline
+            .is_some_and(|earliest| now < earliest)
+        {
+            return Vec::new();
+        }
         let expired: Vec<String> = self
             .members
             .iter()
@@ -351,6 +362,11 @@ impl ConsumerGroup {
         for id in &expired {
             self.remove(id);
         }
+        self.earliest_deadline = self
+            .members
+            .values()
+            .flat_map(|m| std::iter::once(m.session_deadline).chain(m.revocation_deadline))
+            .min();
         expired
     }
 
@@ -450,6 +466,9 @@ impl ConsumerGroup {
             _ => None,
         };
         member.assignment = next;
+        if let Some(deadline) = member.revocation_deadline {
+            self.earliest_deadline = self.earliest_deadline.map(|e| e.min(deadline));
+        }
         // A member behind the epoch it is answered with (its last answer was lost) gets the
         // whole assignment too.
         let send = request.member_epoch != member.assignment.epoch

@@ -148,6 +148,8 @@ fn members_that_stop_heartbeating_or_revoking_are_removed() {
     let mut group = ConsumerGroup::new(Assignor::Uniform, 10, SESSION);
     let mut first = joined(&mut group, "m1", &t, now);
     let _second = joined(&mut group, "m2", &t, now);
+    // A look before any revocation: the revocation deadline set next must still be honoured.
+    assert_eq!(group.expire(now), Vec::<String>::new());
     first.heartbeat(&mut group, &t, now); // must revoke two, within 30 s
     assert_eq!(
         group.expire(now + Duration::from_secs(29)),
