@@ -215,7 +215,10 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
             "[]string" => ("Vec<String>".to_string(), Kind::StringArray),
             array if array.starts_with("[]") => {
                 let element = &array[2..];
-                generate_struct(out, element, &f["fields"], None);
+                // A struct is declared once, with its fields; later arrays of it name it only.
+                if f.get("fields").is_some() {
+                    generate_struct(out, element, &f["fields"], None);
+                }
                 (format!("Vec<{element}>"), Kind::StructArray)
             }
             other => panic!("{name}.{field_name}: unsupported type {other}"),

@@ -1,7 +1,11 @@
 //! Committed offsets of consumer groups.
 
+use shoal_protocol::records::{ShoalConsumerGroupRecord, ShoalConsumerMemberRecord};
+
 use crate::command::{Command, Round};
+use crate::entry::Entry;
 use crate::messages::{GroupClaim, OffsetCommitEntry, StoredOffset, TopicPartition};
+use crate::state::consumer_groups::StoredConsumerGroup;
 use crate::ErrorKind;
 
 /// A broker starts coordinating a group: its claim supersedes the group's latest, so writes
@@ -166,5 +170,49 @@ impl Command for ListOffsetGroups {
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().offset_groups()
+    }
+}
+
+/// A consumer-protocol group's change (its record, then the members that changed), written
+/// under `claim`: NOT_COORDINATOR when that is no longer the group's latest.
+#[derive(Debug, Clone)]
+pub struct WriteConsumerGroup {
+    pub claim: GroupClaim,
+    pub group: ShoalConsumerGroupRecord,
+    pub members: Vec<ShoalConsumerMemberRecord>,
+}
+
+impl Command for WriteConsumerGroup {
+    type Reply = Result<(), ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if !round
+            .state()
+            .holds_group_claim(&self.group.group_id, &self.claim)
+        {
+            return Err(ErrorKind::NotCoordinator);
+        }
+        let records = std::iter::once(self.group.into())
+            .chain(self.members.into_iter().map(Into::into))
+            .collect();
+        round.append(&Entry::new(round.now_ms(), records));
+        Ok(())
+    }
+}
+
+/// The consumer-protocol group as last recorded, if it has members.
+#[derive(Debug, Clone)]
+pub struct ReadConsumerGroup {
+    pub group: String,
+}
+
+impl Command for ReadConsumerGroup {
+    type Reply = Option<StoredConsumerGroup>;
+    const WRITE: bool = false;
+    const FRESH: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().consumer_group(&self.group)
     }
 }

@@ -40,6 +40,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             check_rewrite(r)?;
             alone(rest)
         }
+        AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
         AnyRecord::ShoalTransactionRecord(t) => {
             status_of(t.state)
                 .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
@@ -67,6 +68,33 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             other.record_type()
         )),
     }
+}
+
+/// A consumer group's record, then only its members' (none when it is deleted), each with a
+/// known reconciliation state.
+fn check_consumer_group(
+    group: &ShoalConsumerGroupRecord,
+    rest: &[AnyRecord],
+) -> Result<(), String> {
+    if group.deleted && !rest.is_empty() {
+        return Err(format!(
+            "members after consumer group {} was deleted",
+            group.group_id
+        ));
+    }
+    for record in rest {
+        let AnyRecord::ShoalConsumerMemberRecord(m) = record else {
+            return Err(format!(
+                "record type {} in consumer group {}'s entry",
+                record.record_type(),
+                group.group_id
+            ));
+        };
+        if !(0..=2).contains(&m.state) {
+            return Err(format!("consumer member state {}", m.state));
+        }
+    }
+    Ok(())
 }
 
 /// Nothing may follow a whole change.

@@ -288,6 +288,56 @@ pub(crate) mod tests {
                     group_id: "g".into(),
                 },
             ),
+            Entry::new(
+                99,
+                vec![
+                    ShoalConsumerGroupRecord {
+                        group_id: "cg".into(),
+                        deleted: false,
+                        group_epoch: 4,
+                        assignment_epoch: 4,
+                        subscribed_topics: vec![ShoalConsumerGroupTopic {
+                            topic_id: id,
+                            partitions: 4,
+                        }],
+                    }
+                    .into(),
+                    ShoalConsumerMemberRecord {
+                        member_id: "m1".into(),
+                        instance_id: Some("i1".into()),
+                        client_id: "c".into(),
+                        subscribed_topic_names: vec!["orders".into()],
+                        subscribed_topic_regex: Some("ord.*".into()),
+                        state: 1,
+                        member_epoch: 3,
+                        previous_member_epoch: 2,
+                        assigned: vec![ShoalConsumerMemberPartitions {
+                            topic_id: id,
+                            partitions: vec![0, 1],
+                        }],
+                        revoking: vec![ShoalConsumerMemberPartitions {
+                            topic_id: id,
+                            partitions: vec![2],
+                        }],
+                        ..Default::default()
+                    }
+                    .into(),
+                    ShoalConsumerMemberRecord {
+                        member_id: "m2".into(),
+                        removed: true,
+                        ..Default::default()
+                    }
+                    .into(),
+                ],
+            ),
+            Entry::of(
+                99,
+                ShoalConsumerGroupRecord {
+                    group_id: "cg".into(),
+                    deleted: true,
+                    ..Default::default()
+                },
+            ),
             Entry::of(
                 99,
                 emit::mirror_created("m", &[("bootstrap.servers".into(), "a:9092".into())]),
@@ -391,6 +441,40 @@ pub(crate) mod tests {
         assert!(
             refused(vec![unknown_state.into()]),
             "an unknown transaction state"
+        );
+        let group = |deleted| {
+            AnyRecord::from(ShoalConsumerGroupRecord {
+                group_id: "cg".into(),
+                deleted,
+                ..Default::default()
+            })
+        };
+        let member = |state| {
+            AnyRecord::from(ShoalConsumerMemberRecord {
+                member_id: "m".into(),
+                state,
+                ..Default::default()
+            })
+        };
+        assert!(
+            !refused(vec![group(false), member(2)]),
+            "a group and a member"
+        );
+        assert!(
+            refused(vec![group(false), member(3)]),
+            "an unknown member state"
+        );
+        assert!(
+            refused(vec![group(true), member(0)]),
+            "members of a deleted group"
+        );
+        assert!(refused(vec![member(0)]), "a member without its group");
+        assert!(
+            refused(vec![
+                group(false),
+                ShoalSnapshotHeaderRecord::default().into()
+            ]),
+            "another record in a group's entry"
         );
     }
 }

@@ -100,6 +100,15 @@ impl CoordinatorState {
                 AnyRecord::ShoalGroupDeletedRecord(r) => {
                     self.groups.remove(&r.group_id);
                     self.forget_group_claim(&r.group_id);
+                    self.forget_consumer_group(&r.group_id);
+                }
+                AnyRecord::ShoalConsumerGroupRecord(r) => {
+                    let mut members: Vec<&ShoalConsumerMemberRecord> = Vec::new();
+                    while let Some(AnyRecord::ShoalConsumerMemberRecord(m)) = records.peek() {
+                        members.push(m);
+                        records.next();
+                    }
+                    self.apply_consumer_group(r, members.into_iter());
                 }
                 AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
                 AnyRecord::ShoalMirrorCreatedRecord(r) => {

@@ -188,8 +188,9 @@ impl CoordinatorState {
         groups
     }
 
-    /// Groups that committed nothing since `before_ms`, minus `active` ones, at most `max`:
-    /// their offsets expire (Kafka's `offsets.retention.minutes`).
+    /// Groups that committed nothing since `before_ms`, minus `active` ones and consumer
+    /// groups with members recorded, at most `max`: their offsets expire (Kafka's
+    /// `offsets.retention.minutes`).
     pub fn offset_expiry_records(
         &self,
         before_ms: i64,
@@ -200,7 +201,11 @@ impl CoordinatorState {
         let mut expired: Vec<&String> = self
             .groups
             .iter()
-            .filter(|(group, entry)| entry.last_commit_ms < before_ms && !active.contains(group))
+            .filter(|(group, entry)| {
+                entry.last_commit_ms < before_ms
+                    && !active.contains(group)
+                    && !self.consumer_groups.contains_key(*group)
+            })
             .map(|(group, _)| group)
             .collect();
         expired.sort();

@@ -8,6 +8,7 @@
 mod acls;
 mod apply;
 mod cleaning;
+pub mod consumer_groups;
 pub(crate) mod emit;
 mod group_claims;
 mod groups;
@@ -101,6 +102,8 @@ pub struct CoordinatorState {
     groups: HashMap<String, GroupOffsets>,
     /// Each group's latest coordinator claim; only its holder may write the group's offsets.
     group_claims: HashMap<String, crate::messages::GroupClaim>,
+    /// Consumer-protocol groups' epochs, targets and members, by group.
+    consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
     /// Mirrors (KIP-1279) and their settings.
     mirrors: BTreeMap<String, Vec<(String, String)>>,
     /// SCRAM credentials by user and mechanism code.

@@ -81,6 +81,9 @@ impl CoordinatorState {
         for claim in self.group_claim_records() {
             encode_frame(&Entry::of(0, claim), &mut w);
         }
+        for records in self.consumer_group_entries() {
+            encode_frame(&Entry::new(0, records), &mut w);
+        }
         for ((user, mechanism), credential) in &self.scram_credentials {
             let set = emit::scram_credential_set(user, *mechanism, credential);
             encode_frame(&Entry::of(0, set), &mut w);
@@ -214,6 +217,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalMirrorPartitionsChangedRecord(_)
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)
                     | AnyRecord::ShoalGroupClaimedRecord(_)
+                    | AnyRecord::ShoalConsumerGroupRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)

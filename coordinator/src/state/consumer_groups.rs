@@ -1,0 +1,155 @@
+//! Consumer-protocol groups (KIP-848) as their coordinating brokers recorded them: the group's
+//! epochs and subscribed topics, and each member whole. A broker that claims a group reads it
+//! back and continues it, so members keep their epochs and partitions across a restart or a
+//! move of the group. Only the claim's holder writes (`WriteConsumerGroup`); a group whose last
+//! member left is forgotten (its committed offsets stay in `groups`).
+
+use std::collections::BTreeMap;
+
+use shoal_protocol::records::{AnyRecord, ShoalConsumerGroupRecord, ShoalConsumerMemberRecord};
+
+use super::CoordinatorState;
+
+/// One group as stored: its record and its members' by member id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredConsumerGroup {
+    pub group: ShoalConsumerGroupRecord,
+    pub members: BTreeMap<String, ShoalConsumerMemberRecord>,
+}
+
+/// The records hold no floating point numbers: equality is total.
+impl Eq for StoredConsumerGroup {}
+
+impl StoredConsumerGroup {
+    /// The records that recreate it: the group's, then every member's.
+    pub fn records(&self) -> Vec<AnyRecord> {
+        std::iter::once(self.group.clone().into())
+            .chain(self.members.values().map(|m| m.clone().into()))
+            .collect()
+    }
+}
+
+impl CoordinatorState {
+    pub fn consumer_group(&self, group: &str) -> Option<StoredConsumerGroup> {
+        self.consumer_groups.get(group).cloned()
+    }
+
+    /// A group's record and the member records that follow it in its entry.
+    pub(super) fn apply_consumer_group<'a>(
+        &mut self,
+        group: &ShoalConsumerGroupRecord,
+        members: impl Iterator<Item = &'a ShoalConsumerMemberRecord>,
+    ) {
+        if group.deleted {
+            self.consumer_groups.remove(&group.group_id);
+            return;
+        }
+        let stored = self
+            .consumer_groups
+            .entry(group.group_id.clone())
+            .or_insert_with(|| StoredConsumerGroup {
+                group: group.clone(),
+                members: BTreeMap::new(),
+            });
+        stored.group = group.clone();
+        for member in members {
+            match member.removed {
+                true => stored.members.remove(&member.member_id),
+                false => stored
+                    .members
+                    .insert(member.member_id.clone(), member.clone()),
+            };
+        }
+    }
+
+    /// DeleteGroups and offset expiry forget the group's membership with its offsets.
+    pub(super) fn forget_consumer_group(&mut self, group: &str) {
+        self.consumer_groups.remove(group);
+    }
+
+    /// Every group's records, for a snapshot, sorted by group.
+    pub(super) fn consumer_group_entries(&self) -> Vec<Vec<AnyRecord>> {
+        let mut groups: Vec<&String> = self.consumer_groups.keys().collect();
+        groups.sort();
+        groups
+            .into_iter()
+            .map(|g| self.consumer_groups[g].records())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shoal_protocol::records::ShoalGroupDeletedRecord;
+
+    use super::*;
+    use crate::entry::Entry;
+
+    fn group(epoch: i32, deleted: bool) -> ShoalConsumerGroupRecord {
+        ShoalConsumerGroupRecord {
+            group_id: "cg".into(),
+            deleted,
+            group_epoch: epoch,
+            assignment_epoch: epoch,
+            ..Default::default()
+        }
+    }
+
+    fn member(id: &str, epoch: i32, removed: bool) -> AnyRecord {
+        ShoalConsumerMemberRecord {
+            member_id: id.into(),
+            removed,
+            member_epoch: epoch,
+            ..Default::default()
+        }
+        .into()
+    }
+
+    fn change(group: ShoalConsumerGroupRecord, members: Vec<AnyRecord>) -> Entry {
+        let mut records = vec![group.into()];
+        records.extend(members);
+        Entry::new(1, records)
+    }
+
+    fn member_epochs(state: &CoordinatorState) -> Vec<(String, i32)> {
+        let stored = state.consumer_group("cg").expect("stored");
+        stored
+            .members
+            .iter()
+            .map(|(id, m)| (id.clone(), m.member_epoch))
+            .collect()
+    }
+
+    #[test]
+    fn changes_replace_members_and_a_snapshot_keeps_the_group() {
+        let mut state = CoordinatorState::default();
+        state.apply(&change(
+            group(1, false),
+            vec![member("a", 1, false), member("b", 1, false)],
+        ));
+        state.apply(&change(
+            group(2, false),
+            vec![member("a", 2, false), member("b", 0, true)],
+        ));
+        assert_eq!(member_epochs(&state), [("a".to_string(), 2)]);
+        assert_eq!(state.consumer_group("cg").unwrap().group.group_epoch, 2);
+        let image = state.encode_snapshot();
+        let restored = CoordinatorState::decode_snapshot(&image).unwrap();
+        assert_eq!(restored, state);
+        assert_eq!(member_epochs(&restored), [("a".to_string(), 2)]);
+    }
+
+    #[test]
+    fn a_deleted_group_or_deleted_offsets_forget_it() {
+        let mut state = CoordinatorState::default();
+        state.apply(&change(group(1, false), vec![member("a", 1, false)]));
+        state.apply(&change(group(2, true), vec![]));
+        assert_eq!(state.consumer_group("cg"), None);
+        state.apply(&change(group(3, false), vec![member("a", 3, false)]));
+        let deleted = ShoalGroupDeletedRecord {
+            group_id: "cg".into(),
+        };
+        state.apply(&Entry::of(2, deleted));
+        assert_eq!(state.consumer_group("cg"), None);
+    }
+}
