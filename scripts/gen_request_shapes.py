@@ -18,7 +18,7 @@ SERVED = [
     "delete_topics", "delete_records", "init_producer_id", "create_partitions",
     "describe_cluster", "find_coordinator", "offset_for_leader_epoch", "describe_producers",
     "describe_configs", "alter_configs", "incremental_alter_configs", "join_group",
-    "sync_group", "heartbeat", "leave_group", "consumer_group_heartbeat", "offset_commit", "offset_fetch", "list_groups",
+    "sync_group", "heartbeat", "leave_group", "consumer_group_heartbeat", "consumer_group_describe", "offset_commit", "offset_fetch", "list_groups",
     "describe_groups", "delete_groups", "offset_delete", "sasl_handshake", "sasl_authenticate",
     "describe_user_scram_credentials", "alter_user_scram_credentials", "describe_acls",
     "create_acls", "delete_acls", "add_partitions_to_txn", "add_offsets_to_txn", "end_txn",

@@ -8,7 +8,7 @@ import time
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from test_groups import Member, all_reads, create_topic, wait_for
+from test_groups import Member, all_reads, create_topic, produce, wait_for
 
 # Members heartbeat every 500 ms so tests see rebalances quickly.
 CONFIG = "[groups]\nconsumer_heartbeat_interval_ms = 500\nconsumer_session_timeout_ms = 6000\n"
@@ -167,3 +167,109 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(make_broker):
         assert seen == {"orders-eu", "orders-us"}, "payments never matched"
     finally:
         consumer.close()
+
+
+def assignment_changes(member, since):
+    """The assignments a member reported after `since` (a time)."""
+    with member.lock:
+        return [parts for at, parts in member.assignments if at > since]
+
+
+def test_members_keep_their_partitions_when_the_broker_is_killed_and_restarted(make_broker):
+    """Group epochs, targets and members are in the coordinator's log: after kill -9 the
+    restarted broker continues the group, so no member loses or gives up a partition."""
+    broker = make_broker(extra_config=CONFIG).start()
+    topic, group, partitions = "stock", "pickers", 6
+    create_topic(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, group, topic, strategy="consumer") for _ in range(3)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "three members with two each")
+        before = owned_sets(members)
+        time.sleep(2)  # settled: every member heartbeated at the group's epoch
+        broker.kill()
+        restarted_at = time.time()
+        broker.start()
+        produce(broker.bootstrap, topic, 60, partitions)
+        wait_for(lambda: len(set(all_reads(members))) >= 60, 60, "the records after the restart")
+        time.sleep(3)  # several heartbeats with the restarted broker
+        assert owned_sets(members) == before
+        changes = [assignment_changes(m, restarted_at) for m in members]
+        assert changes == [[], [], []], f"rebalanced after the restart: {changes}"
+        # The group is the same one: described with all three members at one epoch.
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        described = admin.describe_consumer_groups([group]).get(group).result(timeout=10)
+        assert len(described.members) == 3
+        assert {tp.partition for m in described.members
+                for tp in m.assignment.topic_partitions} == set(range(partitions))
+    finally:
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()
+
+
+def test_a_static_member_that_restarts_gets_its_partitions_back_and_the_others_keep_theirs(
+        make_broker):
+    broker = make_broker(extra_config=CONFIG).start()
+    topic, group, partitions = "parcels", "couriers", 4
+    create_topic(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, group, topic, instance_id=f"courier-{i}",
+                      strategy="consumer") for i in range(2)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "two members with two each")
+        before = owned_sets(members)
+        members[0].close()  # leaves with epoch -2: its place is kept
+        left_at = time.time()
+        members[0] = Member(broker.bootstrap, group, topic, instance_id="courier-0",
+                            strategy="consumer")
+        wait_for(lambda: owned_sets(members)[0] == before[0], 30, "the same partitions back")
+        time.sleep(2)
+        assert owned_sets(members) == before
+        assert assignment_changes(members[1], left_at) == [], "the other member was rebalanced"
+    finally:
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()
+
+
+def test_admin_clients_describe_a_consumer_group_and_delete_it_only_when_empty(make_broker):
+    broker = make_broker(extra_config=CONFIG).start()
+    create_topic(broker.bootstrap, "rates", 3)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "quotes",
+                         "group.protocol": "consumer", "client.id": "quoter",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe(["rates"])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def described():
+        return admin.describe_consumer_groups(["quotes"]).get("quotes").result(timeout=10)
+
+    produce(broker.bootstrap, "rates", 3, 3)
+    read = []
+
+    def poll_all():
+        m = consumer.poll(0.2)
+        if m is not None and not m.error():
+            read.append(m)
+            consumer.commit(message=m, asynchronous=False)
+        return len(read) == 3 and len(consumer.assignment()) == 3
+
+    try:
+        wait_for(poll_all, 30, "the member reading all three partitions")
+        group = described()
+        assert group.type == ConsumerGroupType.CONSUMER
+        assert str(group.state).endswith("STABLE"), group.state
+        [member] = group.members
+        assert member.client_id == "quoter"
+        assert {tp.topic for tp in member.assignment.topic_partitions} == {"rates"}
+        assert len(member.assignment.topic_partitions) == 3
+        refused = admin.delete_consumer_groups(["quotes"])["quotes"]
+        try:
+            refused.result(timeout=10)
+            raise AssertionError("a group with a member was deleted")
+        except Exception as e:  # noqa: BLE001 - the client's KafkaException
+            assert "NON_EMPTY_GROUP" in str(e), e
+    finally:
+        consumer.close()
+    wait_for(lambda: "EMPTY" in str(described().state) or "DEAD" in str(described().state), 30,
+             "the group without members")
+    admin.delete_consumer_groups(["quotes"])["quotes"].result(timeout=10)

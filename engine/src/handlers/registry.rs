@@ -270,6 +270,7 @@ registry! {
     OffsetCommitRequest: 2..=9 => groups::offset_commit::handle, [Read Group, Read Topic] "READ on the group and on each topic";
     OffsetFetchRequest: 1..=9 => groups::offset_fetch::handle, [Describe Group, Describe Topic] "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
     ListGroupsRequest: 0..=5 => groups::list_groups::handle, [Describe Cluster, Describe Group] "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];
+    ConsumerGroupDescribeRequest: 0..=1 => groups::consumer_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
     DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, [Delete Group] "DELETE on each group";
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];

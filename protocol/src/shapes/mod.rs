@@ -313,6 +313,7 @@ pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), S
         SyncGroupRequest,
         HeartbeatRequest,
         ConsumerGroupHeartbeatRequest,
+        ConsumerGroupDescribeRequest,
         LeaveGroupRequest,
         OffsetCommitRequest,
         OffsetFetchRequest,

@@ -1964,6 +1964,33 @@ pub mod consumer_group_heartbeat_request {
     };
 }
 
+pub mod consumer_group_describe_request {
+    use super::*;
+
+    pub static CONSUMER_GROUP_DESCRIBE_REQUEST: Shape = Shape {
+        name: "ConsumerGroupDescribeRequest",
+        versions: (0, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_ids",
+                versions: (0, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::CompactString,
+                    element_bytes: size_of::<kafka_protocol::messages::GroupId>(),
+                },
+            },
+            Field {
+                name: "include_authorized_operations",
+                versions: (0, 1),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+}
+
 pub mod offset_commit_request {
     use super::*;
 
@@ -3131,6 +3158,9 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         k if k == LeaveGroupRequest::KEY => Some(&self::leave_group_request::LEAVE_GROUP_REQUEST),
         k if k == ConsumerGroupHeartbeatRequest::KEY => {
             Some(&self::consumer_group_heartbeat_request::CONSUMER_GROUP_HEARTBEAT_REQUEST)
+        }
+        k if k == ConsumerGroupDescribeRequest::KEY => {
+            Some(&self::consumer_group_describe_request::CONSUMER_GROUP_DESCRIBE_REQUEST)
         }
         k if k == OffsetCommitRequest::KEY => {
             Some(&self::offset_commit_request::OFFSET_COMMIT_REQUEST)

@@ -145,6 +145,7 @@ fn every_served_request_shape_matches_kafka_protocol() {
     matches_kafka_protocol::<SyncGroupRequest>();
     matches_kafka_protocol::<HeartbeatRequest>();
     matches_kafka_protocol::<ConsumerGroupHeartbeatRequest>();
+    matches_kafka_protocol::<ConsumerGroupDescribeRequest>();
     matches_kafka_protocol::<LeaveGroupRequest>();
     matches_kafka_protocol::<OffsetCommitRequest>();
     matches_kafka_protocol::<OffsetFetchRequest>();

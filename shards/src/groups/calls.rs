@@ -3,12 +3,13 @@
 
 use std::fmt::Debug;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::messages::*;
 use super::{GroupError, Groups};
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use shoal_coordinator::GroupClaim;
+use shoal_coordinator::{GroupClaim, TopicsView};
 
 /// One call on the groups of the shard that runs it.
 pub trait GroupCall: Send + Debug + 'static {
@@ -129,7 +130,8 @@ impl GroupCall for ListGroups {
     }
 }
 
-/// Forget the group if it has no members (DeleteGroups).
+/// Forget the group if it has no members (DeleteGroups). Claimed first, so a
+/// consumer-protocol group's recorded members count.
 #[derive(Debug)]
 pub struct ForgetGroup(pub String);
 
@@ -137,18 +139,29 @@ impl GroupCall for ForgetGroup {
     type Reply = Option<GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.forget(&self.0))
+        async move {
+            match groups.claim(&self.0).await {
+                Ok(_) => groups.forget(&self.0),
+                Err(error) => Some(error),
+            }
+        }
+        .boxed_local()
     }
 }
 
-/// Topics the group's members subscribe to (OffsetDelete refuses those).
+/// Topics the group's members subscribe to, by name or expression (OffsetDelete refuses
+/// those), with the topics as the receiving shard saw them.
 #[derive(Debug)]
-pub struct SubscribedTopics(pub String);
+pub struct SubscribedTopics(pub String, pub Arc<TopicsView>);
 
 impl GroupCall for SubscribedTopics {
-    type Reply = Vec<String>;
+    type Reply = Result<Vec<String>, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.subscribed_topics(&self.0))
+        async move {
+            groups.claim(&self.0).await?;
+            Ok(groups.subscribed_topics(&self.0, &self.1))
+        }
+        .boxed_local()
     }
 }

@@ -65,27 +65,33 @@ impl Claims {
         self.held.borrow().get(group_id).copied()
     }
 
-    /// The claim this broker holds on the group, claiming it first if it holds none.
-    pub async fn claim(&self, group_id: &str) -> Result<GroupClaim, GroupError> {
-        if let Some(claim) = self.held(group_id) {
-            return Ok(claim);
-        }
-        let _turn = self.claiming.lock().await;
-        if let Some(claim) = self.held(group_id) {
-            return Ok(claim);
-        }
+    /// A new claim on the group in the log, not yet held: the caller reads what it needs of
+    /// the group first, then holds it (`hold`), one group at a time (`taking`).
+    pub async fn take(&self, group_id: &str) -> Result<GroupClaim, GroupError> {
         let command = ClaimGroup {
             group: group_id.to_string(),
             node_id: self.claimer.node_id,
             incarnation: self.claimer.incarnation,
         };
-        let claim = match self.claimer.coordinator.run(command).await {
-            Ok(Ok(claim)) => claim,
-            Ok(Err(ErrorKind::InvalidGroupId)) => return Err(GroupError::InvalidGroupId),
-            Ok(Err(_)) | Err(_) => return Err(GroupError::CoordinatorNotAvailable),
-        };
+        match self.claimer.coordinator.run(command).await {
+            Ok(Ok(claim)) => Ok(claim),
+            Ok(Err(ErrorKind::InvalidGroupId)) => Err(GroupError::InvalidGroupId),
+            Ok(Err(_)) | Err(_) => Err(GroupError::CoordinatorNotAvailable),
+        }
+    }
+
+    pub fn hold(&self, group_id: &str, claim: GroupClaim) {
         self.held.borrow_mut().insert(group_id.to_string(), claim);
-        Ok(claim)
+    }
+
+    /// Taken while a claim is taken and the group read back, so concurrent requests for an
+    /// unclaimed group claim it once and none sees it half loaded.
+    pub fn taking(&self) -> &Mutex<()> {
+        &self.claiming
+    }
+
+    pub fn coordinator(&self) -> &CoordinatorClient {
+        &self.claimer.coordinator
     }
 
     /// Drops `claim` if it is still the one held (the log refused a write under it); true

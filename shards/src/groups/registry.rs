@@ -8,15 +8,18 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::claims::{Claimer, Claims};
-use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer};
+use super::consumer::description::ConsumerGroupDescription;
+use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer, JOIN_EPOCH};
 use super::consumer::registry::ConsumerGroups;
+use super::consumer::stored::GroupChange;
 use super::messages::*;
 use super::subscription::subscribed_topics;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
-use shoal_coordinator::{GroupClaim, TopicsView};
+use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup};
+use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);
@@ -64,7 +67,7 @@ impl Groups {
         loop {
             let Some(groups) = weak.upgrade() else { break };
             let now = Instant::now();
-            groups.fire_due(now);
+            Self::fire_due(&groups, now);
             let wake = groups
                 .timers
                 .borrow()
@@ -80,7 +83,7 @@ impl Groups {
         }
     }
 
-    fn fire_due(&self, now: Instant) {
+    fn fire_due(self: &Rc<Self>, now: Instant) {
         loop {
             let due = {
                 let mut timers = self.timers.borrow_mut();
@@ -95,10 +98,44 @@ impl Groups {
                 continue;
             }
             self.armed.borrow_mut().remove(&group_id);
+            if self.consumer.contains(&group_id) {
+                self.expire_consumer_members(&group_id, now);
+                continue;
+            }
             if let Some(group) = self.groups.borrow_mut().get_mut(&group_id) {
                 group.tick(now);
             }
             self.after_change(&group_id);
+        }
+    }
+
+    /// A consumer-protocol group's sessions and revocations that ran out end now, not at
+    /// the next heartbeat; what that changed is stored in the background under the claim
+    /// held (a failed write drops the group here, to be read back from the log).
+    fn expire_consumer_members(self: &Rc<Self>, group_id: &str, now: Instant) {
+        let change = self.consumer.expire(group_id, now);
+        self.after_consumer_change(group_id, change.as_ref());
+        let (Some(change), Some(claim)) = (change, self.claims.held(group_id)) else {
+            return;
+        };
+        let groups = self.clone();
+        let group_id = group_id.to_string();
+        glommio::spawn_local(async move {
+            let _ = groups
+                .store_consumer_change(&group_id, claim, Some(change))
+                .await;
+        })
+        .detach();
+    }
+
+    /// After a consumer-protocol group's request or expiry: its memory as last stored, and
+    /// its next session check armed if that is earlier than the one armed.
+    fn after_consumer_change(&self, group_id: &str, change: Option<&GroupChange>) {
+        if change.is_some() {
+            self.account(group_id, self.consumer.memory_bytes(group_id));
+        }
+        if let Some(next) = self.consumer.next_check(group_id) {
+            self.arm(group_id, next);
         }
     }
 
@@ -116,8 +153,17 @@ impl Groups {
                 None => (None, 0),
             }
         };
-        self.account(group_id, bytes);
-        let Some(next) = next else { return };
+        if bytes > 0 || !self.consumer.contains(group_id) {
+            self.account(group_id, bytes);
+        }
+        if let Some(next) = next {
+            self.arm(group_id, next);
+        }
+    }
+
+    /// Arms the group's next deadline if it is earlier than the one armed (a later one is
+    /// found when the armed one fires).
+    fn arm(&self, group_id: &str, next: Instant) {
         let mut armed = self.armed.borrow_mut();
         if armed.get(group_id).is_some_and(|at| *at <= next) {
             return;
@@ -155,8 +201,8 @@ impl Groups {
         if !self.claims.lease_lapsed() {
             return;
         }
-        self.consumer.clear();
-        let dropped: Vec<String> = self.groups.borrow_mut().drain().map(|(id, _)| id).collect();
+        let mut dropped = self.consumer.clear();
+        dropped.extend(self.groups.borrow_mut().drain().map(|(id, _)| id));
         if !dropped.is_empty() {
             tracing::warn!(
                 groups = dropped.len(),
@@ -184,10 +230,61 @@ impl Groups {
         self.account(group_id, 0);
     }
 
-    /// The claim under which this shard writes for the group (claimed now if not held).
+    /// The claim under which this shard writes for the group. One not held is claimed now,
+    /// and the consumer-protocol group the log holds under that id is read back, so its
+    /// members continue where the previous coordinator left them.
     pub async fn claim(&self, group_id: &str) -> Result<GroupClaim, GroupError> {
         self.drop_groups_if_lease_lapsed();
-        self.claims.claim(group_id).await
+        if let Some(claim) = self.claims.held(group_id) {
+            return Ok(claim);
+        }
+        let _turn = self.claims.taking().lock().await;
+        if let Some(claim) = self.claims.held(group_id) {
+            return Ok(claim);
+        }
+        let claim = self.claims.take(group_id).await?;
+        let read = ReadConsumerGroup {
+            group: group_id.to_string(),
+        };
+        let stored = self
+            .claims
+            .coordinator()
+            .run(read)
+            .await
+            .map_err(|_| GroupError::CoordinatorNotAvailable)?;
+        if let Some(stored) = stored {
+            self.consumer.restore(group_id, &stored);
+        }
+        self.claims.hold(group_id, claim);
+        Ok(claim)
+    }
+
+    /// Writes what a consumer-protocol group's last request changed, under `claim`, before
+    /// the member is answered. On failure the group is dropped here with the claim: the
+    /// next request claims it again and reads back what the log holds.
+    async fn store_consumer_change(
+        &self,
+        group_id: &str,
+        claim: GroupClaim,
+        change: Option<GroupChange>,
+    ) -> Result<(), GroupError> {
+        let Some((group, members)) = change else {
+            return Ok(());
+        };
+        let write = WriteConsumerGroup {
+            claim,
+            group,
+            members,
+        };
+        let outcome = self.claims.coordinator().run(write).await;
+        if matches!(outcome, Ok(Ok(()))) {
+            return Ok(());
+        }
+        self.lose_claim(group_id, &claim);
+        match outcome {
+            Ok(Err(ErrorKind::NotCoordinator)) => Err(GroupError::NotCoordinator),
+            _ => Err(GroupError::CoordinatorNotAvailable),
+        }
     }
 
     /// ConsumerGroupHeartbeat. A group new to this shard is claimed first, as for JoinGroup;
@@ -208,12 +305,18 @@ impl Groups {
         {
             return Err(GroupError::GroupIdNotFound);
         }
+        let claim = self.claim(group_id).await?;
         if !self.consumer.contains(group_id) {
             self.consumer
                 .may_create(&request, self.groups.borrow().len())?;
-            self.claims.claim(group_id).await?;
         }
-        self.consumer.heartbeat(group_id, request, topics)
+        if request.member_epoch == JOIN_EPOCH && !self.has_room_for(request.memory_bytes()) {
+            return Err(GroupError::TooManyGroups);
+        }
+        let (answer, change) = self.consumer.heartbeat(group_id, request, topics);
+        self.after_consumer_change(group_id, change.as_ref());
+        self.store_consumer_change(group_id, claim, change).await?;
+        answer
     }
 
     /// JoinGroup: answered once the group's rebalance completes (or fails). A group new to
@@ -223,13 +326,13 @@ impl Groups {
         let member_id = req.member_id.clone();
         let group_id = req.group_id.clone();
         self.drop_groups_if_lease_lapsed();
-        if self.consumer.contains(&group_id) {
-            return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
-        }
         if !self.groups.borrow().contains_key(&group_id) {
-            if let Err(error) = self.claims.claim(&group_id).await {
+            if let Err(error) = self.claim(&group_id).await {
                 return JoinResponse::failed(error, &member_id);
             }
+        }
+        if self.consumer.contains(&group_id) {
+            return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
         }
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
@@ -300,7 +403,7 @@ impl Groups {
         self.drop_groups_if_lease_lapsed();
         if self.consumer.contains(&m.group_id) {
             self.consumer.validate_commit(m)?;
-            return self.claims.claim(&m.group_id).await;
+            return self.claim(&m.group_id).await;
         }
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.validate_commit(m, Instant::now()),
@@ -311,13 +414,18 @@ impl Groups {
         self.after_change(&m.group_id);
         match outcome {
             Some(error) => Err(error),
-            None => self.claims.claim(&m.group_id).await,
+            None => self.claim(&m.group_id).await,
         }
     }
 
     /// None when this shard holds no such group.
     pub fn describe(&self, group_id: &str) -> Option<GroupDescription> {
         self.groups.borrow().get(group_id).map(Group::describe)
+    }
+
+    pub fn describe_consumer_group(&self, group_id: &str) -> Option<ConsumerGroupDescription> {
+        self.drop_groups_if_lease_lapsed();
+        self.consumer.describe(group_id)
     }
 
     /// Every group this shard owns.
@@ -330,6 +438,10 @@ impl Groups {
 
     /// Forgets the group if it has no members (DeleteGroups).
     pub fn forget(&self, group_id: &str) -> Option<GroupError> {
+        // A consumer-protocol group held here has members (it is dropped with its last).
+        if self.consumer.contains(group_id) {
+            return Some(GroupError::NonEmptyGroup);
+        }
         let outcome = {
             let mut groups = self.groups.borrow_mut();
             match groups.get(group_id) {
@@ -348,7 +460,10 @@ impl Groups {
     }
 
     /// Topics the group's members subscribe to (OffsetDelete refuses those).
-    pub fn subscribed_topics(&self, group_id: &str) -> Vec<String> {
+    pub fn subscribed_topics(&self, group_id: &str, topics: &TopicsView) -> Vec<String> {
+        if let Some(names) = self.consumer.subscribed_topics(group_id, topics) {
+            return names;
+        }
         let groups = self.groups.borrow();
         let mut topics: Vec<String> = groups
             .get(group_id)

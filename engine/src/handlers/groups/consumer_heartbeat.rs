@@ -37,6 +37,8 @@ pub async fn handle(
         member_epoch: request.member_epoch,
         instance_id: owned_optional(&request.instance_id),
         rack_id: owned_optional(&request.rack_id),
+        client_id: call.client.id.clone(),
+        client_host: call.client.host.clone(),
         rebalance_timeout_ms: request.rebalance_timeout_ms,
         subscribed_topic_names: request
             .subscribed_topic_names

@@ -3,6 +3,7 @@
 //! offsets live in the coordinator.
 
 pub mod commit_request;
+pub mod consumer_group_describe;
 pub mod consumer_heartbeat;
 pub mod delete_groups;
 pub mod describe_groups;

@@ -23,12 +23,20 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     if let Err(denied) = call.check_group(Operation::Delete, &group) {
         return OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(denied)));
     }
+    let view = broker.shard.topics.load_full();
     let subscribed = broker
         .shard
-        .group_call(&group, SubscribedTopics(group.clone()))
+        .group_call(&group, SubscribedTopics(group.clone(), view.clone()))
         .await
-        .unwrap_or_default();
-    let view = broker.shard.topics.load();
+        .and_then(|reply| reply);
+    let subscribed =
+        match subscribed {
+            Ok(names) => names,
+            Err(error) => {
+                return OffsetDeleteResponse::default()
+                    .with_error_code(error_codes::code_of(Some::<GroupError>(error)))
+            }
+        };
     let error_of = |name: &str| {
         if let Err(refused) = permitted(call, &view, name, Operation::Read) {
             Some(Outcome::from(refused))

@@ -40,6 +40,13 @@ impl Assignor {
         }
     }
 
+    pub fn name(self) -> &'static str {
+        match self {
+            Assignor::Uniform => "uniform",
+            Assignor::Range => "range",
+        }
+    }
+
     /// The target assignment: an entry for every member (empty when it gets nothing).
     /// `topics` holds the partition count of every existing topic; subscribed topics that
     /// do not exist are skipped.

@@ -27,6 +27,9 @@ pub struct Heartbeat {
     pub member_epoch: i32,
     pub instance_id: Option<String>,
     pub rack_id: Option<String>,
+    /// Who sent it, as ConsumerGroupDescribe reports members.
+    pub client_id: String,
+    pub client_host: String,
     /// -1 when not sent.
     pub rebalance_timeout_ms: i32,
     pub subscribed_topic_names: Option<BTreeSet<String>>,
@@ -39,6 +42,17 @@ pub struct Heartbeat {
 }
 
 impl Heartbeat {
+    /// What a joining member brings, as the shard's group memory counts it.
+    pub fn memory_bytes(&self) -> usize {
+        let names = self.subscribed_topic_names.iter().flatten();
+        self.member_id.len()
+            + self.instance_id.as_ref().map_or(0, String::len)
+            + self.client_id.len()
+            + self.client_host.len()
+            + names.map(String::len).sum::<usize>()
+            + self.subscribed_topic_regex.as_ref().map_or(0, String::len)
+    }
+
     /// A full heartbeat (joining, or after an error) carries everything; the group answers it
     /// with the whole assignment.
     fn is_full(&self) -> bool {
@@ -60,6 +74,8 @@ pub struct HeartbeatAnswer {
 pub struct Member {
     pub instance_id: Option<String>,
     pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
     pub rebalance_timeout: Duration,
     pub subscribed: BTreeSet<String>,
     /// Its expression as sent, and compiled to match whole topic names.
@@ -108,22 +124,29 @@ pub struct ConsumerGroup {
     pub members: BTreeMap<String, Member>,
     pub target: Assignment,
     /// The subscribed topics' partition counts the target was computed from.
-    subscribed_topics: BTreeMap<Uuid, i32>,
+    pub(super) subscribed_topics: BTreeMap<Uuid, i32>,
     /// Each member's subscription resolved against the topics of `topics_version`: its
     /// topics' ids and partition counts. Members in `unresolved` are redone at the next
     /// heartbeat (joined, or changed their subscription); all are when the topics change.
-    resolved: BTreeMap<String, BTreeMap<Uuid, i32>>,
-    unresolved: BTreeSet<String>,
+    pub(super) resolved: BTreeMap<String, BTreeMap<Uuid, i32>>,
+    pub(super) unresolved: BTreeSet<String>,
     topics_version: Option<u64>,
     /// Which member holds each partition (assigned or not yet confirmed revoked).
-    holders: HashMap<TopicPartition, String>,
+    pub(super) holders: HashMap<TopicPartition, String>,
     /// No member's deadline comes before this (None: unknown), so `expire` need not look at
     /// every member at every heartbeat. Session deadlines only move later; a revocation
     /// deadline set since lowers it.
-    earliest_deadline: Option<Instant>,
+    pub(super) earliest_deadline: Option<Instant>,
     default_assignor: Assignor,
     max_size: usize,
     session_timeout: Duration,
+    /// Members whose stored record is out of date (joined, changed, reconciled, got a new
+    /// target, or left), and the epochs last stored: what the next write must carry.
+    pub(super) unstored_members: BTreeSet<String>,
+    pub(super) stored_epochs: (i32, i32),
+    /// Each member's estimated memory as last stored, and their sum.
+    pub(super) member_bytes: HashMap<String, usize>,
+    pub(super) memory_bytes: usize,
 }
 
 impl ConsumerGroup {
@@ -142,6 +165,10 @@ impl ConsumerGroup {
             default_assignor,
             max_size,
             session_timeout,
+            unstored_members: BTreeSet::new(),
+            stored_epochs: (0, 0),
+            member_bytes: HashMap::new(),
+            memory_bytes: 0,
         }
     }
 
@@ -173,11 +200,15 @@ impl ConsumerGroup {
             .get_mut(&request.member_id)
             .expect("joined or checked");
         member.session_deadline = now + self.session_timeout;
-        if request.rack_id.is_some() {
+        let mut stored_fields_changed = false;
+        if request.rack_id.is_some() && member.rack_id != request.rack_id {
             member.rack_id = request.rack_id.clone();
+            stored_fields_changed = true;
         }
         if request.rebalance_timeout_ms >= 0 {
-            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
+            let timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
+            stored_fields_changed |= member.rebalance_timeout != timeout;
+            member.rebalance_timeout = timeout;
         }
         let mut changed = false;
         if let Some(names) = &request.subscribed_topic_names {
@@ -198,6 +229,9 @@ impl ConsumerGroup {
         if changed {
             self.group_epoch += 1;
             self.unresolved.insert(request.member_id.clone());
+        }
+        if changed || stored_fields_changed {
+            self.unstored_members.insert(request.member_id.clone());
         }
         self.refresh_target(topics);
         Ok(self.reconcile(&request, now))
@@ -224,6 +258,8 @@ impl ConsumerGroup {
             Some((id, true)) => {
                 let mut member = self.members.remove(&id).expect("found above");
                 member.left_statically = false;
+                member.client_id = request.client_id.clone();
+                member.client_host = request.client_host.clone();
                 let new_id = request.member_id.clone();
                 if let Some(target) = self.target.remove(&id) {
                     self.target.insert(new_id.clone(), target);
@@ -239,6 +275,8 @@ impl ConsumerGroup {
                 {
                     self.holders.insert(*p, new_id.clone());
                 }
+                self.unstored_members.insert(id);
+                self.unstored_members.insert(new_id.clone());
                 self.members.insert(new_id, member);
                 return Ok(());
             }
@@ -255,6 +293,8 @@ impl ConsumerGroup {
             Member {
                 instance_id: request.instance_id.clone(),
                 rack_id: None,
+                client_id: request.client_id.clone(),
+                client_host: request.client_host.clone(),
                 rebalance_timeout: Duration::ZERO,
                 subscribed: BTreeSet::new(),
                 regex: None,
@@ -267,6 +307,7 @@ impl ConsumerGroup {
             },
         );
         self.unresolved.insert(request.member_id.clone());
+        self.unstored_members.insert(request.member_id.clone());
         self.group_epoch += 1;
         Ok(())
     }
@@ -298,6 +339,7 @@ impl ConsumerGroup {
         if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
             // Its partitions stay held until it returns or its session ends.
             member.left_statically = true;
+            self.unstored_members.insert(request.member_id.clone());
         } else {
             self.remove(&request.member_id);
         }
@@ -331,6 +373,7 @@ impl ConsumerGroup {
         self.target.remove(member_id);
         self.resolved.remove(member_id);
         self.unresolved.remove(member_id);
+        self.unstored_members.insert(member_id.to_string());
         for p in member
             .assignment
             .assigned
@@ -340,6 +383,12 @@ impl ConsumerGroup {
             self.holders.remove(p);
         }
         self.group_epoch += 1;
+    }
+
+    /// When sessions must next be checked: the earliest deadline of a member if known, else
+    /// now (the check finds it).
+    pub fn next_check(&self, now: Instant) -> Instant {
+        self.earliest_deadline.unwrap_or(now)
     }
 
     /// Members whose session ended, or that did not revoke within their rebalance timeout,
@@ -414,12 +463,18 @@ impl ConsumerGroup {
                 )
             })
             .collect();
-        self.target = self.assignor().assign(&members, &self.subscribed_topics);
+        let target = self.assignor().assign(&members, &self.subscribed_topics);
+        for (id, partitions) in &target {
+            if self.target.get(id) != Some(partitions) {
+                self.unstored_members.insert(id.clone());
+            }
+        }
+        self.target = target;
         self.assignment_epoch = self.group_epoch;
     }
 
     /// The members' preferred assignor when they all name the same one, else the default.
-    fn assignor(&self) -> Assignor {
+    pub(super) fn assignor(&self) -> Assignor {
         let named: BTreeSet<&str> = self
             .members
             .values()
@@ -455,6 +510,9 @@ impl ConsumerGroup {
         }
         for p in next.assigned.iter().chain(&next.revoking) {
             self.holders.insert(*p, id.clone());
+        }
+        if next != member.assignment {
+            self.unstored_members.insert(id.clone());
         }
         if next.epoch != member.assignment.epoch {
             member.previous_epoch = member.assignment.epoch;
@@ -495,7 +553,7 @@ fn resolve(member: &Member, topics: &impl Topics) -> BTreeMap<Uuid, i32> {
 }
 
 /// Kafka matches an expression against whole topic names (RE2/J's `matches`).
-fn whole_name_regex(expression: &str) -> Result<Regex, GroupError> {
+pub(super) fn whole_name_regex(expression: &str) -> Result<Regex, GroupError> {
     // Bounded: a client's expression cannot compile into an unbounded automaton.
     regex::RegexBuilder::new(&format!("^(?:{expression})$"))
         .size_limit(1 << 20)

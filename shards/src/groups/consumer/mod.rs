@@ -5,9 +5,11 @@
 //! yet, so members rejoin after a restart or a move of the group to another broker.
 
 pub mod assignor;
+pub mod description;
 pub mod group;
 pub mod reconcile;
 pub mod registry;
+pub mod stored;
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use shoal_coordinator::TopicsView;
 
 use super::calls::GroupCall;
 use super::{GroupError, Groups};
+use description::ConsumerGroupDescription;
 use group::{Heartbeat, HeartbeatAnswer};
 
 /// A ConsumerGroupHeartbeat for the shard that owns the group, with the topics as the
@@ -39,5 +42,17 @@ impl GroupCall for ConsumerHeartbeat {
                 .await
         }
         .boxed_local()
+    }
+}
+
+/// ConsumerGroupDescribe: None when the shard holds no consumer-protocol group by that id.
+#[derive(Debug)]
+pub struct DescribeConsumerGroup(pub String);
+
+impl GroupCall for DescribeConsumerGroup {
+    type Reply = Option<ConsumerGroupDescription>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        async move { groups.describe_consumer_group(&self.0) }.boxed_local()
     }
 }

@@ -12,9 +12,12 @@ use shoal_coordinator::TopicsView;
 use uuid::Uuid;
 
 use super::assignor::Assignor;
+use super::description::ConsumerGroupDescription;
 use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, Topics, JOIN_EPOCH};
+use super::stored::GroupChange;
 use crate::groups::messages::{GroupListing, MemberRef};
 use crate::groups::{GroupConfig, GroupError};
+use shoal_coordinator::state::consumer_groups::StoredConsumerGroup;
 
 impl Topics for TopicsView {
     fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
@@ -54,8 +57,9 @@ impl ConsumerGroups {
         self.groups.borrow_mut().remove(group_id);
     }
 
-    pub fn clear(&self) {
-        self.groups.borrow_mut().clear();
+    /// Drops every group; their ids.
+    pub fn clear(&self) -> Vec<String> {
+        self.groups.borrow_mut().drain().map(|(id, _)| id).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -79,12 +83,14 @@ impl ConsumerGroups {
         }
     }
 
+    /// The member's answer, and what the heartbeat changed in the group (to be stored
+    /// before the answer goes out).
     pub fn heartbeat(
         &self,
         group_id: &str,
         request: Heartbeat,
         topics: &TopicsView,
-    ) -> Result<HeartbeatAnswer, GroupError> {
+    ) -> (Result<HeartbeatAnswer, GroupError>, Option<GroupChange>) {
         // What a member's subscription may hold, as a classic member's metadata may.
         let names = request.subscribed_topic_names.iter().flatten();
         let subscription_bytes: usize = names.map(String::len).sum::<usize>()
@@ -93,7 +99,7 @@ impl ConsumerGroups {
                 .as_ref()
                 .map_or(0, String::len);
         if subscription_bytes > self.config.max_member_metadata_bytes {
-            return Err(GroupError::InvalidRequest);
+            return (Err(GroupError::InvalidRequest), None);
         }
         let now = Instant::now();
         let mut groups = self.groups.borrow_mut();
@@ -106,10 +112,74 @@ impl ConsumerGroups {
         });
         group.expire(now);
         let answer = group.heartbeat(request, topics, now);
+        let change = group.take_change(group_id);
         if group.members.is_empty() {
             groups.remove(group_id);
         }
-        answer
+        (answer, change)
+    }
+
+    /// Ends the sessions and revocations of the group's members that ran out (the shard's
+    /// timer calls this at the group's next check); what that changed, to be stored.
+    pub fn expire(&self, group_id: &str, now: Instant) -> Option<GroupChange> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.get_mut(group_id)?;
+        group.expire(now);
+        let change = group.take_change(group_id);
+        if group.members.is_empty() {
+            groups.remove(group_id);
+        }
+        change
+    }
+
+    /// When the group's sessions must next be checked (None: no such group).
+    pub fn next_check(&self, group_id: &str) -> Option<Instant> {
+        let groups = self.groups.borrow();
+        Some(groups.get(group_id)?.next_check(Instant::now()))
+    }
+
+    pub fn memory_bytes(&self, group_id: &str) -> usize {
+        self.groups
+            .borrow()
+            .get(group_id)
+            .map_or(0, ConsumerGroup::memory_bytes)
+    }
+
+    /// The group as the log holds it, read back by a broker that has just claimed it.
+    pub fn restore(&self, group_id: &str, stored: &StoredConsumerGroup) {
+        let group = ConsumerGroup::restore(
+            stored,
+            Assignor::Uniform,
+            self.config.max_size,
+            Duration::from_millis(self.config.consumer_session_timeout_ms),
+            Instant::now(),
+        );
+        self.groups.borrow_mut().insert(group_id.to_string(), group);
+    }
+
+    /// The names of the topics a consumer-protocol group subscribes to, by name or by
+    /// expression (None: no such group here).
+    pub fn subscribed_topics(&self, group_id: &str, topics: &TopicsView) -> Option<Vec<String>> {
+        let groups = self.groups.borrow();
+        let group = groups.get(group_id)?;
+        let mut names: Vec<String> = group
+            .members
+            .values()
+            .flat_map(|m| {
+                let by_regex = m.regex.iter().flat_map(|(_, r)| topics.matching(r));
+                m.subscribed.iter().cloned().chain(by_regex)
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Some(names)
+    }
+
+    pub fn describe(&self, group_id: &str) -> Option<ConsumerGroupDescription> {
+        self.groups
+            .borrow()
+            .get(group_id)
+            .map(ConsumerGroup::describe)
     }
 
     pub fn list(&self) -> Vec<GroupListing> {
