@@ -4,6 +4,8 @@
 //! tests, and able to look inside (metrics, stores, coordinator state).
 
 #[cfg(test)]
+mod consumer_group_tests;
+#[cfg(test)]
 mod fetch_tests;
 #[cfg(test)]
 mod group_claim_tests;

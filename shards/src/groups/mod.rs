@@ -1,6 +1,7 @@
-//! Consumer groups (classic protocol). Each group lives on one shard, chosen by a hash of its
-//! id; requests from connections on other shards are forwarded there. Membership is volatile
-//! (clients rejoin after a restart); committed offsets are durable in the coordinator.
+//! Consumer groups, classic and consumer protocol (KIP-848). Each group lives on one shard,
+//! chosen by a hash of its id; requests from connections on other shards are forwarded there.
+//! Classic membership is volatile (clients rejoin after a restart); consumer-protocol groups
+//! and committed offsets are durable in the coordinator.
 
 pub mod calls;
 mod claims;

@@ -42,10 +42,12 @@ pub struct Heartbeat {
 }
 
 impl Heartbeat {
-    /// What a joining member brings, as the shard's group memory counts it.
+    /// What a joining member brings, as the shard's group memory counts it (as a stored
+    /// member is counted, before its partitions).
     pub fn memory_bytes(&self) -> usize {
         let names = self.subscribed_topic_names.iter().flatten();
-        self.member_id.len()
+        super::stored::MEMBER_OVERHEAD_BYTES
+            + self.member_id.len()
             + self.instance_id.as_ref().map_or(0, String::len)
             + self.client_id.len()
             + self.client_host.len()

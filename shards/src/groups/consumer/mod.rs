@@ -1,8 +1,8 @@
 //! The consumer group protocol (KIP-848), in which the broker assigns partitions and members
 //! reconcile towards their targets by heartbeat: the assignors, one member's reconciliation,
-//! one group's heartbeat rules, and the groups of a shard. Membership is in memory, as for
-//! classic groups (committed offsets are durable); group epochs and targets are not stored
-//! yet, so members rejoin after a restart or a move of the group to another broker.
+//! one group's heartbeat rules, the groups of a shard, and a group's records in the
+//! coordinator's log (`stored`): every change is stored before the member is answered, and a
+//! broker that claims the group reads it back, so members go on after a restart or a move.
 
 pub mod assignor;
 pub mod description;

@@ -1,7 +1,6 @@
-//! The consumer-protocol groups one shard owns (beside its classic groups, in `Groups`).
-//! Members are held in memory only, as classic members are: after a restart they rejoin.
-//! Sessions are checked at each heartbeat of the group, so a dead member's partitions move
-//! when another member next heartbeats (every few seconds in a live group).
+//! The consumer-protocol groups one shard owns (beside its classic groups, in `Groups`), as
+//! the shard's timer and the members' heartbeats change them; each change comes back as the
+//! records to store (`GroupChange`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

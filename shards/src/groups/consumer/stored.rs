@@ -181,10 +181,12 @@ fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instan
     }
 }
 
+/// A member's maps, deadlines and assignment state, beside its strings and partitions.
+pub(super) const MEMBER_OVERHEAD_BYTES: usize = 512;
+
 /// A member's memory, estimated from its record: strings, partitions (held three ways:
 /// assigned or revoking, target, holders), and the maps' own overhead.
 fn record_bytes(r: &ShoalConsumerMemberRecord) -> usize {
-    const MEMBER_OVERHEAD: usize = 512;
     const PARTITION_BYTES: usize = 3 * 32;
     let strings = r.member_id.len()
         + r.instance_id.as_ref().map_or(0, String::len)
@@ -202,7 +204,7 @@ fn record_bytes(r: &ShoalConsumerMemberRecord) -> usize {
         .flat_map(|topics| topics.iter())
         .map(|t| t.partitions.len())
         .sum();
-    MEMBER_OVERHEAD + 2 * strings + partitions * PARTITION_BYTES
+    MEMBER_OVERHEAD_BYTES + 2 * strings + partitions * PARTITION_BYTES
 }
 
 fn state_code(state: MemberState) -> i8 {
