@@ -278,6 +278,46 @@ def test_a_group_whose_coordinator_is_killed_goes_on_elsewhere_with_its_offsets(
         member.close()
 
 
+def test_a_consumer_protocol_group_whose_coordinator_is_killed_goes_on_without_a_rebalance(
+        cluster):
+    """The group's epochs, targets and members are in the shared log: the broker that takes
+    the group over reads them back, so no member loses or gives up a partition."""
+    from test_consumer_groups import assignment_changes, balanced, owned_sets
+    from test_groups import Member, all_reads, wait_for
+
+    # A section after the [coordinator] keys: members heartbeat every 500 ms.
+    brokers = cluster(coordinator="\n[groups]\nconsumer_heartbeat_interval_ms = 500\n")
+    everyone = ",".join(b.bootstrap for b in brokers)
+    topic, partitions, group = "tasks", 6, "runners"
+    admin = AdminClient({"bootstrap.servers": everyone})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+    members = [Member(everyone, group, topic, strategy="consumer") for _ in range(3)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "three members with two each")
+        before = owned_sets(members)
+        coordinator = admin.describe_consumer_groups([group])[group].result(10).coordinator.id
+        time.sleep(2)
+        brokers[coordinator - 1].kill()  # node ids are 1, 2, 3 in order
+        killed_at = time.time()
+        produce(everyone, topic, 60, zone="a")
+        wait_for(lambda: len(set(all_reads(members))) >= 60, 90, "the records after the kill")
+        survivor = next(b for b in brokers if b.process.poll() is None)
+        survivors = AdminClient({"bootstrap.servers": survivor.bootstrap})
+        moved = survivors.describe_consumer_groups([group])[group].result(10)
+        assert moved.coordinator.id != coordinator
+        assert len(moved.members) == 3
+        time.sleep(3)
+        assert owned_sets(members) == before
+        changes = [assignment_changes(m, killed_at) for m in members]
+        assert changes == [[], [], []], f"rebalanced after the coordinator died: {changes}"
+        reads = all_reads(members)
+        assert len(reads) == len(set(reads)), "a record was read twice"
+    finally:
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()
+
+
 def test_retention_and_object_deletion_run_once_for_the_cluster(cluster, s3_server):
     brokers = cluster(coordinator="retention_check_interval_ms = 200\n"
                                   "file_cleaner_interval_ms = 200\nfile_cleaner_grace_ms = 300\n")
