@@ -273,3 +273,30 @@ def test_admin_clients_describe_a_consumer_group_and_delete_it_only_when_empty(m
     wait_for(lambda: "EMPTY" in str(described().state) or "DEAD" in str(described().state), 30,
              "the group without members")
     admin.delete_consumer_groups(["quotes"])["quotes"].result(timeout=10)
+
+
+def test_a_group_moves_between_the_protocols_when_it_has_no_members(make_broker):
+    """Kafka's offline migration: the committed offsets carry over from a classic group to
+    a consumer-protocol one and back."""
+    broker = make_broker(extra_config=CONFIG).start()
+    create_topic(broker.bootstrap, "journal", 1)
+    produce(broker.bootstrap, "journal", 10, 1)
+
+    def read_and_commit(protocol, count):
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "readers",
+                             "group.protocol": protocol, "auto.offset.reset": "earliest",
+                             "enable.auto.commit": False})
+        consumer.subscribe(["journal"])
+        offsets = []
+        deadline = time.time() + 30
+        while len(offsets) < count and time.time() < deadline:
+            m = consumer.poll(0.2)
+            if m is not None and not m.error():
+                offsets.append(m.offset())
+                consumer.commit(message=m, asynchronous=False)
+        consumer.close()
+        return offsets
+
+    assert read_and_commit("classic", 4) == [0, 1, 2, 3]
+    assert read_and_commit("consumer", 3) == [4, 5, 6]
+    assert read_and_commit("classic", 3) == [7, 8, 9]
