@@ -315,3 +315,33 @@ def test_describe_reports_the_operations_each_principal_may_do(authorized):
     group = admin.describe_consumer_groups(["readers"], include_authorized_operations=True)
     assert set(group["readers"].result(10).authorized_operations) == {
         AclOperation.READ, AclOperation.DESCRIBE}
+
+
+def test_a_consumer_protocol_member_needs_read_on_the_group_and_describe_on_its_topics(
+        authorized):
+    admin = AdminClient(client(authorized, "admin"))
+    for topic in ("open", "hidden"):
+        admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(10)
+    create_acls(authorized, [acl("open", "User:alice", AclOperation.READ),
+                             acl("team", "User:alice", AclOperation.READ,
+                                 resource=ResourceType.GROUP)])
+
+    def first_event(topic, group):
+        consumer = Consumer({**client(authorized, "alice"), "group.id": group,
+                             "group.protocol": "consumer"})
+        consumer.subscribe([topic])
+        try:
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and msg.error():
+                    return msg.error().code()
+                if consumer.assignment():
+                    return "assigned"
+            return "nothing"
+        finally:
+            consumer.close()
+
+    assert first_event("open", "team") == "assigned"
+    assert first_event("hidden", "team") == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert first_event("open", "other-team") == KafkaError.GROUP_AUTHORIZATION_FAILED

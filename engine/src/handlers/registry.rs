@@ -266,7 +266,7 @@ registry! {
     SyncGroupRequest: 0..=5 => groups::sync_group::handle, [Read Group] "READ on the group" [error_answer];
     HeartbeatRequest: 0..=4 => groups::heartbeat::handle, [Read Group] "READ on the group" [error_answer];
     LeaveGroupRequest: 0..=5 => groups::leave_group::handle, [Read Group] "READ on the group" [error_answer];
-    ConsumerGroupHeartbeatRequest: 0..=1 => groups::consumer_heartbeat::handle, [Read Group] "READ on the group" [error_answer];
+    ConsumerGroupHeartbeatRequest: 0..=1 => groups::consumer_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each topic subscribed to by name" [error_answer];
     OffsetCommitRequest: 2..=9 => groups::offset_commit::handle, [Read Group, Read Topic] "READ on the group and on each topic";
     OffsetFetchRequest: 1..=9 => groups::offset_fetch::handle, [Describe Group, Describe Topic] "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
     ListGroupsRequest: 0..=5 => groups::list_groups::handle, [Describe Cluster, Describe Group] "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];

@@ -27,6 +27,14 @@ pub async fn handle(
     if let Err(elsewhere) = call.check_coordinator(&group_id) {
         return refused(error_codes::code_of(Some(elsewhere)));
     }
+    // Kafka refuses a subscription naming a topic the member may not describe.
+    let names = request.subscribed_topic_names.iter().flatten();
+    if let Some(denied) = names
+        .map(|name| call.check_topic(Operation::Describe, name.as_str()))
+        .find_map(Result::err)
+    {
+        return refused(error_codes::code_of(Some(denied)));
+    }
     let mut member_id = owned(&request.member_id);
     if member_id.is_empty() && call.version == 0 && request.member_epoch == 0 {
         // Version 0: the coordinator names a joining member (from v1 the client does).
