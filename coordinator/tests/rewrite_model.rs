@@ -331,9 +331,11 @@ impl Model {
         };
         let mut map: HashMap<u8, i64> = HashMap::new();
         let mut end = plan.end_offset;
+        // As the shards read it: from the batch holding the cleaned offset (a log start set
+        // inside a batch leaves that batch straddling it, and its records there are dirty).
         let dirty = batches
             .iter()
-            .filter(|b| b.base_offset >= plan.cleaned_offset);
+            .filter(|b| b.last_offset >= plan.cleaned_offset);
         for (mapped, b) in dirty.enumerate() {
             if mapped == map_batches {
                 end = b.base_offset;
