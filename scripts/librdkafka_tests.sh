@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # librdkafka's own test suite against one Shoal broker (defaults, but 4 partitions for
 # auto-created topics, as the suite expects). Not part of CI: it needs librdkafka's source
-# (https://github.com/confluentinc/librdkafka, tag v2.12.1) and takes minutes per test.
+# (https://github.com/confluentinc/librdkafka, tag v2.12.1; or the copy npm's
+# @confluentinc/kafka-javascript bundles: `npm pack @confluentinc/kafka-javascript@1.10.1`
+# has librdkafka 2.15.1 with its tests under package/deps/librdkafka) and takes minutes per
+# test. With TEST_CONSUMER_GROUP_PROTOCOL=consumer in the environment the suite's consumers
+# use the consumer group protocol (KIP-848) and it expects Kafka 4.0's behaviour.
 #
 #   scripts/librdkafka_tests.sh /path/to/librdkafka [TESTS...]
 #
@@ -28,7 +32,9 @@ trap 'kill $broker; wait $broker 2>/dev/null; rm -rf "$work"' EXIT
 sleep 2
 cd "$src/tests"
 printf 'metadata.broker.list=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" > test.conf
-export LD_LIBRARY_PATH=../src:../src-cpp TEST_KAFKA_VERSION=3.9.0
+kafka_version=3.9.0
+[[ ${TEST_CONSUMER_GROUP_PROTOCOL:-classic} == consumer ]] && kafka_version=4.0.0
+export LD_LIBRARY_PATH=../src:../src-cpp TEST_KAFKA_VERSION=$kafka_version
 # Tests that shell out to Kafka's kafka-topics.sh (0077) get a stand-in over the admin API.
 export KAFKA_PATH="$root/scripts/kafka-topics-standin" BROKERS="127.0.0.1:$port"
 for t in "${tests[@]}"; do

@@ -1,7 +1,7 @@
 //! The topic catalogue as every shard sees it: an immutable snapshot the coordinator replaces
 //! after each durable topic change, read lock-free by the shards.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -46,6 +46,8 @@ pub struct TopicsView {
     by_id: HashMap<Uuid, Arc<TopicMeta>>,
     /// The ACL bindings, published with the catalogue so shards authorize without asking.
     acls: Vec<AclBinding>,
+    /// Groups' dynamic configs, by group (published so shards and handlers need not ask).
+    group_configs: BTreeMap<String, Vec<(String, String)>>,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
     /// can tell cheaply whether what it derived from an older one is still current.
     version: u64,
@@ -90,5 +92,27 @@ impl TopicsView {
 
     pub fn acls(&self) -> &[AclBinding] {
         &self.acls
+    }
+
+    pub fn with_group_configs(
+        mut self,
+        group_configs: BTreeMap<String, Vec<(String, String)>>,
+    ) -> TopicsView {
+        self.group_configs = group_configs;
+        self
+    }
+
+    /// A group's config `name`, if set for it.
+    pub fn group_config(&self, group: &str, name: &str) -> Option<&str> {
+        let configs = self.group_configs.get(group)?;
+        configs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every config set for the group.
+    pub fn group_configs(&self, group: &str) -> &[(String, String)] {
+        self.group_configs.get(group).map_or(&[], Vec::as_slice)
     }
 }

@@ -6,7 +6,9 @@ import threading
 import time
 
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ResourceType)
 
 from test_groups import Member, all_reads, create_topic, produce, wait_for
 
@@ -300,3 +302,51 @@ def test_a_group_moves_between_the_protocols_when_it_has_no_members(make_broker)
     assert read_and_commit("classic", 4) == [0, 1, 2, 3]
     assert read_and_commit("consumer", 3) == [4, 5, 6]
     assert read_and_commit("classic", 3) == [7, 8, 9]
+
+
+def test_a_groups_session_timeout_is_a_group_config_that_takes_effect_and_survives_a_kill_9(
+        make_broker):
+    """The broker's default session is 45 s; the group's own 6 s removes a killed member in
+    seconds. The config is described as the group's, survives kill -9, and bad values are
+    refused."""
+    broker = make_broker(extra_config="[groups]\nconsumer_heartbeat_interval_ms = 500\n").start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def alter(name, value):
+        op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+        resource = ConfigResource(ResourceType.GROUP, "movers", incremental_configs=[
+            ConfigEntry(name, value, incremental_operation=op)])
+        return admin.incremental_alter_configs([resource])[resource].result(10)
+
+    def described(name):
+        resource = ConfigResource(ResourceType.GROUP, "movers")
+        entry = admin.describe_configs([resource])[resource].result(10)[name]
+        return entry.value, entry.source
+
+    session = "group.consumer.session.timeout.ms"
+    assert described(session) == ("45000", 5)  # DEFAULT_CONFIG
+    alter(session, "6000")
+    for refused in ("1000", "soon"):
+        try:
+            alter(session, refused)
+            raise AssertionError(f"{refused} was accepted")
+        except KafkaException as e:
+            assert "INVALID_CONFIG" in str(e), e
+    broker.kill()
+    broker.start()
+    assert described(session) == ("6000", 8)  # DYNAMIC_GROUP_CONFIG, after kill -9
+    topic, partitions = "boxes", 4
+    create_topic(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, "movers", topic, strategy="consumer") for _ in range(2)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "two members with two each")
+        members[1].kill()
+        killed_at = time.time()
+        wait_for(lambda: balanced(members[:1], partitions), 20, "the survivor owning all")
+        print(f"the killed member's partitions moved {time.time() - killed_at:.1f}s later")
+    finally:
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()
+    alter(session, None)
+    assert described(session) == ("45000", 5)

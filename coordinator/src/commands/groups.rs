@@ -6,6 +6,7 @@ use crate::command::{Command, Round};
 use crate::entry::Entry;
 use crate::messages::{GroupClaim, OffsetCommitEntry, StoredOffset, TopicPartition};
 use crate::state::consumer_groups::StoredConsumerGroup;
+use crate::state::{emit, GROUP_ID_MAX_BYTES};
 use crate::ErrorKind;
 
 /// A broker starts coordinating a group: its claim supersedes the group's latest, so writes
@@ -214,5 +215,28 @@ impl Command for ReadConsumerGroup {
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().consumer_group(&self.group)
+    }
+}
+
+/// A group's dynamic configs, whole, as the engine validated them (empty: the broker's
+/// defaults again). The shards see them with the next topic catalogue.
+#[derive(Debug, Clone)]
+pub struct AlterGroupConfig {
+    pub group: String,
+    pub configs: Vec<(String, String)>,
+}
+
+impl Command for AlterGroupConfig {
+    type Reply = Result<(), ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        if self.group.is_empty() || self.group.len() > GROUP_ID_MAX_BYTES {
+            return Err(ErrorKind::InvalidGroupId);
+        }
+        let record = emit::group_config(&self.group, &self.configs);
+        round.append(&Entry::of(round.now_ms(), record));
+        round.topics_changed();
+        Ok(())
     }
 }

@@ -56,6 +56,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
         | AnyRecord::ShoalGroupOffsetsDeletedRecord(_)
         | AnyRecord::ShoalGroupDeletedRecord(_)
         | AnyRecord::ShoalGroupClaimedRecord(_)
+        | AnyRecord::ShoalGroupConfigRecord(_)
         | AnyRecord::ShoalMirrorCreatedRecord(_)
         | AnyRecord::ShoalTopicMirrorChangedRecord(_)
         | AnyRecord::ShoalPartitionTruncatedRecord(_)

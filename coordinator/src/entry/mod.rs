@@ -340,6 +340,13 @@ pub(crate) mod tests {
             ),
             Entry::of(
                 99,
+                emit::group_config(
+                    "cg",
+                    &[("group.consumer.session.timeout.ms".into(), "50000".into())],
+                ),
+            ),
+            Entry::of(
+                99,
                 emit::mirror_created("m", &[("bootstrap.servers".into(), "a:9092".into())]),
             ),
             Entry::of(99, emit::topic_mirror_changed(id, "m", false)),

@@ -101,6 +101,18 @@ impl CoordinatorState {
                     self.groups.remove(&r.group_id);
                     self.forget_group_claim(&r.group_id);
                     self.forget_consumer_group(&r.group_id);
+                    self.group_configs.remove(&r.group_id);
+                }
+                AnyRecord::ShoalGroupConfigRecord(r) => {
+                    let configs: Vec<(String, String)> = r
+                        .configs
+                        .iter()
+                        .map(|c| (c.name.clone(), c.value.clone()))
+                        .collect();
+                    match configs.is_empty() {
+                        true => self.group_configs.remove(&r.group_id),
+                        false => self.group_configs.insert(r.group_id.clone(), configs),
+                    };
                 }
                 AnyRecord::ShoalConsumerGroupRecord(r) => {
                     let mut members: Vec<&ShoalConsumerMemberRecord> = Vec::new();

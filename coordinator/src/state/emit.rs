@@ -206,6 +206,21 @@ pub(crate) fn mirror_created(name: &str, config: &[(String, String)]) -> AnyReco
     .into()
 }
 
+/// A group's dynamic configs, whole (none: back to the broker's defaults).
+pub(crate) fn group_config(group: &str, configs: &[(String, String)]) -> AnyRecord {
+    ShoalGroupConfigRecord {
+        group_id: group.to_string(),
+        configs: configs
+            .iter()
+            .map(|(name, value)| ShoalGroupConfig {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+    }
+    .into()
+}
+
 pub(crate) fn topic_mirror_changed(topic_id: Uuid, mirror: &str, removed: bool) -> AnyRecord {
     ShoalTopicMirrorChangedRecord {
         topic_id,

@@ -102,6 +102,8 @@ pub struct CoordinatorState {
     groups: HashMap<String, GroupOffsets>,
     /// Each group's latest coordinator claim; only its holder may write the group's offsets.
     group_claims: HashMap<String, crate::messages::GroupClaim>,
+    /// Groups' dynamic configs (the GROUP config resource), by group.
+    group_configs: BTreeMap<String, Vec<(String, String)>>,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
     /// Mirrors (KIP-1279) and their settings.

@@ -165,6 +165,7 @@ impl CoordinatorState {
             mirror: t.mirror_meta(),
         }))
         .with_acls(self.acls.iter().cloned().collect())
+        .with_group_configs(self.group_configs.clone())
     }
 
     pub fn topic_meta(&self, name: &str) -> Option<TopicMeta> {

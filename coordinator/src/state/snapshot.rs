@@ -81,6 +81,9 @@ impl CoordinatorState {
         for claim in self.group_claim_records() {
             encode_frame(&Entry::of(0, claim), &mut w);
         }
+        for (group, configs) in &self.group_configs {
+            encode_frame(&Entry::of(0, emit::group_config(group, configs)), &mut w);
+        }
         for records in self.consumer_group_entries() {
             encode_frame(&Entry::new(0, records), &mut w);
         }
@@ -218,6 +221,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)
                     | AnyRecord::ShoalGroupClaimedRecord(_)
                     | AnyRecord::ShoalConsumerGroupRecord(_)
+                    | AnyRecord::ShoalGroupConfigRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)

@@ -295,6 +295,7 @@ impl Groups {
         group_id: &str,
         request: ConsumerHeartbeat,
         topics: &TopicsView,
+        session_timeout_ms: u64,
     ) -> Result<HeartbeatAnswer, GroupError> {
         self.drop_groups_if_lease_lapsed();
         if self
@@ -313,7 +314,8 @@ impl Groups {
         if request.member_epoch == JOIN_EPOCH && !self.has_room_for(request.memory_bytes()) {
             return Err(GroupError::TooManyGroups);
         }
-        let (answer, change) = self.consumer.heartbeat(group_id, request, topics);
+        let session = Duration::from_millis(session_timeout_ms);
+        let (answer, change) = self.consumer.heartbeat(group_id, request, topics, session);
         self.after_consumer_change(group_id, change.as_ref());
         self.store_consumer_change(group_id, claim, change).await?;
         answer

@@ -58,23 +58,22 @@ pub async fn alter(
     change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
 ) -> Result<(), (i16, String)> {
     let broker = call.broker;
+    if resource_type != RESOURCE_TOPIC && resource_type != RESOURCE_BROKER {
+        return Err((
+            ResponseError::InvalidRequest.code(),
+            "Only topic and broker configs can be altered here (group configs: with \
+             IncrementalAlterConfigs)."
+                .to_string(),
+        ));
+    }
     if let Some(refused) = refusal(call, resource_type, name, Operation::AlterConfigs) {
         return Err(refused);
     }
-    match resource_type {
-        RESOURCE_TOPIC => {}
-        RESOURCE_BROKER => {
-            return Err((
-                ResponseError::InvalidConfig.code(),
-                BROKER_CONFIGS_READ_ONLY.to_string(),
-            ))
-        }
-        _ => {
-            return Err((
-                ResponseError::InvalidRequest.code(),
-                "Only topic and broker configs can be altered.".to_string(),
-            ))
-        }
+    if resource_type == RESOURCE_BROKER {
+        return Err((
+            ResponseError::InvalidConfig.code(),
+            BROKER_CONFIGS_READ_ONLY.to_string(),
+        ));
     }
     let current = broker
         .shard

@@ -5,6 +5,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::ResponseError;
 
+use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::handlers::Call;
 use shoal_coordinator::acl::Operation;
@@ -13,6 +14,7 @@ use shoal_coordinator::acl::Operation;
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
 const SOURCE_STATIC_BROKER: i8 = 4;
 const SOURCE_DEFAULT: i8 = 5;
+const SOURCE_DYNAMIC_GROUP: i8 = 8;
 /// Kafka's ConfigType values (DescribeConfigs v3+).
 const TYPE_STRING: i8 = 2;
 const TYPE_INT: i8 = 3;
@@ -36,6 +38,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
             let name = resource.resource_name.as_str();
+            let name_of_group = name;
             let resource_type = resource.resource_type;
             if let Some((code, message)) =
                 refusal(call, resource_type, name, Operation::DescribeConfigs)
@@ -83,10 +86,29 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                         .collect();
                     result.with_configs(configs)
                 }
+                RESOURCE_GROUP => {
+                    let view = broker.shard.topics.load();
+                    let defaults = &broker.config.groups;
+                    let configs = GROUP_CONFIGS
+                        .iter()
+                        .filter(|name| wanted(name))
+                        .map(|name| {
+                            let (value, default) =
+                                group_config_value(&view, defaults, name_of_group, name);
+                            let source = if default {
+                                SOURCE_DEFAULT
+                            } else {
+                                SOURCE_DYNAMIC_GROUP
+                            };
+                            entry(name, value, source, false, request.include_synonyms)
+                        })
+                        .collect();
+                    result.with_configs(configs)
+                }
                 _ => result
                     .with_error_code(ResponseError::InvalidRequest.code())
                     .with_error_message(Some(StrBytes::from_static_str(
-                        "Only topic and broker configs can be described.",
+                        "Only topic, broker and group configs can be described.",
                     ))),
             }
         })
@@ -107,6 +129,7 @@ fn entry(
         "max.message.bytes" | "message.max.bytes" | "segment.bytes" => TYPE_INT,
         "min.cleanable.dirty.ratio" => TYPE_DOUBLE,
         "message.timestamp.type" | "compression.type" => TYPE_STRING,
+        "group.consumer.session.timeout.ms" | "group.consumer.heartbeat.interval.ms" => TYPE_INT,
         _ => TYPE_LONG,
     };
     DescribeConfigsResourceResult::default()

@@ -4,7 +4,12 @@
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
 
+use kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource;
+use shoal_coordinator::acl::Operation;
+use shoal_protocol::ResponseError;
+
 use super::alter_configs::{alter, answer};
+use super::group_configs::{alter_group_configs, RESOURCE_GROUP};
 use super::*;
 use crate::handlers::Call;
 
@@ -19,6 +24,18 @@ pub async fn handle(
 ) -> IncrementalAlterConfigsResponse {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
+        if resource.resource_type == RESOURCE_GROUP {
+            let outcome = alter_group(call, &resource, request.validate_only).await;
+            let response = answer(resource.resource_type, resource.resource_name, outcome);
+            responses.push(
+                AlterConfigsResourceResponse::default()
+                    .with_error_code(response.error_code)
+                    .with_error_message(response.error_message)
+                    .with_resource_type(response.resource_type)
+                    .with_resource_name(response.resource_name),
+            );
+            continue;
+        }
         let changes: Vec<(String, i8, Option<String>)> = resource
             .configs
             .iter()
@@ -66,6 +83,36 @@ pub async fn handle(
         );
     }
     IncrementalAlterConfigsResponse::default().with_responses(responses)
+}
+
+/// A group's configs: SET and DELETE only (none of them is a list).
+async fn alter_group(
+    call: &Call<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let group = resource.resource_name.as_str();
+    if let Some(refused) = refusal(call, RESOURCE_GROUP, group, Operation::AlterConfigs) {
+        return Err(refused);
+    }
+    let mut changes = Vec::with_capacity(resource.configs.len());
+    for c in &resource.configs {
+        let value = match c.config_operation {
+            OP_SET => c.value.as_ref().map(|v| v.to_string()),
+            OP_DELETE => None,
+            _ => {
+                return Err((
+                    ResponseError::InvalidConfig.code(),
+                    format!(
+                        "{} is not a list: only SET and DELETE apply",
+                        c.name.as_str()
+                    ),
+                ))
+            }
+        };
+        changes.push((c.name.as_str().to_string(), value));
+    }
+    alter_group_configs(call.broker, group, &changes, validate_only).await
 }
 
 /// cleanup.policy after APPEND or SUBTRACT of the listed values.

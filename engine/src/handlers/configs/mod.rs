@@ -4,6 +4,7 @@
 
 pub mod alter_configs;
 pub mod describe_configs;
+pub mod group_configs;
 pub mod incremental_alter_configs;
 
 use shoal_coordinator::commands::AlterTopicConfig;
@@ -18,7 +19,8 @@ pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 
 /// Kafka's check for a config resource: `operation` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on
-/// the topic, or on the cluster for a broker's configs; the refusal (code, message) if any.
+/// the topic or the group, or on the cluster for a broker's configs; the refusal (code,
+/// message) if any.
 pub fn refusal(
     call: &Call<'_>,
     resource_type: i8,
@@ -31,6 +33,9 @@ pub fn refusal(
         }
         RESOURCE_BROKER if !call.authorized_on_cluster(operation) => {
             ResponseError::ClusterAuthorizationFailed
+        }
+        group_configs::RESOURCE_GROUP if !call.authorized(operation, ResourceType::Group, name) => {
+            ResponseError::GroupAuthorizationFailed
         }
         _ => return None,
     };

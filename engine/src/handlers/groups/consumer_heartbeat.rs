@@ -12,6 +12,7 @@ use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
 use super::{owned, owned_optional, text};
+use crate::handlers::configs::group_configs::group_timeouts;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
 
@@ -67,10 +68,13 @@ pub async fn handle(
         }),
     };
     let topics = broker.shard.topics.load_full();
+    let (session_timeout_ms, interval_ms) =
+        group_timeouts(&topics, &broker.config.groups, &group_id);
     let call_on_group = ConsumerHeartbeat {
         group_id: group_id.clone(),
         heartbeat,
         topics,
+        session_timeout_ms,
     };
     let answer = broker
         .shard
@@ -78,7 +82,7 @@ pub async fn handle(
         .await
         .and_then(|reply| reply);
     match answer {
-        Ok(answer) => answered(answer, broker.config.groups.consumer_heartbeat_interval_ms),
+        Ok(answer) => answered(answer, interval_ms),
         Err(error) => refused(error_codes::code_of(Some::<GroupError>(error))),
     }
 }

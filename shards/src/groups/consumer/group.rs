@@ -141,7 +141,8 @@ pub struct ConsumerGroup {
     pub(super) earliest_deadline: Option<Instant>,
     default_assignor: Assignor,
     max_size: usize,
-    session_timeout: Duration,
+    /// Applies from each member's next heartbeat (the group's config can change).
+    pub session_timeout: Duration,
     /// Members whose stored record is out of date (joined, changed, reconciled, got a new
     /// target, or left), and the epochs last stored: what the next write must carry.
     pub(super) unstored_members: BTreeSet<String>,

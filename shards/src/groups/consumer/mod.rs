@@ -30,6 +30,8 @@ pub struct ConsumerHeartbeat {
     pub group_id: String,
     pub heartbeat: Heartbeat,
     pub topics: Arc<TopicsView>,
+    /// The group's session timeout (its GROUP config, or the broker's default).
+    pub session_timeout_ms: u64,
 }
 
 impl GroupCall for ConsumerHeartbeat {
@@ -38,7 +40,12 @@ impl GroupCall for ConsumerHeartbeat {
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         async move {
             groups
-                .consumer_heartbeat(&self.group_id, self.heartbeat, &self.topics)
+                .consumer_heartbeat(
+                    &self.group_id,
+                    self.heartbeat,
+                    &self.topics,
+                    self.session_timeout_ms,
+                )
                 .await
         }
         .boxed_local()

@@ -89,6 +89,7 @@ impl ConsumerGroups {
         group_id: &str,
         request: Heartbeat,
         topics: &TopicsView,
+        session_timeout: Duration,
     ) -> (Result<HeartbeatAnswer, GroupError>, Option<GroupChange>) {
         // What a member's subscription may hold, as a classic member's metadata may.
         let names = request.subscribed_topic_names.iter().flatten();
@@ -109,6 +110,7 @@ impl ConsumerGroups {
                 Duration::from_millis(self.config.consumer_session_timeout_ms),
             )
         });
+        group.session_timeout = session_timeout;
         group.expire(now);
         let answer = group.heartbeat(request, topics, now);
         let change = group.take_change(group_id);

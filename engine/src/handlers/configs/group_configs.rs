@@ -1,0 +1,160 @@
+//! The GROUP config resource (KIP-848): a consumer-protocol group's session timeout and
+//! heartbeat interval, set per group with IncrementalAlterConfigs and described with
+//! DescribeConfigs; unset, the broker's `[groups]` defaults apply. Stored in the
+//! coordinator's log and published to the shards with the topic catalogue.
+
+use shoal_coordinator::commands::AlterGroupConfig;
+use shoal_coordinator::{ErrorKind, TopicsView};
+use shoal_protocol::ResponseError;
+use shoal_shards::groups::GroupConfig;
+
+use super::super::Broker;
+use crate::kafka::error_codes;
+
+pub const RESOURCE_GROUP: i8 = 32;
+pub const SESSION_TIMEOUT: &str = "group.consumer.session.timeout.ms";
+pub const HEARTBEAT_INTERVAL: &str = "group.consumer.heartbeat.interval.ms";
+/// The group configs Shoal honours, in the order they are described.
+pub const GROUP_CONFIGS: &[&str] = &[HEARTBEAT_INTERVAL, SESSION_TIMEOUT];
+
+/// The broker's default for a group config.
+fn default_of(defaults: &GroupConfig, name: &str) -> i64 {
+    match name {
+        SESSION_TIMEOUT => defaults.consumer_session_timeout_ms as i64,
+        _ => defaults.consumer_heartbeat_interval_ms as i64,
+    }
+}
+
+/// A group config's value and whether it is the broker's default.
+pub fn group_config_value(
+    view: &TopicsView,
+    defaults: &GroupConfig,
+    group: &str,
+    name: &str,
+) -> (String, bool) {
+    match view.group_config(group, name) {
+        Some(value) => (value.to_string(), false),
+        None => (default_of(defaults, name).to_string(), true),
+    }
+}
+
+/// The group's session timeout and heartbeat interval in ms, as set or by default.
+pub fn group_timeouts(view: &TopicsView, defaults: &GroupConfig, group: &str) -> (u64, i32) {
+    let value = |name| {
+        view.group_config(group, name)
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or_else(|| default_of(defaults, name))
+    };
+    let session = value(SESSION_TIMEOUT).max(1) as u64;
+    let interval = value(HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32;
+    (session, interval)
+}
+
+/// The group's configs after SET (`Some`) or DELETE (`None`) of each listed one, validated:
+/// whole milliseconds, the session within the broker's session bounds, the interval shorter
+/// than the session.
+pub fn changed_group_configs(
+    current: &[(String, String)],
+    defaults: &GroupConfig,
+    changes: &[(String, Option<String>)],
+) -> Result<Vec<(String, String)>, String> {
+    let mut configs: Vec<(String, String)> = current.to_vec();
+    for (name, value) in changes {
+        if !GROUP_CONFIGS.contains(&name.as_str()) {
+            return Err(format!("Unknown group config {name}."));
+        }
+        configs.retain(|(n, _)| n != name);
+        if let Some(value) = value {
+            let ms: i64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("{name} must be a whole number of milliseconds"))?;
+            configs.push((name.clone(), ms.to_string()));
+        }
+    }
+    configs.sort();
+    let get = |name: &str| {
+        configs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(default_of(defaults, name), |(_, v)| {
+                v.parse().unwrap_or_default()
+            })
+    };
+    let (session, interval) = (get(SESSION_TIMEOUT), get(HEARTBEAT_INTERVAL));
+    let (min, max) = (
+        defaults.min_session_timeout_ms as i64,
+        defaults.max_session_timeout_ms as i64,
+    );
+    if !(min..=max).contains(&session) {
+        return Err(format!("{SESSION_TIMEOUT} must be within {min}..={max}"));
+    }
+    if interval < 1 || interval >= session {
+        return Err(format!(
+            "{HEARTBEAT_INTERVAL} must be at least 1 and less than {SESSION_TIMEOUT}"
+        ));
+    }
+    Ok(configs)
+}
+
+/// IncrementalAlterConfigs on a group: validated always, stored unless `validate_only`.
+pub async fn alter_group_configs(
+    broker: &Broker,
+    group: &str,
+    changes: &[(String, Option<String>)],
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let view = broker.shard.topics.load_full();
+    let defaults = &broker.config.groups;
+    let configs = changed_group_configs(view.group_configs(group), defaults, changes)
+        .map_err(|message| (ResponseError::InvalidConfig.code(), message))?;
+    if validate_only {
+        return Ok(());
+    }
+    let command = AlterGroupConfig {
+        group: group.to_string(),
+        configs,
+    };
+    let stored = match broker.shard.coordinator.run(command).await {
+        Ok(result) => result,
+        Err(_) => Err(ErrorKind::NotAvailable),
+    };
+    stored.map_err(|e| {
+        (
+            error_codes::code_of(Some(e)),
+            error_codes::message_of(e).to_string(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(name: &str, value: Option<&str>) -> (String, Option<String>) {
+        (name.to_string(), value.map(str::to_string))
+    }
+
+    #[test]
+    fn values_are_checked_against_the_brokers_bounds_and_each_other() {
+        let defaults = GroupConfig::default();
+        let set = changed_group_configs(&[], &defaults, &[change(SESSION_TIMEOUT, Some("50000"))]);
+        assert_eq!(
+            set,
+            Ok(vec![(SESSION_TIMEOUT.to_string(), "50000".to_string())])
+        );
+        let current = set.unwrap();
+        let deleted = changed_group_configs(&current, &defaults, &[change(SESSION_TIMEOUT, None)]);
+        assert_eq!(deleted, Ok(vec![]));
+        for refused in [
+            change(SESSION_TIMEOUT, Some("1000")),
+            change(SESSION_TIMEOUT, Some("fast")),
+            change(HEARTBEAT_INTERVAL, Some("45000")),
+            change(HEARTBEAT_INTERVAL, Some("0")),
+            change("group.share.session.timeout.ms", Some("50000")),
+        ] {
+            let outcome = changed_group_configs(&[], &defaults, std::slice::from_ref(&refused));
+            assert!(outcome.is_err(), "{refused:?} was accepted");
+        }
+    }
+}
