@@ -71,11 +71,16 @@ fn owned(answer: &ConsumerGroupHeartbeatResponse) -> Vec<TopicPartitions> {
         .collect()
 }
 
-async fn described_error(broker: &Broker) -> i16 {
+async fn described(broker: &Broker) -> (i16, usize) {
     let client = ClientInfo::default();
     let request = ConsumerGroupDescribeRequest::default().with_group_ids(vec![GroupId(text("g"))]);
     let call = call::<ConsumerGroupDescribeRequest>(broker, 1, &client);
-    consumer_group_describe::handle(&call, request).await.groups[0].error_code
+    let group = &consumer_group_describe::handle(&call, request).await.groups[0];
+    (group.error_code, group.members.len())
+}
+
+async fn described_error(broker: &Broker) -> i16 {
+    described(broker).await.0
 }
 
 #[test]
@@ -140,5 +145,17 @@ fn members_beyond_the_shards_group_memory_are_refused() {
         }
         assert_eq!(codes[0], 0);
         assert_eq!(codes[3], COORDINATOR_NOT_AVAILABLE, "{codes:?}");
+    });
+}
+
+#[test]
+fn a_restarted_broker_describes_a_group_from_the_log_before_its_members_return() {
+    let dir = temp_dir("consumer-group-restart");
+    run_broker(test_config(&dir), |broker| async move {
+        create_topic(&broker).await;
+        assert_eq!(heartbeat(&broker, "m1", 0, &[]).await.error_code, 0);
+    });
+    run_broker(test_config(&dir), |broker| async move {
+        assert_eq!(described(&broker).await, (0, 1));
     });
 }

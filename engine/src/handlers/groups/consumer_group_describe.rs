@@ -54,7 +54,14 @@ pub async fn handle(
             .shard
             .group_call(&name, DescribeConsumerGroup(name.clone()))
             .await
-            .unwrap_or_default();
+            .and_then(|reply| reply);
+        let description = match description {
+            Ok(description) => description,
+            Err(error) => {
+                described.push(answer.with_error_code(error_codes::code_of(Some(error))));
+                continue;
+            }
+        };
         let Some(group) = description else {
             described.push(
                 answer

@@ -2,6 +2,8 @@ use kafka_protocol::messages::describe_groups_response::{DescribedGroup, Describ
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use shoal_coordinator::commands::FetchOffsets;
 use shoal_shards::groups::calls::DescribeGroup;
+use shoal_shards::groups::consumer::DescribeConsumerGroup;
+use shoal_shards::groups::GroupError;
 
 use super::{optional_text, owned, text};
 use crate::handlers::authorize::GROUP_OPERATIONS;
@@ -51,6 +53,12 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
                         })
                         .collect(),
                 ),
+            // A consumer-protocol group: Kafka's GROUP_ID_NOT_FOUND ("not a classic group").
+            None if is_consumer_group(broker, &name).await => answer
+                .with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)))
+                .with_error_message(Some(text(format!(
+                    "Group {name} is not a classic group: ConsumerGroupDescribe describes it."
+                )))),
             // No members: Empty if it holds offsets, else Dead (Kafka's answer for unknown).
             None => {
                 let request = FetchOffsets {
@@ -73,4 +81,12 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
         described.push(answer);
     }
     DescribeGroupsResponse::default().with_groups(described)
+}
+
+async fn is_consumer_group(broker: &crate::handlers::Broker, name: &str) -> bool {
+    let described = broker
+        .shard
+        .group_call(name, DescribeConsumerGroup(name.to_string()))
+        .await;
+    matches!(described, Ok(Ok(Some(_))))
 }

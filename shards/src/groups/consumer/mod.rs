@@ -52,14 +52,20 @@ impl GroupCall for ConsumerHeartbeat {
     }
 }
 
-/// ConsumerGroupDescribe: None when the shard holds no consumer-protocol group by that id.
+/// ConsumerGroupDescribe: None when there is no consumer-protocol group by that id. The
+/// group is claimed first, so one the log holds is read back (after a restart, before its
+/// members return).
 #[derive(Debug)]
 pub struct DescribeConsumerGroup(pub String);
 
 impl GroupCall for DescribeConsumerGroup {
-    type Reply = Option<ConsumerGroupDescription>;
+    type Reply = Result<Option<ConsumerGroupDescription>, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.describe_consumer_group(&self.0) }.boxed_local()
+        async move {
+            groups.claim(&self.0).await?;
+            Ok(groups.describe_consumer_group(&self.0))
+        }
+        .boxed_local()
     }
 }
