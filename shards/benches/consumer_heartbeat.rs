@@ -45,6 +45,8 @@ fn beat(group: &mut ConsumerGroup, client: &mut Client, topics: &Topics, regex: 
     let answer = group
         .heartbeat(request(client, regex), topics, Instant::now())
         .expect("heartbeat");
+    // And after it: what changed, as the records to store (nothing, when steady).
+    std::hint::black_box(group.take_change("bench"));
     client.epoch = answer.member_epoch;
     if let Some(assignment) = answer.assignment {
         client.owned = assignment;
