@@ -345,3 +345,19 @@ def test_a_consumer_protocol_member_needs_read_on_the_group_and_describe_on_its_
     assert first_event("open", "team") == "assigned"
     assert first_event("hidden", "team") == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert first_event("open", "other-team") == KafkaError.GROUP_AUTHORIZATION_FAILED
+    # An expression matching both gets only the topic alice may describe.
+    consumer = Consumer({**client(authorized, "alice"), "group.id": "team",
+                         "group.protocol": "consumer"})
+    consumer.subscribe(["^(open|hidden)$"])
+    try:
+        deadline = time.time() + 20
+        while not consumer.assignment() and time.time() < deadline:
+            consumer.poll(0.5)
+        time.sleep(2)  # more heartbeats: nothing else comes
+        consumer.poll(0.5)
+        assert {tp.topic for tp in consumer.assignment()} == {"open"}
+        # The broker's side (the client could not name a topic it may not see anyway).
+        [member] = admin.describe_consumer_groups(["team"])["team"].result(10).members
+        assert {tp.topic for tp in member.assignment.topic_partitions} == {"open"}
+    finally:
+        consumer.close()

@@ -6,6 +6,8 @@
 use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
 use shoal_coordinator::ErrorKind;
 
+use shoal_shards::groups::consumer::group::TopicAccess;
+
 use super::registry::AclCheck;
 use super::Call;
 
@@ -148,6 +150,17 @@ impl Call<'_> {
         let config = &self.broker.config.authorizer;
         let principal = self.client.session.principal().to_string();
         (config.enabled && !config.super_users.contains(&principal)).then_some(principal)
+    }
+
+    /// Whose DESCRIBE ACLs decide which topics a consumer-protocol member's expression may
+    /// match, on the group's shard (None: the authorizer is off, or a super user).
+    pub fn topic_access(&self) -> Option<TopicAccess> {
+        self.expect_declared(Operation::Describe, ResourceType::Topic);
+        Some(TopicAccess {
+            principal: self.principal_to_check()?,
+            host: self.host().to_string(),
+            allow_if_no_acl: self.broker.config.authorizer.allow_everyone_if_no_acl_found,
+        })
     }
 
     /// The client's address without Kafka's leading "/".

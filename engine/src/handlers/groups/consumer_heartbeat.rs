@@ -48,6 +48,7 @@ pub async fn handle(
         rack_id: owned_optional(&request.rack_id),
         client_id: call.client.id.clone(),
         client_host: call.client.host.clone(),
+        access: call.topic_access(),
         rebalance_timeout_ms: request.rebalance_timeout_ms,
         subscribed_topic_names: request
             .subscribed_topic_names

@@ -39,6 +39,19 @@ pub struct Heartbeat {
     pub server_assignor: Option<String>,
     /// The partitions the member owns.
     pub owned: Option<BTreeSet<TopicPartition>>,
+    /// Whose ACLs decide which topics its expression may match (None: every topic).
+    pub access: Option<TopicAccess>,
+}
+
+/// A member's right to see topics, as the ACLs grant it DESCRIBE: topics its expression
+/// matches that it may not describe are not assigned to it (Kafka's rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicAccess {
+    pub principal: String,
+    /// Its address, as ACLs name hosts.
+    pub host: String,
+    /// The authorizer's `allow_everyone_if_no_acl_found`.
+    pub allow_if_no_acl: bool,
 }
 
 impl Heartbeat {
@@ -78,6 +91,7 @@ pub struct Member {
     pub rack_id: Option<String>,
     pub client_id: String,
     pub client_host: String,
+    pub access: Option<TopicAccess>,
     pub rebalance_timeout: Duration,
     pub subscribed: BTreeSet<String>,
     /// Its expression as sent, and compiled to match whole topic names.
@@ -100,6 +114,10 @@ pub trait Topics {
     fn matching(&self, regex: &Regex) -> Vec<String>;
     /// Changes whenever the topics do: what was resolved against an older version is redone.
     fn version(&self) -> u64;
+    /// Whether `access` may describe topic `name` (without ACLs: always).
+    fn describable(&self, _access: &TopicAccess, _name: &str) -> bool {
+        true
+    }
 }
 
 impl Topics for BTreeMap<String, (Uuid, i32)> {
@@ -233,6 +251,12 @@ impl ConsumerGroup {
             self.group_epoch += 1;
             self.unresolved.insert(request.member_id.clone());
         }
+        if member.access != request.access {
+            // Its ACLs decide what its expression matches: resolved again.
+            member.access = request.access.clone();
+            self.unresolved.insert(request.member_id.clone());
+            stored_fields_changed = true;
+        }
         if changed || stored_fields_changed {
             self.unstored_members.insert(request.member_id.clone());
         }
@@ -298,6 +322,7 @@ impl ConsumerGroup {
                 rack_id: None,
                 client_id: request.client_id.clone(),
                 client_host: request.client_host.clone(),
+                access: request.access.clone(),
                 rebalance_timeout: Duration::ZERO,
                 subscribed: BTreeSet::new(),
                 regex: None,
@@ -545,7 +570,17 @@ impl ConsumerGroup {
 
 /// A member's subscribed topics that exist: by name, and by its expression.
 fn resolve(member: &Member, topics: &impl Topics) -> BTreeMap<Uuid, i32> {
-    let by_regex = member.regex.iter().flat_map(|(_, r)| topics.matching(r));
+    let visible = |name: &String| {
+        member
+            .access
+            .as_ref()
+            .is_none_or(|access| topics.describable(access, name))
+    };
+    let by_regex = member
+        .regex
+        .iter()
+        .flat_map(|(_, r)| topics.matching(r))
+        .filter(visible);
     member
         .subscribed
         .iter()

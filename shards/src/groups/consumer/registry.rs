@@ -12,10 +12,11 @@ use uuid::Uuid;
 
 use super::assignor::Assignor;
 use super::description::ConsumerGroupDescription;
-use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, Topics, JOIN_EPOCH};
+use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topics, JOIN_EPOCH};
 use super::stored::GroupChange;
 use crate::groups::messages::{GroupListing, MemberRef};
 use crate::groups::{GroupConfig, GroupError};
+use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
 use shoal_coordinator::state::consumer_groups::StoredConsumerGroup;
 
 impl Topics for TopicsView {
@@ -32,6 +33,22 @@ impl Topics for TopicsView {
             .filter(|t| regex.is_match(&t.name))
             .map(|t| t.name.clone())
             .collect()
+    }
+
+    fn describable(&self, access: &TopicAccess, name: &str) -> bool {
+        let decision = acl::decide(
+            self.acls(),
+            &access.principal,
+            &access.host,
+            Operation::Describe,
+            ResourceType::Topic,
+            name,
+        );
+        match decision {
+            Decision::Allowed => true,
+            Decision::Denied => false,
+            Decision::NoAclForResource => access.allow_if_no_acl,
+        }
     }
 }
 

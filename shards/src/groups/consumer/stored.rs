@@ -15,7 +15,7 @@ use shoal_protocol::records::{
 };
 
 use super::assignor::Assignor;
-use super::group::{whole_name_regex, ConsumerGroup, Member};
+use super::group::{whole_name_regex, ConsumerGroup, Member, TopicAccess};
 use super::reconcile::{MemberAssignment, MemberState};
 
 /// What a change writes: the group's record and the records of the members it touched.
@@ -136,6 +136,13 @@ fn member_record(
         rack_id: m.rack_id.clone(),
         client_id: m.client_id.clone(),
         client_host: m.client_host.clone(),
+        principal: m.access.as_ref().map(|a| a.principal.clone()),
+        acl_host: m
+            .access
+            .as_ref()
+            .map(|a| a.host.clone())
+            .unwrap_or_default(),
+        allow_if_no_acl: m.access.as_ref().is_some_and(|a| a.allow_if_no_acl),
         rebalance_timeout_ms: i32::try_from(m.rebalance_timeout.as_millis()).unwrap_or(i32::MAX),
         subscribed_topic_names: m.subscribed.iter().cloned().collect(),
         subscribed_topic_regex: m.regex.as_ref().map(|(e, _)| e.clone()),
@@ -158,6 +165,11 @@ fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instan
         rack_id: r.rack_id.clone(),
         client_id: r.client_id.clone(),
         client_host: r.client_host.clone(),
+        access: r.principal.as_ref().map(|principal| TopicAccess {
+            principal: principal.clone(),
+            host: r.acl_host.clone(),
+            allow_if_no_acl: r.allow_if_no_acl,
+        }),
         rebalance_timeout,
         subscribed: r.subscribed_topic_names.iter().cloned().collect(),
         // Stored only after it compiled here; should it not now, the member matches nothing
