@@ -175,7 +175,8 @@ impl Command for ListOffsetGroups {
 }
 
 /// A consumer-protocol group's change (its record, then the members that changed), written
-/// under `claim`: NOT_COORDINATOR when that is no longer the group's latest.
+/// under `claim`: NOT_COORDINATOR when that is no longer the group's latest, or when the
+/// change does not follow the last one stored.
 #[derive(Debug, Clone)]
 pub struct WriteConsumerGroup {
     pub claim: GroupClaim,
@@ -188,10 +189,12 @@ impl Command for WriteConsumerGroup {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        if !round
-            .state()
-            .holds_group_claim(&self.group.group_id, &self.claim)
-        {
+        let state = round.state();
+        let group_id = &self.group.group_id;
+        let last = state.consumer_group(group_id).map_or(0, |g| g.group.change);
+        // Refused too when it does not follow the last change stored: the coordinator that
+        // wrote it must read the group back before it writes again.
+        if !state.holds_group_claim(group_id, &self.claim) || self.group.change != last + 1 {
             return Err(ErrorKind::NotCoordinator);
         }
         let records = std::iter::once(self.group.into())

@@ -293,6 +293,7 @@ pub(crate) mod tests {
                 vec![
                     ShoalConsumerGroupRecord {
                         group_id: "cg".into(),
+                        change: 7,
                         deleted: false,
                         group_epoch: 4,
                         assignment_epoch: 4,

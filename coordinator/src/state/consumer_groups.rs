@@ -88,6 +88,7 @@ mod tests {
     fn group(epoch: i32, deleted: bool) -> ShoalConsumerGroupRecord {
         ShoalConsumerGroupRecord {
             group_id: "cg".into(),
+            change: epoch as i64,
             deleted,
             group_epoch: epoch,
             assignment_epoch: epoch,
@@ -151,5 +152,44 @@ mod tests {
         };
         state.apply(&Entry::of(2, deleted));
         assert_eq!(state.consumer_group("cg"), None);
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+    use crate::commands::{ClaimGroup, WriteConsumerGroup};
+    use crate::{Command, CoordinatorMetrics, ErrorKind, Round};
+
+    fn run<C: Command>(state: &mut CoordinatorState, command: C) -> C::Reply {
+        let (mut frames, metrics) = (Vec::new(), CoordinatorMetrics::default());
+        command.run(&mut Round::new(state, &mut frames, 1, &metrics))
+    }
+
+    #[test]
+    fn a_change_is_stored_only_under_the_latest_claim_and_right_after_the_last() {
+        let mut state = CoordinatorState::default();
+        let claim = |node_id| ClaimGroup {
+            group: "cg".into(),
+            node_id,
+            incarnation: 1,
+        };
+        let ours = run(&mut state, claim(1)).unwrap();
+        let write = |change| WriteConsumerGroup {
+            claim: ours,
+            group: ShoalConsumerGroupRecord {
+                group_id: "cg".into(),
+                change,
+                ..Default::default()
+            },
+            members: vec![],
+        };
+        assert_eq!(run(&mut state, write(1)), Ok(()));
+        // The write of change 2 failed: change 3, computed after it, must not land.
+        assert_eq!(run(&mut state, write(3)), Err(ErrorKind::NotCoordinator));
+        assert_eq!(run(&mut state, write(2)), Ok(()));
+        run(&mut state, claim(2)).unwrap();
+        assert_eq!(run(&mut state, write(3)), Err(ErrorKind::NotCoordinator));
+        assert_eq!(state.consumer_group("cg").unwrap().group.change, 2);
     }
 }

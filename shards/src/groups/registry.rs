@@ -254,6 +254,9 @@ impl Groups {
             .map_err(|_| GroupError::CoordinatorNotAvailable)?;
         if let Some(stored) = stored {
             self.consumer.restore(group_id, &stored);
+            // Its members' sessions run from now: checked on the timer, should none return.
+            self.account(group_id, self.consumer.memory_bytes(group_id));
+            self.after_consumer_change(group_id, None);
         }
         self.claims.hold(group_id, claim);
         Ok(claim)

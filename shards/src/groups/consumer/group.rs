@@ -165,6 +165,8 @@ pub struct ConsumerGroup {
     /// target, or left), and the epochs last stored: what the next write must carry.
     pub(super) unstored_members: BTreeSet<String>,
     pub(super) stored_epochs: (i32, i32),
+    /// How many changes were taken to be stored (each write names its number).
+    pub(super) stored_changes: i64,
     /// Each member's estimated memory as last stored, and their sum.
     pub(super) member_bytes: HashMap<String, usize>,
     pub(super) memory_bytes: usize,
@@ -188,6 +190,7 @@ impl ConsumerGroup {
             session_timeout,
             unstored_members: BTreeSet::new(),
             stored_epochs: (0, 0),
+            stored_changes: 0,
             member_bytes: HashMap::new(),
             memory_bytes: 0,
         }

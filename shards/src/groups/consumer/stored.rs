@@ -30,10 +30,12 @@ impl ConsumerGroup {
             return None;
         }
         self.stored_epochs = epochs;
+        self.stored_changes += 1;
         let changed = std::mem::take(&mut self.unstored_members);
         let deleted = self.members.is_empty();
         let group = ShoalConsumerGroupRecord {
             group_id: group_id.to_string(),
+            change: self.stored_changes,
             deleted,
             group_epoch: self.group_epoch,
             assignment_epoch: self.assignment_epoch,
@@ -98,6 +100,7 @@ impl ConsumerGroup {
         group.group_epoch = stored.group.group_epoch;
         group.assignment_epoch = stored.group.assignment_epoch;
         group.stored_epochs = (group.group_epoch, group.assignment_epoch);
+        group.stored_changes = stored.group.change;
         group.subscribed_topics = stored
             .group
             .subscribed_topics
