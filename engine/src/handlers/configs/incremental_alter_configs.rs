@@ -24,55 +24,10 @@ pub async fn handle(
 ) -> IncrementalAlterConfigsResponse {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
-        if resource.resource_type == RESOURCE_GROUP {
-            let outcome = alter_group(call, &resource, request.validate_only).await;
-            let response = answer(resource.resource_type, resource.resource_name, outcome);
-            responses.push(
-                AlterConfigsResourceResponse::default()
-                    .with_error_code(response.error_code)
-                    .with_error_message(response.error_message)
-                    .with_resource_type(response.resource_type)
-                    .with_resource_name(response.resource_name),
-            );
-            continue;
-        }
-        let changes: Vec<(String, i8, Option<String>)> = resource
-            .configs
-            .iter()
-            .map(|c| {
-                (
-                    c.name.as_str().to_string(),
-                    c.config_operation,
-                    c.value.as_ref().map(|v| v.to_string()),
-                )
-            })
-            .collect();
-        let outcome = alter(
-            call,
-            resource.resource_type,
-            resource.resource_name.as_str(),
-            request.validate_only,
-            |mut config| {
-                for (name, op, value) in &changes {
-                    match *op {
-                        OP_SET => set_topic_config(&mut config, name, value.as_deref())?,
-                        OP_DELETE => set_topic_config(&mut config, name, None)?,
-                        OP_APPEND | OP_SUBTRACT if name == "cleanup.policy" => {
-                            let list = changed_list(config.cleanup, *op, value.as_deref())?;
-                            set_topic_config(&mut config, name, Some(&list))?
-                        }
-                        OP_APPEND | OP_SUBTRACT => {
-                            return Err(format!(
-                                "APPEND and SUBTRACT apply to list configs; {name} is not one"
-                            ))
-                        }
-                        other => return Err(format!("config operation {other} is unknown")),
-                    }
-                }
-                Ok(config)
-            },
-        )
-        .await;
+        let outcome = match resource.resource_type {
+            RESOURCE_GROUP => alter_group(call, &resource, request.validate_only).await,
+            _ => alter_topic(call, &resource, request.validate_only).await,
+        };
         let response = answer(resource.resource_type, resource.resource_name, outcome);
         responses.push(
             AlterConfigsResourceResponse::default()
@@ -83,6 +38,52 @@ pub async fn handle(
         );
     }
     IncrementalAlterConfigsResponse::default().with_responses(responses)
+}
+
+/// A topic's (or a broker's, refused) configs: SET, DELETE, and APPEND or SUBTRACT on
+/// cleanup.policy.
+async fn alter_topic(
+    call: &Call<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let changes: Vec<(String, i8, Option<String>)> = resource
+        .configs
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str().to_string(),
+                c.config_operation,
+                c.value.as_ref().map(|v| v.to_string()),
+            )
+        })
+        .collect();
+    alter(
+        call,
+        resource.resource_type,
+        resource.resource_name.as_str(),
+        validate_only,
+        |mut config| {
+            for (name, op, value) in &changes {
+                match *op {
+                    OP_SET => set_topic_config(&mut config, name, value.as_deref())?,
+                    OP_DELETE => set_topic_config(&mut config, name, None)?,
+                    OP_APPEND | OP_SUBTRACT if name == "cleanup.policy" => {
+                        let list = changed_list(config.cleanup, *op, value.as_deref())?;
+                        set_topic_config(&mut config, name, Some(&list))?
+                    }
+                    OP_APPEND | OP_SUBTRACT => {
+                        return Err(format!(
+                            "APPEND and SUBTRACT apply to list configs; {name} is not one"
+                        ))
+                    }
+                    other => return Err(format!("config operation {other} is unknown")),
+                }
+            }
+            Ok(config)
+        },
+    )
+    .await
 }
 
 /// A group's configs: SET and DELETE only (none of them is a list).
