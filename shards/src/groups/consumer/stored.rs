@@ -268,3 +268,7 @@ fn partitions_of(records: &[ShoalConsumerMemberPartitions]) -> BTreeSet<TopicPar
 #[cfg(test)]
 #[path = "stored_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "group_model_tests.rs"]
+mod model_tests;
