@@ -23,7 +23,7 @@ SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytes
 # share it.
 if [[ $# -eq 0 ]]; then
   coordinator_tests=()
-  for name in durability coordinator diskless_api clients groups consumer_groups acls configs \
+  for name in durability coordinator diskless_api clients groups consumer_group_durability acls configs \
     security mirror produce_order; do
     coordinator_tests+=("tests/integration/test_$name.py")
   done
