@@ -428,9 +428,27 @@ impl Groups {
         self.groups.borrow().get(group_id).map(Group::describe)
     }
 
-    pub fn describe_consumer_group(&self, group_id: &str) -> Option<ConsumerGroupDescription> {
+    /// A consumer-protocol group as held here, or as the log holds it (claimed then: only a
+    /// group the log has is, so describing made-up ids writes nothing).
+    pub async fn describe_consumer_group(
+        &self,
+        group_id: &str,
+    ) -> Result<Option<ConsumerGroupDescription>, GroupError> {
         self.drop_groups_if_lease_lapsed();
-        self.consumer.describe(group_id)
+        if !self.consumer.contains(group_id) && self.claims.held(group_id).is_none() {
+            let read = ReadConsumerGroup {
+                group: group_id.to_string(),
+            };
+            let stored = self.claims.coordinator().run(read).await;
+            match stored {
+                Ok(None) => return Ok(None),
+                Ok(Some(_)) => {
+                    self.claim(group_id).await?;
+                }
+                Err(_) => return Err(GroupError::CoordinatorNotAvailable),
+            }
+        }
+        Ok(self.consumer.describe(group_id))
     }
 
     /// Every group this shard owns.

@@ -52,9 +52,8 @@ impl GroupCall for ConsumerHeartbeat {
     }
 }
 
-/// ConsumerGroupDescribe: None when there is no consumer-protocol group by that id. The
-/// group is claimed first, so one the log holds is read back (after a restart, before its
-/// members return).
+/// ConsumerGroupDescribe: None when there is no consumer-protocol group by that id. One only
+/// the log holds (after a restart, before its members return) is claimed and read back.
 #[derive(Debug)]
 pub struct DescribeConsumerGroup(pub String);
 
@@ -62,10 +61,6 @@ impl GroupCall for DescribeConsumerGroup {
     type Reply = Result<Option<ConsumerGroupDescription>, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move {
-            groups.claim(&self.0).await?;
-            Ok(groups.describe_consumer_group(&self.0))
-        }
-        .boxed_local()
+        async move { groups.describe_consumer_group(&self.0).await }.boxed_local()
     }
 }
