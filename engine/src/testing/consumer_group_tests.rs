@@ -159,3 +159,19 @@ fn a_restarted_broker_describes_a_group_from_the_log_before_its_members_return()
         assert_eq!(described(&broker).await, (0, 1));
     });
 }
+
+#[test]
+fn describing_a_group_nobody_has_writes_no_claim() {
+    let dir = temp_dir("consumer-group-describe-unknown");
+    run_broker(test_config(&dir), |broker| async move {
+        assert_eq!(described(&broker).await, (GROUP_ID_NOT_FOUND, 0));
+        // Had the describe claimed "g", this claim would be its second.
+        let claim = ClaimGroup {
+            group: "g".into(),
+            node_id: 99,
+            incarnation: 7,
+        };
+        let claim = broker.shard.coordinator.run(claim).await.unwrap().unwrap();
+        assert_eq!(claim.epoch, 1);
+    });
+}
