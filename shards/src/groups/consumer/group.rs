@@ -58,13 +58,18 @@ impl Heartbeat {
     /// What a joining member brings, as the shard's group memory counts it (as a stored
     /// member is counted, before its partitions).
     pub fn memory_bytes(&self) -> usize {
-        let names = self.subscribed_topic_names.iter().flatten();
         super::stored::MEMBER_OVERHEAD_BYTES
             + self.member_id.len()
             + self.instance_id.as_ref().map_or(0, String::len)
             + self.client_id.len()
             + self.client_host.len()
-            + names.map(String::len).sum::<usize>()
+            + self.subscription_bytes()
+    }
+
+    /// Its subscription's topic names and expression, in bytes.
+    pub fn subscription_bytes(&self) -> usize {
+        let names = self.subscribed_topic_names.iter().flatten();
+        names.map(String::len).sum::<usize>()
             + self.subscribed_topic_regex.as_ref().map_or(0, String::len)
     }
 
@@ -148,7 +153,7 @@ pub struct ConsumerGroup {
     /// Each member's subscription resolved against the topics of `topics_version`: its
     /// topics' ids and partition counts. Members in `unresolved` are redone at the next
     /// heartbeat (joined, or changed their subscription); all are when the topics change.
-    pub(super) resolved: BTreeMap<String, BTreeMap<Uuid, i32>>,
+    resolved: BTreeMap<String, BTreeMap<Uuid, i32>>,
     pub(super) unresolved: BTreeSet<String>,
     topics_version: Option<u64>,
     /// Which member holds each partition (assigned or not yet confirmed revoked).
@@ -156,7 +161,7 @@ pub struct ConsumerGroup {
     /// No member's deadline comes before this (None: unknown), so `expire` need not look at
     /// every member at every heartbeat. Session deadlines only move later; a revocation
     /// deadline set since lowers it.
-    pub(super) earliest_deadline: Option<Instant>,
+    earliest_deadline: Option<Instant>,
     default_assignor: Assignor,
     max_size: usize,
     /// Applies from each member's next heartbeat (the group's config can change).

@@ -109,13 +109,7 @@ impl ConsumerGroups {
         session_timeout: Duration,
     ) -> (Result<HeartbeatAnswer, GroupError>, Option<GroupChange>) {
         // What a member's subscription may hold, as a classic member's metadata may.
-        let names = request.subscribed_topic_names.iter().flatten();
-        let subscription_bytes: usize = names.map(String::len).sum::<usize>()
-            + request
-                .subscribed_topic_regex
-                .as_ref()
-                .map_or(0, String::len);
-        if subscription_bytes > self.config.max_member_metadata_bytes {
+        if request.subscription_bytes() > self.config.max_member_metadata_bytes {
             return (Err(GroupError::InvalidRequest), None);
         }
         let now = Instant::now();

@@ -122,7 +122,6 @@ impl ConsumerGroup {
             group.unresolved.insert(id.clone());
             group.members.insert(id.clone(), member);
         }
-        group.earliest_deadline = None;
         group
     }
 }
