@@ -228,6 +228,18 @@ pub enum Decision {
     NoAclForResource,
 }
 
+impl Decision {
+    /// Whether it allows, `allow_if_no_acl` being the authorizer's
+    /// `allow.everyone.if.no.acl.found`.
+    pub fn allows(self, allow_if_no_acl: bool) -> bool {
+        match self {
+            Decision::Allowed => true,
+            Decision::Denied => false,
+            Decision::NoAclForResource => allow_if_no_acl,
+        }
+    }
+}
+
 /// Decides whether `principal` ("User:alice") from `host` may do `operation` on a resource.
 pub fn decide<'a>(
     bindings: impl IntoIterator<Item = &'a AclBinding>,

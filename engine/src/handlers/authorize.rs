@@ -3,7 +3,7 @@
 //! registry declares for its API (asserted in debug builds, which the tests run). Off
 //! (everything allowed) unless `[authorizer] enabled`.
 
-use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
+use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::ErrorKind;
 
 use shoal_shards::groups::consumer::group::TopicAccess;
@@ -76,11 +76,7 @@ impl Call<'_> {
             resource_type,
             name,
         );
-        let allowed = match decision {
-            Decision::Allowed => true,
-            Decision::Denied => false,
-            Decision::NoAclForResource => config.allow_everyone_if_no_acl_found,
-        };
+        let allowed = decision.allows(config.allow_everyone_if_no_acl_found);
         if !allowed {
             tracing::debug!(%principal, host = self.host(), ?operation, ?resource_type, name, "denied by the ACLs");
         }

@@ -16,7 +16,7 @@ use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topic
 use super::stored::GroupChange;
 use crate::groups::messages::{GroupListing, MemberRef};
 use crate::groups::{GroupConfig, GroupError};
-use shoal_coordinator::acl::{self, Decision, Operation, ResourceType};
+use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::state::consumer_groups::StoredConsumerGroup;
 
 impl Topics for TopicsView {
@@ -44,11 +44,7 @@ impl Topics for TopicsView {
             ResourceType::Topic,
             name,
         );
-        match decision {
-            Decision::Allowed => true,
-            Decision::Denied => false,
-            Decision::NoAclForResource => access.allow_if_no_acl,
-        }
+        decision.allows(access.allow_if_no_acl)
     }
 }
 
