@@ -38,7 +38,6 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
             let name = resource.resource_name.as_str();
-            let name_of_group = name;
             let resource_type = resource.resource_type;
             if let Some((code, message)) =
                 refusal(call, resource_type, name, Operation::DescribeConfigs)
@@ -91,16 +90,16 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                     let defaults = &broker.config.groups;
                     let configs = GROUP_CONFIGS
                         .iter()
-                        .filter(|name| wanted(name))
-                        .map(|name| {
+                        .filter(|config| wanted(config))
+                        .map(|config| {
                             let (value, default) =
-                                group_config_value(&view, defaults, name_of_group, name);
+                                group_config_value(&view, defaults, name, config);
                             let source = if default {
                                 SOURCE_DEFAULT
                             } else {
                                 SOURCE_DYNAMIC_GROUP
                             };
-                            entry(name, value, source, false, request.include_synonyms)
+                            entry(config, value, source, false, request.include_synonyms)
                         })
                         .collect();
                     result.with_configs(configs)
