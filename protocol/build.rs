@@ -4,8 +4,10 @@
 //! generates its own messages. The output implements kafka-protocol's `Encodable`, `Decodable`, `Message`,
 //! `HeaderVersion` and `Request` traits, so these are ordinary Kafka messages to every caller;
 //! decoding goes through `crate::wire`, which checks each length against the bytes left.
-//! Only what those schemas use is supported: version 0, flexible encoding, and the field types
-//! below; anything else fails the build. Mirror messages reuse nested names (`TopicResult`,
+//! Only what those schemas use is supported: version 0, flexible encoding, the field types
+//! below, and tagged fields (`"tag"`, `"taggedVersions": "0+"`) of integer or struct-array type,
+//! written only when they differ from their default, so a record gains a field without a new
+//! version and older entries read as the default; anything else fails the build. Mirror messages reuse nested names (`TopicResult`,
 //! `TopicData`), so each gets its own module.
 
 use std::fmt::Write as _;
@@ -113,6 +115,26 @@ struct Field {
     rust_type: String,
     kind: Kind,
     default: String,
+    /// A tagged field's tag.
+    tag: Option<u64>,
+}
+
+impl Field {
+    /// An expression: whether a tagged field differs from its default (is written).
+    fn is_set(&self) -> String {
+        let field = format!("self.{}", self.rust_name);
+        match &self.kind {
+            Kind::Int(t) => format!(
+                "{field} != {}{t}",
+                self.default.replace("Default::default()", "0")
+            ),
+            Kind::StructArray => format!("!{field}.is_empty()"),
+            _ => panic!(
+                "{}: tagged fields are integers or struct arrays",
+                self.rust_name
+            ),
+        }
+    }
 }
 
 enum Kind {
@@ -200,6 +222,12 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
         );
         let nullable = f.get("nullableVersions").is_some();
         let default = f.get("default").and_then(Value::as_str);
+        let tag = f.get("tag").map(|t| t.as_u64().expect("tag is a number"));
+        assert_eq!(
+            tag.is_some(),
+            f.get("taggedVersions").is_some_and(|v| v == "0+"),
+            "{name}.{field_name}: a tag and taggedVersions 0+ go together"
+        );
         let (rust_type, kind) = match ty {
             "int8" => ("i8".to_string(), Kind::Int("i8")),
             "int16" => ("i16".to_string(), Kind::Int("i16")),
@@ -234,7 +262,18 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
             rust_type,
             kind,
             default,
+            tag,
         });
+    }
+    let untagged = parsed.iter().take_while(|f| f.tag.is_none()).count();
+    assert!(
+        parsed[untagged..].iter().all(|f| f.tag.is_some()),
+        "{name}: tagged fields come after the others"
+    );
+    let tags: Vec<u64> = parsed.iter().filter_map(|f| f.tag).collect();
+    assert!(tags.windows(2).all(|w| w[0] < w[1]), "{name}: tags ascend");
+    for f in &parsed[untagged..] {
+        let _ = f.is_set(); // a type tagged fields cannot have fails the build here
     }
 
     write_struct_and_default(out, name, &parsed);
@@ -308,7 +347,8 @@ fn write_encodable(out: &mut String, name: &str, parsed: &[Field]) {
         "impl Encodable for {name} {{\n    fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> anyhow::Result<()> {{\n        wire::check_version(\"{name}\", version)?;"
     )
     .unwrap();
-    for f in parsed {
+    let (plain, tagged): (Vec<&Field>, Vec<&Field>) = parsed.iter().partition(|f| f.tag.is_none());
+    for f in &plain {
         writeln!(
             out,
             "        {}",
@@ -316,16 +356,47 @@ fn write_encodable(out: &mut String, name: &str, parsed: &[Field]) {
         )
         .unwrap();
     }
+    let count = match tagged.is_empty() {
+        true => "0".to_string(),
+        false => tagged
+            .iter()
+            .map(|f| format!("u32::from({})", f.is_set()))
+            .collect::<Vec<_>>()
+            .join(" + "),
+    };
+    writeln!(out, "        wire::put_uvarint(buf, {count});").unwrap();
+    for f in &tagged {
+        let field = format!("self.{}", f.rust_name);
+        writeln!(
+            out,
+            "        if {} {{\n            wire::put_uvarint(buf, {});\n            wire::put_uvarint(buf, u32::try_from({})?);\n            {}\n        }}",
+            f.is_set(),
+            f.tag.expect("tagged"),
+            f.kind.size(&field),
+            f.kind.put(&field)
+        )
+        .unwrap();
+    }
     writeln!(
         out,
-        "        wire::put_no_tagged_fields(buf);\n        Ok(())\n    }}\n\n    fn compute_size(&self, {version}: i16) -> anyhow::Result<usize> {{\n        let size = 1;"
+        "        Ok(())\n    }}\n\n    fn compute_size(&self, {version}: i16) -> anyhow::Result<usize> {{\n        let size = wire::uvarint_size({count});"
     )
     .unwrap();
-    for f in parsed {
+    for f in &plain {
         writeln!(
             out,
             "        let size = size + {};",
             f.kind.size(&format!("self.{}", f.rust_name))
+        )
+        .unwrap();
+    }
+    for f in &tagged {
+        let field_size = f.kind.size(&format!("self.{}", f.rust_name));
+        writeln!(
+            out,
+            "        let size = size + if {} {{\n            let field = {field_size};\n            wire::uvarint_size({}) + wire::uvarint_size(u32::try_from(field)?) + field\n        }} else {{\n            0\n        }};",
+            f.is_set(),
+            f.tag.expect("tagged"),
         )
         .unwrap();
     }
@@ -338,14 +409,38 @@ fn write_decodable(out: &mut String, name: &str, parsed: &[Field]) {
         "impl Decodable for {name} {{\n    fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> anyhow::Result<Self> {{\n        wire::check_version(\"{name}\", version)?;"
     )
     .unwrap();
-    for f in parsed {
+    let (plain, tagged): (Vec<&Field>, Vec<&Field>) = parsed.iter().partition(|f| f.tag.is_none());
+    for f in &plain {
         writeln!(out, "        let {} = {};", f.rust_name, f.kind.get()).unwrap();
     }
-    writeln!(
-        out,
-        "        wire::skip_tagged_fields(buf)?;\n        Ok({name} {{"
-    )
-    .unwrap();
+    if tagged.is_empty() {
+        writeln!(out, "        wire::skip_tagged_fields(buf)?;").unwrap();
+    } else {
+        for f in &tagged {
+            writeln!(out, "        let mut {} = {};", f.rust_name, f.default).unwrap();
+        }
+        writeln!(
+            out,
+            "        wire::get_tagged_fields(buf, |tag, buf| {{\n            match tag {{"
+        )
+        .unwrap();
+        for f in &tagged {
+            writeln!(
+                out,
+                "                {} => {} = {},",
+                f.tag.expect("tagged"),
+                f.rust_name,
+                f.kind.get()
+            )
+            .unwrap();
+        }
+        writeln!(
+            out,
+            "                _ => return Ok(false),\n            }}\n            Ok(true)\n        }})?;"
+        )
+        .unwrap();
+    }
+    writeln!(out, "        Ok({name} {{").unwrap();
     for f in parsed {
         writeln!(out, "            {},", f.rust_name).unwrap();
     }

@@ -88,6 +88,45 @@ mod tests {
         round_trip::<DisklessRecordsDeletedRecord>();
         round_trip::<ShoalPartitionStateRecord>();
         round_trip::<ShoalMirrorPartitionsChangedRecord>();
+        round_trip::<ShoalConsumerMemberRecord>();
+    }
+
+    /// A record's tagged fields are written only when set, so one without them is encoded as
+    /// before they existed, and entries written before read as the default; tags a newer
+    /// writer added are skipped.
+    #[test]
+    fn tagged_fields_are_optional_both_ways() {
+        let plain = ShoalConsumerMemberRecord {
+            member_id: "m".into(),
+            ..Default::default()
+        };
+        let mut before = bytes::BytesMut::new();
+        plain.encode(&mut before, 0).unwrap();
+        assert_eq!(before.last(), Some(&0), "no tagged fields");
+        let classic = ShoalConsumerMemberRecord {
+            classic_protocols: vec![ShoalClassicProtocol {
+                name: "range".into(),
+                metadata: vec![0, 1],
+            }],
+            classic_session_timeout_ms: 10_000,
+            ..plain.clone()
+        };
+        let mut with_tags = bytes::BytesMut::new();
+        classic.encode(&mut with_tags, 0).unwrap();
+        assert_eq!(with_tags[..before.len() - 1], before[..before.len() - 1]);
+        let decoded = ShoalConsumerMemberRecord::decode(&mut with_tags.clone().freeze(), 0);
+        assert_eq!(decoded.unwrap(), classic);
+        // An unknown tag 9 of two bytes after the known ones: skipped.
+        let mut newer = before.to_vec();
+        newer.pop();
+        newer.extend_from_slice(&[1, 9, 2, 0xab, 0xcd]);
+        let decoded = ShoalConsumerMemberRecord::decode(&mut bytes::Bytes::from(newer), 0);
+        assert_eq!(decoded.unwrap(), plain);
+        // A known tag whose value is shorter than its stated size is refused.
+        let mut padded = before.to_vec();
+        padded.pop();
+        padded.extend_from_slice(&[1, 1, 5, 0, 0, 0, 1, 0]);
+        assert!(ShoalConsumerMemberRecord::decode(&mut bytes::Bytes::from(padded), 0).is_err());
     }
 
     #[test]

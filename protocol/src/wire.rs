@@ -238,8 +238,33 @@ pub fn put_no_tagged_fields<B: BufMut>(buf: &mut B) {
     put_uvarint(buf, 0);
 }
 
-/// Tagged fields are optional extensions; none is defined for Shoal's messages, so any a newer
-/// peer sends is skipped, as Kafka's readers do.
+/// Reads the tagged fields: each known one is decoded by `field` from exactly its bytes
+/// (`field` answers false for a tag it does not know, which is skipped, as Kafka's readers
+/// skip what a newer writer added).
+pub fn get_tagged_fields<B: Buf>(
+    buf: &mut B,
+    mut field: impl FnMut(u32, &mut bytes::Bytes) -> Result<bool>,
+) -> Result<()> {
+    let count = get_uvarint(buf)?;
+    for _ in 0..count {
+        let tag = get_uvarint(buf)?;
+        let size = get_uvarint(buf)? as usize;
+        if buf.remaining() < size {
+            bail!("a {size}-byte tagged field claims more than the bytes left");
+        }
+        let mut bytes = buf.copy_to_bytes(size);
+        if field(tag, &mut bytes)? && bytes.has_remaining() {
+            bail!(
+                "tagged field {tag} has {} bytes after its value",
+                bytes.remaining()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Tagged fields are optional extensions; a message that defines none skips any a newer
+/// peer sends, as Kafka's readers do.
 pub fn skip_tagged_fields<B: Buf>(buf: &mut B) -> Result<()> {
     let count = get_uvarint(buf)?;
     for _ in 0..count {
