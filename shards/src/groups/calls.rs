@@ -61,7 +61,7 @@ impl GroupCall for Leave {
     type Reply = Vec<Option<GroupError>>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.leave(&self.group_id, &self.members))
+        async move { groups.leave(&self.group_id, &self.members).await }.boxed_local()
     }
 }
 

@@ -17,6 +17,9 @@ const MEMBER_ID_CLIENT_PREFIX_MAX: usize = 128;
 /// What a member costs beyond its strings and bytes (maps, timers, senders).
 const MEMBER_OVERHEAD_BYTES: usize = 256;
 
+#[path = "group_migration.rs"]
+mod migration;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Empty,

@@ -29,6 +29,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
             .map(|p| (p.to_string(), Bytes::from(format!("meta-{member_id}"))))
             .collect(),
         require_known_member_id: true,
+        topics: Default::default(),
     }
 }
 
@@ -72,6 +73,7 @@ fn sync(
         protocol_type: Some("consumer".into()),
         protocol_name: None,
         assignments,
+        topics: Default::default(),
     };
     group.sync(req, now, tx);
     rx

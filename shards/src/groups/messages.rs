@@ -2,7 +2,10 @@
 //! Plain data, `Send`: they cross executors over the peer queues (`calls` says which
 //! request gets which answer).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use shoal_coordinator::TopicsView;
 
 use super::GroupError;
 
@@ -21,6 +24,9 @@ pub struct JoinRequest {
     pub protocols: Vec<(String, Bytes)>,
     /// JoinGroup v4+: a new dynamic member first gets MEMBER_ID_REQUIRED and its id.
     pub require_known_member_id: bool,
+    /// The topics as the receiving shard saw them (a consumer-protocol group assigns its
+    /// classic members by them).
+    pub topics: Arc<TopicsView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +75,8 @@ pub struct SyncRequest {
     pub protocol_name: Option<String>,
     /// Sent by the leader: (member id, assignment).
     pub assignments: Vec<(String, Bytes)>,
+    /// As in `JoinRequest`.
+    pub topics: Arc<TopicsView>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

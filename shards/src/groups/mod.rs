@@ -49,6 +49,37 @@ pub struct GroupConfig {
     pub consumer_session_timeout_ms: u64,
     /// Consumer-protocol members: asked to heartbeat this often.
     pub consumer_heartbeat_interval_ms: i32,
+    /// Whether a group with members moves between the protocols (Kafka's
+    /// `group.consumer.migration.policy`).
+    pub consumer_migration_policy: MigrationPolicy,
+}
+
+/// Kafka's `group.consumer.migration.policy`: a classic group with members is upgraded when
+/// a consumer-protocol member joins it, and a consumer group whose last consumer-protocol
+/// member leaves, with classic members left, is downgraded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MigrationPolicy {
+    Bidirectional,
+    Upgrade,
+    Downgrade,
+    Disabled,
+}
+
+impl MigrationPolicy {
+    pub fn upgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    pub fn downgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
 }
 
 impl Default for GroupConfig {
@@ -65,6 +96,7 @@ impl Default for GroupConfig {
             max_memory_bytes_per_shard: 256 << 20,
             consumer_session_timeout_ms: 45_000,
             consumer_heartbeat_interval_ms: 5_000,
+            consumer_migration_policy: MigrationPolicy::Bidirectional,
         }
     }
 }

@@ -5,12 +5,14 @@ use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::claims::{Claimer, Claims};
+use super::consumer::classic::CONSUMER_PROTOCOL_TYPE;
 use super::consumer::description::ConsumerGroupDescription;
 use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer, JOIN_EPOCH};
-use super::consumer::registry::ConsumerGroups;
+use super::consumer::registry::{ConsumerGroups, Downgrade};
 use super::consumer::stored::GroupChange;
 use super::messages::*;
 use super::subscription::subscribed_topics;
@@ -113,8 +115,9 @@ impl Groups {
     /// the next heartbeat; what that changed is stored in the background under the claim
     /// held (a failed write drops the group here, to be read back from the log).
     fn expire_consumer_members(self: &Rc<Self>, group_id: &str, now: Instant) {
-        let change = self.consumer.expire(group_id, now);
+        let (change, downgrade) = self.consumer.expire(group_id, now);
         self.after_consumer_change(group_id, change.as_ref());
+        self.downgrade(group_id, downgrade, now);
         let (Some(change), Some(claim)) = (change, self.claims.held(group_id)) else {
             return;
         };
@@ -137,6 +140,61 @@ impl Groups {
         if let Some(next) = self.consumer.next_check(group_id) {
             self.arm(group_id, next);
         }
+    }
+
+    /// A consumer-protocol group whose last consumer-protocol member left goes on as a
+    /// classic group of its classic members, which rebalances (it was stored as deleted).
+    fn downgrade(&self, group_id: &str, downgrade: Option<Downgrade>, now: Instant) {
+        let Some(Downgrade {
+            generation,
+            members,
+        }) = downgrade
+        else {
+            return;
+        };
+        tracing::info!(
+            group = group_id,
+            members = members.len(),
+            "the last consumer-protocol member left: the group goes back to the classic protocol"
+        );
+        let group = Group::downgraded(group_id, self.config, generation, members, now);
+        self.groups.borrow_mut().insert(group_id.to_string(), group);
+        self.after_change(group_id);
+    }
+
+    /// A classic group with members becomes a consumer-protocol group as a consumer-protocol
+    /// member joins it (Kafka's online upgrade): its members keep their partitions, and
+    /// those waiting in JoinGroup or SyncGroup are answered REBALANCE_IN_PROGRESS. Refused
+    /// (GROUP_ID_NOT_FOUND, as Kafka does) unless the policy allows it, the member is
+    /// joining, the group uses the consumer protocol's assignment and fits a consumer group.
+    fn upgrade(
+        &self,
+        group_id: &str,
+        request: &ConsumerHeartbeat,
+        topics: &TopicsView,
+    ) -> Result<(), GroupError> {
+        let seeds = match self.groups.borrow().get(group_id) {
+            Some(group) if !group.is_empty() => group.upgrade_seeds(),
+            _ => return Ok(()),
+        };
+        let allowed =
+            self.config.consumer_migration_policy.upgrades() && request.member_epoch == JOIN_EPOCH;
+        let Some((generation, seeds)) = seeds.filter(|_| allowed) else {
+            return Err(GroupError::GroupIdNotFound);
+        };
+        let members = seeds.len();
+        if members >= self.config.max_size
+            || !self.consumer.upgrade(group_id, generation, seeds, topics)
+        {
+            return Err(GroupError::GroupIdNotFound);
+        }
+        self.groups.borrow_mut().remove(group_id);
+        tracing::info!(
+            group = group_id,
+            members,
+            "a consumer-protocol member joined a classic group: it moves to the consumer protocol"
+        );
+        Ok(())
     }
 
     /// After a group changed: forget it if nothing is left of it, else arm its next deadline
@@ -291,25 +349,17 @@ impl Groups {
     }
 
     /// ConsumerGroupHeartbeat. A group new to this shard is claimed first, as for JoinGroup;
-    /// a group id in use by classic members is refused (GROUP_ID_NOT_FOUND, as Kafka does
-    /// when it does not migrate the group).
+    /// a classic group with members is upgraded (`upgrade`).
     pub async fn consumer_heartbeat(
         &self,
         group_id: &str,
         request: ConsumerHeartbeat,
-        topics: &TopicsView,
+        topics: &Arc<TopicsView>,
         session_timeout_ms: u64,
     ) -> Result<HeartbeatAnswer, GroupError> {
         self.drop_groups_if_lease_lapsed();
-        if self
-            .groups
-            .borrow()
-            .get(group_id)
-            .is_some_and(|g| !g.is_empty())
-        {
-            return Err(GroupError::GroupIdNotFound);
-        }
         let claim = self.claim(group_id).await?;
+        self.upgrade(group_id, &request, topics)?;
         if !self.consumer.contains(group_id) {
             self.consumer
                 .may_create(&request, self.groups.borrow().len())?;
@@ -318,10 +368,34 @@ impl Groups {
             return Err(GroupError::TooManyGroups);
         }
         let session = Duration::from_millis(session_timeout_ms);
-        let (answer, change) = self.consumer.heartbeat(group_id, request, topics, session);
+        let (answer, (change, downgrade)) =
+            self.consumer.heartbeat(group_id, request, topics, session);
         self.after_consumer_change(group_id, change.as_ref());
+        self.downgrade(group_id, downgrade, Instant::now());
         self.store_consumer_change(group_id, claim, change).await?;
         answer
+    }
+
+    /// JoinGroup from a classic member of a consumer-protocol group: its reconciliation
+    /// step, stored before it is answered.
+    async fn classic_join(&self, req: JoinRequest) -> JoinResponse {
+        let group_id = req.group_id.clone();
+        let claim = match self.claim(&group_id).await {
+            Ok(claim) => claim,
+            Err(error) => return JoinResponse::failed(error, &req.member_id),
+        };
+        let incoming: usize = req.protocols.iter().map(|(n, m)| n.len() + m.len()).sum();
+        if !self.has_room_for(incoming) {
+            return JoinResponse::failed(GroupError::TooManyGroups, &req.member_id);
+        }
+        let topics = req.topics.clone();
+        let (answer, (change, downgrade)) = self.consumer.classic_join(&req, &topics);
+        self.after_consumer_change(&group_id, change.as_ref());
+        self.downgrade(&group_id, downgrade, Instant::now());
+        if let Err(error) = self.store_consumer_change(&group_id, claim, change).await {
+            return JoinResponse::failed(error, &req.member_id);
+        }
+        answer.unwrap_or_else(|error| JoinResponse::failed(error, &req.member_id))
     }
 
     /// JoinGroup: answered once the group's rebalance completes (or fails). A group new to
@@ -337,7 +411,7 @@ impl Groups {
             }
         }
         if self.consumer.contains(&group_id) {
-            return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
+            return self.classic_join(req).await;
         }
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
@@ -372,6 +446,18 @@ impl Groups {
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
         let group_id = req.member.group_id.clone();
+        if self.consumer.contains(&group_id) {
+            let topics = req.topics.clone();
+            return match self.consumer.classic_sync(&req, &topics) {
+                Ok(given) => SyncResponse {
+                    error: None,
+                    protocol_type: Some(CONSUMER_PROTOCOL_TYPE.to_string()),
+                    protocol_name: Some(given.protocol_name),
+                    assignment: given.assignment,
+                },
+                Err(error) => SyncResponse::failed(error),
+            };
+        }
         match self.groups.borrow_mut().get_mut(&group_id) {
             Some(group) => group.sync(req, now, tx),
             None => {
@@ -385,6 +471,9 @@ impl Groups {
 
     pub fn heartbeat(&self, m: &MemberRef) -> Option<GroupError> {
         self.drop_groups_if_lease_lapsed();
+        if self.consumer.contains(&m.group_id) {
+            return self.consumer.classic_heartbeat(m).err();
+        }
         let outcome = match self.groups.borrow_mut().get_mut(&m.group_id) {
             Some(group) => group.heartbeat(m, Instant::now()),
             None => Some(GroupError::UnknownMemberId),
@@ -393,14 +482,40 @@ impl Groups {
         outcome
     }
 
-    pub fn leave(&self, group_id: &str, members: &[LeavingMember]) -> Vec<Option<GroupError>> {
+    pub async fn leave(
+        &self,
+        group_id: &str,
+        members: &[LeavingMember],
+    ) -> Vec<Option<GroupError>> {
         self.drop_groups_if_lease_lapsed();
+        if self.consumer.contains(group_id) {
+            return self.classic_leave(group_id, members).await;
+        }
         let outcomes = match self.groups.borrow_mut().get_mut(group_id) {
             Some(group) => group.leave(members, Instant::now()),
             None => vec![Some(GroupError::UnknownMemberId); members.len()],
         };
         self.after_change(group_id);
         outcomes
+    }
+
+    /// LeaveGroup from classic members of a consumer-protocol group, stored before the
+    /// answer (a failed write fails them all: they are read back as members).
+    async fn classic_leave(
+        &self,
+        group_id: &str,
+        members: &[LeavingMember],
+    ) -> Vec<Option<GroupError>> {
+        let Some(claim) = self.claims.held(group_id) else {
+            return vec![Some(GroupError::NotCoordinator); members.len()];
+        };
+        let (outcomes, (change, downgrade)) = self.consumer.classic_leave(group_id, members);
+        self.after_consumer_change(group_id, change.as_ref());
+        self.downgrade(group_id, downgrade, Instant::now());
+        match self.store_consumer_change(group_id, claim, change).await {
+            Ok(()) => outcomes,
+            Err(error) => vec![Some(error); members.len()],
+        }
     }
 
     /// May this member commit offsets now? If so, the claim its commit is written under.

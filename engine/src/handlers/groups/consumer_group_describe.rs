@@ -21,7 +21,9 @@ use crate::handlers::authorize::GROUP_OPERATIONS;
 use crate::handlers::Call;
 use crate::kafka::error_codes;
 
-/// ConsumerGroupDescribe v1's member type: a member of the consumer protocol.
+/// ConsumerGroupDescribe v1's member types: of the classic protocol (in a group migrating
+/// between the protocols), and of the consumer protocol.
+const CLASSIC_MEMBER: i8 = 0;
 const CONSUMER_MEMBER: i8 = 1;
 
 pub async fn handle(
@@ -106,7 +108,10 @@ fn member(m: ConsumerMemberDescription, topics: &TopicsView) -> Member {
         .with_subscribed_topic_regex(optional_text(m.subscribed_topic_regex))
         .with_assignment(assignment(&m.assigned, topics))
         .with_target_assignment(assignment(&m.target, topics))
-        .with_member_type(CONSUMER_MEMBER)
+        .with_member_type(match m.classic {
+            true => CLASSIC_MEMBER,
+            false => CONSUMER_MEMBER,
+        })
 }
 
 /// Partitions by topic, with each topic's name (a topic deleted since is left out).

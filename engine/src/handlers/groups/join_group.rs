@@ -38,6 +38,7 @@ pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResp
             .map(|p| (owned(&p.name), p.metadata.clone()))
             .collect(),
         require_known_member_id: version >= 4,
+        topics: broker.shard.topics.load_full(),
     };
     let answer = match broker.shard.group_call(&group_id, join).await {
         Ok(answer) => answer,

@@ -29,6 +29,7 @@ pub async fn handle(call: &Call<'_>, request: SyncGroupRequest) -> SyncGroupResp
             .iter()
             .map(|a| (owned(&a.member_id), a.assignment.clone()))
             .collect(),
+        topics: broker.shard.topics.load_full(),
     };
     match broker.shard.group_call(&group_id, sync).await {
         Ok(answer) => SyncGroupResponse::default()

@@ -28,6 +28,8 @@ pub struct ConsumerMemberDescription {
     /// What it consumes now, and what the group's target gives it.
     pub assigned: BTreeSet<TopicPartition>,
     pub target: BTreeSet<TopicPartition>,
+    /// A member of the classic protocol (the group migrates between the protocols).
+    pub classic: bool,
 }
 
 impl ConsumerGroup {
@@ -46,6 +48,7 @@ impl ConsumerGroup {
                 subscribed_topic_regex: m.regex.as_ref().map(|(e, _)| e.clone()),
                 assigned: m.assignment.assigned.clone(),
                 target: self.target.get(id).cloned().unwrap_or_default(),
+                classic: m.classic.is_some(),
             })
             .collect();
         ConsumerGroupDescription {

@@ -110,6 +110,16 @@ pub struct Member {
     pub revocation_deadline: Option<Instant>,
     /// A static member that left with -2: its place (and partitions) wait for its instance.
     pub left_statically: bool,
+    /// A member of the classic protocol (online migration): it joins, syncs and heartbeats
+    /// with the classic requests, and the broker hands it its assignment at SyncGroup.
+    pub classic: Option<ClassicMember>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassicMember {
+    pub session_timeout: Duration,
+    /// (name, metadata) of the protocols it supports, as its last JoinGroup sent them.
+    pub protocols: Vec<(String, bytes::Bytes)>,
 }
 
 /// The cluster's topics as the group sees them: a name's (id, partition count), if it exists.
@@ -119,6 +129,8 @@ pub trait Topics {
     fn matching(&self, regex: &Regex) -> Vec<String>;
     /// Changes whenever the topics do: what was resolved against an older version is redone.
     fn version(&self) -> u64;
+    /// A topic's name by its id (classic members are told their partitions by name).
+    fn name_of(&self, id: Uuid) -> Option<String>;
     /// Whether `access` may describe topic `name` (without ACLs: always).
     fn describable(&self, _access: &TopicAccess, _name: &str) -> bool {
         true
@@ -139,6 +151,10 @@ impl Topics for BTreeMap<String, (Uuid, i32)> {
 
     fn matching(&self, regex: &Regex) -> Vec<String> {
         self.keys().filter(|n| regex.is_match(n)).cloned().collect()
+    }
+
+    fn name_of(&self, id: Uuid) -> Option<String> {
+        self.iter().find(|(_, t)| t.0 == id).map(|(n, _)| n.clone())
     }
 }
 
@@ -340,6 +356,7 @@ impl ConsumerGroup {
                 session_deadline: now + self.session_timeout,
                 revocation_deadline: None,
                 left_statically: false,
+                classic: None,
             },
         );
         self.unresolved.insert(request.member_id.clone());

@@ -5,6 +5,7 @@
 //! broker that claims the group reads it back, so members go on after a restart or a move.
 
 pub mod assignor;
+pub mod classic;
 pub mod description;
 pub mod group;
 pub mod reconcile;

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -11,10 +12,13 @@ use shoal_coordinator::TopicsView;
 use uuid::Uuid;
 
 use super::assignor::Assignor;
+use super::classic::{ClassicAssignment, ClassicSeed};
 use super::description::ConsumerGroupDescription;
 use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topics, JOIN_EPOCH};
 use super::stored::GroupChange;
-use crate::groups::messages::{GroupListing, MemberRef};
+use crate::groups::messages::{
+    GroupListing, JoinRequest, JoinResponse, LeavingMember, MemberRef, SyncRequest,
+};
 use crate::groups::{GroupConfig, GroupError};
 use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::state::consumer_groups::StoredConsumerGroup;
@@ -26,6 +30,10 @@ impl Topics for TopicsView {
 
     fn version(&self) -> u64 {
         TopicsView::version(self)
+    }
+
+    fn name_of(&self, id: Uuid) -> Option<String> {
+        self.by_id(&id).map(|t| t.name.clone())
     }
 
     fn matching(&self, regex: &Regex) -> Vec<String> {
@@ -51,14 +59,156 @@ impl Topics for TopicsView {
 pub struct ConsumerGroups {
     groups: RefCell<HashMap<String, ConsumerGroup>>,
     config: GroupConfig,
+    /// The topics as the last request saw them: a group that goes back to the classic
+    /// protocol on the timer (its last consumer-protocol member timed out) names its
+    /// members' partitions with them.
+    last_topics: RefCell<Arc<TopicsView>>,
 }
+
+/// A group that went back to the classic protocol: its classic members, at the group's
+/// epoch as their generation (the consumer-protocol group was stored as deleted).
+#[derive(Debug)]
+pub struct Downgrade {
+    pub generation: i32,
+    pub members: Vec<ClassicSeed>,
+}
+
+/// What a request or the timer did to a group: the records to store, and the group's
+/// classic members if it went back to the classic protocol.
+pub type Changed = (Option<GroupChange>, Option<Downgrade>);
 
 impl ConsumerGroups {
     pub fn new(config: GroupConfig) -> ConsumerGroups {
         ConsumerGroups {
             groups: RefCell::new(HashMap::new()),
             config,
+            last_topics: RefCell::new(Arc::new(TopicsView::default())),
         }
+    }
+
+    fn new_group(&self) -> ConsumerGroup {
+        ConsumerGroup::new(
+            Assignor::Uniform,
+            self.config.max_size,
+            Duration::from_millis(self.config.consumer_session_timeout_ms),
+        )
+    }
+
+    /// After a change: a group left with classic members only goes back to the classic
+    /// protocol (when the policy allows); what changed is taken to be stored, and a group
+    /// left empty is dropped.
+    fn finish(&self, groups: &mut HashMap<String, ConsumerGroup>, group_id: &str) -> Changed {
+        let Some(group) = groups.get_mut(group_id) else {
+            return (None, None);
+        };
+        let mut downgrade = None;
+        if self.config.consumer_migration_policy.downgrades() && group.only_classic_members() {
+            let generation = group.group_epoch;
+            let members = group.into_classic(&**self.last_topics.borrow());
+            downgrade = Some(Downgrade {
+                generation,
+                members,
+            });
+        }
+        let change = group.take_change(group_id);
+        if group.members.is_empty() {
+            groups.remove(group_id);
+        }
+        (change, downgrade)
+    }
+
+    /// A classic group with members becomes this consumer-protocol group (Kafka's online
+    /// upgrade); false when a member's subscription or assignment does not parse.
+    pub fn upgrade(
+        &self,
+        group_id: &str,
+        generation: i32,
+        members: Vec<ClassicSeed>,
+        topics: &TopicsView,
+    ) -> bool {
+        let now = Instant::now();
+        let group = ConsumerGroup::from_classic(self.new_group(), generation, members, topics, now);
+        let Some(group) = group else {
+            return false;
+        };
+        self.groups.borrow_mut().insert(group_id.to_string(), group);
+        true
+    }
+
+    /// A classic member's JoinGroup to a consumer-protocol group.
+    pub fn classic_join(
+        &self,
+        request: &JoinRequest,
+        topics: &TopicsView,
+    ) -> (Result<JoinResponse, GroupError>, Changed) {
+        let metadata_bytes: usize = request
+            .protocols
+            .iter()
+            .map(|(n, m)| n.len() + m.len())
+            .sum();
+        if metadata_bytes > self.config.max_member_metadata_bytes {
+            return (Err(GroupError::InvalidRequest), (None, None));
+        }
+        let session = request.session_timeout_ms;
+        if session < self.config.min_session_timeout_ms
+            || session > self.config.max_session_timeout_ms
+        {
+            return (Err(GroupError::InvalidSessionTimeout), (None, None));
+        }
+        *self.last_topics.borrow_mut() = request.topics.clone();
+        let now = Instant::now();
+        let mut groups = self.groups.borrow_mut();
+        let Some(group) = groups.get_mut(&request.group_id) else {
+            return (Err(GroupError::UnknownMemberId), (None, None));
+        };
+        group.expire(now);
+        let answer = group.classic_join(request, topics, now);
+        (answer, self.finish(&mut groups, &request.group_id))
+    }
+
+    /// A classic member's SyncGroup to a consumer-protocol group.
+    pub fn classic_sync(
+        &self,
+        request: &SyncRequest,
+        topics: &TopicsView,
+    ) -> Result<ClassicAssignment, GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups
+            .get_mut(&request.member.group_id)
+            .ok_or(GroupError::UnknownMemberId)?;
+        group.classic_sync(
+            &request.member,
+            request.protocol_type.as_deref(),
+            request.protocol_name.as_deref(),
+            topics,
+            Instant::now(),
+        )
+    }
+
+    /// A classic member's Heartbeat to a consumer-protocol group.
+    pub fn classic_heartbeat(&self, m: &MemberRef) -> Result<(), GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups
+            .get_mut(&m.group_id)
+            .ok_or(GroupError::UnknownMemberId)?;
+        group.classic_heartbeat(m, Instant::now())
+    }
+
+    /// LeaveGroup for classic members of a consumer-protocol group.
+    pub fn classic_leave(
+        &self,
+        group_id: &str,
+        leaving: &[LeavingMember],
+    ) -> (Vec<Option<GroupError>>, Changed) {
+        let mut groups = self.groups.borrow_mut();
+        let Some(group) = groups.get_mut(group_id) else {
+            return (
+                vec![Some(GroupError::UnknownMemberId); leaving.len()],
+                (None, None),
+            );
+        };
+        let outcomes = group.classic_leave(leaving);
+        (outcomes, self.finish(&mut groups, group_id))
     }
 
     pub fn contains(&self, group_id: &str) -> bool {
@@ -101,43 +251,34 @@ impl ConsumerGroups {
         &self,
         group_id: &str,
         request: Heartbeat,
-        topics: &TopicsView,
+        topics: &Arc<TopicsView>,
         session_timeout: Duration,
-    ) -> (Result<HeartbeatAnswer, GroupError>, Option<GroupChange>) {
+    ) -> (Result<HeartbeatAnswer, GroupError>, Changed) {
         // What a member's subscription may hold, as a classic member's metadata may.
         if request.subscription_bytes() > self.config.max_member_metadata_bytes {
-            return (Err(GroupError::InvalidRequest), None);
+            return (Err(GroupError::InvalidRequest), (None, None));
         }
+        *self.last_topics.borrow_mut() = topics.clone();
         let now = Instant::now();
         let mut groups = self.groups.borrow_mut();
-        let group = groups.entry(group_id.to_string()).or_insert_with(|| {
-            ConsumerGroup::new(
-                Assignor::Uniform,
-                self.config.max_size,
-                Duration::from_millis(self.config.consumer_session_timeout_ms),
-            )
-        });
+        let group = groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| self.new_group());
         group.session_timeout = session_timeout;
         group.expire(now);
-        let answer = group.heartbeat(request, topics, now);
-        let change = group.take_change(group_id);
-        if group.members.is_empty() {
-            groups.remove(group_id);
-        }
-        (answer, change)
+        let answer = group.heartbeat(request, &**topics, now);
+        (answer, self.finish(&mut groups, group_id))
     }
 
     /// Ends the sessions and revocations of the group's members that ran out (the shard's
     /// timer calls this at the group's next check); what that changed, to be stored.
-    pub fn expire(&self, group_id: &str, now: Instant) -> Option<GroupChange> {
+    pub fn expire(&self, group_id: &str, now: Instant) -> Changed {
         let mut groups = self.groups.borrow_mut();
-        let group = groups.get_mut(group_id)?;
+        let Some(group) = groups.get_mut(group_id) else {
+            return (None, None);
+        };
         group.expire(now);
-        let change = group.take_change(group_id);
-        if group.members.is_empty() {
-            groups.remove(group_id);
-        }
-        change
+        self.finish(&mut groups, group_id)
     }
 
     /// When the group's sessions must next be checked (None: no such group).
@@ -203,7 +344,8 @@ impl ConsumerGroups {
             .collect()
     }
 
-    /// A commit by a member of a consumer group: its epoch must be its current one.
+    /// A commit by a member of a consumer group: its epoch must be its current one (a
+    /// classic member's generation must, as in a classic group).
     pub fn validate_commit(&self, m: &MemberRef) -> Result<(), GroupError> {
         let groups = self.groups.borrow();
         let group = groups.get(&m.group_id).ok_or(GroupError::UnknownMemberId)?;
@@ -211,9 +353,10 @@ impl ConsumerGroups {
             .members
             .get(&m.member_id)
             .ok_or(GroupError::UnknownMemberId)?;
-        match member.assignment.epoch == m.generation_id {
-            true => Ok(()),
-            false => Err(GroupError::StaleMemberEpoch),
+        match (member.assignment.epoch == m.generation_id, &member.classic) {
+            (true, _) => Ok(()),
+            (false, Some(_)) => Err(GroupError::IllegalGeneration),
+            (false, None) => Err(GroupError::StaleMemberEpoch),
         }
     }
 }

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use shoal_coordinator::state::consumer_groups::StoredConsumerGroup;
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::records::{
-    ShoalConsumerGroupRecord, ShoalConsumerGroupTopic, ShoalConsumerMemberPartitions,
-    ShoalConsumerMemberRecord,
+    ShoalClassicProtocol, ShoalConsumerGroupRecord, ShoalConsumerGroupTopic,
+    ShoalConsumerMemberPartitions, ShoalConsumerMemberRecord,
 };
 
 use super::assignor::Assignor;
-use super::group::{whole_name_regex, ConsumerGroup, Member, TopicAccess};
+use super::group::{whole_name_regex, ClassicMember, ConsumerGroup, Member, TopicAccess};
 use super::reconcile::{MemberAssignment, MemberState};
 
 /// What a change writes: the group's record and the records of the members it touched.
@@ -156,11 +156,32 @@ fn member_record(
         assigned: records_of(&m.assignment.assigned),
         revoking: records_of(&m.assignment.revoking),
         target: target.map(records_of).unwrap_or_default(),
+        classic_protocols: m
+            .classic
+            .iter()
+            .flat_map(|c| &c.protocols)
+            .map(|(name, metadata)| ShoalClassicProtocol {
+                name: name.clone(),
+                metadata: metadata.to_vec(),
+            })
+            .collect(),
+        classic_session_timeout_ms: m.classic.as_ref().map_or(0, |c| {
+            i32::try_from(c.session_timeout.as_millis()).unwrap_or(i32::MAX)
+        }),
     }
 }
 
 fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instant) -> Member {
     let state = state_of(r.state);
+    let classic = (!r.classic_protocols.is_empty()).then(|| ClassicMember {
+        session_timeout: Duration::from_millis(r.classic_session_timeout_ms.max(0) as u64),
+        protocols: r
+            .classic_protocols
+            .iter()
+            .map(|p| (p.name.clone(), bytes::Bytes::from(p.metadata.clone())))
+            .collect(),
+    });
+    let session = classic.as_ref().map_or(session, |c| c.session_timeout);
     let rebalance_timeout = Duration::from_millis(r.rebalance_timeout_ms.max(0) as u64);
     Member {
         instance_id: r.instance_id.clone(),
@@ -192,6 +213,7 @@ fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instan
         revocation_deadline: (state == MemberState::UnrevokedPartitions)
             .then_some(now + rebalance_timeout),
         left_statically: r.left_statically,
+        classic,
     }
 }
 
@@ -212,7 +234,11 @@ fn record_bytes(r: &ShoalConsumerMemberRecord) -> usize {
             .map(String::len)
             .sum::<usize>()
         + r.subscribed_topic_regex.as_ref().map_or(0, String::len)
-        + r.server_assignor.as_ref().map_or(0, String::len);
+        + r.server_assignor.as_ref().map_or(0, String::len)
+        + r.classic_protocols
+            .iter()
+            .map(|p| p.name.len() + p.metadata.len())
+            .sum::<usize>();
     let partitions: usize = [&r.assigned, &r.revoking, &r.target]
         .iter()
         .flat_map(|topics| topics.iter())
