@@ -134,3 +134,39 @@ def test_a_groups_session_timeout_is_a_group_config_that_takes_effect_and_surviv
                 m.kill()
     alter(session, None)
     assert described(session) == ("45000", 5)
+
+
+def test_a_migrating_group_with_classic_and_consumer_members_survives_a_kill_9(make_broker):
+    """A classic group upgraded by a consumer-protocol member is stored with its classic
+    members: after kill -9 the restarted broker continues it, the classic members' heartbeats
+    and commits are accepted at their generation, and no member's partitions change."""
+    broker = make_broker(extra_config=CONFIG).start()
+    topic, group, partitions = "tickets", "desks", 6
+    create_topic(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, group, topic, strategy="cooperative-sticky")
+               for _ in range(2)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "two classic members")
+        members.append(Member(broker.bootstrap, group, topic, strategy="consumer"))
+        wait_for(lambda: balanced(members, partitions), 60, "two classic and one consumer member")
+        before = owned_sets(members)
+        time.sleep(3)  # settled: every member heartbeated at the group's epoch
+        broker.kill()
+        restarted_at = time.time()
+        broker.start()
+        produce(broker.bootstrap, topic, 60, partitions)
+        wait_for(lambda: len(set(all_reads(members))) >= 60, 60, "the records after the restart")
+        time.sleep(3)
+        assert owned_sets(members) == before
+        changes = [assignment_changes(m, restarted_at) for m in members]
+        assert changes == [[], [], []], f"rebalanced after the restart: {changes}"
+        failed = [line for m in members for line in m.lines if line.startswith("commit-failed")]
+        assert not failed, failed
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        described = admin.describe_consumer_groups([group]).get(group).result(timeout=10)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert len(described.members) == 3
+    finally:
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()

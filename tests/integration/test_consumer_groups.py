@@ -5,6 +5,7 @@ what must move, with no record read twice under synchronous commits."""
 import threading
 import time
 
+import pytest
 from confluent_kafka import Consumer, ConsumerGroupType, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
@@ -224,3 +225,61 @@ def test_a_group_moves_between_the_protocols_when_it_has_no_members(make_broker)
     assert read_and_commit("classic", 4) == [0, 1, 2, 3]
     assert read_and_commit("consumer", 3) == [4, 5, 6]
     assert read_and_commit("classic", 3) == [7, 8, 9]
+
+
+def print_rebalances(members):
+    """What each member was assigned and which commits failed, to tell why a record was read
+    twice."""
+    for i, m in enumerate(members):
+        with m.lock:
+            for line in m.lines:
+                if line.startswith(("assigned", "commit-failed", "error")):
+                    print(i, line)
+
+
+def group_type(bootstrap, group):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    listed = admin.list_consumer_groups().result(timeout=10).valid
+    return next((g.type for g in listed if g.group_id == group), None)
+
+
+@pytest.mark.parametrize("classic_strategy", ["range", "cooperative-sticky"])
+def test_a_group_migrates_online_with_classic_and_consumer_members_together(
+        make_broker, classic_strategy):
+    """Kafka's online migration: a consumer-protocol member joins a classic group with live
+    members, which becomes a consumer-protocol group; the classic members go on (the broker
+    assigns them) and share the partitions with it; when it leaves, the group goes back to
+    the classic protocol. Under synchronous commits no record is read twice throughout."""
+    broker = make_broker(extra_config=CONFIG).start()
+    topic, group, partitions = "invoices", "accounts", 6
+    create_topic(broker.bootstrap, topic, partitions)
+    producer = SteadyProducer(broker.bootstrap, topic, partitions)
+    members = [Member(broker.bootstrap, group, topic, strategy=classic_strategy)
+               for _ in range(2)]
+    try:
+        wait_for(lambda: balanced(members, partitions), 60, "two classic members")
+        assert group_type(broker.bootstrap, group) == ConsumerGroupType.CLASSIC
+        members.append(Member(broker.bootstrap, group, topic, strategy="consumer"))
+        wait_for(lambda: balanced(members, partitions), 60, "two classic and one consumer member")
+        wait_for(lambda: members[2].snapshot()[1], 30, "a read by the consumer-protocol member")
+        assert group_type(broker.bootstrap, group) == ConsumerGroupType.CONSUMER
+        # The consumer-protocol member leaves: the classic members take its partitions, in a
+        # classic group again.
+        members[2].close()
+        wait_for(lambda: balanced(members[:2], partitions), 60, "the classic members alone")
+        wait_for(lambda: group_type(broker.bootstrap, group) == ConsumerGroupType.CLASSIC, 30,
+                 "the group back to the classic protocol")
+        time.sleep(1)
+        producer.stop()
+        wait_for(lambda: set(all_reads(members)) >= producer.acked, 60, "every acked record")
+        reads = all_reads(members)
+        twice = {r for r in reads if reads.count(r) > 1}
+        if twice:
+            print_rebalances(members)
+        assert not twice, f"read twice: {sorted(twice)[:10]}"
+        assert len(producer.acked) > 100
+    finally:
+        producer.running = False
+        for m in members:
+            if m.process.poll() is None:
+                m.kill()

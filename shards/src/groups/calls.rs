@@ -46,7 +46,7 @@ impl GroupCall for Heartbeat {
     type Reply = Option<GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.heartbeat(&self.0))
+        async move { groups.heartbeat(&self.0).await }.boxed_local()
     }
 }
 

@@ -443,6 +443,9 @@ impl Groups {
     /// SyncGroup: answered once the leader's assignment is in.
     pub async fn sync(&self, req: SyncRequest) -> SyncResponse {
         self.drop_groups_if_lease_lapsed();
+        if let Err(error) = self.restore_if_stored(&req.member.group_id).await {
+            return SyncResponse::failed(error);
+        }
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
         let group_id = req.member.group_id.clone();
@@ -469,8 +472,11 @@ impl Groups {
             .unwrap_or_else(|_| SyncResponse::failed(GroupError::RebalanceInProgress))
     }
 
-    pub fn heartbeat(&self, m: &MemberRef) -> Option<GroupError> {
+    pub async fn heartbeat(&self, m: &MemberRef) -> Option<GroupError> {
         self.drop_groups_if_lease_lapsed();
+        if let Err(error) = self.restore_if_stored(&m.group_id).await {
+            return Some(error);
+        }
         if self.consumer.contains(&m.group_id) {
             return self.consumer.classic_heartbeat(m).err();
         }
@@ -488,6 +494,9 @@ impl Groups {
         members: &[LeavingMember],
     ) -> Vec<Option<GroupError>> {
         self.drop_groups_if_lease_lapsed();
+        if let Err(error) = self.restore_if_stored(group_id).await {
+            return vec![Some(error); members.len()];
+        }
         if self.consumer.contains(group_id) {
             return self.classic_leave(group_id, members).await;
         }
@@ -521,6 +530,7 @@ impl Groups {
     /// May this member commit offsets now? If so, the claim its commit is written under.
     pub async fn validate_commit(&self, m: &MemberRef) -> Result<GroupClaim, GroupError> {
         self.drop_groups_if_lease_lapsed();
+        self.restore_if_stored(&m.group_id).await?;
         if self.consumer.contains(&m.group_id) {
             self.consumer.validate_commit(m)?;
             return self.claim(&m.group_id).await;
@@ -543,27 +553,35 @@ impl Groups {
         self.groups.borrow().get(group_id).map(Group::describe)
     }
 
-    /// A consumer-protocol group as held here, or as the log holds it (claimed then: only a
-    /// group the log has is, so describing made-up ids writes nothing).
+    /// A consumer-protocol group as held here, or as the log holds it.
     pub async fn describe_consumer_group(
         &self,
         group_id: &str,
     ) -> Result<Option<ConsumerGroupDescription>, GroupError> {
         self.drop_groups_if_lease_lapsed();
-        if !self.consumer.contains(group_id) && self.claims.held(group_id).is_none() {
-            let read = ReadConsumerGroup {
-                group: group_id.to_string(),
-            };
-            let stored = self.claims.coordinator().run(read).await;
-            match stored {
-                Ok(None) => return Ok(None),
-                Ok(Some(_)) => {
-                    self.claim(group_id).await?;
-                }
-                Err(_) => return Err(GroupError::CoordinatorNotAvailable),
-            }
-        }
+        self.restore_if_stored(group_id).await?;
         Ok(self.consumer.describe(group_id))
+    }
+
+    /// A group this shard holds nothing of, but the log holds as a consumer-protocol group
+    /// (after a restart, or a move from another broker), is claimed and read back, so the
+    /// classic requests of its classic members find it as JoinGroup and heartbeats do. Only
+    /// a group the log has is claimed: requests naming made-up ids write nothing.
+    async fn restore_if_stored(&self, group_id: &str) -> Result<(), GroupError> {
+        let held_here = self.consumer.contains(group_id)
+            || self.groups.borrow().contains_key(group_id)
+            || self.claims.held(group_id).is_some();
+        if held_here {
+            return Ok(());
+        }
+        let read = ReadConsumerGroup {
+            group: group_id.to_string(),
+        };
+        match self.claims.coordinator().run(read).await {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => self.claim(group_id).await.map(|_| ()),
+            Err(_) => Err(GroupError::CoordinatorNotAvailable),
+        }
     }
 
     /// Every group this shard owns.

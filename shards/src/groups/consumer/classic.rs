@@ -189,9 +189,15 @@ impl ConsumerGroup {
             self.unstored_members.insert(member_id.clone());
         }
         member.session_deadline = now + session_timeout;
+        // It must sync (or, revoking, rejoin) within its rebalance timeout, or be fenced.
+        let deadline = *member
+            .revocation_deadline
+            .get_or_insert(now + member.rebalance_timeout);
+        let generation_id = member.assignment.epoch;
+        self.deadline_set(deadline.min(now + session_timeout));
         Ok(JoinResponse {
             error: None,
-            generation_id: member.assignment.epoch,
+            generation_id,
             protocol_type: Some(CONSUMER_PROTOCOL_TYPE.to_string()),
             protocol_name: request.protocols.first().map(|(name, _)| name.clone()),
             leader: String::new(),
@@ -282,6 +288,9 @@ impl ConsumerGroup {
         {
             return Err(GroupError::RebalanceInProgress);
         }
+        if member.assignment.state != MemberState::UnrevokedPartitions {
+            member.revocation_deadline = None; // synced: nothing more is due
+        }
         Ok(ClassicAssignment {
             protocol_name: name,
             assignment: encode_assignment(&metadata, &member.assignment.assigned, topics),
@@ -303,6 +312,13 @@ impl ConsumerGroup {
             || member.assignment.state == MemberState::UnrevokedPartitions
             || released
         {
+            // Told to rejoin: it must within its rebalance timeout, or be fenced (Kafka's
+            // join timeout), so what it holds cannot be held up forever.
+            let member = self.members.get_mut(&member_id).expect("checked");
+            let deadline = *member
+                .revocation_deadline
+                .get_or_insert(now + member.rebalance_timeout);
+            self.deadline_set(deadline);
             return Err(GroupError::RebalanceInProgress);
         }
         Ok(())

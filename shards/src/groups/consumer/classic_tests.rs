@@ -311,6 +311,45 @@ fn a_static_classic_member_restarting_takes_its_place() {
     );
 }
 
+#[test]
+fn a_classic_member_that_does_not_rejoin_or_sync_in_its_rebalance_timeout_is_removed() {
+    let now = Instant::now();
+    let t = topics();
+    let mut group = upgraded(vec![seed("a", &[0, 1, 2]), seed("b", &[3, 4, 5])], now);
+    group
+        .heartbeat(consumer_beat("c", JOIN_EPOCH, &BTreeSet::new()), &t, now)
+        .unwrap();
+    // A is told to rejoin and never does; B rejoins but never syncs. Both keep heartbeating.
+    assert_eq!(
+        group.classic_heartbeat(&member("a", 3), now),
+        Err(GroupError::RebalanceInProgress)
+    );
+    let b_owned: BTreeSet<_> = [3, 4, 5].map(tp).into();
+    let joined = group
+        .classic_join(&classic_join("b", &b_owned), &t, now)
+        .unwrap();
+    let mut c_epoch = group.members["c"].assignment.epoch;
+    let mut at = now;
+    for _ in 0..7 {
+        at += Duration::from_secs(5);
+        let c_owned = group.members["c"].assignment.assigned.clone();
+        let c = group.heartbeat(consumer_beat("c", c_epoch, &c_owned), &t, at);
+        c_epoch = c.expect("c heartbeats").member_epoch;
+        let _ = group.classic_heartbeat(&member("a", 3), at);
+        let _ = group.classic_heartbeat(&member("b", joined.generation_id), at);
+        group.expire(at);
+    }
+    assert_eq!(
+        group.members.len(),
+        1,
+        "only the consumer-protocol member is left"
+    );
+    assert_eq!(
+        group.members["c"].assignment.assigned.len(),
+        PARTITIONS as usize
+    );
+}
+
 // The model.
 
 #[derive(Debug, Clone)]

@@ -438,6 +438,12 @@ impl ConsumerGroup {
         self.group_epoch += 1;
     }
 
+    /// A member's deadline was set to `at`, perhaps earlier than any known: the bound on the
+    /// earliest follows it down.
+    pub(super) fn deadline_set(&mut self, at: Instant) {
+        self.earliest_deadline = self.earliest_deadline.map(|e| e.min(at));
+    }
+
     /// When sessions must next be checked: the earliest deadline of a member if known, else
     /// now (the check finds it).
     pub fn next_check(&self, now: Instant) -> Instant {

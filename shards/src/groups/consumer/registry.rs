@@ -65,8 +65,8 @@ pub struct ConsumerGroups {
     last_topics: RefCell<Arc<TopicsView>>,
 }
 
-/// A group that went back to the classic protocol: its classic members, at the group's
-/// epoch as their generation (the consumer-protocol group was stored as deleted).
+/// A group that went back to the classic protocol: its classic members, at their newest
+/// epoch as the generation (the consumer-protocol group was stored as deleted).
 #[derive(Debug)]
 pub struct Downgrade {
     pub generation: i32,
@@ -103,7 +103,11 @@ impl ConsumerGroups {
         };
         let mut downgrade = None;
         if self.config.consumer_migration_policy.downgrades() && group.only_classic_members() {
-            let generation = group.group_epoch;
+            // Kafka's classic group takes the group epoch as its generation; the members'
+            // own epoch keeps their commits valid until they rejoin (a commit refused there
+            // is a record read again).
+            let epochs = group.members.values().map(|m| m.assignment.epoch);
+            let generation = epochs.max().unwrap_or(group.group_epoch);
             let members = group.into_classic(&**self.last_topics.borrow());
             downgrade = Some(Downgrade {
                 generation,
