@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod codes;
+pub mod consumer_protocol;
 pub mod diskless;
 mod error;
 pub mod frame;

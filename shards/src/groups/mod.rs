@@ -13,7 +13,6 @@ mod group;
 mod group_tests;
 pub mod messages;
 mod registry;
-pub mod subscription;
 
 use serde::{Deserialize, Serialize};
 

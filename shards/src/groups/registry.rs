@@ -15,13 +15,13 @@ use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer, JO
 use super::consumer::registry::{ConsumerGroups, Downgrade};
 use super::consumer::stored::GroupChange;
 use super::messages::*;
-use super::subscription::subscribed_topics;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
 use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup};
 use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
+use shoal_protocol::consumer_protocol::subscribed_topics;
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);

@@ -15,8 +15,8 @@ use shoal_coordinator::TopicPartition;
 use super::group::{ClassicMember, ConsumerGroup, Heartbeat, Topics, JOIN_EPOCH};
 use super::reconcile::{MemberAssignment, MemberState};
 use crate::groups::messages::{JoinRequest, JoinResponse, LeavingMember, MemberRef};
-use crate::groups::subscription::{read_assignment, read_subscription, write_assignment};
 use crate::groups::GroupError;
+use shoal_protocol::consumer_protocol::{read_assignment, read_subscription, write_assignment};
 
 /// The embedded protocol's type: only consumer groups migrate.
 pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";

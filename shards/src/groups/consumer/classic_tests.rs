@@ -16,8 +16,8 @@ use super::*;
 use crate::groups::consumer::assignor::Assignor;
 use crate::groups::consumer::group::{ConsumerGroup, Heartbeat, Topics, JOIN_EPOCH, LEAVE_EPOCH};
 use crate::groups::messages::{JoinRequest, LeavingMember, MemberRef};
-use crate::groups::subscription::{read_assignment, write_assignment};
 use crate::groups::GroupError;
+use shoal_protocol::consumer_protocol::{read_assignment, write_assignment};
 
 const SESSION: Duration = Duration::from_secs(10);
 const PARTITIONS: i32 = 6;
