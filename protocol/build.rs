@@ -139,6 +139,7 @@ impl Field {
 
 enum Kind {
     Int(&'static str),
+    Float64,
     Bool,
     Uuid,
     String { nullable: bool },
@@ -155,6 +156,7 @@ impl Kind {
             Kind::Int(t) => format!("wire::put_int::<{t}, _>(buf, {field});"),
             Kind::Bool => format!("wire::put_bool(buf, {field});"),
             Kind::Uuid => format!("wire::put_uuid(buf, &{field});"),
+            Kind::Float64 => format!("wire::put_f64(buf, {field});"),
             Kind::String { nullable: true } => {
                 format!("wire::put_nullable_string(buf, {field}.as_deref())?;")
             }
@@ -178,6 +180,7 @@ impl Kind {
             Kind::Int(t) => format!("std::mem::size_of::<{t}>()"),
             Kind::Bool => "1".to_string(),
             Kind::Uuid => "16".to_string(),
+            Kind::Float64 => "8".to_string(),
             Kind::String { nullable: true } => {
                 format!("wire::nullable_string_size({field}.as_deref())")
             }
@@ -201,6 +204,7 @@ impl Kind {
             Kind::Int(t) => format!("wire::get_int::<{t}, _>(buf)?"),
             Kind::Bool => "wire::get_bool(buf)?".to_string(),
             Kind::Uuid => "wire::get_uuid(buf)?".to_string(),
+            Kind::Float64 => "wire::get_f64(buf)?".to_string(),
             Kind::String { nullable: true } => "wire::get_nullable_string(buf)?".to_string(),
             Kind::String { nullable: false } => "wire::get_string(buf)?".to_string(),
             Kind::Bytes => "wire::get_bytes(buf)?".to_string(),
@@ -235,6 +239,7 @@ fn generate_struct(out: &mut String, name: &str, fields: &Value, kind: Option<&M
             "int64" => ("i64".to_string(), Kind::Int("i64")),
             "bool" => ("bool".to_string(), Kind::Bool),
             "uuid" => ("Uuid".to_string(), Kind::Uuid),
+            "float64" => ("f64".to_string(), Kind::Float64),
             "string" if nullable => ("Option<String>".to_string(), Kind::String { nullable }),
             "string" => ("String".to_string(), Kind::String { nullable }),
             "bytes" if !nullable => ("Vec<u8>".to_string(), Kind::Bytes),
@@ -521,6 +526,7 @@ fn write_sample(out: &mut String, name: &str, parsed: &[Field]) {
             Kind::Int(t) => format!("{seed} as {t}"),
             Kind::Bool => format!("{seed} % 2 == 1"),
             Kind::Uuid => format!("Uuid::from_u128({seed} as u128)"),
+            Kind::Float64 => format!("{seed} as f64 + 0.5"),
             Kind::String { nullable: true } => format!("Some(format!(\"s{{}}\", {seed}))"),
             Kind::String { nullable: false } => format!("format!(\"s{{}}\", {seed})"),
             Kind::Bytes => format!("format!(\"b{{}}\", {seed}).into_bytes()"),

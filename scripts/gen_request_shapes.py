@@ -23,6 +23,7 @@ SERVED = [
     "describe_user_scram_credentials", "alter_user_scram_credentials", "describe_acls",
     "create_acls", "delete_acls", "add_partitions_to_txn", "add_offsets_to_txn", "end_txn",
     "txn_offset_commit", "describe_transactions", "list_transactions",
+    "describe_client_quotas", "alter_client_quotas",
 ]
 MAX_VERSION = 32767
 

@@ -61,6 +61,17 @@ pub fn get_bool<B: Buf>(buf: &mut B) -> Result<bool> {
     Ok(get_int::<i8, B>(buf)? != 0)
 }
 
+pub fn put_f64<B: BufMut>(buf: &mut B, v: f64) {
+    buf.put_f64(v);
+}
+
+pub fn get_f64<B: Buf>(buf: &mut B) -> Result<f64> {
+    if buf.remaining() < 8 {
+        bail!("message ends inside a float64");
+    }
+    Ok(buf.get_f64())
+}
+
 pub fn put_uuid<B: BufMut>(buf: &mut B, v: &Uuid) {
     buf.put_slice(v.as_bytes());
 }

@@ -185,3 +185,61 @@ def flexible_response(conn):
     reader = Reader(body)
     reader.tags()
     return correlation_id, reader
+
+
+# Client quotas (KIP-546), version 0: no client library here has an API for them.
+
+def _quota_entity(entity):
+    """[(entity type, name or None for the default)]"""
+    return struct.pack(">i", len(entity)) + b"".join(string(t) + string(n) for t, n in entity)
+
+
+def alter_client_quotas_v0(entries, validate_only=False):
+    """entries: [(entity, [(key, value or None to remove)])]"""
+    body = struct.pack(">i", len(entries))
+    for entity, ops in entries:
+        body += _quota_entity(entity) + struct.pack(">i", len(ops))
+        for key, value in ops:
+            body += string(key) + struct.pack(">d?", value or 0.0, value is None)
+    return body + struct.pack(">?", validate_only)
+
+
+def describe_client_quotas_v0(components, strict=False):
+    """components: [(entity type, match type, match or None)]"""
+    body = struct.pack(">i", len(components))
+    for entity_type, match_type, match in components:
+        body += string(entity_type) + struct.pack(">b", match_type) + string(match)
+    return body + struct.pack(">?", strict)
+
+
+class ClassicReader(Reader):
+    """Non-flexible encoding: int16-sized strings, int32-counted arrays."""
+
+    def string(self):
+        n = self.int("h")
+        return None if n < 0 else self.take(n).decode()
+
+    def array(self, element):
+        n = self.int("i")
+        return None if n < 0 else [element(self) for _ in range(n)]
+
+
+def _read_entity(r):
+    return [(r.string(), r.string()) for _ in range(r.int("i"))]
+
+
+def parse_alter_client_quotas_v0(body):
+    """[(error code, message, entity)]"""
+    r = ClassicReader(body)
+    r.int("i")  # throttle time
+    return r.array(lambda r: (r.int("h"), r.string(), _read_entity(r)))
+
+
+def parse_describe_client_quotas_v0(body):
+    """(error code, message, {tuple(entity): {key: value}} or None)"""
+    r = ClassicReader(body)
+    r.int("i")
+    error, message = r.int("h"), r.string()
+    entries = r.array(lambda r: (tuple(_read_entity(r)),
+                                 dict(r.array(lambda r: (r.string(), r.int("d"))))))
+    return error, message, None if entries is None else dict(entries)

@@ -41,6 +41,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             alone(rest)
         }
         AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
+        AnyRecord::ShoalClientQuotaRecord(q) => check_client_quotas(q, rest),
         AnyRecord::ShoalTransactionRecord(t) => {
             status_of(t.state)
                 .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
@@ -99,6 +100,35 @@ fn check_consumer_group(
 }
 
 /// Nothing may follow a whole change.
+/// One entity's quotas as AlterClientQuotas sets them: a known entity in order, known keys
+/// and valid values; only quota records follow.
+fn check_client_quotas(first: &ShoalClientQuotaRecord, rest: &[AnyRecord]) -> Result<(), String> {
+    use crate::state::client_quotas::{check_quota, checked_entity, entity_of};
+    let check = |q: &ShoalClientQuotaRecord| {
+        let entity = entity_of(q);
+        if checked_entity(entity.clone())? != entity {
+            return Err("a client quota's entity is out of order".to_string());
+        }
+        match q.remove {
+            true => Ok(()),
+            false => check_quota(&q.key, q.value),
+        }
+    };
+    check(first)?;
+    for record in rest {
+        match record {
+            AnyRecord::ShoalClientQuotaRecord(q) => check(q)?,
+            other => {
+                return Err(format!(
+                    "record type {} after a client quota",
+                    other.record_type()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 fn alone(rest: &[AnyRecord]) -> Result<(), String> {
     match rest.first() {
         None => Ok(()),

@@ -382,6 +382,17 @@ pub(crate) mod tests {
             ),
             Entry::of(99, emit::acl_created(&acl)),
             Entry::of(99, emit::acl_deleted(&acl)),
+            Entry::of(
+                99,
+                crate::state::client_quotas::quota_record(
+                    &vec![
+                        ("user".into(), None),
+                        ("client-id".into(), Some("app".into())),
+                    ],
+                    "producer_byte_rate",
+                    Some(1_048_576.0),
+                ),
+            ),
         ]
     }
 
@@ -402,6 +413,28 @@ pub(crate) mod tests {
             .map(AnyRecord::record_type)
             .collect();
         assert_eq!(types, [100, 100, 100, 100, ShoalTopicConfigRecord::TYPE]);
+    }
+
+    #[test]
+    fn client_quotas_from_the_log_are_checked() {
+        use crate::state::client_quotas::quota_record;
+        let user = vec![("user".to_string(), Some("u".to_string()))];
+        let bad = [
+            quota_record(&user, "producer_byte_rate", Some(f64::NAN)),
+            quota_record(&user, "producer_byte_rate", Some(-5.0)),
+            quota_record(&user, "bytes_per_fortnight", Some(5.0)),
+            quota_record(&vec![("ip".into(), None)], "producer_byte_rate", Some(5.0)),
+            quota_record(
+                &vec![("client-id".into(), None), ("user".into(), None)],
+                "producer_byte_rate",
+                Some(5.0),
+            ),
+        ];
+        for record in bad {
+            let mut bytes = Vec::new();
+            records::encode_entry(0, &[record.clone().into()], &mut bytes).unwrap();
+            assert!(Entry::decode(&bytes).is_err(), "{record:?} was read");
+        }
     }
 
     #[test]

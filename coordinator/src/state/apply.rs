@@ -103,6 +103,7 @@ impl CoordinatorState {
                     self.forget_consumer_group(&r.group_id);
                     self.group_configs.remove(&r.group_id);
                 }
+                AnyRecord::ShoalClientQuotaRecord(r) => self.apply_client_quota(r),
                 AnyRecord::ShoalGroupConfigRecord(r) => {
                     let configs: Vec<(String, String)> = r
                         .configs

@@ -8,6 +8,7 @@
 mod acls;
 mod apply;
 mod cleaning;
+pub mod client_quotas;
 pub mod consumer_groups;
 pub(crate) mod emit;
 mod group_claims;
@@ -112,6 +113,9 @@ pub struct CoordinatorState {
     scram_credentials: BTreeMap<(String, i8), ScramCredential>,
     /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.
     acls: BTreeSet<AclBinding>,
+    /// Client quotas by entity (AlterClientQuotas).
+    client_quotas:
+        BTreeMap<client_quotas::QuotaEntity, BTreeMap<String, client_quotas::QuotaValue>>,
     /// Transactional ids and their transactions.
     transactions: BTreeMap<String, Transaction>,
     /// Producer id → its transactional id (derived from `transactions`).

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::partition_transactions::PartitionTransactions;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{emit, BatchEntry, CoordinatorState, FileState, PartitionState};
+use super::{client_quotas, emit, BatchEntry, CoordinatorState, FileState, PartitionState};
 use crate::entry::{check_log_entry, Entry};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
 use crate::messages::AbortedTransaction;
@@ -93,6 +93,12 @@ impl CoordinatorState {
         }
         for binding in &self.acls {
             encode_frame(&Entry::of(0, emit::acl_created(binding)), &mut w);
+        }
+        for (entity, quotas) in &self.client_quotas {
+            for (key, value) in quotas {
+                let record = client_quotas::quota_record(entity, key, Some(value.0));
+                encode_frame(&Entry::of(0, record), &mut w);
+            }
         }
         for t in self.transactions.values() {
             encode_frame(&Entry::of(0, emit::transaction_changed(t)), &mut w);
@@ -225,6 +231,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)
+                    | AnyRecord::ShoalClientQuotaRecord(_)
                     | AnyRecord::ShoalTransactionRecord(_) => {}
                     // A partition's cleaned offset, nothing replaced.
                     AnyRecord::ShoalBatchesRewrittenRecord(r)

@@ -5,6 +5,7 @@
 pub mod acls;
 pub mod api_versions;
 mod authorize;
+pub mod client_quotas;
 pub mod configs;
 pub mod create_partitions;
 pub mod create_topics;

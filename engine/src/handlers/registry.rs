@@ -18,9 +18,10 @@ use shoal_protocol::ProtocolError;
 use shoal_protocol::{frame, shapes};
 
 use super::{
-    acls, api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,
-    describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id, list_offsets,
-    metadata, offset_for_leader_epoch, produce, sasl, scram_credentials, transactions, Broker,
+    acls, api_versions, client_quotas, configs, create_partitions, create_topics, delete_records,
+    delete_topics, describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id,
+    list_offsets, metadata, offset_for_leader_epoch, produce, sasl, scram_credentials,
+    transactions, Broker,
 };
 use crate::mirror::handlers as mirror;
 use crate::security::Session;
@@ -281,6 +282,8 @@ registry! {
     DeleteAclsRequest: 1..=3 => acls::delete, [Alter Cluster] "ALTER on the cluster";
     DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe, [Describe Cluster] "DESCRIBE on the cluster";
     AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter, [Alter Cluster] "ALTER on the cluster";
+    DescribeClientQuotasRequest: 0..=1 => client_quotas::describe, [DescribeConfigs Cluster] "DESCRIBE_CONFIGS on the cluster";
+    AlterClientQuotasRequest: 0..=1 => client_quotas::alter, [AlterConfigs Cluster] "ALTER_CONFIGS on the cluster";
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
     DisklessDeleteTopicsRequest: 0..=0 => diskless::delete_topics, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
     DisklessCommitFileRequest: 0..=0 => diskless::commit_file, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];

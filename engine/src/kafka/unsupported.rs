@@ -36,7 +36,6 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
         ResponseError::UnsupportedVersion.code()
     };
     error_answer!(key, version, correlation_id, code;
-        DescribeClientQuotas => DescribeClientQuotasResponse,
         DescribeLogDirs => DescribeLogDirsResponse,
         ElectLeaders => ElectLeadersResponse,
         AlterPartitionReassignments => AlterPartitionReassignmentsResponse,
@@ -61,7 +60,7 @@ mod tests {
 
     #[test]
     fn unimplemented_apis_get_an_error_answer() {
-        let frame = error_response(ApiKey::DescribeClientQuotas, 0, 7).expect("answerable");
+        let frame = error_response(ApiKey::DescribeLogDirs, 0, 7).expect("answerable");
         // size, correlation id, throttle time, then the error code.
         assert_eq!(&frame[4..8], &7i32.to_be_bytes());
         assert_eq!(
@@ -72,7 +71,7 @@ mod tests {
         // Produce has no top-level error code: it cannot be answered this way.
         assert!(error_response(ApiKey::Produce, 2, 1).is_none());
         assert!(
-            error_response(ApiKey::DescribeClientQuotas, 99, 1).is_none(),
+            error_response(ApiKey::DescribeLogDirs, 99, 1).is_none(),
             "unknown version"
         );
     }

@@ -334,6 +334,8 @@ pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), S
         TxnOffsetCommitRequest,
         DescribeTransactionsRequest,
         ListTransactionsRequest,
+        DescribeClientQuotasRequest,
+        AlterClientQuotasRequest,
         crate::diskless::DisklessCreatePartitionsRequest,
         crate::diskless::DisklessDeleteTopicsRequest,
         crate::diskless::DisklessCommitFileRequest,

@@ -3102,6 +3102,231 @@ pub mod list_transactions_request {
     };
 }
 
+pub mod describe_client_quotas_request {
+    use super::*;
+
+    pub static COMPONENT_DATA: Shape = Shape {
+        name: "ComponentData",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "entity_type",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "entity_type",
+                versions: (0, 0),
+                ty: Ty::String,
+            },
+            Field {
+                name: "match_type",
+                versions: (0, 1),
+                ty: Ty::Fixed(1),
+            },
+            Field {
+                name: "_match",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "_match",
+                versions: (0, 0),
+                ty: Ty::String,
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static DESCRIBE_CLIENT_QUOTAS_REQUEST: Shape = Shape {
+        name: "DescribeClientQuotasRequest",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "components",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&COMPONENT_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::describe_client_quotas_request::ComponentData,
+                    >(),
+                },
+            },
+            Field {
+                name: "components",
+                versions: (0, 0),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&COMPONENT_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::describe_client_quotas_request::ComponentData,
+                    >(),
+                },
+            },
+            Field {
+                name: "strict",
+                versions: (0, 1),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod alter_client_quotas_request {
+    use super::*;
+
+    pub static ENTITY_DATA: Shape = Shape {
+        name: "EntityData",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "entity_type",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "entity_type",
+                versions: (0, 0),
+                ty: Ty::String,
+            },
+            Field {
+                name: "entity_name",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "entity_name",
+                versions: (0, 0),
+                ty: Ty::String,
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static OP_DATA: Shape = Shape {
+        name: "OpData",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "key",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "key",
+                versions: (0, 0),
+                ty: Ty::String,
+            },
+            Field {
+                name: "value",
+                versions: (0, 1),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "remove",
+                versions: (0, 1),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ENTRY_DATA: Shape = Shape {
+        name: "EntryData",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "entity",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ENTITY_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::EntityData,
+                    >(),
+                },
+            },
+            Field {
+                name: "entity",
+                versions: (0, 0),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&ENTITY_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::EntityData,
+                    >(),
+                },
+            },
+            Field {
+                name: "ops",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&OP_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::OpData,
+                    >(),
+                },
+            },
+            Field {
+                name: "ops",
+                versions: (0, 0),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&OP_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::OpData,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ALTER_CLIENT_QUOTAS_REQUEST: Shape = Shape {
+        name: "AlterClientQuotasRequest",
+        versions: (0, 1),
+        flexible_from: 1,
+        fields: &[
+            Field {
+                name: "entries",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ENTRY_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::EntryData,
+                    >(),
+                },
+            },
+            Field {
+                name: "entries",
+                versions: (0, 0),
+                ty: Ty::Array {
+                    compact: false,
+                    element: &Ty::Struct(&ENTRY_DATA),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::alter_client_quotas_request::EntryData,
+                    >(),
+                },
+            },
+            Field {
+                name: "validate_only",
+                versions: (0, 1),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -3210,6 +3435,12 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         }
         k if k == ListTransactionsRequest::KEY => {
             Some(&self::list_transactions_request::LIST_TRANSACTIONS_REQUEST)
+        }
+        k if k == DescribeClientQuotasRequest::KEY => {
+            Some(&self::describe_client_quotas_request::DESCRIBE_CLIENT_QUOTAS_REQUEST)
+        }
+        k if k == AlterClientQuotasRequest::KEY => {
+            Some(&self::alter_client_quotas_request::ALTER_CLIENT_QUOTAS_REQUEST)
         }
         _ => None,
     }

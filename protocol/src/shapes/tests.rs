@@ -153,6 +153,8 @@ fn every_served_request_shape_matches_kafka_protocol() {
     matches_kafka_protocol::<DescribeGroupsRequest>();
     matches_kafka_protocol::<DeleteGroupsRequest>();
     matches_kafka_protocol::<OffsetDeleteRequest>();
+    matches_kafka_protocol::<DescribeClientQuotasRequest>();
+    matches_kafka_protocol::<AlterClientQuotasRequest>();
 }
 
 #[test]

@@ -1,0 +1,221 @@
+//! Client quotas (KIP-13, KIP-124, KIP-257, KIP-546) as AlterClientQuotas sets them and
+//! DescribeClientQuotas reports them: byte rates and request shares per user, per client id,
+//! or per (user, client id), each part named or the type's default. Kept in the log so they
+//! survive restarts and hold for every broker of a cluster.
+
+use std::collections::BTreeMap;
+
+use shoal_protocol::records::{ShoalClientQuotaRecord, ShoalQuotaEntityData};
+
+use super::CoordinatorState;
+
+pub const USER: &str = "user";
+pub const CLIENT_ID: &str = "client-id";
+
+/// The parts of the entity a quota applies to, by type (`user` before `client-id`); a part
+/// without a name is its type's default entity (`<default>` in kafka-configs).
+pub type QuotaEntity = Vec<(String, Option<String>)>;
+
+/// The quotas Kafka defines for users and client ids, and whether each is a whole number.
+pub const QUOTA_KEYS: [(&str, bool); 4] = [
+    ("producer_byte_rate", true),
+    ("consumer_byte_rate", true),
+    ("request_percentage", false),
+    ("controller_mutation_rate", false),
+];
+
+/// A quota's value: finite (checked before it is written and when the log is read), so
+/// equality is an equivalence and the state can compare whole.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuotaValue(pub f64);
+
+impl Eq for QuotaValue {}
+
+/// An entity part a DescribeClientQuotas filter asks for: one name, the default, or any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuotaMatch {
+    Exact(String),
+    Default,
+    Any,
+}
+
+/// A valid entity, ordered as the log keeps it: user and client-id only, each at most once.
+pub fn checked_entity(mut entity: QuotaEntity) -> Result<QuotaEntity, String> {
+    if entity.is_empty() {
+        return Err("a quota entity needs a user or a client-id".into());
+    }
+    if let Some((unknown, _)) = entity.iter().find(|(t, _)| t != USER && t != CLIENT_ID) {
+        return Err(format!("entity type {unknown:?} is not user or client-id"));
+    }
+    entity.sort_by_key(|(t, _)| t != USER);
+    if entity.windows(2).any(|w| w[0].0 == w[1].0) {
+        return Err("an entity type is named twice".into());
+    }
+    Ok(entity)
+}
+
+/// A quota's key and value as Kafka accepts them: a known key, a positive value, a whole
+/// number for byte rates.
+pub fn check_quota(key: &str, value: f64) -> Result<(), String> {
+    let Some((_, whole)) = QUOTA_KEYS.iter().find(|(k, _)| *k == key) else {
+        return Err(format!("{key:?} is not a client quota"));
+    };
+    if !value.is_finite() || value <= 0.0 {
+        return Err(format!("{key} must be positive, not {value}"));
+    }
+    if *whole && value.fract() != 0.0 {
+        return Err(format!(
+            "{key} must be a whole number of bytes, not {value}"
+        ));
+    }
+    Ok(())
+}
+
+/// The record setting (`Some`) or removing (`None`) one quota of an entity.
+pub fn quota_record(entity: &QuotaEntity, key: &str, value: Option<f64>) -> ShoalClientQuotaRecord {
+    ShoalClientQuotaRecord {
+        entity: entity
+            .iter()
+            .map(|(t, name)| ShoalQuotaEntityData {
+                entity_type: t.clone(),
+                entity_name: name.clone(),
+            })
+            .collect(),
+        key: key.to_string(),
+        value: value.unwrap_or(0.0),
+        remove: value.is_none(),
+    }
+}
+
+/// The entity a record names.
+pub fn entity_of(record: &ShoalClientQuotaRecord) -> QuotaEntity {
+    record
+        .entity
+        .iter()
+        .map(|e| (e.entity_type.clone(), e.entity_name.clone()))
+        .collect()
+}
+
+impl CoordinatorState {
+    pub(crate) fn apply_client_quota(&mut self, record: &ShoalClientQuotaRecord) {
+        let entity = entity_of(record);
+        let quotas = self.client_quotas.entry(entity.clone()).or_default();
+        match record.remove {
+            true => quotas.remove(&record.key),
+            false => quotas.insert(record.key.clone(), QuotaValue(record.value)),
+        };
+        if quotas.is_empty() {
+            self.client_quotas.remove(&entity);
+        }
+    }
+
+    /// Every entity with quotas, and them.
+    pub fn client_quotas(&self) -> &BTreeMap<QuotaEntity, BTreeMap<String, QuotaValue>> {
+        &self.client_quotas
+    }
+
+    /// DescribeClientQuotas: the entities every part of `filter` matches (a strict filter:
+    /// that have no other part), with their quotas.
+    pub fn describe_client_quotas(
+        &self,
+        filter: &[(String, QuotaMatch)],
+        strict: bool,
+    ) -> Vec<(QuotaEntity, Vec<(String, f64)>)> {
+        let matches = |entity: &QuotaEntity| {
+            let each = filter.iter().all(|(entity_type, wanted)| {
+                entity.iter().find(|(t, _)| t == entity_type).is_some_and(
+                    |(_, name)| match wanted {
+                        QuotaMatch::Exact(n) => name.as_ref() == Some(n),
+                        QuotaMatch::Default => name.is_none(),
+                        QuotaMatch::Any => true,
+                    },
+                )
+            });
+            each && (!strict || entity.len() == filter.len())
+        };
+        self.client_quotas
+            .iter()
+            .filter(|(entity, _)| matches(entity))
+            .map(|(entity, quotas)| {
+                let quotas = quotas.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+                (entity.clone(), quotas)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Entry;
+
+    fn entity(parts: &[(&str, Option<&str>)]) -> QuotaEntity {
+        parts
+            .iter()
+            .map(|(t, n)| (t.to_string(), n.map(String::from)))
+            .collect()
+    }
+
+    #[test]
+    fn entities_and_values_are_checked_as_kafka_checks_them() {
+        let both = entity(&[(CLIENT_ID, Some("app")), (USER, None)]);
+        assert_eq!(
+            checked_entity(both).unwrap(),
+            entity(&[(USER, None), (CLIENT_ID, Some("app"))]),
+            "user first"
+        );
+        assert!(checked_entity(vec![]).is_err());
+        assert!(checked_entity(entity(&[("ip", Some("10.0.0.1"))])).is_err());
+        assert!(checked_entity(entity(&[(USER, Some("a")), (USER, Some("b"))])).is_err());
+        assert!(check_quota("producer_byte_rate", 1_048_576.0).is_ok());
+        assert!(check_quota("producer_byte_rate", 1.5).is_err());
+        assert!(check_quota("request_percentage", 12.5).is_ok());
+        assert!(check_quota("consumer_byte_rate", -1.0).is_err());
+        assert!(check_quota("consumer_byte_rate", f64::NAN).is_err());
+        assert!(check_quota("bytes_per_fortnight", 1.0).is_err());
+    }
+
+    #[test]
+    fn quotas_are_set_removed_and_described_by_filter() {
+        let mut state = CoordinatorState::default();
+        let alice = entity(&[(USER, Some("alice"))]);
+        let alice_app = entity(&[(USER, Some("alice")), (CLIENT_ID, Some("app"))]);
+        let default_user = entity(&[(USER, None)]);
+        for (e, key, value) in [
+            (&alice, "producer_byte_rate", Some(1000.0)),
+            (&alice, "consumer_byte_rate", Some(2000.0)),
+            (&alice_app, "producer_byte_rate", Some(500.0)),
+            (&default_user, "request_percentage", Some(50.0)),
+        ] {
+            let record = quota_record(e, key, value);
+            state.apply(&Entry::of(1, record));
+        }
+        let users = |state: &CoordinatorState, m: QuotaMatch, strict| {
+            state
+                .describe_client_quotas(&[(USER.to_string(), m)], strict)
+                .into_iter()
+                .map(|(e, _)| e)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            users(&state, QuotaMatch::Exact("alice".into()), false),
+            vec![alice.clone(), alice_app.clone()]
+        );
+        assert_eq!(
+            users(&state, QuotaMatch::Exact("alice".into()), true),
+            vec![alice.clone()]
+        );
+        assert_eq!(
+            users(&state, QuotaMatch::Default, true),
+            vec![default_user.clone()]
+        );
+        assert_eq!(users(&state, QuotaMatch::Any, false).len(), 3);
+        // Removing an entity's last quota forgets the entity.
+        let record = quota_record(&alice_app, "producer_byte_rate", None);
+        state.apply(&Entry::of(2, record));
+        assert_eq!(users(&state, QuotaMatch::Any, false).len(), 2);
+        let described = state.describe_client_quotas(&[], false);
+        let alices = described.iter().find(|(e, _)| *e == alice).expect("alice");
+        assert_eq!(alices.1.len(), 2, "alice's two quotas");
+    }
+}
