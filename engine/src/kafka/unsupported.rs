@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn unimplemented_apis_get_an_error_answer() {
-        let frame = error_response(ApiKey::DescribeLogDirs, 0, 7).expect("answerable");
+        let frame = error_response(ApiKey::ElectLeaders, 1, 7).expect("answerable");
         // size, correlation id, throttle time, then the error code.
         assert_eq!(&frame[4..8], &7i32.to_be_bytes());
         assert_eq!(
@@ -71,7 +71,7 @@ mod tests {
         // Produce has no top-level error code: it cannot be answered this way.
         assert!(error_response(ApiKey::Produce, 2, 1).is_none());
         assert!(
-            error_response(ApiKey::DescribeLogDirs, 99, 1).is_none(),
+            error_response(ApiKey::ListPartitionReassignments, 99, 1).is_none(),
             "unknown version"
         );
     }

@@ -28,9 +28,9 @@ pub struct Span {
     pub serves: Vec<usize>,
 }
 
-/// The reads that serve every wanted range. ...and only when the gap is no larger than the
-/// bytes already wanted in the span, so the bytes read beyond those wanted stay below the
-/// wanted bytes themselves.
+/// The reads that serve every wanted range. ...and only while the span's gaps together stay
+/// no larger than the bytes wanted in it, so a read is at most twice what it serves (a gap
+/// compared alone would let several, each below the wanted bytes so far, add up beyond them).
 pub fn spans(wanted: &[Wanted]) -> Vec<Span> {
     let mut by_object: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, w) in wanted.iter().enumerate() {
@@ -39,20 +39,22 @@ pub fn spans(wanted: &[Wanted]) -> Vec<Span> {
     let mut spans = Vec::new();
     for (_, mut indices) in by_object {
         indices.sort_by_key(|&i| (wanted[i].offset, wanted[i].len));
-        let mut current: Option<(Span, usize)> = None;
+        // The span being built, the bytes wanted in it, and its gaps' bytes.
+        let mut current: Option<(Span, usize, usize)> = None;
         for i in indices {
             let w = &wanted[i];
-            if let Some((span, wanted_bytes)) = current.as_mut() {
+            if let Some((span, wanted_bytes, gap_bytes)) = current.as_mut() {
                 let end = span.offset + span.len;
                 let gap = w.offset.saturating_sub(end);
-                if gap <= JOIN_GAP_BYTES && gap <= *wanted_bytes {
+                if gap <= JOIN_GAP_BYTES && *gap_bytes + gap <= *wanted_bytes {
                     span.len = (w.offset + w.len).max(end) - span.offset;
                     span.serves.push(i);
                     *wanted_bytes += w.len;
+                    *gap_bytes += gap;
                     continue;
                 }
             }
-            if let Some((span, _)) = current.take() {
+            if let Some((span, _, _)) = current.take() {
                 spans.push(span);
             }
             let span = Span {
@@ -61,9 +63,9 @@ pub fn spans(wanted: &[Wanted]) -> Vec<Span> {
                 len: w.len,
                 serves: vec![i],
             };
-            current = Some((span, w.len));
+            current = Some((span, w.len, 0));
         }
-        if let Some((span, _)) = current {
+        if let Some((span, _, _)) = current {
             spans.push(span);
         }
     }
