@@ -90,10 +90,10 @@ impl ConsumerGroup {
                 session_deadline: now + seed.session_timeout,
                 revocation_deadline: None,
                 left_statically: false,
-                classic: Some(ClassicMember {
+                classic: Some(Box::new(ClassicMember {
                     session_timeout: seed.session_timeout,
                     protocols: seed.protocols,
-                }),
+                })),
             };
             group.unresolved.insert(seed.member_id.clone());
             group.unstored_members.insert(seed.member_id.clone());
@@ -184,8 +184,8 @@ impl ConsumerGroup {
             session_timeout,
             protocols: request.protocols.clone(),
         };
-        if member.classic.as_ref() != Some(&classic) {
-            member.classic = Some(classic);
+        if member.classic.as_deref() != Some(&classic) {
+            member.classic = Some(Box::new(classic));
             self.unstored_members.insert(member_id.clone());
         }
         member.session_deadline = now + session_timeout;
@@ -249,7 +249,7 @@ impl ConsumerGroup {
             .members
             .iter()
             .filter(|(id, _)| **id != request.member_id)
-            .filter_map(|(_, m)| m.classic.as_ref())
+            .filter_map(|(_, m)| m.classic.as_deref())
             .collect();
         let shared = request.protocols.iter().any(|(name, _)| {
             others

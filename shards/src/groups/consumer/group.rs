@@ -111,8 +111,10 @@ pub struct Member {
     /// A static member that left with -2: its place (and partitions) wait for its instance.
     pub left_statically: bool,
     /// A member of the classic protocol (online migration): it joins, syncs and heartbeats
-    /// with the classic requests, and the broker hands it its assignment at SyncGroup.
-    pub classic: Option<ClassicMember>,
+    /// with the classic requests, and the broker hands it its assignment at SyncGroup. Boxed:
+    /// members are mostly of the consumer protocol, and a smaller member is a faster heartbeat
+    /// in a large group.
+    pub classic: Option<Box<ClassicMember>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

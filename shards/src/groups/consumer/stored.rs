@@ -213,7 +213,7 @@ fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instan
         revocation_deadline: (state == MemberState::UnrevokedPartitions)
             .then_some(now + rebalance_timeout),
         left_statically: r.left_statically,
-        classic,
+        classic: classic.map(Box::new),
     }
 }
 
