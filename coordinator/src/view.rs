@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::records::TopicConfig;
+use crate::state::client_quotas::{quota_for, ClientQuotas, QuotaKey};
 
 /// A mirrored topic's mirror and its partitions' mirror states.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,8 @@ pub struct TopicsView {
     acls: Vec<AclBinding>,
     /// Groups' dynamic configs, by group (published so shards and handlers need not ask).
     group_configs: BTreeMap<String, Vec<(String, String)>>,
+    /// Client quotas by entity (published for the shards that measure clients against them).
+    client_quotas: ClientQuotas,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
     /// can tell cheaply whether what it derived from an older one is still current.
     version: u64,
@@ -114,5 +117,16 @@ impl TopicsView {
     /// Every config set for the group.
     pub fn group_configs(&self, group: &str) -> &[(String, String)] {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn with_client_quotas(mut self, client_quotas: ClientQuotas) -> TopicsView {
+        self.client_quotas = client_quotas;
+        self
+    }
+
+    /// The quota `key` a client of `user` and `client_id` is held to, and whose usage it
+    /// bounds (Kafka's precedence); None: unlimited.
+    pub fn quota_for(&self, user: &str, client_id: &str, key: &str) -> Option<(QuotaKey, f64)> {
+        quota_for(&self.client_quotas, user, client_id, key)
     }
 }

@@ -96,6 +96,61 @@ pub fn entity_of(record: &ShoalClientQuotaRecord) -> QuotaEntity {
         .collect()
 }
 
+/// Whose usage a quota is measured over: the parts of the client's identity its entity names
+/// (a default part counts each user or client id apart; a named one, only that one).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuotaKey {
+    pub user: Option<String>,
+    pub client_id: Option<String>,
+}
+
+/// Every entity's quotas.
+pub type ClientQuotas = BTreeMap<QuotaEntity, BTreeMap<String, QuotaValue>>;
+
+/// The quota `key` that applies to a client of `user` (its principal's name) and
+/// `client_id`, and whose usage it bounds: Kafka's precedence (KIP-55), the first entity
+/// that sets `key` among (user, client-id), (user, default client-id), (user),
+/// (default user, client-id), (default user, default client-id), (default user),
+/// (client-id), (default client-id).
+pub fn quota_for(
+    quotas: &ClientQuotas,
+    user: &str,
+    client_id: &str,
+    key: &str,
+) -> Option<(QuotaKey, f64)> {
+    if quotas.is_empty() {
+        return None;
+    }
+    // Each level's user part and client-id part: absent, the default (None), or named.
+    type Part = Option<Option<String>>;
+    let named = |v: &str| Some(v.to_string());
+    let levels: [(Part, Part); 8] = [
+        (Some(named(user)), Some(named(client_id))),
+        (Some(named(user)), Some(None)),
+        (Some(named(user)), None),
+        (Some(None), Some(named(client_id))),
+        (Some(None), Some(None)),
+        (Some(None), None),
+        (None, Some(named(client_id))),
+        (None, Some(None)),
+    ];
+    levels.into_iter().find_map(|(user_part, client_part)| {
+        let mut entity = QuotaEntity::new();
+        if let Some(name) = &user_part {
+            entity.push((USER.to_string(), name.clone()));
+        }
+        if let Some(name) = &client_part {
+            entity.push((CLIENT_ID.to_string(), name.clone()));
+        }
+        let value = quotas.get(&entity)?.get(key)?;
+        let measured = QuotaKey {
+            user: user_part.map(|_| user.to_string()),
+            client_id: client_part.map(|_| client_id.to_string()),
+        };
+        Some((measured, value.0))
+    })
+}
+
 impl CoordinatorState {
     pub(crate) fn apply_client_quota(&mut self, record: &ShoalClientQuotaRecord) {
         let entity = entity_of(record);
@@ -110,7 +165,7 @@ impl CoordinatorState {
     }
 
     /// Every entity with quotas, and them.
-    pub fn client_quotas(&self) -> &BTreeMap<QuotaEntity, BTreeMap<String, QuotaValue>> {
+    pub fn client_quotas(&self) -> &ClientQuotas {
         &self.client_quotas
     }
 
@@ -173,6 +228,55 @@ mod tests {
         assert!(check_quota("consumer_byte_rate", -1.0).is_err());
         assert!(check_quota("consumer_byte_rate", f64::NAN).is_err());
         assert!(check_quota("bytes_per_fortnight", 1.0).is_err());
+    }
+
+    #[test]
+    fn the_most_specific_entity_setting_a_quota_applies_as_kafka_resolves_it() {
+        let mut quotas = ClientQuotas::new();
+        let mut set = |parts: &[(&str, Option<&str>)], key: &str, value: f64| {
+            quotas
+                .entry(entity(parts))
+                .or_default()
+                .insert(key.to_string(), QuotaValue(value));
+        };
+        set(&[(CLIENT_ID, None)], "producer_byte_rate", 1.0);
+        set(&[(USER, None)], "producer_byte_rate", 2.0);
+        set(&[(USER, Some("alice"))], "producer_byte_rate", 3.0);
+        set(
+            &[(USER, Some("alice")), (CLIENT_ID, Some("etl"))],
+            "producer_byte_rate",
+            4.0,
+        );
+        set(
+            &[(USER, Some("alice")), (CLIENT_ID, Some("etl"))],
+            "request_percentage",
+            9.0,
+        );
+        let key = |user: Option<&str>, client: Option<&str>| QuotaKey {
+            user: user.map(String::from),
+            client_id: client.map(String::from),
+        };
+        let rate = |user, client| quota_for(&quotas, user, client, "producer_byte_rate");
+        assert_eq!(
+            rate("alice", "etl"),
+            Some((key(Some("alice"), Some("etl")), 4.0))
+        );
+        // Alice's other clients share her user quota.
+        assert_eq!(rate("alice", "web"), Some((key(Some("alice"), None), 3.0)));
+        // Any other user: the default user quota, measured per user.
+        assert_eq!(rate("bob", "web"), Some((key(Some("bob"), None), 2.0)));
+        let consumer = quota_for(&quotas, "alice", "etl", "consumer_byte_rate");
+        assert_eq!(consumer, None);
+        let mut clients_only = ClientQuotas::new();
+        clients_only
+            .entry(entity(&[(CLIENT_ID, None)]))
+            .or_default()
+            .insert("producer_byte_rate".into(), QuotaValue(1.0));
+        assert_eq!(
+            quota_for(&clients_only, "bob", "web", "producer_byte_rate"),
+            Some((key(None, Some("web")), 1.0)),
+            "the default client-id quota, per client id"
+        );
     }
 
     #[test]
