@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use shoal_coordinator::{CoordinatorState, Entry, TopicPartition};
+use shoal_coordinator::{CoordinatorState, TopicPartition};
 use uuid::Uuid;
 
 use super::*;
 use crate::groups::consumer::assignor::Assignor;
 use crate::groups::consumer::group::{ConsumerGroup, Heartbeat, Topics, JOIN_EPOCH, LEAVE_EPOCH};
+use crate::groups::consumer::model_checks::{check_held_and_consumed_once, restart, store};
 use crate::groups::messages::{JoinRequest, LeavingMember, MemberRef};
 use crate::groups::GroupError;
 use shoal_protocol::consumer_protocol::{read_assignment, write_assignment};
@@ -268,16 +269,13 @@ fn the_last_consumer_member_leaving_hands_the_classic_members_their_targets() {
 fn classic_members_are_stored_and_read_back_as_classic() {
     let now = Instant::now();
     let mut group = upgraded(vec![seed("a", &[0, 1])], now);
-    let (record, members) = group.take_change("g").expect("the upgrade is stored");
-    assert_eq!(members[0].classic_protocols[0].name, "cooperative-sticky");
-    assert_eq!(members[0].classic_session_timeout_ms, 10_000);
     let mut log = CoordinatorState::default();
-    let mut records = vec![record.into()];
-    records.extend(members.into_iter().map(Into::into));
-    log.apply(&Entry::new(1, records));
-    let stored = log.consumer_group("g").expect("stored");
-    let mut back =
-        ConsumerGroup::restore(&stored, Assignor::Uniform, 10, Duration::from_secs(45), now);
+    store(&mut group, &mut log);
+    let stored = log.consumer_group("g").expect("the upgrade is stored");
+    let a = &stored.members["a"];
+    assert_eq!(a.classic_protocols[0].name, "cooperative-sticky");
+    assert_eq!(a.classic_session_timeout_ms, 10_000);
+    let mut back = restart(&log, Duration::from_secs(45), now);
     assert!(back.only_classic_members());
     // Its classic session (10 s), not the group's (45 s), applies.
     back.expire(now + SESSION + Duration::from_millis(1));
@@ -402,11 +400,7 @@ struct Model {
 
 impl Model {
     fn store(&mut self) {
-        if let Some((group, members)) = self.group.take_change("g") {
-            let mut records = vec![group.into()];
-            records.extend(members.into_iter().map(Into::into));
-            self.log.apply(&Entry::new(1, records));
-        }
+        store(&mut self.group, &mut self.log);
     }
 
     fn poll(&mut self, n: u8, lost: bool) {
@@ -560,31 +554,13 @@ impl Model {
                 self.store();
                 self.clients.retain(|_, c| c.alive);
             }
-            Step::Restart => {
-                self.group = match self.log.consumer_group("g") {
-                    Some(stored) => {
-                        ConsumerGroup::restore(&stored, Assignor::Uniform, 10, SESSION, self.now)
-                    }
-                    None => ConsumerGroup::new(Assignor::Uniform, 10, SESSION),
-                };
-            }
+            Step::Restart => self.group = restart(&self.log, SESSION, self.now),
         }
     }
 
     fn check(&self) -> Result<(), TestCaseError> {
-        let mut held = BTreeSet::new();
-        for m in self.group.members.values() {
-            for p in m.assignment.assigned.iter().chain(&m.assignment.revoking) {
-                prop_assert!(held.insert(*p), "{:?} held by two members", p);
-            }
-        }
-        let mut consumed = BTreeSet::new();
-        for client in self.clients.values().filter(|c| c.alive) {
-            for p in &client.owned {
-                prop_assert!(consumed.insert(*p), "{:?} consumed by two clients", p);
-            }
-        }
-        Ok(())
+        let live = self.clients.values().filter(|c| c.alive);
+        check_held_and_consumed_once(&self.group, live.map(|c| &c.owned))
     }
 }
 

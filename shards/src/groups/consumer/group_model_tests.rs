@@ -10,13 +10,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use shoal_coordinator::{CoordinatorState, Entry, TopicPartition};
+use shoal_coordinator::{CoordinatorState, TopicPartition};
 use uuid::Uuid;
 
 use crate::groups::consumer::assignor::Assignor;
 use crate::groups::consumer::group::{
     ConsumerGroup, Heartbeat, JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
+use crate::groups::consumer::model_checks::{check_held_and_consumed_once, restart, store};
 use crate::groups::GroupError;
 
 const SESSION: Duration = Duration::from_secs(10);
@@ -94,11 +95,7 @@ struct Model {
 
 impl Model {
     fn store(&mut self) {
-        if let Some((group, members)) = self.group.take_change("g") {
-            let mut records = vec![group.into()];
-            records.extend(members.into_iter().map(Into::into));
-            self.log.apply(&Entry::new(1, records));
-        }
+        store(&mut self.group, &mut self.log);
     }
 
     fn heartbeat(&mut self, n: u8, answered: bool) {
@@ -231,32 +228,13 @@ impl Model {
                 let (_, partitions) = self.topics.get_mut(TOPICS[t as usize]).expect("topic");
                 *partitions = (*partitions).max(count);
             }
-            Step::Restart => {
-                let stored = self.log.consumer_group("g");
-                self.group = match stored {
-                    Some(stored) => {
-                        ConsumerGroup::restore(&stored, Assignor::Uniform, 10, SESSION, self.now)
-                    }
-                    None => ConsumerGroup::new(Assignor::Uniform, 10, SESSION),
-                };
-            }
+            Step::Restart => self.group = restart(&self.log, SESSION, self.now),
         }
     }
 
     fn check(&self) -> Result<(), TestCaseError> {
-        let mut held = BTreeSet::new();
-        for m in self.group.members.values() {
-            for p in m.assignment.assigned.iter().chain(&m.assignment.revoking) {
-                prop_assert!(held.insert(*p), "{:?} held by two members", p);
-            }
-        }
-        let mut consumed = BTreeSet::new();
-        for client in self.clients.values().filter(|c| c.alive) {
-            for p in &client.owned {
-                prop_assert!(consumed.insert(*p), "{:?} consumed by two clients", p);
-            }
-        }
-        Ok(())
+        let live = self.clients.values().filter(|c| c.alive);
+        check_held_and_consumed_once(&self.group, live.map(|c| &c.owned))
     }
 }
 

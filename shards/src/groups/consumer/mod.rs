@@ -8,6 +8,8 @@ pub mod assignor;
 pub mod classic;
 pub mod description;
 pub mod group;
+#[cfg(test)]
+mod model_checks;
 pub mod reconcile;
 pub mod registry;
 pub mod stored;
