@@ -251,10 +251,10 @@ def test_describe_producers_lists_idempotent_producers(broker):
 
 
 def test_an_unimplemented_api_gets_an_error_answer_and_the_connection_stays_open(broker):
-    # DescribeClientQuotas v0 (quotas are not served): no components, not strict.
-    body = struct.pack(">ib", 0, 0)
+    # ElectLeaders v1 (not served: there are no leaders to elect): preferred, all partitions.
+    body = struct.pack(">bii", 0, -1, 1000)
     conn = wire.Connection(broker.bootstrap)
-    conn.send(wire.request(48, 0, 9, body))
+    conn.send(wire.request(43, 1, 9, body))
     correlation_id, response = conn.recv_response()
     assert correlation_id == 9
     (error_code,) = struct.unpack_from(">h", response, 4)
