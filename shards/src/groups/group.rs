@@ -161,16 +161,10 @@ impl Group {
         let fail = |reply: oneshot::Sender<JoinResponse>, error, member_id: &str| {
             let _ = reply.send(JoinResponse::failed(error, member_id));
         };
-        let metadata_bytes: usize = req.protocols.iter().map(|(n, m)| n.len() + m.len()).sum();
-        if metadata_bytes > self.config.max_member_metadata_bytes {
-            return fail(reply, GroupError::InvalidRequest, &req.member_id);
+        if let Err(error) = self.config.check_join(&req) {
+            return fail(reply, error, &req.member_id);
         }
         let session = req.session_timeout_ms;
-        if session < self.config.min_session_timeout_ms
-            || session > self.config.max_session_timeout_ms
-        {
-            return fail(reply, GroupError::InvalidSessionTimeout, &req.member_id);
-        }
         if req.protocol_type.is_empty() || req.protocols.is_empty() || !self.supports(&req) {
             return fail(reply, GroupError::InconsistentGroupProtocol, &req.member_id);
         }

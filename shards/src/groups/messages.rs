@@ -29,6 +29,13 @@ pub struct JoinRequest {
     pub topics: Arc<TopicsView>,
 }
 
+impl JoinRequest {
+    /// Its protocols' names and metadata, in bytes.
+    pub fn metadata_bytes(&self) -> usize {
+        self.protocols.iter().map(|(n, m)| n.len() + m.len()).sum()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JoinedMember {
     pub member_id: String,

@@ -100,6 +100,21 @@ impl Default for GroupConfig {
     }
 }
 
+impl GroupConfig {
+    /// What every JoinGroup must meet, whichever kind of group it reaches: its metadata
+    /// within `max_member_metadata_bytes`, its session within the bounds.
+    pub fn check_join(&self, req: &messages::JoinRequest) -> Result<(), GroupError> {
+        if req.metadata_bytes() > self.max_member_metadata_bytes {
+            return Err(GroupError::InvalidRequest);
+        }
+        let session = req.session_timeout_ms;
+        if session < self.min_session_timeout_ms || session > self.max_session_timeout_ms {
+            return Err(GroupError::InvalidSessionTimeout);
+        }
+        Ok(())
+    }
+}
+
 /// The shard that owns a group: a stable hash of its id, so every shard agrees.
 pub fn owner_of_group(group_id: &str, shard_count: usize) -> usize {
     crc32c::crc32c(group_id.as_bytes()) as usize % shard_count.max(1)

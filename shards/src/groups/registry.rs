@@ -384,8 +384,7 @@ impl Groups {
             Ok(claim) => claim,
             Err(error) => return JoinResponse::failed(error, &req.member_id),
         };
-        let incoming: usize = req.protocols.iter().map(|(n, m)| n.len() + m.len()).sum();
-        if !self.has_room_for(incoming) {
+        if !self.has_room_for(req.metadata_bytes()) {
             return JoinResponse::failed(GroupError::TooManyGroups, &req.member_id);
         }
         let topics = req.topics.clone();
@@ -419,11 +418,7 @@ impl Groups {
             let mut groups = self.groups.borrow_mut();
             let incoming = req.client_id.len()
                 + req.group_instance_id.as_ref().map_or(0, String::len)
-                + req
-                    .protocols
-                    .iter()
-                    .map(|(n, m)| n.len() + m.len())
-                    .sum::<usize>();
+                + req.metadata_bytes();
             if (!groups.contains_key(&req.group_id)
                 && groups.len() >= self.config.max_groups_per_shard)
                 || !self.has_room_for(incoming)

@@ -145,19 +145,8 @@ impl ConsumerGroups {
         request: &JoinRequest,
         topics: &TopicsView,
     ) -> (Result<JoinResponse, GroupError>, Changed) {
-        let metadata_bytes: usize = request
-            .protocols
-            .iter()
-            .map(|(n, m)| n.len() + m.len())
-            .sum();
-        if metadata_bytes > self.config.max_member_metadata_bytes {
-            return (Err(GroupError::InvalidRequest), (None, None));
-        }
-        let session = request.session_timeout_ms;
-        if session < self.config.min_session_timeout_ms
-            || session > self.config.max_session_timeout_ms
-        {
-            return (Err(GroupError::InvalidSessionTimeout), (None, None));
+        if let Err(error) = self.config.check_join(request) {
+            return (Err(error), (None, None));
         }
         *self.last_topics.borrow_mut() = request.topics.clone();
         let now = Instant::now();
