@@ -5,7 +5,9 @@ CPU 0 (one shard, coordinator beside it), generator on CPU 1.
 
     python3 scripts/ab_produce.py --label NAME [--seconds 8] [--rounds 3] [--rate R] BIN_A BIN_B
 
---rate runs open loop at R records/s instead (latency at a fixed load). Writes
+--rate runs open loop at R records/s instead (latency at a fixed load). --quotas-b holds
+B's clients to quotas they never reach (every client id's producer_byte_rate and
+request_percentage, set by AlterClientQuotas), so B pays for measuring them. Writes
 perf-results/<date>-ab-<label>.json with the workload.
 """
 
@@ -15,9 +17,14 @@ import pathlib
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 
 from benchlib import ROOT, cpu_seconds, free_port, wait_for_port, write_results
+
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+from kafka_wire import (Connection, alter_client_quotas_v0,  # noqa: E402
+                        parse_alter_client_quotas_v0, request)
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 
@@ -33,6 +40,17 @@ def start(binary, work, extra):
     return process, f"127.0.0.1:{port}", config
 
 
+def hold_to_unreachable_quotas(bootstrap):
+    """Every client id (the default entity) gets quotas far above what it can send."""
+    body = alter_client_quotas_v0([([("client-id", None)], [("producer_byte_rate", 1e12),
+                                                            ("request_percentage", 1e6)])])
+    conn = Connection(bootstrap)
+    conn.send(request(49, 0, 1, body))
+    _, answer = conn.recv_response()
+    conn.close()
+    assert [code for code, _, _ in parse_alter_client_quotas_v0(answer)] == [0], answer
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs=2)
@@ -43,6 +61,7 @@ def main():
     ap.add_argument("--broker-config", default="", help="extra TOML for both brokers")
     ap.add_argument("--broker-config-b", default="", help="extra TOML for B only (A and B "
                     "may then be the same binary)")
+    ap.add_argument("--quotas-b", action="store_true", help="B's clients have quotas")
     args = ap.parse_args()
     sides = {"a": (args.binaries[0], args.broker_config),
              "b": (args.binaries[1], args.broker_config + "\n" + args.broker_config_b)}
@@ -53,6 +72,8 @@ def main():
             process, bootstrap, config = start(binary, work, extra)
             out = work / "result.json"
             try:
+                if side == "b" and args.quotas_b:
+                    hold_to_unreachable_quotas(bootstrap)
                 rate = ["--rate", str(args.rate)] if args.rate else []
                 cpu_before = cpu_seconds(process.pid)
                 subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
@@ -90,6 +111,7 @@ def main():
                 "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
                 "extra_broker_config": args.broker_config,
                 "extra_broker_config_b": args.broker_config_b,
+                "b_clients_have_quotas": args.quotas_b,
                 "a": args.binaries[0], "b": args.binaries[1]}
     write_results(f"ab-{args.label}", "scripts/ab_produce.py", workload, summary, runs)
 

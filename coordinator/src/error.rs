@@ -42,6 +42,8 @@ pub enum ErrorKind {
     TopicAuthorizationFailed,
     GroupAuthorizationFailed,
     ClusterAuthorizationFailed,
+    /// Over the client's `controller_mutation_rate` (decided by the broker, like ACLs).
+    ThrottlingQuotaExceeded,
     /// The broker is shutting down or an internal queue closed.
     NotAvailable,
     /// In a cluster: another broker coordinates this group now.

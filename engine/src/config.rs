@@ -67,6 +67,35 @@ pub struct BrokerConfig {
     pub groups: GroupConfig,
     pub cluster: ClusterConfig,
     pub rewrite: RewriteConfig,
+    pub quotas: QuotasConfig,
+}
+
+/// How client quotas are measured (Kafka's `quota.window.*`): a client's rate is what it did
+/// in the last `window_num` windows of `window_size_seconds`, and it is throttled for at
+/// most their span.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QuotasConfig {
+    pub window_num: usize,
+    pub window_size_seconds: u64,
+}
+
+impl QuotasConfig {
+    pub fn windows(&self) -> crate::quotas::Windows {
+        crate::quotas::Windows {
+            count: self.window_num,
+            size_ms: self.window_size_seconds * 1000,
+        }
+    }
+}
+
+impl Default for QuotasConfig {
+    fn default() -> Self {
+        QuotasConfig {
+            window_num: 11,
+            window_size_seconds: 1,
+        }
+    }
 }
 
 /// ACLs (Kafka's StandardAuthorizer settings).
@@ -342,6 +371,7 @@ impl Default for BrokerConfig {
             groups: GroupConfig::default(),
             cluster: ClusterConfig::default(),
             rewrite: RewriteConfig::default(),
+            quotas: QuotasConfig::default(),
         }
     }
 }
@@ -400,6 +430,15 @@ impl BrokerConfig {
                     "sasl.enabled_mechanisms: {mechanism} is not served"
                 ));
             }
+        }
+        let windows = self.quotas.window_num;
+        if !(1..=crate::quotas::MAX_WINDOWS).contains(&windows)
+            || !(1..=3600).contains(&self.quotas.window_size_seconds)
+        {
+            return fail(format!(
+                "quotas: window_num must be 1 to {} and window_size_seconds 1 to 3600",
+                crate::quotas::MAX_WINDOWS
+            ));
         }
         if self.default_partitions <= 0 {
             return fail("default_partitions must be at least 1".into());

@@ -12,6 +12,7 @@ pub mod handlers;
 pub mod kafka;
 pub mod mirror;
 pub mod ownership;
+pub mod quotas;
 pub mod security;
 pub mod server;
 #[cfg(any(test, feature = "testing"))]

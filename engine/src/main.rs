@@ -10,7 +10,8 @@ use signal_hook::iterator::Signals;
 
 use shoal::config::BrokerConfig;
 use shoal::{
-    cluster, datadir, handlers, mirror, ownership, security, server, transactions_cli, EngineError,
+    cluster, datadir, handlers, mirror, ownership, quotas::QuotaBoard, security, server,
+    transactions_cli, EngineError,
 };
 use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
@@ -230,6 +231,7 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
         _ => None,
     };
+    let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
     let config = Arc::new(config);
     let serve: ServeFn = Arc::new(move |shard| {
         Box::pin(server::serve_shard(
@@ -238,6 +240,7 @@ fn run(args: Args) -> Result<(), EngineError> {
             limits.clone(),
             tls.clone(),
             membership.clone(),
+            quotas.clone(),
         ))
     });
     shoal_shards::run(runtime, serve, shutdown)?;

@@ -33,6 +33,14 @@ pub async fn handle(call: &Call<'_>, request: CreatePartitionsRequest) -> Create
                 Err((ErrorKind::InvalidPartitions, None))
             }
             Some(_) if request.validate_only => Ok(()),
+            Some(meta)
+                if !call.mutation_within_quota(
+                    (topic.count - meta.partitions) as u64,
+                    call.version >= 3,
+                ) =>
+            {
+                Err((ErrorKind::ThrottlingQuotaExceeded, None))
+            }
             Some(meta) => {
                 let grow = CreatePartitions {
                     topic_id: meta.id,

@@ -49,6 +49,8 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
             Err((ResponseError::InvalidConfig.code(), message))
         } else if request.validate_only {
             validate(broker, &name, partitions)
+        } else if !call.mutation_within_quota(partitions.max(0) as u64, call.version >= 6) {
+            Err(throttled())
         } else {
             let config = config.expect("checked above");
             topics::create(broker, &name, partitions, config)
@@ -73,6 +75,12 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
         response.topics.push(result);
     }
     response
+}
+
+/// THROTTLING_QUOTA_EXCEEDED: the client is over its `controller_mutation_rate`.
+pub(crate) fn throttled() -> (i16, String) {
+    let error = ResponseError::ThrottlingQuotaExceeded;
+    (error.code(), error.to_string())
 }
 
 /// The configs a created topic has, as CreateTopics v5+ reports them.

@@ -47,6 +47,9 @@ pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopi
             {
                 Err(ResponseError::TopicAuthorizationFailed.code())
             }
+            Some(name) if !within_mutation_quota(call, name.0.as_str()) => {
+                Err(ResponseError::ThrottlingQuotaExceeded.code())
+            }
             Some(name) => {
                 let request = DeleteTopic {
                     name: name.0.as_str().to_string(),
@@ -67,4 +70,17 @@ pub async fn handle(call: &Call<'_>, request: DeleteTopicsRequest) -> DeleteTopi
         response.responses.push(result);
     }
     response
+}
+
+/// Deleting `name`'s partitions is within the client's `controller_mutation_rate` (refused
+/// from v5, which can say so; an unknown topic deletes nothing and is not counted).
+fn within_mutation_quota(call: &Call<'_>, name: &str) -> bool {
+    let partitions = call
+        .broker
+        .shard
+        .topics
+        .load()
+        .by_name(name)
+        .map_or(0, |t| t.partitions);
+    partitions == 0 || call.mutation_within_quota(partitions as u64, call.version >= 5)
 }

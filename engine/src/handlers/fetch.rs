@@ -84,17 +84,25 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
             (request.max_wait_ms.max(0) as u64).min(broker.config.fetch.max_wait_ms),
         )
     };
-    let max_bytes = (request.max_bytes.max(0) as usize).min(broker.config.fetch.max_bytes);
+    // Kafka caps a consumer's fetch at what its quota allows over the quota's windows.
+    let quota_bytes = call.fetch_quota_bytes().unwrap_or(u64::MAX);
+    let max_bytes = (request.max_bytes.max(0) as usize)
+        .min(broker.config.fetch.max_bytes)
+        .min(usize::try_from(quota_bytes).unwrap_or(usize::MAX));
     let results = broker
         .shard
         .fetch(
             fetches,
             max_bytes as u32,
-            request.min_bytes.max(0) as u32,
+            (request.min_bytes.max(0) as u32).min(max_bytes as u32),
             max_wait,
         )
         .await;
     let bytes_out: usize = results.iter().map(|r| r.records.len()).sum();
+    if !call.fetch_within_quota(bytes_out as u64) {
+        // Over its consumer_byte_rate: nothing now, and a throttle time (KIP-219).
+        return FetchResponse::default();
+    }
     broker.shard.metrics.fetch_bytes_out.add(bytes_out as u64);
     let mut response = FetchResponse::default();
     for (topic, partitions) in request.topics.iter().zip(plan) {

@@ -24,6 +24,7 @@ pub mod produce;
 pub mod registry;
 pub mod sasl;
 pub mod scram_credentials;
+mod throttling;
 pub mod topics;
 pub mod transactions;
 
@@ -34,6 +35,7 @@ use std::sync::Arc;
 use shoal_shards::Shard;
 
 use crate::config::BrokerConfig;
+use crate::quotas::QuotaBoard;
 
 pub use registry::{Call, ClientInfo};
 
@@ -47,6 +49,8 @@ pub struct Broker {
     pub advertised_port: i32,
     /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
     pub request_memory: Rc<glommio::sync::Semaphore>,
+    /// Every shard's client rates, measured against their quotas.
+    pub quotas: Arc<QuotaBoard>,
 }
 
 impl Broker {
@@ -54,6 +58,7 @@ impl Broker {
         shard: Rc<Shard>,
         config: Arc<BrokerConfig>,
         cluster: Option<Arc<Membership>>,
+        quotas: Arc<QuotaBoard>,
     ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory = Rc::new(glommio::sync::Semaphore::new(
@@ -66,6 +71,7 @@ impl Broker {
             advertised_host,
             advertised_port,
             request_memory,
+            quotas,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! Adding an API: write its handler file (`async fn(&Call, Request) -> Response`), declare
 //! the module in `handlers/mod.rs`, and add one line here, with the ACL operation it checks.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use bytes::Bytes;
@@ -24,6 +25,7 @@ use super::{
     transactions, Broker,
 };
 use crate::mirror::handlers as mirror;
+use crate::quotas::{Busy, ConnectionQuotas, ThrottleTime};
 use crate::security::Session;
 
 /// What a handler works with besides its request.
@@ -34,15 +36,22 @@ pub struct Call<'a> {
     pub client: &'a ClientInfo,
     /// The ACL checks the registry declares for this API: the only ones the handler may make.
     pub checks: &'static [AclCheck],
+    /// How long the client is to wait before its next request (the longest of its quotas'
+    /// throttles), carried by the answer.
+    pub throttle_ms: Cell<u64>,
+    /// Not counted toward `request_percentage`: the internal APIs and the login exchange.
+    pub request_quota_exempt: bool,
 }
 
 /// Who sent a request, as DescribeGroups reports members, and the connection it came on.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientInfo {
     pub id: String,
     /// Kafka's form: "/127.0.0.1".
     pub host: String,
     pub session: Rc<Session>,
+    /// The connection's quota accounting; None for handlers called without a connection.
+    pub quotas: Option<Rc<ConnectionQuotas>>,
 }
 
 impl Default for ClientInfo {
@@ -52,6 +61,25 @@ impl Default for ClientInfo {
             id: String::new(),
             host: String::new(),
             session: Rc::new(Session::plaintext()),
+            quotas: None,
+        }
+    }
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        broker: &'a Broker,
+        version: i16,
+        client: &'a ClientInfo,
+        spec: &'static ApiSpec,
+    ) -> Call<'a> {
+        Call {
+            broker,
+            version,
+            client,
+            checks: spec.checks,
+            throttle_ms: Cell::new(0),
+            request_quota_exempt: spec.internal || spec.before_authentication,
         }
     }
 }
@@ -230,8 +258,12 @@ macro_rules! registry {
             match request {
                 $(
                     DecodedRequest::$req(request) => {
-                        let response = $handler(call, request).await;
-                        frame::encode_response(call.version, correlation_id, &response)
+                        let measured = Busy::new($handler(call, request), call.measures_request_time());
+                        let (mut response, busy) = measured.await;
+                        if let Some(busy) = busy {
+                            call.charge_request_time(busy);
+                        }
+                        encode_throttled(call, correlation_id, &mut response)
                     }
                 )*
             }
@@ -301,6 +333,30 @@ registry! {
     WriteMirrorStatesRequest: 0..=0 => mirror::states::write, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
     PauseMirrorTopicsRequest: 0..=0 => mirror::admin::pause, [Alter Cluster] "ALTER on the cluster";
     ResumeMirrorTopicsRequest: 0..=0 => mirror::admin::resume, [Alter Cluster] "ALTER on the cluster";
+}
+
+/// Frames an answer with the throttle time the call came to, where its version has the field
+/// (older versions are still held back: `client_waits_by_itself`).
+fn encode_throttled<R>(
+    call: &Call<'_>,
+    correlation_id: i32,
+    response: &mut R,
+) -> Result<Bytes, ProtocolError>
+where
+    R: ThrottleTime + kafka_protocol::protocol::Encodable + kafka_protocol::protocol::HeaderVersion,
+{
+    let throttle_ms = i32::try_from(call.throttle_ms.get()).unwrap_or(i32::MAX);
+    if let Some(field) = response.throttle_time_ms().filter(|_| throttle_ms > 0) {
+        *field = (*field).max(throttle_ms);
+        if let Ok(frame) = frame::encode_response(call.version, correlation_id, &*response) {
+            return Ok(frame);
+        }
+        // A version without the field: the answer goes without it.
+        if let Some(field) = response.throttle_time_ms() {
+            *field = 0;
+        }
+    }
+    frame::encode_response(call.version, correlation_id, &*response)
 }
 
 impl DecodedRequest {

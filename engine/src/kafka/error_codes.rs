@@ -94,6 +94,7 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::Mirror(e) => return mirror_code(e),
         // Retriable for clients: they refresh metadata and try again.
         ErrorKind::NotAvailable => K::LeaderNotAvailable,
+        ErrorKind::ThrottlingQuotaExceeded => K::ThrottlingQuotaExceeded,
         ErrorKind::NotCoordinator => K::NotCoordinator,
         ErrorKind::RequestTimedOut => K::RequestTimedOut,
         ErrorKind::InvalidTxnState => K::InvalidTxnState,
@@ -164,6 +165,7 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::ReadOnlyTopic => "The topic is mirrored from another cluster: read-only.",
         ErrorKind::Mirror(_) => "The mirror operation was refused.",
         ErrorKind::NotAvailable => "The broker is shutting down or overloaded; retry.",
+        ErrorKind::ThrottlingQuotaExceeded => "The throttling quota has been exceeded.",
         ErrorKind::NotCoordinator => "Another broker coordinates this group now; look it up again.",
         ErrorKind::RequestTimedOut => {
             "The commit did not finish in time (is the coordinator's database reachable?); retry."

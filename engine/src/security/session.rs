@@ -1,7 +1,7 @@
 //! One connection's security state: the listener it came in on, where it stands in the SASL
 //! exchange, and the principal it acts as once authenticated.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::sync::Arc;
 
 use super::listeners::{Listener, SecurityProtocol};
@@ -95,6 +95,11 @@ impl Session {
 
     pub fn principal(&self) -> Principal {
         self.principal.borrow().clone()
+    }
+
+    /// The principal's name (a quota's user), borrowed: not to be held across an `.await`.
+    pub fn principal_name(&self) -> Ref<'_, str> {
+        Ref::map(self.principal.borrow(), |p| p.name.as_str())
     }
 
     /// The handshake chose `mechanism`; `bare`: the token comes without a request (v0).

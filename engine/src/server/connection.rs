@@ -30,6 +30,7 @@ use super::request::{parse, Incoming, ParsedRequest};
 use super::watchdog::Watchdog;
 use crate::handlers::registry::{self, DecodedRequest};
 use crate::handlers::{sasl, Broker, Call};
+use crate::quotas::{self, ConnectionQuotas, QuotaKind};
 use crate::security::stream::KafkaStream;
 use crate::security::{certificate, AuthState, Listener, Session, TlsServer};
 use shoal_coordinator::acl::Operation;
@@ -98,6 +99,12 @@ pub async fn serve_connection(
     };
     let (mut reader, writer) = futures_lite::io::split(stream);
     let owed = Rc::new(Owed::default());
+    let quotas = Rc::new(ConnectionQuotas::new(
+        broker.quotas.clone(),
+        broker.shard.index,
+        broker.shard.topics.clone(),
+        session.clone(),
+    ));
     // Bounded: a client that pipelines more than this waits for answers before we read on.
     let (answers_tx, answers_rx) =
         local_channel::new_bounded::<Answer>(config.max_in_flight_per_connection);
@@ -110,6 +117,8 @@ pub async fn serve_connection(
     .detach();
 
     loop {
+        // A throttled client is not read from until its throttle time has passed (KIP-219).
+        quotas.unmuted().await;
         watchdog.idle(owed.answers.get() == 0);
         let mut size_prefix = [0u8; SIZE_PREFIX_BYTES];
         if reader.read_exact(&mut size_prefix).await.is_err() {
@@ -130,6 +139,8 @@ pub async fn serve_connection(
         let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
             break;
         };
+        // A throttle earned while this frame was awaited holds it (the frame is all it holds).
+        quotas.unmuted().await;
         if let AuthState::AwaitingBareToken(mechanism) = session.state() {
             // After a v0 SaslHandshake the frame is the token itself; success is answered
             // with an empty frame, failure by closing the connection (as Kafka does).
@@ -148,7 +159,7 @@ pub async fn serve_connection(
             }
             continue;
         }
-        let answer: Answer = match parse(frame, &session) {
+        let answer: Answer = match parse(frame, &session, &quotas) {
             Ok(Incoming::Handle(request)) if !session.is_authenticated() => {
                 if !request.spec.before_authentication {
                     tracing::warn!(%peer, api = request.spec.name, "request before authentication; closing");
@@ -175,7 +186,7 @@ pub async fn serve_connection(
                 }
                 continue;
             }
-            Ok(Incoming::Handle(request)) => {
+            Ok(Incoming::Handle(mut request)) => {
                 if request.spec.internal && !internal_api_allowed(&broker, &request) {
                     let principal = session.principal();
                     tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing");
@@ -187,6 +198,14 @@ pub async fn serve_connection(
                     break;
                 }
                 owed.add(answer_bytes);
+                if let DecodedRequest::ProduceRequest(_) = request.body {
+                    // Kafka counts a produce request's size toward producer_byte_rate. One
+                    // sent while another connection of the client is throttled waits too.
+                    quotas.within(QuotaKind::Produce, &request.client.id).await;
+                    request.throttle_ms =
+                        quotas.record(QuotaKind::Produce, &request.client.id, size as u64);
+                    quotas.mute(request.throttle_ms);
+                }
                 let task = run_request(
                     broker.clone(),
                     request,
@@ -354,15 +373,12 @@ async fn run_request(
         correlation_id,
         mut client,
         body,
+        throttle_ms,
         ..
     } = *request;
     client.host = client_host;
-    let call = Call {
-        broker: &broker,
-        version,
-        client: &client,
-        checks: spec.checks,
-    };
+    let call = Call::new(&broker, version, &client, spec);
+    call.throttle_ms.set(throttle_ms);
     // Produce with acks=0 is the one request whose client expects no answer.
     let expects_answer = !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
     let answer = match registry::handle(&call, correlation_id, body).await {
@@ -376,6 +392,11 @@ async fn run_request(
         .shard
         .metrics
         .request_done(spec.key, started.elapsed());
+    let throttle_ms = call.throttle_ms.get();
+    if throttle_ms > 0 && !quotas::client_waits_by_itself(spec.key, version) {
+        // An older client does not wait by itself: its answer waits instead, as in Kafka.
+        glommio::timer::sleep(Duration::from_millis(throttle_ms)).await;
+    }
     let answer_bytes = answer.as_ref().map_or(0, Bytes::len);
     owed.computed(estimated, answer_bytes);
     reservation.shrink_to(answer_bytes);
@@ -395,11 +416,6 @@ fn internal_api_allowed(broker: &Broker, request: &ParsedRequest) -> bool {
     {
         return false;
     }
-    let call = Call {
-        broker,
-        version: request.version,
-        client: &request.client,
-        checks: request.spec.checks,
-    };
+    let call = Call::new(broker, request.version, &request.client, request.spec);
     call.authorized_on_cluster(Operation::ClusterAction)
 }

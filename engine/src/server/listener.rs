@@ -13,6 +13,7 @@ use super::connection::serve_connection;
 use super::limits::ConnectionLimits;
 use crate::config::BrokerConfig;
 use crate::handlers::Broker;
+use crate::quotas::QuotaBoard;
 use crate::security::{Listener, TlsServer};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
@@ -26,6 +27,7 @@ pub async fn serve_shard(
     limits: Arc<ConnectionLimits>,
     tls: Option<Arc<TlsServer>>,
     cluster: Option<Arc<Membership>>,
+    quotas: Arc<QuotaBoard>,
 ) -> Result<(), ShardError> {
     let listeners = config
         .listeners()
@@ -54,7 +56,7 @@ pub async fn serve_shard(
             super::metrics_http::serve_metrics(listen, shard.clone()),
         );
     }
-    let broker = Rc::new(Broker::new(shard, config, cluster));
+    let broker = Rc::new(Broker::new(shard, config, cluster, quotas));
     tasks.spawn_background(
         "mirror fetchers",
         crate::mirror::fetcher::run(broker.clone()),

@@ -12,6 +12,7 @@ use crate::handlers::api_versions;
 use crate::handlers::registry::{self, ApiSpec, DecodedRequest};
 use crate::handlers::ClientInfo;
 use crate::kafka::unsupported;
+use crate::quotas::ConnectionQuotas;
 use crate::security::Session;
 use crate::EngineError;
 
@@ -33,9 +34,15 @@ pub struct ParsedRequest {
     pub body: DecodedRequest,
     /// What the decoded request occupies beyond its frame.
     pub decoded_bytes: usize,
+    /// The throttle the client earned by sending it (its produce bytes), in ms.
+    pub throttle_ms: u64,
 }
 
-pub fn parse(mut frame: Bytes, session: &Rc<Session>) -> Result<Incoming, EngineError> {
+pub fn parse(
+    mut frame: Bytes,
+    session: &Rc<Session>,
+    quotas: &Rc<ConnectionQuotas>,
+) -> Result<Incoming, EngineError> {
     let header = frame::decode_request_header(&mut frame).map_err(malformed)?;
     let (api_key, version, correlation_id) = (
         header.request_api_key,
@@ -77,9 +84,11 @@ pub fn parse(mut frame: Bytes, session: &Rc<Session>) -> Result<Incoming, Engine
                 .unwrap_or_default(),
             host: String::new(),
             session: session.clone(),
+            quotas: Some(quotas.clone()),
         },
         body,
         decoded_bytes,
+        throttle_ms: 0,
     })))
 }
 

@@ -18,6 +18,7 @@ use shoal_wal::decompress::Codec;
 
 use crate::config::BrokerConfig;
 use crate::handlers::{registry, Broker, Call, ClientInfo};
+use crate::quotas::QuotaBoard;
 
 /// A fresh directory under the system's temporary directory.
 pub fn temp_dir(label: &str) -> PathBuf {
@@ -49,6 +50,7 @@ where
 {
     let runtime = config.runtime().expect("a test config");
     let shutdown = Arc::new(Latch::new(1));
+    let runtime_shards = runtime.shard_cores.len();
     let config = Arc::new(config);
     let body = Arc::new(body);
     let stop = shutdown.clone();
@@ -59,7 +61,8 @@ where
                 // Other shards only answer their peers.
                 return futures::future::pending().await;
             }
-            let broker = Rc::new(Broker::new(shard, config, None));
+            let quotas = QuotaBoard::new(config.quotas.windows(), runtime_shards);
+            let broker = Rc::new(Broker::new(shard, config, None, quotas));
             // A failed assertion stops the broker cleanly (an error from the listener's place
             // stops every executor) and fails the run with its message.
             let outcome = AssertUnwindSafe(body(broker)).catch_unwind().await;
@@ -83,12 +86,7 @@ where
 /// checks the registry declares for `R`.
 pub fn call<'a, R: Request>(broker: &'a Broker, version: i16, client: &'a ClientInfo) -> Call<'a> {
     let spec = registry::spec(R::KEY).expect("a served API");
-    Call {
-        broker,
-        version,
-        client,
-        checks: spec.checks,
-    }
+    Call::new(broker, version, client, spec)
 }
 
 pub fn topic_name(name: &str) -> TopicName {
