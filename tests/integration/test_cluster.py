@@ -15,7 +15,9 @@ import pytest
 from conftest import SHOAL_BIN
 from kafka_wire import Connection, parse_produce_v3_error, produce_v3, record_batch, request
 from test_durability import PRODUCER_SCRIPT, read_acks
+from test_client_quotas import EXACT, Quotas
 from test_postgres_coordinator import assert_all_acknowledged_stored, wait_for_acks
+from test_quota_enforcement import QUOTA, run_producers
 
 RACKS = ("a", "b", "c")
 
@@ -456,3 +458,23 @@ def test_transactions_span_brokers_and_a_new_producer_ends_one_left_open_by_a_ki
     for b in brokers[1:]:
         got = read(b.bootstrap, "ledger", 6, "read_committed", 61)
         assert sorted(v for _, v in got) == expected
+
+
+def test_a_client_quota_set_through_one_broker_holds_on_another(cluster):
+    """Quotas are in the shared log, so every broker holds clients to them; each broker
+    measures its own connections (Kafka's quotas are per broker)."""
+    a, b, _ = cluster()
+    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    admin.create_topics([NewTopic("metered", num_partitions=2)])["metered"].result(10)
+    client = "metered,shoal_az=b"  # every partition through broker 2
+    assert Quotas(a.bootstrap).alter([([("client-id", client)],
+                                       [("producer_byte_rate", float(QUOTA))])]) == [(0, None)]
+    # Broker 2 has read it from the log.
+    deadline = time.time() + 10
+    while not Quotas(b.bootstrap).describe([("client-id", EXACT, client)]):
+        assert time.time() < deadline, "broker 2 never saw the quota"
+        time.sleep(0.1)
+    rate, throttle_ms = run_producers(a.bootstrap, "metered", 8, [(client, 1)])[client]
+    print(f"through broker 2, held to {QUOTA} B/s: {rate:.0f} B/s, throttled up to {throttle_ms} ms")
+    # (A short run: the last request's bytes, taken just before the end, weigh more.)
+    assert throttle_ms > 0 and rate <= 1.25 * QUOTA, (rate, throttle_ms)
