@@ -139,7 +139,9 @@ pub async fn serve_connection(
         let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
             break;
         };
-        // A throttle earned while this frame was awaited holds it (the frame is all it holds).
+        // Read whole: no read deadline while it waits. A throttle earned while this frame was
+        // awaited holds it (the frame is all it holds).
+        watchdog.idle(false);
         quotas.unmuted().await;
         if let AuthState::AwaitingBareToken(mechanism) = session.state() {
             // After a v0 SaslHandshake the frame is the token itself; success is answered
