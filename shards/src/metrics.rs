@@ -123,6 +123,9 @@ pub struct ShardMetrics {
     pub rewrite_objects_written: Counter,
     pub rewrite_swaps_lost: Counter,
     pub compaction_records_removed: Counter,
+    /// Answers that told a client over a quota to wait, and the milliseconds they told.
+    pub quota_throttles: Counter,
+    pub quota_throttle_ms: Counter,
     pub fetch_cache_hits: Counter,
     pub fetch_cache_misses: Counter,
     /// Objects uploading or waiting to commit, and bytes in the open buffer.
@@ -165,6 +168,8 @@ impl ShardMetrics {
             rewrite_objects_written: Counter::default(),
             rewrite_swaps_lost: Counter::default(),
             compaction_records_removed: Counter::default(),
+            quota_throttles: Counter::default(),
+            quota_throttle_ms: Counter::default(),
             fetch_cache_hits: Counter::default(),
             fetch_cache_misses: Counter::default(),
             wal_in_flight: Gauge::default(),
@@ -209,6 +214,8 @@ impl ShardMetrics {
                 self.rewrite_objects_written.get(),
                 self.rewrite_swaps_lost.get(),
                 self.compaction_records_removed.get(),
+                self.quota_throttles.get(),
+                self.quota_throttle_ms.get(),
                 self.fetch_cache_hits.get(),
                 self.fetch_cache_misses.get(),
             ],
@@ -274,7 +281,7 @@ impl HistogramSnapshot {
 }
 
 /// In `MetricsSnapshot::counters` order; the fetch cache's two stay last (the hit ratio).
-const COUNTER_NAMES: [&str; 11] = [
+const COUNTER_NAMES: [&str; 13] = [
     "shoal_produce_bytes_in_total",
     "shoal_fetch_bytes_out_total",
     "shoal_wal_objects_uploaded_total",
@@ -284,6 +291,8 @@ const COUNTER_NAMES: [&str; 11] = [
     "shoal_rewrite_objects_written_total",
     "shoal_rewrite_swaps_lost_total",
     "shoal_compaction_records_removed_total",
+    "shoal_quota_throttles_total",
+    "shoal_quota_throttle_milliseconds_total",
     "shoal_fetch_cache_hits_total",
     "shoal_fetch_cache_misses_total",
 ];
@@ -298,7 +307,7 @@ const HISTOGRAM_NAMES: [&str; 3] = [
 pub struct MetricsSnapshot {
     requests: Vec<u64>,
     request_seconds: Vec<HistogramSnapshot>,
-    counters: [u64; 11],
+    counters: [u64; 13],
     histograms: [HistogramSnapshot; 3],
     /// Per shard: (shard, objects in flight, buffered bytes).
     gauges: Vec<(usize, u64, u64)>,

@@ -7,10 +7,12 @@ against a broker with two shards."""
 import multiprocessing
 import struct
 import time
+import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka_wire import (TAGS, Connection, compact_array, compact_string, flexible_response,
                         request, string)
+from conftest import free_port
 from test_client_quotas import Quotas
 
 MB = 1_000_000
@@ -190,7 +192,9 @@ def hammer(conn, client_id, seconds):
     return answered, throttled, waited_out
 
 
-def test_request_time_is_held_to_its_percentage(broker):
+def test_request_time_is_held_to_its_percentage(make_broker):
+    metrics_port = free_port()
+    broker = make_broker(extra_config=f'metrics_listen = "127.0.0.1:{metrics_port}"').start()
     quotas = Quotas(broker.bootstrap)
     # A thousandth of a core: 1 ms of handling a second.
     assert quotas.alter([([("client-id", "busy")],
@@ -201,6 +205,13 @@ def test_request_time_is_held_to_its_percentage(broker):
     assert busy[1] > 0 and busy[2], busy
     assert calm[1] == 0, calm
     assert busy[0] < calm[0] / 3, (busy, calm)
+    # Operators see it: every throttled answer is counted, with the time it told.
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                     timeout=10).read().decode()
+    counted = dict(line.split() for line in metrics.splitlines()
+                   if line.startswith("shoal_quota_throttle"))
+    assert int(counted["shoal_quota_throttles_total"]) >= busy[1], counted
+    assert int(counted["shoal_quota_throttle_milliseconds_total"]) > 0, counted
 
 
 def create_topic_v6(conn, correlation, name, partitions, client_id):

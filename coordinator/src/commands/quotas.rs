@@ -4,7 +4,7 @@
 use crate::command::{Command, Round};
 use crate::entry::Entry;
 use crate::state::client_quotas::{
-    check_quota, checked_entity, quota_record, QuotaEntity, QuotaMatch,
+    check_quota, check_quota_key, checked_entity, quota_record, QuotaEntity, QuotaMatch,
 };
 use crate::ErrorKind;
 
@@ -45,8 +45,7 @@ impl Command for AlterClientQuotas {
                     match value {
                         Some(value) => check_quota(key, *value).map_err(invalid)?,
                         // Removing needs a known key only.
-                        None => check_quota(key, 1.0)
-                            .map_err(|_| invalid(format!("{key:?} is not a client quota")))?,
+                        None => check_quota_key(key).map_err(invalid)?,
                     }
                 }
                 if self.validate_only || alteration.quotas.is_empty() {

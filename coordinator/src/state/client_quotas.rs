@@ -54,16 +54,23 @@ pub fn checked_entity(mut entity: QuotaEntity) -> Result<QuotaEntity, String> {
     Ok(entity)
 }
 
+/// A key Kafka defines as a client quota.
+pub fn check_quota_key(key: &str) -> Result<(), String> {
+    match QUOTA_KEYS.iter().any(|(k, _)| *k == key) {
+        true => Ok(()),
+        false => Err(format!("{key:?} is not a client quota")),
+    }
+}
+
 /// A quota's key and value as Kafka accepts them: a known key, a positive value, a whole
 /// number for byte rates.
 pub fn check_quota(key: &str, value: f64) -> Result<(), String> {
-    let Some((_, whole)) = QUOTA_KEYS.iter().find(|(k, _)| *k == key) else {
-        return Err(format!("{key:?} is not a client quota"));
-    };
+    check_quota_key(key)?;
+    let whole = QUOTA_KEYS.iter().any(|(k, whole)| *k == key && *whole);
     if !value.is_finite() || value <= 0.0 {
         return Err(format!("{key} must be positive, not {value}"));
     }
-    if *whole && value.fract() != 0.0 {
+    if whole && value.fract() != 0.0 {
         return Err(format!(
             "{key} must be a whole number of bytes, not {value}"
         ));

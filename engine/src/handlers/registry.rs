@@ -8,6 +8,7 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use kafka_protocol::messages::*;
@@ -36,9 +37,9 @@ pub struct Call<'a> {
     pub client: &'a ClientInfo,
     /// The ACL checks the registry declares for this API: the only ones the handler may make.
     pub checks: &'static [AclCheck],
-    /// How long the client is to wait before its next request (the longest of its quotas'
-    /// throttles), carried by the answer.
-    pub throttle_ms: Cell<u64>,
+    /// Until when the client is to wait before its next request (the longest of its quotas'
+    /// throttles); the answer carries what is left of it when it is sent.
+    pub throttled_until: Cell<Option<Instant>>,
     /// Not counted toward `request_percentage`: the internal APIs and the login exchange.
     pub request_quota_exempt: bool,
 }
@@ -78,7 +79,7 @@ impl<'a> Call<'a> {
             version,
             client,
             checks: spec.checks,
-            throttle_ms: Cell::new(0),
+            throttled_until: Cell::new(None),
             request_quota_exempt: spec.internal || spec.before_authentication,
         }
     }
@@ -345,7 +346,7 @@ fn encode_throttled<R>(
 where
     R: ThrottleTime + kafka_protocol::protocol::Encodable + kafka_protocol::protocol::HeaderVersion,
 {
-    let throttle_ms = i32::try_from(call.throttle_ms.get()).unwrap_or(i32::MAX);
+    let throttle_ms = i32::try_from(call.throttle_left_ms()).unwrap_or(i32::MAX);
     if let Some(field) = response.throttle_time_ms().filter(|_| throttle_ms > 0) {
         *field = (*field).max(throttle_ms);
         if let Ok(frame) = frame::encode_response(call.version, correlation_id, &*response) {

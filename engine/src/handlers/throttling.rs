@@ -1,7 +1,7 @@
 //! What a handler's call knows of the client's quotas: the throttle its answer carries, the
 //! handling time it is charged, and the fetch bytes it may send.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Call;
 use crate::quotas::QuotaKind;
@@ -13,10 +13,26 @@ impl Call<'_> {
         if ms == 0 {
             return;
         }
-        self.throttle_ms.set(self.throttle_ms.get().max(ms));
+        let until = Instant::now() + Duration::from_millis(ms);
+        if self
+            .throttled_until
+            .get()
+            .is_none_or(|current| current < until)
+        {
+            self.throttled_until.set(Some(until));
+        }
         if let Some(quotas) = &self.client.quotas {
             quotas.mute(ms);
         }
+    }
+
+    /// What is left of the client's throttle (ms): an answer sent after a wait (a produce
+    /// waits for its commit) tells only the rest, so the client's own wait (KIP-219) ends
+    /// when its connection is read from again.
+    pub fn throttle_left_ms(&self) -> u64 {
+        self.throttled_until.get().map_or(0, |until| {
+            until.saturating_duration_since(Instant::now()).as_millis() as u64
+        })
     }
 
     /// Whether this request's handling time counts toward a `request_percentage` quota.

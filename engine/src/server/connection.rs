@@ -13,7 +13,7 @@ use std::cell::Cell;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
@@ -204,9 +204,11 @@ pub async fn serve_connection(
                     // Kafka counts a produce request's size toward producer_byte_rate. One
                     // sent while another connection of the client is throttled waits too.
                     quotas.within(QuotaKind::Produce, &request.client.id).await;
-                    request.throttle_ms =
+                    let throttle_ms =
                         quotas.record(QuotaKind::Produce, &request.client.id, size as u64);
-                    quotas.mute(request.throttle_ms);
+                    quotas.mute(throttle_ms);
+                    request.throttled_until = (throttle_ms > 0)
+                        .then(|| Instant::now() + Duration::from_millis(throttle_ms));
                 }
                 let task = run_request(
                     broker.clone(),
@@ -375,12 +377,12 @@ async fn run_request(
         correlation_id,
         mut client,
         body,
-        throttle_ms,
+        throttled_until,
         ..
     } = *request;
     client.host = client_host;
     let call = Call::new(&broker, version, &client, spec);
-    call.throttle_ms.set(throttle_ms);
+    call.throttled_until.set(throttled_until);
     // Produce with acks=0 is the one request whose client expects no answer.
     let expects_answer = !matches!(&body, DecodedRequest::ProduceRequest(r) if r.acks == 0);
     let answer = match registry::handle(&call, correlation_id, body).await {
@@ -394,7 +396,11 @@ async fn run_request(
         .shard
         .metrics
         .request_done(spec.key, started.elapsed());
-    let throttle_ms = call.throttle_ms.get();
+    let throttle_ms = call.throttle_left_ms();
+    if throttle_ms > 0 {
+        broker.shard.metrics.quota_throttles.add(1);
+        broker.shard.metrics.quota_throttle_ms.add(throttle_ms);
+    }
     if throttle_ms > 0 && !quotas::client_waits_by_itself(spec.key, version) {
         // An older client does not wait by itself: its answer waits instead, as in Kafka.
         glommio::timer::sleep(Duration::from_millis(throttle_ms)).await;

@@ -3,6 +3,7 @@
 //! connection (a frame that cannot be read, or an unserved request that cannot carry an error).
 
 use std::rc::Rc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
@@ -34,8 +35,8 @@ pub struct ParsedRequest {
     pub body: DecodedRequest,
     /// What the decoded request occupies beyond its frame.
     pub decoded_bytes: usize,
-    /// The throttle the client earned by sending it (its produce bytes), in ms.
-    pub throttle_ms: u64,
+    /// Until when the client is throttled for sending it (its produce bytes).
+    pub throttled_until: Option<Instant>,
 }
 
 pub fn parse(
@@ -88,7 +89,7 @@ pub fn parse(
         },
         body,
         decoded_bytes,
-        throttle_ms: 0,
+        throttled_until: None,
     })))
 }
 
