@@ -31,6 +31,8 @@ pub type ServeFn =
 /// How long a shard may take to commit what it buffered when the broker stops. Producers of
 /// anything left were never answered, so nothing acknowledged is lost past it.
 const DRAIN_MAX: Duration = Duration::from_secs(30);
+/// How long an executor waits, as it ends, for file operations still on its blocking thread.
+const BLOCKING_SETTLE_MAX: Duration = Duration::from_secs(5);
 
 type PeerClientEnds = ClientEnds<PeerEnvelope, PeerReply>;
 type PeerServerEnds = ServerEnds<PeerEnvelope, PeerReply>;
@@ -78,6 +80,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
                 // Shards answer nothing after draining, so no commit is in flight by then.
                 let running = shard.run(coordinator_servers, store, drained.wait());
                 let result = stop_all_on_panic(running, &shutdown).await;
+                settle_blocking_thread().await;
                 if result.is_err() {
                     // The shards cannot go on without it.
                     shutdown.release();
@@ -110,6 +113,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
                     coordinator_metrics,
                 );
                 let result = stop_all_on_panic(running, &shutdown).await;
+                settle_blocking_thread().await;
                 if result.is_err() {
                     shutdown.release();
                 }
@@ -137,6 +141,17 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         Err(e) => first_error = Some(ShardError::Executor(e.to_string())),
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Waits for the executor's blocking thread (directory scans, renames: file operations
+/// io_uring has no form of) to finish what background work left on it. That thread panics if
+/// it finishes an operation after its executor is gone; it takes operations in order, so an
+/// empty one queued now returns once every earlier one has.
+async fn settle_blocking_thread() {
+    let settled = glommio::executor().spawn_blocking(|| ());
+    if with_deadline(BLOCKING_SETTLE_MAX, settled).await.is_none() {
+        tracing::warn!("a file operation was still running as the broker stopped");
+    }
 }
 
 /// Runs an executor's work; if it panics, the whole broker stops (rather than the others
