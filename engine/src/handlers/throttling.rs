@@ -4,26 +4,17 @@
 use std::time::{Duration, Instant};
 
 use super::Call;
-use crate::quotas::QuotaKind;
+use crate::quotas::{extend, QuotaKind};
 
 impl Call<'_> {
     /// The client is to wait `ms` before its next request: the answer says so and the
     /// connection is not read from meanwhile.
     pub fn throttle(&self, ms: u64) {
-        if ms == 0 {
+        // Throttles come only from a connection's quotas.
+        let Some(until) = self.client.quotas.as_ref().and_then(|q| q.mute(ms)) else {
             return;
-        }
-        let until = Instant::now() + Duration::from_millis(ms);
-        if self
-            .throttled_until
-            .get()
-            .is_none_or(|current| current < until)
-        {
-            self.throttled_until.set(Some(until));
-        }
-        if let Some(quotas) = &self.client.quotas {
-            quotas.mute(ms);
-        }
+        };
+        extend(&self.throttled_until, until);
     }
 
     /// What is left of the client's throttle (ms): an answer sent after a wait (a produce

@@ -135,15 +135,12 @@ impl ConnectionQuotas {
         })
     }
 
-    /// Stops reading from the connection for `ms` (longer if it already is).
-    pub fn mute(&self, ms: u64) {
-        if ms == 0 {
-            return;
-        }
-        let until = Instant::now() + Duration::from_millis(ms);
-        if self.muted_until.get().is_none_or(|current| current < until) {
-            self.muted_until.set(Some(until));
-        }
+    /// Stops reading from the connection for `ms` (longer if it already is); until when this
+    /// throttle lasts (None for 0 ms).
+    pub fn mute(&self, ms: u64) -> Option<Instant> {
+        let until = (ms > 0).then(|| Instant::now() + Duration::from_millis(ms))?;
+        extend(&self.muted_until, until);
+        Some(until)
     }
 
     /// Returns once the connection is no longer muted.
@@ -156,5 +153,12 @@ impl ConnectionQuotas {
             }
             glommio::timer::sleep(until - now).await;
         }
+    }
+}
+
+/// Sets `deadline` to `until` unless it already holds a later one.
+pub fn extend(deadline: &Cell<Option<Instant>>, until: Instant) {
+    if deadline.get().is_none_or(|current| current < until) {
+        deadline.set(Some(until));
     }
 }

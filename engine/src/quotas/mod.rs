@@ -14,6 +14,6 @@ mod throttle;
 
 pub use board::{QuotaBoard, QuotaKind};
 pub use busy::Busy;
-pub use connection::ConnectionQuotas;
+pub use connection::{extend, ConnectionQuotas};
 pub use rate::{Windows, MAX_WINDOWS};
 pub use throttle::{client_waits_by_itself, ThrottleTime};

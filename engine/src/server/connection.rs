@@ -13,7 +13,7 @@ use std::cell::Cell;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
@@ -206,9 +206,7 @@ pub async fn serve_connection(
                     quotas.within(QuotaKind::Produce, &request.client.id).await;
                     let throttle_ms =
                         quotas.record(QuotaKind::Produce, &request.client.id, size as u64);
-                    quotas.mute(throttle_ms);
-                    request.throttled_until = (throttle_ms > 0)
-                        .then(|| Instant::now() + Duration::from_millis(throttle_ms));
+                    request.throttled_until = quotas.mute(throttle_ms);
                 }
                 let task = run_request(
                     broker.clone(),
