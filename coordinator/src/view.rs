@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::records::TopicConfig;
+use crate::state::broker_configs::{BrokerConfigs, CLUSTER_DEFAULT};
 use crate::state::client_quotas::{quota_for, ClientQuotas, QuotaKey};
 
 /// A mirrored topic's mirror and its partitions' mirror states.
@@ -49,6 +50,8 @@ pub struct TopicsView {
     acls: Vec<AclBinding>,
     /// Groups' dynamic configs, by group (published so shards and handlers need not ask).
     group_configs: BTreeMap<String, Vec<(String, String)>>,
+    /// Dynamic broker configs by broker (-1: the cluster-wide default).
+    broker_configs: BrokerConfigs,
     /// Client quotas by entity (published for the shards that measure clients against them).
     client_quotas: ClientQuotas,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
@@ -117,6 +120,17 @@ impl TopicsView {
     /// Every config set for the group.
     pub fn group_configs(&self, group: &str) -> &[(String, String)] {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn with_broker_configs(mut self, broker_configs: BrokerConfigs) -> TopicsView {
+        self.broker_configs = broker_configs;
+        self
+    }
+
+    /// The dynamic configs set for one broker (`None`: the cluster-wide default).
+    pub fn broker_configs(&self, broker: Option<i32>) -> &[(String, String)] {
+        let key = broker.unwrap_or(CLUSTER_DEFAULT);
+        self.broker_configs.get(&key).map_or(&[], Vec::as_slice)
     }
 
     pub fn with_client_quotas(mut self, client_quotas: ClientQuotas) -> TopicsView {

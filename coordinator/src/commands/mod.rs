@@ -3,6 +3,7 @@
 
 mod acls;
 mod batches;
+mod broker_configs;
 mod groups;
 mod mirrors;
 mod producers;
@@ -14,6 +15,7 @@ mod transactions;
 
 pub use acls::*;
 pub use batches::*;
+pub use broker_configs::*;
 pub use groups::*;
 pub use mirrors::*;
 pub use producers::*;

@@ -42,6 +42,10 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
         }
         AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
         AnyRecord::ShoalClientQuotaRecord(q) => check_client_quotas(q, rest),
+        AnyRecord::ShoalBrokerConfigRecord(c) => {
+            crate::state::broker_configs::check_broker_config(c)?;
+            alone(rest)
+        }
         AnyRecord::ShoalTransactionRecord(t) => {
             status_of(t.state)
                 .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;

@@ -348,6 +348,13 @@ pub(crate) mod tests {
             ),
             Entry::of(
                 99,
+                crate::state::broker_configs::broker_config_record(
+                    -1,
+                    &[("max.connections".into(), "100".into())],
+                ),
+            ),
+            Entry::of(
+                99,
                 emit::mirror_created("m", &[("bootstrap.servers".into(), "a:9092".into())]),
             ),
             Entry::of(99, emit::topic_mirror_changed(id, "m", false)),
@@ -413,6 +420,26 @@ pub(crate) mod tests {
             .map(AnyRecord::record_type)
             .collect();
         assert_eq!(types, [100, 100, 100, 100, ShoalTopicConfigRecord::TYPE]);
+    }
+
+    #[test]
+    fn broker_configs_from_the_log_are_checked() {
+        use crate::state::broker_configs::broker_config_record;
+        let config = |name: &str| (name.to_string(), "1".to_string());
+        let bad = [
+            broker_config_record(-2, &[config("max.connections")]),
+            broker_config_record(0, &[config("")]),
+            broker_config_record(0, &[config("a"), config("b"), config("a")]),
+        ];
+        for record in bad {
+            let mut bytes = Vec::new();
+            records::encode_entry(0, &[record.clone().into()], &mut bytes).unwrap();
+            assert!(Entry::decode(&bytes).is_err(), "{record:?} was read");
+        }
+        let good = broker_config_record(3, &[config("a"), config("b")]);
+        let mut bytes = Vec::new();
+        records::encode_entry(0, &[good.into()], &mut bytes).unwrap();
+        assert!(Entry::decode(&bytes).is_ok());
     }
 
     #[test]

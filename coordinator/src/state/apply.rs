@@ -104,6 +104,7 @@ impl CoordinatorState {
                     self.group_configs.remove(&r.group_id);
                 }
                 AnyRecord::ShoalClientQuotaRecord(r) => self.apply_client_quota(r),
+                AnyRecord::ShoalBrokerConfigRecord(r) => self.apply_broker_config(r),
                 AnyRecord::ShoalGroupConfigRecord(r) => {
                     let configs: Vec<(String, String)> = r
                         .configs

@@ -7,6 +7,7 @@
 
 mod acls;
 mod apply;
+pub mod broker_configs;
 mod cleaning;
 pub mod client_quotas;
 pub mod consumer_groups;
@@ -105,6 +106,8 @@ pub struct CoordinatorState {
     group_claims: HashMap<String, crate::messages::GroupClaim>,
     /// Groups' dynamic configs (the GROUP config resource), by group.
     group_configs: BTreeMap<String, Vec<(String, String)>>,
+    /// Dynamic broker configs (the BROKER config resource), by broker (-1: the default).
+    broker_configs: broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
     /// Mirrors (KIP-1279) and their settings.

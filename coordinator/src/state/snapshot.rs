@@ -14,7 +14,9 @@ use uuid::Uuid;
 
 use super::partition_transactions::PartitionTransactions;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{client_quotas, emit, BatchEntry, CoordinatorState, FileState, PartitionState};
+use super::{
+    broker_configs, client_quotas, emit, BatchEntry, CoordinatorState, FileState, PartitionState,
+};
 use crate::entry::{check_log_entry, Entry};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
 use crate::messages::AbortedTransaction;
@@ -83,6 +85,10 @@ impl CoordinatorState {
         }
         for (group, configs) in &self.group_configs {
             encode_frame(&Entry::of(0, emit::group_config(group, configs)), &mut w);
+        }
+        for (broker, configs) in &self.broker_configs {
+            let record = broker_configs::broker_config_record(*broker, configs);
+            encode_frame(&Entry::of(0, record), &mut w);
         }
         for records in self.consumer_group_entries() {
             encode_frame(&Entry::new(0, records), &mut w);
@@ -228,6 +234,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalGroupClaimedRecord(_)
                     | AnyRecord::ShoalConsumerGroupRecord(_)
                     | AnyRecord::ShoalGroupConfigRecord(_)
+                    | AnyRecord::ShoalBrokerConfigRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)
