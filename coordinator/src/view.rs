@@ -108,15 +108,6 @@ impl TopicsView {
         self
     }
 
-    /// A group's config `name`, if set for it.
-    pub fn group_config(&self, group: &str, name: &str) -> Option<&str> {
-        let configs = self.group_configs.get(group)?;
-        configs
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
     /// Every config set for the group.
     pub fn group_configs(&self, group: &str) -> &[(String, String)] {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)

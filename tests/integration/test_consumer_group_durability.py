@@ -107,7 +107,7 @@ def test_a_groups_session_timeout_is_a_group_config_that_takes_effect_and_surviv
         entry = admin.describe_configs([resource])[resource].result(10)[name]
         return entry.value, entry.source
 
-    session = "group.consumer.session.timeout.ms"
+    session = "consumer.session.timeout.ms"
     assert described(session) == ("45000", 5)  # DEFAULT_CONFIG
     alter(session, "6000")
     for refused in ("1000", "soon"):

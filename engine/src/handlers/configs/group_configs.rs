@@ -12,8 +12,9 @@ use super::super::Broker;
 use crate::kafka::error_codes;
 
 pub const RESOURCE_GROUP: i8 = 32;
-pub const SESSION_TIMEOUT: &str = "group.consumer.session.timeout.ms";
-pub const HEARTBEAT_INTERVAL: &str = "group.consumer.heartbeat.interval.ms";
+/// Kafka's GroupConfig names (the broker's defaults are `group.`-prefixed: `[groups]`).
+pub const SESSION_TIMEOUT: &str = "consumer.session.timeout.ms";
+pub const HEARTBEAT_INTERVAL: &str = "consumer.heartbeat.interval.ms";
 /// The group configs Shoal honours, in the order they are described.
 pub const GROUP_CONFIGS: &[&str] = &[HEARTBEAT_INTERVAL, SESSION_TIMEOUT];
 
@@ -25,6 +26,17 @@ fn default_of(defaults: &GroupConfig, name: &str) -> i64 {
     }
 }
 
+/// A group config as stored; before 12-03 Shoal stored them under the broker defaults'
+/// `group.`-prefixed names, which are read as the same configs.
+fn stored<'a>(configs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    let legacy = format!("group.{name}");
+    configs
+        .iter()
+        .find(|(n, _)| n == name)
+        .or_else(|| configs.iter().find(|(n, _)| *n == legacy))
+        .map(|(_, v)| v.as_str())
+}
+
 /// A group config's value and whether it is the broker's default.
 pub fn group_config_value(
     view: &TopicsView,
@@ -32,7 +44,7 @@ pub fn group_config_value(
     group: &str,
     name: &str,
 ) -> (String, bool) {
-    match view.group_config(group, name) {
+    match stored(view.group_configs(group), name) {
         Some(value) => (value.to_string(), false),
         None => (default_of(defaults, name).to_string(), true),
     }
@@ -41,7 +53,7 @@ pub fn group_config_value(
 /// The group's session timeout and heartbeat interval in ms, as set or by default.
 pub fn group_timeouts(view: &TopicsView, defaults: &GroupConfig, group: &str) -> (u64, i32) {
     let value = |name| {
-        view.group_config(group, name)
+        stored(view.group_configs(group), name)
             .and_then(|v| v.parse::<i64>().ok())
             .unwrap_or_else(|| default_of(defaults, name))
     };
@@ -58,7 +70,11 @@ pub fn changed_group_configs(
     defaults: &GroupConfig,
     changes: &[(String, Option<String>)],
 ) -> Result<Vec<(String, String)>, String> {
-    let mut configs: Vec<(String, String)> = current.to_vec();
+    // Stored under legacy names: kept under Kafka's from now on.
+    let mut configs: Vec<(String, String)> = GROUP_CONFIGS
+        .iter()
+        .filter_map(|name| Some((name.to_string(), stored(current, name)?.to_string())))
+        .collect();
     for (name, value) in changes {
         if !GROUP_CONFIGS.contains(&name.as_str()) {
             return Err(format!("Unknown group config {name}."));
@@ -146,12 +162,16 @@ mod tests {
         let current = set.unwrap();
         let deleted = changed_group_configs(&current, &defaults, &[change(SESSION_TIMEOUT, None)]);
         assert_eq!(deleted, Ok(vec![]));
+        let legacy = vec![("group.consumer.session.timeout.ms".into(), "50000".into())];
+        let renamed = changed_group_configs(&legacy, &defaults, &[]);
+        assert_eq!(renamed, Ok(current));
         for refused in [
             change(SESSION_TIMEOUT, Some("1000")),
             change(SESSION_TIMEOUT, Some("fast")),
             change(HEARTBEAT_INTERVAL, Some("45000")),
             change(HEARTBEAT_INTERVAL, Some("0")),
-            change("group.share.session.timeout.ms", Some("50000")),
+            change("share.session.timeout.ms", Some("50000")),
+            change("group.consumer.session.timeout.ms", Some("50000")),
         ] {
             let outcome = changed_group_configs(&[], &defaults, std::slice::from_ref(&refused));
             assert!(outcome.is_err(), "{refused:?} was accepted");
