@@ -5,12 +5,15 @@
 # @confluentinc/kafka-javascript bundles: `npm pack @confluentinc/kafka-javascript@1.10.1`
 # has librdkafka 2.15.1 with its tests under package/deps/librdkafka) and takes minutes per
 # test. With TEST_CONSUMER_GROUP_PROTOCOL=consumer in the environment the suite's consumers
-# use the consumer group protocol (KIP-848) and it expects Kafka 4.0's behaviour.
+# use the consumer group protocol (KIP-848) and it expects Kafka 4.0's behaviour;
+# TEST_KAFKA_VERSION=4.0.0 alone asks for 4.0's behaviour with classic consumers (0081's
+# group configs).
 #
 #   scripts/librdkafka_tests.sh /path/to/librdkafka [TESTS...]
 #
 # Builds librdkafka and its test runner there if needed (no zstd, curl or GSSAPI), then runs
-# each test (default: 0011 0081 0090 0103 0129) and prints one line per test.
+# each test (default: 0011 0081 0090 0103 0129) and prints one line per test; each test's
+# output is kept as $LOG_DIR/librdkafka-TEST.log (default /tmp).
 set -euo pipefail
 src=$(realpath "$1")
 shift
@@ -32,7 +35,7 @@ trap 'kill $broker; wait $broker 2>/dev/null; rm -rf "$work"' EXIT
 sleep 2
 cd "$src/tests"
 printf 'metadata.broker.list=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" > test.conf
-kafka_version=3.9.0
+kafka_version=${TEST_KAFKA_VERSION:-3.9.0}
 [[ ${TEST_CONSUMER_GROUP_PROTOCOL:-classic} == consumer ]] && kafka_version=4.0.0
 export LD_LIBRARY_PATH=../src:../src-cpp TEST_KAFKA_VERSION=$kafka_version
 # Tests that shell out to Kafka's kafka-topics.sh (0077) get a stand-in over the admin API.
@@ -42,4 +45,5 @@ for t in "${tests[@]}"; do
   TESTS=$t timeout 900 ./test-runner > "$work/$t.log" 2>&1 || rc=$?
   first=$(grep -m1 -E 'Test assertion|failed at|SKIPPED' "$work/$t.log" | tr -d '\033' | cut -c1-160 || true)
   echo "$t $([[ $rc -eq 0 ]] && echo PASSED || echo "FAILED (rc $rc)") $first"
+  cp "$work/$t.log" "${LOG_DIR:-/tmp}/librdkafka-$t.log"
 done

@@ -377,7 +377,7 @@ impl Default for BrokerConfig {
 }
 
 /// Limits that keep every buffer bounded and objects under the 2 GiB format limit.
-const BUFFER_MAX_BYTES_LIMIT: usize = 1 << 30;
+pub(crate) const BUFFER_MAX_BYTES_LIMIT: usize = 1 << 30;
 
 impl BrokerConfig {
     pub fn load(path: Option<&Path>) -> Result<BrokerConfig, EngineError> {
@@ -553,6 +553,7 @@ impl BrokerConfig {
             shards: self.shards.clone(),
             produce: self.produce.clone(),
             fetch: self.fetch.clone(),
+            live: std::sync::Arc::new(shoal_shards::LiveSettings::new(&self.produce, &self.fetch)),
             maintenance: MaintenanceConfig {
                 retention_check_interval: ms(self.coordinator.retention_check_interval_ms),
                 retention_step_batches: self.coordinator.retention_step_batches,

@@ -9,6 +9,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use shoal::config::BrokerConfig;
+use shoal::dynamic_configs::LiveConfigs;
 use shoal::{
     cluster, datadir, handlers, mirror, ownership, quotas::QuotaBoard, security, server,
     transactions_cli, EngineError,
@@ -82,12 +83,7 @@ enum Command {
 }
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_target(false)
-        .init();
+    shoal::log_filter::init();
     let args = Args::parse();
     if let Some(Command::Cluster {
         bootstrap,
@@ -212,8 +208,6 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
         false => None,
     };
-    let limits =
-        server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
     let membership = match (&runtime.coordinator_database, config.cluster.enabled) {
         (Some(database), true) => {
             let me = cluster::Member::from_listeners(
@@ -233,11 +227,14 @@ fn run(args: Args) -> Result<(), EngineError> {
     };
     let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
     let config = Arc::new(config);
+    let limits =
+        server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
+    let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits);
     let serve: ServeFn = Arc::new(move |shard| {
         Box::pin(server::serve_shard(
             shard,
             config.clone(),
-            limits.clone(),
+            live.clone(),
             tls.clone(),
             membership.clone(),
             quotas.clone(),

@@ -167,6 +167,8 @@ pub struct RuntimeConfig {
     pub shards: ShardsConfig,
     pub produce: ProduceConfig,
     pub fetch: FetchConfig,
+    /// What of `produce` and `fetch` an operator may change at run time, as changed.
+    pub live: std::sync::Arc<crate::LiveSettings>,
     pub maintenance: crate::MaintenanceConfig,
     /// The coordinator snapshots its state once its current log holds this many bytes.
     pub snapshot_log_bytes: u64,

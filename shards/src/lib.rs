@@ -8,6 +8,7 @@ pub mod error;
 pub mod fetch;
 pub mod groups;
 pub mod lifecycle;
+pub mod live_settings;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;
@@ -27,6 +28,7 @@ pub use config::{FetchConfig, ProduceConfig, RewriteConfig, RuntimeConfig, Shard
 pub use error::ShardError;
 pub use groups::GroupConfig;
 pub use lifecycle::Latch;
+pub use live_settings::LiveSettings;
 pub use maintenance::MaintenanceConfig;
 pub use messages::*;
 pub use metrics::ShardMetrics;

@@ -81,13 +81,13 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         Duration::ZERO
     } else {
         Duration::from_millis(
-            (request.max_wait_ms.max(0) as u64).min(broker.config.fetch.max_wait_ms),
+            (request.max_wait_ms.max(0) as u64).min(broker.shard.config.live.fetch_max_wait_ms()),
         )
     };
     // Kafka caps a consumer's fetch at what its quota allows over the quota's windows.
     let quota_bytes = call.fetch_quota_bytes().unwrap_or(u64::MAX);
     let max_bytes = (request.max_bytes.max(0) as usize)
-        .min(broker.config.fetch.max_bytes)
+        .min(broker.shard.config.live.fetch_max_bytes())
         .min(usize::try_from(quota_bytes).unwrap_or(usize::MAX));
     let results = broker
         .shard

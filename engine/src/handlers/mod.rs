@@ -35,6 +35,7 @@ use std::sync::Arc;
 use shoal_shards::Shard;
 
 use crate::config::BrokerConfig;
+use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
 
 pub use registry::{Call, ClientInfo};
@@ -51,6 +52,8 @@ pub struct Broker {
     pub request_memory: Rc<glommio::sync::Semaphore>,
     /// Every shard's client rates, measured against their quotas.
     pub quotas: Arc<QuotaBoard>,
+    /// The dynamic broker configs in effect, and what puts changes into effect.
+    pub live: Arc<LiveConfigs>,
 }
 
 impl Broker {
@@ -59,6 +62,7 @@ impl Broker {
         config: Arc<BrokerConfig>,
         cluster: Option<Arc<Membership>>,
         quotas: Arc<QuotaBoard>,
+        live: Arc<LiveConfigs>,
     ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory = Rc::new(glommio::sync::Semaphore::new(
@@ -72,6 +76,7 @@ impl Broker {
             advertised_port,
             request_memory,
             quotas,
+            live,
         }
     }
 }

@@ -195,7 +195,9 @@ pub async fn serve_connection(
                     break;
                 }
                 // What the decoded request and its answer may hold.
-                let answer_bytes = request.body.answer_bytes(config.fetch.max_bytes);
+                let answer_bytes = request
+                    .body
+                    .answer_bytes(broker.shard.config.live.fetch_max_bytes());
                 if !reservation.grow(request.decoded_bytes + answer_bytes).await {
                     break;
                 }

@@ -10,8 +10,8 @@ use glommio::net::TcpListener;
 use shoal_shards::{Shard, ShardError};
 
 use super::connection::serve_connection;
-use super::limits::ConnectionLimits;
 use crate::config::BrokerConfig;
+use crate::dynamic_configs::LiveConfigs;
 use crate::handlers::Broker;
 use crate::quotas::QuotaBoard;
 use crate::security::{Listener, TlsServer};
@@ -24,7 +24,7 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 pub async fn serve_shard(
     shard: Rc<Shard>,
     config: Arc<BrokerConfig>,
-    limits: Arc<ConnectionLimits>,
+    live: Arc<LiveConfigs>,
     tls: Option<Arc<TlsServer>>,
     cluster: Option<Arc<Membership>>,
     quotas: Arc<QuotaBoard>,
@@ -56,7 +56,12 @@ pub async fn serve_shard(
             super::metrics_http::serve_metrics(listen, shard.clone()),
         );
     }
-    let broker = Rc::new(Broker::new(shard, config, cluster, quotas));
+    if shard.index == 0 {
+        // Dynamic configs stored before this start hold before the first connection.
+        live.apply(&shard.topics.load());
+        tasks.spawn_background("dynamic broker configs", live.clone().watch(shard.clone()));
+    }
+    let broker = Rc::new(Broker::new(shard, config, cluster, quotas, live));
     tasks.spawn_background(
         "mirror fetchers",
         crate::mirror::fetcher::run(broker.clone()),
@@ -73,7 +78,7 @@ pub async fn serve_shard(
     }
     let accepting = bound.into_iter().map(|(socket, listener)| {
         let tls = listener.protocol.uses_tls().then(|| tls.clone()).flatten();
-        accept(socket, listener, tls, broker.clone(), limits.clone())
+        accept(socket, listener, tls, broker.clone())
     });
     futures::future::join_all(accepting).await;
     Ok(())
@@ -84,9 +89,9 @@ async fn accept(
     listener: Arc<Listener>,
     tls: Option<Arc<TlsServer>>,
     broker: Rc<Broker>,
-    limits: Arc<ConnectionLimits>,
 ) {
     let tasks = broker.shard.tasks.clone();
+    let limits = broker.live.connections().clone();
     loop {
         match socket.accept().await {
             Ok(stream) => {

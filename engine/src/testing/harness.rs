@@ -17,8 +17,10 @@ use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;
 
 use crate::config::BrokerConfig;
+use crate::dynamic_configs::LiveConfigs;
 use crate::handlers::{registry, Broker, Call, ClientInfo};
 use crate::quotas::QuotaBoard;
+use crate::server::ConnectionLimits;
 
 /// A fresh directory under the system's temporary directory.
 pub fn temp_dir(label: &str) -> PathBuf {
@@ -62,7 +64,10 @@ where
                 return futures::future::pending().await;
             }
             let quotas = QuotaBoard::new(config.quotas.windows(), runtime_shards);
-            let broker = Rc::new(Broker::new(shard, config, None, quotas));
+            let limits =
+                ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
+            let live = LiveConfigs::new(config.clone(), shard.config.live.clone(), limits);
+            let broker = Rc::new(Broker::new(shard, config, None, quotas, live));
             // A failed assertion stops the broker cleanly (an error from the listener's place
             // stops every executor) and fails the run with its message.
             let outcome = AssertUnwindSafe(body(broker)).catch_unwind().await;

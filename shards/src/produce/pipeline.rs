@@ -82,7 +82,7 @@ impl ProducePipeline {
         records: Bytes,
         rules: ProduceRules,
     ) -> PartitionProduceResult {
-        if records.len() > self.config.produce.buffer_max_bytes {
+        if records.len() > self.config.live.buffer_max_bytes() {
             return PartitionProduceResult::failed(ErrorKind::MessageTooLarge);
         }
         let inflated_max = self.config.produce.max_inflated_batch_bytes;
@@ -115,7 +115,7 @@ impl ProducePipeline {
             });
             (
                 first_write,
-                buffer.size_bytes >= self.config.produce.buffer_max_bytes,
+                buffer.size_bytes >= self.config.live.buffer_max_bytes(),
                 buffer.generation,
             )
         };
@@ -155,7 +155,7 @@ impl ProducePipeline {
     /// PUTs a second, and uploads still overlap under load, as a closed-loop producer's
     /// throughput needs.
     fn wait_before_rotating(&self) -> Duration {
-        let interval = self.config.produce.commit_interval();
+        let interval = self.config.live.commit_interval();
         if !self.config.produce.rotate_when_idle || !self.store_idle() {
             interval
         } else if self.config.store.bills_requests() {
@@ -174,7 +174,7 @@ impl ProducePipeline {
     fn would_overflow(&self, incoming_bytes: usize) -> bool {
         let buffer = self.buffer.borrow();
         !buffer.writes.is_empty()
-            && buffer.size_bytes + incoming_bytes > self.config.produce.buffer_max_bytes
+            && buffer.size_bytes + incoming_bytes > self.config.live.buffer_max_bytes()
     }
 
     fn arm_rotation_timer(self: &Rc<Self>, generation: u64, wait: Duration) {

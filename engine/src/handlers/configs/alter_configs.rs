@@ -1,6 +1,7 @@
-//! AlterConfigs (the legacy, whole-set form): the listed configs replace the topic's
-//! settings, and any honoured config not listed goes back to its default.
+//! AlterConfigs (the legacy, whole-set form): the listed configs replace the topic's (or the
+//! broker's dynamic) settings, and any honoured config not listed goes back to its default.
 
+use kafka_protocol::messages::alter_configs_request::AlterConfigsResource;
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -15,6 +16,15 @@ use crate::kafka::error_codes;
 pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfigsResponse {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
+        if resource.resource_type == RESOURCE_BROKER {
+            let outcome = alter_broker(call, &resource, request.validate_only).await;
+            responses.push(answer(
+                resource.resource_type,
+                resource.resource_name,
+                outcome,
+            ));
+            continue;
+        }
         let changes: Vec<(String, Option<String>)> = resource
             .configs
             .iter()
@@ -58,7 +68,7 @@ pub async fn alter(
     change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
 ) -> Result<(), (i16, String)> {
     let broker = call.broker;
-    if resource_type != RESOURCE_TOPIC && resource_type != RESOURCE_BROKER {
+    if resource_type != RESOURCE_TOPIC {
         return Err((
             ResponseError::InvalidRequest.code(),
             "Only topic and broker configs can be altered here (group configs: with \
@@ -68,12 +78,6 @@ pub async fn alter(
     }
     if let Some(refused) = refusal(call, resource_type, name, Operation::AlterConfigs) {
         return Err(refused);
-    }
-    if resource_type == RESOURCE_BROKER {
-        return Err((
-            ResponseError::InvalidConfig.code(),
-            BROKER_CONFIGS_READ_ONLY.to_string(),
-        ));
     }
     let current = broker
         .shard
@@ -96,6 +100,30 @@ pub async fn alter(
             error_codes::message_of(e).to_string(),
         )
     })
+}
+
+/// A broker's dynamic configs, whole: the listed ones set, every other one unset.
+async fn alter_broker(
+    call: &Call<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let name = resource.resource_name.as_str();
+    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
+        return Err(refused);
+    }
+    let named: Vec<String> = resource
+        .configs
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    let configs: Vec<(String, String)> = resource
+        .configs
+        .iter()
+        .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
+        .collect();
+    let whole = |_: &[(String, String)]| Ok(configs.clone());
+    broker_configs::alter_broker_configs(call.broker, name, validate_only, whole, &named).await
 }
 
 pub fn answer(

@@ -5,6 +5,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::ResponseError;
 
+use super::broker_configs;
 use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::handlers::Call;
@@ -12,8 +13,10 @@ use shoal_coordinator::acl::Operation;
 
 /// Kafka's ConfigSource values.
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
-const SOURCE_STATIC_BROKER: i8 = 4;
-const SOURCE_DEFAULT: i8 = 5;
+pub const SOURCE_DYNAMIC_BROKER: i8 = 2;
+pub const SOURCE_DYNAMIC_DEFAULT_BROKER: i8 = 3;
+pub const SOURCE_STATIC_BROKER: i8 = 4;
+pub const SOURCE_DEFAULT: i8 = 5;
 const SOURCE_DYNAMIC_GROUP: i8 = 8;
 /// Kafka's ConfigType values (DescribeConfigs v3+).
 const TYPE_STRING: i8 = 2;
@@ -70,20 +73,12 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                     result.with_configs(configs)
                 }
                 RESOURCE_BROKER => {
-                    let configs = broker_configs(broker)
-                        .into_iter()
-                        .filter(|(name, _)| wanted(name))
-                        .map(|(name, value)| {
-                            entry(
-                                name,
-                                value,
-                                SOURCE_STATIC_BROKER,
-                                true,
-                                request.include_synonyms,
-                            )
-                        })
-                        .collect();
-                    result.with_configs(configs)
+                    match broker_configs::describe(broker, name, wanted, request.include_synonyms) {
+                        Ok(configs) => result.with_configs(configs),
+                        Err((code, message)) => result
+                            .with_error_code(code)
+                            .with_error_message(Some(StrBytes::from_string(message))),
+                    }
                 }
                 RESOURCE_GROUP => {
                     let view = broker.shard.topics.load();
@@ -122,27 +117,56 @@ fn entry(
     read_only: bool,
     synonyms: bool,
 ) -> DescribeConfigsResourceResult {
-    let value = StrBytes::from_string(value);
-    let config_type = match name {
+    described(
+        name,
+        &[(source, value)],
+        read_only,
+        config_type(name),
+        synonyms,
+    )
+}
+
+/// One config: its value and source are the first of `found` (in precedence order).
+pub fn described(
+    name: &str,
+    found: &[(i8, String)],
+    read_only: bool,
+    config_type: i8,
+    synonyms: bool,
+) -> DescribeConfigsResourceResult {
+    let (source, value) = found
+        .first()
+        .cloned()
+        .unwrap_or((SOURCE_DEFAULT, String::new()));
+    let synonyms = match synonyms {
+        true => found
+            .iter()
+            .map(|(source, value)| {
+                DescribeConfigsSynonym::default()
+                    .with_name(StrBytes::from_string(name.to_string()))
+                    .with_value(Some(StrBytes::from_string(value.clone())))
+                    .with_source(*source)
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    DescribeConfigsResourceResult::default()
+        .with_name(StrBytes::from_string(name.to_string()))
+        .with_value(Some(StrBytes::from_string(value)))
+        .with_read_only(read_only)
+        .with_config_source(source)
+        .with_config_type(config_type)
+        .with_synonyms(synonyms)
+}
+
+/// Kafka's type of a topic, group or static broker config.
+pub fn config_type(name: &str) -> i8 {
+    match name {
         "cleanup.policy" => TYPE_LIST,
         "max.message.bytes" | "message.max.bytes" | "segment.bytes" => TYPE_INT,
         "min.cleanable.dirty.ratio" => TYPE_DOUBLE,
         "message.timestamp.type" | "compression.type" => TYPE_STRING,
-        "group.consumer.session.timeout.ms" | "group.consumer.heartbeat.interval.ms" => TYPE_INT,
+        "consumer.session.timeout.ms" | "consumer.heartbeat.interval.ms" => TYPE_INT,
         _ => TYPE_LONG,
-    };
-    DescribeConfigsResourceResult::default()
-        .with_name(StrBytes::from_string(name.to_string()))
-        .with_value(Some(value.clone()))
-        .with_read_only(read_only)
-        .with_config_source(source)
-        .with_config_type(config_type)
-        .with_synonyms(if synonyms {
-            vec![DescribeConfigsSynonym::default()
-                .with_name(StrBytes::from_string(name.to_string()))
-                .with_value(Some(value))
-                .with_source(source)]
-        } else {
-            Vec::new()
-        })
+    }
 }

@@ -26,6 +26,7 @@ pub async fn handle(
     for resource in request.resources {
         let outcome = match resource.resource_type {
             RESOURCE_GROUP => alter_group(call, &resource, request.validate_only).await,
+            RESOURCE_BROKER => alter_broker(call, &resource, request.validate_only).await,
             _ => alter_topic(call, &resource, request.validate_only).await,
         };
         let response = answer(resource.resource_type, resource.resource_name, outcome);
@@ -40,8 +41,7 @@ pub async fn handle(
     IncrementalAlterConfigsResponse::default().with_responses(responses)
 }
 
-/// A topic's (or a broker's, refused) configs: SET, DELETE, and APPEND or SUBTRACT on
-/// cleanup.policy.
+/// A topic's configs: SET, DELETE, and APPEND or SUBTRACT on cleanup.policy.
 async fn alter_topic(
     call: &Call<'_>,
     resource: &AlterConfigsResource,
@@ -114,6 +114,38 @@ async fn alter_group(
         changes.push((c.name.as_str().to_string(), value));
     }
     alter_group_configs(call.broker, group, &changes, validate_only).await
+}
+
+/// A broker's dynamic configs: SET and DELETE (none of them is a list).
+async fn alter_broker(
+    call: &Call<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let name = resource.resource_name.as_str();
+    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
+        return Err(refused);
+    }
+    let named: Vec<String> = resource
+        .configs
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    let change = |stored: &[(String, String)]| {
+        let mut configs = stored.to_vec();
+        for c in &resource.configs {
+            let config = c.name.as_str();
+            configs.retain(|(n, _)| n != config);
+            match (c.config_operation, &c.value) {
+                (OP_SET, Some(value)) => configs.push((config.to_string(), value.to_string())),
+                (OP_SET, None) => return Err(format!("SET of {config} needs a value")),
+                (OP_DELETE, _) => {}
+                _ => return Err(format!("{config} is not a list: only SET and DELETE apply")),
+            }
+        }
+        Ok(configs)
+    };
+    broker_configs::alter_broker_configs(call.broker, name, validate_only, change, &named).await
 }
 
 /// cleanup.policy after APPEND or SUBTRACT of the listed values.

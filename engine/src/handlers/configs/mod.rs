@@ -3,6 +3,7 @@
 //! IncrementalAlterConfigs.
 
 pub mod alter_configs;
+pub mod broker_configs;
 pub mod describe_configs;
 pub mod group_configs;
 pub mod incremental_alter_configs;
@@ -279,7 +280,8 @@ pub async fn store_topic_config(
     }
 }
 
-/// The broker settings DescribeConfigs reports (read-only: they come from the config file).
+/// The broker settings DescribeConfigs reports read-only: the config file's, read at start
+/// (the ones that may change at run time are `dynamic_configs`).
 pub fn broker_configs(broker: &Broker) -> Vec<(&'static str, String)> {
     let c = &broker.config;
     let defaults = TopicConfig::default();
@@ -315,7 +317,3 @@ pub fn broker_configs(broker: &Broker) -> Vec<(&'static str, String)> {
         ("socket.request.max.bytes", c.max_request_bytes.to_string()),
     ]
 }
-
-/// Broker configs are read from the config file at start; they cannot be altered live.
-pub const BROKER_CONFIGS_READ_ONLY: &str =
-    "Broker configs are read-only: set them in the config file and restart.";

@@ -1,0 +1,153 @@
+//! Which broker configs may change while the broker runs, how their values are checked, and
+//! what the config file says of each. Kafka's names where Kafka has the setting; Shoal's own
+//! are its config file's keys in Kafka's dotted spelling.
+
+use crate::config::{BrokerConfig, BUFFER_MAX_BYTES_LIMIT};
+
+/// Kafka's ConfigType values (DescribeConfigs v3+).
+pub const TYPE_STRING: i8 = 2;
+pub const TYPE_INT: i8 = 3;
+pub const TYPE_LONG: i8 = 5;
+
+/// A broker config an operator may set per broker or as the cluster default.
+pub struct DynamicConfig {
+    pub name: &'static str,
+    pub config_type: i8,
+    /// Why a value cannot be taken, given the rest of the config file.
+    pub check: fn(&BrokerConfig, &str) -> Result<(), String>,
+    /// The value the config file gives (or its default).
+    pub file_value: fn(&BrokerConfig) -> String,
+}
+
+pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
+    DynamicConfig {
+        name: "fetch.max.bytes",
+        config_type: TYPE_INT,
+        check: |_, v| integer(v, 1024, i32::MAX as u64),
+        file_value: |c| c.fetch.max_bytes.to_string(),
+    },
+    DynamicConfig {
+        name: "fetch.max.wait.ms",
+        config_type: TYPE_LONG,
+        check: |_, v| integer(v, 0, 3_600_000),
+        file_value: |c| c.fetch.max_wait_ms.to_string(),
+    },
+    DynamicConfig {
+        name: "log.level",
+        config_type: TYPE_STRING,
+        check: |_, v| crate::log_filter::check(v),
+        file_value: |_| crate::log_filter::at_start(),
+    },
+    DynamicConfig {
+        name: "max.connections",
+        config_type: TYPE_INT,
+        check: |_, v| integer(v, 1, i32::MAX as u64),
+        file_value: |c| c.max_connections.to_string(),
+    },
+    DynamicConfig {
+        name: "max.connections.per.ip",
+        config_type: TYPE_INT,
+        check: |_, v| integer(v, 1, i32::MAX as u64),
+        file_value: |c| c.max_connections_per_ip.to_string(),
+    },
+    DynamicConfig {
+        name: "produce.buffer.max.bytes",
+        config_type: TYPE_INT,
+        check: |c, v| {
+            let most = c
+                .produce
+                .max_inflated_batch_bytes
+                .min(BUFFER_MAX_BYTES_LIMIT);
+            integer(v, 1, most as u64)
+        },
+        file_value: |c| c.produce.buffer_max_bytes.to_string(),
+    },
+    DynamicConfig {
+        name: "produce.commit.interval.ms",
+        config_type: TYPE_LONG,
+        check: |_, v| integer(v, 0, 60_000),
+        file_value: |c| c.produce.commit_interval_ms.to_string(),
+    },
+];
+
+/// Kafka's dynamic broker configs that mean nothing here (no Kerberos, no background thread
+/// pool): taken and kept so Kafka's tools and tests work, and described when set.
+pub const WITHOUT_EFFECT: &[&str] = &[
+    "background.threads",
+    "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.min.time.before.relogin",
+    "sasl.kerberos.principal.to.local.rules",
+    "sasl.kerberos.service.name",
+    "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.ticket.renew.window.factor",
+];
+
+pub fn dynamic_config(name: &str) -> Option<&'static DynamicConfig> {
+    DYNAMIC_CONFIGS.iter().find(|c| c.name == name)
+}
+
+/// Whether a value for `name` may be stored, and if not, why.
+pub fn check_value(file: &BrokerConfig, name: &str, value: &str) -> Result<(), String> {
+    match dynamic_config(name) {
+        Some(config) => (config.check)(file, value),
+        None if WITHOUT_EFFECT.contains(&name) => Ok(()),
+        None => Err(format!("Unknown broker config name: {name}")),
+    }
+}
+
+/// A whole number in `least..=most`.
+fn integer(value: &str, least: u64, most: u64) -> Result<(), String> {
+    match value.trim().parse::<u64>() {
+        Ok(n) if (least..=most).contains(&n) => Ok(()),
+        _ => Err(format!(
+            "'{value}' is not a whole number from {least} to {most}"
+        )),
+    }
+}
+
+/// The value a config takes: the broker's own dynamic value, else the cluster default's,
+/// else the config file's. Dynamic values were checked when stored (and a broker whose file
+/// has since changed sees a value out of range as unset).
+pub fn effective<'a>(
+    file: &BrokerConfig,
+    config: &DynamicConfig,
+    own: &'a [(String, String)],
+    default: &'a [(String, String)],
+) -> String {
+    [own, default]
+        .into_iter()
+        .filter_map(|set| set.iter().find(|(n, _)| n == config.name))
+        .map(|(_, v)| v)
+        .find(|v| (config.check)(file, v).is_ok())
+        .cloned()
+        .unwrap_or_else(|| (config.file_value)(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_checked_against_each_configs_range() {
+        let file = BrokerConfig::default();
+        assert!(check_value(&file, "max.connections", "5").is_ok());
+        assert!(check_value(&file, "max.connections", "0").is_err());
+        assert!(check_value(&file, "max.connections", "five").is_err());
+        assert!(check_value(&file, "produce.buffer.max.bytes", "1048576").is_ok());
+        assert!(check_value(&file, "produce.buffer.max.bytes", "1099511627776").is_err());
+        assert!(check_value(&file, "sasl.kerberos.min.time.before.relogin", "58000").is_ok());
+        assert!(check_value(&file, "log.level", "debug,shoal=info").is_ok());
+        assert!(check_value(&file, "no.such.config", "1").is_err());
+    }
+
+    #[test]
+    fn a_brokers_own_value_comes_before_the_default_and_the_file() {
+        let file = BrokerConfig::default();
+        let config = dynamic_config("max.connections").unwrap();
+        let set = |v: &str| vec![("max.connections".to_string(), v.to_string())];
+        assert_eq!(effective(&file, config, &[], &[]), "10000");
+        assert_eq!(effective(&file, config, &[], &set("7")), "7");
+        assert_eq!(effective(&file, config, &set("3"), &set("7")), "3");
+        assert_eq!(effective(&file, config, &set("0"), &set("7")), "7");
+    }
+}

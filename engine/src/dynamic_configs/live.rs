@@ -1,0 +1,104 @@
+//! Puts the dynamic broker configs that hold for this broker into effect: when the handler
+//! that stored them answers (on that broker) and, for changes made through other brokers or
+//! found at start, when shard 0 sees a new catalogue.
+
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use shoal_coordinator::TopicsView;
+use shoal_shards::{LiveSettings, Shard};
+
+use super::catalogue::{effective, DYNAMIC_CONFIGS};
+use crate::config::BrokerConfig;
+use crate::server::ConnectionLimits;
+
+/// How often shard 0 looks for a new catalogue.
+const CHECK_EVERY: Duration = Duration::from_millis(200);
+
+pub struct LiveConfigs {
+    file: Arc<BrokerConfig>,
+    settings: Arc<LiveSettings>,
+    connections: Arc<ConnectionLimits>,
+    /// The value each of `DYNAMIC_CONFIGS` was last given, in its order.
+    applied: Mutex<Vec<String>>,
+}
+
+impl LiveConfigs {
+    pub fn new(
+        file: Arc<BrokerConfig>,
+        settings: Arc<LiveSettings>,
+        connections: Arc<ConnectionLimits>,
+    ) -> Arc<LiveConfigs> {
+        let applied = DYNAMIC_CONFIGS
+            .iter()
+            .map(|c| (c.file_value)(&file))
+            .collect();
+        Arc::new(LiveConfigs {
+            file,
+            settings,
+            connections,
+            applied: Mutex::new(applied),
+        })
+    }
+
+    pub fn connections(&self) -> &Arc<ConnectionLimits> {
+        &self.connections
+    }
+
+    /// Gives each dynamic config the value the catalogue now holds for this broker.
+    pub fn apply(&self, view: &TopicsView) {
+        let own = view.broker_configs(Some(self.file.node_id));
+        let default = view.broker_configs(None);
+        let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
+        let mut changed = false;
+        for (config, last) in DYNAMIC_CONFIGS.iter().zip(applied.iter_mut()) {
+            let value = effective(&self.file, config, own, default);
+            if *last != value {
+                tracing::info!(config = config.name, %value, "broker config changed");
+                *last = value;
+                changed = true;
+            }
+        }
+        if changed {
+            self.put_in_effect(&applied);
+        }
+    }
+
+    fn put_in_effect(&self, values: &[String]) {
+        let value = |name: &str| -> &str {
+            let at = DYNAMIC_CONFIGS.iter().position(|c| c.name == name);
+            at.map_or("", |i| values[i].as_str())
+        };
+        // Each was checked before it was stored, and `effective` checks again.
+        let number = |name: &str| value(name).trim().parse::<u64>().unwrap_or(0);
+        self.settings
+            .set_fetch_max_bytes(number("fetch.max.bytes") as usize);
+        self.settings
+            .set_fetch_max_wait_ms(number("fetch.max.wait.ms"));
+        self.settings
+            .set_buffer_max_bytes(number("produce.buffer.max.bytes") as usize);
+        self.settings
+            .set_commit_interval_ms(number("produce.commit.interval.ms"));
+        self.connections.set(
+            number("max.connections") as usize,
+            number("max.connections.per.ip") as usize,
+        );
+        if let Err(e) = crate::log_filter::set(value("log.level")) {
+            tracing::error!(error = %e, "log.level not applied");
+        }
+    }
+
+    /// On shard 0: applies what the catalogue holds now, then each change of it.
+    pub async fn watch(self: Arc<Self>, shard: Rc<Shard>) {
+        let mut seen = 0;
+        loop {
+            let view = shard.topics.load();
+            if view.version() != seen {
+                seen = view.version();
+                self.apply(&view);
+            }
+            glommio::timer::sleep(CHECK_EVERY).await;
+        }
+    }
+}

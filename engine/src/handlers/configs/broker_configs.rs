@@ -1,0 +1,211 @@
+//! The BROKER config resource: this broker's configs (resource name: its id) or the cluster
+//! default (name ""). The config file's settings are described read-only; the dynamic ones
+//! (`dynamic_configs`) are altered here, stored in the coordinator and put into effect.
+
+use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
+use shoal_coordinator::commands::AlterBrokerConfig;
+use shoal_protocol::ResponseError;
+
+use super::describe_configs::{
+    described, SOURCE_DEFAULT, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT_BROKER,
+    SOURCE_STATIC_BROKER,
+};
+use super::{broker_configs, Broker};
+use crate::dynamic_configs::catalogue::{effective, TYPE_STRING};
+use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
+
+/// Settings of the config file that exist in Kafka too but are read at start only.
+const STATIC_ONLY: &[&str] = &[
+    "advertised.listeners",
+    "listener.security.protocol.map",
+    "listeners",
+    "log.dir",
+    "log.dirs",
+    "log.cleanup.policy",
+    "num.io.threads",
+    "num.network.threads",
+    "queued.max.request.bytes",
+];
+
+/// Attempts at a change when another broker changes the same configs at once.
+const ALTER_ATTEMPTS: usize = 5;
+
+/// Which broker a resource name means: None for the cluster default (""), else this broker
+/// (Kafka answers a name that is neither INVALID_REQUEST; clients send each broker its own).
+pub fn resource_broker(broker: &Broker, name: &str) -> Result<Option<i32>, (i16, String)> {
+    let node_id = broker.config.node_id;
+    match name {
+        "" => Ok(None),
+        _ if name.parse::<i32>() == Ok(node_id) => Ok(Some(node_id)),
+        _ => Err((
+            ResponseError::InvalidRequest.code(),
+            format!(
+                "Unexpected broker id, expected {node_id} or empty string, but received {name}"
+            ),
+        )),
+    }
+}
+
+/// Changes a broker's (or the default's) dynamic configs with `change`, which is given what
+/// is stored and returns the whole new set: names checked (a config of the file only is
+/// INVALID_REQUEST, as Kafka answers for configs it cannot update dynamically; an unknown one
+/// INVALID_CONFIG), values checked, stored unless `validate_only`, then put into effect.
+pub async fn alter_broker_configs(
+    broker: &Broker,
+    name: &str,
+    validate_only: bool,
+    change: impl Fn(&[(String, String)]) -> Result<Vec<(String, String)>, String>,
+    named: &[String],
+) -> Result<(), (i16, String)> {
+    let target = resource_broker(broker, name)?;
+    let read_only: Vec<&str> = named
+        .iter()
+        .map(String::as_str)
+        .filter(|n| is_file_only(broker, n))
+        .collect();
+    if !read_only.is_empty() {
+        return Err((
+            ResponseError::InvalidRequest.code(),
+            format!(
+                "Cannot update these configs dynamically: {} (set them in the config file and \
+                 restart)",
+                read_only.join(", ")
+            ),
+        ));
+    }
+    let invalid = |message: String| (ResponseError::InvalidConfig.code(), message);
+    let mut stored = broker.shard.topics.load().broker_configs(target).to_vec();
+    for _ in 0..ALTER_ATTEMPTS {
+        let mut configs = change(&stored).map_err(invalid)?;
+        configs.sort();
+        for (config, value) in &configs {
+            check_value(&broker.config, config, value).map_err(invalid)?;
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let request = AlterBrokerConfig {
+            broker: target,
+            expected: stored,
+            configs,
+        };
+        match broker.shard.coordinator.run(request).await {
+            Ok(Ok(())) => {
+                broker.live.apply(&broker.shard.topics.load());
+                return Ok(());
+            }
+            Ok(Err(now)) => stored = now,
+            Err(_) => {
+                return Err((
+                    ResponseError::CoordinatorNotAvailable.code(),
+                    "The coordinator is not available.".to_string(),
+                ))
+            }
+        }
+    }
+    Err((
+        ResponseError::RequestTimedOut.code(),
+        "The broker's configs kept changing; try again.".to_string(),
+    ))
+}
+
+/// A name the config file sets that cannot change at run time.
+fn is_file_only(broker: &Broker, name: &str) -> bool {
+    dynamic_config(name).is_none()
+        && !WITHOUT_EFFECT.contains(&name)
+        && (STATIC_ONLY.contains(&name) || broker_configs(broker).iter().any(|(n, _)| *n == name))
+}
+
+/// DescribeConfigs of a broker resource: each config with its source and, if asked, its
+/// synonyms in Kafka's order of precedence.
+pub fn describe(
+    broker: &Broker,
+    name: &str,
+    wanted: impl Fn(&str) -> bool,
+    synonyms: bool,
+) -> Result<Vec<DescribeConfigsResourceResult>, (i16, String)> {
+    let target = resource_broker(broker, name)?;
+    let view = broker.shard.topics.load();
+    let default = view.broker_configs(None);
+    let mut configs = Vec::new();
+    let Some(node_id) = target else {
+        // The cluster default: only what is set there, as Kafka describes it.
+        for (config, value) in default.iter().filter(|(n, _)| wanted(n)) {
+            let found = [(SOURCE_DYNAMIC_DEFAULT_BROKER, value.clone())];
+            configs.push(described(
+                config,
+                &found,
+                false,
+                config_type(config),
+                synonyms,
+            ));
+        }
+        return Ok(configs);
+    };
+    let own = view.broker_configs(Some(node_id));
+    for (config, value) in broker_configs(broker)
+        .into_iter()
+        .filter(|(n, _)| wanted(n))
+    {
+        let found = [(SOURCE_STATIC_BROKER, value)];
+        configs.push(described(
+            config,
+            &found,
+            true,
+            config_type(config),
+            synonyms,
+        ));
+    }
+    let file = &broker.config;
+    let file_default = crate::config::BrokerConfig::default();
+    for config in DYNAMIC_CONFIGS.iter().filter(|c| wanted(c.name)) {
+        let set_in = |configs: &[(String, String)]| {
+            configs
+                .iter()
+                .find(|(n, _)| n == config.name)
+                .map(|(_, v)| v.clone())
+        };
+        let in_file = (config.file_value)(file);
+        let by_default = (config.file_value)(&file_default);
+        let mut found = Vec::new();
+        found.extend(set_in(own).map(|v| (SOURCE_DYNAMIC_BROKER, v)));
+        found.extend(set_in(default).map(|v| (SOURCE_DYNAMIC_DEFAULT_BROKER, v)));
+        if in_file != by_default {
+            found.push((SOURCE_STATIC_BROKER, in_file));
+        }
+        found.push((SOURCE_DEFAULT, by_default));
+        // What is in effect comes first (a stored value out of range is passed over).
+        let value = effective(file, config, own, default);
+        if let Some(at) = found.iter().position(|(_, v)| *v == value) {
+            found.drain(..at);
+        }
+        configs.push(described(
+            config.name,
+            &found,
+            false,
+            config.config_type,
+            synonyms,
+        ));
+    }
+    for config in WITHOUT_EFFECT.iter().filter(|c| wanted(c)) {
+        let mut found = Vec::new();
+        for (source, set) in [
+            (SOURCE_DYNAMIC_BROKER, own),
+            (SOURCE_DYNAMIC_DEFAULT_BROKER, default),
+        ] {
+            if let Some((_, v)) = set.iter().find(|(n, _)| n == config) {
+                found.push((source, v.clone()));
+            }
+        }
+        if !found.is_empty() {
+            configs.push(described(config, &found, false, TYPE_STRING, synonyms));
+        }
+    }
+    Ok(configs)
+}
+
+fn config_type(name: &str) -> i8 {
+    dynamic_config(name).map_or(super::describe_configs::config_type(name), |c| {
+        c.config_type
+    })
+}
