@@ -243,3 +243,54 @@ def parse_describe_client_quotas_v0(body):
     entries = r.array(lambda r: (tuple(_read_entity(r)),
                                  dict(r.array(lambda r: (r.string(), r.int("d"))))))
     return error, message, None if entries is None else dict(entries)
+
+
+# Broker configs for the cluster default (resource name ""), which librdkafka will not send.
+
+def incremental_alter_configs_v0(resources, validate_only=False):
+    """resources: [(resource type, name, [(config, operation, value or None)])]"""
+    body = struct.pack(">i", len(resources))
+    for resource_type, name, configs in resources:
+        body += struct.pack(">b", resource_type) + string(name) + struct.pack(">i", len(configs))
+        for config, operation, value in configs:
+            body += string(config) + struct.pack(">b", operation) + string(value)
+    return body + struct.pack(">?", validate_only)
+
+
+def parse_incremental_alter_configs_v0(body):
+    """[(error code, message, resource type, name)]"""
+    r = ClassicReader(body)
+    r.int("i")
+    return r.array(lambda r: (r.int("h"), r.string(), r.int("b"), r.string()))
+
+
+def describe_configs_v1(resources, synonyms=True):
+    """resources: [(resource type, name, [config names] or None for all)]"""
+    body = struct.pack(">i", len(resources))
+    for resource_type, name, keys in resources:
+        body += struct.pack(">b", resource_type) + string(name)
+        if keys is None:
+            body += struct.pack(">i", -1)
+        else:
+            body += struct.pack(">i", len(keys)) + b"".join(string(k) for k in keys)
+    return body + struct.pack(">?", synonyms)
+
+
+def parse_describe_configs_v1(body):
+    """[(error code, message, {config: (value, read only, source, [(source, value)])})]"""
+    r = ClassicReader(body)
+    r.int("i")
+
+    def config(r):
+        name, value, read_only, source = r.string(), r.string(), r.int("?"), r.int("b")
+        r.int("?")  # sensitive
+        synonyms = r.array(lambda r: (r.string(), r.string(), r.int("b")))
+        return name, (value, read_only, source, [(s, v) for _, v, s in synonyms])
+
+    def result(r):
+        error, message = r.int("h"), r.string()
+        r.int("b")
+        r.string()
+        return error, message, dict(r.array(config))
+
+    return r.array(result)

@@ -16,6 +16,8 @@ from conftest import SHOAL_BIN
 from kafka_wire import Connection, parse_produce_v3_error, produce_v3, record_batch, request
 from test_durability import PRODUCER_SCRIPT, read_acks
 from test_client_quotas import EXACT, Quotas
+from test_dynamic_configs import DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER, alter, described
+from test_dynamic_configs import connections_admitted
 from test_postgres_coordinator import assert_all_acknowledged_stored, wait_for_acks
 from test_quota_enforcement import QUOTA, run_producers
 
@@ -478,3 +480,20 @@ def test_a_client_quota_set_through_one_broker_holds_on_another(cluster):
     print(f"through broker 2, held to {QUOTA} B/s: {rate:.0f} B/s, throttled up to {throttle_ms} ms")
     # (A short run: the last request's bytes, taken just before the end, weigh more.)
     assert throttle_ms > 0 and rate <= 1.25 * QUOTA, (rate, throttle_ms)
+
+
+def test_a_broker_config_default_set_through_one_broker_holds_on_the_others(cluster):
+    """Dynamic broker configs are in the shared log: the cluster default set through broker 1
+    takes effect on broker 2 without a restart; broker 1's own setting stays its own."""
+    a, b, _ = cluster()
+    alter(a.bootstrap, "", {"max.connections.per.ip": "3"})
+    alter(a.bootstrap, "1", {"max.connections.per.ip": "5"})
+    assert connections_admitted(b.bootstrap, 3) == 3
+    assert connections_admitted(a.bootstrap, 5) == 5
+    assert described(b.bootstrap, "2", ["max.connections.per.ip"])[
+        "max.connections.per.ip"][:3] == ("3", False, DYNAMIC_DEFAULT_BROKER)
+    assert described(a.bootstrap, "1", ["max.connections.per.ip"])[
+        "max.connections.per.ip"][:3] == ("5", False, DYNAMIC_BROKER)
+    alter(b.bootstrap, "", {"max.connections.per.ip": None})
+    assert connections_admitted(b.bootstrap, 6) == 6
+    assert connections_admitted(a.bootstrap, 5) == 5
