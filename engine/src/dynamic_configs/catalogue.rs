@@ -39,6 +39,12 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
         file_value: |_| crate::log_filter::at_start(),
     },
     DynamicConfig {
+        name: "max.in.flight.request.bytes",
+        config_type: TYPE_LONG,
+        check: |_, v| integer(v, 1 << 20, 1 << 40),
+        file_value: |c| c.max_in_flight_request_bytes.to_string(),
+    },
+    DynamicConfig {
         name: "max.connections",
         config_type: TYPE_INT,
         check: |_, v| integer(v, 1, i32::MAX as u64),

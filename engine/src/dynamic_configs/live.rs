@@ -3,6 +3,7 @@
 //! found at start, when shard 0 sees a new catalogue.
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,8 @@ pub struct LiveConfigs {
     file: Arc<BrokerConfig>,
     settings: Arc<LiveSettings>,
     connections: Arc<ConnectionLimits>,
+    /// Each shard's budget for requests and answers (shards resize theirs to it).
+    request_memory_bytes: AtomicUsize,
     /// The value each of `DYNAMIC_CONFIGS` was last given, in its order.
     applied: Mutex<Vec<String>>,
 }
@@ -35,6 +38,7 @@ impl LiveConfigs {
             .map(|c| (c.file_value)(&file))
             .collect();
         Arc::new(LiveConfigs {
+            request_memory_bytes: AtomicUsize::new(file.max_in_flight_request_bytes),
             file,
             settings,
             connections,
@@ -44,6 +48,11 @@ impl LiveConfigs {
 
     pub fn connections(&self) -> &Arc<ConnectionLimits> {
         &self.connections
+    }
+
+    /// What each shard's request memory budget should hold now.
+    pub fn request_memory_bytes(&self) -> usize {
+        self.request_memory_bytes.load(Ordering::Relaxed)
     }
 
     /// Gives each dynamic config the value the catalogue now holds for this broker.
@@ -80,6 +89,10 @@ impl LiveConfigs {
             .set_buffer_max_bytes(number("produce.buffer.max.bytes") as usize);
         self.settings
             .set_commit_interval_ms(number("produce.commit.interval.ms"));
+        self.request_memory_bytes.store(
+            number("max.in.flight.request.bytes") as usize,
+            Ordering::Relaxed,
+        );
         self.connections.set(
             number("max.connections") as usize,
             number("max.connections.per.ip") as usize,

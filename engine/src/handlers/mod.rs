@@ -37,6 +37,7 @@ use shoal_shards::Shard;
 use crate::config::BrokerConfig;
 use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
+use crate::server::memory::RequestBudget;
 
 pub use registry::{Call, ClientInfo};
 
@@ -49,7 +50,7 @@ pub struct Broker {
     pub advertised_host: String,
     pub advertised_port: i32,
     /// Bytes of requests being read or handled on this shard (`max_in_flight_request_bytes`).
-    pub request_memory: Rc<glommio::sync::Semaphore>,
+    pub request_memory: Rc<RequestBudget>,
     /// Every shard's client rates, measured against their quotas.
     pub quotas: Arc<QuotaBoard>,
     /// The dynamic broker configs in effect, and what puts changes into effect.
@@ -65,9 +66,7 @@ impl Broker {
         live: Arc<LiveConfigs>,
     ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
-        let request_memory = Rc::new(glommio::sync::Semaphore::new(
-            config.max_in_flight_request_bytes as u64,
-        ));
+        let request_memory = RequestBudget::new(config.max_in_flight_request_bytes);
         Broker {
             shard,
             config,

@@ -132,10 +132,11 @@ pub async fn serve_connection(
                 break;
             }
         };
-        let reservation = Reservation::new(
-            broker.request_memory.clone(),
-            config.max_in_flight_request_bytes,
-        );
+        let budget_bytes = broker.live.request_memory_bytes();
+        if broker.request_memory.capacity() != budget_bytes as u64 {
+            broker.request_memory.resize(budget_bytes);
+        }
+        let reservation = Reservation::new(broker.request_memory.clone());
         let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
             break;
         };

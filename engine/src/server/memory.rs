@@ -1,25 +1,64 @@
 //! The shard's memory budget for requests and their answers (Kafka's
 //! `queued.max.request.bytes`, extended to responses): a request reserves its bytes as they
 //! arrive, then what its decoded form and its answer will hold, and gives it all back once
-//! the answer has been written to the socket.
+//! the answer has been written to the socket. Its size may change at run time (the dynamic
+//! broker config `max.in.flight.request.bytes`).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use glommio::sync::Semaphore;
 
+/// One shard's budget.
+pub struct RequestBudget {
+    semaphore: Semaphore,
+    capacity: Cell<u64>,
+}
+
+impl RequestBudget {
+    pub fn new(bytes: usize) -> Rc<RequestBudget> {
+        Rc::new(RequestBudget {
+            semaphore: Semaphore::new(bytes as u64),
+            capacity: Cell::new(bytes as u64),
+        })
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity.get()
+    }
+
+    pub fn available(&self) -> u64 {
+        self.semaphore.available()
+    }
+
+    /// A new size: larger at once; smaller as held bytes come back (a task takes the
+    /// difference out of the budget as it frees up). Call on the shard's executor.
+    pub fn resize(self: &Rc<Self>, bytes: usize) {
+        let (old, new) = (self.capacity.get(), bytes as u64);
+        self.capacity.set(new);
+        if new > old {
+            self.semaphore.signal(new - old);
+        } else if new < old {
+            let budget = self.clone();
+            glommio::spawn_local(async move {
+                // Taken for good; an error means the budget was closed.
+                let _ = budget.semaphore.acquire(old - new).await;
+            })
+            .detach();
+        }
+    }
+}
+
 /// Bytes held against the budget; returned when dropped.
 pub struct Reservation {
-    budget: Rc<Semaphore>,
-    capacity: u64,
+    budget: Rc<RequestBudget>,
     units: Cell<u64>,
 }
 
 impl Reservation {
-    pub fn new(budget: Rc<Semaphore>, capacity: usize) -> Reservation {
+    pub fn new(budget: Rc<RequestBudget>) -> Reservation {
         Reservation {
             budget,
-            capacity: capacity as u64,
             units: Cell::new(0),
         }
     }
@@ -27,11 +66,12 @@ impl Reservation {
     /// Waits for `bytes` more, never asking past the whole budget (so one request cannot
     /// wait forever); false once the budget is closed.
     pub async fn grow(&self, bytes: usize) -> bool {
-        let want = (bytes as u64).min(self.capacity.saturating_sub(self.units.get()));
+        let room = self.budget.capacity().saturating_sub(self.units.get());
+        let want = (bytes as u64).min(room);
         if want == 0 {
             return true;
         }
-        if self.budget.acquire(want).await.is_err() {
+        if self.budget.semaphore.acquire(want).await.is_err() {
             return false;
         }
         self.units.set(self.units.get() + want);
@@ -45,7 +85,7 @@ impl Reservation {
         let units = self.units.get();
         let keep = (bytes as u64).min(units);
         if units > keep {
-            self.budget.signal(units - keep);
+            self.budget.semaphore.signal(units - keep);
             self.units.set(keep);
         }
     }
@@ -55,7 +95,7 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let units = self.units.get();
         if units > 0 {
-            self.budget.signal(units);
+            self.budget.semaphore.signal(units);
         }
     }
 }
@@ -67,8 +107,8 @@ mod tests {
     #[test]
     fn reservations_come_back_when_dropped_and_never_exceed_the_budget() {
         glommio::LocalExecutor::default().run(async {
-            let budget = Rc::new(Semaphore::new(100));
-            let a = Reservation::new(budget.clone(), 100);
+            let budget = RequestBudget::new(100);
+            let a = Reservation::new(budget.clone());
             assert!(a.grow(60).await);
             assert!(
                 a.grow(1000).await,
@@ -79,6 +119,27 @@ mod tests {
             assert_eq!(budget.available(), 70);
             drop(a);
             assert_eq!(budget.available(), 100);
+        });
+    }
+
+    #[test]
+    fn a_budget_resized_at_run_time_grows_at_once_and_shrinks_as_bytes_come_back() {
+        glommio::LocalExecutor::default().run(async {
+            let budget = RequestBudget::new(100);
+            let a = Reservation::new(budget.clone());
+            assert!(a.grow(80).await);
+            budget.resize(50);
+            glommio::executor().yield_task_queue_now().await;
+            // 80 held, 20 free: the shrink waits for 50 and takes what it can only whole.
+            assert_eq!(budget.available(), 20);
+            drop(a);
+            glommio::executor().yield_task_queue_now().await;
+            assert_eq!(budget.available(), 50);
+            let b = Reservation::new(budget.clone());
+            assert!(b.grow(1000).await, "capped at the new size");
+            assert_eq!(budget.available(), 0);
+            budget.resize(120);
+            assert_eq!(budget.available(), 70);
         });
     }
 }

@@ -4,7 +4,7 @@ mod connection;
 mod frame_pool;
 mod limits;
 mod listener;
-mod memory;
+pub mod memory;
 mod metrics_http;
 mod request;
 mod watchdog;
