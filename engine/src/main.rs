@@ -229,7 +229,7 @@ fn run(args: Args) -> Result<(), EngineError> {
     let config = Arc::new(config);
     let limits =
         server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
-    let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits);
+    let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits, tls.clone());
     let serve: ServeFn = Arc::new(move |shard| {
         Box::pin(server::serve_shard(
             shard,

@@ -216,6 +216,41 @@ def test_a_changed_certificate_is_served_to_new_connections(tls_broker, ca):
     assert "TLS certificate reloaded" in tls_broker.log()
 
 
+def test_broker_configs_name_new_certificate_files_and_a_pair_that_does_not_load_is_refused(
+        make_broker, ca):
+    """The dynamic broker configs ssl.certificate.location and ssl.key.location: checked
+    before they are stored, served to the next connection, kept across a restart."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    broker = start_tls_broker(make_broker, ca, reload_check_ms=0)  # no file polling
+    admin = AdminClient(sasl_ssl(broker, ca, "admin", "admin-secret", "PLAIN"))
+    new_cert, new_key = ca.issue("renewed", "/CN=localhost/O=Renewed", server=True)
+
+    def set_files(**files):
+        resource = ConfigResource(ConfigResource.Type.BROKER, "0", incremental_configs=[
+            ConfigEntry(f"ssl.{kind}.location", str(path),
+                        incremental_operation=AlterConfigOpType.SET)
+            for kind, path in files.items()])
+        admin.incremental_alter_configs([resource])[resource].result(timeout=15)
+
+    # The new certificate with the old key does not load: refused, nothing stored or served.
+    with pytest.raises(KafkaException, match="do not load"):
+        set_files(certificate=new_cert)
+    assert "organizationName" not in served_certificate_subject(broker.sasl_ssl_port, ca)
+    set_files(certificate=new_cert, key=new_key)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if served_certificate_subject(broker.sasl_ssl_port, ca).get("organizationName"):
+            break
+        time.sleep(0.2)
+    assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
+    del admin
+    broker.stop()
+    broker.start()
+    assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
+
+
 def test_a_mirror_pulls_from_a_sasl_ssl_source_with_scram(make_broker, ca, tmp_path):
     """Another Shoal as the source, reachable only with SCRAM-SHA-512 over TLS for the
     mirror; the destination mirrors a topic with identical offsets."""

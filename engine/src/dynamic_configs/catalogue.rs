@@ -9,6 +9,13 @@ pub const TYPE_STRING: i8 = 2;
 pub const TYPE_INT: i8 = 3;
 pub const TYPE_LONG: i8 = 5;
 
+/// The TLS listeners' PEM files (`[ssl]` certificate_file, key_file, truststore_file): a new
+/// path, or the same one again, re-reads them (Kafka re-reads its keystore likewise).
+pub const SSL_CERTIFICATE: &str = "ssl.certificate.location";
+pub const SSL_KEY: &str = "ssl.key.location";
+pub const SSL_TRUSTSTORE: &str = "ssl.truststore.location";
+pub const SSL_FILES: [&str; 3] = [SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE];
+
 /// A broker config an operator may set per broker or as the cluster default.
 pub struct DynamicConfig {
     pub name: &'static str,
@@ -57,6 +64,24 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
         file_value: |c| c.max_connections_per_ip.to_string(),
     },
     DynamicConfig {
+        name: SSL_CERTIFICATE,
+        config_type: TYPE_STRING,
+        check: |_, v| file_path(v),
+        file_value: |c| path_value(&c.ssl.certificate_file),
+    },
+    DynamicConfig {
+        name: SSL_KEY,
+        config_type: TYPE_STRING,
+        check: |_, v| file_path(v),
+        file_value: |c| path_value(&c.ssl.key_file),
+    },
+    DynamicConfig {
+        name: SSL_TRUSTSTORE,
+        config_type: TYPE_STRING,
+        check: |_, v| file_path(v),
+        file_value: |c| path_value(&c.ssl.truststore_file),
+    },
+    DynamicConfig {
         name: "produce.buffer.max.bytes",
         config_type: TYPE_INT,
         check: |c, v| {
@@ -98,6 +123,21 @@ pub fn check_value(file: &BrokerConfig, name: &str, value: &str) -> Result<(), S
         Some(config) => (config.check)(file, value),
         None if WITHOUT_EFFECT.contains(&name) => Ok(()),
         None => Err(format!("Unknown broker config name: {name}")),
+    }
+}
+
+fn path_value(path: &Option<std::path::PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// A file's path (whether it loads is checked where it is used).
+fn file_path(value: &str) -> Result<(), String> {
+    match value.trim() {
+        "" => Err("a file's path cannot be empty".to_string()),
+        v if v.len() > 4096 => Err("a file's path is at most 4096 bytes".to_string()),
+        _ => Ok(()),
     }
 }
 

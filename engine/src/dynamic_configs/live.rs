@@ -10,8 +10,10 @@ use std::time::Duration;
 use shoal_coordinator::TopicsView;
 use shoal_shards::{LiveSettings, Shard};
 
-use super::catalogue::{effective, DYNAMIC_CONFIGS};
+use super::catalogue::{effective, DYNAMIC_CONFIGS, SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE};
 use crate::config::BrokerConfig;
+use crate::security::tls::TlsFiles;
+use crate::security::TlsServer;
 use crate::server::ConnectionLimits;
 
 /// How often shard 0 looks for a new catalogue.
@@ -21,6 +23,8 @@ pub struct LiveConfigs {
     file: Arc<BrokerConfig>,
     settings: Arc<LiveSettings>,
     connections: Arc<ConnectionLimits>,
+    /// The TLS listeners' certificates, if the broker has any.
+    tls: Option<Arc<TlsServer>>,
     /// Each shard's budget for requests and answers (shards resize theirs to it).
     request_memory_bytes: AtomicUsize,
     /// The value each of `DYNAMIC_CONFIGS` was last given, in its order.
@@ -32,6 +36,7 @@ impl LiveConfigs {
         file: Arc<BrokerConfig>,
         settings: Arc<LiveSettings>,
         connections: Arc<ConnectionLimits>,
+        tls: Option<Arc<TlsServer>>,
     ) -> Arc<LiveConfigs> {
         let applied = DYNAMIC_CONFIGS
             .iter()
@@ -42,12 +47,32 @@ impl LiveConfigs {
             file,
             settings,
             connections,
+            tls,
             applied: Mutex::new(applied),
         })
     }
 
     pub fn connections(&self) -> &Arc<ConnectionLimits> {
         &self.connections
+    }
+
+    pub fn tls(&self) -> Option<&Arc<TlsServer>> {
+        self.tls.as_ref()
+    }
+
+    /// The TLS files the dynamic configs name for this broker (None where they name none).
+    pub fn tls_files(own: &[(String, String)], default: &[(String, String)]) -> TlsFiles {
+        let named = |name: &str| {
+            [own, default]
+                .into_iter()
+                .find_map(|set| set.iter().find(|(n, _)| n == name))
+                .map(|(_, v)| std::path::PathBuf::from(v.trim()))
+        };
+        TlsFiles {
+            certificate: named(SSL_CERTIFICATE),
+            key: named(SSL_KEY),
+            truststore: named(SSL_TRUSTSTORE),
+        }
     }
 
     /// What each shard's request memory budget should hold now.
@@ -57,20 +82,43 @@ impl LiveConfigs {
 
     /// Gives each dynamic config the value the catalogue now holds for this broker.
     pub fn apply(&self, view: &TopicsView) {
+        self.apply_to(view, false)
+    }
+
+    /// As `apply`, before the first connection: certificates are loaded before it returns.
+    pub fn apply_at_start(&self, view: &TopicsView) {
+        self.apply_to(view, true)
+    }
+
+    fn apply_to(&self, view: &TopicsView, starting: bool) {
         let own = view.broker_configs(Some(self.file.node_id));
         let default = view.broker_configs(None);
         let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
-        let mut changed = false;
+        let mut changed = Vec::new();
         for (config, last) in DYNAMIC_CONFIGS.iter().zip(applied.iter_mut()) {
             let value = effective(&self.file, config, own, default);
             if *last != value {
                 tracing::info!(config = config.name, %value, "broker config changed");
                 *last = value;
-                changed = true;
+                changed.push(config.name);
             }
         }
-        if changed {
-            self.put_in_effect(&applied);
+        if changed.is_empty() {
+            return;
+        }
+        self.put_in_effect(&applied);
+        if let Some(tls) = &self.tls {
+            if changed.iter().any(|name| name.starts_with("ssl.")) {
+                let settings = tls.with_files(&Self::tls_files(own, default));
+                let why = "the dynamic broker configs name other files";
+                if starting {
+                    tls.reconfigure(settings, why);
+                } else {
+                    // Off the executor: reading files blocks.
+                    let tls = tls.clone();
+                    std::thread::spawn(move || tls.reconfigure(settings, why));
+                }
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! TLS for the SSL and SASL_SSL listeners: rustls over the glommio sockets (no tokio), PEM
 //! certificate and key files, optional client certificates (mTLS) checked against a trust
-//! store, and reloading on SIGHUP or when a file changes. A reload that fails keeps the
-//! certificate in use and says why; connections already open keep theirs.
+//! store, and reloading on SIGHUP, when a file changes, or when the dynamic broker configs
+//! name other files or ask for a re-read. A reload that fails keeps the certificate in use
+//! and says why; connections already open keep theirs.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +23,8 @@ use crate::config::{ClientAuth, SslConfig};
 use crate::EngineError;
 
 pub struct TlsServer {
-    settings: SslConfig,
+    /// The config file's settings, with the files the dynamic configs name instead.
+    settings: Mutex<SslConfig>,
     current: ArcSwap<ServerConfigs>,
     /// The files' modification times when last loaded.
     loaded_stamps: Mutex<Vec<Option<SystemTime>>>,
@@ -34,7 +36,7 @@ impl TlsServer {
         let stamps = stamps(settings);
         Ok(TlsServer {
             current: ArcSwap::from_pointee(ServerConfigs::load(settings)?),
-            settings: settings.clone(),
+            settings: Mutex::new(settings.clone()),
             loaded_stamps: Mutex::new(stamps),
         })
     }
@@ -49,11 +51,54 @@ impl TlsServer {
         }
     }
 
+    fn settings(&self) -> SslConfig {
+        self.settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The settings with other files: `Some` paths replace the current ones.
+    pub fn with_files(&self, files: &TlsFiles) -> SslConfig {
+        let mut settings = self.settings();
+        let replace = |path: &Option<PathBuf>, current: &mut Option<PathBuf>| {
+            if let Some(path) = path {
+                *current = Some(path.clone());
+            }
+        };
+        replace(&files.certificate, &mut settings.certificate_file);
+        replace(&files.key, &mut settings.key_file);
+        replace(&files.truststore, &mut settings.truststore_file);
+        settings
+    }
+
+    /// Whether `settings` load (blocking file reads), and if not, why.
+    pub fn check(settings: &SslConfig) -> Result<(), EngineError> {
+        ServerConfigs::load(settings).map(|_| ())
+    }
+
+    /// Takes `settings` (other files) and loads them; on failure the certificate in use
+    /// stays, and so do the files, so a later change of theirs is still noticed.
+    pub fn reconfigure(&self, settings: SslConfig, why: &str) {
+        match ServerConfigs::load(&settings) {
+            Ok(config) => {
+                *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) = stamps(&settings);
+                *self.settings.lock().unwrap_or_else(|e| e.into_inner()) = settings;
+                self.current.store(Arc::new(config));
+                tracing::info!(why, "TLS certificate reloaded");
+            }
+            Err(e) => {
+                tracing::error!(why, error = %e, "TLS reload failed; keeping the current certificate")
+            }
+        }
+    }
+
     /// Loads the files again; on failure the certificate in use stays.
     pub fn reload(&self, why: &str) {
-        let stamps = stamps(&self.settings);
+        let settings = self.settings();
+        let stamps = stamps(&settings);
         *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) = stamps;
-        match ServerConfigs::load(&self.settings) {
+        match ServerConfigs::load(&settings) {
             Ok(config) => {
                 self.current.store(Arc::new(config));
                 tracing::info!(why, "TLS certificate reloaded");
@@ -65,7 +110,8 @@ impl TlsServer {
     }
 
     fn files_changed(&self) -> bool {
-        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) != stamps(&self.settings)
+        let now = stamps(&self.settings());
+        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) != now
     }
 
     /// Reloads on SIGHUP, and when a file's modification time changes (checked every
@@ -73,7 +119,7 @@ impl TlsServer {
     pub fn watch(self: Arc<Self>) -> Result<(), EngineError> {
         let hangup = Arc::new(AtomicBool::new(false));
         signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone())?;
-        let check_every = Duration::from_millis(self.settings.reload_check_ms);
+        let check_every = Duration::from_millis(self.settings().reload_check_ms);
         // SIGHUP is noticed within this long.
         let tick = check_every.clamp(Duration::from_millis(10), Duration::from_secs(1));
         std::thread::Builder::new()
@@ -94,6 +140,14 @@ impl TlsServer {
             })?;
         Ok(())
     }
+}
+
+/// Files named by the dynamic broker configs (None: the config file's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub certificate: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub truststore: Option<PathBuf>,
 }
 
 fn files(settings: &SslConfig) -> impl Iterator<Item = &PathBuf> {

@@ -58,7 +58,7 @@ pub async fn serve_shard(
     }
     if shard.index == 0 {
         // Dynamic configs stored before this start hold before the first connection.
-        live.apply(&shard.topics.load());
+        live.apply_at_start(&shard.topics.load());
         tasks.spawn_background("dynamic broker configs", live.clone().watch(shard.clone()));
     }
     let broker = Rc::new(Broker::new(shard, config, cluster, quotas, live));

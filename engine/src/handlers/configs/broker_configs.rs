@@ -11,8 +11,11 @@ use super::describe_configs::{
     SOURCE_STATIC_BROKER,
 };
 use super::{broker_configs, Broker};
-use crate::dynamic_configs::catalogue::{effective, TYPE_STRING};
-use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
+use crate::dynamic_configs::catalogue::{effective, SSL_FILES, TYPE_STRING};
+use crate::dynamic_configs::{
+    check_value, dynamic_config, LiveConfigs, DYNAMIC_CONFIGS, WITHOUT_EFFECT,
+};
+use crate::security::TlsServer;
 
 /// Settings of the config file that exist in Kafka too but are read at start only.
 const STATIC_ONLY: &[&str] = &[
@@ -74,12 +77,18 @@ pub async fn alter_broker_configs(
         ));
     }
     let invalid = |message: String| (ResponseError::InvalidConfig.code(), message);
+    let names_tls_files = named.iter().any(|n| SSL_FILES.contains(&n.as_str()));
     let mut stored = broker.shard.topics.load().broker_configs(target).to_vec();
     for _ in 0..ALTER_ATTEMPTS {
         let mut configs = change(&stored).map_err(invalid)?;
         configs.sort();
         for (config, value) in &configs {
             check_value(&broker.config, config, value).map_err(invalid)?;
+        }
+        if names_tls_files {
+            check_tls_files(broker, target, &configs)
+                .await
+                .map_err(invalid)?;
         }
         if validate_only {
             return Ok(());
@@ -92,6 +101,12 @@ pub async fn alter_broker_configs(
         match broker.shard.coordinator.run(request).await {
             Ok(Ok(())) => {
                 broker.live.apply(&broker.shard.topics.load());
+                if let (true, Some(tls)) = (names_tls_files, broker.live.tls()) {
+                    // Named again, the same files are read again, as Kafka re-reads its
+                    // keystore.
+                    let tls = tls.clone();
+                    std::thread::spawn(move || tls.reload("the ssl.* broker configs were set"));
+                }
                 return Ok(());
             }
             Ok(Err(now)) => stored = now,
@@ -107,6 +122,27 @@ pub async fn alter_broker_configs(
         ResponseError::RequestTimedOut.code(),
         "The broker's configs kept changing; try again.".to_string(),
     ))
+}
+
+/// Whether the TLS files the new configs name load, with the ones they leave as they are.
+async fn check_tls_files(
+    broker: &Broker,
+    target: Option<i32>,
+    configs: &[(String, String)],
+) -> Result<(), String> {
+    let Some(tls) = broker.live.tls() else {
+        return Err("This broker has no SSL or SASL_SSL listener.".to_string());
+    };
+    let view = broker.shard.topics.load();
+    let files = match target {
+        Some(_) => LiveConfigs::tls_files(configs, view.broker_configs(None)),
+        None => LiveConfigs::tls_files(view.broker_configs(Some(broker.config.node_id)), configs),
+    };
+    let settings = tls.with_files(&files);
+    let loaded = glommio::executor()
+        .spawn_blocking(move || TlsServer::check(&settings))
+        .await;
+    loaded.map_err(|e| format!("The TLS files do not load: {e}"))
 }
 
 /// A name the config file sets that cannot change at run time.
