@@ -181,6 +181,16 @@ def served_certificate_subject(port, ca):
             return dict(x[0] for x in tls.getpeercert()["subject"])
 
 
+def wait_for_subject(port, ca, organization, timeout=10):
+    """The certificate served once it names `organization` (or when the time is up)."""
+    deadline = time.time() + timeout
+    while True:
+        subject = served_certificate_subject(port, ca)
+        if subject.get("organizationName") == organization or time.time() > deadline:
+            return subject
+        time.sleep(0.2)
+
+
 def renew_certificate(broker, ca):
     new_cert, new_key = ca.issue("renewed", "/CN=localhost/O=Renewed", server=True)
     # Key first, then the certificate: a reload in between fails and keeps the old pair.
@@ -194,24 +204,14 @@ def test_sighup_reloads_the_certificate(make_broker, ca):
     time.sleep(1.5)
     assert "organizationName" not in served_certificate_subject(broker.sasl_ssl_port, ca)
     broker.process.send_signal(signal.SIGHUP)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        if served_certificate_subject(broker.sasl_ssl_port, ca).get("organizationName"):
-            break
-        time.sleep(0.2)
-    assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
+    assert wait_for_subject(broker.sasl_ssl_port, ca, "Renewed")["organizationName"] == "Renewed"
     assert "TLS certificate reloaded" in broker.log() and "SIGHUP" in broker.log()
 
 
 def test_a_changed_certificate_is_served_to_new_connections(tls_broker, ca):
     assert served_certificate_subject(tls_broker.sasl_ssl_port, ca)["commonName"] == "localhost"
     renew_certificate(tls_broker, ca)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        subject = served_certificate_subject(tls_broker.sasl_ssl_port, ca)
-        if subject.get("organizationName") == "Renewed":
-            break
-        time.sleep(0.2)
+    subject = wait_for_subject(tls_broker.sasl_ssl_port, ca, "Renewed")
     assert subject.get("organizationName") == "Renewed"
     assert "TLS certificate reloaded" in tls_broker.log()
 
@@ -239,12 +239,7 @@ def test_broker_configs_name_new_certificate_files_and_a_pair_that_does_not_load
         set_files(certificate=new_cert)
     assert "organizationName" not in served_certificate_subject(broker.sasl_ssl_port, ca)
     set_files(certificate=new_cert, key=new_key)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        if served_certificate_subject(broker.sasl_ssl_port, ca).get("organizationName"):
-            break
-        time.sleep(0.2)
-    assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
+    assert wait_for_subject(broker.sasl_ssl_port, ca, "Renewed")["organizationName"] == "Renewed"
     del admin
     broker.stop()
     broker.start()

@@ -93,20 +93,12 @@ impl TlsServer {
         }
     }
 
-    /// Loads the files again; on failure the certificate in use stays.
+    /// Loads the files again; on failure the certificate in use stays (and the files are
+    /// not tried again until they change).
     pub fn reload(&self, why: &str) {
         let settings = self.settings();
-        let stamps = stamps(&settings);
-        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) = stamps;
-        match ServerConfigs::load(&settings) {
-            Ok(config) => {
-                self.current.store(Arc::new(config));
-                tracing::info!(why, "TLS certificate reloaded");
-            }
-            Err(e) => {
-                tracing::error!(why, error = %e, "TLS reload failed; keeping the current certificate")
-            }
-        }
+        *self.loaded_stamps.lock().unwrap_or_else(|e| e.into_inner()) = stamps(&settings);
+        self.reconfigure(settings, why);
     }
 
     fn files_changed(&self) -> bool {

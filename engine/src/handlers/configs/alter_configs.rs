@@ -109,9 +109,6 @@ async fn alter_broker(
     validate_only: bool,
 ) -> Result<(), (i16, String)> {
     let name = resource.resource_name.as_str();
-    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
-        return Err(refused);
-    }
     let named: Vec<String> = resource
         .configs
         .iter()
@@ -123,7 +120,7 @@ async fn alter_broker(
         .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
         .collect();
     let whole = |_: &[(String, String)]| Ok(configs.clone());
-    broker_configs::alter_broker_configs(call.broker, name, validate_only, whole, &named).await
+    broker_configs::alter_broker_configs(call, name, validate_only, whole, &named).await
 }
 
 pub fn answer(

@@ -10,12 +10,13 @@ use super::describe_configs::{
     described, SOURCE_DEFAULT, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT_BROKER,
     SOURCE_STATIC_BROKER,
 };
-use super::{broker_configs, Broker};
+use super::{broker_configs, refusal, Broker, Call, RESOURCE_BROKER};
 use crate::dynamic_configs::catalogue::{effective, SSL_FILES, TYPE_STRING};
 use crate::dynamic_configs::{
     check_value, dynamic_config, LiveConfigs, DYNAMIC_CONFIGS, WITHOUT_EFFECT,
 };
 use crate::security::TlsServer;
+use shoal_coordinator::acl::Operation;
 
 /// Settings of the config file that exist in Kafka too but are read at start only.
 const STATIC_ONLY: &[&str] = &[
@@ -54,12 +55,16 @@ pub fn resource_broker(broker: &Broker, name: &str) -> Result<Option<i32>, (i16,
 /// INVALID_REQUEST, as Kafka answers for configs it cannot update dynamically; an unknown one
 /// INVALID_CONFIG), values checked, stored unless `validate_only`, then put into effect.
 pub async fn alter_broker_configs(
-    broker: &Broker,
+    call: &Call<'_>,
     name: &str,
     validate_only: bool,
     change: impl Fn(&[(String, String)]) -> Result<Vec<(String, String)>, String>,
     named: &[String],
 ) -> Result<(), (i16, String)> {
+    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
+        return Err(refused);
+    }
+    let broker = call.broker;
     let target = resource_broker(broker, name)?;
     let read_only: Vec<&str> = named
         .iter()

@@ -123,9 +123,6 @@ async fn alter_broker(
     validate_only: bool,
 ) -> Result<(), (i16, String)> {
     let name = resource.resource_name.as_str();
-    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
-        return Err(refused);
-    }
     let named: Vec<String> = resource
         .configs
         .iter()
@@ -145,7 +142,7 @@ async fn alter_broker(
         }
         Ok(configs)
     };
-    broker_configs::alter_broker_configs(call.broker, name, validate_only, change, &named).await
+    broker_configs::alter_broker_configs(call, name, validate_only, change, &named).await
 }
 
 /// cleanup.policy after APPEND or SUBTRACT of the listed values.
