@@ -68,6 +68,26 @@ pub struct BrokerConfig {
     pub cluster: ClusterConfig,
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
+    pub log: LogConfig,
+}
+
+/// `[log]`: how the broker writes its log (to standard output).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// `text` (coloured only on a terminal) or `json` (one object a line).
+    pub format: LogFormat,
+    /// A filter in RUST_LOG's syntax (`info`, `warn,shoal=debug`); RUST_LOG, when set, wins,
+    /// and the dynamic broker config `log.level` changes it at run time. Unset: `info`.
+    pub level: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 /// How client quotas are measured (Kafka's `quota.window.*`): a client's rate is what it did
@@ -372,6 +392,7 @@ impl Default for BrokerConfig {
             cluster: ClusterConfig::default(),
             rewrite: RewriteConfig::default(),
             quotas: QuotasConfig::default(),
+            log: LogConfig::default(),
         }
     }
 }
@@ -401,6 +422,10 @@ impl BrokerConfig {
     }
 
     pub fn validate(&self) -> Result<(), EngineError> {
+        if let Some(level) = &self.log.level {
+            crate::log_filter::check(level)
+                .map_err(|e| EngineError::Config(format!("[log] level: {e}")))?;
+        }
         let fail = |msg: String| Err(EngineError::Config(msg));
         if self.cluster.enabled {
             if self.coordinator.kind != CoordinatorKind::Postgres {

@@ -17,6 +17,7 @@ pub mod ownership;
 pub mod quotas;
 pub mod security;
 pub mod server;
+pub mod status_cli;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod transactions_cli;

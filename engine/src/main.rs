@@ -23,9 +23,12 @@ enum ClusterCommand {
     Status,
 }
 
+/// The release and the commit it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SHOAL_COMMIT"), ")");
+
 /// Shoal: a Kafka-compatible broker whose topics live in object storage.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version = VERSION, about)]
 struct Args {
     /// TOML configuration file (see shoal.example.toml); defaults apply without one.
     #[arg(long, global = true)]
@@ -80,11 +83,21 @@ enum Command {
     },
     /// List the APIs this broker serves: key, versions, and what the ACLs must allow.
     Apis,
+    /// A running broker's health and readiness, from its metrics listener (`/health`,
+    /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.
+    Status {
+        /// The broker's `metrics_listen`; by default the one in --config.
+        #[arg(long)]
+        metrics: Option<std::net::SocketAddr>,
+    },
 }
 
 fn main() {
-    shoal::log_filter::init();
     let args = Args::parse();
+    // The log's settings only: a file that does not load is reported once the log is up.
+    let log =
+        BrokerConfig::load(args.config.as_deref()).map_or_else(|_| Default::default(), |c| c.log);
+    shoal::log_filter::init(&log);
     if let Some(Command::Cluster {
         bootstrap,
         command: ClusterCommand::Status,
@@ -95,6 +108,18 @@ fn main() {
             std::process::exit(1);
         }
         return;
+    }
+    if let Some(Command::Status { metrics }) = &args.command {
+        let from_file = || {
+            BrokerConfig::load(args.config.as_deref())
+                .ok()
+                .and_then(|c| c.metrics_listen)
+        };
+        let Some(metrics) = metrics.or_else(from_file) else {
+            eprintln!("shoal status: give --metrics or a --config with metrics_listen");
+            std::process::exit(2);
+        };
+        std::process::exit(shoal::status_cli::status(metrics));
     }
     if let Some(Command::Mirror { bootstrap, command }) = args.command {
         if let Err(e) = mirror::cli::run(&bootstrap, command) {
@@ -187,6 +212,7 @@ fn run(args: Args) -> Result<(), EngineError> {
         shard_cores = ?runtime.shard_cores,
         coordinator_core = runtime.coordinator_core,
         commit_interval_ms = config.produce.commit_interval_ms,
+        version = VERSION,
         "starting shoal"
     );
 

@@ -389,6 +389,12 @@ impl Shard {
         produce_here(&self.pipeline, writes).await
     }
 
+    /// Whether the object store serves (S3: the bucket answers; local: the directory is
+    /// there), and if not, why.
+    pub async fn check_store(&self) -> Result<(), String> {
+        self.store.check().await.map_err(|e| e.to_string())
+    }
+
     /// Every shard's metrics summed, and every mirrored partition's lag, for a scrape.
     pub async fn scrape(&self) -> (MetricsSnapshot, Vec<MirrorLag>) {
         let mut metrics = self.metrics.snapshot();

@@ -75,6 +75,27 @@ pub struct ClusterView {
 pub struct Membership {
     pub me: Member,
     pub view: ArcSwap<ClusterView>,
+    /// The lease's length, and when (Unix ms) the last renewal that succeeded was sent.
+    lease: Duration,
+    renewed_unix_ms: AtomicU64,
+}
+
+impl Membership {
+    /// Whether this broker's lease runs now; if not, how long ago it was last renewed (ms).
+    pub fn lease_held(&self) -> Result<(), u64> {
+        let renewed = self.renewed_unix_ms.load(Ordering::Acquire);
+        let ago = unix_ms().saturating_sub(renewed);
+        match renewed > 0 && ago < self.lease.as_millis() as u64 {
+            true => Ok(()),
+            false => Err(ago),
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Registers this broker (refusing a node id another live process holds), then renews the
@@ -89,6 +110,8 @@ pub fn start(
     let membership = Arc::new(Membership {
         me,
         view: ArcSwap::from_pointee(ClusterView::default()),
+        lease,
+        renewed_unix_ms: AtomicU64::new(0),
     });
     let instance = uuid::Uuid::new_v4().to_string();
     let (registered, outcome) = std::sync::mpsc::channel();
@@ -106,10 +129,17 @@ pub fn start(
             // A process restarted at once finds its previous lease still running: wait for
             // it to lapse rather than refuse the start.
             let patience = std::time::Instant::now() + lease + heartbeat;
+            let mut sent_unix_ms = unix_ms();
             let mut first = renewal.register(&shared).await;
             while first.is_err() && std::time::Instant::now() < patience {
                 glommio::timer::sleep(heartbeat).await;
+                sent_unix_ms = unix_ms();
                 first = renewal.register(&shared).await;
+            }
+            if first.is_ok() {
+                shared
+                    .renewed_unix_ms
+                    .store(sent_unix_ms, Ordering::Release);
             }
             let failed = first.is_err();
             let _ = registered.send(first);
@@ -121,8 +151,12 @@ pub fn start(
             loop {
                 glommio::timer::sleep(heartbeat).await;
                 let sent = Instant::now();
+                let sent_unix_ms = unix_ms();
                 match renewal.register(&shared).await {
                     Ok(()) => {
+                        shared
+                            .renewed_unix_ms
+                            .store(sent_unix_ms, Ordering::Release);
                         if sent.duration_since(renewed) >= lease {
                             // Paused, starved or cut off past the lease: other brokers may
                             // have taken this one's groups meanwhile.

@@ -53,7 +53,11 @@ pub async fn serve_shard(
     if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
         tasks.spawn_background(
             "metrics endpoint",
-            super::metrics_http::serve_metrics(listen, shard.clone()),
+            super::metrics_http::serve_metrics(
+                listen,
+                shard.clone(),
+                Rc::new(super::health::Readiness::new(cluster.clone())),
+            ),
         );
     }
     if shard.index == 0 {

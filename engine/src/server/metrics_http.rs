@@ -1,6 +1,7 @@
 //! The Prometheus endpoint: `GET /metrics` on `metrics_listen`, served by shard 0, which sums
-//! every shard's counters at each scrape. A minimal HTTP/1.1 responder: one request per
-//! connection, bounded request size.
+//! every shard's counters at each scrape; `GET /health` and `GET /ready` for orchestrators
+//! (`health.rs`). A minimal HTTP/1.1 responder: one request per connection, bounded request
+//! size.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -12,11 +13,12 @@ use shoal_shards::mirror::progress::render_lags;
 use shoal_shards::rewrite::render_compaction;
 use shoal_shards::Shard;
 
+use super::health::Readiness;
 use crate::handlers::registry::name_of;
 
 const REQUEST_MAX_BYTES: usize = 8 << 10;
 
-pub async fn serve_metrics(listen: SocketAddr, shard: Rc<Shard>) {
+pub async fn serve_metrics(listen: SocketAddr, shard: Rc<Shard>, readiness: Rc<Readiness>) {
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -24,19 +26,23 @@ pub async fn serve_metrics(listen: SocketAddr, shard: Rc<Shard>) {
             return;
         }
     };
-    tracing::info!(%listen, "metrics endpoint ready at /metrics");
+    tracing::info!(%listen, "metrics endpoint ready at /metrics, /health and /ready");
     loop {
         if let Ok(stream) = listener.accept().await {
-            let shard = shard.clone();
+            let (shard, readiness) = (shard.clone(), readiness.clone());
             glommio::spawn_local(async move {
-                let _ = answer(stream, &shard).await;
+                let _ = answer(stream, &shard, &readiness).await;
             })
             .detach();
         }
     }
 }
 
-async fn answer(mut stream: TcpStream, shard: &Shard) -> std::io::Result<()> {
+async fn answer(
+    mut stream: TcpStream,
+    shard: &Shard,
+    readiness: &Readiness,
+) -> std::io::Result<()> {
     let mut request = Vec::with_capacity(512);
     let mut chunk = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -58,11 +64,22 @@ async fn answer(mut stream: TcpStream, shard: &Shard) -> std::io::Result<()> {
             + &render_lags(lags)
             + &render_compaction(&compaction, now_ms);
         ("200 OK", "text/plain; version=0.0.4", text)
+    } else if request.starts_with(b"GET /health ") {
+        ("200 OK", "text/plain", "ok\n".to_string())
+    } else if request.starts_with(b"GET /ready ") {
+        match readiness.check(shard).await {
+            Ok(()) => ("200 OK", "text/plain", "ready\n".to_string()),
+            Err(reasons) => (
+                "503 Service Unavailable",
+                "text/plain",
+                format!("not ready: {}\n", reasons.join("; ")),
+            ),
+        }
     } else {
         (
             "404 Not Found",
             "text/plain",
-            "only /metrics is served\n".to_string(),
+            "served: /metrics, /health, /ready\n".to_string(),
         )
     };
     let head = format!(

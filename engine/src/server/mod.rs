@@ -2,6 +2,7 @@
 
 mod connection;
 mod frame_pool;
+mod health;
 mod limits;
 mod listener;
 pub mod memory;

@@ -46,10 +46,18 @@ impl ObjectStore {
     }
 
     /// Fails with a clear error if the store cannot serve (bucket missing, credentials
-    /// refused, endpoint down).
+    /// refused, endpoint down; a local store's directory gone).
     pub async fn check(&self) -> Result<(), WalError> {
         match self {
-            ObjectStore::Local(_) => Ok(()),
+            // One stat: too small to take off the executor.
+            ObjectStore::Local(local) => match std::fs::metadata(local.root()) {
+                Ok(meta) if meta.is_dir() => Ok(()),
+                Ok(_) => Err(WalError::io(
+                    &local.root().display().to_string(),
+                    std::io::Error::other("not a directory"),
+                )),
+                Err(e) => Err(WalError::io(&local.root().display().to_string(), e)),
+            },
             ObjectStore::S3(store) => store.check_bucket().await,
         }
     }

@@ -1,0 +1,81 @@
+"""Operating the broker: its log as a file or JSON lines, `--version`, and the health and
+readiness probes (and `shoal status`) following the object store as it goes and comes back."""
+
+import json
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from conftest import SHOAL_BIN, free_port
+
+
+def get(port, path):
+    """(status code, body) of a GET on the metrics listener."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def status(port):
+    """(exit status, output) of `shoal status`."""
+    done = subprocess.run([SHOAL_BIN, "status", "--metrics", f"127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=30)
+    return done.returncode, done.stdout
+
+
+def test_version_names_the_commit():
+    out = subprocess.run([SHOAL_BIN, "--version"], capture_output=True, text=True, check=True)
+    assert re.fullmatch(r"shoal \d+\.\d+\.\d+ \(([0-9a-f]{12}(-dirty)?|unknown)\)\n",
+                        out.stdout), out.stdout
+
+
+def test_a_log_written_to_a_file_has_no_colour_and_json_logs_are_one_object_a_line(
+        make_broker):
+    text = make_broker("text").start()
+    text.stop()
+    assert "starting shoal" in text.log()
+    assert "\x1b[" not in text.log(), text.log()[:300]
+
+    broker = make_broker("json", "[log]\nformat = \"json\"\n").start()
+    broker.stop()
+    lines = broker.log().splitlines()
+    assert lines
+    events = [json.loads(line) for line in lines]
+    for event in events:
+        assert {"timestamp", "level", "target", "fields"} <= event.keys(), event
+    started = next(e for e in events if e["fields"].get("message") == "starting shoal")
+    assert started["level"] == "INFO" and started["fields"]["version"].startswith("0.")
+
+
+def test_readiness_follows_the_object_store_and_shoal_status_says_why(make_broker, s3_server):
+    metrics = free_port()
+    broker = make_broker("probed", f'metrics_listen = "127.0.0.1:{metrics}"\n'
+                         + s3_server.broker_config()).start()
+    assert get(metrics, "/health") == (200, "ok\n")
+    assert get(metrics, "/ready") == (200, "ready\n")
+    assert status(metrics) == (0, "health: ok\nready: ready\n")
+
+    s3_server.kill()
+    # A store check is reused for 5 s: not ready within that and a check's own deadline.
+    deadline = time.time() + 30
+    while get(metrics, "/ready")[0] == 200 and time.time() < deadline:
+        time.sleep(0.5)
+    code, body = get(metrics, "/ready")
+    assert code == 503 and "object store" in body, (code, body)
+    assert get(metrics, "/health") == (200, "ok\n")
+    exit_status, out = status(metrics)
+    assert exit_status == 1 and "object store" in out, out
+
+    s3_server.start()
+    deadline = time.time() + 30
+    while get(metrics, "/ready")[0] != 200 and time.time() < deadline:
+        time.sleep(0.5)
+    assert get(metrics, "/ready") == (200, "ready\n")
+
+    broker.stop()
+    exit_status, out = status(metrics)
+    assert exit_status == 2 and "no answer" in out, out
