@@ -61,6 +61,28 @@ impl Gauge {
     pub fn set(&self, value: u64) {
         self.0.set(value);
     }
+
+    pub fn add(&self, n: u64) {
+        self.0.set(self.0.get().wrapping_add(n));
+    }
+
+    pub fn sub(&self, n: u64) {
+        self.0.set(self.0.get().saturating_sub(n));
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// One shard's gauges, rendered with a `shard` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct ShardGauges {
+    shard: usize,
+    wal_in_flight: u64,
+    wal_buffer_bytes: u64,
+    connections: u64,
+    request_memory_bytes: u64,
 }
 
 pub struct Histogram {
@@ -131,9 +153,16 @@ pub struct ShardMetrics {
     /// Objects uploading or waiting to commit, and bytes in the open buffer.
     pub wal_in_flight: Gauge,
     pub wal_buffer_bytes: Gauge,
+    /// Client connections this shard serves, and the bytes of its request memory budget
+    /// that requests and their answers hold.
+    pub connections: Gauge,
+    pub request_memory_bytes: Gauge,
     /// What rewriting did to each partition this shard rewrote, by (topic, partition).
     pub partition_rewrites: RefCell<BTreeMap<(String, i32), PartitionRewrites>>,
 }
+
+/// Reads one gauge out of a shard's.
+type GaugeValue = fn(&ShardGauges) -> u64;
 
 /// Reads one metric's value out of a partition's rewrites.
 type RewriteValue = fn(&PartitionRewrites) -> f64;
@@ -174,6 +203,8 @@ impl ShardMetrics {
             fetch_cache_misses: Counter::default(),
             wal_in_flight: Gauge::default(),
             wal_buffer_bytes: Gauge::default(),
+            connections: Gauge::default(),
+            request_memory_bytes: Gauge::default(),
             partition_rewrites: RefCell::new(BTreeMap::new()),
         }
     }
@@ -224,11 +255,13 @@ impl ShardMetrics {
                 self.wal_upload_seconds.snapshot(),
                 self.commit_seconds.snapshot(),
             ],
-            gauges: vec![(
-                self.shard,
-                self.wal_in_flight.0.get(),
-                self.wal_buffer_bytes.0.get(),
-            )],
+            gauges: vec![ShardGauges {
+                shard: self.shard,
+                wal_in_flight: self.wal_in_flight.0.get(),
+                wal_buffer_bytes: self.wal_buffer_bytes.0.get(),
+                connections: self.connections.0.get(),
+                request_memory_bytes: self.request_memory_bytes.0.get(),
+            }],
             partition_rewrites: self
                 .partition_rewrites
                 .borrow()
@@ -309,8 +342,7 @@ pub struct MetricsSnapshot {
     request_seconds: Vec<HistogramSnapshot>,
     counters: [u64; 13],
     histograms: [HistogramSnapshot; 3],
-    /// Per shard: (shard, objects in flight, buffered bytes).
-    gauges: Vec<(usize, u64, u64)>,
+    gauges: Vec<ShardGauges>,
     partition_rewrites: Vec<((String, i32), PartitionRewrites)>,
 }
 
@@ -406,19 +438,22 @@ impl MetricsSnapshot {
             let _ = writeln!(out, "# TYPE {name} histogram");
             h.render(&mut out, name, "");
         }
-        out.push_str("# TYPE shoal_wal_objects_in_flight gauge\n");
-        for (shard, in_flight, _) in &self.gauges {
-            let _ = writeln!(
-                out,
-                "shoal_wal_objects_in_flight{{shard=\"{shard}\"}} {in_flight}"
-            );
-        }
-        out.push_str("# TYPE shoal_wal_buffer_bytes gauge\n");
-        for (shard, _, buffered) in &self.gauges {
-            let _ = writeln!(
-                out,
-                "shoal_wal_buffer_bytes{{shard=\"{shard}\"}} {buffered}"
-            );
+        let shard_gauges: [(&str, GaugeValue); 4] = [
+            ("shoal_wal_objects_in_flight", |g| g.wal_in_flight),
+            ("shoal_wal_buffer_bytes", |g| g.wal_buffer_bytes),
+            ("shoal_connections", |g| g.connections),
+            ("shoal_request_memory_bytes", |g| g.request_memory_bytes),
+        ];
+        for (name, value) in shard_gauges {
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for gauges in &self.gauges {
+                let _ = writeln!(
+                    out,
+                    "{name}{{shard=\"{}\"}} {}",
+                    gauges.shard,
+                    value(gauges)
+                );
+            }
         }
         self.render_partition_rewrites(&mut out);
         out

@@ -2,6 +2,7 @@
 readiness probes (and `shoal status`) following the object store as it goes and comes back."""
 
 import json
+import pathlib
 import re
 import subprocess
 import time
@@ -79,3 +80,35 @@ def test_readiness_follows_the_object_store_and_shoal_status_says_why(make_broke
     broker.stop()
     exit_status, out = status(metrics)
     assert exit_status == 2 and "no answer" in out, out
+
+
+def test_the_dashboard_and_the_metrics_doc_name_only_metrics_the_broker_exports(make_broker):
+    metrics = free_port()
+    broker = make_broker("scraped", f'metrics_listen = "127.0.0.1:{metrics}"\n').start()
+    code, text = get(metrics, "/metrics")
+    assert code == 200
+    exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    helped = set(re.findall(r"^# HELP (\S+) ", text, re.M))
+    assert exported and helped == exported, exported ^ helped
+    connections = re.search(r'^shoal_connections\{shard="\d+"\} (\d+)$', text, re.M)
+    assert connections, "shoal_connections is not exported per shard"
+
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs"
+    documented = set(re.findall(r"^\| `(shoal_\w+)` \|", (docs / "metrics.md").read_text(), re.M))
+    assert documented == exported, documented ^ exported
+
+    dashboard = json.loads((docs / "grafana" / "shoal.json").read_text())
+    named = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            for name in re.findall(r"shoal_\w+", target["expr"]):
+                named.add(re.sub(r"_(bucket|sum|count)$", "", name)
+                          if name not in exported else name)
+    assert named and named <= exported, named - exported
+    # What the dashboard shows of an operator's daily questions.
+    for wanted in ("shoal_produce_bytes_in_total", "shoal_request_duration_seconds",
+                   "shoal_commit_duration_seconds", "shoal_wal_object_bytes",
+                   "shoal_wal_upload_duration_seconds", "shoal_wal_upload_failures_total",
+                   "shoal_request_memory_bytes", "shoal_connections",
+                   "shoal_mirror_lag_records", "shoal_compaction_lag_seconds"):
+        assert wanted in named, wanted

@@ -66,7 +66,8 @@ impl Broker {
         live: Arc<LiveConfigs>,
     ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
-        let request_memory = RequestBudget::new(config.max_in_flight_request_bytes);
+        let request_memory =
+            RequestBudget::new(config.max_in_flight_request_bytes, shard.metrics.clone());
         Broker {
             shard,
             config,

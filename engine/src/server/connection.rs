@@ -70,6 +70,22 @@ impl Owed {
     }
 }
 
+/// A connection, counted in `shoal_connections` while it lives.
+struct Counted(Rc<shoal_shards::ShardMetrics>);
+
+impl Counted {
+    fn new(metrics: Rc<shoal_shards::ShardMetrics>) -> Counted {
+        metrics.connections.add(1);
+        Counted(metrics)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.connections.sub(1);
+    }
+}
+
 pub async fn serve_connection(
     broker: Rc<Broker>,
     stream: TcpStream,
@@ -77,6 +93,7 @@ pub async fn serve_connection(
     tls: Option<Arc<TlsServer>>,
     _admitted: Admitted,
 ) {
+    let _counted = Counted::new(broker.shard.metrics.clone());
     let peer_addr = stream.peer_addr().ok();
     let peer = peer_addr.map(|a| a.to_string()).unwrap_or_default();
     let client_host = peer_addr

@@ -8,19 +8,32 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use glommio::sync::Semaphore;
+use shoal_shards::ShardMetrics;
 
 /// One shard's budget.
 pub struct RequestBudget {
     semaphore: Semaphore,
     capacity: Cell<u64>,
+    /// Where the bytes held are shown (`shoal_request_memory_bytes`).
+    metrics: Rc<ShardMetrics>,
 }
 
 impl RequestBudget {
-    pub fn new(bytes: usize) -> Rc<RequestBudget> {
+    pub fn new(bytes: usize, metrics: Rc<ShardMetrics>) -> Rc<RequestBudget> {
         Rc::new(RequestBudget {
             semaphore: Semaphore::new(bytes as u64),
             capacity: Cell::new(bytes as u64),
+            metrics,
         })
+    }
+
+    fn taken(&self, bytes: u64) {
+        self.metrics.request_memory_bytes.add(bytes);
+    }
+
+    fn given_back(&self, bytes: u64) {
+        self.semaphore.signal(bytes);
+        self.metrics.request_memory_bytes.sub(bytes);
     }
 
     pub fn capacity(&self) -> u64 {
@@ -74,6 +87,7 @@ impl Reservation {
         if self.budget.semaphore.acquire(want).await.is_err() {
             return false;
         }
+        self.budget.taken(want);
         self.units.set(self.units.get() + want);
         true
     }
@@ -85,7 +99,7 @@ impl Reservation {
         let units = self.units.get();
         let keep = (bytes as u64).min(units);
         if units > keep {
-            self.budget.semaphore.signal(units - keep);
+            self.budget.given_back(units - keep);
             self.units.set(keep);
         }
     }
@@ -95,7 +109,7 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let units = self.units.get();
         if units > 0 {
-            self.budget.semaphore.signal(units);
+            self.budget.given_back(units);
         }
     }
 }
@@ -107,9 +121,11 @@ mod tests {
     #[test]
     fn reservations_come_back_when_dropped_and_never_exceed_the_budget() {
         glommio::LocalExecutor::default().run(async {
-            let budget = RequestBudget::new(100);
+            let metrics = Rc::new(ShardMetrics::new(0));
+            let budget = RequestBudget::new(100, metrics.clone());
             let a = Reservation::new(budget.clone());
             assert!(a.grow(60).await);
+            assert_eq!(metrics.request_memory_bytes.get(), 60);
             assert!(
                 a.grow(1000).await,
                 "capped at the budget, not waiting forever"
@@ -119,13 +135,14 @@ mod tests {
             assert_eq!(budget.available(), 70);
             drop(a);
             assert_eq!(budget.available(), 100);
+            assert_eq!(metrics.request_memory_bytes.get(), 0);
         });
     }
 
     #[test]
     fn a_budget_resized_at_run_time_grows_at_once_and_shrinks_as_bytes_come_back() {
         glommio::LocalExecutor::default().run(async {
-            let budget = RequestBudget::new(100);
+            let budget = RequestBudget::new(100, Rc::new(ShardMetrics::new(0)));
             let a = Reservation::new(budget.clone());
             assert!(a.grow(80).await);
             budget.resize(50);

@@ -63,6 +63,7 @@ async fn answer(
         let text = metrics.render(name_of, &shard.coordinator_metrics)
             + &render_lags(lags)
             + &render_compaction(&compaction, now_ms);
+        let text = shoal_shards::metrics_catalog::with_help(&text);
         ("200 OK", "text/plain; version=0.0.4", text)
     } else if request.starts_with(b"GET /health ") {
         ("200 OK", "text/plain", "ok\n".to_string())

@@ -78,9 +78,7 @@ impl MirrorProgress {
 /// `shoal_mirror_lag_records` per mirrored partition, in Prometheus text format.
 pub fn render_lags(mut lags: Vec<MirrorLag>) -> String {
     lags.sort();
-    let mut out = String::from(
-        "# HELP shoal_mirror_lag_records Source high watermark minus local end offset, per mirrored partition, at the last fetch.\n# TYPE shoal_mirror_lag_records gauge\n",
-    );
+    let mut out = String::from("# TYPE shoal_mirror_lag_records gauge\n");
     for l in lags {
         let _ = writeln!(
             out,
