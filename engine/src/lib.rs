@@ -3,6 +3,7 @@
 //! `shoal` binary (`main.rs`) parses the command line and runs it. With the `testing` feature
 //! (and in its own tests) `testing` runs a whole broker in-process for handler-level tests.
 
+pub mod admin_cli;
 pub mod cluster;
 pub mod config;
 pub mod coordinator_database;

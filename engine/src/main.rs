@@ -11,7 +11,7 @@ use signal_hook::iterator::Signals;
 use shoal::config::BrokerConfig;
 use shoal::dynamic_configs::LiveConfigs;
 use shoal::{
-    cluster, datadir, handlers, mirror, ownership, quotas::QuotaBoard, security, server,
+    admin_cli, cluster, datadir, handlers, mirror, ownership, quotas::QuotaBoard, security, server,
     transactions_cli, EngineError,
 };
 use shoal_shards::{Latch, ServeFn};
@@ -83,6 +83,28 @@ enum Command {
     },
     /// List the APIs this broker serves: key, versions, and what the ACLs must allow.
     Apis,
+    /// Topics: list, create, describe, delete, alter (against any Kafka broker).
+    Topic {
+        /// The broker to ask.
+        #[arg(long, short, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        /// table for people, json for scripts.
+        #[arg(long, value_enum, default_value = "table")]
+        format: admin_cli::Format,
+        #[command(subcommand)]
+        command: admin_cli::topics::TopicCommand,
+    },
+    /// Consumer groups: list, describe (members, offsets, lag), reset-offsets.
+    Group {
+        /// The broker to ask.
+        #[arg(long, short, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        /// table for people, json for scripts.
+        #[arg(long, value_enum, default_value = "table")]
+        format: admin_cli::Format,
+        #[command(subcommand)]
+        command: admin_cli::groups::GroupCommand,
+    },
     /// A running broker's health and readiness, from its metrics listener (`/health`,
     /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.
     Status {
@@ -108,6 +130,22 @@ fn main() {
             std::process::exit(1);
         }
         return;
+    }
+    if let Some(Command::Topic {
+        bootstrap,
+        format,
+        command,
+    }) = args.command
+    {
+        exit_with(admin_cli::topics::run(&bootstrap, format, command), "topic");
+    }
+    if let Some(Command::Group {
+        bootstrap,
+        format,
+        command,
+    }) = args.command
+    {
+        exit_with(admin_cli::groups::run(&bootstrap, format, command), "group");
     }
     if let Some(Command::Status { metrics }) = &args.command {
         let from_file = || {
@@ -162,6 +200,17 @@ fn check_object_store(store: &StoreConfig) -> Result<(), EngineError> {
         .join()
         .map_err(|e| EngineError::Config(format!("object store check: {e}")))?
         .map_err(|e| EngineError::Config(format!("object store: {e}")))
+}
+
+/// Ends an admin command: 0, or its error and exit status.
+fn exit_with(outcome: Result<(), admin_cli::AdminError>, command: &str) -> ! {
+    match outcome {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("shoal {command}: {e}");
+            std::process::exit(e.exit_status());
+        }
+    }
 }
 
 /// The configuration the command line names, validated, with an absolute data directory.
@@ -269,4 +318,14 @@ fn run(args: Args) -> Result<(), EngineError> {
     shoal_shards::run(runtime, serve, shutdown)?;
     tracing::info!("shoal stopped cleanly");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Args::command().debug_assert();
+    }
 }

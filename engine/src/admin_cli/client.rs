@@ -1,0 +1,118 @@
+//! The admin CLI's connections: the bootstrap broker, then each broker the cluster's metadata
+//! names, opened when first needed (partition leaders for offsets, a group's coordinator).
+//! Works against any Kafka broker: versions every Kafka from 3.0 and Shoal serve.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{
+    FindCoordinatorRequest, MetadataRequest, MetadataResponse, TopicName,
+};
+use kafka_protocol::protocol::{Request, StrBytes};
+use shoal_protocol::client::BlockingClient;
+
+use super::AdminError;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+const RESPONSE_MAX_BYTES: usize = 256 << 20;
+const CLIENT_ID: &str = "shoal-admin";
+pub const METADATA_VERSION: i16 = 12;
+const FIND_COORDINATOR_VERSION: i16 = 4;
+const COORDINATOR_GROUP: i8 = 0;
+
+pub struct Admin {
+    bootstrap: BlockingClient,
+    brokers: HashMap<i32, String>,
+    connections: HashMap<i32, BlockingClient>,
+}
+
+impl Admin {
+    pub fn connect(bootstrap: &str) -> Result<Admin, AdminError> {
+        let client = BlockingClient::connect(bootstrap, CLIENT_ID, TIMEOUT, RESPONSE_MAX_BYTES)
+            .map_err(|e| AdminError::Connect(format!("{bootstrap}: {e}")))?;
+        let mut admin = Admin {
+            bootstrap: client,
+            brokers: HashMap::new(),
+            connections: HashMap::new(),
+        };
+        admin.metadata(Some(&[]))?;
+        Ok(admin)
+    }
+
+    /// A request to the bootstrap broker.
+    pub fn call<R: Request>(
+        &mut self,
+        version: i16,
+        request: &R,
+    ) -> Result<R::Response, AdminError> {
+        self.bootstrap
+            .call(version, request)
+            .map_err(|e| AdminError::Protocol(e.to_string()))
+    }
+
+    /// A request to broker `node`.
+    pub fn call_node<R: Request>(
+        &mut self,
+        node: i32,
+        version: i16,
+        request: &R,
+    ) -> Result<R::Response, AdminError> {
+        if !self.connections.contains_key(&node) {
+            let address = self.brokers.get(&node).ok_or_else(|| {
+                AdminError::Protocol(format!("broker {node} is not in the metadata"))
+            })?;
+            let client =
+                BlockingClient::connect(address, CLIENT_ID, TIMEOUT, RESPONSE_MAX_BYTES)
+                    .map_err(|e| AdminError::Connect(format!("broker {node} at {address}: {e}")))?;
+            self.connections.insert(node, client);
+        }
+        let client = self.connections.get_mut(&node).expect("just opened");
+        client
+            .call(version, request)
+            .map_err(|e| AdminError::Protocol(e.to_string()))
+    }
+
+    /// The cluster's metadata for `topics` (None: every topic; empty: brokers only); the
+    /// brokers it names are remembered.
+    pub fn metadata(&mut self, topics: Option<&[String]>) -> Result<MetadataResponse, AdminError> {
+        let request = MetadataRequest::default()
+            .with_topics(topics.map(|names| {
+                names
+                    .iter()
+                    .map(|n| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(n.clone()))))
+                    })
+                    .collect()
+            }))
+            .with_allow_auto_topic_creation(false);
+        let answer = self.call(METADATA_VERSION, &request)?;
+        for b in &answer.brokers {
+            self.brokers
+                .insert(b.node_id.0, format!("{}:{}", b.host.as_str(), b.port));
+        }
+        Ok(answer)
+    }
+
+    /// The broker coordinating `group`.
+    pub fn group_coordinator(&mut self, group: &str) -> Result<i32, AdminError> {
+        let request = FindCoordinatorRequest::default()
+            .with_key_type(COORDINATOR_GROUP)
+            .with_coordinator_keys(vec![StrBytes::from_string(group.to_string())]);
+        let answer = self.call(FIND_COORDINATOR_VERSION, &request)?;
+        let found = answer
+            .coordinators
+            .first()
+            .ok_or_else(|| AdminError::Protocol("FindCoordinator answered nothing".into()))?;
+        super::check(
+            found.error_code,
+            found.error_message.as_ref().map(|m| m.as_str()),
+        )?;
+        self.brokers.insert(
+            found.node_id.0,
+            format!("{}:{}", found.host.as_str(), found.port),
+        );
+        Ok(found.node_id.0)
+    }
+}

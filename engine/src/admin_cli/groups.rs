@@ -1,0 +1,516 @@
+//! `shoal group list|describe|reset-offsets`: groups, their members and each partition's
+//! committed offset and lag, as `kafka-consumer-groups.sh` shows them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bytes::{Buf, Bytes};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
+use kafka_protocol::messages::{
+    BrokerId, ConsumerProtocolAssignment, DescribeGroupsRequest, GroupId, ListGroupsRequest,
+    ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+use serde_json::json;
+
+use super::datetime::parse_millis;
+use super::{check, print_table, Admin, AdminError, Format};
+
+const LIST_GROUPS_VERSION: i16 = 4;
+const DESCRIBE_GROUPS_VERSION: i16 = 5;
+const OFFSET_FETCH_VERSION: i16 = 8;
+const OFFSET_COMMIT_VERSION: i16 = 8;
+const LIST_OFFSETS_VERSION: i16 = 7;
+const LATEST: i64 = -1;
+const EARLIEST: i64 = -2;
+const GROUP_ID_NOT_FOUND: i16 = 69;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum GroupCommand {
+    /// Every group of every broker, with its state and protocol.
+    List,
+    /// A group's state, members and, per partition, committed offset, end offset and lag.
+    Describe { group: String },
+    /// Moves a group's committed offsets (dry run unless --execute); refused while the group
+    /// has members, as Kafka refuses it.
+    ResetOffsets {
+        group: String,
+        /// The topics whose partitions move (repeatable); none: those the group has offsets
+        /// for.
+        #[arg(long = "topic")]
+        topics: Vec<String>,
+        #[command(flatten)]
+        to: ResetTo,
+        /// Commit the new offsets (without it, only print them).
+        #[arg(long)]
+        execute: bool,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+#[group(required = true, multiple = false)]
+pub struct ResetTo {
+    #[arg(long)]
+    to_earliest: bool,
+    #[arg(long)]
+    to_latest: bool,
+    #[arg(long, value_name = "OFFSET")]
+    to_offset: Option<i64>,
+    /// ISO 8601, e.g. 2026-12-01T10:00:00Z: the first offset at or after it.
+    #[arg(long, value_name = "DATETIME")]
+    to_datetime: Option<String>,
+    /// Moves each committed offset by N (negative: back).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    shift_by: Option<i64>,
+}
+
+pub fn run(bootstrap: &str, format: Format, command: GroupCommand) -> Result<(), AdminError> {
+    let mut admin = Admin::connect(bootstrap)?;
+    match command {
+        GroupCommand::List => list(&mut admin, format),
+        GroupCommand::Describe { group } => describe(&mut admin, format, &group),
+        GroupCommand::ResetOffsets {
+            group,
+            topics,
+            to,
+            execute,
+        } => reset(&mut admin, format, &group, &topics, &to, execute),
+    }
+}
+
+fn list(admin: &mut Admin, format: Format) -> Result<(), AdminError> {
+    let metadata = admin.metadata(Some(&[]))?;
+    let mut groups = BTreeMap::new();
+    for broker in metadata.brokers.iter().map(|b| b.node_id.0) {
+        let answer = admin.call_node(broker, LIST_GROUPS_VERSION, &ListGroupsRequest::default())?;
+        check(answer.error_code, None)?;
+        for g in answer.groups {
+            let state = g.group_state.to_string();
+            groups.insert(
+                g.group_id.0.to_string(),
+                (state, g.protocol_type.to_string()),
+            );
+        }
+    }
+    match format {
+        Format::Json => {
+            let list: Vec<_> = groups
+                .iter()
+                .map(|(g, (s, p))| json!({"group": g, "state": s, "protocol_type": p}))
+                .collect();
+            println!("{}", json!(list));
+        }
+        Format::Table => {
+            let rows: Vec<Vec<String>> = groups
+                .iter()
+                .map(|(g, (s, p))| vec![g.clone(), s.clone(), p.clone()])
+                .collect();
+            print_table(&["GROUP", "STATE", "PROTOCOL TYPE"], &rows);
+        }
+    }
+    Ok(())
+}
+
+/// A member: id, client id, host, assigned partitions.
+type Member = (String, String, String, Vec<(String, i32)>);
+
+/// One partition of a group: its committed offset (if any), end offset, lag and owner.
+struct PartitionLag {
+    topic: String,
+    partition: i32,
+    committed: Option<i64>,
+    end: i64,
+    lag: Option<i64>,
+    member: String,
+}
+
+struct Described {
+    /// None: DescribeGroups does not know the group (Kafka 4's consumer-protocol groups).
+    state: Option<String>,
+    members: Vec<Member>,
+}
+
+fn describe_group(
+    admin: &mut Admin,
+    coordinator: i32,
+    group: &str,
+) -> Result<Described, AdminError> {
+    let request = DescribeGroupsRequest::default()
+        .with_groups(vec![GroupId(StrBytes::from_string(group.to_string()))]);
+    let answer = admin.call_node(coordinator, DESCRIBE_GROUPS_VERSION, &request)?;
+    let described = answer
+        .groups
+        .into_iter()
+        .next()
+        .ok_or_else(|| AdminError::Protocol("DescribeGroups answered nothing".into()))?;
+    if described.error_code == GROUP_ID_NOT_FOUND {
+        return Ok(Described {
+            state: None,
+            members: Vec::new(),
+        });
+    }
+    check(described.error_code, Some(group))?;
+    let members = described
+        .members
+        .iter()
+        .map(|m| {
+            let assigned = assigned_partitions(m.member_assignment.clone());
+            (
+                m.member_id.to_string(),
+                m.client_id.to_string(),
+                m.client_host.to_string(),
+                assigned,
+            )
+        })
+        .collect();
+    Ok(Described {
+        state: Some(described.group_state.to_string()),
+        members,
+    })
+}
+
+/// A classic consumer's assignment (empty when it is not one).
+fn assigned_partitions(mut assignment: Bytes) -> Vec<(String, i32)> {
+    if assignment.remaining() < 2 {
+        return Vec::new();
+    }
+    let version = assignment.get_i16();
+    ConsumerProtocolAssignment::decode(&mut assignment, version.clamp(0, 3))
+        .map(|a| {
+            a.assigned_partitions
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| (t.topic.0.to_string(), *p)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The group's committed offsets by (topic, partition).
+fn committed(
+    admin: &mut Admin,
+    coordinator: i32,
+    group: &str,
+) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
+    let request =
+        OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_topics(None)]);
+    let answer = admin.call_node(coordinator, OFFSET_FETCH_VERSION, &request)?;
+    let mut offsets = BTreeMap::new();
+    for g in answer.groups {
+        check(g.error_code, Some(group))?;
+        for t in g.topics {
+            for p in t.partitions {
+                if p.error_code == 0 && p.committed_offset >= 0 {
+                    offsets.insert(
+                        (t.name.0.to_string(), p.partition_index),
+                        p.committed_offset,
+                    );
+                }
+            }
+        }
+    }
+    Ok(offsets)
+}
+
+/// Each partition's offset for `spec` (LATEST, EARLIEST or a timestamp), asked of its
+/// leader; -1 where there is none (no record at or after the timestamp).
+fn list_offsets(
+    admin: &mut Admin,
+    partitions: &BTreeSet<(String, i32)>,
+    spec: impl Fn(&(String, i32)) -> i64,
+) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
+    let topics: Vec<String> = partitions
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let metadata = admin.metadata(Some(&topics))?;
+    let mut by_leader: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> = BTreeMap::new();
+    for topic in &metadata.topics {
+        let name = topic
+            .name
+            .as_ref()
+            .map(|n| n.0.to_string())
+            .unwrap_or_default();
+        check(topic.error_code, Some(&format!("topic {name}")))?;
+        for p in &topic.partitions {
+            let key = (name.clone(), p.partition_index);
+            if partitions.contains(&key) {
+                by_leader
+                    .entry(p.leader_id.0)
+                    .or_default()
+                    .entry(name.clone())
+                    .or_default()
+                    .push(
+                        ListOffsetsPartition::default()
+                            .with_partition_index(p.partition_index)
+                            .with_current_leader_epoch(-1)
+                            .with_timestamp(spec(&key)),
+                    );
+            }
+        }
+    }
+    let mut offsets = BTreeMap::new();
+    for (leader, topics) in by_leader {
+        let request = ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_topics(
+                topics
+                    .into_iter()
+                    .map(|(name, partitions)| {
+                        ListOffsetsTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(name)))
+                            .with_partitions(partitions)
+                    })
+                    .collect(),
+            );
+        let answer = admin.call_node(leader, LIST_OFFSETS_VERSION, &request)?;
+        for t in answer.topics {
+            for p in t.partitions {
+                check(
+                    p.error_code,
+                    Some(&format!("{} {}", t.name.0, p.partition_index)),
+                )?;
+                offsets.insert((t.name.0.to_string(), p.partition_index), p.offset);
+            }
+        }
+    }
+    Ok(offsets)
+}
+
+fn describe(admin: &mut Admin, format: Format, group: &str) -> Result<(), AdminError> {
+    let coordinator = admin.group_coordinator(group)?;
+    let described = describe_group(admin, coordinator, group)?;
+    let committed = committed(admin, coordinator, group)?;
+    let mut partitions: BTreeSet<(String, i32)> = committed.keys().cloned().collect();
+    let mut owner = BTreeMap::new();
+    for (member, client, host, assigned) in &described.members {
+        for tp in assigned {
+            partitions.insert(tp.clone());
+            owner.insert(tp.clone(), format!("{member} ({client}, {host})"));
+        }
+    }
+    let ends = list_offsets(admin, &partitions, |_| LATEST)?;
+    let rows: Vec<PartitionLag> = partitions
+        .iter()
+        .map(|tp| {
+            let end = ends.get(tp).copied().unwrap_or(-1);
+            let committed = committed.get(tp).copied();
+            PartitionLag {
+                topic: tp.0.clone(),
+                partition: tp.1,
+                committed,
+                end,
+                lag: committed.map(|c| (end - c).max(0)),
+                member: owner.get(tp).cloned().unwrap_or_default(),
+            }
+        })
+        .collect();
+    let total: i64 = rows.iter().filter_map(|r| r.lag).sum();
+    let state = described.state.clone().unwrap_or_else(|| "unknown".into());
+    match format {
+        Format::Json => {
+            let members: Vec<_> = described
+                .members
+                .iter()
+                .map(|(id, client, host, assigned)| {
+                    json!({"member_id": id, "client_id": client, "host": host,
+                           "partitions": assigned.iter()
+                               .map(|(t, p)| json!({"topic": t, "partition": p}))
+                               .collect::<Vec<_>>()})
+                })
+                .collect();
+            let offsets: Vec<_> = rows
+                .iter()
+                .map(|r| {
+                    json!({"topic": r.topic, "partition": r.partition, "committed": r.committed,
+                           "end": r.end, "lag": r.lag})
+                })
+                .collect();
+            println!(
+                "{}",
+                json!({"group": group, "state": state, "coordinator": coordinator,
+                       "members": members, "offsets": offsets, "lag": total})
+            );
+        }
+        Format::Table => {
+            println!(
+                "GROUP {group}: {state}, coordinator {coordinator}, {} members, total lag {total}",
+                described.members.len()
+            );
+            let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+            let rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.topic.clone(),
+                        r.partition.to_string(),
+                        show(r.committed),
+                        r.end.to_string(),
+                        show(r.lag),
+                        r.member.clone(),
+                    ]
+                })
+                .collect();
+            print_table(
+                &["TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "MEMBER"],
+                &rows,
+            );
+        }
+    }
+    Ok(())
+}
+
+fn reset(
+    admin: &mut Admin,
+    format: Format,
+    group: &str,
+    topics: &[String],
+    to: &ResetTo,
+    execute: bool,
+) -> Result<(), AdminError> {
+    let coordinator = admin.group_coordinator(group)?;
+    let described = describe_group(admin, coordinator, group)?;
+    match described.state.as_deref() {
+        Some("Empty") | Some("Dead") | None if described.members.is_empty() => {}
+        state => {
+            return Err(AdminError::Refused {
+                code: shoal_protocol::ResponseError::NonEmptyGroup.code(),
+                message: format!(
+                    "Assignments can only be reset if the group '{group}' is inactive, but the \
+                     current state is {}.",
+                    state.unwrap_or("unknown")
+                ),
+            })
+        }
+    }
+    let committed = committed(admin, coordinator, group)?;
+    let partitions: BTreeSet<(String, i32)> = if topics.is_empty() {
+        committed.keys().cloned().collect()
+    } else {
+        let metadata = admin.metadata(Some(topics))?;
+        let mut all = BTreeSet::new();
+        for t in &metadata.topics {
+            let name = t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
+            check(t.error_code, Some(&format!("topic {name}")))?;
+            all.extend(
+                t.partitions
+                    .iter()
+                    .map(|p| (name.clone(), p.partition_index)),
+            );
+        }
+        all
+    };
+    let earliest = list_offsets(admin, &partitions, |_| EARLIEST)?;
+    let latest = list_offsets(admin, &partitions, |_| LATEST)?;
+    let within = |tp: &(String, i32), offset: i64| {
+        let (low, high) = (
+            earliest.get(tp).copied().unwrap_or(0),
+            latest.get(tp).copied().unwrap_or(0),
+        );
+        offset.clamp(low, high.max(low))
+    };
+    let targets: BTreeMap<(String, i32), i64> = if to.to_earliest {
+        earliest.clone()
+    } else if to.to_latest {
+        latest.clone()
+    } else if let Some(offset) = to.to_offset {
+        partitions
+            .iter()
+            .map(|tp| (tp.clone(), within(tp, offset)))
+            .collect()
+    } else if let Some(when) = &to.to_datetime {
+        let millis = parse_millis(when).map_err(AdminError::Protocol)?;
+        let found = list_offsets(admin, &partitions, |_| millis)?;
+        // No record at or after it: the end.
+        found
+            .into_iter()
+            .map(|(tp, o)| {
+                let end = latest.get(&tp).copied().unwrap_or(0);
+                (tp, if o < 0 { end } else { o })
+            })
+            .collect()
+    } else {
+        let by = to.shift_by.unwrap_or(0);
+        partitions
+            .iter()
+            .map(|tp| {
+                let from = committed
+                    .get(tp)
+                    .copied()
+                    .unwrap_or_else(|| latest.get(tp).copied().unwrap_or(0));
+                (tp.clone(), within(tp, from.saturating_add(by)))
+            })
+            .collect()
+    };
+    if execute {
+        let mut by_topic: BTreeMap<String, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+        for ((topic, partition), offset) in &targets {
+            by_topic.entry(topic.clone()).or_default().push(
+                OffsetCommitRequestPartition::default()
+                    .with_partition_index(*partition)
+                    .with_committed_offset(*offset)
+                    .with_committed_leader_epoch(-1)
+                    .with_committed_metadata(Some(StrBytes::from_static_str(""))),
+            );
+        }
+        let request = OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_generation_id_or_member_epoch(-1)
+            .with_member_id(StrBytes::from_static_str(""))
+            .with_topics(
+                by_topic
+                    .into_iter()
+                    .map(|(name, partitions)| {
+                        OffsetCommitRequestTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(name)))
+                            .with_partitions(partitions)
+                    })
+                    .collect(),
+            );
+        let answer = admin.call_node(coordinator, OFFSET_COMMIT_VERSION, &request)?;
+        for t in &answer.topics {
+            for p in &t.partitions {
+                check(
+                    p.error_code,
+                    Some(&format!("{} {}", t.name.0, p.partition_index)),
+                )?;
+            }
+        }
+    }
+    match format {
+        Format::Json => {
+            let list: Vec<_> = targets
+                .iter()
+                .map(|((t, p), o)| {
+                    json!({"topic": t, "partition": p, "previous": committed.get(&(t.clone(), *p)), "offset": o})
+                })
+                .collect();
+            println!(
+                "{}",
+                json!({"group": group, "executed": execute, "offsets": list})
+            );
+        }
+        Format::Table => {
+            let rows: Vec<Vec<String>> = targets
+                .iter()
+                .map(|((t, p), o)| {
+                    let previous = committed
+                        .get(&(t.clone(), *p))
+                        .map_or("-".to_string(), |c| c.to_string());
+                    vec![t.clone(), p.to_string(), previous, o.to_string()]
+                })
+                .collect();
+            print_table(&["TOPIC", "PARTITION", "PREVIOUS", "NEW OFFSET"], &rows);
+            if !execute {
+                println!("(dry run: --execute commits these)");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! `shoal topic ...` and `shoal group ...`: everyday admin over the Kafka protocol against
+//! any broker, as Redpanda's `rpk` does it: tables by default, `--format json` for scripts.
+//! Exit status: 0 done, 1 a broker refused (the error and its message are printed), 2 the
+//! command or the connection failed.
+
+mod client;
+mod datetime;
+pub mod groups;
+pub mod topics;
+
+use std::fmt;
+
+pub use client::Admin;
+
+/// How a command prints what it found.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug)]
+pub enum AdminError {
+    /// A broker could not be reached.
+    Connect(String),
+    /// An answer that could not be read, or a command that makes no sense.
+    Protocol(String),
+    /// A broker refused: Kafka's error code and message.
+    Refused { code: i16, message: String },
+}
+
+impl AdminError {
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            AdminError::Refused { .. } => 1,
+            _ => 2,
+        }
+    }
+}
+
+impl fmt::Display for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdminError::Connect(e) => write!(f, "cannot connect to {e}"),
+            AdminError::Protocol(e) => write!(f, "{e}"),
+            AdminError::Refused { code, message } => {
+                let name = shoal_protocol::ResponseError::try_from_code(*code)
+                    .map(|e| format!("{e:?}"))
+                    .unwrap_or_else(|| "UNKNOWN".to_string());
+                write!(f, "{name} ({code}): {message}")
+            }
+        }
+    }
+}
+
+/// A Kafka error code as a result.
+pub fn check(code: i16, message: Option<&str>) -> Result<(), AdminError> {
+    match code {
+        0 => Ok(()),
+        _ => Err(AdminError::Refused {
+            code,
+            message: message.unwrap_or_default().to_string(),
+        }),
+    }
+}
+
+/// Prints rows under a header, each column as wide as its widest cell.
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}

@@ -1,0 +1,329 @@
+//! `shoal topic list|create|describe|delete|alter`.
+
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use kafka_protocol::messages::{
+    CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
+    IncrementalAlterConfigsRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use serde_json::json;
+
+use super::{check, print_table, Admin, AdminError, Format};
+
+const CREATE_TOPICS_VERSION: i16 = 7;
+const DELETE_TOPICS_VERSION: i16 = 6;
+const DESCRIBE_CONFIGS_VERSION: i16 = 4;
+const INCREMENTAL_ALTER_CONFIGS_VERSION: i16 = 1;
+const RESOURCE_TOPIC: i8 = 2;
+/// Kafka's ConfigSource for a topic's own setting.
+const SOURCE_DYNAMIC_TOPIC: i8 = 1;
+const TIMEOUT_MS: i32 = 30_000;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TopicCommand {
+    /// Every topic and its partition count.
+    List,
+    /// Create topics.
+    Create {
+        topics: Vec<String>,
+        #[arg(short, long, default_value_t = 1)]
+        partitions: i32,
+        /// A topic config, name=value (repeatable).
+        #[arg(short = 'c', long = "topic-config", value_parser = name_value)]
+        configs: Vec<(String, String)>,
+    },
+    /// Each topic's partitions with their leaders, and the configs set on it.
+    Describe { topics: Vec<String> },
+    /// Delete topics.
+    Delete { topics: Vec<String> },
+    /// Set (name=value) or delete (name) topic configs.
+    Alter {
+        topic: String,
+        #[arg(long, value_parser = name_value)]
+        set: Vec<(String, String)>,
+        #[arg(long)]
+        delete: Vec<String>,
+    },
+}
+
+fn name_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .ok_or_else(|| format!("'{text}' is not name=value"))
+}
+
+pub fn run(bootstrap: &str, format: Format, command: TopicCommand) -> Result<(), AdminError> {
+    let mut admin = Admin::connect(bootstrap)?;
+    match command {
+        TopicCommand::List => list(&mut admin, format),
+        TopicCommand::Create {
+            topics,
+            partitions,
+            configs,
+        } => create(&mut admin, format, &topics, partitions, &configs),
+        TopicCommand::Describe { topics } => describe(&mut admin, format, &topics),
+        TopicCommand::Delete { topics } => delete(&mut admin, format, &topics),
+        TopicCommand::Alter { topic, set, delete } => alter(&mut admin, &topic, &set, &delete),
+    }
+}
+
+fn list(admin: &mut Admin, format: Format) -> Result<(), AdminError> {
+    let metadata = admin.metadata(None)?;
+    let mut topics: Vec<(String, usize, bool)> = metadata
+        .topics
+        .iter()
+        .filter(|t| t.error_code == 0)
+        .filter_map(|t| {
+            let name = t.name.as_ref()?.0.to_string();
+            Some((name, t.partitions.len(), t.is_internal))
+        })
+        .collect();
+    topics.sort();
+    match format {
+        Format::Json => {
+            let list: Vec<_> = topics
+                .iter()
+                .map(|(n, p, i)| json!({"name": n, "partitions": p, "internal": i}))
+                .collect();
+            println!("{}", json!(list));
+        }
+        Format::Table => {
+            let rows: Vec<Vec<String>> = topics
+                .iter()
+                .map(|(n, p, _)| vec![n.clone(), p.to_string()])
+                .collect();
+            print_table(&["NAME", "PARTITIONS"], &rows);
+        }
+    }
+    Ok(())
+}
+
+fn create(
+    admin: &mut Admin,
+    format: Format,
+    topics: &[String],
+    partitions: i32,
+    configs: &[(String, String)],
+) -> Result<(), AdminError> {
+    let request = CreateTopicsRequest::default()
+        .with_timeout_ms(TIMEOUT_MS)
+        .with_topics(
+            topics
+                .iter()
+                .map(|name| {
+                    CreatableTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(name.clone())))
+                        .with_num_partitions(partitions)
+                        .with_replication_factor(-1)
+                        .with_configs(
+                            configs
+                                .iter()
+                                .map(|(n, v)| {
+                                    CreatableTopicConfig::default()
+                                        .with_name(StrBytes::from_string(n.clone()))
+                                        .with_value(Some(StrBytes::from_string(v.clone())))
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        );
+    let answer = admin.call(CREATE_TOPICS_VERSION, &request)?;
+    let outcomes: Vec<(String, i16, String)> = answer
+        .topics
+        .iter()
+        .map(|t| {
+            let message = t.error_message.as_ref().map(|m| m.to_string());
+            (
+                t.name.0.to_string(),
+                t.error_code,
+                message.unwrap_or_default(),
+            )
+        })
+        .collect();
+    report(format, &outcomes, "created")
+}
+
+fn delete(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), AdminError> {
+    let request = DeleteTopicsRequest::default()
+        .with_timeout_ms(TIMEOUT_MS)
+        .with_topics(
+            topics
+                .iter()
+                .map(|n| {
+                    DeleteTopicState::default()
+                        .with_name(Some(TopicName(StrBytes::from_string(n.clone()))))
+                })
+                .collect(),
+        );
+    let answer = admin.call(DELETE_TOPICS_VERSION, &request)?;
+    let outcomes: Vec<(String, i16, String)> = answer
+        .responses
+        .iter()
+        .map(|t| {
+            let name = t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
+            let message = t.error_message.as_ref().map(|m| m.to_string());
+            (name, t.error_code, message.unwrap_or_default())
+        })
+        .collect();
+    report(format, &outcomes, "deleted")
+}
+
+/// Prints each topic's outcome; the first refusal is the command's.
+fn report(
+    format: Format,
+    outcomes: &[(String, i16, String)],
+    done: &str,
+) -> Result<(), AdminError> {
+    match format {
+        Format::Json => {
+            let list: Vec<_> = outcomes
+                .iter()
+                .map(|(n, code, message)| json!({"name": n, "error_code": code, "error": message}))
+                .collect();
+            println!("{}", json!(list));
+        }
+        Format::Table => {
+            let rows: Vec<Vec<String>> = outcomes
+                .iter()
+                .map(|(n, code, message)| {
+                    let outcome = match code {
+                        0 => done.to_string(),
+                        _ => AdminError::Refused {
+                            code: *code,
+                            message: message.clone(),
+                        }
+                        .to_string(),
+                    };
+                    vec![n.clone(), outcome]
+                })
+                .collect();
+            print_table(&["TOPIC", "OUTCOME"], &rows);
+        }
+    }
+    match outcomes.iter().find(|(_, code, _)| *code != 0) {
+        Some((_, code, message)) => check(*code, Some(message)),
+        None => Ok(()),
+    }
+}
+
+fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), AdminError> {
+    let metadata = admin.metadata(Some(topics))?;
+    let configs = admin.call(
+        DESCRIBE_CONFIGS_VERSION,
+        &DescribeConfigsRequest::default().with_resources(
+            topics
+                .iter()
+                .map(|n| {
+                    DescribeConfigsResource::default()
+                        .with_resource_type(RESOURCE_TOPIC)
+                        .with_resource_name(StrBytes::from_string(n.clone()))
+                        .with_configuration_keys(None)
+                })
+                .collect(),
+        ),
+    )?;
+    let mut described = Vec::new();
+    for topic in &metadata.topics {
+        let name = topic
+            .name
+            .as_ref()
+            .map(|n| n.0.to_string())
+            .unwrap_or_default();
+        check(topic.error_code, Some(&format!("topic {name}")))?;
+        let mut partitions: Vec<(i32, i32)> = topic
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.leader_id.0))
+            .collect();
+        partitions.sort();
+        let set: Vec<(String, String)> = configs
+            .results
+            .iter()
+            .filter(|r| r.resource_name.as_str() == name)
+            .flat_map(|r| &r.configs)
+            .filter(|c| c.config_source == SOURCE_DYNAMIC_TOPIC)
+            .map(|c| {
+                let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
+                (c.name.to_string(), value)
+            })
+            .collect();
+        described.push((name, topic.topic_id, partitions, set));
+    }
+    match format {
+        Format::Json => {
+            let list: Vec<_> = described
+                .iter()
+                .map(|(name, id, partitions, set)| {
+                    json!({
+                        "name": name,
+                        "id": id.to_string(),
+                        "partitions": partitions.iter()
+                            .map(|(p, l)| json!({"partition": p, "leader": l}))
+                            .collect::<Vec<_>>(),
+                        "configs": set.iter()
+                            .map(|(k, v)| (k.clone(), json!(v)))
+                            .collect::<serde_json::Map<_, _>>(),
+                    })
+                })
+                .collect();
+            println!("{}", json!(list));
+        }
+        Format::Table => {
+            for (name, id, partitions, set) in &described {
+                println!("TOPIC {name} ({id}), {} partitions", partitions.len());
+                let rows: Vec<Vec<String>> = partitions
+                    .iter()
+                    .map(|(p, l)| vec![p.to_string(), l.to_string()])
+                    .collect();
+                print_table(&["PARTITION", "LEADER"], &rows);
+                if !set.is_empty() {
+                    let rows: Vec<Vec<String>> = set
+                        .iter()
+                        .map(|(n, v)| vec![n.clone(), v.clone()])
+                        .collect();
+                    print_table(&["CONFIG", "VALUE"], &rows);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn alter(
+    admin: &mut Admin,
+    topic: &str,
+    set: &[(String, String)],
+    delete: &[String],
+) -> Result<(), AdminError> {
+    const SET: i8 = 0;
+    const DELETE: i8 = 1;
+    let configs = set
+        .iter()
+        .map(|(n, v)| (n.clone(), SET, Some(v.clone())))
+        .chain(delete.iter().map(|n| (n.clone(), DELETE, None)))
+        .map(|(name, op, value)| {
+            AlterableConfig::default()
+                .with_name(StrBytes::from_string(name))
+                .with_config_operation(op)
+                .with_value(value.map(StrBytes::from_string))
+        })
+        .collect();
+    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(RESOURCE_TOPIC)
+            .with_resource_name(StrBytes::from_string(topic.to_string()))
+            .with_configs(configs),
+    ]);
+    let answer = admin.call(INCREMENTAL_ALTER_CONFIGS_VERSION, &request)?;
+    for r in &answer.responses {
+        check(r.error_code, r.error_message.as_ref().map(|m| m.as_str()))?;
+    }
+    println!("altered {topic}");
+    Ok(())
+}
