@@ -105,6 +105,28 @@ enum Command {
         #[command(subcommand)]
         command: admin_cli::groups::GroupCommand,
     },
+    /// ACL bindings: list, create, delete.
+    Acl {
+        /// The broker to ask.
+        #[arg(long, short, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        /// table for people, json for scripts.
+        #[arg(long, value_enum, default_value = "table")]
+        format: admin_cli::Format,
+        #[command(subcommand)]
+        command: admin_cli::acls::AclCommand,
+    },
+    /// SCRAM users: list, create (set a password), delete.
+    User {
+        /// The broker to ask.
+        #[arg(long, short, default_value = "127.0.0.1:9092")]
+        bootstrap: String,
+        /// table for people, json for scripts.
+        #[arg(long, value_enum, default_value = "table")]
+        format: admin_cli::Format,
+        #[command(subcommand)]
+        command: admin_cli::users::UserCommand,
+    },
     /// A running broker's health and readiness, from its metrics listener (`/health`,
     /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.
     Status {
@@ -146,6 +168,22 @@ fn main() {
     }) = args.command
     {
         exit_with(admin_cli::groups::run(&bootstrap, format, command), "group");
+    }
+    if let Some(Command::Acl {
+        bootstrap,
+        format,
+        command,
+    }) = args.command
+    {
+        exit_with(admin_cli::acls::run(&bootstrap, format, command), "acl");
+    }
+    if let Some(Command::User {
+        bootstrap,
+        format,
+        command,
+    }) = args.command
+    {
+        exit_with(admin_cli::users::run(&bootstrap, format, command), "user");
     }
     if let Some(Command::Status { metrics }) = &args.command {
         let from_file = || {

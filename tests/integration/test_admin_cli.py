@@ -6,9 +6,11 @@ import json
 import subprocess
 import time
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaError, Producer
 
 from conftest import SHOAL_BIN
+from test_security import produce_one
+from test_security import secured  # noqa: F401 (a fixture: a broker with a SASL listener)
 
 
 def shoal(broker, *args, format="json"):
@@ -112,3 +114,62 @@ def test_a_groups_lag_is_described_and_its_offsets_reset_only_while_it_is_empty(
     # Reset to the earliest: the group reads everything again.
     again, _ = consume(broker, "readers", 10)
     assert sorted(again) == sorted(f"v{i}".encode() for i in range(10))
+
+
+def test_acls_are_created_listed_and_deleted(broker):
+    from confluent_kafka.admin import (AclBindingFilter, AclOperation, AclPermissionType,
+                                       AdminClient, ResourcePatternType, ResourceType)
+    code, _, err = shoal(broker, "acl", "create", "--principal", "User:alice", "--operation",
+                         "read", "--operation", "write", "--topic", "orders", format="table")
+    assert code == 0, err
+    assert shoal(broker, "acl", "create", "--principal", "User:bob", "--operation", "read",
+                 "--group", "billing-", "--prefixed", "--deny", format="table")[0] == 0
+    code, listed, _ = shoal(broker, "acl", "list")
+    assert {(a["principal"], a["resource_type"], a["resource_name"], a["pattern"],
+             a["operation"], a["permission"]) for a in listed} == {
+        ("User:alice", "topic", "orders", "literal", "read", "allow"),
+        ("User:alice", "topic", "orders", "literal", "write", "allow"),
+        ("User:bob", "group", "billing-", "prefixed", "read", "deny")}
+    # The same bindings as another client sees them.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                  AclOperation.ANY, AclPermissionType.ANY)
+    assert len(admin.describe_acls(everything).result(10)) == 3
+
+    code, deleted, _ = shoal(broker, "acl", "delete", "--principal", "User:alice", "--topic",
+                             "orders", "--operation", "write")
+    assert code == 0 and deleted == {"deleted": 1}
+    code, listed, _ = shoal(broker, "acl", "list", "--principal", "User:alice")
+    assert [a["operation"] for a in listed] == ["read"]
+    code, _, err = shoal(broker, "acl", "create", "--operation", "read", "--topic", "x")
+    assert code == 2 and "--principal" in err, err
+
+
+def test_a_user_created_with_the_cli_logs_in_with_scram(secured):
+    broker = secured
+    done = subprocess.run([SHOAL_BIN, "user", "--bootstrap", broker.bootstrap, "create", "carol",
+                           "--mechanism", "SCRAM-SHA-512"], env={"SHOAL_USER_PASSWORD": "c-pass"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    code, users, _ = shoal(broker, "user", "list")
+    assert {"user": "carol", "mechanisms": [{"mechanism": "SCRAM-SHA-512",
+                                             "iterations": 8192}]} in users
+
+    def sasl(password):
+        return {"bootstrap.servers": broker.sasl_bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "carol",
+                "sasl.password": password}
+
+    def refused(password):
+        errors = []
+        producer = Producer({**sasl(password), "error_cb": errors.append})
+        deadline = time.time() + 10
+        while not errors and time.time() < deadline:
+            producer.poll(0.2)
+        return any(e.code() == KafkaError._AUTHENTICATION for e in errors)
+
+    assert produce_one(sasl("c-pass"), "scram-cli", b"v") == [None]
+    assert refused("wrong")
+    assert shoal(broker, "user", "delete", "carol", format="table")[0] == 0
+    assert all(u["user"] != "carol" for u in shoal(broker, "user", "list")[1])
+    assert refused("c-pass")

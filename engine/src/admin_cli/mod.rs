@@ -1,12 +1,14 @@
-//! `shoal topic ...` and `shoal group ...`: everyday admin over the Kafka protocol against
+//! `shoal topic|group|acl|user ...`: everyday admin over the Kafka protocol against
 //! any broker, as Redpanda's `rpk` does it: tables by default, `--format json` for scripts.
 //! Exit status: 0 done, 1 a broker refused (the error and its message are printed), 2 the
 //! command or the connection failed.
 
+pub mod acls;
 mod client;
 mod datetime;
 pub mod groups;
 pub mod topics;
+pub mod users;
 
 use std::fmt;
 
