@@ -85,45 +85,29 @@ enum Command {
     Apis,
     /// Topics: list, create, describe, delete, alter (against any Kafka broker).
     Topic {
-        /// The broker to ask.
-        #[arg(long, short, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
-        /// table for people, json for scripts.
-        #[arg(long, value_enum, default_value = "table")]
-        format: admin_cli::Format,
+        #[command(flatten)]
+        target: admin_cli::Target,
         #[command(subcommand)]
         command: admin_cli::topics::TopicCommand,
     },
     /// Consumer groups: list, describe (members, offsets, lag), reset-offsets.
     Group {
-        /// The broker to ask.
-        #[arg(long, short, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
-        /// table for people, json for scripts.
-        #[arg(long, value_enum, default_value = "table")]
-        format: admin_cli::Format,
+        #[command(flatten)]
+        target: admin_cli::Target,
         #[command(subcommand)]
         command: admin_cli::groups::GroupCommand,
     },
     /// ACL bindings: list, create, delete.
     Acl {
-        /// The broker to ask.
-        #[arg(long, short, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
-        /// table for people, json for scripts.
-        #[arg(long, value_enum, default_value = "table")]
-        format: admin_cli::Format,
+        #[command(flatten)]
+        target: admin_cli::Target,
         #[command(subcommand)]
         command: admin_cli::acls::AclCommand,
     },
     /// SCRAM users: list, create (set a password), delete.
     User {
-        /// The broker to ask.
-        #[arg(long, short, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
-        /// table for people, json for scripts.
-        #[arg(long, value_enum, default_value = "table")]
-        format: admin_cli::Format,
+        #[command(flatten)]
+        target: admin_cli::Target,
         #[command(subcommand)]
         command: admin_cli::users::UserCommand,
     },
@@ -153,37 +137,20 @@ fn main() {
         }
         return;
     }
-    if let Some(Command::Topic {
-        bootstrap,
-        format,
-        command,
-    }) = args.command
-    {
-        exit_with(admin_cli::topics::run(&bootstrap, format, command), "topic");
-    }
-    if let Some(Command::Group {
-        bootstrap,
-        format,
-        command,
-    }) = args.command
-    {
-        exit_with(admin_cli::groups::run(&bootstrap, format, command), "group");
-    }
-    if let Some(Command::Acl {
-        bootstrap,
-        format,
-        command,
-    }) = args.command
-    {
-        exit_with(admin_cli::acls::run(&bootstrap, format, command), "acl");
-    }
-    if let Some(Command::User {
-        bootstrap,
-        format,
-        command,
-    }) = args.command
-    {
-        exit_with(admin_cli::users::run(&bootstrap, format, command), "user");
+    match args.command {
+        Some(Command::Topic { target, command }) => {
+            exit_with(admin_cli::topics::run(&target, command), "topic")
+        }
+        Some(Command::Group { target, command }) => {
+            exit_with(admin_cli::groups::run(&target, command), "group")
+        }
+        Some(Command::Acl { target, command }) => {
+            exit_with(admin_cli::acls::run(&target, command), "acl")
+        }
+        Some(Command::User { target, command }) => {
+            exit_with(admin_cli::users::run(&target, command), "user")
+        }
+        _ => {}
     }
     if let Some(Command::Status { metrics }) = &args.command {
         let from_file = || {

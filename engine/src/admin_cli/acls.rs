@@ -6,7 +6,7 @@ use kafka_protocol::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAcl
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 
-use super::{check, print_table, Admin, AdminError, Format};
+use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const DESCRIBE_ACLS_VERSION: i16 = 2;
 const CREATE_ACLS_VERSION: i16 = 2;
@@ -133,8 +133,8 @@ fn name_of(table: &[(&'static str, i8)], code: i8) -> String {
         .map_or_else(|| code.to_string(), |(n, _)| n.to_string())
 }
 
-pub fn run(bootstrap: &str, format: Format, command: AclCommand) -> Result<(), AdminError> {
-    let mut admin = Admin::connect(bootstrap)?;
+pub fn run(target: &Target, command: AclCommand) -> Result<(), AdminError> {
+    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
     match command {
         AclCommand::List(filter) => list(&mut admin, format, &filter),
         AclCommand::Create(binding) => create(&mut admin, &binding),

@@ -17,7 +17,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use serde_json::json;
 
 use super::datetime::parse_millis;
-use super::{check, print_table, Admin, AdminError, Format};
+use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const LIST_GROUPS_VERSION: i16 = 4;
 const DESCRIBE_GROUPS_VERSION: i16 = 5;
@@ -67,8 +67,8 @@ pub struct ResetTo {
     shift_by: Option<i64>,
 }
 
-pub fn run(bootstrap: &str, format: Format, command: GroupCommand) -> Result<(), AdminError> {
-    let mut admin = Admin::connect(bootstrap)?;
+pub fn run(target: &Target, command: GroupCommand) -> Result<(), AdminError> {
+    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
     match command {
         GroupCommand::List => list(&mut admin, format),
         GroupCommand::Describe { group } => describe(&mut admin, format, &group),

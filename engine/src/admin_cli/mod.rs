@@ -14,6 +14,17 @@ use std::fmt;
 
 pub use client::Admin;
 
+/// Which broker an admin command asks, and how it prints what it found.
+#[derive(clap::Args, Debug)]
+pub struct Target {
+    /// The broker to ask.
+    #[arg(long, short, default_value = "127.0.0.1:9092")]
+    pub bootstrap: String,
+    /// table for people, json for scripts.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
 /// How a command prints what it found.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

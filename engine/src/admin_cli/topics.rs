@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 
-use super::{check, print_table, Admin, AdminError, Format};
+use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const CREATE_TOPICS_VERSION: i16 = 7;
 const DELETE_TOPICS_VERSION: i16 = 6;
@@ -57,8 +57,8 @@ fn name_value(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("'{text}' is not name=value"))
 }
 
-pub fn run(bootstrap: &str, format: Format, command: TopicCommand) -> Result<(), AdminError> {
-    let mut admin = Admin::connect(bootstrap)?;
+pub fn run(target: &Target, command: TopicCommand) -> Result<(), AdminError> {
+    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
     match command {
         TopicCommand::List => list(&mut admin, format),
         TopicCommand::Create {

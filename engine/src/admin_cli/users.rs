@@ -13,7 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 use shoal_auth::scram::{random_bytes, ScramMechanism};
 
-use super::{check, print_table, Admin, AdminError, Format};
+use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const DESCRIBE_VERSION: i16 = 0;
 const ALTER_VERSION: i16 = 0;
@@ -55,8 +55,8 @@ fn mechanism(name: &str) -> Result<ScramMechanism, AdminError> {
         })
 }
 
-pub fn run(bootstrap: &str, format: Format, command: UserCommand) -> Result<(), AdminError> {
-    let mut admin = Admin::connect(bootstrap)?;
+pub fn run(target: &Target, command: UserCommand) -> Result<(), AdminError> {
+    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
     match command {
         UserCommand::List => list(&mut admin, format),
         UserCommand::Create {
