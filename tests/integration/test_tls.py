@@ -245,6 +245,18 @@ def test_broker_configs_name_new_certificate_files_and_a_pair_that_does_not_load
     broker.start()
     assert served_certificate_subject(broker.sasl_ssl_port, ca)["organizationName"] == "Renewed"
 
+    # Deleted, the config file's files hold again.
+    admin = AdminClient(sasl_ssl(broker, ca, "admin", "admin-secret", "PLAIN"))
+    resource = ConfigResource(ConfigResource.Type.BROKER, "0", incremental_configs=[
+        ConfigEntry(f"ssl.{kind}.location", None, incremental_operation=AlterConfigOpType.DELETE)
+        for kind in ("certificate", "key")])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=15)
+    deadline = time.time() + 10
+    while served_certificate_subject(broker.sasl_ssl_port, ca).get("organizationName") and \
+            time.time() < deadline:
+        time.sleep(0.2)
+    assert "organizationName" not in served_certificate_subject(broker.sasl_ssl_port, ca)
+
 
 def test_a_mirror_pulls_from_a_sasl_ssl_source_with_scram(make_broker, ca, tmp_path):
     """Another Shoal as the source, reachable only with SCRAM-SHA-512 over TLS for the

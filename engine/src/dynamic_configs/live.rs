@@ -10,7 +10,9 @@ use std::time::Duration;
 use shoal_coordinator::TopicsView;
 use shoal_shards::{LiveSettings, Shard};
 
-use super::catalogue::{effective, DYNAMIC_CONFIGS, SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE};
+use super::catalogue::{
+    dynamic_config, effective, DYNAMIC_CONFIGS, SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE,
+};
 use crate::config::BrokerConfig;
 use crate::security::tls::TlsFiles;
 use crate::security::TlsServer;
@@ -60,18 +62,19 @@ impl LiveConfigs {
         self.tls.as_ref()
     }
 
-    /// The TLS files the dynamic configs name for this broker (None where they name none).
-    pub fn tls_files(own: &[(String, String)], default: &[(String, String)]) -> TlsFiles {
-        let named = |name: &str| {
-            [own, default]
-                .into_iter()
-                .find_map(|set| set.iter().find(|(n, _)| n == name))
-                .map(|(_, v)| std::path::PathBuf::from(v.trim()))
+    /// The TLS files that hold for this broker: its own dynamic value, else the cluster
+    /// default's, else the config file's (so a value deleted reverts to the file's).
+    pub fn tls_files(&self, own: &[(String, String)], default: &[(String, String)]) -> TlsFiles {
+        let path = |name: &str| {
+            let config = dynamic_config(name)?;
+            let value = effective(&self.file, config, own, default);
+            let value = value.trim();
+            (!value.is_empty()).then(|| std::path::PathBuf::from(value))
         };
         TlsFiles {
-            certificate: named(SSL_CERTIFICATE),
-            key: named(SSL_KEY),
-            truststore: named(SSL_TRUSTSTORE),
+            certificate: path(SSL_CERTIFICATE),
+            key: path(SSL_KEY),
+            truststore: path(SSL_TRUSTSTORE),
         }
     }
 
@@ -82,15 +85,21 @@ impl LiveConfigs {
 
     /// Gives each dynamic config the value the catalogue now holds for this broker.
     pub fn apply(&self, view: &TopicsView) {
-        self.apply_to(view, false)
+        self.apply_to(view, false, false)
     }
 
     /// As `apply`, before the first connection: certificates are loaded before it returns.
     pub fn apply_at_start(&self, view: &TopicsView) {
-        self.apply_to(view, true)
+        self.apply_to(view, true, false)
     }
 
-    fn apply_to(&self, view: &TopicsView, starting: bool) {
+    /// As `apply`, and the TLS files are read again even if they are the same ones (an
+    /// alter that names them asks for that, as Kafka re-reads its keystore).
+    pub fn apply_rereading_tls(&self, view: &TopicsView) {
+        self.apply_to(view, false, true)
+    }
+
+    fn apply_to(&self, view: &TopicsView, starting: bool, reread_tls: bool) {
         let own = view.broker_configs(Some(self.file.node_id));
         let default = view.broker_configs(None);
         let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
@@ -103,13 +112,13 @@ impl LiveConfigs {
                 changed.push(config.name);
             }
         }
-        if changed.is_empty() {
-            return;
+        if !changed.is_empty() {
+            self.put_in_effect(&applied);
         }
-        self.put_in_effect(&applied);
         if let Some(tls) = &self.tls {
-            if changed.iter().any(|name| name.starts_with("ssl.")) {
-                let settings = tls.with_files(&Self::tls_files(own, default));
+            if reread_tls || changed.iter().any(|name| name.starts_with("ssl.")) {
+                // One load, so no older reload can finish after it.
+                let settings = tls.with_files(&self.tls_files(own, default));
                 let why = "the dynamic broker configs name other files";
                 if starting {
                     tls.reconfigure(settings, why);

@@ -12,9 +12,7 @@ use super::describe_configs::{
 };
 use super::{broker_configs, refusal, Broker, Call, RESOURCE_BROKER};
 use crate::dynamic_configs::catalogue::{effective, SSL_FILES, TYPE_STRING};
-use crate::dynamic_configs::{
-    check_value, dynamic_config, LiveConfigs, DYNAMIC_CONFIGS, WITHOUT_EFFECT,
-};
+use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
 use crate::security::TlsServer;
 use shoal_coordinator::acl::Operation;
 
@@ -105,12 +103,10 @@ pub async fn alter_broker_configs(
         };
         match broker.shard.coordinator.run(request).await {
             Ok(Ok(())) => {
-                broker.live.apply(&broker.shard.topics.load());
-                if let (true, Some(tls)) = (names_tls_files, broker.live.tls()) {
-                    // Named again, the same files are read again, as Kafka re-reads its
-                    // keystore.
-                    let tls = tls.clone();
-                    std::thread::spawn(move || tls.reload("the ssl.* broker configs were set"));
+                let view = broker.shard.topics.load();
+                match names_tls_files {
+                    true => broker.live.apply_rereading_tls(&view),
+                    false => broker.live.apply(&view),
                 }
                 return Ok(());
             }
@@ -140,8 +136,10 @@ async fn check_tls_files(
     };
     let view = broker.shard.topics.load();
     let files = match target {
-        Some(_) => LiveConfigs::tls_files(configs, view.broker_configs(None)),
-        None => LiveConfigs::tls_files(view.broker_configs(Some(broker.config.node_id)), configs),
+        Some(_) => broker.live.tls_files(configs, view.broker_configs(None)),
+        None => broker
+            .live
+            .tls_files(view.broker_configs(Some(broker.config.node_id)), configs),
     };
     let settings = tls.with_files(&files);
     let loaded = glommio::executor()
@@ -200,17 +198,9 @@ pub fn describe(
     let file = &broker.config;
     let file_default = crate::config::BrokerConfig::default();
     for config in DYNAMIC_CONFIGS.iter().filter(|c| wanted(c.name)) {
-        let set_in = |configs: &[(String, String)]| {
-            configs
-                .iter()
-                .find(|(n, _)| n == config.name)
-                .map(|(_, v)| v.clone())
-        };
         let in_file = (config.file_value)(file);
         let by_default = (config.file_value)(&file_default);
-        let mut found = Vec::new();
-        found.extend(set_in(own).map(|v| (SOURCE_DYNAMIC_BROKER, v)));
-        found.extend(set_in(default).map(|v| (SOURCE_DYNAMIC_DEFAULT_BROKER, v)));
+        let mut found = dynamic_levels(config.name, own, default);
         if in_file != by_default {
             found.push((SOURCE_STATIC_BROKER, in_file));
         }
@@ -229,20 +219,30 @@ pub fn describe(
         ));
     }
     for config in WITHOUT_EFFECT.iter().filter(|c| wanted(c)) {
-        let mut found = Vec::new();
-        for (source, set) in [
-            (SOURCE_DYNAMIC_BROKER, own),
-            (SOURCE_DYNAMIC_DEFAULT_BROKER, default),
-        ] {
-            if let Some((_, v)) = set.iter().find(|(n, _)| n == config) {
-                found.push((source, v.clone()));
-            }
-        }
+        let found = dynamic_levels(config, own, default);
         if !found.is_empty() {
             configs.push(described(config, &found, false, TYPE_STRING, synonyms));
         }
     }
     Ok(configs)
+}
+
+/// Where `name` is set dynamically, most precedent first: (source, value).
+fn dynamic_levels(
+    name: &str,
+    own: &[(String, String)],
+    default: &[(String, String)],
+) -> Vec<(i8, String)> {
+    [
+        (SOURCE_DYNAMIC_BROKER, own),
+        (SOURCE_DYNAMIC_DEFAULT_BROKER, default),
+    ]
+    .into_iter()
+    .filter_map(|(source, set)| {
+        let (_, value) = set.iter().find(|(n, _)| n == name)?;
+        Some((source, value.clone()))
+    })
+    .collect()
 }
 
 fn config_type(name: &str) -> i8 {
