@@ -59,15 +59,16 @@ pub fn at_start() -> String {
 
 /// Why `directives` is not a filter, if it is not.
 pub fn check(directives: &str) -> Result<(), String> {
-    EnvFilter::try_new(directives)
-        .map(|_| ())
-        .map_err(|e| format!("'{directives}' is not a log filter: {e}"))
+    parse(directives).map(|_| ())
+}
+
+fn parse(directives: &str) -> Result<EnvFilter, String> {
+    EnvFilter::try_new(directives).map_err(|e| format!("'{directives}' is not a log filter: {e}"))
 }
 
 /// Filters the log with `directives` from now on (no-op where `init` did not run: tests).
 pub fn set(directives: &str) -> Result<(), String> {
-    let filter = EnvFilter::try_new(directives)
-        .map_err(|e| format!("'{directives}' is not a log filter: {e}"))?;
+    let filter = parse(directives)?;
     match REPLACE.get() {
         Some(replace) => replace(filter),
         None => Ok(()),

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
 use kafka_protocol::messages::{
     FindCoordinatorRequest, MetadataRequest, MetadataResponse, TopicName,
 };
@@ -93,6 +94,28 @@ impl Admin {
                 .insert(b.node_id.0, format!("{}:{}", b.host.as_str(), b.port));
         }
         Ok(answer)
+    }
+
+    /// The named topics' metadata, each by name; a topic the broker refuses (unknown, not
+    /// authorized) is the command's error.
+    pub fn existing_topics(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(String, MetadataResponseTopic)>, AdminError> {
+        let metadata = self.metadata(Some(names))?;
+        metadata
+            .topics
+            .into_iter()
+            .map(|topic| {
+                let name = topic
+                    .name
+                    .as_ref()
+                    .map(|n| n.0.to_string())
+                    .unwrap_or_default();
+                super::check(topic.error_code, Some(&format!("topic {name}")))?;
+                Ok((name, topic))
+            })
+            .collect()
     }
 
     /// The broker coordinating `group`.

@@ -229,15 +229,8 @@ fn list_offsets(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let metadata = admin.metadata(Some(&topics))?;
     let mut by_leader: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> = BTreeMap::new();
-    for topic in &metadata.topics {
-        let name = topic
-            .name
-            .as_ref()
-            .map(|n| n.0.to_string())
-            .unwrap_or_default();
-        check(topic.error_code, Some(&format!("topic {name}")))?;
+    for (name, topic) in admin.existing_topics(&topics)? {
         for p in &topic.partitions {
             let key = (name.clone(), p.partition_index);
             if partitions.contains(&key) {
@@ -393,11 +386,8 @@ fn reset(
     let partitions: BTreeSet<(String, i32)> = if topics.is_empty() {
         committed.keys().cloned().collect()
     } else {
-        let metadata = admin.metadata(Some(topics))?;
         let mut all = BTreeSet::new();
-        for t in &metadata.topics {
-            let name = t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
-            check(t.error_code, Some(&format!("topic {name}")))?;
+        for (name, t) in admin.existing_topics(topics)? {
             all.extend(
                 t.partitions
                     .iter()

@@ -213,7 +213,7 @@ fn report(
 }
 
 fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), AdminError> {
-    let metadata = admin.metadata(Some(topics))?;
+    let existing = admin.existing_topics(topics)?;
     let configs = admin.call(
         DESCRIBE_CONFIGS_VERSION,
         &DescribeConfigsRequest::default().with_resources(
@@ -229,13 +229,7 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
         ),
     )?;
     let mut described = Vec::new();
-    for topic in &metadata.topics {
-        let name = topic
-            .name
-            .as_ref()
-            .map(|n| n.0.to_string())
-            .unwrap_or_default();
-        check(topic.error_code, Some(&format!("topic {name}")))?;
+    for (name, topic) in existing {
         let mut partitions: Vec<(i32, i32)> = topic
             .partitions
             .iter()
