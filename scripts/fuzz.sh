@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECONDS each (default 20, as CI does; run longer by hand, e.g.
+# Runs every fuzz target for SECONDS each (default 20; CI runs 12; run longer by hand, e.g.
 # `scripts/fuzz.sh 600`). Coverage-guided libFuzzer through cargo-fuzz on stable Rust
 # (no sanitizer: `-s none`); a single allocation over 512 MiB counts as a crash, which is
 # how a count trusted before its bytes would show. Corpora grow in fuzz/corpus/<target>/
