@@ -3,6 +3,7 @@
 //! parser here is fuzzed (`fuzz/fuzz_targets/sasl.rs`).
 
 pub mod certificate;
+pub mod client_login;
 pub mod credential;
 pub mod plain;
 pub mod principal;

@@ -18,15 +18,13 @@ use futures_rustls::TlsConnector;
 use glommio::net::TcpStream;
 use kafka_protocol::messages::{ApiVersionsRequest, SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
-use rustls_pki_types::ServerName;
+use shoal_auth::client_login::ClientLogin;
 use shoal_mirror::{MirrorConfig, SourceSecurity};
-use shoal_net::tls_client::{client_config, ClientCertificate};
 use shoal_net::within;
 use shoal_protocol::frame;
 
-use crate::security::scram_client::ScramClient;
+use crate::security::client_tls::client_tls;
 use crate::security::stream::KafkaStream;
-use crate::security::Mechanism;
 use crate::EngineError;
 
 const CLIENT_ID: &str = "shoal-mirror";
@@ -172,26 +170,16 @@ impl SourceClient {
         if answer.error_code != 0 {
             return Err(refused(format!("{mechanism} not enabled on the source")));
         }
-        let (user, password) = (&security.sasl_username, &security.sasl_password);
-        match Mechanism::parse(mechanism) {
-            Some(Mechanism::Plain) => {
-                let token = format!("\0{user}\0{password}");
-                self.authenticate(Bytes::from(token)).await?;
+        let (mut login, mut token) =
+            ClientLogin::start(mechanism, &security.sasl_username, &security.sasl_password)
+                .map_err(|e| refused(e.0.to_string()))?;
+        loop {
+            let answer = self.authenticate(Bytes::from(token)).await?;
+            match login.next(&answer).map_err(|e| refused(e.0.to_string()))? {
+                Some(next) => token = next,
+                None => return Ok(()),
             }
-            Some(Mechanism::Scram(scram)) => {
-                let (client, first) = ScramClient::start(scram, user, password);
-                let server_first = self.authenticate(Bytes::from(first)).await?;
-                let (last, awaiting) = client
-                    .respond(&server_first)
-                    .map_err(|e| refused(e.0.to_string()))?;
-                let server_final = self.authenticate(Bytes::from(last)).await?;
-                awaiting
-                    .verify(&server_final)
-                    .map_err(|e| refused(e.0.to_string()))?;
-            }
-            None => return Err(refused(format!("unknown mechanism {mechanism}"))),
         }
-        Ok(())
     }
 
     /// One SaslAuthenticate round; the server's bytes.
@@ -330,24 +318,7 @@ async fn tls_to(
     timeout: Duration,
 ) -> Result<KafkaStream, EngineError> {
     let failed = |why: String| EngineError::Source(format!("{address}: TLS: {why}"));
-    let path = |p: &str| (!p.is_empty()).then(|| std::path::Path::new(p).to_path_buf());
-    let ca_file = path(&security.ssl_ca_file);
-    let (chain, key) = (
-        path(&security.ssl_certificate_file),
-        path(&security.ssl_key_file),
-    );
-    let certificate = chain
-        .as_deref()
-        .zip(key.as_deref())
-        .map(|(chain_file, key_file)| ClientCertificate {
-            chain_file,
-            key_file,
-        });
-    let config =
-        client_config(ca_file.as_deref(), certificate).map_err(|e| failed(e.to_string()))?;
-    let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let name = ServerName::try_from(host.to_string()).map_err(|e| failed(e.to_string()))?;
+    let (config, name) = client_tls(security, address).map_err(failed)?;
     let connecting = TlsConnector::from(config).connect(name, stream);
     let stream = within(timeout, connecting)
         .await

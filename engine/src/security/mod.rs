@@ -1,6 +1,7 @@
 //! Who may connect and as whom: named listeners with Kafka's security protocols, TLS, SASL
 //! authentication, and each connection's principal.
 
+pub mod client_tls;
 pub mod listeners;
 pub mod session;
 pub mod stream;
@@ -8,5 +9,5 @@ pub mod tls;
 
 pub use listeners::Listener;
 pub use session::{AuthState, Mechanism, Session};
-pub use shoal_auth::{certificate, plain, scram, scram_client, Principal};
+pub use shoal_auth::{certificate, plain, scram, Principal};
 pub use tls::TlsServer;
