@@ -87,7 +87,7 @@ mod tests {
             assert_eq!(records.len(), 4);
             assert_eq!(records[2].key, Some(&b"a"[..]));
             assert!(records[2].is_tombstone && !records[1].is_tombstone);
-            let kept = [records[1], records[3]];
+            let kept = [records[1].clone(), records[3].clone()];
             let rebuilt = rebuild_batch(&batch, &header, &kept, 500).unwrap().unwrap();
             let h = BatchHeader::parse_validated(&rebuilt).expect("a valid batch");
             assert_eq!(h.base_offset, 500);

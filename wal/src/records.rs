@@ -38,11 +38,17 @@ enum Numbering {
     Stored,
 }
 
-/// One record of an inflated batch with its key, for compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One record of an inflated batch, every field in place: for compaction (which keeps or
+/// drops it by key) and for clients that print records.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyedRecord<'a> {
     pub offset_delta: i32,
+    /// From the batch's base timestamp.
+    pub timestamp_delta: i64,
     pub key: Option<&'a [u8]>,
+    /// None: a tombstone deleting its key.
+    pub value: Option<&'a [u8]>,
+    pub headers: Vec<(&'a [u8], Option<&'a [u8]>)>,
     /// A null value: a tombstone deleting its key.
     pub is_tombstone: bool,
     /// The whole record as encoded, length prefix included, to copy it unchanged.
@@ -447,6 +453,7 @@ impl<R: Skip> Reader<R> {
         &mut self,
         key: impl FnOnce(&mut Self) -> Result<K, RecordError>,
         value: impl FnOnce(&mut Self) -> Result<V, RecordError>,
+        mut header: impl FnMut(&mut Self) -> Result<(), RecordError>,
     ) -> Result<(i64, i32, K, V), RecordError> {
         let length = self.varint32()?;
         if length <= 0 {
@@ -463,8 +470,7 @@ impl<R: Skip> Reader<R> {
             return Err(RecordError::Malformed(format!("{headers} headers")));
         }
         for _ in 0..headers {
-            self.skip_field("header key", false)?;
-            self.skip_field("header value", true)?;
+            header(self)?;
         }
         if self.read - start != length as u64 {
             return Err(RecordError::Malformed(format!(
@@ -479,6 +485,10 @@ impl<R: Skip> Reader<R> {
         let (timestamp_delta, offset_delta, has_key, _) = self.record_with(
             |r| r.skip_field("key", true),
             |r| r.skip_field("value", true),
+            |r| {
+                r.skip_field("header key", false)?;
+                r.skip_field("header value", true).map(drop)
+            },
         )?;
         let timestamp = if base_timestamp == NO_TIMESTAMP {
             NO_TIMESTAMP
@@ -509,13 +519,26 @@ impl<'a> Reader<&'a [u8]> {
         }
     }
 
-    /// One record with its key; `encoded` is left for the caller to fill.
+    /// One record, every field; `encoded` is left for the caller to fill.
     fn keyed_record(&mut self) -> Result<KeyedRecord<'a>, RecordError> {
-        let (_, offset_delta, key, value) =
-            self.record_with(|r| r.field("key"), |r| r.field("value"))?;
+        let mut headers = Vec::new();
+        let (timestamp_delta, offset_delta, key, value) = self.record_with(
+            |r| r.field("key"),
+            |r| r.field("value"),
+            |r| {
+                let name = r
+                    .field("header key")?
+                    .ok_or_else(|| RecordError::Malformed("a null header key".into()))?;
+                headers.push((name, r.field("header value")?));
+                Ok(())
+            },
+        )?;
         Ok(KeyedRecord {
             offset_delta,
+            timestamp_delta,
             key,
+            value,
+            headers,
             is_tombstone: value.is_none(),
             encoded: &[],
         })
@@ -540,6 +563,26 @@ pub(crate) mod tests {
 
     fn header(batch: &[u8]) -> BatchHeader {
         BatchHeader::parse_validated(batch).unwrap()
+    }
+
+    #[test]
+    fn stored_records_give_every_field_headers_included() {
+        let mut body = Vec::new();
+        let headers: &[RecordHeader] = &[(b"trace", Some(b"abc")), (b"empty", None)];
+        encode_record(&mut body, 0, 5, Some(b"k"), Some(b"v"), headers);
+        encode_record(&mut body, 1, 7, None, None, &[]);
+        let batch = sample_batch(2, &body);
+        let header = header(&batch);
+        let inflated = inflate_payload(&batch, &header, 1 << 20).unwrap();
+        let records = keyed_records(&inflated, &header).unwrap();
+        assert_eq!(records[0].timestamp_delta, 5);
+        assert_eq!(
+            (records[0].key, records[0].value),
+            (Some(&b"k"[..]), Some(&b"v"[..]))
+        );
+        assert_eq!(records[0].headers, headers);
+        assert_eq!((records[1].key, records[1].value), (None, None));
+        assert!(records[1].is_tombstone && records[1].headers.is_empty());
     }
 
     #[test]

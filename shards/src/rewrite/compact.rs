@@ -44,8 +44,9 @@ pub async fn compact(
             } else {
                 let inflated = inflate_payload(&bytes, &header, inflated_max)?;
                 let records = keyed_records(&inflated, &header)?;
+                let total = records.len();
                 let kept: Vec<KeyedRecord<'_>> = records
-                    .iter()
+                    .into_iter()
                     .filter(|r| {
                         let Some(key) = r.key else {
                             return false;
@@ -55,10 +56,9 @@ pub async fn compact(
                         let expired = r.is_tombstone && read.log_append_time_ms < tombstones_before;
                         !superseded && !expired
                     })
-                    .copied()
                     .collect();
-                outcome.records_removed += (records.len() - kept.len()) as u64;
-                match kept.len() == records.len() {
+                outcome.records_removed += (total - kept.len()) as u64;
+                match kept.len() == total {
                     true => Some(bytes.to_vec()),
                     false => rebuild_batch(&bytes, &header, &kept, read.base_offset)?,
                 }
