@@ -111,6 +111,20 @@ enum Command {
         #[command(subcommand)]
         command: admin_cli::users::UserCommand,
     },
+    /// Records from standard input, a line each (or JSON), to a topic.
+    Produce {
+        #[command(flatten)]
+        target: admin_cli::Target,
+        #[command(flatten)]
+        args: admin_cli::produce::ProduceArgs,
+    },
+    /// A topic's records to standard output, from a start to the end (or on, --follow).
+    Consume {
+        #[command(flatten)]
+        target: admin_cli::Target,
+        #[command(flatten)]
+        args: admin_cli::consume::ConsumeArgs,
+    },
     /// A running broker's health and readiness, from its metrics listener (`/health`,
     /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.
     Status {
@@ -149,6 +163,12 @@ fn main() {
         }
         Some(Command::User { target, command }) => {
             exit_with(admin_cli::users::run(&target, command), "user")
+        }
+        Some(Command::Produce { target, args }) => {
+            exit_with(admin_cli::produce::run(&target, args), "produce")
+        }
+        Some(Command::Consume { target, args }) => {
+            exit_with(admin_cli::consume::run(&target, args), "consume")
         }
         _ => {}
     }

@@ -41,6 +41,31 @@ pub struct SourceSecurity {
 }
 
 impl SourceSecurity {
+    /// No TLS, no login: Kafka's default.
+    pub fn plaintext() -> SourceSecurity {
+        SourceSecurity {
+            protocol: "PLAINTEXT".to_string(),
+            ..SourceSecurity::default()
+        }
+    }
+
+    /// Settings by Kafka's client names (`security.protocol`, `sasl.*`, `ssl.*`), as a
+    /// client's properties file holds them; a name that is not one of them is refused.
+    pub fn from_client_settings<'a>(
+        settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<SourceSecurity, String> {
+        let mut security = SourceSecurity::plaintext();
+        for (name, value) in settings {
+            match security.set(name, value) {
+                Ok(true) => {}
+                Ok(false) => return Err(format!("{name}: not a client security setting")),
+                Err(e) => return Err(format!("{name}: {}", why(e))),
+            }
+        }
+        security.check().map_err(why)?;
+        Ok(security)
+    }
+
     pub fn uses_tls(&self) -> bool {
         matches!(self.protocol.as_str(), "SSL" | "SASL_SSL")
     }
@@ -126,6 +151,14 @@ impl SourceSecurity {
     }
 }
 
+/// A refused setting's reason, without the mirror's framing.
+fn why(e: MirrorError) -> String {
+    match e {
+        MirrorError::InvalidConfig(why) => why.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// The username and password of a PlainLoginModule or ScramLoginModule line:
 /// `org.apache...Module required username="alice" password="secret";`.
 fn jaas_credentials(jaas: &str) -> Option<(String, String)> {
@@ -152,10 +185,7 @@ impl MirrorConfig {
             retry_max_backoff_ms: 60_000,
             retry_max_attempts: 0,
             metadata_refresh_interval_ms: 60_000,
-            security: SourceSecurity {
-                protocol: "PLAINTEXT".to_string(),
-                ..SourceSecurity::default()
-            },
+            security: SourceSecurity::plaintext(),
         };
         for (name, value) in pairs {
             let number = || {

@@ -173,3 +173,87 @@ def test_a_user_created_with_the_cli_logs_in_with_scram(secured):
     assert shoal(broker, "user", "delete", "carol", format="table")[0] == 0
     assert all(u["user"] != "carol" for u in shoal(broker, "user", "list")[1])
     assert refused("c-pass")
+
+
+def cli(broker, *args, stdin=None, format="json"):
+    """`shoal produce|consume` with `stdin` fed to it: (exit status, stdout lines, stderr)."""
+    done = subprocess.run([SHOAL_BIN, *args[:1], "--bootstrap", broker.bootstrap,
+                           "--format", format, *args[1:]], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    if format == "json" and done.returncode == 0:
+        lines = [json.loads(line) for line in lines]
+    return done.returncode, lines, done.stderr
+
+
+def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
+    assert shoal(broker, "topic", "create", "cli-pc", "cli-ref", "--partitions", "4")[0] == 0
+    keys = [f"key-{i}" for i in range(20)]
+    lines = "".join(f"{k}={k.upper()}\n" for k in keys)
+    code, [summary], err = cli(broker, "produce", "cli-pc", "--key-separator", "=",
+                               "-H", "source=cli", "--compression", "zstd", stdin=lines)
+    assert code == 0 and sum(p["records"] for p in summary["partitions"]) == 20, err
+
+    # Keys land where Kafka's Java partitioner (librdkafka's murmur2_random) puts them.
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "partitioner": "murmur2_random"})
+    expected = {}
+    for k in keys:
+        producer.produce("cli-ref", key=k.encode(), value=b"x",
+                         on_delivery=lambda _e, m: expected.__setitem__(m.key().decode(),
+                                                                        m.partition()))
+    producer.flush(15)
+    code, records, err = cli(broker, "consume", "cli-pc")
+    assert code == 0 and len(records) == 20, err
+    assert {r["key"]: r["partition"] for r in records} == expected
+    assert all(r["value"] == r["key"].upper() and
+               r["headers"] == [{"key": "source", "value": "cli"}] for r in records)
+
+    # JSON in, JSON out: bytes that are not UTF-8 travel as base64, partitions as given.
+    odd = {"key": None, "value": {"base64": "/wD+"}, "partition": 3,
+           "headers": [{"key": "h", "value": None}]}
+    code, _, err = cli(broker, "produce", "cli-pc", "--input", "json", stdin=json.dumps(odd))
+    assert code == 0, err
+    code, [last], _ = cli(broker, "consume", "cli-pc", "-p", "3", "-o", "-1")
+    assert {k: last[k] for k in odd} == odd
+    code, table, _ = cli(broker, "consume", "cli-pc", "-p", "3", "-o", "-2", "-n", "1",
+                         "--template", "%p|%k|%h", format="table")
+    assert code == 0 and len(table) == 1 and table[0].endswith("|source=cli"), table
+    code, none, _ = cli(broker, "consume", "cli-pc", "-o", "@2999-01-01T00:00:00Z")
+    assert code == 0 and none == []
+
+    # A group starts where it committed and commits where it stopped.
+    code, first, _ = cli(broker, "consume", "cli-pc", "--group", "cli-readers", "-n", "5")
+    assert code == 0 and len(first) == 5
+    code, rest, _ = cli(broker, "consume", "cli-pc", "--group", "cli-readers")
+    assert code == 0 and len(rest) == 16
+    assert {(r["partition"], r["offset"]) for r in first}.isdisjoint(
+        (r["partition"], r["offset"]) for r in rest)
+    _, described, _ = shoal(broker, "group", "describe", "cli-readers")
+    assert described["lag"] == 0
+
+    # --follow waits for records produced after it started.
+    follower = subprocess.Popen([SHOAL_BIN, "consume", "--bootstrap", broker.bootstrap,
+                                 "cli-pc", "-p", "0", "-o", "latest", "--follow", "-n", "2"],
+                                stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-1\nlate-2\n")[0] == 0
+    out, _ = follower.communicate(timeout=30)
+    assert out.split() == ["late-1", "late-2"] and follower.returncode == 0
+
+    code, _, err = cli(broker, "produce", "cli-pc", "-p", "9", stdin="x\n")
+    assert code == 2 and "partition 9" in err, err
+
+
+def test_consume_leaves_out_aborted_transactions_unless_asked(broker):
+    assert shoal(broker, "topic", "create", "cli-tx")[0] == 0
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "cli-tx"})
+    producer.init_transactions(30)
+    for value, commit in [(b"aborted", False), (b"kept", True)]:
+        producer.begin_transaction()
+        producer.produce("cli-tx", value)
+        producer.flush(15)
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    code, committed, err = cli(broker, "consume", "cli-tx", format="table")
+    assert code == 0 and committed == ["kept"], err
+    code, everything, err = cli(broker, "consume", "cli-tx", "--read-uncommitted", format="table")
+    assert code == 0 and everything == ["aborted", "kept"], err

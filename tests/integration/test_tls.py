@@ -294,3 +294,49 @@ def test_a_mirror_pulls_from_a_sasl_ssl_source_with_scram(make_broker, ca, tmp_p
     wait_for(caught_up(destination, source, "orders", 3), 60, "lag 0")
     assert identical(source, destination, "orders", 3)
     assert "SASL authentication failed" in destination.log()
+
+
+def shoal_cli(broker_port, *args, stdin=None):
+    from conftest import SHOAL_BIN
+    done = subprocess.run([SHOAL_BIN, args[0], "--bootstrap", f"127.0.0.1:{broker_port}",
+                           *args[1:]], input=stdin, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout.split(), done.stderr
+
+
+def test_the_admin_cli_connects_with_sasl_ssl_scram_and_client_certificates(
+        tls_broker, ca, tmp_path):
+    settings = tmp_path / "admin.properties"
+    settings.write_text("# as Kafka's --command-config takes them\n"
+                        "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
+                        f"sasl.username=admin\nsasl.password=admin-secret\n"
+                        f"ssl.ca.location={ca.ca_cert}\n")
+    port = tls_broker.sasl_ssl_port
+    code, _, err = shoal_cli(port, "topic", "--command-config", str(settings), "create", "cli-sec")
+    assert code == 0, err
+    code, _, err = shoal_cli(port, "produce", "--command-config", str(settings), "cli-sec",
+                             stdin="one\ntwo\n")
+    assert code == 0, err
+
+    give_alice_a_scram_password(tls_broker, ca)
+    allow(tls_broker, ca, "User:alice", "cli-sec")
+
+    def as_alice(password):
+        return ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=SCRAM-SHA-512",
+                "-X", "sasl.username=alice", "-X", f"sasl.password={password}",
+                "-X", f"ssl.ca.location={ca.ca_cert}"]
+
+    assert shoal_cli(port, "consume", *as_alice("alice-scram"), "cli-sec")[:2] == \
+        (0, ["one", "two"])
+    code, _, err = shoal_cli(port, "consume", *as_alice("wrong"), "cli-sec")
+    assert code == 1 and "SaslAuthenticationFailed" in err, err
+
+    cert, key = ca.issue("writer", "/O=Shoal Test/OU=ingest/CN=writer")
+    allow(tls_broker, ca, f"User:{WRITER_DN}", "cli-sec")
+    with_certificate = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={ca.ca_cert}",
+                        "-X", f"ssl.certificate.location={cert}", "-X", f"ssl.key.location={key}"]
+    assert shoal_cli(tls_broker.ssl_port, "consume", *with_certificate, "cli-sec")[:2] == \
+        (0, ["one", "two"])
+    # Without the CA the broker's certificate is not trusted.
+    code, _, err = shoal_cli(tls_broker.ssl_port, "consume", "-X", "security.protocol=SSL",
+                             "cli-sec")
+    assert code == 2 and "TLS" in err, err

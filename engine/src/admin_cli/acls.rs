@@ -134,7 +134,7 @@ fn name_of(table: &[(&'static str, i8)], code: i8) -> String {
 }
 
 pub fn run(target: &Target, command: AclCommand) -> Result<(), AdminError> {
-    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
+    let (mut admin, format) = (target.connect()?, target.format);
     match command {
         AclCommand::List(filter) => list(&mut admin, format, &filter),
         AclCommand::Create(binding) => create(&mut admin, &binding),

@@ -3,7 +3,6 @@
 //! Works against any Kafka broker: versions every Kafka from 3.0 and Shoal serve.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
@@ -11,29 +10,31 @@ use kafka_protocol::messages::{
     FindCoordinatorRequest, MetadataRequest, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
+use shoal_mirror::SourceSecurity;
 use shoal_protocol::client::BlockingClient;
 
+use super::connection::{self, Connection};
 use super::AdminError;
 
-const TIMEOUT: Duration = Duration::from_secs(30);
-const RESPONSE_MAX_BYTES: usize = 256 << 20;
-const CLIENT_ID: &str = "shoal-admin";
 pub const METADATA_VERSION: i16 = 12;
 const FIND_COORDINATOR_VERSION: i16 = 4;
 const COORDINATOR_GROUP: i8 = 0;
 
 pub struct Admin {
-    bootstrap: BlockingClient,
+    bootstrap: BlockingClient<Connection>,
+    security: SourceSecurity,
     brokers: HashMap<i32, String>,
-    connections: HashMap<i32, BlockingClient>,
+    connections: HashMap<i32, BlockingClient<Connection>>,
 }
 
 impl Admin {
-    pub fn connect(bootstrap: &str) -> Result<Admin, AdminError> {
-        let client = BlockingClient::connect(bootstrap, CLIENT_ID, TIMEOUT, RESPONSE_MAX_BYTES)
-            .map_err(|e| AdminError::Connect(format!("{bootstrap}: {e}")))?;
+    /// Connects to the first address of `bootstrap` (host:port, comma-separated).
+    pub fn connect(bootstrap: &str, security: SourceSecurity) -> Result<Admin, AdminError> {
+        let address = bootstrap.split(',').next().unwrap_or(bootstrap).trim();
+        let client = connection::open(address, &security)?;
         let mut admin = Admin {
             bootstrap: client,
+            security,
             brokers: HashMap::new(),
             connections: HashMap::new(),
         };
@@ -63,9 +64,10 @@ impl Admin {
             let address = self.brokers.get(&node).ok_or_else(|| {
                 AdminError::Protocol(format!("broker {node} is not in the metadata"))
             })?;
-            let client =
-                BlockingClient::connect(address, CLIENT_ID, TIMEOUT, RESPONSE_MAX_BYTES)
-                    .map_err(|e| AdminError::Connect(format!("broker {node} at {address}: {e}")))?;
+            let client = connection::open(address, &self.security).map_err(|e| match e {
+                AdminError::Connect(why) => AdminError::Connect(format!("broker {node} at {why}")),
+                other => other,
+            })?;
             self.connections.insert(node, client);
         }
         let client = self.connections.get_mut(&node).expect("just opened");

@@ -4,28 +4,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::{Buf, Bytes};
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
-use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
-    BrokerId, ConsumerProtocolAssignment, DescribeGroupsRequest, GroupId, ListGroupsRequest,
-    ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest, TopicName,
+    ConsumerProtocolAssignment, DescribeGroupsRequest, GroupId, ListGroupsRequest,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use serde_json::json;
 
 use super::datetime::parse_millis;
+use super::offsets::{commit, committed, list_offsets, EARLIEST, LATEST, READ_UNCOMMITTED};
 use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const LIST_GROUPS_VERSION: i16 = 4;
 const DESCRIBE_GROUPS_VERSION: i16 = 5;
-const OFFSET_FETCH_VERSION: i16 = 8;
-const OFFSET_COMMIT_VERSION: i16 = 8;
-const LIST_OFFSETS_VERSION: i16 = 7;
-const LATEST: i64 = -1;
-const EARLIEST: i64 = -2;
 const GROUP_ID_NOT_FOUND: i16 = 69;
 
 #[derive(clap::Subcommand, Debug)]
@@ -68,7 +58,7 @@ pub struct ResetTo {
 }
 
 pub fn run(target: &Target, command: GroupCommand) -> Result<(), AdminError> {
-    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
+    let (mut admin, format) = (target.connect()?, target.format);
     match command {
         GroupCommand::List => list(&mut admin, format),
         GroupCommand::Describe { group } => describe(&mut admin, format, &group),
@@ -188,94 +178,6 @@ fn assigned_partitions(mut assignment: Bytes) -> Vec<(String, i32)> {
         .unwrap_or_default()
 }
 
-/// The group's committed offsets by (topic, partition).
-fn committed(
-    admin: &mut Admin,
-    coordinator: i32,
-    group: &str,
-) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
-    let request =
-        OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
-            .with_topics(None)]);
-    let answer = admin.call_node(coordinator, OFFSET_FETCH_VERSION, &request)?;
-    let mut offsets = BTreeMap::new();
-    for g in answer.groups {
-        check(g.error_code, Some(group))?;
-        for t in g.topics {
-            for p in t.partitions {
-                if p.error_code == 0 && p.committed_offset >= 0 {
-                    offsets.insert(
-                        (t.name.0.to_string(), p.partition_index),
-                        p.committed_offset,
-                    );
-                }
-            }
-        }
-    }
-    Ok(offsets)
-}
-
-/// Each partition's offset for `spec` (LATEST, EARLIEST or a timestamp), asked of its
-/// leader; -1 where there is none (no record at or after the timestamp).
-fn list_offsets(
-    admin: &mut Admin,
-    partitions: &BTreeSet<(String, i32)>,
-    spec: impl Fn(&(String, i32)) -> i64,
-) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
-    let topics: Vec<String> = partitions
-        .iter()
-        .map(|(t, _)| t.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut by_leader: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> = BTreeMap::new();
-    for (name, topic) in admin.existing_topics(&topics)? {
-        for p in &topic.partitions {
-            let key = (name.clone(), p.partition_index);
-            if partitions.contains(&key) {
-                by_leader
-                    .entry(p.leader_id.0)
-                    .or_default()
-                    .entry(name.clone())
-                    .or_default()
-                    .push(
-                        ListOffsetsPartition::default()
-                            .with_partition_index(p.partition_index)
-                            .with_current_leader_epoch(-1)
-                            .with_timestamp(spec(&key)),
-                    );
-            }
-        }
-    }
-    let mut offsets = BTreeMap::new();
-    for (leader, topics) in by_leader {
-        let request = ListOffsetsRequest::default()
-            .with_replica_id(BrokerId(-1))
-            .with_topics(
-                topics
-                    .into_iter()
-                    .map(|(name, partitions)| {
-                        ListOffsetsTopic::default()
-                            .with_name(TopicName(StrBytes::from_string(name)))
-                            .with_partitions(partitions)
-                    })
-                    .collect(),
-            );
-        let answer = admin.call_node(leader, LIST_OFFSETS_VERSION, &request)?;
-        for t in answer.topics {
-            for p in t.partitions {
-                check(
-                    p.error_code,
-                    Some(&format!("{} {}", t.name.0, p.partition_index)),
-                )?;
-                offsets.insert((t.name.0.to_string(), p.partition_index), p.offset);
-            }
-        }
-    }
-    Ok(offsets)
-}
-
 fn describe(admin: &mut Admin, format: Format, group: &str) -> Result<(), AdminError> {
     let coordinator = admin.group_coordinator(group)?;
     let described = describe_group(admin, coordinator, group)?;
@@ -288,7 +190,7 @@ fn describe(admin: &mut Admin, format: Format, group: &str) -> Result<(), AdminE
             owner.insert(tp.clone(), format!("{member} ({client}, {host})"));
         }
     }
-    let ends = list_offsets(admin, &partitions, |_| LATEST)?;
+    let ends = list_offsets(admin, &partitions, |_| LATEST, READ_UNCOMMITTED)?;
     let rows: Vec<PartitionLag> = partitions
         .iter()
         .map(|tp| {
@@ -396,8 +298,8 @@ fn reset(
         }
         all
     };
-    let earliest = list_offsets(admin, &partitions, |_| EARLIEST)?;
-    let latest = list_offsets(admin, &partitions, |_| LATEST)?;
+    let earliest = list_offsets(admin, &partitions, |_| EARLIEST, READ_UNCOMMITTED)?;
+    let latest = list_offsets(admin, &partitions, |_| LATEST, READ_UNCOMMITTED)?;
     let within = |tp: &(String, i32), offset: i64| {
         let (low, high) = (
             earliest.get(tp).copied().unwrap_or(0),
@@ -416,7 +318,7 @@ fn reset(
             .collect()
     } else if let Some(when) = &to.to_datetime {
         let millis = parse_millis(when).map_err(AdminError::Protocol)?;
-        let found = list_offsets(admin, &partitions, |_| millis)?;
+        let found = list_offsets(admin, &partitions, |_| millis, READ_UNCOMMITTED)?;
         // No record at or after it: the end.
         found
             .into_iter()
@@ -439,39 +341,7 @@ fn reset(
             .collect()
     };
     if execute {
-        let mut by_topic: BTreeMap<String, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
-        for ((topic, partition), offset) in &targets {
-            by_topic.entry(topic.clone()).or_default().push(
-                OffsetCommitRequestPartition::default()
-                    .with_partition_index(*partition)
-                    .with_committed_offset(*offset)
-                    .with_committed_leader_epoch(-1)
-                    .with_committed_metadata(Some(StrBytes::from_static_str(""))),
-            );
-        }
-        let request = OffsetCommitRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
-            .with_generation_id_or_member_epoch(-1)
-            .with_member_id(StrBytes::from_static_str(""))
-            .with_topics(
-                by_topic
-                    .into_iter()
-                    .map(|(name, partitions)| {
-                        OffsetCommitRequestTopic::default()
-                            .with_name(TopicName(StrBytes::from_string(name)))
-                            .with_partitions(partitions)
-                    })
-                    .collect(),
-            );
-        let answer = admin.call_node(coordinator, OFFSET_COMMIT_VERSION, &request)?;
-        for t in &answer.topics {
-            for p in &t.partitions {
-                check(
-                    p.error_code,
-                    Some(&format!("{} {}", t.name.0, p.partition_index)),
-                )?;
-            }
-        }
+        commit(admin, coordinator, group, &targets)?;
     }
     match format {
         Format::Json => {

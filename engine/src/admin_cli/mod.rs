@@ -1,20 +1,28 @@
-//! `shoal topic|group|acl|user ...`: everyday admin over the Kafka protocol against
+//! `shoal topic|group|acl|user|produce|consume ...`: everyday admin over the Kafka protocol against
 //! any broker, as Redpanda's `rpk` does it: tables by default, `--format json` for scripts.
 //! Exit status: 0 done, 1 a broker refused (the error and its message are printed), 2 the
 //! command or the connection failed.
 
 pub mod acls;
 mod client;
+mod connection;
+pub mod consume;
 mod datetime;
 pub mod groups;
+mod offsets;
+mod partitioner;
+pub mod produce;
+mod record_json;
 pub mod topics;
 pub mod users;
 
 use std::fmt;
+use std::path::PathBuf;
 
 pub use client::Admin;
+use shoal_mirror::SourceSecurity;
 
-/// Which broker an admin command asks, and how it prints what it found.
+/// Which broker an admin command asks, how it connects, and how it prints what it found.
 #[derive(clap::Args, Debug)]
 pub struct Target {
     /// The broker to ask.
@@ -23,6 +31,49 @@ pub struct Target {
     /// table for people, json for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// A Kafka client security setting, name=value (repeatable): security.protocol,
+    /// sasl.mechanism, sasl.username, sasl.password, sasl.jaas.config, ssl.ca.location,
+    /// ssl.certificate.location, ssl.key.location (PEM files).
+    #[arg(short = 'X', long = "client-config", value_parser = name_value)]
+    pub client_config: Vec<(String, String)>,
+    /// A file of those settings, one name=value a line ('#' starts a comment), as Kafka's
+    /// tools take with --command-config; -X settings override it. Keeps a password off the
+    /// command line.
+    #[arg(long)]
+    pub command_config: Option<PathBuf>,
+}
+
+impl Target {
+    /// A connection to the bootstrap broker, secured as the settings say.
+    pub fn connect(&self) -> Result<Admin, AdminError> {
+        Admin::connect(&self.bootstrap, self.security()?)
+    }
+
+    fn security(&self) -> Result<SourceSecurity, AdminError> {
+        let mut settings = Vec::new();
+        if let Some(path) = &self.command_config {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| AdminError::Protocol(format!("{}: {e}", path.display())))?;
+            for line in text.lines().map(str::trim) {
+                if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                    continue;
+                }
+                let setting = name_value(line)
+                    .map_err(|e| AdminError::Protocol(format!("{}: {e}", path.display())))?;
+                settings.push(setting);
+            }
+        }
+        settings.extend(self.client_config.iter().cloned());
+        SourceSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.trim(), v.as_str())))
+            .map_err(AdminError::Protocol)
+    }
+}
+
+/// A `name=value` argument.
+pub fn name_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .ok_or_else(|| format!("'{text}' is not name=value"))
 }
 
 /// How a command prints what it found.

@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 
-use super::{check, print_table, Admin, AdminError, Format, Target};
+use super::{check, name_value, print_table, Admin, AdminError, Format, Target};
 
 const CREATE_TOPICS_VERSION: i16 = 7;
 const DELETE_TOPICS_VERSION: i16 = 6;
@@ -51,14 +51,8 @@ pub enum TopicCommand {
     },
 }
 
-fn name_value(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .ok_or_else(|| format!("'{text}' is not name=value"))
-}
-
 pub fn run(target: &Target, command: TopicCommand) -> Result<(), AdminError> {
-    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
+    let (mut admin, format) = (target.connect()?, target.format);
     match command {
         TopicCommand::List => list(&mut admin, format),
         TopicCommand::Create {

@@ -56,7 +56,7 @@ fn mechanism(name: &str) -> Result<ScramMechanism, AdminError> {
 }
 
 pub fn run(target: &Target, command: UserCommand) -> Result<(), AdminError> {
-    let (mut admin, format) = (Admin::connect(&target.bootstrap)?, target.format);
+    let (mut admin, format) = (target.connect()?, target.format);
     match command {
         UserCommand::List => list(&mut admin, format),
         UserCommand::Create {

@@ -1,0 +1,405 @@
+//! `shoal consume TOPIC`: records from each partition's leader, printed as they come, from a
+//! start (earliest, latest, an offset, N before the end, a time, or a group's commits) to the
+//! end as it was when the command started, or on with `--follow`. Reads committed records by
+//! default, as Kafka's consumers do, leaving out aborted transactions.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::Write;
+
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::fetch_response::AbortedTransaction;
+use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use serde_json::json;
+use shoal_wal::records::{control_record_type, inflate_payload, keyed_records, KeyedRecord};
+use shoal_wal::BatchHeader;
+
+use super::datetime::parse_millis;
+use super::offsets::{
+    commit, committed, list_offsets, EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED,
+};
+use super::record_json::bytes_to_json;
+use super::{check, AdminError, Format, Target};
+
+const FETCH_VERSION: i16 = 12;
+const FETCH_WAIT_MS: i32 = 500;
+const PARTITION_MAX_BYTES: i32 = 1 << 20;
+const RESPONSE_MAX_BYTES: i32 = 16 << 20;
+/// A batch may not inflate past this: a compressed bomb stops here.
+const INFLATED_MAX_BYTES: usize = 64 << 20;
+/// Rounds without a record while records remain before the end, before giving up.
+const STALLED_ROUNDS_MAX: u32 = 60;
+/// A control record's type: the end of an aborted transaction.
+const ABORT_MARKER: i16 = 0;
+/// Bytes of a batch before its header's length field ends: offset and length.
+const LOG_OVERHEAD: usize = 12;
+
+#[derive(clap::Args, Debug)]
+pub struct ConsumeArgs {
+    pub topic: String,
+    /// Only this partition (default: every one).
+    #[arg(short, long)]
+    partition: Option<i32>,
+    /// Where to start: earliest, latest, an offset, -N (N records before the end), or @TIME
+    /// (milliseconds since the epoch, or YYYY-MM-DDTHH:MM:SS[Z|+HH:MM]).
+    #[arg(short, long, default_value = "earliest", allow_hyphen_values = true)]
+    offset: String,
+    /// Stop after this many records.
+    #[arg(short = 'n', long)]
+    count: Option<u64>,
+    /// At the end, wait for new records instead of stopping.
+    #[arg(short, long)]
+    follow: bool,
+    /// Start where this group committed (elsewhere --offset) and commit where the command
+    /// stopped, as a consumer outside the group: refused while the group has members.
+    #[arg(short, long)]
+    group: Option<String>,
+    /// Also print records of aborted and still open transactions.
+    #[arg(long)]
+    read_uncommitted: bool,
+    /// How table format prints a record: %t topic, %p partition, %o offset, %T timestamp,
+    /// %k key, %v value, %h headers (name=value,...), %% a percent sign.
+    #[arg(long, default_value = "%v")]
+    template: String,
+}
+
+/// One partition being read.
+struct Reading {
+    leader: i32,
+    position: i64,
+    /// Where the command stops reading it (without --follow).
+    end: i64,
+}
+
+pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
+    let mut admin = target.connect()?;
+    let (_, topic) = admin
+        .existing_topics(std::slice::from_ref(&args.topic))?
+        .pop()
+        .ok_or_else(|| AdminError::Protocol(format!("no metadata for {}", args.topic)))?;
+    let leaders: BTreeMap<i32, i32> = topic
+        .partitions
+        .iter()
+        .filter(|p| args.partition.is_none_or(|only| only == p.partition_index))
+        .map(|p| (p.partition_index, p.leader_id.0))
+        .collect();
+    if leaders.is_empty() {
+        return Err(AdminError::Protocol(format!(
+            "{} has no partition {}",
+            args.topic,
+            args.partition.unwrap_or(0)
+        )));
+    }
+    let isolation = match args.read_uncommitted {
+        true => READ_UNCOMMITTED,
+        false => READ_COMMITTED,
+    };
+    let keys: BTreeSet<(String, i32)> = leaders.keys().map(|p| (args.topic.clone(), *p)).collect();
+    let ends = list_offsets(&mut admin, &keys, |_| LATEST, isolation)?;
+    let starts = start_offsets(&mut admin, &args, &keys, &ends, isolation)?;
+    let mut reading: BTreeMap<i32, Reading> = leaders
+        .iter()
+        .map(|(p, leader)| {
+            let key = (args.topic.clone(), *p);
+            let reading = Reading {
+                leader: *leader,
+                position: starts[&key],
+                end: ends[&key],
+            };
+            (*p, reading)
+        })
+        .collect();
+    let mut printer = Printer {
+        topic: &args.topic,
+        format: target.format,
+        template: &args.template,
+        out: std::io::BufWriter::new(std::io::stdout().lock()),
+        left: args.count.unwrap_or(u64::MAX),
+    };
+    let mut stalled = 0;
+    while printer.left > 0 {
+        let wanted: Vec<i32> = reading
+            .iter()
+            .filter(|(_, r)| args.follow || r.position < r.end)
+            .map(|(p, _)| *p)
+            .collect();
+        if wanted.is_empty() {
+            break;
+        }
+        let moved = fetch_round(
+            &mut admin,
+            &args.topic,
+            &wanted,
+            &mut reading,
+            isolation,
+            &mut printer,
+        )?;
+        printer
+            .out
+            .flush()
+            .map_err(|e| AdminError::Protocol(format!("standard output: {e}")))?;
+        stalled = if moved || args.follow { 0 } else { stalled + 1 };
+        if stalled > STALLED_ROUNDS_MAX {
+            return Err(AdminError::Protocol(format!(
+                "no records came for {} s though the end lies ahead",
+                STALLED_ROUNDS_MAX * FETCH_WAIT_MS as u32 / 1000
+            )));
+        }
+    }
+    if let Some(group) = &args.group {
+        let coordinator = admin.group_coordinator(group)?;
+        let positions = reading
+            .iter()
+            .map(|(p, r)| ((args.topic.clone(), *p), r.position))
+            .collect();
+        commit(&mut admin, coordinator, group, &positions)?;
+    }
+    Ok(())
+}
+
+/// Each partition's first offset to read.
+fn start_offsets(
+    admin: &mut super::Admin,
+    args: &ConsumeArgs,
+    keys: &BTreeSet<(String, i32)>,
+    ends: &BTreeMap<(String, i32), i64>,
+    isolation: i8,
+) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
+    let earliest = list_offsets(admin, keys, |_| EARLIEST, isolation)?;
+    let mut starts = match args.offset.as_str() {
+        "earliest" => earliest.clone(),
+        "latest" => ends.clone(),
+        at if at.starts_with('@') => {
+            let text = &at[1..];
+            let millis = text
+                .parse::<i64>()
+                .or_else(|_| parse_millis(text))
+                .map_err(AdminError::Protocol)?;
+            let found = list_offsets(admin, keys, |_| millis, isolation)?;
+            // No record at or after the time: start at the end.
+            found
+                .into_iter()
+                .map(|(k, o)| (k.clone(), if o < 0 { ends[&k] } else { o }))
+                .collect()
+        }
+        number => {
+            let n: i64 = number.parse().map_err(|_| {
+                AdminError::Protocol(format!(
+                    "--offset {number}: earliest, latest, an offset, -N or @TIME"
+                ))
+            })?;
+            keys.iter()
+                .map(|k| {
+                    let offset = match n < 0 {
+                        true => ends[k].saturating_add(n).max(earliest[k]),
+                        false => n,
+                    };
+                    (k.clone(), offset)
+                })
+                .collect()
+        }
+    };
+    if let Some(group) = &args.group {
+        let coordinator = admin.group_coordinator(group)?;
+        for (key, offset) in committed(admin, coordinator, group)? {
+            if let Some(start) = starts.get_mut(&key) {
+                *start = offset;
+            }
+        }
+    }
+    Ok(starts)
+}
+
+/// One Fetch to each leader of the partitions wanted; whether any position moved.
+fn fetch_round(
+    admin: &mut super::Admin,
+    topic: &str,
+    wanted: &[i32],
+    reading: &mut BTreeMap<i32, Reading>,
+    isolation: i8,
+    printer: &mut Printer<'_>,
+) -> Result<bool, AdminError> {
+    let mut by_leader: BTreeMap<i32, Vec<FetchPartition>> = BTreeMap::new();
+    for p in wanted {
+        let r = &reading[p];
+        by_leader.entry(r.leader).or_default().push(
+            FetchPartition::default()
+                .with_partition(*p)
+                .with_current_leader_epoch(-1)
+                .with_fetch_offset(r.position)
+                .with_log_start_offset(-1)
+                .with_partition_max_bytes(PARTITION_MAX_BYTES),
+        );
+    }
+    let mut moved = false;
+    for (leader, partitions) in by_leader {
+        let request = FetchRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_max_wait_ms(FETCH_WAIT_MS)
+            .with_min_bytes(1)
+            .with_max_bytes(RESPONSE_MAX_BYTES)
+            .with_isolation_level(isolation)
+            .with_session_id(0)
+            .with_session_epoch(-1)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(partitions)]);
+        let answer = admin.call_node(leader, FETCH_VERSION, &request)?;
+        check(answer.error_code, Some("fetch"))?;
+        for t in answer.responses {
+            for p in t.partitions {
+                let what = format!("{topic} partition {}", p.partition_index);
+                check(p.error_code, Some(&what))?;
+                let Some(r) = reading.get_mut(&p.partition_index) else {
+                    continue;
+                };
+                let before = r.position;
+                let records = p.records.unwrap_or_default();
+                let aborted = p.aborted_transactions.unwrap_or_default();
+                r.position =
+                    read_batches(p.partition_index, &records, r.position, aborted, printer)
+                        .map_err(|e| AdminError::Protocol(format!("{what}: {e}")))?;
+                moved |= r.position > before;
+                if printer.left == 0 {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(moved)
+}
+
+/// Prints the records of `records` (whole batches; a batch cut short at the end is left for
+/// the next fetch) from `position` on, skipping aborted transactions; the next position.
+fn read_batches(
+    partition: i32,
+    mut records: &[u8],
+    mut position: i64,
+    mut aborted: Vec<AbortedTransaction>,
+    printer: &mut Printer<'_>,
+) -> Result<i64, String> {
+    aborted.sort_by_key(|a| std::cmp::Reverse(a.first_offset));
+    let mut aborting: HashSet<i64> = HashSet::new();
+    while records.len() >= LOG_OVERHEAD {
+        let length = i32::from_be_bytes([records[8], records[9], records[10], records[11]]);
+        let size = LOG_OVERHEAD + usize::try_from(length).map_err(|_| "a negative batch length")?;
+        if size > records.len() {
+            break;
+        }
+        let (batch, rest) = records.split_at(size);
+        records = rest;
+        let header = BatchHeader::parse_validated(batch).map_err(|e| e.to_string())?;
+        let next = header.base_offset + header.offset_count();
+        while aborted.last().is_some_and(|a| a.first_offset < next) {
+            let started = aborted.pop().expect("just seen");
+            aborting.insert(started.producer_id.0);
+        }
+        if header.is_control() {
+            if control_record_type(batch) == Some(ABORT_MARKER) {
+                aborting.remove(&header.producer_id);
+            }
+        } else if !(header.is_transactional() && aborting.contains(&header.producer_id)) {
+            if let Some(unprinted) = printer.batch(partition, batch, &header, position)? {
+                // The count ran out inside the batch: resume (and commit) there.
+                return Ok(unprinted);
+            }
+        }
+        position = position.max(next);
+        if printer.left == 0 {
+            break;
+        }
+    }
+    Ok(position)
+}
+
+struct Printer<'a> {
+    topic: &'a str,
+    format: Format,
+    template: &'a str,
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    /// Records still to print.
+    left: u64,
+}
+
+impl Printer<'_> {
+    /// Prints the batch's records at or after `from`, as many as are left to print; the
+    /// offset of the first record left unprinted when the count ran out.
+    fn batch(
+        &mut self,
+        partition: i32,
+        batch: &[u8],
+        header: &BatchHeader,
+        from: i64,
+    ) -> Result<Option<i64>, String> {
+        let inflated =
+            inflate_payload(batch, header, INFLATED_MAX_BYTES).map_err(|e| e.to_string())?;
+        for record in keyed_records(&inflated, header).map_err(|e| e.to_string())? {
+            let offset = header.base_offset + record.offset_delta as i64;
+            if offset < from {
+                continue;
+            }
+            if self.left == 0 {
+                return Ok(Some(offset));
+            }
+            let timestamp = match header.is_log_append_time() {
+                true => header.max_timestamp,
+                false => header.base_timestamp.saturating_add(record.timestamp_delta),
+            };
+            let line = match self.format {
+                Format::Json => {
+                    let headers: Vec<_> = record
+                        .headers
+                        .iter()
+                        .map(|(k, v)| json!({"key": bytes_to_json(Some(k)), "value": bytes_to_json(*v)}))
+                        .collect();
+                    json!({"topic": self.topic, "partition": partition, "offset": offset,
+                           "timestamp": timestamp, "key": bytes_to_json(record.key),
+                           "value": bytes_to_json(record.value), "headers": headers})
+                    .to_string()
+                }
+                Format::Table => self.fill(partition, offset, timestamp, &record),
+            };
+            writeln!(self.out, "{line}").map_err(|e| format!("standard output: {e}"))?;
+            self.left -= 1;
+        }
+        Ok(None)
+    }
+
+    /// The template with the record's fields in place; bytes that are not UTF-8 print as
+    /// replacement characters.
+    fn fill(&self, partition: i32, offset: i64, timestamp: i64, record: &KeyedRecord) -> String {
+        let text =
+            |b: Option<&[u8]>| b.map_or(String::new(), |b| String::from_utf8_lossy(b).into_owned());
+        let mut out = String::with_capacity(self.template.len() + 64);
+        let mut chars = self.template.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('t') => out.push_str(self.topic),
+                Some('p') => out.push_str(&partition.to_string()),
+                Some('o') => out.push_str(&offset.to_string()),
+                Some('T') => out.push_str(&timestamp.to_string()),
+                Some('k') => out.push_str(&text(record.key)),
+                Some('v') => out.push_str(&text(record.value)),
+                Some('h') => {
+                    let headers: Vec<String> = record
+                        .headers
+                        .iter()
+                        .map(|(k, v)| format!("{}={}", text(Some(k)), text(*v)))
+                        .collect();
+                    out.push_str(&headers.join(","));
+                }
+                Some('%') => out.push('%'),
+                Some(other) => {
+                    out.push('%');
+                    out.push(other);
+                }
+                None => out.push('%'),
+            }
+        }
+        out
+    }
+}
