@@ -45,6 +45,14 @@ impl ObjectStore {
         })
     }
 
+    /// Requests sent so far by (operation, outcome); none for a local store.
+    pub fn request_outcomes(&self) -> Vec<((&'static str, &'static str), u64)> {
+        match self {
+            ObjectStore::Local(_) => Vec::new(),
+            ObjectStore::S3(s3) => s3.request_outcomes(),
+        }
+    }
+
     /// Fails with a clear error if the store cannot serve (bucket missing, credentials
     /// refused, endpoint down; a local store's directory gone).
     pub async fn check(&self) -> Result<(), WalError> {

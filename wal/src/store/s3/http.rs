@@ -18,6 +18,7 @@ use hyper::client::conn::http1::{self, SendRequest};
 use rustls_pki_types::ServerName;
 
 use super::io::GlommioIo;
+use super::outcomes::RequestOutcomes;
 use crate::WalError;
 use shoal_net::within;
 
@@ -53,6 +54,7 @@ pub struct HttpClient {
     config: HttpConfig,
     idle: RefCell<Vec<SendRequest<Full<Bytes>>>>,
     slots: Rc<Semaphore>,
+    pub outcomes: RequestOutcomes,
 }
 
 impl HttpClient {
@@ -69,6 +71,7 @@ impl HttpClient {
             slots: Rc::new(Semaphore::new(config.max_connections as u64)),
             config,
             idle: RefCell::new(Vec::new()),
+            outcomes: RequestOutcomes::default(),
         }
     }
 
@@ -87,7 +90,7 @@ impl HttpClient {
             .await
             .map_err(|_| WalError::Unreachable(format!("{op}: client closed")))?;
         let sent = self.send(op, method, path_and_query, headers, body);
-        match within(self.config.request_timeout, sent).await {
+        let result = match within(self.config.request_timeout, sent).await {
             Some(Ok(response)) => Ok(response),
             Some(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => Err(WalError::Timeout(op)),
             Some(Err(e)) => Err(WalError::Transport {
@@ -95,7 +98,10 @@ impl HttpClient {
                 message: e.to_string(),
             }),
             None => Err(WalError::Timeout(op)),
-        }
+        };
+        self.outcomes
+            .record(op, result.as_ref().map(|response| response.status));
+        result
     }
 
     async fn send(

@@ -3,6 +3,7 @@
 
 mod http;
 mod io;
+mod outcomes;
 
 pub use self::http::HttpConfig;
 
@@ -135,6 +136,11 @@ impl S3Store {
         } else {
             format!("{}/{key}", self.key_prefix)
         }
+    }
+
+    /// Requests sent so far by (operation, outcome).
+    pub fn request_outcomes(&self) -> Vec<((&'static str, &'static str), u64)> {
+        self.http.outcomes.snapshot()
     }
 
     async fn send(
