@@ -165,6 +165,18 @@ pub struct StoredOffset {
     pub metadata: String,
 }
 
+/// How far a group's committed offsets trail the partitions' high watermarks, over the
+/// partitions it committed that still exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupLag {
+    pub group: String,
+    pub partitions: u32,
+    /// Records, summed over those partitions.
+    pub total: i64,
+    /// Records, on the partition that trails most.
+    pub max: i64,
+}
+
 /// An idempotent producer's state in one partition (DescribeProducers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProducerSummary {

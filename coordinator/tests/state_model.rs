@@ -818,6 +818,49 @@ fn offsets_of_idle_groups_without_members_expire() {
     );
 }
 
+#[test]
+fn a_groups_lag_is_the_records_between_its_commits_and_the_high_watermarks() {
+    let (mut state, id) = one_topic(2, TopicConfig::default());
+    let tp = |partition| TopicPartition {
+        topic_id: id,
+        partition,
+    };
+    let batch = |partition, offset_count| CommitBatch {
+        partition: tp(partition),
+        byte_offset: 0,
+        size_bytes: 100,
+        offset_count,
+        max_timestamp: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        kind: shoal_coordinator::BatchKind::Plain,
+        kept_base_offset: None,
+    };
+    let (_, record) = state.commit_file(&object("wal/lag"), &[batch(0, 10), batch(1, 4)], 0);
+    state.apply(&record.unwrap());
+    let commit = |partition, offset| OffsetCommitEntry {
+        partition: tp(partition),
+        offset,
+        leader_epoch: 0,
+        metadata: String::new(),
+    };
+    // Partition 0 is 7 behind, partition 1 committed past its end (no lag).
+    let (_, record) = state.commit_offsets("readers", &[commit(0, 3), commit(1, 9)], 1);
+    state.apply(&record.unwrap());
+    let lags = state.group_lags();
+    assert_eq!(lags.len(), 1);
+    assert_eq!(
+        (
+            lags[0].group.as_str(),
+            lags[0].partitions,
+            lags[0].total,
+            lags[0].max
+        ),
+        ("readers", 2, 7, 7)
+    );
+}
+
 /// An object of 1 KiB uploaded by broker 0.
 fn object(key: impl Into<String>) -> NewObject {
     NewObject::uploaded(key, 1024, 0)

@@ -4,7 +4,7 @@ use shoal_protocol::records::{ShoalConsumerGroupRecord, ShoalConsumerMemberRecor
 
 use crate::command::{Command, Round};
 use crate::entry::Entry;
-use crate::messages::{GroupClaim, OffsetCommitEntry, StoredOffset, TopicPartition};
+use crate::messages::{GroupClaim, GroupLag, OffsetCommitEntry, StoredOffset, TopicPartition};
 use crate::state::consumer_groups::StoredConsumerGroup;
 use crate::state::{emit, GROUP_ID_MAX_BYTES};
 use crate::ErrorKind;
@@ -81,6 +81,19 @@ impl Command for FetchOffsets {
         round
             .state()
             .fetch_offsets(&self.group, self.partitions.as_deref())
+    }
+}
+
+/// Every group's lag behind the high watermarks, for the metrics endpoint.
+#[derive(Debug, Clone)]
+pub struct GroupLags;
+
+impl Command for GroupLags {
+    type Reply = Vec<GroupLag>;
+    const WRITE: bool = false;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().group_lags()
     }
 }
 

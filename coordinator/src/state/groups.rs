@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use super::CoordinatorState;
-use crate::messages::{OffsetCommitEntry, StoredOffset, TopicPartition};
+use crate::messages::{GroupLag, OffsetCommitEntry, StoredOffset, TopicPartition};
 use shoal_protocol::records::{
     ShoalGroupDeletedRecord, ShoalGroupOffsetsDeletedRecord, ShoalGroupPartition,
 };
@@ -141,6 +141,39 @@ impl CoordinatorState {
                 all
             }
         }
+    }
+
+    /// Every group's lag, by group id; a committed offset past the high watermark (a
+    /// truncated partition) counts as no lag.
+    pub fn group_lags(&self) -> Vec<GroupLag> {
+        let mut lags: Vec<GroupLag> = self
+            .groups
+            .iter()
+            .map(|(group, entry)| {
+                let mut lag = GroupLag {
+                    group: group.clone(),
+                    partitions: 0,
+                    total: 0,
+                    max: 0,
+                };
+                for ((topic_id, partition), stored) in &entry.offsets {
+                    let Some(state) = self
+                        .topics
+                        .get(topic_id)
+                        .and_then(|t| t.partitions.get(usize::try_from(*partition).ok()?))
+                    else {
+                        continue;
+                    };
+                    let behind = (state.high_watermark - stored.offset).max(0);
+                    lag.partitions += 1;
+                    lag.total = lag.total.saturating_add(behind);
+                    lag.max = lag.max.max(behind);
+                }
+                lag
+            })
+            .collect();
+        lags.sort_by(|a, b| a.group.cmp(&b.group));
+        lags
     }
 
     /// DeleteGroups: every offset of the group. None when the group has no offsets.

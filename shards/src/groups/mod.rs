@@ -11,6 +11,7 @@ mod expiry;
 mod group;
 #[cfg(test)]
 mod group_tests;
+mod lag_metrics;
 pub mod messages;
 mod registry;
 
@@ -21,6 +22,7 @@ pub use claims::Claimer;
 pub use error::GroupError;
 pub use expiry::expire_offsets_loop;
 pub use group::{Group, Phase};
+pub use lag_metrics::render_group_lags;
 pub use registry::Groups;
 
 /// `[groups]`: the group coordinator's limits (Kafka's `group.*` broker settings).
