@@ -268,6 +268,7 @@ impl ShardMetrics {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            store_requests: BTreeMap::new(),
         }
     }
 }
@@ -344,6 +345,8 @@ pub struct MetricsSnapshot {
     histograms: [HistogramSnapshot; 3],
     gauges: Vec<ShardGauges>,
     partition_rewrites: Vec<((String, i32), PartitionRewrites)>,
+    /// Object store requests by (operation, outcome): the shard's store fills them in.
+    pub store_requests: BTreeMap<(&'static str, &'static str), u64>,
 }
 
 impl MetricsSnapshot {
@@ -365,6 +368,9 @@ impl MetricsSnapshot {
         self.partition_rewrites
             .extend_from_slice(&other.partition_rewrites);
         self.partition_rewrites.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, n) in &other.store_requests {
+            *self.store_requests.entry(*key).or_default() += n;
+        }
     }
 
     /// The Prometheus text exposition format (version 0.0.4).
@@ -456,6 +462,13 @@ impl MetricsSnapshot {
             }
         }
         self.render_partition_rewrites(&mut out);
+        out.push_str("# TYPE shoal_object_store_requests_total counter\n");
+        for ((operation, outcome), n) in &self.store_requests {
+            let _ = writeln!(
+                out,
+                "shoal_object_store_requests_total{{operation=\"{operation}\",outcome=\"{outcome}\"}} {n}"
+            );
+        }
         out
     }
 

@@ -120,6 +120,24 @@ pub const METRICS: &[MetricDoc] = &[
         "mirror, topic, partition",
         "Source high watermark minus local end offset, per mirrored partition, at the last fetch.",
     ),
+    doc(
+        "shoal_group_lag_records",
+        "gauge",
+        "group",
+        "Records between a group's committed offsets and the high watermarks, summed over the partitions it committed (0 where it committed past the end).",
+    ),
+    doc(
+        "shoal_group_lag_max_records",
+        "gauge",
+        "group",
+        "The same lag on the group's partition that trails most.",
+    ),
+    doc(
+        "shoal_object_store_requests_total",
+        "counter",
+        "operation, outcome",
+        "Requests to an S3 store by operation (PutObject, GetObject, ...) and outcome: ok, not_found, throttled (429/503), client_error, server_error, timeout, transport. Failed PutObjects are retried; those that failed every attempt count in shoal_wal_upload_failures_total. None for a local store.",
+    ),
     doc("shoal_coordinator_log_syncs_total", "counter", "", "Syncs of the coordinator's metadata log."),
     doc("shoal_coordinator_write_requests_total", "counter", "", "Coordinator commands that wrote."),
     doc("shoal_coordinator_read_requests_total", "counter", "", "Coordinator commands that only read."),
@@ -193,7 +211,8 @@ mod tests {
         let snapshot = ShardMetrics::new(0).snapshot();
         let text = snapshot.render(|k| k.to_string(), &CoordinatorMetrics::default())
             + &crate::mirror::progress::render_lags(Vec::new())
-            + &crate::rewrite::render_compaction(&[], 0);
+            + &crate::rewrite::render_compaction(&[], 0)
+            + &crate::groups::render_group_lags(&[]);
         let rendered: Vec<&str> = text
             .lines()
             .filter_map(|l| l.strip_prefix("# TYPE "))

@@ -395,9 +395,16 @@ impl Shard {
         self.store.check().await.map_err(|e| e.to_string())
     }
 
+    /// This shard's metrics, its object store's requests included.
+    pub fn metrics_snapshot(&self) -> MetricsSnapshot {
+        let mut metrics = self.metrics.snapshot();
+        metrics.store_requests = self.store.request_outcomes().into_iter().collect();
+        metrics
+    }
+
     /// Every shard's metrics summed, and every mirrored partition's lag, for a scrape.
     pub async fn scrape(&self) -> (MetricsSnapshot, Vec<MirrorLag>) {
-        let mut metrics = self.metrics.snapshot();
+        let mut metrics = self.metrics_snapshot();
         let mut lags = self.mirror_progress.lags();
         for peer in self.peers.iter().flatten() {
             if let Ok(answer) = peer.ask(Scrape).await {

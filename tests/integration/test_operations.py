@@ -9,6 +9,9 @@ import time
 import urllib.error
 import urllib.request
 
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
 from conftest import SHOAL_BIN, free_port
 
 
@@ -76,6 +79,13 @@ def test_readiness_follows_the_object_store_and_shoal_status_says_why(make_broke
     while get(metrics, "/ready")[0] != 200 and time.time() < deadline:
         time.sleep(0.5)
     assert get(metrics, "/ready") == (200, "ready\n")
+    # The outage shows in the object store's request counts.
+    text = get(metrics, "/metrics")[1]
+    failed = re.search(r'^shoal_object_store_requests_total\{operation="HeadBucket",'
+                       r'outcome="(transport|timeout)"\} (\d+)$', text, re.M)
+    ok = re.search(r'^shoal_object_store_requests_total\{operation="HeadBucket",'
+                   r'outcome="ok"\} (\d+)$', text, re.M)
+    assert failed and ok and int(ok.group(1)) >= 2, text
 
     broker.stop()
     exit_status, out = status(metrics)
@@ -85,7 +95,20 @@ def test_readiness_follows_the_object_store_and_shoal_status_says_why(make_broke
 def test_the_dashboard_and_the_metrics_doc_name_only_metrics_the_broker_exports(make_broker):
     metrics = free_port()
     broker = make_broker("scraped", f'metrics_listen = "127.0.0.1:{metrics}"\n').start()
+    # A group 4 records behind on one partition and 3 on the other: its lag is exported.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("lagged", 2)])["lagged"].result(15)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce("lagged", b"x", partition=i % 2)
+    producer.flush(15)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "laggards"})
+    consumer.commit(offsets=[TopicPartition("lagged", 0, 1), TopicPartition("lagged", 1, 2)],
+                    asynchronous=False)
+    consumer.close()
     code, text = get(metrics, "/metrics")
+    assert 'shoal_group_lag_records{group="laggards"} 7' in text, text
+    assert 'shoal_group_lag_max_records{group="laggards"} 4' in text
     assert code == 200
     exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
     helped = set(re.findall(r"^# HELP (\S+) ", text, re.M))
@@ -110,5 +133,6 @@ def test_the_dashboard_and_the_metrics_doc_name_only_metrics_the_broker_exports(
                    "shoal_commit_duration_seconds", "shoal_wal_object_bytes",
                    "shoal_wal_upload_duration_seconds", "shoal_wal_upload_failures_total",
                    "shoal_request_memory_bytes", "shoal_connections",
-                   "shoal_mirror_lag_records", "shoal_compaction_lag_seconds"):
+                   "shoal_mirror_lag_records", "shoal_compaction_lag_seconds",
+                   "shoal_group_lag_records", "shoal_object_store_requests_total"):
         assert wanted in named, wanted

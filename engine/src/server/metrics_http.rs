@@ -8,7 +8,8 @@ use std::rc::Rc;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
-use shoal_coordinator::commands::DescribeCompaction;
+use shoal_coordinator::commands::{DescribeCompaction, GroupLags};
+use shoal_shards::groups::render_group_lags;
 use shoal_shards::mirror::progress::render_lags;
 use shoal_shards::rewrite::render_compaction;
 use shoal_shards::Shard;
@@ -59,10 +60,12 @@ async fn answer(
             .run(DescribeCompaction)
             .await
             .unwrap_or_default();
+        let group_lags = shard.coordinator.run(GroupLags).await.unwrap_or_default();
         let now_ms = shoal_shards::maintenance::now_ms();
         let text = metrics.render(name_of, &shard.coordinator_metrics)
             + &render_lags(lags)
-            + &render_compaction(&compaction, now_ms);
+            + &render_compaction(&compaction, now_ms)
+            + &render_group_lags(&group_lags);
         let text = shoal_shards::metrics_catalog::with_help(&text);
         ("200 OK", "text/plain; version=0.0.4", text)
     } else if request.starts_with(b"GET /health ") {

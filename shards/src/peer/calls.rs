@@ -102,7 +102,7 @@ impl PeerCall for Scrape {
     type Reply = Box<(MetricsSnapshot, Vec<MirrorLag>)>;
 
     fn serve(self, shard: Rc<Shard>) -> LocalBoxFuture<'static, Self::Reply> {
-        let answer = Box::new((shard.metrics.snapshot(), shard.mirror_progress.lags()));
+        let answer = Box::new((shard.metrics_snapshot(), shard.mirror_progress.lags()));
         async move { answer }.boxed_local()
     }
 }
