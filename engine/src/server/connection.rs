@@ -40,6 +40,9 @@ const READ_CHUNK_BYTES: usize = 64 << 10;
 /// A request holds at most this much of the memory budget beyond the bytes it has sent.
 const RESERVE_AHEAD_BYTES: usize = 256 << 10;
 
+/// Kafka's code for an unexpected server error.
+const UNKNOWN_SERVER_ERROR: i16 = -1;
+
 /// An answer being computed.
 type Answer = JoinHandle<Option<(Bytes, Reservation)>>;
 
@@ -406,8 +409,18 @@ async fn run_request(
     let answer = match registry::handle(&call, correlation_id, body).await {
         Ok(frame) => expects_answer.then_some(frame),
         Err(e) => {
-            tracing::error!(api = spec.name, version, error = %e, "cannot encode the response");
-            None
+            // A bug: the answer set a field its version lacks. The client gets Kafka's
+            // UNKNOWN_SERVER_ERROR where the response has a top-level error code.
+            let fallback = spec.error_answer(version, correlation_id, UNKNOWN_SERVER_ERROR);
+            tracing::error!(
+                api = spec.name,
+                version,
+                error = %e,
+                answered_with_error = fallback.is_some(),
+                "cannot encode the response: a Shoal bug, please report this line; the client \
+                 may wait for the answer until its request timeout"
+            );
+            fallback
         }
     };
     broker

@@ -11,6 +11,9 @@ use crate::handlers::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 
+/// The first DescribeGroups version whose groups carry an error message.
+const ERROR_MESSAGE_VERSION: i16 = 6;
+
 pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
     let broker = call.broker;
     let mut described = Vec::with_capacity(request.groups.len());
@@ -54,11 +57,17 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
                         .collect(),
                 ),
             // A consumer-protocol group: Kafka's GROUP_ID_NOT_FOUND ("not a classic group").
-            None if is_consumer_group(broker, &name).await => answer
-                .with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)))
-                .with_error_message(Some(text(format!(
-                    "Group {name} is not a classic group: ConsumerGroupDescribe describes it."
-                )))),
+            // Its message is for v6 on: an older answer cannot carry it.
+            None if is_consumer_group(broker, &name).await => {
+                let answer =
+                    answer.with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)));
+                match call.version >= ERROR_MESSAGE_VERSION {
+                    true => answer.with_error_message(Some(text(format!(
+                        "Group {name} is not a classic group: ConsumerGroupDescribe describes it."
+                    )))),
+                    false => answer,
+                }
+            }
             // No members: Empty if it holds offsets, else Dead (Kafka's answer for unknown).
             None => {
                 let request = FetchOffsets {
