@@ -257,3 +257,22 @@ def test_consume_leaves_out_aborted_transactions_unless_asked(broker):
     assert code == 0 and committed == ["kept"], err
     code, everything, err = cli(broker, "consume", "cli-tx", "--read-uncommitted", format="table")
     assert code == 0 and everything == ["aborted", "kept"], err
+
+
+def test_a_consumer_protocol_group_is_described_with_its_members(broker):
+    assert shoal(broker, "topic", "create", "cli-848", "--partitions", "2")[0] == 0
+    cli(broker, "produce", "cli-848", stdin="a\nb\nc\n")
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "new-protocol",
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    consumer.subscribe(["cli-848"])
+    got, deadline = 0, time.time() + 30
+    while got < 3 and time.time() < deadline:
+        msg = consumer.poll(0.5)
+        got += msg is not None and not msg.error()
+    consumer.commit(asynchronous=False)
+    code, described, err = shoal(broker, "group", "describe", "new-protocol")
+    consumer.close()
+    assert code == 0 and described["state"] == "Stable", (described, err)
+    [member] = described["members"]
+    assert sorted(p["partition"] for p in member["partitions"]) == [0, 1]
+    assert described["lag"] == 0

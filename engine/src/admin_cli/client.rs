@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, MetadataRequest, MetadataResponse, TopicName,
+    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest, MetadataResponse,
+    TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_mirror::SourceSecurity;
@@ -18,11 +19,14 @@ use super::AdminError;
 
 pub const METADATA_VERSION: i16 = 12;
 const FIND_COORDINATOR_VERSION: i16 = 4;
+const API_VERSIONS_VERSION: i16 = 3;
 const COORDINATOR_GROUP: i8 = 0;
 
 pub struct Admin {
     bootstrap: BlockingClient<Connection>,
     security: SourceSecurity,
+    /// The bootstrap broker's API keys, once asked.
+    api_keys: Option<Vec<i16>>,
     brokers: HashMap<i32, String>,
     connections: HashMap<i32, BlockingClient<Connection>>,
 }
@@ -35,6 +39,7 @@ impl Admin {
         let mut admin = Admin {
             bootstrap: client,
             security,
+            api_keys: None,
             brokers: HashMap::new(),
             connections: HashMap::new(),
         };
@@ -51,6 +56,23 @@ impl Admin {
         self.bootstrap
             .call(version, request)
             .map_err(|e| AdminError::Protocol(e.to_string()))
+    }
+
+    /// Whether the bootstrap broker serves `api` at all.
+    pub fn serves(&mut self, api: ApiKey) -> Result<bool, AdminError> {
+        if self.api_keys.is_none() {
+            // Kafka refuses a v3 request whose software name or version is not [a-zA-Z0-9.-].
+            let request = ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("shoal-admin"))
+                .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+            let answer = self.call(API_VERSIONS_VERSION, &request)?;
+            super::check(answer.error_code, Some("ApiVersions"))?;
+            self.api_keys = Some(answer.api_keys.iter().map(|k| k.api_key).collect());
+        }
+        Ok(self
+            .api_keys
+            .as_ref()
+            .is_some_and(|keys| keys.contains(&(api as i16))))
     }
 
     /// A request to broker `node`.

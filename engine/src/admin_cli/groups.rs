@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::{Buf, Bytes};
 use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, DescribeGroupsRequest, GroupId, ListGroupsRequest,
+    ApiKey, ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DescribeGroupsRequest,
+    GroupId, ListGroupsRequest,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use serde_json::json;
@@ -17,6 +18,7 @@ use super::{check, print_table, Admin, AdminError, Format, Target};
 const LIST_GROUPS_VERSION: i16 = 4;
 const DESCRIBE_GROUPS_VERSION: i16 = 5;
 const GROUP_ID_NOT_FOUND: i16 = 69;
+const CONSUMER_GROUP_DESCRIBE_VERSION: i16 = 0;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum GroupCommand {
@@ -137,10 +139,14 @@ fn describe_group(
         .next()
         .ok_or_else(|| AdminError::Protocol("DescribeGroups answered nothing".into()))?;
     if described.error_code == GROUP_ID_NOT_FOUND {
-        return Ok(Described {
-            state: None,
-            members: Vec::new(),
-        });
+        // Not a classic group: a consumer-protocol one (KIP-848) where the broker has them.
+        return match admin.serves(ApiKey::ConsumerGroupDescribe)? {
+            true => describe_consumer_group(admin, coordinator, group),
+            false => Ok(Described {
+                state: None,
+                members: Vec::new(),
+            }),
+        };
     }
     check(described.error_code, Some(group))?;
     let members = described
@@ -148,6 +154,58 @@ fn describe_group(
         .iter()
         .map(|m| {
             let assigned = assigned_partitions(m.member_assignment.clone());
+            (
+                m.member_id.to_string(),
+                m.client_id.to_string(),
+                m.client_host.to_string(),
+                assigned,
+            )
+        })
+        .collect();
+    Ok(Described {
+        state: Some(described.group_state.to_string()),
+        members,
+    })
+}
+
+/// A consumer-protocol group (KIP-848), by ConsumerGroupDescribe.
+fn describe_consumer_group(
+    admin: &mut Admin,
+    coordinator: i32,
+    group: &str,
+) -> Result<Described, AdminError> {
+    let request = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
+    let answer = admin.call_node(coordinator, CONSUMER_GROUP_DESCRIBE_VERSION, &request)?;
+    let described = answer
+        .groups
+        .into_iter()
+        .next()
+        .ok_or_else(|| AdminError::Protocol("ConsumerGroupDescribe answered nothing".into()))?;
+    if described.error_code == GROUP_ID_NOT_FOUND {
+        return Ok(Described {
+            state: None,
+            members: Vec::new(),
+        });
+    }
+    check(
+        described.error_code,
+        described.error_message.as_ref().map(|m| m.as_str()),
+    )?;
+    let members = described
+        .members
+        .iter()
+        .map(|m| {
+            let assigned = m
+                .assignment
+                .topic_partitions
+                .iter()
+                .flat_map(|t| {
+                    t.partitions
+                        .iter()
+                        .map(|p| (t.topic_name.0.to_string(), *p))
+                })
+                .collect();
             (
                 m.member_id.to_string(),
                 m.client_id.to_string(),
