@@ -114,7 +114,7 @@ impl MetadataLog {
         match self.file.pre_allocate(target, true).await {
             Ok(()) => self.reserved_to = target,
             Err(e) => {
-                tracing::warn!(path = %self.path.display(), error = %e, "cannot reserve space for the metadata log")
+                tracing::warn!(path = %self.path.display(), error = %e, "cannot reserve space for the metadata log (free disk space under data_dir)")
             }
         }
     }

@@ -46,7 +46,7 @@ async fn listen(database: PgConfig, signal: Rc<LocalSender<()>>) {
                     .batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))
                     .await;
                 if let Err(e) = listening {
-                    tracing::warn!(error = %e, "cannot LISTEN for coordinator log rows");
+                    tracing::warn!(error = %e, "cannot LISTEN for coordinator log rows; other brokers' writes are polled for until it reconnects");
                 } else {
                     // Rows may have come while no one listened.
                     let _ = signal.try_send(());
@@ -56,14 +56,16 @@ async fn listen(database: PgConfig, signal: Rc<LocalSender<()>>) {
                                 let _ = signal.try_send(());
                             }
                             Err(e) => {
-                                tracing::warn!(error = %e, "coordinator log listener lost");
+                                tracing::warn!(error = %e, "coordinator log listener lost; reconnecting, other brokers' writes are polled for meanwhile");
                                 break;
                             }
                         }
                     }
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "cannot connect to listen for log rows"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot connect to listen for log rows; retrying (is PostgreSQL reachable?)")
+            }
         }
         glommio::timer::sleep(RECONNECT_PAUSE).await;
     }

@@ -165,7 +165,7 @@ async fn serve_rounds(
 ) -> Result<(), ShardError> {
     let mut pipeline = RoundPipeline::default();
     let stop = |e: MetaLogError| {
-        tracing::error!(error = %e, "metadata log is not durable; stopping");
+        tracing::error!(error = %e, "metadata log is not durable; stopping (check the disk under data_dir, then run shoal check before restarting)");
         ShardError::from(e)
     };
     loop {
@@ -199,7 +199,7 @@ async fn serve_rounds(
                         Ok(_) => {}
                         // Nothing of this broker's is at stake: the next signal tries again.
                         Err(MetaLogError::Database(e)) => {
-                            tracing::warn!(error = %e, "cannot read other brokers' rows yet");
+                            tracing::warn!(error = %e, "cannot read other brokers' rows yet; retrying (is PostgreSQL reachable?)");
                         }
                         Err(e) => return Err(stop(e)),
                     }

@@ -147,7 +147,7 @@ async fn collect_orphans(
         let listed = match store.list(WAL_PREFIX).await {
             Ok(listed) => listed,
             Err(e) => {
-                tracing::warn!(error = %e, "orphan scan could not list the store");
+                tracing::warn!(error = %e, "orphan scan could not list the store; orphans stay until a later scan (does the store allow List?)");
                 continue;
             }
         };
@@ -185,7 +185,7 @@ async fn delete_all(store: &ObjectStore, keys: Vec<String>) -> Vec<String> {
     match store.delete_many(&keys).await {
         Ok(deleted) => deleted,
         Err(e) => {
-            tracing::warn!(objects = keys.len(), error = %e, "could not delete objects");
+            tracing::warn!(objects = keys.len(), error = %e, "could not delete objects; tried again at the next collection (does the store allow Delete?)");
             Vec::new()
         }
     }

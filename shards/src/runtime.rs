@@ -251,7 +251,7 @@ async fn run_shard(
         tracing::error!(
             shard = index,
             seconds = DRAIN_MAX.as_secs(),
-            "could not commit everything buffered in time; those producers were not answered"
+            "could not commit everything buffered in time; those producers were not answered and retry (idempotent ones without duplicates)"
         );
     } else {
         tracing::info!(shard = index, "shard drained");

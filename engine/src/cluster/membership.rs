@@ -169,7 +169,7 @@ pub fn start(
                         }
                         renewed = sent;
                     }
-                    Err(e) => tracing::warn!(error = %e, "cluster lease not renewed"),
+                    Err(e) => tracing::warn!(error = %e, "cluster lease not renewed (PostgreSQL unreachable or slow); the broker stops serving its groups if the lease lapses"),
                 }
             }
         })

@@ -155,7 +155,7 @@ impl LiveConfigs {
             number("max.connections.per.ip") as usize,
         );
         if let Err(e) = crate::log_filter::set(value("log.level")) {
-            tracing::error!(error = %e, "log.level not applied");
+            tracing::error!(error = %e, "log.level not applied; the level in use stays (give EnvFilter directives, e.g. info,shoal=debug)");
         }
     }
 

@@ -167,7 +167,7 @@ pub async fn fetch_round(
                     continue;
                 }
                 code => {
-                    tracing::warn!(mirror = %s.name, topic = %p.topic, partition = p.partition.partition, code, "source refused the fetch");
+                    tracing::warn!(mirror = %s.name, topic = %p.topic, partition = p.partition.partition, code, "source refused the fetch; the partition is retried as the mirror's failed.retry settings say (shoal mirror describe shows its state)");
                     event(broker, p.partition, failed()).await;
                     continue;
                 }

@@ -152,7 +152,7 @@ async fn mirror_task(broker: &Broker, name: &str) {
             match s.connect().await {
                 Ok(()) => {}
                 Err(e) => {
-                    tracing::warn!(mirror = %name, error = %e, "source unreachable");
+                    tracing::warn!(mirror = %name, error = %e, "source unreachable; retried after fetch.backoff.ms (check bootstrap.servers, the network and the security settings)");
                     fail_all(broker, &partitions).await;
                     pause_for(Duration::from_millis(s.config.fetch_backoff_ms as u64)).await;
                     retry_due(broker, &partitions).await;
@@ -187,7 +187,7 @@ async fn mirror_task(broker: &Broker, name: &str) {
             continue;
         }
         if let Err(e) = fetch_round(broker, s, &to_fetch).await {
-            tracing::warn!(mirror = %name, error = %e, "fetch from the source failed");
+            tracing::warn!(mirror = %name, error = %e, "fetch from the source failed; retried after fetch.backoff.ms (check the source cluster and the network)");
             s.client = None;
             fail_all(broker, &to_fetch).await;
             pause_for(Duration::from_millis(s.config.fetch_backoff_ms as u64)).await;

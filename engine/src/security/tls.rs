@@ -88,7 +88,7 @@ impl TlsServer {
                 tracing::info!(why, "TLS certificate reloaded");
             }
             Err(e) => {
-                tracing::error!(why, error = %e, "TLS reload failed; keeping the current certificate")
+                tracing::error!(why, error = %e, "TLS reload failed; keeping the current certificate (fix the files named: they are reloaded when they change)")
             }
         }
     }

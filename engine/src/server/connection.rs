@@ -185,7 +185,7 @@ pub async fn serve_connection(
         let answer: Answer = match parse(frame, &session, &quotas) {
             Ok(Incoming::Handle(request)) if !session.is_authenticated() => {
                 if !request.spec.before_authentication {
-                    tracing::warn!(%peer, api = request.spec.name, "request before authentication; closing");
+                    tracing::warn!(%peer, api = request.spec.name, "request before authentication; closing (a client without SASL settings on a SASL listener)");
                     break;
                 }
                 // The SASL exchange: one request at a time, each handled before the next is
@@ -212,7 +212,7 @@ pub async fn serve_connection(
             Ok(Incoming::Handle(mut request)) => {
                 if request.spec.internal && !internal_api_allowed(&broker, &request) {
                     let principal = session.principal();
-                    tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing");
+                    tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing (for brokers and tools: name their listener in authorizer.internal_listeners, or grant ClusterAction)");
                     break;
                 }
                 // What the decoded request and its answer may hold.
@@ -247,7 +247,7 @@ pub async fn serve_connection(
                 glommio::spawn_local(async move { Some((frame, reservation)) }).detach()
             }
             Err(e) => {
-                tracing::warn!(%peer, error = %e, "malformed request; closing");
+                tracing::warn!(%peer, error = %e, "malformed request; closing (a client that does not speak Kafka, or a bug in it)");
                 break;
             }
         };

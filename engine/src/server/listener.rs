@@ -119,7 +119,7 @@ async fn accept(
                 }
             }
             Err(e) => {
-                tracing::warn!(listener = %listener.name, error = %e, "accept failed");
+                tracing::warn!(listener = %listener.name, error = %e, "accept failed; retrying (too many open files: raise LimitNOFILE or ulimit -n)");
                 glommio::timer::sleep(ACCEPT_RETRY).await;
             }
         }

@@ -23,7 +23,7 @@ pub async fn serve_metrics(listen: SocketAddr, shard: Rc<Shard>, readiness: Rc<R
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(e) => {
-            tracing::error!(%listen, error = %e, "cannot bind the metrics listener");
+            tracing::error!(%listen, error = %e, "cannot bind the metrics listener: no /metrics, /health or /ready on this broker; give metrics_listen a free address and restart");
             return;
         }
     };

@@ -51,7 +51,7 @@ impl Shard {
         )
         .await
         .map_err(|e| {
-            tracing::warn!(%key, error = %e, "mirrored object upload failed");
+            tracing::warn!(%key, error = %e, "mirrored object upload failed; the fetch is retried (check the object store)");
             ErrorKind::StorageError
         })?;
         let count = mirrored.len();

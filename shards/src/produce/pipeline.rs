@@ -291,7 +291,7 @@ impl ProducePipeline {
                     committed
                 }
                 Some(Err(e)) => {
-                    tracing::error!(%key, error = %e, "WAL object upload failed");
+                    tracing::error!(%key, error = %e, "WAL object upload failed after every attempt; its producers got KAFKA_STORAGE_ERROR and retry (check the object store: shoal status, its credentials and logs)");
                     let _ = self.store.delete(&key).await;
                     Err(ErrorKind::StorageError)
                 }
@@ -343,7 +343,7 @@ impl ProducePipeline {
         }
         tracing::warn!(
             waited_ms = limit.as_millis() as u64,
-            "a commit is taking long; its producers are told to retry"
+            "a commit is taking long; its producers are told to retry (the coordinator is slow: its disk, or PostgreSQL in a cluster)"
         );
         for (write, _) in object.writes.iter_mut() {
             // The producer gets its answer now; the real outcome goes nowhere.
@@ -368,7 +368,7 @@ impl ProducePipeline {
                 Ok(results)
             }
             Err(e) => {
-                tracing::error!(error = %e, "CommitFile did not reach the coordinator");
+                tracing::error!(error = %e, "CommitFile did not reach the coordinator; producers get NOT_AVAILABLE and retry (check the coordinator: PostgreSQL in a cluster)");
                 Err(ErrorKind::NotAvailable)
             }
         }
@@ -421,7 +421,7 @@ pub(crate) async fn upload_with_retries(
             Ok(()) => return Ok(()),
             Err(e) if attempt >= attempts.max(1) => return Err(e),
             Err(e) => {
-                tracing::warn!(%key, attempt, error = %e, "WAL object upload failed; retrying");
+                tracing::warn!(%key, attempt, error = %e, "WAL object upload failed; retrying (if it persists, check the object store)");
                 // Exponential backoff with full jitter, so shards do not retry in lockstep.
                 let ceiling = backoff.saturating_mul(1 << (attempt - 1).min(10));
                 let pause = ceiling.mul_f64(fastrand::f64());

@@ -79,7 +79,9 @@ impl ObjectStore {
                 for key in keys {
                     match store.delete(key).await {
                         Ok(()) => deleted.push(key.clone()),
-                        Err(e) => tracing::warn!(%key, error = %e, "could not delete an object"),
+                        Err(e) => {
+                            tracing::warn!(%key, error = %e, "could not delete an object; tried again at the next collection (does the store allow Delete?)")
+                        }
                     }
                 }
                 Ok(deleted)

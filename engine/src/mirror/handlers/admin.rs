@@ -99,7 +99,7 @@ pub async fn add_topics(
     let source = match source_topics(&config, &names).await {
         Ok(source) => source,
         Err(e) => {
-            tracing::warn!(mirror = %r.mirror_name, error = %e, "source cluster unreachable");
+            tracing::warn!(mirror = %r.mirror_name, error = %e, "source cluster unreachable (check bootstrap.servers, the network and the security settings)");
             return respond(NETWORK_EXCEPTION, vec![]);
         }
     };
