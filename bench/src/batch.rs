@@ -10,14 +10,7 @@ use shoal_wal::decompress::Codec;
 use crate::BenchError;
 
 pub fn compression(name: &str) -> Result<Codec, BenchError> {
-    Ok(match name {
-        "none" => Codec::None,
-        "gzip" => Codec::Gzip,
-        "snappy" => Codec::Snappy,
-        "lz4" => Codec::Lz4,
-        "zstd" => Codec::Zstd,
-        other => return Err(BenchError::Usage(format!("unknown compression {other}"))),
-    })
+    Codec::from_name(name).ok_or_else(|| BenchError::Usage(format!("unknown compression {name}")))
 }
 
 /// A batch of `records` records of `message_bytes` each (pseudo-random, so compression has

@@ -611,6 +611,22 @@ proptest! {
     }
 }
 
+/// A batch of a producer that is neither idempotent nor transactional, written at time 0.
+fn plain_batch(partition: TopicPartition, offset_count: u32, size_bytes: u32) -> CommitBatch {
+    CommitBatch {
+        partition,
+        byte_offset: 0,
+        size_bytes,
+        offset_count,
+        max_timestamp: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        kind: shoal_coordinator::BatchKind::Plain,
+        kept_base_offset: None,
+    }
+}
+
 /// A state holding one topic "t" with id 1.
 fn one_topic(partitions: i32, config: TopicConfig) -> (CoordinatorState, Uuid) {
     let mut state = CoordinatorState::default();
@@ -622,20 +638,12 @@ fn one_topic(partitions: i32, config: TopicConfig) -> (CoordinatorState, Uuid) {
 #[test]
 fn find_batches_spends_one_budget_and_lets_only_the_first_batch_overshoot() {
     let (mut state, id) = one_topic(2, TopicConfig::default());
-    let batch = |partition, size| CommitBatch {
-        partition: TopicPartition {
+    let batch = |partition, size| {
+        let tp = TopicPartition {
             topic_id: id,
             partition,
-        },
-        byte_offset: 0,
-        size_bytes: size,
-        offset_count: 1,
-        max_timestamp: 0,
-        producer_id: -1,
-        producer_epoch: -1,
-        base_sequence: -1,
-        kind: shoal_coordinator::BatchKind::Plain,
-        kept_base_offset: None,
+        };
+        plain_batch(tp, 1, size)
     };
     let (_, record) = state.commit_file(
         &object("wal/a"),
@@ -825,19 +833,8 @@ fn a_groups_lag_is_the_records_between_its_commits_and_the_high_watermarks() {
         topic_id: id,
         partition,
     };
-    let batch = |partition, offset_count| CommitBatch {
-        partition: tp(partition),
-        byte_offset: 0,
-        size_bytes: 100,
-        offset_count,
-        max_timestamp: 0,
-        producer_id: -1,
-        producer_epoch: -1,
-        base_sequence: -1,
-        kind: shoal_coordinator::BatchKind::Plain,
-        kept_base_offset: None,
-    };
-    let (_, record) = state.commit_file(&object("wal/lag"), &[batch(0, 10), batch(1, 4)], 0);
+    let batches = [plain_batch(tp(0), 10, 100), plain_batch(tp(1), 4, 100)];
+    let (_, record) = state.commit_file(&object("wal/lag"), &batches, 0);
     state.apply(&record.unwrap());
     let commit = |partition, offset| OffsetCommitEntry {
         partition: tp(partition),

@@ -37,6 +37,22 @@ impl Codec {
         }
     }
 
+    /// Kafka's name for it, as `compression.type` and the clients' settings spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Gzip => "gzip",
+            Codec::Snappy => "snappy",
+            Codec::Lz4 => "lz4",
+            Codec::Zstd => "zstd",
+        }
+    }
+
+    /// The codec Kafka calls `name`.
+    pub fn from_name(name: &str) -> Option<Codec> {
+        Codec::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     pub fn from_id(id: i16) -> Result<Codec, WalError> {
         Ok(match id {
             0 => Codec::None,

@@ -2,7 +2,7 @@
 //! names, opened when first needed (partition leaders for offsets, a group's coordinator).
 //! Works against any Kafka broker: versions every Kafka from 3.0 and Shoal serve.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
@@ -140,6 +140,19 @@ impl Admin {
                 Ok((name, topic))
             })
             .collect()
+    }
+
+    /// Each partition of `topic` with its leader, by partition.
+    pub fn leaders(&mut self, topic: &str) -> Result<BTreeMap<i32, i32>, AdminError> {
+        let (_, metadata) = self
+            .existing_topics(&[topic.to_string()])?
+            .pop()
+            .ok_or_else(|| AdminError::Protocol(format!("no metadata for {topic}")))?;
+        Ok(metadata
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.leader_id.0))
+            .collect())
     }
 
     /// The broker coordinating `group`.

@@ -73,16 +73,8 @@ struct Reading {
 
 pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
     let mut admin = target.connect()?;
-    let (_, topic) = admin
-        .existing_topics(std::slice::from_ref(&args.topic))?
-        .pop()
-        .ok_or_else(|| AdminError::Protocol(format!("no metadata for {}", args.topic)))?;
-    let leaders: BTreeMap<i32, i32> = topic
-        .partitions
-        .iter()
-        .filter(|p| args.partition.is_none_or(|only| only == p.partition_index))
-        .map(|p| (p.partition_index, p.leader_id.0))
-        .collect();
+    let mut leaders = admin.leaders(&args.topic)?;
+    leaders.retain(|p, _| args.partition.is_none_or(|only| only == *p));
     if leaders.is_empty() {
         return Err(AdminError::Protocol(format!(
             "{} has no partition {}",

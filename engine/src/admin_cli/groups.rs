@@ -125,6 +125,15 @@ struct Described {
     members: Vec<Member>,
 }
 
+impl Described {
+    fn not_found() -> Described {
+        Described {
+            state: None,
+            members: Vec::new(),
+        }
+    }
+}
+
 fn describe_group(
     admin: &mut Admin,
     coordinator: i32,
@@ -142,10 +151,7 @@ fn describe_group(
         // Not a classic group: a consumer-protocol one (KIP-848) where the broker has them.
         return match admin.serves(ApiKey::ConsumerGroupDescribe)? {
             true => describe_consumer_group(admin, coordinator, group),
-            false => Ok(Described {
-                state: None,
-                members: Vec::new(),
-            }),
+            false => Ok(Described::not_found()),
         };
     }
     check(described.error_code, Some(group))?;
@@ -183,10 +189,7 @@ fn describe_consumer_group(
         .next()
         .ok_or_else(|| AdminError::Protocol("ConsumerGroupDescribe answered nothing".into()))?;
     if described.error_code == GROUP_ID_NOT_FOUND {
-        return Ok(Described {
-            state: None,
-            members: Vec::new(),
-        });
+        return Ok(Described::not_found());
     }
     check(
         described.error_code,

@@ -85,17 +85,9 @@ struct Destination {
 
 pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
     let mut admin = target.connect()?;
-    let (_, topic) = admin
-        .existing_topics(std::slice::from_ref(&args.topic))?
-        .pop()
-        .ok_or_else(|| AdminError::Protocol(format!("no metadata for {}", args.topic)))?;
     let mut destination = Destination {
         topic: args.topic.clone(),
-        leaders: topic
-            .partitions
-            .iter()
-            .map(|p| (p.partition_index, p.leader_id.0))
-            .collect(),
+        leaders: admin.leaders(&args.topic)?,
         codec: codec(&args.compression)?,
         acks: match args.acks.as_str() {
             "all" | "-1" => -1,
@@ -143,17 +135,10 @@ fn usage(why: String) -> AdminError {
 }
 
 fn codec(name: &str) -> Result<Codec, AdminError> {
-    Ok(match name {
-        "none" => Codec::None,
-        "gzip" => Codec::Gzip,
-        "snappy" => Codec::Snappy,
-        "lz4" => Codec::Lz4,
-        "zstd" => Codec::Zstd,
-        other => {
-            return Err(usage(format!(
-                "--compression {other}: none, gzip, snappy, lz4 or zstd"
-            )))
-        }
+    Codec::from_name(name).ok_or_else(|| {
+        usage(format!(
+            "--compression {name}: none, gzip, snappy, lz4 or zstd"
+        ))
     })
 }
 
