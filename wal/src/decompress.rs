@@ -215,6 +215,14 @@ fn invalid(message: &str) -> io::Error {
 mod tests {
     use super::*;
 
+    #[test]
+    fn codecs_are_found_by_kafkas_names() {
+        for codec in Codec::ALL {
+            assert_eq!(Codec::from_name(codec.name()), Some(codec));
+        }
+        assert_eq!(Codec::from_name("brotli"), None);
+    }
+
     fn inflated(codec: Codec, payload: &[u8], limit: usize) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
         inflate(codec, payload, limit)
