@@ -48,7 +48,7 @@ enum Command {
     /// Manage cluster mirrors (KIP-1279) on a running broker.
     Mirror {
         /// The broker to talk to.
-        #[arg(long, default_value = "127.0.0.1:9092")]
+        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
         bootstrap: String,
         #[command(subcommand)]
         command: mirror::cli::MirrorCommand,
@@ -56,7 +56,7 @@ enum Command {
     /// The live brokers of the cluster a running broker belongs to.
     Cluster {
         /// The broker to ask.
-        #[arg(long, default_value = "127.0.0.1:9092")]
+        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
         bootstrap: String,
         #[command(subcommand)]
         command: ClusterCommand,
@@ -64,7 +64,7 @@ enum Command {
     /// The transactional ids a running broker coordinates, and their transactions.
     Transactions {
         /// The broker to ask.
-        #[arg(long, default_value = "127.0.0.1:9092")]
+        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
         bootstrap: String,
         #[command(subcommand)]
         command: transactions_cli::TransactionsCommand,
@@ -347,10 +347,32 @@ fn run(args: Args) -> Result<(), EngineError> {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use clap::{CommandFactory, Parser};
 
     #[test]
     fn the_command_line_is_well_formed() {
         super::Args::command().debug_assert();
+    }
+
+    #[test]
+    fn connection_flags_go_before_or_after_the_subcommand() {
+        for line in [
+            "shoal topic --bootstrap h:1 --format json create orders -p 3",
+            "shoal topic create orders -p 3 --bootstrap h:1 --format json",
+            "shoal topic create -b h:1 orders --partitions 3 --format json",
+        ] {
+            let args = super::Args::try_parse_from(line.split(' ')).expect(line);
+            let Some(super::Command::Topic { target, .. }) = args.command else {
+                panic!("{line}: not a topic command");
+            };
+            assert_eq!(target.bootstrap, "h:1", "{line}");
+            assert_eq!(target.format, shoal::admin_cli::Format::Json, "{line}");
+        }
+        let args =
+            super::Args::try_parse_from(["shoal", "cluster", "status", "--bootstrap", "h:2"]);
+        let Some(super::Command::Cluster { bootstrap, .. }) = args.expect("cluster").command else {
+            panic!("not a cluster command");
+        };
+        assert_eq!(bootstrap, "h:2");
     }
 }

@@ -24,22 +24,23 @@ use shoal_mirror::SourceSecurity;
 
 /// Which broker an admin command asks, how it connects, and how it prints what it found.
 #[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Connection and output")]
 pub struct Target {
     /// The broker to ask.
-    #[arg(long, short, default_value = "127.0.0.1:9092")]
+    #[arg(long, short, global = true, default_value = "127.0.0.1:9092")]
     pub bootstrap: String,
     /// table for people, json for scripts.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, global = true, default_value = "table")]
     pub format: Format,
     /// A Kafka client security setting, name=value (repeatable): security.protocol,
     /// sasl.mechanism, sasl.username, sasl.password, sasl.jaas.config, ssl.ca.location,
     /// ssl.certificate.location, ssl.key.location (PEM files).
-    #[arg(short = 'X', long = "client-config", value_parser = name_value)]
+    #[arg(short = 'X', long = "client-config", global = true, value_parser = name_value)]
     pub client_config: Vec<(String, String)>,
     /// A file of those settings, one name=value a line ('#' starts a comment), as Kafka's
     /// tools take with --command-config; -X settings override it. Keeps a password off the
     /// command line.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub command_config: Option<PathBuf>,
 }
 
@@ -111,7 +112,10 @@ impl fmt::Display for AdminError {
                 let name = shoal_protocol::ResponseError::try_from_code(*code)
                     .map(|e| format!("{e:?}"))
                     .unwrap_or_else(|| "UNKNOWN".to_string());
-                write!(f, "{name} ({code}): {message}")
+                match message.is_empty() {
+                    true => write!(f, "{name} ({code})"),
+                    false => write!(f, "{name} ({code}): {message}"),
+                }
             }
         }
     }
