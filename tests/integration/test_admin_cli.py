@@ -218,6 +218,10 @@ def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     code, table, _ = cli(broker, "consume", "cli-pc", "-p", "3", "-o", "-2", "-n", "1",
                          "--template", "%p|%k|%h", format="table")
     assert code == 0 and len(table) == 1 and table[0].endswith("|source=cli"), table
+    # kcat's escapes; a template ending in \n ends the line itself (no blank line after).
+    code, tabbed, _ = cli(broker, "consume", "cli-pc", "-p", "3", "-o", "-2",
+                          "--template", r"%p\t%o\n", format="table")
+    assert code == 0 and [line.split("\t")[0] for line in tabbed] == ["3", "3"], tabbed
     code, none, _ = cli(broker, "consume", "cli-pc", "-o", "@2999-01-01T00:00:00Z")
     assert code == 0 and none == []
 

@@ -58,12 +58,16 @@ pub struct Binding {
     /// Repeatable: read, write, create, delete, alter, describe, all, ...
     #[arg(long = "operation")]
     operations: Vec<String>,
+    /// The topic resource (a name, or `*` for every topic).
     #[arg(long, conflicts_with_all = ["group", "cluster", "transactional_id"])]
     topic: Option<String>,
+    /// The consumer group resource.
     #[arg(long, conflicts_with_all = ["cluster", "transactional_id"])]
     group: Option<String>,
+    /// The cluster resource.
     #[arg(long, conflicts_with = "transactional_id")]
     cluster: bool,
+    /// The transactional id resource.
     #[arg(long)]
     transactional_id: Option<String>,
     /// The name is a prefix (Kafka's PREFIXED pattern), not a literal.
@@ -72,6 +76,7 @@ pub struct Binding {
     /// Deny instead of allow.
     #[arg(long)]
     deny: bool,
+    /// The client host the binding applies to.
     #[arg(long, default_value = "*")]
     host: String,
 }

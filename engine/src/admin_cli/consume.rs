@@ -58,7 +58,8 @@ pub struct ConsumeArgs {
     #[arg(long)]
     read_uncommitted: bool,
     /// How table format prints a record: %t topic, %p partition, %o offset, %T timestamp,
-    /// %k key, %v value, %h headers (name=value,...), %% a percent sign.
+    /// %k key, %v value, %h headers (name=value,...), %% a percent sign; \n, \t, \r and \\
+    /// as in kcat. Each record ends its line unless the template ends with \n.
     #[arg(long, default_value = "%v")]
     template: String,
 }
@@ -104,7 +105,7 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
     let mut printer = Printer {
         topic: &args.topic,
         format: target.format,
-        template: &args.template,
+        template: &unescape(&args.template),
         out: std::io::BufWriter::new(std::io::stdout().lock()),
         left: args.count.unwrap_or(u64::MAX),
     };
@@ -351,7 +352,11 @@ impl Printer<'_> {
                 }
                 Format::Table => self.fill(partition, offset, timestamp, &record),
             };
-            writeln!(self.out, "{line}").map_err(|e| format!("standard output: {e}"))?;
+            let end = match self.template.ends_with('\n') && self.format == Format::Table {
+                true => "",
+                false => "\n",
+            };
+            write!(self.out, "{line}{end}").map_err(|e| format!("standard output: {e}"))?;
             self.left -= 1;
         }
         Ok(None)
@@ -393,5 +398,40 @@ impl Printer<'_> {
             }
         }
         out
+    }
+}
+
+/// A template's backslash escapes as kcat reads them (\n, \t, \r, \\); any other backslash
+/// stays as written.
+fn unescape(template: &str) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some(other) => out.extend(['\\', other]),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescape;
+
+    #[test]
+    fn templates_take_kcats_escapes_and_leave_other_backslashes() {
+        assert_eq!(unescape(r"%k\t%v\n"), "%k\t%v\n");
+        assert_eq!(unescape(r"a\\n\r"), "a\\n\r");
+        assert_eq!(unescape(r"C:\dir\"), r"C:\dir\");
+        assert_eq!(unescape("%v"), "%v");
     }
 }

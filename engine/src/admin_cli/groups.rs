@@ -45,10 +45,13 @@ pub enum GroupCommand {
 #[derive(clap::Args, Debug)]
 #[group(required = true, multiple = false)]
 pub struct ResetTo {
+    /// Each partition's first offset.
     #[arg(long)]
     to_earliest: bool,
+    /// Each partition's end (its high watermark).
     #[arg(long)]
     to_latest: bool,
+    /// This offset on every partition (held within each partition's range).
     #[arg(long, value_name = "OFFSET")]
     to_offset: Option<i64>,
     /// ISO 8601, e.g. 2026-12-01T10:00:00Z: the first offset at or after it.

@@ -31,6 +31,7 @@ pub enum TopicCommand {
     /// Create topics.
     Create {
         topics: Vec<String>,
+        /// Partitions of each topic.
         #[arg(short, long, default_value_t = 1)]
         partitions: i32,
         /// A topic config, name=value (repeatable).
@@ -44,8 +45,10 @@ pub enum TopicCommand {
     /// Set (name=value) or delete (name) topic configs.
     Alter {
         topic: String,
+        /// A config to set, name=value (repeatable).
         #[arg(long, value_parser = name_value)]
         set: Vec<(String, String)>,
+        /// A config to delete, back to the broker's default (repeatable).
         #[arg(long)]
         delete: Vec<String>,
     },
