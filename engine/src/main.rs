@@ -114,16 +114,18 @@ enum Command {
     /// Records from standard input, a line each (or JSON), to a topic.
     Produce {
         #[command(flatten)]
-        target: admin_cli::Target,
-        #[command(flatten)]
         args: admin_cli::produce::ProduceArgs,
+        // Last: its help heading holds for the flags after it.
+        #[command(flatten)]
+        target: admin_cli::Target,
     },
     /// A topic's records to standard output, from a start to the end (or on, --follow).
     Consume {
         #[command(flatten)]
-        target: admin_cli::Target,
-        #[command(flatten)]
         args: admin_cli::consume::ConsumeArgs,
+        // Last: its help heading holds for the flags after it.
+        #[command(flatten)]
+        target: admin_cli::Target,
     },
     /// A running broker's health and readiness, from its metrics listener (`/health`,
     /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.

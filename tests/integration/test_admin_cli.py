@@ -247,6 +247,14 @@ def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     code, _, err = cli(broker, "produce", "cli-pc", "-p", "9", stdin="x\n")
     assert code == 2 and "partition 9" in err, err
 
+    # A bad line stops the input; the lines before it are sent, and the error names it.
+    code, [summary], err = cli(broker, "produce", "cli-pc", "-p", "1", "--key-separator", ":",
+                               stdin="a:1\nb:2\nno separator\nc:3\n")
+    assert code == 2 and "standard input line 3" in err, err
+    assert [p["records"] for p in json.loads(summary)["partitions"]] == [2]
+    code, last_two, _ = cli(broker, "consume", "cli-pc", "-p", "1", "-o", "-2")
+    assert [(r["key"], r["value"]) for r in last_two] == [("a", "1"), ("b", "2")]
+
 
 def test_consume_leaves_out_aborted_transactions_unless_asked(broker):
     assert shoal(broker, "topic", "create", "cli-tx")[0] == 0

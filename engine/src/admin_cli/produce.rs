@@ -103,7 +103,8 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
     let mut produced: BTreeMap<i32, Produced> = BTreeMap::new();
     let mut input = BufReader::with_capacity(BATCH_BYTES, std::io::stdin().lock());
     let mut line = Vec::new();
-    loop {
+    let mut bad_input = None;
+    for number in 1.. {
         line.clear();
         let read = Read::take(&mut input, LINE_MAX_BYTES as u64 + 1)
             .read_until(b'\n', &mut line)
@@ -111,12 +112,21 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
         if read == 0 {
             break;
         }
-        if line.len() > LINE_MAX_BYTES {
-            return Err(usage(format!("a line longer than {LINE_MAX_BYTES} bytes")));
-        }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let record = record_of(&args, text)?;
+        let record = match line.len() > LINE_MAX_BYTES {
+            true => Err(format!("longer than {LINE_MAX_BYTES} bytes")),
+            false => record_of(&args, text),
+        };
+        // A bad line ends the input: the lines before it are still sent, and the error
+        // names the line, so a script knows where to resume.
+        let record = match record {
+            Ok(record) => record,
+            Err(why) => {
+                bad_input = Some(usage(format!("standard input line {number}: {why}")));
+                break;
+            }
+        };
         let partition = destination.partition_for(&record, args.partition)?;
         pending.bytes += record.size();
         pending.records.entry(partition).or_default().push(record);
@@ -127,7 +137,7 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
     }
     destination.send(&mut admin, &mut pending, &mut produced)?;
     print_produced(target.format, &args.topic, &produced);
-    Ok(())
+    bad_input.map_or(Ok(()), Err)
 }
 
 fn usage(why: String) -> AdminError {
@@ -143,11 +153,9 @@ fn codec(name: &str) -> Result<Codec, AdminError> {
 }
 
 /// The record one input line describes, with the command line's key and headers.
-fn record_of(args: &ProduceArgs, line: &[u8]) -> Result<RecordToSend, AdminError> {
+fn record_of(args: &ProduceArgs, line: &[u8]) -> Result<RecordToSend, String> {
     let mut record = match args.input {
-        Input::Json => {
-            RecordToSend::from_json_line(line).map_err(|e| usage(format!("input: {e}")))?
-        }
+        Input::Json => RecordToSend::from_json_line(line)?,
         Input::Lines => {
             let split = args.key_separator.as_ref().and_then(|separator| {
                 let at = find(line, separator.as_bytes())?;
@@ -160,10 +168,10 @@ fn record_of(args: &ProduceArgs, line: &[u8]) -> Result<RecordToSend, AdminError
                     ..RecordToSend::default()
                 },
                 (None, Some(separator)) => {
-                    return Err(usage(format!(
-                        "a line without the key separator '{separator}': {}",
+                    return Err(format!(
+                        "no key separator '{separator}' in {}",
                         String::from_utf8_lossy(line)
-                    )))
+                    ))
                 }
                 (None, None) => RecordToSend {
                     value: Some(line.to_vec()),

@@ -44,7 +44,12 @@ impl RecordToSend {
     /// A JSON line: `{"key": .., "value": .., "headers": [{"key": .., "value": ..}],
     /// "partition": n}`, every field optional; other fields (offset, timestamp) are ignored.
     pub fn from_json_line(line: &[u8]) -> Result<RecordToSend, String> {
-        let object: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        let object: Value = serde_json::from_slice(line).map_err(|e| {
+            // The input is one line: its column is the place, serde's "line 1" is noise.
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            format!("not JSON: {message} at column {}", e.column())
+        })?;
         let Value::Object(fields) = object else {
             return Err("a line must be a JSON object".into());
         };
