@@ -3,6 +3,7 @@ subcommand's JSON output parsed, exit statuses, and offsets reset while the grou
 read again by a consumer."""
 
 import json
+import signal
 import subprocess
 import time
 
@@ -243,6 +244,29 @@ def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-1\nlate-2\n")[0] == 0
     out, _ = follower.communicate(timeout=30)
     assert out.split() == ["late-1", "late-2"] and follower.returncode == 0
+
+    # Ctrl-C ends --follow cleanly, and a group commits what was printed.
+    follower = subprocess.Popen([SHOAL_BIN, "consume", "cli-pc", "-p", "0", "-o", "latest",
+                                 "--follow", "--group", "cli-follower",
+                                 "--bootstrap", broker.bootstrap],
+                                stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-3\n")[0] == 0
+    assert follower.stdout.readline() == "late-3\n"
+    follower.send_signal(signal.SIGINT)
+    assert follower.wait(timeout=10) == 0
+    _, described, _ = shoal(broker, "group", "describe", "cli-follower")
+    assert [(o["partition"], o["lag"]) for o in described["offsets"]] == [(0, 0)], described
+
+    # A reader that stops (`| head`) ends the command quietly, and nothing is committed.
+    reader = subprocess.Popen([SHOAL_BIN, "consume", "cli-pc", "-p", "0", "--follow",
+                               "--group", "cli-head", "--bootstrap", broker.bootstrap],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert reader.stdout.readline()
+    reader.stdout.close()
+    assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-4\n")[0] == 0
+    assert reader.wait(timeout=10) == 0 and reader.stderr.read() == ""
+    assert shoal(broker, "group", "describe", "cli-head")[1]["offsets"] == []
 
     code, _, err = cli(broker, "produce", "cli-pc", "-p", "9", stdin="x\n")
     assert code == 2 and "partition 9" in err, err

@@ -5,6 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::fetch_response::AbortedTransaction;
@@ -47,7 +49,8 @@ pub struct ConsumeArgs {
     /// Stop after this many records.
     #[arg(short = 'n', long)]
     count: Option<u64>,
-    /// At the end, wait for new records instead of stopping.
+    /// At the end, wait for new records instead of stopping (until Ctrl-C or SIGTERM, which
+    /// end it cleanly: with --group, what was printed is committed).
     #[arg(short, long)]
     follow: bool,
     /// Start where this group committed (elsewhere --offset) and commit where the command
@@ -108,9 +111,11 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
         template: &unescape(&args.template),
         out: std::io::BufWriter::new(std::io::stdout().lock()),
         left: args.count.unwrap_or(u64::MAX),
+        reader_gone: false,
     };
+    let stop = stop_on_signals()?;
     let mut stalled = 0;
-    while printer.left > 0 {
+    while printer.left > 0 && !stop.load(Ordering::Relaxed) {
         let wanted: Vec<i32> = reading
             .iter()
             .filter(|(_, r)| args.follow || r.position < r.end)
@@ -127,10 +132,7 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
             isolation,
             &mut printer,
         )?;
-        printer
-            .out
-            .flush()
-            .map_err(|e| AdminError::Protocol(format!("standard output: {e}")))?;
+        printer.flush().map_err(AdminError::Protocol)?;
         stalled = if moved || args.follow { 0 } else { stalled + 1 };
         if stalled > STALLED_ROUNDS_MAX {
             return Err(AdminError::Protocol(format!(
@@ -138,6 +140,11 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
                 STALLED_ROUNDS_MAX * FETCH_WAIT_MS as u32 / 1000
             )));
         }
+    }
+    // Whoever read the output stopped (`| head`): end quietly, committing nothing, as what
+    // was written may not all have been read.
+    if printer.reader_gone {
+        return Ok(());
     }
     if let Some(group) = &args.group {
         let coordinator = admin.group_coordinator(group)?;
@@ -148,6 +155,18 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
         commit(&mut admin, coordinator, group, &positions)?;
     }
     Ok(())
+}
+
+/// Set by Ctrl-C or SIGTERM: the command ends after the fetch in hand (at most
+/// FETCH_WAIT_MS), committing for --group what it printed; a second signal ends it at once.
+fn stop_on_signals() -> Result<Arc<AtomicBool>, AdminError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&stop)))
+            .map_err(|e| AdminError::Protocol(format!("signal handler: {e}")))?;
+    }
+    Ok(stop)
 }
 
 /// Each partition's first offset to read.
@@ -312,6 +331,8 @@ struct Printer<'a> {
     out: std::io::BufWriter<std::io::StdoutLock<'static>>,
     /// Records still to print.
     left: u64,
+    /// Standard output's reader closed it: nothing more is printed.
+    reader_gone: bool,
 }
 
 impl Printer<'_> {
@@ -356,10 +377,27 @@ impl Printer<'_> {
                 true => "",
                 false => "\n",
             };
-            write!(self.out, "{line}{end}").map_err(|e| format!("standard output: {e}"))?;
+            if let Err(e) = write!(self.out, "{line}{end}") {
+                self.gone_or(e)?;
+                return Ok(Some(offset));
+            }
             self.left -= 1;
         }
         Ok(None)
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.out.flush().or_else(|e| self.gone_or(e))
+    }
+
+    /// A closed pipe stops the printing; any other write error is an error.
+    fn gone_or(&mut self, e: std::io::Error) -> Result<(), String> {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(format!("standard output: {e}"));
+        }
+        self.reader_gone = true;
+        self.left = 0;
+        Ok(())
     }
 
     /// The template with the record's fields in place; bytes that are not UTF-8 print as
