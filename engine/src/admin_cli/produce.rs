@@ -96,14 +96,27 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
         },
         turn: 0,
     };
+    let mut produced: BTreeMap<i32, Produced> = BTreeMap::new();
+    // What was acknowledged is printed even when the command stops on an error, so a script
+    // knows what went out before it.
+    let outcome = send_input(&mut admin, &mut destination, &args, &mut produced);
+    print_produced(target.format, &args.topic, &produced);
+    outcome
+}
+
+/// Sends standard input's records until it ends or a line or a send fails.
+fn send_input(
+    admin: &mut Admin,
+    destination: &mut Destination,
+    args: &ProduceArgs,
+    produced: &mut BTreeMap<i32, Produced>,
+) -> Result<(), AdminError> {
     let mut pending = Pending {
         records: BTreeMap::new(),
         bytes: 0,
     };
-    let mut produced: BTreeMap<i32, Produced> = BTreeMap::new();
     let mut input = BufReader::with_capacity(BATCH_BYTES, std::io::stdin().lock());
     let mut line = Vec::new();
-    let mut bad_input = None;
     for number in 1.. {
         line.clear();
         let read = Read::take(&mut input, LINE_MAX_BYTES as u64 + 1)
@@ -116,15 +129,15 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let record = match line.len() > LINE_MAX_BYTES {
             true => Err(format!("longer than {LINE_MAX_BYTES} bytes")),
-            false => record_of(&args, text),
+            false => record_of(args, text),
         };
-        // A bad line ends the input: the lines before it are still sent, and the error
-        // names the line, so a script knows where to resume.
         let record = match record {
             Ok(record) => record,
             Err(why) => {
-                bad_input = Some(usage(format!("standard input line {number}: {why}")));
-                break;
+                // A bad line ends the input: the lines before it are still sent, and the
+                // error names the line, so a script knows where to resume.
+                destination.send(admin, &mut pending, produced)?;
+                return Err(usage(format!("standard input line {number}: {why}")));
             }
         };
         let partition = destination.partition_for(&record, args.partition)?;
@@ -132,12 +145,10 @@ pub fn run(target: &Target, args: ProduceArgs) -> Result<(), AdminError> {
         pending.records.entry(partition).or_default().push(record);
         // Nothing more waiting: send now, so a line typed is a record sent.
         if input.buffer().is_empty() || pending.bytes >= BATCH_BYTES {
-            destination.send(&mut admin, &mut pending, &mut produced)?;
+            destination.send(admin, &mut pending, produced)?;
         }
     }
-    destination.send(&mut admin, &mut pending, &mut produced)?;
-    print_produced(target.format, &args.topic, &produced);
-    bad_input.map_or(Ok(()), Err)
+    destination.send(admin, &mut pending, produced)
 }
 
 fn usage(why: String) -> AdminError {
@@ -255,6 +266,8 @@ impl Destination {
             );
         }
         pending.bytes = 0;
+        // Every partition's answer is counted before the first refusal is returned.
+        let mut refused = None;
         for (leader, partitions) in by_leader {
             let request = ProduceRequest::default()
                 .with_acks(self.acks)
@@ -267,7 +280,10 @@ impl Destination {
                 for p in topic.partition_responses {
                     let what = format!("{} partition {}", self.topic, p.index);
                     let message = p.error_message.as_ref().map(|m| format!("{what}: {m}"));
-                    check(p.error_code, Some(message.as_deref().unwrap_or(&what)))?;
+                    if let Err(e) = check(p.error_code, Some(message.as_deref().unwrap_or(&what))) {
+                        refused.get_or_insert(e);
+                        continue;
+                    }
                     let count = counts.get(&p.index).copied().unwrap_or(0);
                     let done = produced.entry(p.index).or_default();
                     done.first_offset.get_or_insert(p.base_offset);
@@ -276,7 +292,7 @@ impl Destination {
                 }
             }
         }
-        Ok(())
+        refused.map_or(Ok(()), Err)
     }
 }
 
