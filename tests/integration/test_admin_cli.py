@@ -187,6 +187,12 @@ def cli(broker, *args, stdin=None, format="json"):
     return done.returncode, lines, done.stderr
 
 
+def following(broker, *args):
+    """`shoal consume --follow` in the background, its output piped."""
+    return subprocess.Popen([SHOAL_BIN, "consume", "--bootstrap", broker.bootstrap, "--follow",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     assert shoal(broker, "topic", "create", "cli-pc", "cli-ref", "--partitions", "4")[0] == 0
     keys = [f"key-{i}" for i in range(20)]
@@ -237,19 +243,14 @@ def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     assert described["lag"] == 0
 
     # --follow waits for records produced after it started.
-    follower = subprocess.Popen([SHOAL_BIN, "consume", "--bootstrap", broker.bootstrap,
-                                 "cli-pc", "-p", "0", "-o", "latest", "--follow", "-n", "2"],
-                                stdout=subprocess.PIPE, text=True)
+    follower = following(broker, "cli-pc", "-p", "0", "-o", "latest", "-n", "2")
     time.sleep(1.5)
     assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-1\nlate-2\n")[0] == 0
     out, _ = follower.communicate(timeout=30)
     assert out.split() == ["late-1", "late-2"] and follower.returncode == 0
 
     # Ctrl-C ends --follow cleanly, and a group commits what was printed.
-    follower = subprocess.Popen([SHOAL_BIN, "consume", "cli-pc", "-p", "0", "-o", "latest",
-                                 "--follow", "--group", "cli-follower",
-                                 "--bootstrap", broker.bootstrap],
-                                stdout=subprocess.PIPE, text=True)
+    follower = following(broker, "cli-pc", "-p", "0", "-o", "latest", "--group", "cli-follower")
     time.sleep(1.5)
     assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-3\n")[0] == 0
     assert follower.stdout.readline() == "late-3\n"
@@ -259,9 +260,7 @@ def test_produce_and_consume_with_keys_headers_partitions_and_formats(broker):
     assert [(o["partition"], o["lag"]) for o in described["offsets"]] == [(0, 0)], described
 
     # A reader that stops (`| head`) ends the command quietly, and nothing is committed.
-    reader = subprocess.Popen([SHOAL_BIN, "consume", "cli-pc", "-p", "0", "--follow",
-                               "--group", "cli-head", "--bootstrap", broker.bootstrap],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = following(broker, "cli-pc", "-p", "0", "--group", "cli-head")
     assert reader.stdout.readline()
     reader.stdout.close()
     assert cli(broker, "produce", "cli-pc", "-p", "0", stdin="late-4\n")[0] == 0
