@@ -1,0 +1,54 @@
+package dev.shoal.compat.harness;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The brokers of this test run, each started once on first use and stopped when the JVM
+ * exits. Which kinds run: $SHOAL_JAVA_BROKERS (comma-separated), default both.
+ */
+public final class Brokers {
+  private static final Map<String, Broker> started = new HashMap<>();
+
+  private Brokers() {}
+
+  /** The kinds every test class runs against (its @ParameterizedClass source). */
+  public static List<String> kinds() {
+    String configured = System.getenv().getOrDefault("SHOAL_JAVA_BROKERS", "kafka,shoal");
+    return Arrays.stream(configured.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+  }
+
+  public static synchronized Broker get(String kind) {
+    return started.computeIfAbsent(kind, Brokers::start);
+  }
+
+  private static Broker start(String kind) {
+    Path dir = Path.of(System.getProperty("user.dir"), "target", "brokers", kind);
+    try {
+      Broker broker =
+          switch (kind) {
+            case "kafka" -> new KafkaBroker(dir, List.of());
+            case "shoal" -> new ShoalBroker(dir);
+            default -> throw new IllegalArgumentException("unknown broker kind " + kind);
+          };
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(broker)));
+      broker.start();
+      return broker;
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("starting " + kind + " failed", e);
+    }
+  }
+
+  private static void stop(Broker broker) {
+    try {
+      broker.close();
+    } catch (Exception e) {
+      System.err.println("stopping " + broker.kind() + ": " + e);
+    }
+  }
+}

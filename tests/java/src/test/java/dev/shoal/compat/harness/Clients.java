@@ -1,0 +1,152 @@
+package dev.shoal.compat.harness;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** Java clients of one broker, closed together; topic and group names unique to the run. */
+public final class Clients implements AutoCloseable {
+  public static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+  private final Broker broker;
+  private final List<AutoCloseable> made = Collections.synchronizedList(new ArrayList<>());
+
+  public Clients(Broker broker) {
+    this.broker = broker;
+  }
+
+  /** A name no other test of this run uses ("orders" becomes "orders-1a2b3c4d"). */
+  public static String unique(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  public Properties base() {
+    Properties props = new Properties();
+    props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
+    return props;
+  }
+
+  /** Settings that log in on the SASL_PLAINTEXT listener with PLAIN. */
+  public Properties sasl(String user, String password) {
+    Properties props = new Properties();
+    props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, broker.saslBootstrap());
+    props.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
+    props.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+    props.put(
+        SaslConfigs.SASL_JAAS_CONFIG,
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"%s\" password=\"%s\";"
+            .formatted(user, password));
+    return props;
+  }
+
+  public <T extends AutoCloseable> T track(T client) {
+    made.add(client);
+    return client;
+  }
+
+  public Admin admin() {
+    return admin(base());
+  }
+
+  public Admin admin(Properties props) {
+    return track(Admin.create(props));
+  }
+
+  public KafkaProducer<String, String> producer(Map<String, Object> overrides) {
+    return producer(base(), overrides);
+  }
+
+  public KafkaProducer<String, String> producer(Properties base, Map<String, Object> overrides) {
+    Properties props = new Properties();
+    props.putAll(base);
+    props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    props.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+    props.putAll(overrides);
+    return track(new KafkaProducer<>(props));
+  }
+
+  /** A consumer reading from the earliest offset; group null for one without a group. */
+  public KafkaConsumer<String, String> consumer(String group, Map<String, Object> overrides) {
+    return consumer(base(), group, overrides);
+  }
+
+  public KafkaConsumer<String, String> consumer(
+      Properties base, String group, Map<String, Object> overrides) {
+    Properties props = new Properties();
+    props.putAll(base);
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    if (group != null) {
+      props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    }
+    props.putAll(overrides);
+    return track(new KafkaConsumer<>(props));
+  }
+
+  /** Creates a topic and waits until it is created. */
+  public String createTopic(String prefix, int partitions, Map<String, String> configs)
+      throws ExecutionException, InterruptedException {
+    String name = unique(prefix);
+    try (Admin admin = Admin.create(base())) {
+      admin
+          .createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
+          .all()
+          .get();
+    }
+    return name;
+  }
+
+  public String createTopic(String prefix, int partitions)
+      throws ExecutionException, InterruptedException {
+    return createTopic(prefix, partitions, Map.of());
+  }
+
+  /** Polls until `count` records arrived or the timeout passed; returns what arrived. */
+  public static List<ConsumerRecord<String, String>> poll(
+      KafkaConsumer<String, String> consumer, int count, Duration timeout) {
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (records.size() < count && System.nanoTime() < deadline) {
+      consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+    }
+    return records;
+  }
+
+  public static <T> T get(org.apache.kafka.common.KafkaFuture<T> future) throws Exception {
+    return future.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() {
+    synchronized (made) {
+      for (AutoCloseable client : made) {
+        try {
+          client.close();
+        } catch (Exception ignored) {
+          // A client that fails to close does not hide the test's own result.
+        }
+      }
+      made.clear();
+    }
+  }
+}

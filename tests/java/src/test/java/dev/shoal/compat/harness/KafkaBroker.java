@@ -1,0 +1,124 @@
+package dev.shoal.compat.harness;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * Apache Kafka as a real single-node KRaft broker (combined broker and controller), run from
+ * the pinned jars of this project's classpath in its own JVM: the storage formatted by
+ * StorageTool, then {@code kafka.Kafka} with a generated server.properties.
+ */
+public final class KafkaBroker extends Broker {
+  private final int controllerPort = Ports.free();
+  /** Extra server.properties lines (for example log.flush.interval.messages=1). */
+  private final List<String> extraProperties;
+
+  public KafkaBroker(Path dir, List<String> extraProperties) throws Exception {
+    super(dir);
+    this.extraProperties = extraProperties;
+  }
+
+  @Override
+  public String kind() {
+    return "kafka";
+  }
+
+  @Override
+  protected List<String> prepare() throws Exception {
+    Path properties = dir.resolve("server.properties");
+    Files.writeString(properties, serverProperties(), StandardCharsets.UTF_8);
+    Path log4j = dir.resolve("log4j2.properties");
+    Files.writeString(log4j, LOG4J2, StandardCharsets.UTF_8);
+    List<String> format = java("kafka.tools.StorageTool");
+    format.addAll(List.of("format", "-t", Uuid.randomUuid().toString(), "-c", properties.toString()));
+    Process formatting =
+        new ProcessBuilder(format)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()))
+            .start();
+    if (!formatting.waitFor(120, TimeUnit.SECONDS) || formatting.exitValue() != 0) {
+      formatting.destroyForcibly();
+      throw new IllegalStateException("formatting Kafka's storage failed:\n" + logTail());
+    }
+    List<String> command = java("kafka.Kafka");
+    command.add(properties.toString());
+    return command;
+  }
+
+  /** A JVM on the test classpath's runtime jars (written by maven-dependency-plugin). */
+  private List<String> java(String mainClass) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"));
+    command.add("-Dlog4j2.configurationFile=" + dir.resolve("log4j2.properties"));
+    command.addAll(List.of("-cp", KafkaClasspath.get(), mainClass));
+    return command;
+  }
+
+  private String serverProperties() {
+    String users =
+        "user_%s=\"%s\" user_%s=\"%s\" user_%s=\"%s\""
+            .formatted(ADMIN_USER, ADMIN_PASSWORD, ALICE, ALICE_PASSWORD, BOB, BOB_PASSWORD);
+    List<String> lines =
+        new ArrayList<>(
+            List.of(
+                "process.roles=broker,controller",
+                "node.id=1",
+                "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
+                "listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d"
+                    .formatted(port, saslPort, controllerPort),
+                "advertised.listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d"
+                    .formatted(port, saslPort),
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "log.dirs=" + dir.resolve("logs"),
+                "num.partitions=1",
+                "auto.create.topics.enable=true",
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=4",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "transaction.state.log.num.partitions=4",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0",
+                "group.consumer.min.heartbeat.interval.ms=500",
+                "group.consumer.heartbeat.interval.ms=1000",
+                "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+                    + "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    + users
+                    + ";",
+                "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config="
+                    + "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+                "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
+                    + "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+                "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "super.users=User:" + ADMIN_USER + ";User:ANONYMOUS",
+                "allow.everyone.if.no.acl.found=true"));
+    lines.addAll(extraProperties);
+    return String.join("\n", lines) + "\n";
+  }
+
+  private static final String LOG4J2 =
+      """
+      status = warn
+      appender.out.type = Console
+      appender.out.name = out
+      appender.out.layout.type = PatternLayout
+      appender.out.layout.pattern = [%d] %p %m (%c)%n
+      rootLogger.level = info
+      rootLogger.appenderRef.out.ref = out
+      logger.kafka.name = kafka
+      logger.kafka.level = info
+      logger.request.name = kafka.request.logger
+      logger.request.level = warn
+      """;
+}
