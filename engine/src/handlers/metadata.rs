@@ -73,8 +73,12 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
     };
     let auto_create = version < 4 || request.allow_auto_topic_creation;
     for topic in wanted {
+        // A topic is asked for by id when it has one, whatever its name says: the Java
+        // client's by-id requests leave the name at its default "" rather than null, as
+        // Kafka's broker reads them.
+        let by_id = !topic.topic_id.is_nil();
         let result = match &topic.name {
-            Some(name) => {
+            Some(name) if !by_id => {
                 let name = name.0.as_str();
                 let may_create = auto_create && call.may_create_topic(name);
                 match call.check_topic(Operation::Describe, name) {
@@ -89,7 +93,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                     }
                 }
             }
-            None => broker
+            _ => broker
                 .shard
                 .topics
                 .load()
@@ -104,8 +108,8 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
         response.topics.push(match result {
             Ok(meta) => describe(&meta),
             Err(error) => {
-                let code = match (error, &topic.name) {
-                    (ErrorKind::UnknownTopicOrPartition, None) => {
+                let code = match error {
+                    ErrorKind::UnknownTopicOrPartition if by_id || topic.name.is_none() => {
                         ResponseError::UnknownTopicId.code()
                     }
                     _ => error_codes::code_of(Some(error)),
