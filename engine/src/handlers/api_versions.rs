@@ -1,21 +1,67 @@
 //! ApiVersions: every API of the registry with the versions it serves.
 
-use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
-use kafka_protocol::protocol::Request;
+use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_protocol::codes::NONE;
 use shoal_protocol::ResponseError;
 
 use super::registry::{spec, APIS};
 use crate::handlers::Call;
 
+/// The feature levels Shoal serves (KIP-584), as (name, highest supported, finalized level).
+/// `group.version` 1 is the consumer group protocol (KIP-848). `transaction.version` stays 0:
+/// transactional producers add partitions with AddPartitionsToTxn, not KIP-890's implicit
+/// adds (level 2), so the Java producer runs its transactions the older way.
+const FEATURES: [(&str, i16, i16); 2] = [("group.version", 1, 1), ("transaction.version", 0, 0)];
+
+/// Shoal's features never change while it runs, so their epoch is fixed.
+const FINALIZED_FEATURES_EPOCH: i64 = 0;
+
 pub async fn handle(call: &Call<'_>, _request: ApiVersionsRequest) -> ApiVersionsResponse {
     let served = spec(ApiVersionsRequest::KEY).is_some_and(|s| s.serves(call.version));
-    response(if served {
+    let response = response(if served {
         NONE
     } else {
         ResponseError::UnsupportedVersion.code()
-    })
+    });
+    // Features are v3's tagged fields.
+    match served && call.version >= 3 {
+        true => with_features(response),
+        false => response,
+    }
+}
+
+fn with_features(response: ApiVersionsResponse) -> ApiVersionsResponse {
+    let name = StrBytes::from_static_str;
+    response
+        .with_supported_features(
+            FEATURES
+                .iter()
+                .map(|&(feature, max, _)| {
+                    SupportedFeatureKey::default()
+                        .with_name(name(feature))
+                        .with_min_version(0)
+                        .with_max_version(max)
+                })
+                .collect(),
+        )
+        .with_finalized_features_epoch(FINALIZED_FEATURES_EPOCH)
+        // Kafka lists a finalized feature only above level 0.
+        .with_finalized_features(
+            FEATURES
+                .iter()
+                .filter(|&&(_, _, level)| level > 0)
+                .map(|&(feature, _, level)| {
+                    FinalizedFeatureKey::default()
+                        .with_name(name(feature))
+                        .with_min_version_level(level)
+                        .with_max_version_level(level)
+                })
+                .collect(),
+        )
 }
 
 /// The advertised versions with `error_code`; also the v0 answer to an ApiVersions version
