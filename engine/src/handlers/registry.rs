@@ -275,7 +275,7 @@ macro_rules! registry {
 registry! {
     ProduceRequest: 3..=9 => produce::handle, [Write Topic, Create Cluster, Create Topic, Write TransactionalId] "WRITE on each topic (CREATE on the cluster or the topic to auto-create it); WRITE on the transactional id of a transactional batch";
     FetchRequest: 4..=13 => fetch::handle, [Read Topic] "READ on each topic" [error_answer];
-    ListOffsetsRequest: 1..=8 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
+    ListOffsetsRequest: 1..=10 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
     MetadataRequest: 0..=12 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
     ApiVersionsRequest: 0..=3 => api_versions::handle, [] "" [before_authentication];
     CreateTopicsRequest: 2..=7 => create_topics::handle, [Create Cluster, Create Topic] "CREATE on the cluster or on the topic";
