@@ -2,19 +2,16 @@ package dev.shoal.compat;
 
 import static dev.shoal.compat.ProducerTest.tp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
-import java.time.Duration;
+import dev.shoal.compat.harness.Eventually;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
@@ -35,7 +32,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class GroupMembershipTest extends BrokerTest {
   private static final int PARTITIONS = 6;
   private static final int RECORDS = 3000;
-  private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(60);
 
   private Map<String, Object> protocol(String mode) {
     return switch (mode) {
@@ -88,10 +84,10 @@ class GroupMembershipTest extends BrokerTest {
     producing.join();
     assertEquals(null, producerFailure.get());
 
-    waitUntil(() -> seen.size() == RECORDS, () -> "every record consumed: " + seen.size());
+    Eventually.until(() -> seen.size() == RECORDS, () -> "every record consumed: " + seen.size());
     Set<TopicPartition> all =
         IntStream.range(0, PARTITIONS).mapToObj(p -> tp(topic, p)).collect(Collectors.toSet());
-    waitUntil(
+    Eventually.until(
         () -> {
           Set<TopicPartition> union = new HashSet<>(first.assignment());
           union.addAll(third.assignment());
@@ -126,14 +122,14 @@ class GroupMembershipTest extends BrokerTest {
     Set<String> seen = GroupMember.sharedSeen();
     GroupMember one = member(group, topic, seen, withInstance(protocol(mode), "one"));
     GroupMember two = member(group, topic, seen, withInstance(protocol(mode), "two"));
-    waitUntil(
+    Eventually.until(
         () -> one.assignment().size() == 2 && two.assignment().size() == 2,
         () -> "two static members with two partitions each");
     Set<TopicPartition> onesPartitions = one.assignment();
     Set<TopicPartition> twosPartitions = two.assignment();
     one.close();
     GroupMember again = member(group, topic, seen, withInstance(protocol(mode), "one"));
-    waitUntil(() -> again.assignment().size() == 2, () -> "the restarted member assigned again");
+    Eventually.until(() -> again.assignment().size() == 2, () -> "the restarted member assigned again");
     assertEquals(onesPartitions, again.assignment());
     assertEquals(twosPartitions, two.assignment());
     again.close();
@@ -151,12 +147,4 @@ class GroupMembershipTest extends BrokerTest {
     return clients.track(new GroupMember(clients.consumer(group, settings), topic, seen));
   }
 
-  private static void waitUntil(BooleanSupplier condition, Supplier<String> what)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + SETTLE_TIMEOUT.toNanos();
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, () -> "timed out waiting until " + what.get());
-      Thread.sleep(100);
-    }
-  }
 }

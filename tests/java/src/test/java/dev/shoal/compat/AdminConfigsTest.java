@@ -1,0 +1,149 @@
+package dev.shoal.compat;
+
+import static dev.shoal.compat.AdminTopicsTest.cause;
+import static dev.shoal.compat.AdminTopicsTest.nodeId;
+import static dev.shoal.compat.harness.Clients.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ConfigEntry.ConfigSource;
+import org.apache.kafka.clients.admin.ConfigEntry.ConfigType;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.junit.jupiter.api.Test;
+
+/** describeConfigs and incrementalAlterConfigs on topics, brokers, groups and client metrics. */
+class AdminConfigsTest extends BrokerTest {
+
+  private static AlterConfigOp op(String name, String value, AlterConfigOp.OpType type) {
+    return new AlterConfigOp(new ConfigEntry(name, value), type);
+  }
+
+  private static KafkaFuture<Void> alter(Admin admin, ConfigResource resource, AlterConfigOp... ops) {
+    return admin.incrementalAlterConfigs(Map.of(resource, List.of(ops))).all();
+  }
+
+  private static Config describe(Admin admin, ConfigResource resource) throws Exception {
+    return get(admin.describeConfigs(List.of(resource)).all()).get(resource);
+  }
+
+  @Test
+  void topicConfigsHaveValueSourceAndType() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("configs", 1, Map.of("retention.ms", "3600000"));
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    Config config = describe(admin, resource);
+    ConfigEntry retention = config.get("retention.ms");
+    assertEquals("3600000", retention.value());
+    assertEquals(ConfigSource.DYNAMIC_TOPIC_CONFIG, retention.source());
+    assertEquals(ConfigType.LONG, retention.type());
+    ConfigEntry cleanup = config.get("cleanup.policy");
+    assertEquals("delete", cleanup.value());
+    assertEquals(ConfigSource.DEFAULT_CONFIG, cleanup.source());
+    assertEquals(ConfigType.LIST, cleanup.type());
+    assertEquals(ConfigType.INT, config.get("max.message.bytes").type());
+  }
+
+  @Test
+  void incrementalAlterSetsDeletesAppendsAndSubtracts() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("alter", 1);
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    get(alter(admin, resource, op("retention.ms", "7200000", AlterConfigOp.OpType.SET)));
+    assertEquals("7200000", describe(admin, resource).get("retention.ms").value());
+    get(alter(admin, resource, op("retention.ms", null, AlterConfigOp.OpType.DELETE)));
+    ConfigEntry reverted = describe(admin, resource).get("retention.ms");
+    assertEquals("604800000", reverted.value());
+    assertEquals(ConfigSource.DEFAULT_CONFIG, reverted.source());
+
+    get(alter(admin, resource, op("cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)));
+    // Kafka keeps the list in the order it was written; Shoal keeps the policy as the set it
+    // is and describes both in one order.
+    String both = onShoal() ? "compact,delete" : "delete,compact";
+    assertEquals(both, describe(admin, resource).get("cleanup.policy").value());
+    get(alter(admin, resource, op("cleanup.policy", "delete", AlterConfigOp.OpType.SUBTRACT)));
+    assertEquals("compact", describe(admin, resource).get("cleanup.policy").value());
+  }
+
+  @Test
+  void badTopicConfigsAreRefusedAndValidateOnlyChangesNothing() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("bad-config", 1);
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    assertInstanceOf(
+        InvalidConfigurationException.class,
+        cause(alter(admin, resource, op("retention.ms", "soon", AlterConfigOp.OpType.SET))));
+    assertInstanceOf(
+        InvalidConfigurationException.class,
+        cause(alter(admin, resource, op("no.such.config", "1", AlterConfigOp.OpType.SET))));
+    get(
+        admin
+            .incrementalAlterConfigs(
+                Map.of(resource, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))),
+                new AlterConfigsOptions().validateOnly(true))
+            .all());
+    assertEquals("604800000", describe(admin, resource).get("retention.ms").value());
+  }
+
+  /** A dynamic per-broker config both serve: set, described as DYNAMIC_BROKER_CONFIG, deleted. */
+  @Test
+  void dynamicBrokerConfigSetAndDeleted() throws Exception {
+    Admin admin = clients.admin();
+    ConfigResource resource =
+        new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(nodeId(admin)));
+    get(alter(admin, resource, op("max.connections.per.ip", "500", AlterConfigOp.OpType.SET)));
+    Eventually.until(
+        () -> describe(admin, resource).get("max.connections.per.ip").value().equals("500"),
+        () -> "the broker describes its new value");
+    ConfigEntry set = describe(admin, resource).get("max.connections.per.ip");
+    assertEquals(ConfigSource.DYNAMIC_BROKER_CONFIG, set.source());
+    assertEquals(ConfigType.INT, set.type());
+    get(alter(admin, resource, op("max.connections.per.ip", null, AlterConfigOp.OpType.DELETE)));
+    Eventually.until(
+        () -> describe(admin, resource).get("max.connections.per.ip").source() == ConfigSource.DEFAULT_CONFIG,
+        () -> "the deleted config is described at its default");
+  }
+
+  @Test
+  void groupConfigSetAndDescribed() throws Exception {
+    Admin admin = clients.admin();
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, Clients.unique("configured"));
+    get(alter(admin, resource, op("consumer.session.timeout.ms", "50000", AlterConfigOp.OpType.SET)));
+    ConfigEntry timeout = describe(admin, resource).get("consumer.session.timeout.ms");
+    assertEquals("50000", timeout.value());
+    assertEquals(ConfigSource.DYNAMIC_GROUP_CONFIG, timeout.source());
+    assertInstanceOf(
+        InvalidConfigurationException.class,
+        cause(alter(admin, resource, op("consumer.session.timeout.ms", "1", AlterConfigOp.OpType.SET))));
+  }
+
+  @Test
+  void clientMetricsResources() throws Exception {
+    Admin admin = clients.admin();
+    ConfigResource resource =
+        new ConfigResource(ConfigResource.Type.CLIENT_METRICS, Clients.unique("metrics"));
+    KafkaFuture<Void> altered =
+        alter(admin, resource, op("metrics", "org.apache.kafka.producer.", AlterConfigOp.OpType.SET));
+    if (onShoal()) {
+      // KIP-714's client metrics are not collected by Shoal: their resource is refused.
+      assertInstanceOf(InvalidRequestException.class, cause(altered));
+    } else {
+      get(altered);
+      Eventually.until(
+          () -> describe(admin, resource).get("metrics").value().equals("org.apache.kafka.producer."),
+          () -> "the subscription is described");
+    }
+  }
+}

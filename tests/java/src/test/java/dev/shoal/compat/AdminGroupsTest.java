@@ -1,0 +1,147 @@
+package dev.shoal.compat;
+
+import static dev.shoal.compat.AdminTopicsTest.cause;
+import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.junit.jupiter.api.Test;
+
+/** Consumer groups through the Admin client: list, describe, offsets, members, deletion. */
+class AdminGroupsTest extends BrokerTest {
+
+  /** A group with one running member (its own thread) of the given protocol. */
+  private GroupMember running(String group, String topic, String protocol, String instance) {
+    Map<String, Object> settings = new HashMap<>(Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol));
+    if (instance != null) {
+      settings.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
+    }
+    return clients.track(new GroupMember(clients.consumer(group, settings), topic, GroupMember.sharedSeen()));
+  }
+
+  @Test
+  void listAndDescribeGroupsOfBothProtocols() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("described", 2);
+    String classic = Clients.unique("classic");
+    String consumer = Clients.unique("consumer");
+    GroupMember classicMember = running(classic, topic, "classic", null);
+    GroupMember consumerMember = running(consumer, topic, "consumer", null);
+    Eventually.until(
+        () -> classicMember.assignment().size() == 2 && consumerMember.assignment().size() == 2,
+        () -> "both members assigned");
+
+    Map<String, GroupListing> listed = new HashMap<>();
+    for (GroupListing listing : get(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all())) {
+      listed.put(listing.groupId(), listing);
+    }
+    assertEquals(GroupType.CLASSIC, listed.get(classic).type().orElseThrow());
+    assertEquals(GroupType.CONSUMER, listed.get(consumer).type().orElseThrow());
+    assertEquals(GroupState.STABLE, listed.get(classic).groupState().orElseThrow());
+    assertEquals(GroupState.STABLE, listed.get(consumer).groupState().orElseThrow());
+
+    Map<String, ConsumerGroupDescription> described =
+        get(admin.describeConsumerGroups(List.of(classic, consumer)).all());
+    for (String group : List.of(classic, consumer)) {
+      ConsumerGroupDescription description = described.get(group);
+      assertEquals(GroupState.STABLE, description.groupState());
+      assertEquals(1, description.members().size());
+      Set<TopicPartition> assigned = description.members().iterator().next().assignment().topicPartitions();
+      assertEquals(Set.of(tp(topic, 0), tp(topic, 1)), assigned);
+    }
+    assertEquals(GroupType.CLASSIC, described.get(classic).type());
+    assertEquals(GroupType.CONSUMER, described.get(consumer).type());
+    assertEquals("range", described.get(classic).partitionAssignor());
+    // describeClassicGroups answers for classic groups.
+    assertEquals(1, get(admin.describeClassicGroups(List.of(classic)).all()).get(classic).members().size());
+  }
+
+  @Test
+  void offsetsListedAlteredAndDeleted() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("group-offsets", 2);
+    String group = Clients.unique("offsets");
+    get(
+        admin
+            .alterConsumerGroupOffsets(
+                group,
+                Map.of(tp(topic, 0), new OffsetAndMetadata(0, "zero"), tp(topic, 1), new OffsetAndMetadata(0)))
+            .all());
+    Map<TopicPartition, OffsetAndMetadata> listed =
+        get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
+    assertEquals(0, listed.get(tp(topic, 0)).offset());
+    assertEquals("zero", listed.get(tp(topic, 0)).metadata());
+
+    get(admin.deleteConsumerGroupOffsets(group, Set.of(tp(topic, 0))).all());
+    Map<TopicPartition, OffsetAndMetadata> after =
+        get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
+    assertEquals(Set.of(tp(topic, 1)), after.keySet());
+
+    get(admin.deleteConsumerGroups(List.of(group)).all());
+    assertInstanceOf(GroupIdNotFoundException.class, cause(admin.deleteConsumerGroups(List.of(group)).all()));
+  }
+
+  @Test
+  void groupsWithMembersAreNotDeletedButMembersCanBeRemoved() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("members", 1);
+    String group = Clients.unique("removable");
+    GroupMember member = running(group, topic, "classic", "instance-1");
+    Eventually.until(() -> member.assignment().size() == 1, () -> "the member assigned");
+    assertInstanceOf(GroupNotEmptyException.class, cause(admin.deleteConsumerGroups(List.of(group)).all()));
+
+    get(
+        admin
+            .removeMembersFromConsumerGroup(
+                group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove("instance-1"))))
+            .all());
+    Eventually.until(
+        () -> get(admin.describeConsumerGroups(List.of(group)).all()).get(group).members().isEmpty()
+            || !get(admin.describeConsumerGroups(List.of(group)).all()).get(group).members().iterator().next()
+                .groupInstanceId().isPresent(),
+        () -> "the static member removed");
+  }
+
+  /**
+   * Share and streams groups (KIP-932, KIP-1071): Kafka 4.4 serves both; Shoal serves neither
+   * yet and answers UnsupportedVersionException.
+   */
+  @Test
+  void shareAndStreamsGroups() throws Exception {
+    Admin admin = clients.admin();
+    String group = Clients.unique("share");
+    Throwable share = cause(admin.describeShareGroups(List.of(group)).all());
+    Throwable streams = cause(admin.describeStreamsGroups(List.of(group)).all());
+    if (onShoal()) {
+      assertInstanceOf(UnsupportedVersionException.class, share);
+      assertInstanceOf(UnsupportedVersionException.class, streams);
+    } else {
+      assertInstanceOf(GroupIdNotFoundException.class, share);
+      assertInstanceOf(GroupIdNotFoundException.class, streams);
+    }
+    assertTrue(get(admin.listGroups(ListGroupsOptions.forShareGroups()).all()).isEmpty() || !onShoal());
+  }
+}

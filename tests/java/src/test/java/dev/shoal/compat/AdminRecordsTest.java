@@ -1,0 +1,134 @@
+package dev.shoal.compat;
+
+import static dev.shoal.compat.AdminTopicsTest.cause;
+import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.junit.jupiter.api.Test;
+
+/** Records (delete, list offsets by every spec) and transactions through the Admin client. */
+class AdminRecordsTest extends BrokerTest {
+  private static final long BASE_TIMESTAMP = 1_700_000_000_000L;
+
+  private long offset(Admin admin, TopicPartition partition, OffsetSpec spec) throws Exception {
+    ListOffsetsResultInfo info = get(admin.listOffsets(Map.of(partition, spec)).partitionResult(partition));
+    return info.offset();
+  }
+
+  @Test
+  void deleteRecordsAndListOffsetsBySpec() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("offsets", 1);
+    TopicPartition partition = tp(topic, 0);
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    // Timestamps rise, except record 6, which carries the largest.
+    for (int i = 0; i < 10; i++) {
+      long timestamp = BASE_TIMESTAMP + (i == 6 ? 100_000 : i * 1000L);
+      producer.send(new ProducerRecord<>(topic, 0, timestamp, "k", "v" + i));
+    }
+    producer.flush();
+
+    assertEquals(0, offset(admin, partition, OffsetSpec.earliest()));
+    assertEquals(10, offset(admin, partition, OffsetSpec.latest()));
+    assertEquals(3, offset(admin, partition, OffsetSpec.forTimestamp(BASE_TIMESTAMP + 2500)));
+    assertEquals(6, offset(admin, partition, OffsetSpec.maxTimestamp()));
+
+    long low = get(admin.deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(4))).lowWatermarks().get(partition))
+        .lowWatermark();
+    assertEquals(4, low);
+    assertEquals(4, offset(admin, partition, OffsetSpec.earliest()));
+    // Without tiered storage the local log is the whole log.
+    assertEquals(4, offset(admin, partition, OffsetSpec.earliestLocal()));
+    assertEquals(-1, offset(admin, partition, OffsetSpec.latestTiered()));
+  }
+
+  private KafkaProducer<String, String> openTransaction(String id, String topic) throws Exception {
+    KafkaProducer<String, String> producer =
+        clients.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id));
+    producer.initTransactions();
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(topic, 0, "k", "open")).get();
+    return producer;
+  }
+
+  @Test
+  void transactionsListedDescribedAndProducersShown() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("txn-admin", 1);
+    String id = Clients.unique("txn-admin-id");
+    KafkaProducer<String, String> producer = openTransaction(id, topic);
+
+    Collection<TransactionListing> listings = get(admin.listTransactions().all());
+    TransactionListing listing =
+        listings.stream().filter(l -> l.transactionalId().equals(id)).findFirst().orElseThrow();
+    assertEquals(TransactionState.ONGOING, listing.state());
+    TransactionDescription description = get(admin.describeTransactions(List.of(id)).all()).get(id);
+    assertEquals(TransactionState.ONGOING, description.state());
+    assertEquals(java.util.Set.of(tp(topic, 0)), description.topicPartitions());
+    assertEquals(listing.producerId(), description.producerId());
+
+    List<ProducerState> producers =
+        get(admin.describeProducers(List.of(tp(topic, 0))).partitionResult(tp(topic, 0))).activeProducers();
+    assertEquals(1, producers.size());
+    assertEquals(description.producerId(), producers.get(0).producerId());
+    assertTrue(producers.get(0).currentTransactionStartOffset().isPresent());
+    producer.commitTransaction();
+  }
+
+  @Test
+  void fenceProducersFencesTheOpenTransaction() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("fence-admin", 1);
+    String id = Clients.unique("fence-admin-id");
+    KafkaProducer<String, String> producer = openTransaction(id, topic);
+    get(admin.fenceProducers(List.of(id)).all());
+    assertThrows(ProducerFencedException.class, producer::commitTransaction);
+  }
+
+  /**
+   * abortTransaction writes the abort marker itself (WriteTxnMarkers to the partition's
+   * leader): Kafka serves it; Shoal's coordinator writes markers only for its own
+   * transactions and answers UnsupportedVersionException.
+   */
+  @Test
+  void abortTransactionByAdmin() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("abort-admin", 1);
+    KafkaProducer<String, String> producer = openTransaction(Clients.unique("abort-admin-id"), topic);
+    ProducerState state =
+        get(admin.describeProducers(List.of(tp(topic, 0))).partitionResult(tp(topic, 0))).activeProducers().get(0);
+    AbortTransactionSpec spec =
+        new AbortTransactionSpec(
+            tp(topic, 0), state.producerId(), (short) state.producerEpoch(), state.coordinatorEpoch().orElse(-1));
+    if (onShoal()) {
+      assertInstanceOf(UnsupportedVersionException.class, cause(admin.abortTransaction(spec).all()));
+    } else {
+      get(admin.abortTransaction(spec).all());
+    }
+    producer.close();
+  }
+}

@@ -1,0 +1,239 @@
+package dev.shoal.compat;
+
+import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicCollection;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicIdException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.junit.jupiter.api.Test;
+
+/** Admin calls on topics, partitions, the cluster, features and log dirs. */
+class AdminTopicsTest extends BrokerTest {
+
+  static Throwable cause(KafkaFuture<?> future) {
+    ExecutionException failed = assertThrows(ExecutionException.class, () -> get(future));
+    return failed.getCause();
+  }
+
+  @Test
+  void createDescribeListAndDeleteTopics() throws Exception {
+    Admin admin = clients.admin();
+    String name = Clients.unique("admin-topic");
+    CreateTopicsResult created =
+        admin.createTopics(
+            List.of(new NewTopic(name, 3, (short) 1).configs(Map.of("retention.ms", "3600000"))));
+    get(created.all());
+    assertEquals(3, get(created.numPartitions(name)));
+    assertEquals(1, get(created.replicationFactor(name)));
+    Uuid id = get(created.topicId(name));
+    assertNotNull(id);
+    assertEquals(
+        "3600000", get(created.config(name)).get("retention.ms").value(), "the created config");
+
+    assertTrue(get(admin.listTopics().names()).contains(name));
+    TopicDescription byName = get(admin.describeTopics(List.of(name)).allTopicNames()).get(name);
+    assertEquals(id, byName.topicId());
+    assertEquals(3, byName.partitions().size());
+    assertFalse(byName.isInternal());
+    for (TopicPartitionInfo partition : byName.partitions()) {
+      assertNotNull(partition.leader());
+      assertEquals(List.of(partition.leader()), partition.replicas());
+      assertEquals(List.of(partition.leader()), partition.isr());
+    }
+    TopicDescription byId =
+        get(admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds()).get(id);
+    assertEquals(name, byId.name());
+
+    get(admin.deleteTopics(TopicCollection.ofTopicIds(List.of(id))).all());
+    assertInstanceOf(
+        UnknownTopicOrPartitionException.class,
+        cause(admin.describeTopics(List.of(name)).allTopicNames()));
+    assertInstanceOf(
+        UnknownTopicIdException.class,
+        cause(admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds()));
+  }
+
+  @Test
+  void createTopicRefusals() throws Exception {
+    Admin admin = clients.admin();
+    String name = clients.createTopic("exists", 1);
+    assertInstanceOf(
+        TopicExistsException.class,
+        cause(admin.createTopics(List.of(new NewTopic(name, 1, (short) 1))).all()));
+    assertInstanceOf(
+        InvalidTopicException.class,
+        cause(admin.createTopics(List.of(new NewTopic("bad/name", 1, (short) 1))).all()));
+    String replicated = Clients.unique("rf");
+    CreateTopicsResult threeReplicas =
+        admin.createTopics(List.of(new NewTopic(replicated, 1, (short) 3)));
+    if (onShoal()) {
+      // Diskless: the object store keeps the data, so any replication factor is accepted (an
+      // application that asks for 3, as Streams and Connect do, runs unchanged) and the topic
+      // is described as it is served, by one broker a partition.
+      get(threeReplicas.all());
+      TopicDescription described = get(admin.describeTopics(List.of(replicated)).allTopicNames()).get(replicated);
+      assertEquals(1, described.partitions().get(0).replicas().size());
+    } else {
+      assertInstanceOf(InvalidReplicationFactorException.class, cause(threeReplicas.all()));
+    }
+    // validateOnly checks and creates nothing.
+    String checked = Clients.unique("validate-only");
+    get(
+        admin
+            .createTopics(
+                List.of(new NewTopic(checked, 2, (short) 1)), new CreateTopicsOptions().validateOnly(true))
+            .all());
+    assertFalse(get(admin.listTopics().names()).contains(checked));
+  }
+
+  @Test
+  void deleteUnknownTopicIsRefused() {
+    Admin admin = clients.admin();
+    assertInstanceOf(
+        UnknownTopicOrPartitionException.class,
+        cause(admin.deleteTopics(List.of(Clients.unique("never-made"))).all()));
+  }
+
+  @Test
+  void listTopicsHidesInternalTopicsUnlessAsked() throws Exception {
+    Admin admin = clients.admin();
+    // Committing an offset makes Kafka's __consumer_offsets exist.
+    String topic = clients.createTopic("internal", 1);
+    String group = Clients.unique("internal-group");
+    clients.consumer(group, Map.of()).commitSync(Map.of(tp(topic, 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)));
+    Set<String> plain = get(admin.listTopics().names());
+    assertFalse(plain.stream().anyMatch(n -> n.startsWith("__")), plain.toString());
+    Set<String> all = get(admin.listTopics(new ListTopicsOptions().listInternal(true)).names());
+    if (onShoal()) {
+      // Diskless: groups and transactions live in the coordinator, not in internal topics.
+      assertFalse(all.stream().anyMatch(n -> n.startsWith("__")), all.toString());
+    } else {
+      assertTrue(all.contains("__consumer_offsets"), all.toString());
+    }
+  }
+
+  @Test
+  void createPartitionsGrowsATopicAndRefusesShrinking() throws Exception {
+    Admin admin = clients.admin();
+    String name = clients.createTopic("grow", 2);
+    get(admin.createPartitions(Map.of(name, NewPartitions.increaseTo(5))).all());
+    Eventually.until(
+        () -> get(admin.describeTopics(List.of(name)).allTopicNames()).get(name).partitions().size() == 5,
+        () -> "the topic is described with 5 partitions");
+    assertInstanceOf(
+        InvalidPartitionsException.class,
+        cause(admin.createPartitions(Map.of(name, NewPartitions.increaseTo(3))).all()));
+  }
+
+  @Test
+  void describeClusterNamesTheBroker() throws Exception {
+    Admin admin = clients.admin();
+    DescribeClusterResult cluster = admin.describeCluster();
+    List<Node> nodes = List.copyOf(get(cluster.nodes()));
+    assertEquals(1, nodes.size());
+    assertEquals("127.0.0.1", nodes.get(0).host());
+    assertEquals(broker.bootstrap(), "127.0.0.1:" + nodes.get(0).port());
+    assertEquals(nodes.get(0), get(cluster.controller()));
+    assertNotNull(get(cluster.clusterId()));
+  }
+
+  @Test
+  void describeFeaturesListsTheVersions() throws Exception {
+    FeatureMetadata features = get(clients.admin().describeFeatures().featureMetadata());
+    assertTrue(features.finalizedFeaturesEpoch().isPresent(), features.toString());
+    // The consumer group protocol (KIP-848) on both.
+    assertEquals(1, features.finalizedFeatures().get("group.version").maxVersionLevel());
+    assertEquals(1, features.supportedFeatures().get("group.version").maxVersion());
+    // The producer runs transactions by this level: Kafka 4.4 finalizes KIP-890's level 2;
+    // Shoal serves level 0 (partitions added by AddPartitionsToTxn) and finalizes none.
+    short transactionLevel = onShoal() ? (short) 0 : (short) 2;
+    assertEquals(transactionLevel, features.supportedFeatures().get("transaction.version").maxVersion());
+    assertEquals(
+        onShoal(), !features.finalizedFeatures().containsKey("transaction.version"), features.toString());
+  }
+
+  @Test
+  void electLeadersAndReassignments() throws Exception {
+    Admin admin = clients.admin();
+    String name = clients.createTopic("elect", 1);
+    Set<org.apache.kafka.common.TopicPartition> partitions = Set.of(tp(name, 0));
+    int node = nodeId(admin);
+    KafkaFuture<?> elected = admin.electLeaders(ElectionType.PREFERRED, partitions).all();
+    KafkaFuture<?> reassigned =
+        admin
+            .alterPartitionReassignments(
+                Map.of(tp(name, 0), Optional.of(new NewPartitionReassignment(List.of(node)))))
+            .all();
+    KafkaFuture<?> listed = admin.listPartitionReassignments().reassignments();
+    if (onShoal()) {
+      // Diskless partitions have no replicas to elect or move: not served.
+      assertInstanceOf(UnsupportedVersionException.class, cause(elected));
+      assertInstanceOf(UnsupportedVersionException.class, cause(reassigned));
+      assertInstanceOf(UnsupportedVersionException.class, cause(listed));
+    } else {
+      // The only replica is already the preferred leader.
+      assertInstanceOf(
+          org.apache.kafka.common.errors.ElectionNotNeededException.class, cause(elected));
+      get(reassigned);
+      get(listed);
+    }
+  }
+
+  static int nodeId(Admin admin) throws Exception {
+    return get(admin.describeCluster().nodes()).iterator().next().id();
+  }
+
+  @Test
+  void logDirs() throws Exception {
+    Admin admin = clients.admin();
+    String name = clients.createTopic("logdirs", 1);
+    int node = nodeId(admin);
+    KafkaFuture<?> dirs = admin.describeLogDirs(List.of(node)).allDescriptions();
+    KafkaFuture<?> replicaDirs =
+        admin.describeReplicaLogDirs(List.of(new TopicPartitionReplica(name, 0, node))).all();
+    if (onShoal()) {
+      // Diskless: a broker keeps no partition logs, so it has no log dirs to describe.
+      assertInstanceOf(UnsupportedVersionException.class, cause(dirs));
+      assertInstanceOf(UnsupportedVersionException.class, cause(replicaDirs));
+    } else {
+      assertEquals(1, get(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node).size());
+      get(replicaDirs);
+    }
+  }
+}
