@@ -18,6 +18,13 @@ cargo build --bin shoal --bin shoal-bench
 target="${CARGO_TARGET_DIR:-$PWD/target}/release"
 debug_target="${CARGO_TARGET_DIR:-$PWD/target}/debug"
 SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
+# Kafka's own Java client against Apache Kafka and Shoal in the same run; then its
+# coordinator-heavy classes again on Shoal (the debug build) with its log in PostgreSQL.
+if [[ $# -eq 0 ]]; then
+  SHOAL_BIN="$target/shoal" ./scripts/java_tests.sh
+  SHOAL_BIN="$debug_target/shoal" SHOAL_JAVA_BROKERS=shoal ./scripts/with_postgres.py -- ./scripts/java_tests.sh \
+    -Dtest='TransactionsTest,GroupMembershipTest,AdminGroupsTest,AdminRecordsTest,AdminSecurityTest,AdminConfigsTest'
+fi
 # The tests that lean on the coordinator again, with its log in PostgreSQL (on the debug
 # build), then with each broker a one-broker cluster writing that log as a cluster's brokers
 # share it.

@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * The shoal binary ($SHOAL_BIN, else the release build under the repository's target/), on
  * the embedded default (local object store and coordinator log), set up as KafkaBroker is:
- * the same listeners, users, authorizer and group timings.
+ * the same listeners, users, authorizer and group timings. $SHOAL_JAVA_EXTRA_CONFIG is
+ * appended to its config (scripts/with_postgres.py puts the coordinator in PostgreSQL so).
  */
 public final class ShoalBroker extends Broker {
   public ShoalBroker(Path dir) throws Exception {
@@ -56,6 +57,7 @@ public final class ShoalBroker extends Broker {
         %s = "%s"
         %s = "%s"
         %s = "%s"
+        %s
         """
         .formatted(
             port,
@@ -67,6 +69,7 @@ public final class ShoalBroker extends Broker {
             ALICE,
             ALICE_PASSWORD,
             BOB,
-            BOB_PASSWORD);
+            BOB_PASSWORD,
+            System.getenv().getOrDefault("SHOAL_JAVA_EXTRA_CONFIG", ""));
   }
 }
