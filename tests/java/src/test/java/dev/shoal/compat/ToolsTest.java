@@ -1,0 +1,219 @@
+package dev.shoal.compat;
+
+import static dev.shoal.compat.AdminTopicsTest.nodeId;
+import static dev.shoal.compat.ProducerTest.tp;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
+import dev.shoal.compat.harness.Tool;
+import dev.shoal.compat.harness.Tool.Result;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Kafka's own command-line tools, run from the pinned jars against each broker; their output
+ * parsed for what an operator reads off it.
+ */
+class ToolsTest extends BrokerTest {
+  private static final String TOPICS = "org.apache.kafka.tools.TopicCommand";
+  private static final String CONFIGS = "org.apache.kafka.tools.ConfigCommand";
+  private static final String GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+  private static final String ACLS = "org.apache.kafka.tools.AclCommand";
+  private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
+  private static final String GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell";
+  private static final String DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand";
+  private static final String PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance";
+  private static final String CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance";
+  private static final String LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand";
+  private static final String FEATURES = "org.apache.kafka.tools.FeatureCommand";
+
+  /** Runs a tool with --bootstrap-server first; fails on a non-zero exit. */
+  private Result ok(String tool, String... args) throws Exception {
+    Result result = tool(tool, args);
+    assertEquals(0, result.status(), result::toString);
+    return result;
+  }
+
+  private Result tool(String tool, String... args) throws Exception {
+    String[] all = new String[args.length + 2];
+    all[0] = "--bootstrap-server";
+    all[1] = broker.bootstrap();
+    System.arraycopy(args, 0, all, 2, args.length);
+    return Tool.run(tool, all);
+  }
+
+  private void produce(String topic, int count) throws Exception {
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    for (int i = 0; i < count; i++) {
+      producer.send(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+    }
+    producer.flush();
+  }
+
+  @Test
+  void kafkaTopics() throws Exception {
+    String topic = Clients.unique("tool-topic");
+    ok(TOPICS, "--create", "--topic", topic, "--partitions", "3", "--replication-factor", "1",
+        "--config", "retention.ms=100000");
+    assertTrue(ok(TOPICS, "--list").out().lines().anyMatch(topic::equals));
+    Result described = ok(TOPICS, "--describe", "--topic", topic);
+    assertTrue(described.out().contains("PartitionCount: 3"), described::toString);
+    assertTrue(described.out().contains("retention.ms=100000"), described::toString);
+    assertEquals(3, described.out().lines().filter(l -> l.contains("Partition: ")).count(), described::toString);
+    ok(TOPICS, "--alter", "--topic", topic, "--partitions", "4");
+    Eventually.until(
+        () -> ok(TOPICS, "--describe", "--topic", topic).out().contains("PartitionCount: 4"),
+        () -> "the tool describes 4 partitions");
+    ok(TOPICS, "--delete", "--topic", topic);
+    Eventually.until(
+        () -> ok(TOPICS, "--list").out().lines().noneMatch(topic::equals), () -> "the topic is gone");
+  }
+
+  @Test
+  void kafkaConfigs() throws Exception {
+    String topic = clients.createTopic("tool-configs", 1);
+    ok(CONFIGS, "--entity-type", "topics", "--entity-name", topic, "--alter", "--add-config", "retention.ms=2000");
+    Eventually.until(
+        () -> ok(CONFIGS, "--entity-type", "topics", "--entity-name", topic, "--describe").out()
+            .contains("retention.ms=2000"),
+        () -> "the topic config is described");
+
+    String node = Integer.toString(nodeId(clients.admin()));
+    ok(CONFIGS, "--entity-type", "brokers", "--entity-name", node, "--alter", "--add-config", "max.connections.per.ip=400");
+    Eventually.until(
+        () -> ok(CONFIGS, "--entity-type", "brokers", "--entity-name", node, "--describe").out()
+            .contains("max.connections.per.ip=400"),
+        () -> "the broker config is described");
+    ok(CONFIGS, "--entity-type", "brokers", "--entity-name", node, "--alter", "--delete-config", "max.connections.per.ip");
+
+    String user = Clients.unique("tool-user");
+    ok(CONFIGS, "--entity-type", "users", "--entity-name", user, "--alter", "--add-config", "producer_byte_rate=1024");
+    ok(CONFIGS, "--entity-type", "users", "--entity-name", user, "--alter",
+        "--add-config", "SCRAM-SHA-256=[iterations=8192,password=tool-secret]");
+    Eventually.until(
+        () -> {
+          String out = ok(CONFIGS, "--entity-type", "users", "--entity-name", user, "--describe").out();
+          return out.contains("producer_byte_rate=1024.0") && out.contains("SCRAM-SHA-256=iterations=8192");
+        },
+        () -> "the user's quota and SCRAM credential are described");
+  }
+
+  @Test
+  void kafkaConsumerGroups() throws Exception {
+    String topic = clients.createTopic("tool-groups", 1);
+    produce(topic, 10);
+    String group = Clients.unique("tool-group");
+    clients.consumer(group, Map.of()).commitSync(Map.of(tp(topic, 0), new OffsetAndMetadata(4)));
+
+    assertTrue(ok(GROUPS, "--list").out().lines().anyMatch(group::equals));
+    Result described = ok(GROUPS, "--describe", "--group", group);
+    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    Matcher row = Pattern.compile(Pattern.quote(group) + "\\s+" + Pattern.quote(topic) + "\\s+0\\s+(\\d+)\\s+(\\d+)\\s+(\\d+)")
+        .matcher(described.out());
+    assertTrue(row.find(), described::toString);
+    assertEquals(List.of("4", "10", "6"), List.of(row.group(1), row.group(2), row.group(3)));
+
+    Result reset = ok(GROUPS, "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute");
+    assertTrue(Pattern.compile(Pattern.quote(topic) + "\\s+0\\s+0").matcher(reset.out()).find(), reset::toString);
+    Result deleted = ok(GROUPS, "--delete", "--group", group);
+    assertTrue(deleted.out().contains("Deletion of requested consumer groups ('" + group + "') was successful."),
+        deleted::toString);
+  }
+
+  @Test
+  void kafkaAcls() throws Exception {
+    String topic = Clients.unique("tool-acl");
+    ok(ACLS, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", topic);
+    Eventually.until(
+        () -> ok(ACLS, "--list", "--topic", topic).out().contains("principal=User:alice, host=*, operation=READ, permissionType=ALLOW"),
+        () -> "the ACL is listed");
+    ok(ACLS, "--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read", "--topic", topic);
+    Eventually.until(
+        () -> !ok(ACLS, "--list", "--topic", topic).out().contains("User:alice"), () -> "the ACL is removed");
+  }
+
+  @Test
+  void kafkaTransactions() throws Exception {
+    String topic = clients.createTopic("tool-txn", 1);
+    String id = Clients.unique("tool-txn-id");
+    KafkaProducer<String, String> producer =
+        clients.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id));
+    producer.initTransactions();
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(topic, 0, "k", "v")).get();
+
+    Result listed = ok(TRANSACTIONS, "list");
+    assertTrue(Pattern.compile(Pattern.quote(id) + "\\s+\\d+\\s+\\d+\\s+Ongoing").matcher(listed.out()).find(),
+        listed::toString);
+    Result described = ok(TRANSACTIONS, "describe", "--transactional-id", id);
+    assertTrue(described.out().contains("Ongoing"), described::toString);
+    assertTrue(described.out().contains(topic + "-0"), described::toString);
+    Result producers = ok(TRANSACTIONS, "describe-producers", "--topic", topic, "--partition", "0");
+    assertTrue(producers.out().lines().count() >= 2, producers::toString);
+    producer.commitTransaction();
+  }
+
+  @Test
+  void kafkaGetOffsetsAndDeleteRecords() throws Exception {
+    String topic = clients.createTopic("tool-offsets", 1);
+    produce(topic, 10);
+    assertEquals(topic + ":0:10", ok(GET_OFFSETS, "--topic", topic).out().strip());
+    assertEquals(topic + ":0:0", ok(GET_OFFSETS, "--topic", topic, "--time", "-2").out().strip());
+
+    Path json = Files.createTempFile("delete-records", ".json");
+    Files.writeString(json, "{\"partitions\":[{\"topic\":\"%s\",\"partition\":0,\"offset\":3}],\"version\":1}".formatted(topic));
+    Result deleted = ok(DELETE_RECORDS, "--offset-json-file", json.toString());
+    assertTrue(deleted.out().contains("low_watermark: 3"), deleted::toString);
+    assertEquals(topic + ":0:3", ok(GET_OFFSETS, "--topic", topic, "--time", "-2").out().strip());
+  }
+
+  @Test
+  void kafkaProducerAndConsumerPerfTests() throws Exception {
+    String topic = clients.createTopic("tool-perf", 1);
+    Result produced =
+        Tool.run(PRODUCER_PERF, "--topic", topic, "--num-records", "5000", "--record-size", "100",
+            "--throughput", "-1", "--producer-props", "bootstrap.servers=" + broker.bootstrap(), "acks=all");
+    assertEquals(0, produced.status(), produced::toString);
+    assertTrue(produced.out().contains("5000 records sent"), produced::toString);
+    Result consumed = ok(CONSUMER_PERF, "--topic", topic, "--messages", "5000", "--timeout", "30000");
+    // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, ...
+    String data = consumed.out().lines().filter(l -> l.matches("^\\d{4}-.*")).findFirst().orElseThrow(
+        () -> new AssertionError(consumed.toString()));
+    assertEquals("5000", data.split(",\\s*")[4].strip(), consumed::toString);
+  }
+
+  @Test
+  void kafkaFeatures() throws Exception {
+    Result described = ok(FEATURES, "describe");
+    assertTrue(
+        Pattern.compile("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 1\\s+FinalizedVersionLevel: 1")
+            .matcher(described.out()).find(),
+        described::toString);
+  }
+
+  /** kafka-log-dirs: Kafka lists its one log dir; Shoal, without log dirs, is refused. */
+  @Test
+  void kafkaLogDirs() throws Exception {
+    Result described = tool(LOG_DIRS, "--describe");
+    if (onShoal()) {
+      assertNotEquals(0, described.status(), described::toString);
+      assertTrue((described.out() + described.err()).contains("UnsupportedVersionException"), described::toString);
+    } else {
+      assertEquals(0, described.status(), described::toString);
+      assertTrue(described.out().contains("\"logDir\""), described::toString);
+    }
+  }
+}
