@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Shoal against Apache Kafka (and Tansu, when installed), one run, same cores, alternating
+rounds: the yardstick of the performance issues.
+
+Brokers, each fresh every round, on --broker-cpus (load on --bench-cpus):
+- shoal: the local store (every produce acknowledged once its object is fsynced and committed);
+- kafka-flush: Apache Kafka 4.4 (KRaft, one node) with log.flush.interval.messages=1, so an
+  acknowledged batch is on disk as Shoal's is;
+- kafka: Apache Kafka with its defaults (acknowledged in the page cache, flushed later);
+- tansu: Tansu 0.6's memory engine, only with --tansu (needs `tansu` on the PATH).
+
+Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffers):
+- max produce: shoal-bench produce, default flags (closed loop, 1 KiB records, acks=all):
+  MB/s, p50/p99, and the broker's CPU seconds per GB produced;
+- half load: shoal-bench produce at half of that broker's own max records/s (open loop): p50/p99;
+- catch-up: shoal-bench consume of everything the max produce wrote, from offset 0;
+- Kafka's own kafka-producer-perf-test (ProducerPerformance from the pinned jars, the Java
+  producer's defaults, acks=all): MB/s and its p50/p99 at full speed.
+
+    python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
+
+Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
+-Dsurefire.failIfNoSpecifiedTests=false` writes their classpath). Writes
+perf-results/<date>-kafka-compare.json.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+
+from benchlib import ROOT, cpu_seconds, free_port, stop, wait_for_port, write_results
+from peer_compare import BIN, bench, start_shoal, start_tansu
+
+CLASSPATH = ROOT / "tests" / "java" / "target" / "kafka.classpath"
+# As kafka-server-start.sh and kafka-run-class.sh start the broker.
+KAFKA_JVM = ["-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+             "-Djava.awt.headless=true"]
+LOG4J = """status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.out.ref = out
+"""
+
+
+def java(cpus, main_class, *args, jvm=()):
+    return ["taskset", "-c", cpus, shutil.which("java"), *jvm, "-cp",
+            CLASSPATH.read_text().strip(), main_class, *map(str, args)]
+
+
+def start_kafka(work, cpus, flush_each_message):
+    port, controller = free_port(), free_port()
+    lines = [
+        "process.roles=broker,controller", "node.id=1",
+        f"controller.quorum.voters=1@127.0.0.1:{controller}",
+        f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+        f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names=CONTROLLER",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        f"log.dirs={work / 'logs'}", "num.partitions=1",
+        "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1", "share.coordinator.state.topic.replication.factor=1",
+        "share.coordinator.state.topic.min.isr=1", "group.initial.rebalance.delay.ms=0",
+    ]
+    if flush_each_message:
+        lines.append("log.flush.interval.messages=1")
+    (work / "server.properties").write_text("\n".join(lines) + "\n")
+    (work / "log4j2.properties").write_text(LOG4J)
+    log4j = f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}"
+    subprocess.run(java(cpus, "kafka.tools.StorageTool", "format", "-t", uuid_base64(), "-c",
+                        work / "server.properties", jvm=[log4j]),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    process = subprocess.Popen(
+        java(cpus, "kafka.Kafka", work / "server.properties", jvm=[*KAFKA_JVM, log4j]),
+        stdout=open(work / "kafka.log", "wb"), stderr=subprocess.STDOUT)
+    return process, port
+
+
+def uuid_base64():
+    """A cluster id in Kafka's form (a UUID in URL-safe base64 without padding)."""
+    import base64
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def wait_ready(port, work, args, timeout=90):
+    """Until a produce with topic creation succeeds (Kafka listens before it serves)."""
+    wait_for_port(port, timeout)
+    deadline = time.time() + timeout
+    while True:
+        try:
+            bench("produce", port, work, args, "--topic", "ready", "--create", "--duration-s", 0.2)
+            return
+        except subprocess.CalledProcessError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
+                       r"([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, "
+                       r"(\d+) ms 95th, (\d+) ms 99th")
+
+
+def producer_perf_test(port, args):
+    topic = "perf-test"
+    bench("produce", port, pathlib.Path(tempfile.mkdtemp()), args, "--topic", topic, "--create",
+          "--partitions", 8, "--duration-s", 0.1)
+    done = subprocess.run(
+        java(args.bench_cpus, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+             "--num-records", args.perf_records, "--record-size", 1024, "--throughput", -1,
+             "--producer-props", f"bootstrap.servers=127.0.0.1:{port}", "acks=all"),
+        check=True, capture_output=True, text=True, timeout=600)
+    match = PERF_LINE.findall(done.stdout)[-1]
+    return {"perf_test_mb_per_s": float(match[2]), "perf_test_p50_ms": int(match[5]),
+            "perf_test_p99_ms": int(match[7])}
+
+
+def one_round(name, start, args):
+    work = pathlib.Path(tempfile.mkdtemp())
+    process, port = start(work)
+    try:
+        wait_ready(port, work, args)
+        # The measured topics exist before their runs: a produce right after Kafka creates a
+        # topic meets NOT_LEADER_OR_FOLLOWER until its metadata has spread.
+        for topic in ("peer", "half"):
+            bench("produce", port, work, args, "--topic", topic, "--create", "--duration-s", 0.1)
+        bench("produce", port, work, args, "--topic", "warmup", "--create", "--duration-s", 3)
+        # Each measured phase starts with nothing left to write back from the one before.
+        os.sync()
+        before = cpu_seconds(process.pid)
+        produce = bench("produce", port, work, args, "--topic", "peer", "--create",
+                        "--duration-s", args.seconds)
+        cpu = cpu_seconds(process.pid) - before
+        written = produce["produce"]["records"]
+        half_rate = max(1, int(written / args.seconds / 2))
+        os.sync()
+        half = bench("produce", port, work, args, "--topic", "half", "--create", "--rate", half_rate,
+                     "--duration-s", args.seconds)
+        os.sync()
+        catchup = bench("consume", port, work, args, "--topic", "peer", "--records", written,
+                        "--duration-s", 60)
+        result = {
+            "produce_mb_per_s": produce["produce"]["mb_per_s"],
+            "produce_p50_ms": produce["produce_latency_ms"]["p50"],
+            "produce_p99_ms": produce["produce_latency_ms"]["p99"],
+            "produce_errors": produce.get("produce_errors"),
+            "broker_cpu_s_per_gb": round(cpu * 1e9 / max(produce["produce"]["bytes"], 1), 3),
+            "half_load_records_per_s": half_rate,
+            "half_load_p50_ms": half["produce_latency_ms"]["p50"],
+            "half_load_p99_ms": half["produce_latency_ms"]["p99"],
+            "catchup_mb_per_s": catchup["consume"]["mb_per_s"],
+            "catchup_records": catchup["consume"]["records"], "records_written": written,
+        }
+        result.update(producer_perf_test(port, args))
+        return result
+    finally:
+        stop(process)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+FIGURES = ["produce_mb_per_s", "produce_p50_ms", "produce_p99_ms", "broker_cpu_s_per_gb",
+           "half_load_p50_ms", "half_load_p99_ms", "catchup_mb_per_s", "perf_test_mb_per_s",
+           "perf_test_p50_ms", "perf_test_p99_ms"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--perf-records", type=int, default=300000)
+    ap.add_argument("--tansu", action="store_true")
+    ap.add_argument("--broker-cpus", default="0")
+    ap.add_argument("--bench-cpus", default="1")
+    args = ap.parse_args()
+    if not CLASSPATH.exists():
+        raise SystemExit(f"{CLASSPATH} is missing; see this script's docstring")
+    cpus = args.broker_cpus
+    brokers = {
+        "shoal": lambda work: start_shoal(work, cpus, None),
+        "kafka-flush": lambda work: start_kafka(work, cpus, True),
+        "kafka": lambda work: start_kafka(work, cpus, False),
+    }
+    if args.tansu:
+        brokers["tansu"] = lambda work: start_tansu(work, cpus, None)
+    runs = {name: [] for name in brokers}
+    for round_ in range(args.rounds):
+        # Alternate the order so drift on a shared machine hits every broker alike.
+        order = list(brokers) if round_ % 2 == 0 else list(reversed(brokers))
+        for name in order:
+            run = one_round(name, brokers[name], args)
+            print(round_, name, json.dumps(run), flush=True)
+            runs[name].append(run)
+    medians = {name: {k: statistics.median(r[k] for r in rs) for k in FIGURES}
+               for name, rs in runs.items()}
+    results = dict(medians)
+    for peer in brokers:
+        if peer != "shoal":
+            results[f"shoal_over_{peer}"] = {
+                k: round(medians["shoal"][k] / medians[peer][k], 2) for k in FIGURES if medians[peer][k]}
+    workload = {
+        "produce": "shoal-bench produce, default flags (1 KiB records, 100 per batch, 8 "
+                   "partitions, 4 connections x 8 in flight, acks=all, closed loop), after a 3 s "
+                   "warm-up produce on every broker",
+        "half_load": "shoal-bench produce --rate at half of the same broker's max records/s",
+        "catchup": "shoal-bench consume of every record the max produce wrote, from offset 0",
+        "perf_test": f"kafka-producer-perf-test (ProducerPerformance 4.4.0): {args.perf_records} "
+                     "records of 1 KiB, 8 partitions, --throughput -1, acks=all, the Java "
+                     "producer's other defaults (linger.ms 5, batch.size 16384)",
+        "seconds": args.seconds, "rounds": args.rounds,
+        "shoal": "local store, one shard and the coordinator on the broker CPU, defaults "
+                 "(commit_interval_ms 5, fsync before acknowledging)",
+        "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
+                       "(acknowledged on disk), JVM flags as kafka-server-start.sh",
+        "kafka": "the same with Kafka's defaults (acknowledged in the page cache)",
+        "broker_cpus": args.broker_cpus, "generator_cpus": args.bench_cpus,
+    }
+    write_results("kafka-compare", "scripts/kafka_compare.py", workload, results, runs)
+
+
+if __name__ == "__main__":
+    main()
