@@ -93,13 +93,14 @@ def uuid_base64():
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-def wait_ready(port, work, args, timeout=90):
-    """Until a produce with topic creation succeeds (Kafka listens before it serves)."""
-    wait_for_port(port, timeout)
+def create(port, work, args, topic, timeout=90):
+    """Creates `topic` by producing to it for a moment, again until no error is met: Kafka
+    listens before it serves, and answers NOT_LEADER_OR_FOLLOWER for a new topic until its
+    metadata has spread."""
     deadline = time.time() + timeout
     while True:
         try:
-            bench("produce", port, work, args, "--topic", "ready", "--create", "--duration-s", 0.2)
+            bench("produce", port, work, args, "--topic", topic, "--create", "--duration-s", 0.2)
             return
         except subprocess.CalledProcessError:
             if time.time() > deadline:
@@ -114,8 +115,6 @@ PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/
 
 def producer_perf_test(port, args):
     topic = "perf-test"
-    bench("produce", port, pathlib.Path(tempfile.mkdtemp()), args, "--topic", topic, "--create",
-          "--partitions", 8, "--duration-s", 0.1)
     done = subprocess.run(
         java(args.bench_cpus, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
              "--num-records", args.perf_records, "--record-size", 1024, "--throughput", -1,
@@ -130,11 +129,10 @@ def one_round(name, start, args):
     work = pathlib.Path(tempfile.mkdtemp())
     process, port = start(work)
     try:
-        wait_ready(port, work, args)
-        # The measured topics exist before their runs: a produce right after Kafka creates a
-        # topic meets NOT_LEADER_OR_FOLLOWER until its metadata has spread.
-        for topic in ("peer", "half"):
-            bench("produce", port, work, args, "--topic", topic, "--create", "--duration-s", 0.1)
+        wait_for_port(port, 90)
+        # The measured topics exist before their runs.
+        for topic in ("peer", "half", "perf-test"):
+            create(port, work, args, topic)
         bench("produce", port, work, args, "--topic", "warmup", "--create", "--duration-s", 3)
         # Each measured phase starts with nothing left to write back from the one before.
         os.sync()
