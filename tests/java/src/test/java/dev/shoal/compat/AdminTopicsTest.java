@@ -22,11 +22,13 @@ import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
@@ -34,6 +36,7 @@ import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -234,6 +237,34 @@ class AdminTopicsTest extends BrokerTest {
     } else {
       assertEquals(1, get(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node).size());
       get(replicaDirs);
+    }
+  }
+
+  /**
+   * KRaft's own calls: Kafka answers them; Shoal, with no KRaft quorum and fixed features,
+   * serves none (UnsupportedVersionException).
+   */
+  @Test
+  void quorumFeaturesAndConfigResources() throws Exception {
+    Admin admin = clients.admin();
+    KafkaFuture<?> quorum = admin.describeMetadataQuorum().quorumInfo();
+    KafkaFuture<?> unregistered = admin.unregisterBroker(99).all();
+    KafkaFuture<?> updated =
+        admin
+            .updateFeatures(
+                Map.of("group.version", new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)),
+                new UpdateFeaturesOptions().validateOnly(true))
+            .all();
+    KafkaFuture<?> resources = admin.listConfigResources().all();
+    if (onShoal()) {
+      for (KafkaFuture<?> call : List.of(quorum, unregistered, updated, resources)) {
+        assertInstanceOf(UnsupportedVersionException.class, cause(call));
+      }
+    } else {
+      assertEquals(1, get(admin.describeMetadataQuorum().quorumInfo()).leaderId());
+      assertInstanceOf(BrokerIdNotRegisteredException.class, cause(unregistered));
+      get(updated);
+      get(resources);
     }
   }
 }
