@@ -1,7 +1,7 @@
 package dev.shoal.compat;
 
-import static dev.shoal.compat.AdminTopicsTest.cause;
-import static dev.shoal.compat.AdminTopicsTest.nodeId;
+import static dev.shoal.compat.harness.Clients.cause;
+import static dev.shoal.compat.harness.Clients.nodeId;
 import static dev.shoal.compat.harness.Clients.get;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,12 +1,13 @@
 package dev.shoal.compat;
 
-import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.tp;
 import static dev.shoal.compat.harness.Clients.get;
+import static dev.shoal.compat.harness.Clients.cause;
+import static dev.shoal.compat.harness.Clients.nodeId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -48,11 +48,6 @@ import org.junit.jupiter.api.Test;
 
 /** Admin calls on topics, partitions, the cluster, features and log dirs. */
 class AdminTopicsTest extends BrokerTest {
-
-  static Throwable cause(KafkaFuture<?> future) {
-    ExecutionException failed = assertThrows(ExecutionException.class, () -> get(future));
-    return failed.getCause();
-  }
 
   @Test
   void createDescribeListAndDeleteTopics() throws Exception {
@@ -216,10 +211,6 @@ class AdminTopicsTest extends BrokerTest {
       get(reassigned);
       get(listed);
     }
-  }
-
-  static int nodeId(Admin admin) throws Exception {
-    return get(admin.describeCluster().nodes()).iterator().next().id();
   }
 
   @Test

@@ -1,6 +1,6 @@
 package dev.shoal.compat;
 
-import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.tp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.shoal.compat.harness.BrokerTest;
@@ -8,7 +8,6 @@ import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;

@@ -1,5 +1,6 @@
 package dev.shoal.compat;
 
+import static dev.shoal.compat.harness.Clients.tp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -21,7 +22,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -148,9 +148,5 @@ class ProducerTest extends BrokerTest {
             ExecutionException.class,
             () -> producer.send(new ProducerRecord<>(topic, 0, null, "x".repeat(fits + 1))).get());
     assertInstanceOf(RecordTooLargeException.class, refused.getCause());
-  }
-
-  static TopicPartition tp(String topic, int partition) {
-    return new TopicPartition(topic, partition);
   }
 }

@@ -1,7 +1,7 @@
 package dev.shoal.compat;
 
-import static dev.shoal.compat.AdminTopicsTest.nodeId;
-import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.nodeId;
+import static dev.shoal.compat.harness.Clients.tp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,6 +1,6 @@
 package dev.shoal.compat;
 
-import static dev.shoal.compat.ProducerTest.tp;
+import static dev.shoal.compat.harness.Clients.tp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,7 @@
 package dev.shoal.compat.harness;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,6 +19,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -132,8 +136,23 @@ public final class Clients implements AutoCloseable {
     return records;
   }
 
-  public static <T> T get(org.apache.kafka.common.KafkaFuture<T> future) throws Exception {
+  public static <T> T get(KafkaFuture<T> future) throws Exception {
     return future.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  /** The exception a call failed with (the test fails if it succeeded or timed out). */
+  public static Throwable cause(KafkaFuture<?> future) {
+    ExecutionException failed = assertThrows(ExecutionException.class, () -> get(future));
+    return failed.getCause();
+  }
+
+  public static TopicPartition tp(String topic, int partition) {
+    return new TopicPartition(topic, partition);
+  }
+
+  /** The broker's node id (Kafka's is 1, Shoal's 0). */
+  public static int nodeId(Admin admin) throws Exception {
+    return get(admin.describeCluster().nodes()).iterator().next().id();
   }
 
   @Override
