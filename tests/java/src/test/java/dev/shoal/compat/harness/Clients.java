@@ -49,14 +49,22 @@ public final class Clients implements AutoCloseable {
 
   /** Settings that log in on the SASL_PLAINTEXT listener with PLAIN. */
   public Properties sasl(String user, String password) {
+    return sasl("PLAIN", user, password);
+  }
+
+  /** Settings that log in on the SASL_PLAINTEXT listener with PLAIN or SCRAM-SHA-256/512. */
+  public Properties sasl(String mechanism, String user, String password) {
+    String module =
+        mechanism.equals("PLAIN")
+            ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+            : "org.apache.kafka.common.security.scram.ScramLoginModule";
     Properties props = new Properties();
     props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, broker.saslBootstrap());
     props.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
-    props.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+    props.put(SaslConfigs.SASL_MECHANISM, mechanism);
     props.put(
         SaslConfigs.SASL_JAAS_CONFIG,
-        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"%s\" password=\"%s\";"
-            .formatted(user, password));
+        "%s required username=\"%s\" password=\"%s\";".formatted(module, user, password));
     return props;
   }
 
