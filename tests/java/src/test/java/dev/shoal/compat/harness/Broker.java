@@ -32,6 +32,8 @@ public abstract class Broker implements AutoCloseable {
 
   protected final Path dir;
   protected final int port;
+  /** The PLAINTEXT port Metadata names: the listener's own, or a proxy's in front of it. */
+  protected int advertisedPort;
   protected final int saslPort;
   private Process process;
 
@@ -40,6 +42,7 @@ public abstract class Broker implements AutoCloseable {
     deleteRecursively(dir);
     this.dir = Files.createDirectories(dir);
     this.port = Ports.free();
+    this.advertisedPort = port;
     this.saslPort = Ports.free();
   }
 
@@ -53,8 +56,18 @@ public abstract class Broker implements AutoCloseable {
     return "127.0.0.1:" + port;
   }
 
+  /** The PLAINTEXT listener's own port (what a proxy in front of it forwards to). */
+  public int plaintextPort() {
+    return port;
+  }
+
   public String saslBootstrap() {
     return "127.0.0.1:" + saslPort;
+  }
+
+  /** Before start: clients are sent to `proxyPort` (a proxy in front of the listener). */
+  public void advertisePlaintextAt(int proxyPort) {
+    advertisedPort = proxyPort;
   }
 
   public Path logFile() {

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The brokers of this test run, each started once on first use and stopped when the JVM
@@ -26,21 +27,43 @@ public final class Brokers {
   }
 
   private static Broker start(String kind) {
-    Path dir = Path.of(System.getProperty("user.dir"), "target", "brokers", kind);
+    Broker broker = create(kind, "shared");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(broker)));
+    return started(broker);
+  }
+
+  /**
+   * A broker of `kind` for one test alone (named `name` under target/brokers), set up by
+   * `setUp` before it starts; the caller closes it.
+   */
+  public static Broker startOwn(String kind, String name, Consumer<Broker> setUp) {
+    Broker broker = create(kind, name);
+    setUp.accept(broker);
+    return started(broker);
+  }
+
+  private static Broker create(String kind, String name) {
+    Path dir = Path.of(System.getProperty("user.dir"), "target", "brokers", name, kind);
     try {
-      Broker broker =
-          switch (kind) {
-            case "kafka" -> new KafkaBroker(dir, List.of());
-            case "shoal" -> new ShoalBroker(dir);
-            default -> throw new IllegalArgumentException("unknown broker kind " + kind);
-          };
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(broker)));
-      broker.start();
-      return broker;
+      return switch (kind) {
+        case "kafka" -> new KafkaBroker(dir, List.of());
+        case "shoal" -> new ShoalBroker(dir);
+        default -> throw new IllegalArgumentException("unknown broker kind " + kind);
+      };
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
-      throw new IllegalStateException("starting " + kind + " failed", e);
+      throw new IllegalStateException("setting up " + kind + " failed", e);
+    }
+  }
+
+  private static Broker started(Broker broker) {
+    try {
+      broker.start();
+      return broker;
+    } catch (Exception e) {
+      stop(broker);
+      throw new IllegalStateException("starting " + broker.kind() + " failed", e);
     }
   }
 

@@ -39,6 +39,7 @@ public final class ShoalBroker extends Broker {
   private String config() {
     return """
         listeners = "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d"
+        advertised_listeners = "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d"
         data_dir = "%s"
 
         [groups]
@@ -61,6 +62,8 @@ public final class ShoalBroker extends Broker {
         """
         .formatted(
             port,
+            saslPort,
+            advertisedPort,
             saslPort,
             dir.resolve("data"),
             ADMIN_USER,
