@@ -13,6 +13,7 @@ import dev.shoal.compat.harness.Clients;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
@@ -88,7 +89,7 @@ class AdminRecordsTest extends BrokerTest {
     assertEquals(TransactionState.ONGOING, listing.state());
     TransactionDescription description = get(admin.describeTransactions(List.of(id)).all()).get(id);
     assertEquals(TransactionState.ONGOING, description.state());
-    assertEquals(java.util.Set.of(tp(topic, 0)), description.topicPartitions());
+    assertEquals(Set.of(tp(topic, 0)), description.topicPartitions());
     assertEquals(listing.producerId(), description.producerId());
 
     List<ProducerState> producers =

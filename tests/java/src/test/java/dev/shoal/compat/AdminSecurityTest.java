@@ -121,21 +121,23 @@ class AdminSecurityTest extends BrokerTest {
         () -> "the deleted user is refused");
   }
 
+  /** Sets the user's producer_byte_rate and request_percentage; null removes one. */
+  private static void alterQuotas(
+      Admin admin, ClientQuotaEntity entity, Double producerByteRate, Double requestPercentage)
+      throws Exception {
+    List<ClientQuotaAlteration.Op> ops =
+        List.of(
+            new ClientQuotaAlteration.Op("producer_byte_rate", producerByteRate),
+            new ClientQuotaAlteration.Op("request_percentage", requestPercentage));
+    get(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity, ops))).all());
+  }
+
   @Test
   void clientQuotasAlteredAndDescribed() throws Exception {
     Admin admin = clients.admin();
     String user = Clients.unique("quota-user");
     ClientQuotaEntity entity = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, user));
-    get(
-        admin
-            .alterClientQuotas(
-                List.of(
-                    new ClientQuotaAlteration(
-                        entity,
-                        List.of(
-                            new ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0),
-                            new ClientQuotaAlteration.Op("request_percentage", 50.0)))))
-            .all());
+    alterQuotas(admin, entity, 1048576.0, 50.0);
     ClientQuotaFilter filter =
         ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, user)));
     Eventually.until(
@@ -143,16 +145,7 @@ class AdminSecurityTest extends BrokerTest {
             get(admin.describeClientQuotas(filter).entities())
                 .equals(Map.of(entity, Map.of("producer_byte_rate", 1048576.0, "request_percentage", 50.0))),
         () -> "the quotas are described");
-    get(
-        admin
-            .alterClientQuotas(
-                List.of(
-                    new ClientQuotaAlteration(
-                        entity,
-                        List.of(
-                            new ClientQuotaAlteration.Op("producer_byte_rate", null),
-                            new ClientQuotaAlteration.Op("request_percentage", null)))))
-            .all());
+    alterQuotas(admin, entity, null, null);
     Eventually.until(
         () -> get(admin.describeClientQuotas(filter).entities()).isEmpty(),
         () -> "the quotas are removed");
