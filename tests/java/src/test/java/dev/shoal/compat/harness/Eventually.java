@@ -17,7 +17,13 @@ public final class Eventually {
 
   /** Retries until `condition` holds (an exception counts as not yet); fails with `what`. */
   public static void until(Callable<Boolean> condition, Supplier<String> what) throws InterruptedException {
-    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    until(condition, TIMEOUT, what);
+  }
+
+  /** As {@link #until(Callable, Supplier)}, waiting at most `timeout`. */
+  public static void until(Callable<Boolean> condition, Duration timeout, Supplier<String> what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
     Exception last = null;
     while (System.nanoTime() < deadline) {
       try {

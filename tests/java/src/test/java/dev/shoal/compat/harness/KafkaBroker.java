@@ -32,8 +32,6 @@ public final class KafkaBroker extends Broker {
   protected List<String> prepare() throws Exception {
     Path properties = dir.resolve("server.properties");
     Files.writeString(properties, serverProperties(), StandardCharsets.UTF_8);
-    Path log4j = dir.resolve("log4j2.properties");
-    Files.writeString(log4j, LOG4J2, StandardCharsets.UTF_8);
     List<String> format = java("kafka.tools.StorageTool");
     format.addAll(List.of("format", "-t", Uuid.randomUuid().toString(), "-c", properties.toString()));
     Process formatting =
@@ -51,14 +49,9 @@ public final class KafkaBroker extends Broker {
     return command;
   }
 
-  /** A JVM on the test classpath's runtime jars (written by maven-dependency-plugin). */
+  /** A JVM on the pinned jars, with 1 GiB of heap as Kafka's own start script gives it. */
   private List<String> java(String mainClass) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"));
-    command.add("-Dlog4j2.configurationFile=" + dir.resolve("log4j2.properties"));
-    command.addAll(List.of("-cp", KafkaClasspath.get(), mainClass));
-    return command;
+    return JvmProcess.command(dir, "1g", mainClass, List.of());
   }
 
   private String serverProperties() {
@@ -106,19 +99,4 @@ public final class KafkaBroker extends Broker {
     lines.addAll(extraProperties);
     return String.join("\n", lines) + "\n";
   }
-
-  private static final String LOG4J2 =
-      """
-      status = warn
-      appender.out.type = Console
-      appender.out.name = out
-      appender.out.layout.type = PatternLayout
-      appender.out.layout.pattern = [%d] %p %m (%c)%n
-      rootLogger.level = info
-      rootLogger.appenderRef.out.ref = out
-      logger.kafka.name = kafka
-      logger.kafka.level = info
-      logger.request.name = kafka.request.logger
-      logger.request.level = warn
-      """;
 }

@@ -6,10 +6,10 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 /** Free loopback ports, as the Python tests pick them. */
-final class Ports {
+public final class Ports {
   private Ports() {}
 
-  static int free() {
+  public static int free() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     } catch (IOException e) {

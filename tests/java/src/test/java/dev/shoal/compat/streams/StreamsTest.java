@@ -1,0 +1,208 @@
+package dev.shoal.compat.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
+import dev.shoal.compat.streams.StreamsInstance.Topics;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.LongStream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Kafka Streams on the broker: a stateful exactly-once application (repartition, a persistent
+ * count with its compacted changelog, a table join) in JVMs of its own, killed with SIGKILL
+ * under a steady producer. Each page's committed outputs must be exactly 1, 2, ..., n: a gap is
+ * a lost click, a repeat a duplicate from a committed transaction.
+ */
+class StreamsTest extends BrokerTest {
+  private static final int PARTITIONS = 3;
+  /** Two sub-topologies (re-key, then count and join) of three partitions each. */
+  private static final int TASKS = 2 * PARTITIONS;
+  private static final int CLICKS_PER_SECOND = 200;
+  /** Kill rounds; scripts/streams_kills.sh runs more than CI's three. */
+  private static final int KILLS = Integer.parseInt(System.getenv().getOrDefault("SHOAL_STREAMS_KILLS", "3"));
+  private static final Duration SETTLE = Duration.ofSeconds(120);
+
+  private final List<StreamsInstance> instances = new java.util.ArrayList<>();
+
+  @AfterEach
+  void stopInstances() throws Exception {
+    for (StreamsInstance instance : instances) {
+      instance.close();
+    }
+  }
+
+  @Test
+  void exactlyOnceCountsSurviveKillsAndALostStateDirectory() throws Exception {
+    Topics topics = topics();
+    StreamsInstance app = instance("app", Clients.unique("counts"), topics, List.of());
+    app.start();
+    awaitRunning(app);
+    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+    clicks.start();
+    for (int round = 1; round <= KILLS; round++) {
+      awaitProgress(topics, app);
+      app.kill();
+      // The second restart finds no local state: the store comes back from its changelog.
+      if (round == 2) {
+        app.deleteState();
+      }
+      app.start();
+      awaitRunning(app);
+    }
+    awaitProgress(topics, app);
+    Map<String, Long> expected = clicks.stop();
+    PageCountsOutput output = settled(topics, expected, app);
+    assertExactlyOnce(output, expected);
+    assertEquals(categories(), output.lastCategories(), "the join with the pages table");
+    // Interactive queries answer what the output topic says.
+    for (var page : expected.entrySet()) {
+      assertEquals(page.getValue(), app.count(page.getKey()), "the store's count of " + page.getKey());
+    }
+  }
+
+  @Test
+  void aSecondInstanceTakesOverTheTasksOfOneKilled() throws Exception {
+    Topics topics = topics();
+    String application = Clients.unique("shared");
+    List<String> standby = List.of("standbys=1");
+    StreamsInstance a = instance("a", application, topics, standby);
+    StreamsInstance b = instance("b", application, topics, standby);
+    a.start();
+    b.start();
+    Eventually.until(
+        () -> a.running() && b.running() && a.activeTasks() > 0 && b.activeTasks() > 0
+            && a.activeTasks() + b.activeTasks() == TASKS && a.standbyTasks() + b.standbyTasks() > 0,
+        SETTLE,
+        () -> "the instances share the tasks, with standbys: " + states(a, b));
+    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+    clicks.start();
+    awaitProgress(topics, a, b);
+    b.kill();
+    Eventually.until(
+        () -> a.running() && a.activeTasks() == TASKS,
+        SETTLE,
+        () -> "the survivor holds every task: " + states(a, b));
+    awaitProgress(topics, a);
+    Map<String, Long> expected = clicks.stop();
+    assertExactlyOnce(settled(topics, expected, a), expected);
+  }
+
+  /**
+   * KIP-1071's streams group protocol, which Streams 4.4 uses only when asked to (its default is
+   * classic). Shoal does not serve StreamsGroupHeartbeat: the application stops at once with
+   * Streams' own message naming the cause, rather than hanging or half-running.
+   */
+  @Test
+  void theStreamsGroupProtocol() throws Exception {
+    Topics topics = topics();
+    StreamsInstance app = instance("app", Clients.unique("protocol"), topics, List.of("protocol=streams"));
+    app.start();
+    if (onShoal()) {
+      Eventually.until(() -> !app.isAlive(), SETTLE, () -> "the application stops: " + app.logTail());
+      assertTrue(
+          app.log().contains("The cluster does not support the STREAMS group protocol"), app::logTail);
+      return;
+    }
+    awaitRunning(app);
+    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+    clicks.start();
+    awaitProgress(topics, app);
+    Map<String, Long> expected = clicks.stop();
+    assertExactlyOnce(settled(topics, expected, app), expected);
+  }
+
+  private Topics topics() throws Exception {
+    Topics topics =
+        new Topics(
+            clients.createTopic("clicks", PARTITIONS),
+            clients.createTopic("pages", PARTITIONS, Map.of("cleanup.policy", "compact")),
+            clients.createTopic("page-counts", PARTITIONS));
+    try (KafkaProducer<String, String> producer = clients.producer(Map.of())) {
+      categories().forEach((page, category) -> producer.send(new ProducerRecord<>(topics.pages(), page, category)));
+    }
+    return topics;
+  }
+
+  /** The pages table: page-i is in category cat-(i % 3). */
+  private static Map<String, String> categories() {
+    Map<String, String> categories = new TreeMap<>();
+    for (int i = 0; i < ClickProducer.PAGES; i++) {
+      categories.put("page-" + i, "cat-" + (i % 3));
+    }
+    return categories;
+  }
+
+  private StreamsInstance instance(String name, String application, Topics topics, List<String> extra) {
+    Path dir = Path.of(System.getProperty("user.dir"), "target", "streams", kind, application);
+    StreamsInstance instance = new StreamsInstance(broker, dir, name, application, topics, extra);
+    instances.add(instance);
+    return instance;
+  }
+
+  private static void awaitRunning(StreamsInstance app) throws InterruptedException {
+    Eventually.until(app::running, SETTLE, () -> "the application runs: " + app.logTail());
+  }
+
+  /** Waits until the committed output has grown by a few hundred records. */
+  private void awaitProgress(Topics topics, StreamsInstance... apps) throws InterruptedException {
+    int before = PageCountsOutput.read(clients, topics.output(), PARTITIONS).records();
+    Eventually.until(
+        () -> PageCountsOutput.read(clients, topics.output(), PARTITIONS).records() >= before + 300,
+        SETTLE,
+        () -> "the output grows past " + (before + 300) + ": " + states(apps));
+  }
+
+  /** The output once every acknowledged click is counted in it. */
+  private PageCountsOutput settled(Topics topics, Map<String, Long> expected, StreamsInstance... apps)
+      throws InterruptedException {
+    Eventually.until(
+        () -> PageCountsOutput.read(clients, topics.output(), PARTITIONS).last().equals(expected),
+        SETTLE,
+        () -> "the last counts reach " + expected + ", are "
+            + PageCountsOutput.read(clients, topics.output(), PARTITIONS).last() + ": " + states(apps));
+    return PageCountsOutput.read(clients, topics.output(), PARTITIONS);
+  }
+
+  private static void assertExactlyOnce(PageCountsOutput output, Map<String, Long> expected) {
+    assertEquals(expected.keySet(), output.counts().keySet());
+    output.counts().forEach((page, counts) -> {
+      List<Long> once = LongStream.rangeClosed(1, expected.get(page)).boxed().toList();
+      assertTrue(counts.equals(once), () -> page + ": committed counts are not 1.." + expected.get(page)
+          + " once each: " + firstDifference(counts, once));
+    });
+  }
+
+  private static String firstDifference(List<Long> counts, List<Long> once) {
+    for (int i = 0; i < Math.min(counts.size(), once.size()); i++) {
+      if (!counts.get(i).equals(once.get(i))) {
+        return "at index " + i + " found " + counts.subList(i, Math.min(counts.size(), i + 5)) + " of " + counts.size();
+      }
+    }
+    return counts.size() + " counts for " + once.size() + " clicks";
+  }
+
+  private static String states(StreamsInstance... apps) {
+    StringBuilder text = new StringBuilder();
+    for (StreamsInstance app : apps) {
+      String state;
+      try {
+        state = app.state();
+      } catch (Exception e) {
+        state = e.toString();
+      }
+      text.append("\n").append(state).append("\n").append(app.logTail());
+    }
+    return text.toString();
+  }
+}
