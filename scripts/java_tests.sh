@@ -6,4 +6,6 @@
 # from its local repository after that.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/java"
+# Kafka Connect and MirrorMaker 2 run from a classpath of their own (connect/pom.xml says why).
+mvn -B -ntp -q -f connect/pom.xml generate-resources
 exec mvn -B -ntp test "$@"

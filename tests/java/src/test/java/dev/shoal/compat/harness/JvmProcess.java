@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A Java main class in a JVM of its own on the pinned Kafka jars and this project's test
- * classes (a broker, a Streams application, a Connect worker), logging to a file under its
+ * A Java main class in a JVM of its own (a broker, a Streams application, a Connect worker),
+ * logging to a file under its
  * directory; killed with SIGKILL when a test wants a crash.
  */
 public final class JvmProcess implements AutoCloseable {
@@ -26,26 +26,29 @@ public final class JvmProcess implements AutoCloseable {
     this.process = process;
   }
 
-  /** The command line that runs `mainClass` with `args`; log4j's settings written to dir. */
-  public static List<String> command(Path dir, String heap, String mainClass, List<String> args)
-      throws IOException {
+  /**
+   * The command line that runs `mainClass` with `args` on `classpath` (one of {@link
+   * KafkaClasspath}'s); log4j's settings written to dir.
+   */
+  public static List<String> command(
+      Path dir, String heap, String classpath, String mainClass, List<String> args) throws IOException {
     Files.createDirectories(dir);
     Path log4j = dir.resolve("log4j2.properties");
     Files.writeString(log4j, LOG4J2, StandardCharsets.UTF_8);
-    String testClasses = Path.of(System.getProperty("user.dir"), "target", "test-classes").toString();
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(List.of("-Xms64m", "-Xmx" + heap, "-XX:+UseG1GC", "-Djava.awt.headless=true"));
     command.add("-Dlog4j2.configurationFile=" + log4j);
-    command.addAll(List.of("-cp", testClasses + ":" + KafkaClasspath.get(), mainClass));
+    command.addAll(List.of("-cp", classpath, mainClass));
     command.addAll(args);
     return command;
   }
 
   /** Starts `mainClass` in dir; its output goes to dir/name.log (appended across restarts). */
-  public static JvmProcess start(String name, Path dir, String heap, String mainClass, List<String> args)
+  public static JvmProcess start(
+      String name, Path dir, String heap, String classpath, String mainClass, List<String> args)
       throws IOException {
-    List<String> command = command(dir, heap, mainClass, args);
+    List<String> command = command(dir, heap, classpath, mainClass, args);
     Path logFile = dir.resolve(name + ".log");
     Process process =
         new ProcessBuilder(command)

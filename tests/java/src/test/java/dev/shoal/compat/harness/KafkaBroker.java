@@ -51,7 +51,7 @@ public final class KafkaBroker extends Broker {
 
   /** A JVM on the pinned jars, with 1 GiB of heap as Kafka's own start script gives it. */
   private List<String> java(String mainClass) throws Exception {
-    return JvmProcess.command(dir, "1g", mainClass, List.of());
+    return JvmProcess.command(dir, "1g", KafkaClasspath.kafka(), mainClass, List.of());
   }
 
   private String serverProperties() {

@@ -21,7 +21,7 @@ public final class ShoalBroker extends Broker {
     return "shoal";
   }
 
-  static Path binary() {
+  public static Path binary() {
     String configured = System.getenv("SHOAL_BIN");
     if (configured != null && !configured.isEmpty()) {
       return Path.of(configured);

@@ -2,6 +2,7 @@ package dev.shoal.compat.streams;
 
 import dev.shoal.compat.harness.Broker;
 import dev.shoal.compat.harness.JvmProcess;
+import dev.shoal.compat.harness.KafkaClasspath;
 import dev.shoal.compat.harness.Ports;
 import java.io.IOException;
 import java.net.URI;
@@ -49,7 +50,8 @@ public final class StreamsInstance implements AutoCloseable {
   public record Topics(String clicks, String pages, String output) {}
 
   public void start() throws IOException {
-    process = JvmProcess.start(name, dir, "512m", PageCountsApp.class.getName(), args);
+    process = JvmProcess.start(
+            name, dir, "512m", KafkaClasspath.kafka(), PageCountsApp.class.getName(), args);
   }
 
   /** kill -9: no shutdown hook runs, open transactions are left to the broker. */
