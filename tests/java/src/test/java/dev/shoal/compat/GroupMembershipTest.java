@@ -8,6 +8,7 @@ import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -124,6 +126,12 @@ class GroupMembershipTest extends BrokerTest {
     Eventually.until(
         () -> one.assignment().size() == 2 && two.assignment().size() == 2,
         () -> "two static members with two partitions each");
+    // Settled before the restart: no rebalance of the group's own still under way.
+    Admin admin = clients.admin();
+    Eventually.until(
+        () -> Clients.get(admin.describeConsumerGroups(List.of(group)).all()).get(group).groupState()
+            == GroupState.STABLE,
+        () -> "the group is stable");
     Set<TopicPartition> onesPartitions = one.assignment();
     Set<TopicPartition> twosPartitions = two.assignment();
     one.close();
