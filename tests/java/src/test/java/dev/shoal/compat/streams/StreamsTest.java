@@ -29,7 +29,7 @@ class StreamsTest extends BrokerTest {
   /** Two sub-topologies (re-key, then count and join) of three partitions each. */
   private static final int TASKS = 2 * PARTITIONS;
   private static final int CLICKS_PER_SECOND = 200;
-  /** Kill rounds; scripts/streams_kills.sh runs more than CI's three. */
+  /** Kill rounds: three in CI; SHOAL_STREAMS_KILLS=10 scripts/java_tests.sh -Dtest=StreamsTest for more. */
   private static final int KILLS = Integer.parseInt(System.getenv().getOrDefault("SHOAL_STREAMS_KILLS", "3"));
   private static final Duration SETTLE = Duration.ofSeconds(120);
 

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""The platform on top of the broker, on Shoal against Apache Kafka in one run, same cores,
+alternating rounds (issue 45's figures):
+
+- streams: tests/java's StreamsBench (the exactly-once PageCountsApp topology: repartition,
+  persistent count, table join) over --streams-records clicks written beforehand, against
+  `shoal` (local store, fsync before acknowledging) and `kafka` (Apache Kafka 4.4, defaults):
+  records/s from start until every output is committed, the stream thread's commit latency
+  (Streams' commit-latency-avg/max), and the restore of the store from its changelog with the
+  state directory deleted. Broker on --broker-cpus, Streams and its producer on --bench-cpus.
+- mirror: Apache Kafka 4.4 as the source (on --bench-cpus, with the generator and MirrorMaker
+  2), the destination on --broker-cpus: `shoal-mirror` (Shoal's KIP-1279 mirror), `mm2-shoal`
+  (MirrorMaker 2 4.3.1, dedicated mode, identity policy, into Shoal) and `mm2-kafka` (the same
+  into a second Kafka). Catch-up: shoal-bench produce fills the source for --seconds, then
+  the destination's MB/s from its first mirrored record to the last; half load: shoal-bench
+  produce at half that rate for --seconds, the lag (source end - destination end, records,
+  sampled every 100 ms) at p50/p99, and in ms at that rate.
+
+    python3 scripts/platform_compare.py [--rounds 2] [--seconds 8] [--streams-records 200000]
+
+Needs the release build and tests/java built (scripts/java_tests.sh writes the classpaths:
+target/kafka.classpath, target/connect.classpath; test classes in target/test-classes).
+Writes perf-results/<date>-platform-compare.json.
+"""
+
+import argparse
+import json
+import pathlib
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+from confluent_kafka import Consumer, TopicPartition
+
+from benchlib import ROOT, stop, wait_for_port, write_results
+from kafka_compare import create, start_kafka
+from peer_compare import BIN, bench, start_shoal
+
+JAVA_TESTS = ROOT / "tests" / "java" / "target"
+PARTITIONS = 8
+
+
+def java(cpus, classpath, main_class, *args, heap="1g"):
+    return ["taskset", "-c", cpus, shutil.which("java"), f"-Xmx{heap}", "-XX:+UseG1GC",
+            "-cp", classpath, main_class, *map(str, args)]
+
+
+def kafka_classpath():
+    return f"{JAVA_TESTS / 'test-classes'}:{(JAVA_TESTS / 'kafka.classpath').read_text().strip()}"
+
+
+def started(start, work):
+    process, port = start(work)
+    wait_for_port(port, 90)
+    return process, port
+
+
+def streams_round(start, args):
+    work = pathlib.Path(tempfile.mkdtemp())
+    process, port = started(start, work)
+    try:
+        create(port, work, args, "ready")  # answers Produce: the broker serves
+        done = subprocess.run(
+            java(args.bench_cpus, kafka_classpath(), "dev.shoal.compat.bench.StreamsBench",
+                 f"127.0.0.1:{port}", args.streams_records, 1000, work / "state"),
+            check=True, capture_output=True, text=True, timeout=900)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        stop(process)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def end_offsets(port, topic):
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "platform-compare"})
+    try:
+        total = 0
+        for p in range(PARTITIONS):
+            try:
+                total += consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1]
+            except Exception:  # noqa: BLE001 - a topic not created yet has no end
+                pass
+        return total
+    finally:
+        consumer.close()
+
+
+def mm2_properties(source_port, target_port, topic):
+    lines = [
+        "clusters = source, target",
+        f"source.bootstrap.servers = 127.0.0.1:{source_port}",
+        f"target.bootstrap.servers = 127.0.0.1:{target_port}",
+        "source->target.enabled = true", "target->source.enabled = false",
+        f"source->target.topics = {topic}",
+        "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+        "tasks.max = 1", "replication.factor = 1", "checkpoints.topic.replication.factor = 1",
+        "heartbeats.topic.replication.factor = 1", "offset-syncs.topic.replication.factor = 1",
+        "offset.storage.replication.factor = 1", "status.storage.replication.factor = 1",
+        "config.storage.replication.factor = 1", "sync.topic.acls.enabled = false",
+        "source->target.refresh.topics.interval.seconds = 1",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def start_replication(kind, work, args, source_port, target_port, topic):
+    """Shoal's mirror (no process of its own: the destination fetches) or MirrorMaker 2."""
+    if kind == "shoal-mirror":
+        cli = [BIN / "shoal", "mirror", "--bootstrap", f"127.0.0.1:{target_port}"]
+        subprocess.run([*cli, "create", "bench", "--source", f"127.0.0.1:{source_port}"],
+                       check=True, capture_output=True, timeout=60)
+        subprocess.run([*cli, "add", "bench", topic], check=True, capture_output=True,
+                       timeout=60)
+        return None
+    (work / "mm2.properties").write_text(mm2_properties(source_port, target_port, topic))
+    classpath = (JAVA_TESTS / "connect.classpath").read_text().strip()
+    return subprocess.Popen(
+        java(args.bench_cpus, classpath, "org.apache.kafka.connect.mirror.MirrorMaker",
+             work / "mm2.properties"),
+        stdout=open(work / "mm2.log", "wb"), stderr=subprocess.STDOUT)
+
+
+def mirror_round(kind, args):
+    work = pathlib.Path(tempfile.mkdtemp())
+    (work / "source").mkdir()
+    (work / "target").mkdir()
+    source, source_port = started(lambda w: start_kafka(w, args.bench_cpus, False),
+                                  work / "source")
+    if kind == "shoal-mirror" or kind == "mm2-shoal":
+        target, target_port = started(lambda w: start_shoal(w, args.broker_cpus, None),
+                                      work / "target")
+    else:
+        target, target_port = started(lambda w: start_kafka(w, args.broker_cpus, False),
+                                      work / "target")
+    replication = None
+    try:
+        topic = "mirrored"
+        filled = bench("produce", source_port, work, args, "--topic", topic, "--create",
+                       "--partitions", PARTITIONS, "--duration-s", args.seconds)["produce"]
+        total = end_offsets(source_port, topic)
+        replication = start_replication(kind, work, args, source_port, target_port, topic)
+        first = None
+        deadline = time.time() + 600
+        while True:
+            copied = end_offsets(target_port, topic)
+            now = time.time()
+            if copied > 0 and first is None:
+                first = now
+            if copied >= total:
+                break
+            if now > deadline:
+                raise RuntimeError(f"{kind}: {copied} of {total} records after 600 s")
+            time.sleep(0.05)
+        seconds = max(now - first, 1e-3)
+        catchup_mb_per_s = filled["bytes"] / seconds / 1e6
+        rate = max(1, int(filled["records"] / seconds / 2))
+        lags = []
+        generator = subprocess.Popen(
+            [BIN / "shoal-bench", "produce", "--bootstrap", f"127.0.0.1:{source_port}",
+             "--cpus", args.bench_cpus, "--topic", topic, "--rate", str(rate),
+             "--duration-s", str(args.seconds), "--output", work / "half.json"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while generator.poll() is None:
+            lags.append(max(0, end_offsets(source_port, topic) - end_offsets(target_port, topic)))
+            time.sleep(0.1)
+        lags.sort()
+        p50 = lags[len(lags) // 2] if lags else 0
+        p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))] if lags else 0
+        return {"catchup_mb_per_s": round(catchup_mb_per_s, 1),
+                "catchup_records": total, "catchup_s": round(seconds, 2),
+                "half_load_records_per_s": rate,
+                "lag_p50_records": p50, "lag_p99_records": p99,
+                "lag_p50_ms": round(p50 / rate * 1000, 1), "lag_p99_ms": round(p99 / rate * 1000, 1)}
+    finally:
+        if replication is not None:
+            stop(replication)
+        stop(target)
+        stop(source)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+STREAMS_FIGURES = ["records_per_s", "commit_latency_avg_ms", "commit_latency_max_ms",
+                   "restore_s"]
+MIRROR_FIGURES = ["catchup_mb_per_s", "lag_p50_records", "lag_p99_records", "lag_p50_ms",
+                  "lag_p99_ms"]
+
+
+def medians(runs, figures):
+    return {name: {k: statistics.median(r[k] for r in rs) for k in figures}
+            for name, rs in runs.items()}
+
+
+def ratios(med, base, figures):
+    return {name: {k: round(m[k] / med[base][k], 2) for k in figures if med[base][k]}
+            for name, m in med.items() if name != base}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--streams-records", type=int, default=200000)
+    ap.add_argument("--broker-cpus", default="0")
+    ap.add_argument("--bench-cpus", default="1")
+    ap.add_argument("--only", default="streams,mirror")
+    args = ap.parse_args()
+    for needed in ("kafka.classpath", "connect.classpath", "test-classes"):
+        if not (JAVA_TESTS / needed).exists():
+            raise SystemExit(f"{JAVA_TESTS / needed} is missing: run scripts/java_tests.sh first")
+    brokers = {"shoal": lambda w: start_shoal(w, args.broker_cpus, None),
+               "kafka": lambda w: start_kafka(w, args.broker_cpus, False)}
+    streams_runs = {name: [] for name in brokers}
+    mirror_runs = {kind: [] for kind in ("shoal-mirror", "mm2-shoal", "mm2-kafka")}
+    for round_ in range(args.rounds):
+        if "streams" in args.only:
+            order = list(brokers) if round_ % 2 == 0 else list(reversed(brokers))
+            for name in order:
+                run = streams_round(brokers[name], args)
+                print(round_, "streams", name, json.dumps(run), flush=True)
+                streams_runs[name].append(run)
+        if "mirror" in args.only:
+            order = list(mirror_runs) if round_ % 2 == 0 else list(reversed(mirror_runs))
+            for kind in order:
+                run = mirror_round(kind, args)
+                print(round_, "mirror", kind, json.dumps(run), flush=True)
+                mirror_runs[kind].append(run)
+    results = {}
+    if "streams" in args.only:
+        med = medians(streams_runs, STREAMS_FIGURES)
+        results["streams"] = med
+        results["streams_shoal_over_kafka"] = ratios(med, "kafka", STREAMS_FIGURES)["shoal"]
+    if "mirror" in args.only:
+        med = medians(mirror_runs, MIRROR_FIGURES)
+        results["mirror"] = med
+        results["mirror_over_mm2_kafka"] = ratios(med, "mm2-kafka", MIRROR_FIGURES)
+    workload = {
+        "streams": f"StreamsBench: {args.streams_records} clicks over 1000 pages into 3 "
+                   "partitions, then PageCountsApp (exactly_once_v2, cache off, commit.interval.ms "
+                   "100) from start until every output is committed; restore with the state "
+                   "directory deleted, until RUNNING",
+        "mirror": f"shoal-bench produce fills an {PARTITIONS}-partition topic on Apache Kafka "
+                  f"for {args.seconds} s (1 KiB records, acks=all); catch-up from the first "
+                  "mirrored record to the last; half load: shoal-bench produce --rate at half the "
+                  f"catch-up records/s for {args.seconds} s, lag sampled every 100 ms",
+        "shoal": "local store, defaults (fsync before acknowledging)",
+        "kafka": "Apache Kafka 4.4.0, KRaft single node, defaults",
+        "mm2": "MirrorMaker 2 4.3.1, dedicated mode, identity policy, tasks.max 1, on the "
+               "generator CPU (Shoal's mirror runs inside the destination broker, on its CPU)",
+        "rounds": args.rounds, "broker_cpus": args.broker_cpus,
+        "generator_cpus": args.bench_cpus,
+    }
+    write_results("platform-compare", "scripts/platform_compare.py", workload, results,
+                  {"streams": streams_runs, "mirror": mirror_runs})
+
+
+if __name__ == "__main__":
+    main()
