@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -79,12 +80,24 @@ class AdminTopicsTest extends BrokerTest {
     assertEquals(name, byId.name());
 
     get(admin.deleteTopics(TopicCollection.ofTopicIds(List.of(id))).all());
-    assertInstanceOf(
-        UnknownTopicOrPartitionException.class,
-        cause(admin.describeTopics(List.of(name)).allTopicNames()));
-    assertInstanceOf(
-        UnknownTopicIdException.class,
-        cause(admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds()));
+    // Kafka's broker learns of the deletion from the controller a moment after the call
+    // returns: the topic is unknown by name and by id within a short while.
+    Eventually.until(
+        () -> failsWith(admin.describeTopics(List.of(name)).allTopicNames(), UnknownTopicOrPartitionException.class)
+            && failsWith(admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds(),
+                UnknownTopicIdException.class),
+        () -> name + " is unknown by name and by id once deleted");
+  }
+
+  /** Whether the call fails with `expected` (false while it still succeeds). */
+  private static boolean failsWith(KafkaFuture<?> future, Class<? extends Throwable> expected) throws Exception {
+    try {
+      get(future);
+      return false;
+    } catch (ExecutionException e) {
+      assertInstanceOf(expected, e.getCause());
+      return true;
+    }
   }
 
   @Test

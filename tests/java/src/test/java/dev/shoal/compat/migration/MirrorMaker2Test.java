@@ -15,12 +15,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -62,8 +64,26 @@ class MirrorMaker2Test extends BrokerTest {
     target = Brokers.startOwn(kind, Clients.unique("mm2-target"), b -> {});
     onTarget = new Clients(target);
     String topic = onSource.createTopic("orders", PARTITIONS);
-    List<String> produced = produce(onSource, topic, 0, 1000);
     String group = Clients.unique("billing");
+    Path dir = Files.createDirectories(
+        Path.of(System.getProperty("user.dir"), "target", "mm2", kind, Clients.unique("mm2")));
+    Path properties = dir.resolve("mm2.properties");
+    Files.writeString(properties, mm2Properties(source, target, topic, group), StandardCharsets.UTF_8);
+    // The group exists before MirrorMaker 2 starts (offset 0 everywhere), so its checkpoint
+    // task runs from the start and follows the offset syncs as they come: MirrorMaker 2
+    // translates only offsets past the newest sync it finds when its task starts.
+    Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      start.put(new TopicPartition(topic, p), new OffsetAndMetadata(0));
+    }
+    Clients.get(onSource.admin().alterConsumerGroupOffsets(group, start).all());
+    mirrorMaker = JvmProcess.start("mm2", dir, "512m", KafkaClasspath.connect(),
+        "org.apache.kafka.connect.mirror.MirrorMaker", List.of(properties.toString()));
+    List<String> produced = produce(onSource, topic, 0, 1000);
+    awaitReplicated(topic, produced);
+
+    // The group reads part of the topic on the source while MirrorMaker 2 runs (it translates
+    // offsets it has seen offset syncs for), and commits.
     List<String> readOnSource = new ArrayList<>();
     try (KafkaConsumer<String, String> consumer =
         onSource.consumer(group, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50))) {
@@ -73,27 +93,20 @@ class MirrorMaker2Test extends BrokerTest {
       }
       consumer.commitSync();
     }
-
-    Path dir = Files.createDirectories(
-        Path.of(System.getProperty("user.dir"), "target", "mm2", kind, Clients.unique("mm2")));
-    Path properties = dir.resolve("mm2.properties");
-    Files.writeString(properties, mm2Properties(source, target, topic, group), StandardCharsets.UTF_8);
-    mirrorMaker = JvmProcess.start("mm2", dir, "512m", KafkaClasspath.connect(),
-        "org.apache.kafka.connect.mirror.MirrorMaker", List.of(properties.toString()));
     produced.addAll(produce(onSource, topic, 1000, 1000));
-
+    awaitReplicated(topic, produced);
+    // Each partition the group read on the source gets a translated offset on the target: past
+    // 0, and not past what it committed (the target's offsets number the records as the
+    // source's do here, both topics having started empty).
+    Map<TopicPartition, Long> committedOnSource = committedOffsets(onSource, group);
     Eventually.until(
-        () -> Set.copyOf(TopicContents.values(TopicContents.read(onTarget, topic, PARTITIONS, "read_committed")))
-            .containsAll(produced),
+        () -> {
+          Map<TopicPartition, Long> translated = committedOffsets(onTarget, group);
+          return committedOnSource.entrySet().stream().allMatch(e -> e.getValue() == 0
+              || (translated.getOrDefault(e.getKey(), 0L) > 0 && translated.get(e.getKey()) <= e.getValue()));
+        },
         SETTLE,
-        () -> "every record reaches the target: " + mirrorMaker.logTail());
-    // Every partition the group committed on the source gets a translated offset on the target
-    // (the group may have read nothing of a partition: it has no offset there on either).
-    Set<TopicPartition> committedOnSource = committedPartitions(onSource, group);
-    Eventually.until(
-        () -> committedPartitions(onTarget, group).equals(committedOnSource),
-        SETTLE,
-        () -> "the group's offsets for " + committedOnSource + " are translated to the target: "
+        () -> "the group's offsets " + committedOnSource + " are translated to the target: "
             + mirrorMaker.logTail());
     mirrorMaker.close();
     mirrorMaker = null;
@@ -120,9 +133,19 @@ class MirrorMaker2Test extends BrokerTest {
     assertEquals(produced.size(), Set.copyOf(produced).size());
   }
 
-  private static Set<TopicPartition> committedPartitions(Clients clients, String group) throws Exception {
-    return Set.copyOf(
-        Clients.get(clients.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()).keySet());
+  private void awaitReplicated(String topic, List<String> produced) throws InterruptedException {
+    Eventually.until(
+        () -> Set.copyOf(TopicContents.values(TopicContents.read(onTarget, topic, PARTITIONS, "read_committed")))
+            .containsAll(produced),
+        SETTLE,
+        () -> produced.size() + " records reach the target: " + mirrorMaker.logTail());
+  }
+
+  private static Map<TopicPartition, Long> committedOffsets(Clients clients, String group) throws Exception {
+    Map<TopicPartition, Long> offsets = new HashMap<>();
+    Clients.get(clients.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata())
+        .forEach((tp, offset) -> offsets.put(tp, offset.offset()));
+    return offsets;
   }
 
   private static List<String> produce(Clients clients, String topic, int from, int count) throws Exception {
