@@ -14,9 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -202,20 +199,8 @@ class ConnectTest extends BrokerTest {
     }
   }
 
-  /** The topic's records as a read_committed consumer sees them, to its last stable offset. */
+  /** The topic's values as a read_committed consumer sees them, to its last stable offset. */
   private List<String> committedLines(String topic) {
-    List<String> values = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer =
-        clients.consumer(null, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
-      TopicPartition partition = new TopicPartition(topic, 0);
-      consumer.assign(List.of(partition));
-      consumer.seekToBeginning(List.of(partition));
-      long end = consumer.endOffsets(List.of(partition), Clients.TIMEOUT).get(partition);
-      long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos();
-      while (consumer.position(partition) < end && System.nanoTime() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(r -> values.add(r.value()));
-      }
-    }
-    return values;
+    return clients.readToEnd(topic, 1, "read_committed").stream().map(r -> r.value()).toList();
   }
 }

@@ -144,6 +144,32 @@ public final class Clients implements AutoCloseable {
     return records;
   }
 
+  /**
+   * Every record of the topic's first `partitions` partitions, read without a group from the
+   * start to the end a consumer of `isolation` sees (read_committed: the last stable offset).
+   */
+  public List<ConsumerRecord<String, String>> readToEnd(String topic, int partitions, String isolation) {
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer =
+        consumer(null, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation))) {
+      List<TopicPartition> all = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        all.add(new TopicPartition(topic, p));
+      }
+      consumer.assign(all);
+      consumer.seekToBeginning(all);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(all, TIMEOUT);
+      long deadline = System.nanoTime() + TIMEOUT.toNanos();
+      while (all.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError(topic + " was not read to its end " + ends + " in " + TIMEOUT);
+        }
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
   public static <T> T get(KafkaFuture<T> future) throws Exception {
     return future.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
   }

@@ -1,14 +1,10 @@
 package dev.shoal.compat.streams;
 
 import dev.shoal.compat.harness.Clients;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 
 /** The committed output of {@link PageCountsApp}: every "category:count" per page, in order. */
 public final class PageCountsOutput {
@@ -19,24 +15,8 @@ public final class PageCountsOutput {
   /** Reads the whole topic as read_committed consumers do, up to its last stable offset. */
   public static PageCountsOutput read(Clients clients, String topic, int partitions) {
     PageCountsOutput output = new PageCountsOutput();
-    try (KafkaConsumer<String, String> consumer =
-        clients.consumer(null, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
-      List<TopicPartition> all = new ArrayList<>();
-      for (int p = 0; p < partitions; p++) {
-        all.add(new TopicPartition(topic, p));
-      }
-      consumer.assign(all);
-      consumer.seekToBeginning(all);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(all, Clients.TIMEOUT);
-      long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos();
-      while (all.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
-        if (System.nanoTime() > deadline) {
-          throw new AssertionError("the output was not read to its end in " + Clients.TIMEOUT);
-        }
-        consumer.poll(Duration.ofMillis(200))
-            .forEach(r -> output.values.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value()));
-      }
-    }
+    clients.readToEnd(topic, partitions, "read_committed")
+        .forEach(r -> output.values.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value()));
     return output;
   }
 
