@@ -121,8 +121,11 @@ class AdminConfigsTest extends BrokerTest {
     Admin admin = clients.admin();
     ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, Clients.unique("configured"));
     get(alter(admin, resource, op("consumer.session.timeout.ms", "50000", AlterConfigOp.OpType.SET)));
+    // Kafka's broker applies the controller's record a moment after the call returns.
+    Eventually.until(
+        () -> "50000".equals(describe(admin, resource).get("consumer.session.timeout.ms").value()),
+        () -> "the group config is described as set");
     ConfigEntry timeout = describe(admin, resource).get("consumer.session.timeout.ms");
-    assertEquals("50000", timeout.value());
     assertEquals(ConfigSource.DYNAMIC_GROUP_CONFIG, timeout.source());
     assertInstanceOf(
         InvalidConfigurationException.class,
