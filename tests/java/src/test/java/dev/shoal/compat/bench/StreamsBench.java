@@ -1,11 +1,10 @@
 package dev.shoal.compat.bench;
 
+import dev.shoal.compat.harness.Directories;
 import dev.shoal.compat.streams.PageCountsApp;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -66,7 +65,7 @@ public final class StreamsBench {
     double commitAvgMs = metric(streams, "commit-latency-avg");
     double commitMaxMs = metric(streams, "commit-latency-max");
     streams.close(Duration.ofSeconds(30));
-    deleteRecursively(state);
+    Directories.deleteRecursively(state);
 
     AtomicLong restored = new AtomicLong();
     long restoreStarted = System.nanoTime();
@@ -176,16 +175,5 @@ public final class StreamsBench {
       }
     }
     return value;
-  }
-
-  private static void deleteRecursively(Path dir) throws Exception {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (var paths = Files.walk(dir)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(path);
-      }
-    }
   }
 }

@@ -39,7 +39,7 @@ public abstract class Broker implements AutoCloseable {
 
   /** dir is emptied first: each run starts from a new broker. */
   protected Broker(Path dir) throws IOException {
-    deleteRecursively(dir);
+    Directories.deleteRecursively(dir);
     this.dir = Files.createDirectories(dir);
     this.port = Ports.free();
     this.advertisedPort = port;
@@ -125,17 +125,6 @@ public abstract class Broker implements AutoCloseable {
 
   public String log() throws IOException {
     return Files.readString(logFile(), StandardCharsets.UTF_8);
-  }
-
-  private static void deleteRecursively(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (var paths = Files.walk(dir)) {
-      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.delete(path);
-      }
-    }
   }
 
   /** SIGTERM, then SIGKILL if it has not exited in time. */

@@ -1,6 +1,7 @@
 package dev.shoal.compat.streams;
 
 import dev.shoal.compat.harness.Broker;
+import dev.shoal.compat.harness.Directories;
 import dev.shoal.compat.harness.JvmProcess;
 import dev.shoal.compat.harness.KafkaClasspath;
 import dev.shoal.compat.harness.Ports;
@@ -9,11 +10,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -61,15 +60,7 @@ public final class StreamsInstance implements AutoCloseable {
 
   /** Deletes the local state (RocksDB stores, checkpoints): a restart restores from changelogs. */
   public void deleteState() throws IOException {
-    Path state = dir.resolve("state");
-    if (!Files.exists(state)) {
-      return;
-    }
-    try (var paths = Files.walk(state)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(path);
-      }
-    }
+    Directories.deleteRecursively(dir.resolve("state"));
   }
 
   public boolean isAlive() {
