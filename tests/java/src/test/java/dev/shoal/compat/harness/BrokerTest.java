@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -11,9 +12,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every Java test class extends this: its tests run once against each broker kind (Apache
  * Kafka, then Shoal), with the broker's name in the test's display name. Clients made through
- * {@link #clients} are closed after each test.
+ * {@link #clients} are closed after each test; a failure names the broker ({@link NamesTheBroker}).
  */
 @ParameterizedClass(name = "{0}")
+@ExtendWith(NamesTheBroker.class)
 @MethodSource("dev.shoal.compat.harness.Brokers#kinds")
 public abstract class BrokerTest {
   @Parameter protected String kind;

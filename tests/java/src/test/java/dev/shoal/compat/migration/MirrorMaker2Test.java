@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -22,7 +23,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -69,41 +69,43 @@ class MirrorMaker2Test extends BrokerTest {
         Path.of(System.getProperty("user.dir"), "target", "mm2", kind, Clients.unique("mm2")));
     Path properties = dir.resolve("mm2.properties");
     Files.writeString(properties, mm2Properties(source, target, topic, group), StandardCharsets.UTF_8);
-    // The group exists before MirrorMaker 2 starts (offset 0 everywhere), so its checkpoint
-    // task runs from the start and follows the offset syncs as they come: MirrorMaker 2
-    // translates only offsets past the newest sync it finds when its task starts.
-    Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
-    for (int p = 0; p < PARTITIONS; p++) {
-      start.put(new TopicPartition(topic, p), new OffsetAndMetadata(0));
-    }
-    Clients.get(onSource.admin().alterConsumerGroupOffsets(group, start).all());
     mirrorMaker = JvmProcess.start("mm2", dir, "512m", KafkaClasspath.connect(),
         "org.apache.kafka.connect.mirror.MirrorMaker", List.of(properties.toString()));
-    List<String> produced = produce(onSource, topic, 0, 1000);
+    List<String> produced = Collections.synchronizedList(new ArrayList<>());
+    produced.addAll(produce(onSource, topic, 0, 1000));
     awaitReplicated(topic, produced);
 
-    // The group reads part of the topic on the source while MirrorMaker 2 runs (it translates
-    // offsets it has seen offset syncs for), and commits.
+    // The group reads and commits on the source while records keep coming, until MirrorMaker 2
+    // has translated an offset of every partition to the target. It translates only offsets
+    // past the newest offset sync its checkpoint task finds when it starts, and on a loaded
+    // machine that task may start after the first records were mirrored: a group that stopped
+    // early would never be translated, so the test moves on only once translation is seen.
     List<String> readOnSource = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer =
-        onSource.consumer(group, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50))) {
+    Map<TopicPartition, Long> committedOnSource;
+    try (Trickle trickle = new Trickle(onSource, topic, produced);
+        KafkaConsumer<String, String> consumer =
+            onSource.consumer(group, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50))) {
       consumer.subscribe(List.of(topic));
-      while (readOnSource.size() < 400) {
-        consumer.poll(Duration.ofMillis(200)).forEach(r -> readOnSource.add(r.value()));
+      long deadline = System.nanoTime() + SETTLE.toNanos();
+      while (!everyPartitionTranslated(committedOffsets(onTarget, group))) {
+        assertTrue(System.nanoTime() < deadline,
+            () -> "no offset of the group was translated to the target: " + mirrorMaker.logTail());
+        consumer.poll(Duration.ofMillis(500)).forEach(r -> readOnSource.add(r.value()));
+        consumer.commitSync();
       }
       consumer.commitSync();
+      committedOnSource = committedOffsets(onSource, group);
     }
-    produced.addAll(produce(onSource, topic, 1000, 1000));
+    // More after the group stopped: what it resumes with on the target.
+    produced.addAll(produce(onSource, topic, 2000, 500));
     awaitReplicated(topic, produced);
-    // Each partition the group read on the source gets a translated offset on the target: past
-    // 0, and not past what it committed (the target's offsets number the records as the
-    // source's do here, both topics having started empty).
-    Map<TopicPartition, Long> committedOnSource = committedOffsets(onSource, group);
+    // The target's offsets number the records as the source's do (both topics started empty),
+    // so a translated offset is never past what the group committed on the source.
     Eventually.until(
         () -> {
           Map<TopicPartition, Long> translated = committedOffsets(onTarget, group);
-          return committedOnSource.entrySet().stream().allMatch(e -> e.getValue() == 0
-              || (translated.getOrDefault(e.getKey(), 0L) > 0 && translated.get(e.getKey()) <= e.getValue()));
+          return everyPartitionTranslated(translated) && committedOnSource.entrySet().stream()
+              .allMatch(e -> translated.get(e.getKey()) <= e.getValue());
         },
         SETTLE,
         () -> "the group's offsets " + committedOnSource + " are translated to the target: "
@@ -131,6 +133,38 @@ class MirrorMaker2Test extends BrokerTest {
         kind, produced.size(), readOnSource.size(), readOnTarget.size(), again);
     assertTrue(readOnTarget.size() < produced.size(), "the group resumed, not started over");
     assertEquals(produced.size(), Set.copyOf(produced).size());
+  }
+
+  private static boolean everyPartitionTranslated(Map<TopicPartition, Long> offsets) {
+    return offsets.size() == PARTITIONS && offsets.values().stream().allMatch(offset -> offset > 0);
+  }
+
+  /** Writes a record every few milliseconds on a thread of its own until closed. */
+  private static final class Trickle implements AutoCloseable {
+    private final Thread thread;
+    private volatile boolean stopped;
+
+    Trickle(Clients clients, String topic, List<String> produced) {
+      KafkaProducer<String, String> producer = clients.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"));
+      thread = new Thread(() -> {
+        try (producer) {
+          for (int i = 1_000_000; !stopped; i++) {
+            producer.send(new ProducerRecord<>(topic, "k" + (i % 29), "order-" + i)).get();
+            produced.add("order-" + i);
+            Thread.sleep(5);
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }, "trickle");
+      thread.start();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      stopped = true;
+      thread.join();
+    }
   }
 
   private void awaitReplicated(String topic, List<String> produced) throws InterruptedException {
