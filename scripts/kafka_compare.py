@@ -88,9 +88,13 @@ def start_kafka(work, cpus, flush_each_message):
 
 
 def uuid_base64():
-    """A cluster id in Kafka's form (a UUID in URL-safe base64 without padding)."""
+    """A cluster id in Kafka's form (a UUID in URL-safe base64 without padding). Like Kafka's
+    Uuid.randomUuid, never one that starts with "-": StorageTool would read it as an option."""
     import base64
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def create(port, work, args, topic, timeout=90):

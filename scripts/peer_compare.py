@@ -47,7 +47,8 @@ def start_s3s(work, cpus):
         os.sched_setaffinity(0, everywhere)
 
 
-def start_shoal(work, cpus, s3_endpoint):
+def start_shoal(work, cpus, s3_endpoint, extra_toml=""):
+    """extra_toml: sections appended to the config (they must not repeat one written here)."""
     port = free_port()
     cores = ", ".join(cpus.split(","))
     text = (f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
@@ -56,7 +57,7 @@ def start_shoal(work, cpus, s3_endpoint):
         text += (f"[produce]\ncommit_interval_ms = 50\n[object_store]\nkind = \"s3\"\n"
                  f'endpoint = "{s3_endpoint}"\nbucket = "{BUCKET}"\n'
                  f'access_key_id = "{KEY}"\nsecret_access_key = "{SECRET}"\n')
-    (work / "shoal.toml").write_text(text)
+    (work / "shoal.toml").write_text(text + extra_toml)
     process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
                                stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT)
     return process, port

@@ -14,7 +14,8 @@ alternating rounds (issue 45's figures):
   into a second Kafka). Catch-up: shoal-bench produce fills the source for --seconds, then
   the destination's MB/s from its first mirrored record to the last; half load: shoal-bench
   produce at half that rate for --seconds, the lag (source end - destination end, records,
-  sampled every 100 ms) at p50/p99, and in ms at that rate.
+  sampled every 100 ms) at p50/p99, and in ms at that rate; then the same at --common-rate
+  records/s for every kind (half loads differ by an order of magnitude between them).
 
     python3 scripts/platform_compare.py [--rounds 2] [--seconds 8] [--streams-records 200000]
 
@@ -39,6 +40,9 @@ from kafka_compare import create, start_kafka
 from peer_compare import BIN, bench, start_shoal
 
 JAVA_TESTS = ROOT / "tests" / "java" / "target"
+# kafka_compare starts Kafka with group.initial.rebalance.delay.ms=0: Shoal gets the same, or
+# its default 3 s would be timed in every Streams start and restore.
+SAME_GROUP_DELAY = "[groups]\ninitial_rebalance_delay_ms = 0\n"
 PARTITIONS = 8
 
 
@@ -72,18 +76,27 @@ def streams_round(start, args):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def end_offsets(port, topic):
-    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "platform-compare"})
-    try:
+class EndOffsets:
+    """The summed end offsets of the topic's partitions on one broker, through one consumer
+    kept open (a new one per sample would time its own connection setup)."""
+
+    def __init__(self, port, topic):
+        self.topic = topic
+        self.consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}",
+                                  "group.id": "platform-compare"})
+
+    def total(self):
         total = 0
         for p in range(PARTITIONS):
             try:
-                total += consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1]
+                total += self.consumer.get_watermark_offsets(TopicPartition(self.topic, p),
+                                                             timeout=5, cached=False)[1]
             except Exception:  # noqa: BLE001 - a topic not created yet has no end
                 pass
         return total
-    finally:
-        consumer.close()
+
+    def close(self):
+        self.consumer.close()
 
 
 def mm2_properties(source_port, target_port, topic):
@@ -120,6 +133,32 @@ def start_replication(kind, work, args, source_port, target_port, topic):
         stdout=open(work / "mm2.log", "wb"), stderr=subprocess.STDOUT)
 
 
+def lag_under_load(kind, work, args, source_port, topic, source_end, target_end, rate):
+    """shoal-bench produce at `rate` records/s for --seconds while the lag (records the source
+    has and the destination not yet) is sampled every 100 ms."""
+    lags = []
+    generator = subprocess.Popen(
+        [BIN / "shoal-bench", "produce", "--bootstrap", f"127.0.0.1:{source_port}",
+         "--cpus", args.bench_cpus, "--topic", topic, "--rate", str(rate),
+         "--duration-s", str(args.seconds), "--output", work / "load.json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while generator.poll() is None:
+        # The destination first: a record it has is on the source already, so the
+        # difference never counts the time between the two samples as lag.
+        copied = target_end.total()
+        lags.append(max(0, source_end.total() - copied))
+        time.sleep(0.1)
+    if generator.returncode != 0:
+        raise RuntimeError(f"{kind}: the generator at {rate} records/s failed")
+    achieved = json.loads((work / "load.json").read_text())["results"]["produce"]
+    lags.sort()
+    p50 = lags[len(lags) // 2]
+    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+    return {"records_per_s": rate, "achieved_records_per_s": round(achieved["records"] / args.seconds),
+            "lag_samples": len(lags), "lag_p50_records": p50, "lag_p99_records": p99,
+            "lag_p50_ms": round(p50 / rate * 1000, 1), "lag_p99_ms": round(p99 / rate * 1000, 1)}
+
+
 def mirror_round(kind, args):
     work = pathlib.Path(tempfile.mkdtemp())
     (work / "source").mkdir()
@@ -127,51 +166,52 @@ def mirror_round(kind, args):
     source, source_port = started(lambda w: start_kafka(w, args.bench_cpus, False),
                                   work / "source")
     if kind == "shoal-mirror" or kind == "mm2-shoal":
-        target, target_port = started(lambda w: start_shoal(w, args.broker_cpus, None),
+        target, target_port = started(lambda w: start_shoal(w, args.broker_cpus, None, SAME_GROUP_DELAY),
                                       work / "target")
     else:
         target, target_port = started(lambda w: start_kafka(w, args.broker_cpus, False),
                                       work / "target")
     replication = None
+    ends = []
     try:
         topic = "mirrored"
         filled = bench("produce", source_port, work, args, "--topic", topic, "--create",
                        "--partitions", PARTITIONS, "--duration-s", args.seconds)["produce"]
-        total = end_offsets(source_port, topic)
+        source_end, target_end = EndOffsets(source_port, topic), EndOffsets(target_port, topic)
+        ends.extend([source_end, target_end])
+        total = source_end.total()
         replication = start_replication(kind, work, args, source_port, target_port, topic)
+        # Timed from the first sample that finds records on the destination to the one that
+        # finds them all, over the records copied in between: a first sample that comes late
+        # (the replication started between two) does not inflate the rate.
         first = None
         deadline = time.time() + 600
         while True:
-            copied = end_offsets(target_port, topic)
+            copied = target_end.total()
             now = time.time()
             if copied > 0 and first is None:
-                first = now
+                first, copied_at_first = now, copied
             if copied >= total:
                 break
             if now > deadline:
                 raise RuntimeError(f"{kind}: {copied} of {total} records after 600 s")
-            time.sleep(0.05)
-        seconds = max(now - first, 1e-3)
-        catchup_mb_per_s = filled["bytes"] / seconds / 1e6
-        rate = max(1, int(filled["records"] / seconds / 2))
-        lags = []
-        generator = subprocess.Popen(
-            [BIN / "shoal-bench", "produce", "--bootstrap", f"127.0.0.1:{source_port}",
-             "--cpus", args.bench_cpus, "--topic", topic, "--rate", str(rate),
-             "--duration-s", str(args.seconds), "--output", work / "half.json"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while generator.poll() is None:
-            lags.append(max(0, end_offsets(source_port, topic) - end_offsets(target_port, topic)))
-            time.sleep(0.1)
-        lags.sort()
-        p50 = lags[len(lags) // 2] if lags else 0
-        p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))] if lags else 0
+            time.sleep(0.02)
+        if copied_at_first >= total:
+            raise RuntimeError(f"{kind}: every record was copied before the first sample")
+        seconds = now - first
+        copied_records = total - copied_at_first
+        catchup_mb_per_s = filled["bytes"] * copied_records / total / seconds / 1e6
+        rate = max(1, int(copied_records / seconds / 2))
+        half = lag_under_load(kind, work, args, source_port, topic, source_end, target_end, rate)
+        common = lag_under_load(kind, work, args, source_port, topic, source_end, target_end,
+                                args.common_rate)
         return {"catchup_mb_per_s": round(catchup_mb_per_s, 1),
-                "catchup_records": total, "catchup_s": round(seconds, 2),
-                "half_load_records_per_s": rate,
-                "lag_p50_records": p50, "lag_p99_records": p99,
-                "lag_p50_ms": round(p50 / rate * 1000, 1), "lag_p99_ms": round(p99 / rate * 1000, 1)}
+                "catchup_records": copied_records, "catchup_s": round(seconds, 2),
+                **{f"half_load_{k}": v for k, v in half.items()},
+                **{f"common_rate_{k}": v for k, v in common.items()}}
     finally:
+        for end in ends:
+            end.close()
         if replication is not None:
             stop(replication)
         stop(target)
@@ -181,8 +221,8 @@ def mirror_round(kind, args):
 
 STREAMS_FIGURES = ["records_per_s", "commit_latency_avg_ms", "commit_latency_max_ms",
                    "restore_s"]
-MIRROR_FIGURES = ["catchup_mb_per_s", "lag_p50_records", "lag_p99_records", "lag_p50_ms",
-                  "lag_p99_ms"]
+MIRROR_FIGURES = ["catchup_mb_per_s", "half_load_records_per_s", "half_load_lag_p50_ms",
+                  "half_load_lag_p99_ms", "common_rate_lag_p50_ms", "common_rate_lag_p99_ms"]
 
 
 def medians(runs, figures):
@@ -203,11 +243,13 @@ def main():
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     ap.add_argument("--only", default="streams,mirror")
+    ap.add_argument("--common-rate", type=int, default=4000,
+                    help="records/s every mirror is also measured at (below MirrorMaker 2's half)")
     args = ap.parse_args()
     for needed in ("kafka.classpath", "connect.classpath", "test-classes"):
         if not (JAVA_TESTS / needed).exists():
             raise SystemExit(f"{JAVA_TESTS / needed} is missing: run scripts/java_tests.sh first")
-    brokers = {"shoal": lambda w: start_shoal(w, args.broker_cpus, None),
+    brokers = {"shoal": lambda w: start_shoal(w, args.broker_cpus, None, SAME_GROUP_DELAY),
                "kafka": lambda w: start_kafka(w, args.broker_cpus, False)}
     streams_runs = {name: [] for name in brokers}
     mirror_runs = {kind: [] for kind in ("shoal-mirror", "mm2-shoal", "mm2-kafka")}
@@ -241,9 +283,12 @@ def main():
         "mirror": f"shoal-bench produce fills an {PARTITIONS}-partition topic on Apache Kafka "
                   f"for {args.seconds} s (1 KiB records, acks=all); catch-up from the first "
                   "mirrored record to the last; half load: shoal-bench produce --rate at half the "
-                  f"catch-up records/s for {args.seconds} s, lag sampled every 100 ms",
-        "shoal": "local store, defaults (fsync before acknowledging)",
-        "kafka": "Apache Kafka 4.4.0, KRaft single node, defaults",
+                  f"catch-up records/s for {args.seconds} s, then at {args.common_rate} records/s "
+                  f"for every kind, lag sampled every 100 ms",
+        "shoal": "local store, defaults (fsync before acknowledging) but "
+                 "initial_rebalance_delay_ms 0, as Kafka's",
+        "kafka": "Apache Kafka 4.4.0, KRaft single node, defaults but "
+                 "group.initial.rebalance.delay.ms 0",
         "mm2": "MirrorMaker 2 4.3.1, dedicated mode, identity policy, tasks.max 1, on the "
                "generator CPU (Shoal's mirror runs inside the destination broker, on its CPU)",
         "rounds": args.rounds, "broker_cpus": args.broker_cpus,
