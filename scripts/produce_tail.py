@@ -11,6 +11,9 @@ the half-load phase alone:
 - upload: one object written and fsynced with its directory, shoal_wal_upload_duration_seconds;
 - commit: the coordinator's commit of one object's batches, shoal_commit_duration_seconds;
 
+and, once before the rounds, the disk's own floor for an upload (create, write, fdatasync,
+close, directory fsync; 64 KiB, 256 KiB, 1 MiB) from Python, without the broker;
+
 a stage's quantile is the upper bound of the histogram bucket it falls in (buckets: 0.1, 0.25,
 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 10000 ms), so read it as "at most".
 
@@ -99,6 +102,30 @@ class PageCacheSampler(threading.Thread):
                     self.peak[key] = max(self.peak[key], int(value.split()[0]))
 
 
+def disk_floor(size, count=400):
+    """The disk's own latency for what an upload does, without the broker: create a file,
+    write `size` bytes, fdatasync, close, fsync the directory; p50/p99 ms over `count`."""
+    work = pathlib.Path(tempfile.mkdtemp())
+    data = os.urandom(size)
+    took = []
+    try:
+        directory = os.open(work, os.O_RDONLY)
+        for i in range(count):
+            started = time.perf_counter()
+            fd = os.open(work / f"{i}.obj", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.write(fd, data)
+            os.fdatasync(fd)
+            os.close(fd)
+            os.fsync(directory)
+            took.append((time.perf_counter() - started) * 1000)
+        os.close(directory)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    took.sort()
+    return {"object_bytes": size, "p50_ms": round(took[len(took) // 2], 2),
+            "p99_ms": round(took[int(len(took) * 0.99)], 2)}
+
+
 def one_round(args):
     work = pathlib.Path(tempfile.mkdtemp())
     process, port, metrics = start(work, args.broker_cpus)
@@ -140,6 +167,8 @@ def main():
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
+    floors = [disk_floor(size) for size in (64 << 10, 256 << 10, 1 << 20)]
+    print("disk floor", floors, flush=True)
     runs = []
     for round_ in range(args.rounds):
         run = one_round(args)
@@ -149,6 +178,7 @@ def main():
         "client_p50_ms": statistics.median(r["client_p50_ms"] for r in runs),
         "client_p99_ms": statistics.median(r["client_p99_ms"] for r in runs),
         "half_load_records_per_s": statistics.median(r["half_load_records_per_s"] for r in runs),
+        "disk_floor": floors,
     }
     workload = {
         "broker": "Shoal, local store, defaults, one shard and the coordinator on "
