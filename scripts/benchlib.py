@@ -1,5 +1,5 @@
 """What the benchmark scripts share: ports, waiting for a broker, its CPU time and metrics, an
-s3s-fs server, and writing a result document (workload, machine, results) to perf-results/."""
+s3s-fs server, sample percentiles, and writing a result document (workload, machine, results) to perf-results/."""
 
 import datetime
 import json
@@ -80,6 +80,12 @@ def scrape_metrics(port):
         name = sample.split("{", 1)[0]
         values[name] = values.get(name, 0.0) + float(value)
     return values
+
+
+def percentile(values, q):
+    """The nearest-rank `q` quantile (0.5, 0.99) of the samples, None when there are none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
 
 
 def cpu_seconds(pid):

@@ -24,7 +24,7 @@ import pathlib
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from benchlib import ROOT, free_port, wait_for_port, write_results
+from benchlib import ROOT, free_port, percentile, wait_for_port, write_results
 
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from conftest import PostgresServer  # noqa: E402
@@ -41,11 +41,6 @@ def start_broker(binary, work, database):
                                stderr=subprocess.STDOUT)
     wait_for_port(port)
     return port, process
-
-
-def percentile(samples, p):
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def measure(binary, postgres, requests):

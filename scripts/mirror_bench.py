@@ -30,7 +30,7 @@ import urllib.request
 from confluent_kafka import Consumer, TopicPartition
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from benchlib import free_port, wait_for_port  # noqa: E402
+from benchlib import free_port, percentile, wait_for_port  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOAL = ROOT / "target" / "release" / "shoal"
@@ -71,11 +71,6 @@ def lag(metrics_url):
     values = [int(v) for v in re.findall(r'^shoal_mirror_lag_records\{[^}]*\} (\d+)$', text,
                                          re.M)]
     return values
-
-
-def percentile(values, q):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))] if values else None
 
 
 def main():

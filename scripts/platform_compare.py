@@ -35,7 +35,7 @@ import time
 
 from confluent_kafka import Consumer, TopicPartition
 
-from benchlib import ROOT, stop, wait_for_port, write_results
+from benchlib import ROOT, percentile, stop, wait_for_port, write_results
 from kafka_compare import create, start_kafka
 from peer_compare import BIN, bench, start_shoal
 
@@ -151,9 +151,7 @@ def lag_under_load(kind, work, args, source_port, topic, source_end, target_end,
     if generator.returncode != 0:
         raise RuntimeError(f"{kind}: the generator at {rate} records/s failed")
     achieved = json.loads((work / "load.json").read_text())["results"]["produce"]
-    lags.sort()
-    p50 = lags[len(lags) // 2]
-    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+    p50, p99 = percentile(lags, 0.5), percentile(lags, 0.99)
     return {"records_per_s": rate, "achieved_records_per_s": round(achieved["records"] / args.seconds),
             "lag_samples": len(lags), "lag_p50_records": p50, "lag_p99_records": p99,
             "lag_p50_ms": round(p50 / rate * 1000, 1), "lag_p99_ms": round(p99 / rate * 1000, 1)}

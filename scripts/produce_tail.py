@@ -34,7 +34,7 @@ import threading
 import time
 import urllib.request
 
-from benchlib import free_port, stop, wait_for_port, write_results
+from benchlib import free_port, percentile, stop, wait_for_port, write_results
 from peer_compare import BIN, bench
 
 STAGES = {
@@ -121,9 +121,8 @@ def disk_floor(size, count=400):
         os.close(directory)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    took.sort()
-    return {"object_bytes": size, "p50_ms": round(took[len(took) // 2], 2),
-            "p99_ms": round(took[int(len(took) * 0.99)], 2)}
+    return {"object_bytes": size, "p50_ms": round(percentile(took, 0.5), 2),
+            "p99_ms": round(percentile(took, 0.99), 2)}
 
 
 def one_round(args):

@@ -16,11 +16,7 @@ import time
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-
-def percentile(sorted_values, q):
-    if not sorted_values:
-        return None
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+from benchlib import percentile
 
 
 def run_phase(bootstrap, topic, record_bytes, seconds, rate, linger_ms):
@@ -62,7 +58,6 @@ def run_phase(bootstrap, topic, record_bytes, seconds, rate, linger_ms):
         producer.poll(0)
     producer.flush(60)
     total = time.perf_counter() - start
-    latencies_ms.sort()
     return {
         "records_acked": acked[0],
         "seconds": round(total, 3),
