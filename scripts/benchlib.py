@@ -1,11 +1,12 @@
-"""What the benchmark scripts share: ports, waiting for a broker, its CPU time and metrics, an
-s3s-fs server, sample percentiles, and writing a result document (workload, machine, results) to perf-results/."""
+"""What the benchmark scripts share: ports, waiting for a broker, its CPU time and metrics (histograms
+too), an s3s-fs server, sample percentiles, and writing a result document (workload, machine, results) to perf-results/."""
 
 import datetime
 import json
 import os
 import pathlib
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -80,6 +81,19 @@ def scrape_metrics(port):
         name = sample.split("{", 1)[0]
         values[name] = values.get(name, 0.0) + float(value)
     return values
+
+
+def histogram_buckets(text, family, selector=""):
+    """A Prometheus histogram's cumulative counts in a scrape's `text`, {upper bound s: count}
+    (+Inf as float("inf")), summed over the family's series whose labels contain `selector`
+    (such as 'api="Produce"')."""
+    found = {}
+    for labels, value in re.findall(rf'^{re.escape(family)}_bucket\{{(.*)\}} (\S+)$', text, re.M):
+        if selector in labels:
+            bound = re.search(r'le="([^"]+)"', labels).group(1)
+            bound = float("inf") if bound == "+Inf" else float(bound)
+            found[bound] = found.get(bound, 0) + float(value)
+    return found
 
 
 def percentile(values, q):

@@ -47,11 +47,13 @@ def start_s3s(work, cpus):
         os.sched_setaffinity(0, everywhere)
 
 
-def start_shoal(work, cpus, s3_endpoint, extra_toml=""):
-    """extra_toml: sections appended to the config (they must not repeat one written here)."""
+def start_shoal(work, cpus, s3_endpoint, extra_toml="", metrics_port=None):
+    """extra_toml: sections appended to the config (they must not repeat one written here);
+    metrics_port: where /metrics is served, if anywhere."""
     port = free_port()
     cores = ", ".join(cpus.split(","))
-    text = (f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
+    text = f'metrics_listen = "127.0.0.1:{metrics_port}"\n' if metrics_port else ""
+    text += (f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
             f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {cpus.split(',')[0]}\n")
     if s3_endpoint:
         text += (f"[produce]\ncommit_interval_ms = 50\n[object_store]\nkind = \"s3\"\n"

@@ -14,13 +14,12 @@ Writes perf-results/<date>-ab-coordinator-postgres-max.json and
 import argparse
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from benchlib import ROOT, free_port, wait_for_port, write_results
+from benchlib import ROOT, free_port, histogram_buckets, wait_for_port, write_results
 
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from conftest import PostgresServer  # noqa: E402
@@ -45,8 +44,9 @@ def commit_latency(extra, seconds):
                         "1", "--metrics", f"127.0.0.1:{metrics}", "--output", out],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         scrape = next(work.glob("*.metrics.txt")).read_text()
-        buckets = [(float(le), float(n)) for le, n in re.findall(
-            r'^shoal_commit_duration_seconds_bucket\{[^}]*le="([0-9.e+-]+)"\} ([0-9.e+]+)$', scrape, re.M)]
+        buckets = sorted((le, n) for le, n in
+                         histogram_buckets(scrape, "shoal_commit_duration_seconds").items()
+                         if le != float("inf"))
         total = max(n for _, n in buckets)
         shares = {f"<= {le * 1000:g} ms": round(n / total, 4) for le, n in buckets if total}
         return {"commits": total, "within": shares, "p99_ms_interpolated": quantile(buckets, 0.99)}

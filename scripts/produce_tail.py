@@ -25,51 +25,29 @@ Writes perf-results/<date>-produce-tail.json.
 import argparse
 import os
 import pathlib
-import re
 import shutil
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
 import urllib.request
 
-from benchlib import free_port, percentile, stop, wait_for_port, write_results
-from peer_compare import BIN, bench
+from benchlib import free_port, histogram_buckets, percentile, stop, wait_for_port, write_results
+from peer_compare import bench, start_shoal
 
 STAGES = {
     "request": ("shoal_request_duration_seconds", 'api="Produce"'),
     "upload": ("shoal_wal_upload_duration_seconds", ""),
     "commit": ("shoal_commit_duration_seconds", ""),
 }
-BUCKET = re.compile(r'^(\w+)_bucket\{(.*)\} (\S+)$')
-
-
-def start(work, cpus):
-    port, metrics = free_port(), free_port()
-    (work / "shoal.toml").write_text(
-        f'listen = "127.0.0.1:{port}"\nmetrics_listen = "127.0.0.1:{metrics}"\n'
-        f'data_dir = "{work / "data"}"\n[shards]\ncores = [{cpus}]\n[coordinator]\ncore = {cpus}\n')
-    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
-                               stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT)
-    return process, port, metrics
 
 
 def buckets(metrics_port):
     """Each stage's cumulative bucket counts: {stage: {upper bound s: count}}."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)
-    found = {stage: {} for stage in STAGES}
-    for line in text.read().decode().splitlines():
-        match = BUCKET.match(line)
-        if not match:
-            continue
-        name, labels, value = match.groups()
-        for stage, (family, selector) in STAGES.items():
-            if name == family and selector in labels:
-                bound = re.search(r'le="([^"]+)"', labels).group(1)
-                bound = float("inf") if bound == "+Inf" else float(bound)
-                found[stage][bound] = found[stage].get(bound, 0) + float(value)
-    return found
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return {stage: histogram_buckets(text, family, selector)
+            for stage, (family, selector) in STAGES.items()}
 
 
 def quantiles(before, after):
@@ -127,7 +105,8 @@ def disk_floor(size, count=400):
 
 def one_round(args):
     work = pathlib.Path(tempfile.mkdtemp())
-    process, port, metrics = start(work, args.broker_cpus)
+    metrics = free_port()
+    process, port = start_shoal(work, args.broker_cpus, None, metrics_port=metrics)
     try:
         wait_for_port(port, 30)
         bench("produce", port, work, args, "--topic", "warmup", "--create", "--duration-s", 3)
