@@ -12,7 +12,8 @@ alternating rounds (issue 45's figures):
   2), the destination on --broker-cpus: `shoal-mirror` (Shoal's KIP-1279 mirror), `mm2-shoal`
   (MirrorMaker 2 4.3.1, dedicated mode, identity policy, into Shoal) and `mm2-kafka` (the same
   into a second Kafka). Catch-up: shoal-bench produce fills the source for --seconds, then
-  the destination's MB/s from its first mirrored record to the last; half load: shoal-bench
+  the destination's MB/s from the first sample (every 20 ms) that finds mirrored records to
+  the one that finds them all, over the records copied in between; half load: shoal-bench
   produce at half that rate for --seconds, the lag (source end - destination end, records,
   sampled every 100 ms) at p50/p99, and in ms at that rate; then the same at --common-rate
   records/s for every kind (half loads differ by an order of magnitude between them).
@@ -280,7 +281,8 @@ def main():
                    "directory deleted, until RUNNING",
         "mirror": f"shoal-bench produce fills an {PARTITIONS}-partition topic on Apache Kafka "
                   f"for {args.seconds} s (1 KiB records, acks=all); catch-up from the first "
-                  "mirrored record to the last; half load: shoal-bench produce --rate at half the "
+                  "sample (every 20 ms) finding mirrored records to the one finding all, over the "
+                  "records copied in between; half load: shoal-bench produce --rate at half the "
                   f"catch-up records/s for {args.seconds} s, then at {args.common_rate} records/s "
                   f"for every kind, lag sampled every 100 ms",
         "shoal": "local store, defaults (fsync before acknowledging) but "
