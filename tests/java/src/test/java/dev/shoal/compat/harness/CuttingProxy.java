@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A loopback TCP proxy in front of a broker's listener that, while cutting, closes each
  * connection after a random 2-20 KB of the broker's answers: mid-answer, after the broker has
  * acted on the requests whose answers are lost, as a network fault does. A client sent here by
- * the broker's advertised listener reconnects and retries.
+ * the broker's advertised listener reconnects and retries. Only bytes relayed while cutting is
+ * on count, so a connection opened before cutting starts (a producer connects as soon as it
+ * learns the leader) is cut too.
  */
 public final class CuttingProxy implements AutoCloseable {
   private static final int MIN_CUT_BYTES = 2_000;
@@ -51,9 +53,8 @@ public final class CuttingProxy implements AutoCloseable {
       try {
         Socket client = server.accept();
         Socket broker = new Socket(InetAddress.getLoopbackAddress(), targetPort);
-        long cutAfter = cutting.get() ? ThreadLocalRandom.current().nextLong(MIN_CUT_BYTES, MAX_CUT_BYTES) : Long.MAX_VALUE;
-        pump(client, broker, Long.MAX_VALUE);
-        pump(broker, client, cutAfter);
+        pump(client, broker, false);
+        pump(broker, client, true);
       } catch (IOException closedOrRefused) {
         // The server closed (the test is over) or the broker refused: the client sees a
         // closed connection, as from a real network.
@@ -61,24 +62,32 @@ public final class CuttingProxy implements AutoCloseable {
     }
   }
 
-  /** Copies from -> to until either closes, or closes both after `limit` bytes. */
-  private void pump(Socket from, Socket to, long limit) {
+  /**
+   * Copies from -> to until either closes; when `cuttable`, closes both once a random 2-20 KB
+   * has been relayed while cutting is on.
+   */
+  private void pump(Socket from, Socket to, boolean cuttable) {
+    long limit = cuttable ? ThreadLocalRandom.current().nextLong(MIN_CUT_BYTES, MAX_CUT_BYTES) : Long.MAX_VALUE;
     Thread thread =
         new Thread(
             () -> {
               byte[] buffer = new byte[8192];
-              long copied = 0;
+              long counted = 0;
               try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
-                  if (copied + n > limit) {
-                    out.write(buffer, 0, (int) (limit - copied));
+                  if (!cutting.get()) {
+                    out.write(buffer, 0, n);
+                    continue;
+                  }
+                  if (counted + n > limit) {
+                    out.write(buffer, 0, (int) (limit - counted));
                     out.flush();
                     cuts.incrementAndGet();
                     break;
                   }
                   out.write(buffer, 0, n);
-                  copied += n;
+                  counted += n;
                 }
               } catch (IOException closed) {
                 // The other side closed: close this one too (below).
