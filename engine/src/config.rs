@@ -10,7 +10,7 @@ use shoal_shards::{
     FetchConfig, GroupConfig, MaintenanceConfig, ProduceConfig, RewriteConfig, RuntimeConfig,
     ShardsConfig,
 };
-use shoal_wal::{HttpConfig, S3Config, StoreConfig};
+use shoal_wal::{HttpConfig, LocalLayout, S3Config, StoreConfig};
 
 use crate::cluster::ClusterConfig;
 use crate::coordinator_database::CoordinatorKind;
@@ -207,10 +207,22 @@ pub enum StoreKind {
     S3,
 }
 
+/// How the local store writes objects; see `shoal_wal::LocalLayout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LocalLayoutKind {
+    Files,
+    Segments,
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ObjectStoreConfig {
     pub kind: StoreKind,
+    /// Local only: one file per object, or objects appended to segment files.
+    pub local_layout: LocalLayoutKind,
+    /// Local segments: the size each segment file is preallocated to.
+    pub segment_bytes: u64,
     /// S3: e.g. "http://127.0.0.1:9000".
     pub endpoint: String,
     pub bucket: String,
@@ -239,6 +251,8 @@ impl Default for ObjectStoreConfig {
     fn default() -> Self {
         ObjectStoreConfig {
             kind: StoreKind::Local,
+            local_layout: LocalLayoutKind::Files,
+            segment_bytes: 64 << 20,
             endpoint: String::new(),
             bucket: String::new(),
             region: "us-east-1".to_string(),
@@ -269,6 +283,12 @@ impl ObjectStoreConfig {
         match self.kind {
             StoreKind::Local => StoreConfig::Local {
                 root: data_dir.join("objects"),
+                layout: match self.local_layout {
+                    LocalLayoutKind::Files => LocalLayout::Files,
+                    LocalLayoutKind::Segments => LocalLayout::Segments {
+                        segment_bytes: self.segment_bytes,
+                    },
+                },
             },
             StoreKind::S3 => {
                 let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -515,6 +535,9 @@ impl BrokerConfig {
             );
         }
         let store = &self.object_store;
+        if !(1 << 20..=1 << 40).contains(&store.segment_bytes) {
+            return fail("object_store: segment_bytes must be between 1 MiB and 1 TiB".into());
+        }
         if store.kind == StoreKind::S3 {
             if store.endpoint.is_empty() || store.bucket.is_empty() {
                 return fail("object_store: kind = \"s3\" needs endpoint and bucket".into());

@@ -3,6 +3,7 @@
 
 mod local;
 pub mod s3;
+mod segments;
 mod write_fully;
 
 pub use local::LocalStore;
@@ -24,8 +25,18 @@ pub enum ObjectStore {
 /// Which store to open; cloned into every executor.
 #[derive(Debug, Clone)]
 pub enum StoreConfig {
-    Local { root: PathBuf },
+    Local { root: PathBuf, layout: LocalLayout },
     S3(Box<S3Config>),
+}
+
+/// How a local store writes new objects (it reads both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalLayout {
+    /// One file per object.
+    Files,
+    /// Appended to preallocated segment files of this size (an object larger gets a
+    /// segment of its own size).
+    Segments { segment_bytes: u64 },
 }
 
 impl StoreConfig {
@@ -40,7 +51,9 @@ impl ObjectStore {
     /// Opens the store for the current executor.
     pub fn open(config: &StoreConfig) -> Result<ObjectStore, WalError> {
         Ok(match config {
-            StoreConfig::Local { root } => ObjectStore::Local(LocalStore::new(root)?),
+            StoreConfig::Local { root, layout } => {
+                ObjectStore::Local(LocalStore::new(root, *layout)?)
+            }
             StoreConfig::S3(s3) => ObjectStore::S3(Box::new(S3Store::new(s3)?)),
         })
     }

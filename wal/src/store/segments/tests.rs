@@ -1,0 +1,222 @@
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use glommio::LocalExecutorBuilder;
+
+use super::index::segment_path;
+use super::*;
+
+fn temp_root() -> PathBuf {
+    std::env::temp_dir().join(format!("shoal-segments-test-{}", uuid::Uuid::new_v4()))
+}
+
+fn run(test: impl FnOnce() -> futures::future::LocalBoxFuture<'static, ()> + Send + 'static) {
+    LocalExecutorBuilder::default()
+        .io_memory(1 << 20)
+        .spawn(test)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn object(seed: u32, len: usize) -> Bytes {
+    (0..len as u32)
+        .map(|i| ((i * 7 + seed) % 251) as u8)
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// Gives the spare segment being prepared in the background time to be created.
+async fn spare_prepared() {
+    glommio::timer::sleep(std::time::Duration::from_millis(200)).await;
+}
+
+fn segment_files(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(SEGMENTS_DIR))
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn objects_put_together_read_back_and_survive_a_reopen() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            {
+                let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
+                // Concurrent puts are committed in groups.
+                let puts = (0..20u32).map(|i| {
+                    let segments = &segments;
+                    async move {
+                        segments
+                            .put(&format!("wal/{i}"), &object(i, 1000 + 97 * i as usize))
+                            .await
+                    }
+                });
+                for outcome in futures::future::join_all(puts).await {
+                    outcome.unwrap();
+                }
+                let got = segments
+                    .get_range("wal/7", 100, 500)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, object(7, 1679).slice(100..600));
+                assert_eq!(segments.size("wal/7"), Some(1679));
+                assert!(segments
+                    .get_range("wal/missing", 0, 1)
+                    .await
+                    .unwrap()
+                    .is_none());
+                assert!(matches!(
+                    segments.get_range("wal/7", 1600, 100).await,
+                    Err(WalError::ShortObject { .. })
+                ));
+                assert!(segments.delete("wal/3").await);
+                assert!(!segments.delete("wal/3").await);
+                assert_eq!(segments.list("wal").len(), 19);
+                assert!(segments.list("other").is_empty());
+            }
+            // Every handle dropped: the next open reads the segments again. The deleted
+            // object reappears (its entry is still in the segment) and is an orphan then.
+            let segments = Segments::open(&dir, None).unwrap();
+            assert_eq!(segments.list("wal").len(), 20);
+            for i in 0..20u32 {
+                let len = 1000 + 97 * i as usize;
+                let got = segments
+                    .get_range(&format!("wal/{i}"), 0, len)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, object(i, len), "object {i}");
+            }
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn full_segments_roll_over_and_an_emptied_sealed_segment_is_deleted() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
+            // 300 KB objects: three fit in a 1 MiB segment, the fourth starts the next: the
+            // spare prepared while the first filled (a new spare is prepared then).
+            for i in 0..4u32 {
+                segments
+                    .put(&format!("wal/{i}"), &object(i, 300_000))
+                    .await
+                    .unwrap();
+            }
+            // A larger object than a segment gets a segment of its own size; the spare waits.
+            segments.put("wal/big", &object(9, 3 << 20)).await.unwrap();
+            spare_prepared().await;
+            let files = segment_files(&dir);
+            assert_eq!(
+                files.len(),
+                4,
+                "two full, the spare, the big one's: {files:?}"
+            );
+            assert_eq!(
+                segments
+                    .get_range("wal/big", (3 << 20) - 10, 10)
+                    .await
+                    .unwrap()
+                    .unwrap(),
+                object(9, 3 << 20).slice((3 << 20) - 10..)
+            );
+            for i in 0..3u32 {
+                assert!(segments.delete(&format!("wal/{i}")).await);
+            }
+            assert_eq!(
+                segment_files(&dir).len(),
+                3,
+                "the first segment is gone with its objects"
+            );
+            // wal/3's segment was sealed when the big object did not fit in it.
+            assert!(segments.delete("wal/3").await);
+            assert_eq!(segment_files(&dir).len(), 2);
+            // The active segment stays, empty, for the next objects, and so does the spare.
+            assert!(segments.delete("wal/big").await);
+            assert_eq!(segment_files(&dir).len(), 2);
+            assert!(segments.list("wal").is_empty());
+            // The next object that does not fit takes the spare, and the emptied big segment
+            // goes; the one after that takes the next spare.
+            segments.put("wal/next", &object(3, 900_000)).await.unwrap();
+            spare_prepared().await;
+            assert_eq!(segment_files(&dir).len(), 2, "active and spare");
+            segments
+                .put("wal/after", &object(4, 900_000))
+                .await
+                .unwrap();
+            spare_prepared().await;
+            assert_eq!(
+                segment_files(&dir).len(),
+                3,
+                "wal/next's, wal/after's, the spare"
+            );
+            assert_eq!(segments.list("wal").len(), 2);
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn a_segment_file_with_no_entry_is_deleted_by_a_writer_not_by_a_reader() {
+    let root = temp_root();
+    let empty = segment_path(&root.join(SEGMENTS_DIR), 7);
+    std::fs::create_dir_all(root.join(SEGMENTS_DIR)).unwrap();
+    std::fs::write(&empty, vec![0u8; 64 << 10]).unwrap();
+    let (dir, file) = (root.clone(), empty.clone());
+    run(move || {
+        Box::pin(async move {
+            {
+                let reader = Segments::open(&dir, None).unwrap();
+                assert!(reader.list("wal").is_empty());
+            }
+            assert!(file.exists(), "a reader deletes nothing");
+            let writer = Segments::open(&dir, Some(1 << 20)).unwrap();
+            writer.put("wal/a", &object(1, 100)).await.unwrap();
+            assert!(!file.exists(), "the writer's first put deleted it");
+            // New segments are numbered after every file found.
+            assert!(segment_files(&dir).contains(&segment_path(&dir.join(SEGMENTS_DIR), 8)));
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn a_torn_entry_ends_its_segment_and_hides_nothing_acknowledged_before_it() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
+            segments.put("wal/a", &object(1, 5000)).await.unwrap();
+            segments.put("wal/b", &object(2, 5000)).await.unwrap();
+        })
+    });
+    // Damage b's header, as a write torn by a crash would leave it.
+    let segment = segment_path(&root.join(SEGMENTS_DIR), 0);
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[8192 + 10] ^= 0xff;
+    std::fs::write(&segment, bytes).unwrap();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            let segments = Segments::open(&dir, None).unwrap();
+            let keys: Vec<String> = segments.list("wal").into_iter().map(|o| o.key).collect();
+            assert_eq!(keys, vec!["wal/a".to_string()]);
+            assert_eq!(
+                segments.get_range("wal/a", 0, 5000).await.unwrap().unwrap(),
+                object(1, 5000)
+            );
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}

@@ -1,0 +1,314 @@
+//! One executor's appends to its segment file, committed in groups: puts that arrive while a
+//! commit is in progress wait for it and are written together by the next one, with one
+//! fdatasync for all of them.
+//!
+//! Order is what keeps a segment readable after a crash: a group is written only after the
+//! group before it is durable, and if any write or sync of a group fails the segment is
+//! sealed, so every acknowledged entry has only durable entries before it (see `entry`).
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures::channel::oneshot;
+use futures::lock::Mutex as AsyncMutex;
+use glommio::io::{Directory, DmaBuffer, DmaFile, OpenOptions};
+use glommio::Task;
+
+use super::entry::{EntryHeader, MAX_KEY_BYTES};
+use super::index::{Extent, SegmentIndex};
+use crate::WalError;
+
+struct Pending {
+    key: String,
+    header: EntryHeader,
+    buffer: DmaBuffer,
+    done: oneshot::Sender<Result<(), WalError>>,
+}
+
+struct Active {
+    id: u64,
+    file: Rc<DmaFile>,
+    /// Where the next entry goes.
+    next: u64,
+    capacity: u64,
+}
+
+type Prepared = Result<(u64, DmaFile), WalError>;
+
+pub struct SegmentWriter {
+    index: Arc<SegmentIndex>,
+    segment_bytes: u64,
+    pending: RefCell<Vec<Pending>>,
+    active: RefCell<Option<Active>>,
+    /// The next segment, being created and preallocated in the background while the active
+    /// one fills: a group that rolls over then waits for no file creation or fsync of its own.
+    spare: RefCell<Option<Task<Prepared>>>,
+    /// Held by the put that is committing a group.
+    committing: AsyncMutex<()>,
+}
+
+impl SegmentWriter {
+    pub fn new(index: Arc<SegmentIndex>, segment_bytes: u64) -> SegmentWriter {
+        SegmentWriter {
+            index,
+            segment_bytes,
+            pending: RefCell::new(Vec::new()),
+            active: RefCell::new(None),
+            spare: RefCell::new(None),
+            committing: AsyncMutex::new(()),
+        }
+    }
+
+    /// Stores `data` under `key`; returns once it is on disk.
+    pub async fn put(&self, key: &str, data: &Bytes) -> Result<(), WalError> {
+        if key.len() > MAX_KEY_BYTES {
+            return Err(WalError::Config(format!(
+                "object key of {} bytes exceeds {MAX_KEY_BYTES}",
+                key.len()
+            )));
+        }
+        let header = EntryHeader {
+            key: key.to_string(),
+            data_len: data.len() as u64,
+            written_at: SystemTime::now(),
+        };
+        // The one copy of the object's bytes: into the aligned buffer the disk reads from.
+        let mut buffer = glommio::allocate_dma_buffer(header.entry_len() as usize);
+        let bytes = buffer.as_bytes_mut();
+        let data_start = header.data_offset() as usize;
+        header.encode(bytes);
+        bytes[data_start..data_start + data.len()].copy_from_slice(data);
+        bytes[data_start + data.len()..].fill(0);
+        let (done, outcome) = oneshot::channel();
+        self.pending.borrow_mut().push(Pending {
+            key: key.to_string(),
+            header,
+            buffer,
+            done,
+        });
+        {
+            // Whoever holds the lock commits everything pending, ours included unless the
+            // holder before us already took it.
+            let _committing = self.committing.lock().await;
+            self.commit_pending().await;
+        }
+        outcome
+            .await
+            .unwrap_or_else(|_| Err(WalError::io(key, std::io::Error::other("commit abandoned"))))
+    }
+
+    async fn commit_pending(&self) {
+        let group = std::mem::take(&mut *self.pending.borrow_mut());
+        if group.is_empty() {
+            return;
+        }
+        let mut placed = Vec::with_capacity(group.len());
+        // Segments this group filled: sealed once the group's objects are in the index, so a
+        // segment is never reclaimed as empty while its entries are being written.
+        let mut filled = Vec::new();
+        let mut outcome = Ok(());
+        for entry in &group {
+            match self.reserve(entry.header.entry_len(), &mut filled).await {
+                Ok(place) => placed.push(place),
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        let mut extents = Vec::with_capacity(group.len());
+        let mut waiting = Vec::with_capacity(group.len());
+        let mut writes = Vec::with_capacity(group.len());
+        for (entry, (segment, file, pos)) in group.into_iter().zip(placed.iter().cloned()) {
+            let wanted = entry.buffer.len();
+            let key = entry.key.clone();
+            extents.push((
+                entry.key,
+                Extent {
+                    segment,
+                    data_offset: pos + entry.header.data_offset(),
+                    len: entry.header.data_len,
+                    written_at: entry.header.written_at,
+                },
+            ));
+            waiting.push(entry.done);
+            writes.push(async move {
+                let written = file
+                    .write_at(entry.buffer, pos)
+                    .await
+                    .map_err(|e| WalError::io(&key, e))?;
+                if written != wanted {
+                    return Err(WalError::ShortWrite {
+                        key,
+                        offset: pos,
+                        wanted,
+                        written,
+                    });
+                }
+                Ok(())
+            });
+        }
+        if outcome.is_ok() {
+            outcome = futures::future::join_all(writes)
+                .await
+                .into_iter()
+                .collect();
+        } else {
+            drop(writes);
+        }
+        if outcome.is_ok() {
+            outcome = self.sync(&placed).await;
+        }
+        match outcome {
+            Ok(()) => {
+                let emptied = self.index.insert(extents);
+                remove_files(emptied).await;
+                for done in waiting {
+                    let _ = done.send(Ok(()));
+                }
+                self.seal(filled).await;
+            }
+            Err(e) => {
+                // Nothing after a failed write may be acknowledged in this segment.
+                filled.extend(self.active.borrow_mut().take());
+                self.seal(filled).await;
+                let message = e.to_string();
+                let mut first = Some(e);
+                for done in waiting.into_iter() {
+                    let error = first.take().unwrap_or_else(|| {
+                        WalError::io("segment", std::io::Error::other(message.clone()))
+                    });
+                    let _ = done.send(Err(error));
+                }
+            }
+        }
+    }
+
+    /// fdatasync of every segment the group touched (two when it filled one).
+    async fn sync(&self, placed: &[(u64, Rc<DmaFile>, u64)]) -> Result<(), WalError> {
+        let mut synced: Vec<u64> = Vec::new();
+        for (segment, file, _) in placed {
+            if synced.contains(segment) {
+                continue;
+            }
+            file.fdatasync().await.map_err(|e| {
+                WalError::io(&self.index.segment_path(*segment).display().to_string(), e)
+            })?;
+            synced.push(*segment);
+        }
+        Ok(())
+    }
+
+    /// A place for `len` bytes: the active segment's next position, or a new segment's start
+    /// (the full one moved to `filled`).
+    async fn reserve(
+        &self,
+        len: u64,
+        filled: &mut Vec<Active>,
+    ) -> Result<(u64, Rc<DmaFile>, u64), WalError> {
+        {
+            let mut active = self.active.borrow_mut();
+            if let Some(segment) = active.as_mut() {
+                if segment.next + len <= segment.capacity {
+                    let pos = segment.next;
+                    segment.next += len;
+                    return Ok((segment.id, segment.file.clone(), pos));
+                }
+            }
+        }
+        filled.extend(self.active.borrow_mut().take());
+        let capacity = self.segment_bytes.max(len);
+        let spare = self.spare.borrow_mut().take();
+        let prepared = match spare {
+            // An object larger than a segment gets one of its own size; the spare waits.
+            Some(task) if capacity > self.segment_bytes => {
+                *self.spare.borrow_mut() = Some(task);
+                create_segment(self.index.clone(), capacity).await
+            }
+            Some(task) => match task.await {
+                Ok(prepared) => Ok(prepared),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not prepare the next segment ahead; creating it now");
+                    create_segment(self.index.clone(), capacity).await
+                }
+            },
+            None => create_segment(self.index.clone(), capacity).await,
+        };
+        let (id, file) = prepared?;
+        if self.spare.borrow().is_none() {
+            let (index, bytes) = (self.index.clone(), self.segment_bytes);
+            *self.spare.borrow_mut() = Some(glommio::spawn_local(create_segment(index, bytes)));
+        }
+        let file = Rc::new(file);
+        *self.active.borrow_mut() = Some(Active {
+            id,
+            file: file.clone(),
+            next: len,
+            capacity,
+        });
+        Ok((id, file, 0))
+    }
+
+    /// No more appends to these segments; each is deleted if none of its objects is left.
+    async fn seal(&self, segments: Vec<Active>) {
+        for segment in segments {
+            if let Some(empty) = self.index.seal(segment.id) {
+                remove_files(vec![empty]).await;
+            }
+            if let Ok(file) = Rc::try_unwrap(segment.file) {
+                let _ = file.close().await;
+            }
+        }
+    }
+}
+
+/// A preallocated segment file whose name is durable in its directory. A file left by a
+/// creation that did not finish (a crash, a writer dropped meanwhile) holds no entry and is
+/// deleted when the store next opens.
+async fn create_segment(index: Arc<SegmentIndex>, capacity: u64) -> Prepared {
+    let dir = index.dir().to_path_buf();
+    let id = index.new_segment();
+    let path = index.segment_path(id);
+    let name = path.display().to_string();
+    let file = open_new(&path).await.map_err(|e| WalError::io(&name, e))?;
+    let prepared = async {
+        file.pre_allocate(capacity, false)
+            .await
+            .map_err(|e| WalError::io(&name, e))?;
+        file.fdatasync().await.map_err(|e| WalError::io(&name, e))?;
+        let directory = Directory::open(&dir)
+            .await
+            .map_err(|e| WalError::io(&name, e))?;
+        directory.sync().await.map_err(|e| WalError::io(&name, e))?;
+        directory.close().await.map_err(|e| WalError::io(&name, e))
+    }
+    .await;
+    if let Err(e) = prepared {
+        let _ = file.close().await;
+        let _ = glommio::io::remove(&path).await;
+        index.seal(id);
+        return Err(e);
+    }
+    Ok((id, file))
+}
+
+async fn open_new(path: &PathBuf) -> glommio::Result<DmaFile, ()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .dma_open(path)
+        .await
+}
+
+/// Deletes the files of segments that hold no object any more.
+pub async fn remove_files(paths: Vec<PathBuf>) {
+    for path in paths {
+        if let Err(e) = glommio::io::remove(&path).await {
+            tracing::warn!(segment = %path.display(), error = %e, "could not delete an empty segment");
+        }
+    }
+}
