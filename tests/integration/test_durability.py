@@ -6,8 +6,11 @@ import sys
 import textwrap
 import time
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from conftest import ON_POSTGRES, SHOAL_BIN
 
 PRODUCER_SCRIPT = textwrap.dedent(
     """
@@ -67,8 +70,11 @@ def consume_everything(bootstrap, topic, partitions):
     return stored, highs
 
 
-def test_kill_9_mid_stream_loses_no_acknowledged_record(make_broker, tmp_path):
-    broker = make_broker("victim").start()
+# Both layouts of the local store: a file per object, and objects appended to segment files
+# (O_DIRECT, one fdatasync per group of puts).
+@pytest.mark.parametrize("layout", ["files", "segments"])
+def test_kill_9_mid_stream_loses_no_acknowledged_record(make_broker, tmp_path, layout):
+    broker = make_broker("victim", extra_config=f'[object_store]\nlocal_layout = "{layout}"').start()
     topic, partitions = "durable", 3
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
@@ -111,6 +117,14 @@ def test_kill_9_mid_stream_loses_no_acknowledged_record(make_broker, tmp_path):
         assert err is None
         assert offset >= highs[partition]
     assert len({(q, o) for _, q, o in after}) == len(after)
+    if layout == "segments":
+        assert list((broker.data_dir / "objects" / "segments").glob("*.seg")), "written to segments"
+        assert not list((broker.data_dir / "objects" / "wal").glob("*")), "no file per object"
+    broker.stop()
+    if not ON_POSTGRES:  # `shoal check` reads a data directory's own log
+        check = subprocess.run([SHOAL_BIN, "check", "--config", str(broker.config_path)],
+                               capture_output=True, text=True, timeout=60)
+        assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker):
@@ -133,3 +147,35 @@ def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker
     acked = sum(1 for e in delivered if e is None)
     assert highs[0] >= acked
     assert len(stored) == highs[0]
+
+
+def test_a_data_directory_written_with_files_is_served_after_switching_to_segments(make_broker):
+    """An upgrade: objects written one file each stay readable when the store writes
+    segments, beside the new objects; and back again."""
+    layout = '[object_store]\nlocal_layout = "{}"'
+    broker = make_broker("upgrade", extra_config=layout.format("files")).start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("kept", num_partitions=2)])["kept"].result(10)
+
+    def produce(tag, count):
+        p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 1})
+        for i in range(count):
+            p.produce("kept", value=f"{tag}-{i}".encode(), partition=i % 2)
+        assert p.flush(15) == 0
+
+    produce("files", 200)
+    broker.stop()
+    assert list((broker.data_dir / "objects" / "wal").iterdir()), "written one file each"
+    broker.config_path.write_text(broker.config_path.read_text().replace(
+        layout.format("files"), layout.format("segments")))
+    broker.start()
+    produce("segments", 200)
+    broker.stop()
+    assert list((broker.data_dir / "objects" / "segments").glob("*.seg"))
+    broker.config_path.write_text(broker.config_path.read_text().replace(
+        layout.format("segments"), layout.format("files")))
+    broker.start()
+    stored, highs = consume_everything(broker.bootstrap, "kept", 2)
+    assert sum(highs.values()) == 400
+    assert sorted(stored.values()) == sorted(
+        [f"files-{i}" for i in range(200)] + [f"segments-{i}" for i in range(200)])
