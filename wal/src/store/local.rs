@@ -122,6 +122,13 @@ impl LocalStore {
         Ok(Bytes::copy_from_slice(&data))
     }
 
+    /// The file holding `key` (and where in it, for a segment), for messages about damage.
+    pub fn location(&self, key: &str) -> String {
+        self.segments
+            .location(key)
+            .unwrap_or_else(|| self.path_of(key).display().to_string())
+    }
+
     /// The object's size, or None when there is no such object.
     pub async fn size(&self, key: &str) -> Result<Option<u64>, WalError> {
         if let Some(size) = self.segments.size(key) {

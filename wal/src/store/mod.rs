@@ -102,6 +102,15 @@ impl ObjectStore {
         }
     }
 
+    /// Where `key` is kept: a local file (and the byte its object starts at, in a segment),
+    /// or the object's key in the bucket.
+    pub fn location(&self, key: &str) -> String {
+        match self {
+            ObjectStore::Local(store) => store.location(key),
+            ObjectStore::S3(_) => key.to_string(),
+        }
+    }
+
     /// Stores `data` under `key` durably: when this returns Ok the object survives a crash.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
         match self {

@@ -4,6 +4,7 @@
 //! created per object, no byte is copied into the page cache on the way to disk, and one
 //! fdatasync covers every put that arrived while the previous one ran.
 
+mod direct_io;
 mod entry;
 mod index;
 mod writer;
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use glommio::io::BufferedFile;
+use glommio::io::DmaFile;
 
 pub use index::SegmentIndex;
 use writer::{remove_files, SegmentWriter};
@@ -33,10 +34,15 @@ pub struct Segments {
 impl Segments {
     pub fn open(root: &Path, segment_bytes: Option<u64>) -> Result<Segments, WalError> {
         let dir = root.join(SEGMENTS_DIR);
+        let mut segment_bytes = segment_bytes;
         if segment_bytes.is_some() {
             // Once, while the store opens (as the root itself is made), not on the put path.
             std::fs::create_dir_all(&dir)
                 .map_err(|e| WalError::io(&dir.display().to_string(), e))?;
+            if let Err(e) = direct_io::probe(&dir) {
+                tracing::warn!(dir = %dir.display(), error = %e, "the file system here does not take O_DIRECT writes (tmpfs on old kernels, some FUSE and network file systems): objects are written one file each instead of in segments");
+                segment_bytes = None;
+            }
         }
         let index = SegmentIndex::open(&dir)?;
         let writer =
@@ -76,8 +82,9 @@ impl Segments {
             });
         }
         let path = self.index.segment_path(extent.segment);
-        // Buffered reads: they need no alignment, and read ahead for a consumer catching up.
-        let file = BufferedFile::open(&path).await.map_err(|e| {
+        // Direct reads, as the writes are: the bytes are not in the page cache, and filling it
+        // cost more CPU than the read itself (each new page zeroed, then copied out again).
+        let file = DmaFile::open(&path).await.map_err(|e| {
             let io: std::io::Error = e.into();
             if io.kind() == std::io::ErrorKind::NotFound {
                 WalError::NotFound(key.to_string()) // deleted since the lookup
@@ -96,6 +103,13 @@ impl Segments {
             });
         }
         Ok(Some(Bytes::copy_from_slice(&data)))
+    }
+
+    /// Where `key`'s bytes lie on disk, for messages about damage: "FILE at byte N".
+    pub fn location(&self, key: &str) -> Option<String> {
+        let extent = self.index.lookup(key)?;
+        let path = self.index.segment_path(extent.segment);
+        Some(format!("{} at byte {}", path.display(), extent.data_offset))
     }
 
     pub fn size(&self, key: &str) -> Option<u64> {
