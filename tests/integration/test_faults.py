@@ -4,6 +4,7 @@ same data directory or port. Each test asserts that every acknowledged record is
 that the broker refuses to start with the documented message."""
 
 import pathlib
+import struct
 import subprocess
 import time
 
@@ -200,6 +201,47 @@ def test_damaged_and_missing_objects_fail_only_their_batches(make_broker):
     broker.start()
     got, _ = consume(broker.bootstrap, "t")
     assert got == dict(acked[:1])
+
+
+SEGMENTS_LAYOUT = '[object_store]\nlocal_layout = "segments"\n'
+
+
+def segment_entries(path):
+    """(key, data offset, data length) of each entry of a segment file, read as the store
+    reads them: a 28-byte header (magic "SHSG", version, key length, data length, time, CRC)
+    and the key, then the data, each entry padded to 4 KiB; the first block without the magic
+    ends the segment."""
+    data = path.read_bytes()
+    entries, at = [], 0
+    while at + 28 <= len(data) and data[at:at + 4] == b"SHSG":
+        key_len, = struct.unpack_from("<H", data, at + 6)
+        data_len, = struct.unpack_from("<Q", data, at + 8)
+        start = at + 28 + key_len
+        entries.append((data[at + 28:start].decode(), start, data_len))
+        at += (28 + key_len + data_len + 4095) // 4096 * 4096
+    return entries
+
+
+def test_a_damaged_object_in_a_segment_fails_only_its_batches_and_check_names_the_file(
+        make_broker):
+    broker = make_broker("segment", SEGMENTS_LAYOUT).start()
+    acked = produce_each(broker.bootstrap, "t", values(6))
+    assert [o for o, _ in acked] == list(range(6))
+    broker.stop()
+    segments = sorted((broker.data_dir / "objects" / "segments").glob("*.seg"))
+    entries = [(segment, entry) for segment in segments for entry in segment_entries(segment)]
+    assert len(entries) == 6, entries
+    segment, (key, start, length) = entries[3]
+    flip(segment, start + length - 10)
+
+    broker.start()
+    got, _ = consume(broker.bootstrap, "t")
+    assert got == dict(acked[:3]), "served up to the damaged batch and no further"
+    assert key in broker.log() and "cannot be served" in broker.log()
+    broker.stop()
+    check = run_shoal("check", "--config", str(broker.config_path))
+    assert check.returncode == 2, check.stdout
+    assert key in check.stdout and f"{segment} at byte {start}" in check.stdout, check.stdout
 
 
 def test_a_second_broker_on_the_same_directory_or_port_refuses_to_start(make_broker, tmp_path):

@@ -32,7 +32,11 @@ pub async fn verify(store: &StoreConfig, state: &CoordinatorState) -> Result<usi
             Err(e) => {
                 damaged += stored.len();
                 if damaged <= DAMAGE_LINES_MAX {
-                    println!("  object {key}: {e} ({} batches)", stored.len());
+                    println!(
+                        "  object {key} ({}): {e} ({} batches)",
+                        store.location(key),
+                        stored.len()
+                    );
                 }
                 continue;
             }
@@ -51,8 +55,12 @@ pub async fn verify(store: &StoreConfig, state: &CoordinatorState) -> Result<usi
                 damaged += 1;
                 if damaged <= DAMAGE_LINES_MAX {
                     println!(
-                        "  object {key} byte {}: {}-{} offset {}: {e}",
-                        batch.byte_offset, batch.topic, batch.partition, batch.base_offset
+                        "  object {key} ({}) byte {}: {}-{} offset {}: {e}",
+                        store.location(key),
+                        batch.byte_offset,
+                        batch.topic,
+                        batch.partition,
+                        batch.base_offset
                     );
                 }
             }
