@@ -4,6 +4,8 @@ rounds: the yardstick of the performance issues.
 
 Brokers, each fresh every round, on --broker-cpus (load on --bench-cpus):
 - shoal: the local store (every produce acknowledged once its object is fsynced and committed);
+- shoal-segments: the same with `local_layout = "segments"` (objects appended with O_DIRECT to
+  preallocated segment files), only with --segments;
 - kafka-flush: Apache Kafka 4.4 (KRaft, one node) with log.flush.interval.messages=1, so an
   acknowledged batch is on disk as Shoal's is;
 - kafka: Apache Kafka with its defaults (acknowledged in the page cache, flushed later);
@@ -18,6 +20,7 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
   producer's defaults, acks=all): MB/s and its p50/p99 at full speed.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
+        [--segments]
 
 Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
 -Dsurefire.failIfNoSpecifiedTests=false` writes their classpath). Writes
@@ -182,6 +185,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--perf-records", type=int, default=300000)
     ap.add_argument("--tansu", action="store_true")
+    ap.add_argument("--segments", action="store_true",
+                    help="also Shoal with its local store's segment layout")
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
@@ -190,6 +195,8 @@ def main():
     cpus = args.broker_cpus
     brokers = {
         "shoal": lambda work: start_shoal(work, cpus, None),
+        **({"shoal-segments": lambda work: start_shoal(
+            work, cpus, None, '[object_store]\nlocal_layout = "segments"\n')} if args.segments else {}),
         "kafka-flush": lambda work: start_kafka(work, cpus, True),
         "kafka": lambda work: start_kafka(work, cpus, False),
     }
@@ -206,10 +213,13 @@ def main():
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in FIGURES}
                for name, rs in runs.items()}
     results = dict(medians)
-    for peer in brokers:
-        if peer != "shoal":
-            results[f"shoal_over_{peer}"] = {
-                k: round(medians["shoal"][k] / medians[peer][k], 2) for k in FIGURES if medians[peer][k]}
+    shoals = [name for name in brokers if name.startswith("shoal")]
+    for ours in shoals:
+        for peer in brokers:
+            if peer != ours and (peer not in shoals or ours != "shoal"):
+                results[f"{ours.replace('-', '_')}_over_{peer.replace('-', '_')}"] = {
+                    k: round(medians[ours][k] / medians[peer][k], 2)
+                    for k in FIGURES if medians[peer][k]}
     workload = {
         "produce": "shoal-bench produce, default flags (1 KiB records, 100 per batch, 8 "
                    "partitions, 4 connections x 8 in flight, acks=all, closed loop), after a 3 s "
@@ -222,6 +232,8 @@ def main():
         "seconds": args.seconds, "rounds": args.rounds,
         "shoal": "local store, one shard and the coordinator on the broker CPU, defaults "
                  "(commit_interval_ms 5, fsync before acknowledging)",
+        "shoal-segments": "the same with [object_store] local_layout = \"segments\" (with "
+                          "--segments)",
         "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
                        "(acknowledged on disk), JVM flags as kafka-server-start.sh",
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache)",

@@ -17,9 +17,9 @@ close, directory fsync; 64 KiB, 256 KiB, 1 MiB) from Python, without the broker;
 a stage's quantile is the upper bound of the histogram bucket it falls in (buckets: 0.1, 0.25,
 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 10000 ms), so read it as "at most".
 
-    python3 scripts/produce_tail.py [--rounds 3] [--seconds 8]
+    python3 scripts/produce_tail.py [--rounds 3] [--seconds 8] [--layout files|segments]
 
-Writes perf-results/<date>-produce-tail.json.
+Writes perf-results/<date>-produce-tail.json (-segments.json for that layout).
 """
 
 import argparse
@@ -106,7 +106,8 @@ def disk_floor(size, count=400):
 def one_round(args):
     work = pathlib.Path(tempfile.mkdtemp())
     metrics = free_port()
-    process, port = start_shoal(work, args.broker_cpus, None, metrics_port=metrics)
+    layout = f'[object_store]\nlocal_layout = "{args.layout}"\n'
+    process, port = start_shoal(work, args.broker_cpus, None, layout, metrics_port=metrics)
     try:
         wait_for_port(port, 30)
         bench("produce", port, work, args, "--topic", "warmup", "--create", "--duration-s", 3)
@@ -144,6 +145,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
+    ap.add_argument("--layout", choices=["files", "segments"], default="files",
+                    help="the local store's object layout")
     args = ap.parse_args()
     floors = [disk_floor(size) for size in (64 << 10, 256 << 10, 1 << 20)]
     print("disk floor", floors, flush=True)
@@ -159,14 +162,15 @@ def main():
         "disk_floor": floors,
     }
     workload = {
-        "broker": "Shoal, local store, defaults, one shard and the coordinator on "
-                  f"CPU {args.broker_cpus}",
+        "broker": f"Shoal, local store (local_layout = {args.layout}), defaults, one shard "
+                  f"and the coordinator on CPU {args.broker_cpus}",
         "load": f"shoal-bench produce (1 KiB records, acks=all) on CPU {args.bench_cpus}: max for "
                 f"{args.seconds} s, then --rate at half of it for {args.seconds} s",
         "stages": "histogram quantiles over the half-load phase, bucket upper bounds",
         "rounds": args.rounds,
     }
-    write_results("produce-tail", "scripts/produce_tail.py", workload, results, runs)
+    suffix = "" if args.layout == "files" else f"-{args.layout}"
+    write_results(f"produce-tail{suffix}", "scripts/produce_tail.py", workload, results, runs)
 
 
 if __name__ == "__main__":
