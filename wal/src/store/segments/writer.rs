@@ -106,6 +106,10 @@ impl SegmentWriter {
         if group.is_empty() {
             return;
         }
+        let mut abandoned = SealIfAbandoned {
+            writer: self,
+            armed: true,
+        };
         let mut placed = Vec::with_capacity(group.len());
         // Segments this group filled: sealed once the group's objects are in the index, so a
         // segment is never reclaimed as empty while its entries are being written.
@@ -163,6 +167,8 @@ impl SegmentWriter {
         if outcome.is_ok() {
             outcome = self.sync(&placed).await;
         }
+        // Durable, or failed and sealed below: a drop from here on leaves no gap behind.
+        abandoned.armed = false;
         match outcome {
             Ok(()) => {
                 let emptied = self.index.insert(extents);
@@ -294,6 +300,32 @@ async fn create_segment(index: Arc<SegmentIndex>, capacity: u64) -> Prepared {
         return Err(e);
     }
     Ok((id, file))
+}
+
+/// Seals the active segment when a group's commit is dropped (its put cancelled) before its
+/// writes are known to be durable: the places it reserved may never be written, and a later
+/// group appended after such a gap would be hidden from the start-up scan, acknowledged or not.
+/// The sealed file is left as it is (no await here): its entries are read at the next open,
+/// and objects nobody committed are collected as orphans.
+struct SealIfAbandoned<'a> {
+    writer: &'a SegmentWriter,
+    armed: bool,
+}
+
+impl Drop for SealIfAbandoned<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // No borrow of `active` is held across an await, so none is held while dropping.
+        if let Some(active) = self.writer.active.borrow_mut().take() {
+            let _ = self.writer.index.seal(active.id);
+            tracing::warn!(
+                segment = %self.writer.index.segment_path(active.id).display(),
+                "a segment write was abandoned mid-group; the segment is sealed"
+            );
+        }
+    }
 }
 
 async fn open_new(path: &PathBuf) -> glommio::Result<DmaFile, ()> {
