@@ -3,10 +3,11 @@
 //! returns), or objects appended to segment files (`segments`). Both are always read, so a
 //! directory written with either layout opens with the other.
 //!
-//! One file per object: writes go through the page cache, not O_DIRECT: a direct write is a device round trip of its
-//! own before the fdatasync (measured here: a 100-byte object's put took 1.3–4.5 ms with DMA,
-//! 0.6–0.9 ms buffered), its padding needed a truncate (a metadata change to sync), and the
-//! buffered reads that serve fetches find a just-written object in the cache.
+//! One file per object: writes go through the page cache, not O_DIRECT: a direct write is a
+//! device round trip of its own before the fdatasync (measured here: a 100-byte object's put
+//! took 1.3–4.5 ms with DMA, 0.6–0.9 ms buffered), its padding needed a truncate (a metadata
+//! change to sync), and the buffered reads that serve fetches find a just-written object in
+//! the cache.
 
 use std::path::{Path, PathBuf};
 
@@ -112,14 +113,7 @@ impl LocalStore {
         let result = file.read_at(offset, len).await;
         let _ = file.close().await;
         let data = result.map_err(|e| WalError::io(key, e))?;
-        if data.len() != len {
-            return Err(WalError::ShortObject {
-                key: key.to_string(),
-                offset,
-                len,
-            });
-        }
-        Ok(Bytes::copy_from_slice(&data))
+        exact_range(key, offset, len, &data)
     }
 
     /// The file holding `key` (and where in it, for a segment), for messages about damage.
@@ -228,6 +222,28 @@ fn raw_os_error(e: &glommio::GlommioError<()>) -> Option<i32> {
         glommio::GlommioError::IoError(io) => io.raw_os_error(),
         glommio::GlommioError::EnhancedIoError { source, .. } => source.raw_os_error(),
         _ => None,
+    }
+}
+
+/// The `len` bytes read at `offset` of `key`, copied out of the read's buffer; fewer is a
+/// short object (either layout).
+pub(super) fn exact_range(
+    key: &str,
+    offset: u64,
+    len: usize,
+    data: &[u8],
+) -> Result<Bytes, WalError> {
+    if data.len() != len {
+        return Err(short_object(key, offset, len));
+    }
+    Ok(Bytes::copy_from_slice(data))
+}
+
+pub(super) fn short_object(key: &str, offset: u64, len: usize) -> WalError {
+    WalError::ShortObject {
+        key: key.to_string(),
+        offset,
+        len,
     }
 }
 

@@ -50,6 +50,8 @@ struct IndexState {
 pub struct SegmentIndex {
     dir: PathBuf,
     state: Mutex<IndexState>,
+    /// Whether `dir`'s file system takes O_DIRECT writes, probed by the first writer to ask.
+    direct_io: OnceLock<bool>,
 }
 
 /// One index per segments directory in this process, so that every executor's store handle
@@ -70,6 +72,7 @@ impl SegmentIndex {
         let index = Arc::new(SegmentIndex {
             dir: dir.to_path_buf(),
             state: Mutex::new(scan(dir)?),
+            direct_io: OnceLock::new(),
         });
         registry.insert(dir.to_path_buf(), Arc::downgrade(&index));
         Ok(index)
@@ -77,6 +80,24 @@ impl SegmentIndex {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether segments can be written here: probed once for every executor of the process
+    /// (a blocking write of one block, while the store opens), and warned about once.
+    pub fn takes_direct_io(&self) -> bool {
+        *self.direct_io.get_or_init(|| match super::direct_io::probe(&self.dir) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "the file system here does not take O_DIRECT writes (tmpfs on old kernels, some FUSE and network file systems): objects are written one file each instead of in segments");
+                false
+            }
+        })
+    }
+
+    /// Whether any segment or object is known here (empty files found at open aside).
+    pub fn is_empty(&self) -> bool {
+        let state = self.state();
+        state.objects.is_empty() && state.segments.is_empty()
     }
 
     pub fn segment_path(&self, segment: u64) -> PathBuf {

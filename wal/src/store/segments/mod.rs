@@ -15,9 +15,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use glommio::io::DmaFile;
 
+use index::Extent;
 pub use index::SegmentIndex;
 use writer::{remove_files, SegmentWriter};
 
+use super::local::{exact_range, short_object};
 use super::ListedObject;
 use crate::WalError;
 
@@ -27,27 +29,32 @@ pub const SEGMENTS_DIR: &str = "segments";
 /// One executor's handle on the segments: reads and deletes always (a store written with
 /// segments stays readable with either layout), appends when `segment_bytes` is given.
 pub struct Segments {
-    index: Arc<SegmentIndex>,
+    /// None when this store writes no segments and found none: the file layout's reads then
+    /// take no lock shared between executors.
+    index: Option<Arc<SegmentIndex>>,
     writer: Option<SegmentWriter>,
 }
 
 impl Segments {
     pub fn open(root: &Path, segment_bytes: Option<u64>) -> Result<Segments, WalError> {
         let dir = root.join(SEGMENTS_DIR);
-        let mut segment_bytes = segment_bytes;
         if segment_bytes.is_some() {
             // Once, while the store opens (as the root itself is made), not on the put path.
             std::fs::create_dir_all(&dir)
                 .map_err(|e| WalError::io(&dir.display().to_string(), e))?;
-            if let Err(e) = direct_io::probe(&dir) {
-                tracing::warn!(dir = %dir.display(), error = %e, "the file system here does not take O_DIRECT writes (tmpfs on old kernels, some FUSE and network file systems): objects are written one file each instead of in segments");
-                segment_bytes = None;
-            }
         }
         let index = SegmentIndex::open(&dir)?;
-        let writer =
-            segment_bytes.map(|bytes| SegmentWriter::new(index.clone(), entry::align_up(bytes)));
+        let writer = segment_bytes
+            .filter(|_| index.takes_direct_io())
+            .map(|bytes| SegmentWriter::new(index.clone(), entry::align_up(bytes)));
+        let index = (writer.is_some() || !index.is_empty()).then_some(index);
         Ok(Segments { index, writer })
+    }
+
+    /// The index and `key`'s extent, when a segment holds `key`.
+    fn lookup(&self, key: &str) -> Option<(&SegmentIndex, Extent)> {
+        let index = self.index.as_deref()?;
+        Some((index, index.lookup(key)?))
     }
 
     /// Whether puts go to segments.
@@ -71,17 +78,13 @@ impl Segments {
         offset: u64,
         len: usize,
     ) -> Result<Option<Bytes>, WalError> {
-        let Some(extent) = self.index.lookup(key) else {
+        let Some((index, extent)) = self.lookup(key) else {
             return Ok(None);
         };
         if offset + len as u64 > extent.len {
-            return Err(WalError::ShortObject {
-                key: key.to_string(),
-                offset,
-                len,
-            });
+            return Err(short_object(key, offset, len));
         }
-        let path = self.index.segment_path(extent.segment);
+        let path = index.segment_path(extent.segment);
         // Direct reads, as the writes are: the bytes are not in the page cache, and filling it
         // cost more CPU than the read itself (each new page zeroed, then copied out again).
         let file = DmaFile::open(&path).await.map_err(|e| {
@@ -95,38 +98,36 @@ impl Segments {
         let result = file.read_at(extent.data_offset + offset, len).await;
         let _ = file.close().await;
         let data = result.map_err(|e| WalError::io(&path.display().to_string(), e))?;
-        if data.len() != len {
-            return Err(WalError::ShortObject {
-                key: key.to_string(),
-                offset,
-                len,
-            });
-        }
-        Ok(Some(Bytes::copy_from_slice(&data)))
+        exact_range(key, offset, len, &data).map(Some)
     }
 
     /// Where `key`'s bytes lie on disk, for messages about damage: "FILE at byte N".
     pub fn location(&self, key: &str) -> Option<String> {
-        let extent = self.index.lookup(key)?;
-        let path = self.index.segment_path(extent.segment);
+        let (index, extent) = self.lookup(key)?;
+        let path = index.segment_path(extent.segment);
         Some(format!("{} at byte {}", path.display(), extent.data_offset))
     }
 
     pub fn size(&self, key: &str) -> Option<u64> {
-        self.index.lookup(key).map(|extent| extent.len)
+        self.lookup(key).map(|(_, extent)| extent.len)
     }
 
     /// Forgets `key`; returns whether a segment held it. A segment's file is deleted with the
     /// last of its objects. The entry itself stays in the file until then: after a restart a
     /// deleted object can reappear, unreferenced, and is collected again as an orphan.
     pub async fn delete(&self, key: &str) -> bool {
-        let (found, emptied) = self.index.remove(key);
+        let Some(index) = &self.index else {
+            return false;
+        };
+        let (found, emptied) = index.remove(key);
         remove_files(emptied.into_iter().collect()).await;
         found
     }
 
     pub fn list(&self, prefix: &str) -> Vec<ListedObject> {
-        self.index.list(prefix)
+        self.index
+            .as_ref()
+            .map_or_else(Vec::new, |index| index.list(prefix))
     }
 }
 
