@@ -196,12 +196,15 @@ def test_request_time_is_held_to_its_percentage(make_broker):
     metrics_port = free_port()
     broker = make_broker(extra_config=f'metrics_listen = "127.0.0.1:{metrics_port}"').start()
     quotas = Quotas(broker.bootstrap)
-    # A thousandth of a core: 1 ms of handling a second.
+    # A hundred-thousandth of a core: 0.1 ms of handling a second. A Metadata request for no
+    # topics takes well under a microsecond of handling on a fast machine, so a larger quota
+    # leaves room for thousands of them a second and the gap to the calm client depends on
+    # the machine (at 0.1 %, a CI machine answered the busy client a third as often).
     assert quotas.alter([([("client-id", "busy")],
-                          [("request_percentage", 0.1)])]) == [(0, None)]
+                          [("request_percentage", 0.01)])]) == [(0, None)]
     busy = hammer(Connection(broker.bootstrap), "busy", 3)
     calm = hammer(Connection(broker.bootstrap), "calm", 3)
-    print(f"request_percentage 0.1: busy {busy}, calm {calm} (answered, throttled, waited out)")
+    print(f"request_percentage 0.01: busy {busy}, calm {calm} (answered, throttled, waited out)")
     assert busy[1] > 0 and busy[2], busy
     assert calm[1] == 0, calm
     assert busy[0] < calm[0] / 3, (busy, calm)
