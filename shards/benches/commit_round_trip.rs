@@ -80,9 +80,9 @@ fn run_case(
             .io_memory(1 << 20)
             .spin_before_park(spin)
             .spawn(move || async move {
-                let store = ObjectStore::Local(
+                let store = ObjectStore::Local(Box::new(
                     LocalStore::new(objects, shoal_wal::LocalLayout::Files).unwrap(),
-                );
+                ));
                 let finished = async move {
                     while !done.load(Ordering::Acquire) {
                         glommio::timer::sleep(Duration::from_millis(5)).await;

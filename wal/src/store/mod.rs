@@ -18,7 +18,7 @@ use s3::{S3Config, S3Store};
 /// The configured back end. An enum rather than a trait object: async methods stay plain
 /// `async fn`.
 pub enum ObjectStore {
-    Local(LocalStore),
+    Local(Box<LocalStore>),
     S3(Box<S3Store>),
 }
 
@@ -52,7 +52,7 @@ impl ObjectStore {
     pub fn open(config: &StoreConfig) -> Result<ObjectStore, WalError> {
         Ok(match config {
             StoreConfig::Local { root, layout } => {
-                ObjectStore::Local(LocalStore::new(root, *layout)?)
+                ObjectStore::Local(Box::new(LocalStore::new(root, *layout)?))
             }
             StoreConfig::S3(s3) => ObjectStore::S3(Box::new(S3Store::new(s3)?)),
         })

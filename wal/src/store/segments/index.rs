@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::SystemTime;
 
@@ -52,6 +53,9 @@ pub struct SegmentIndex {
     state: Mutex<IndexState>,
     /// Whether `dir`'s file system takes O_DIRECT writes, probed by the first writer to ask.
     direct_io: OnceLock<bool>,
+    /// Segments reclaimed so far: readers holding segment files open close those of
+    /// reclaimed segments when this moves (their disk space is freed only then).
+    reclaimed: AtomicU64,
 }
 
 /// One index per segments directory in this process, so that every executor's store handle
@@ -73,6 +77,7 @@ impl SegmentIndex {
             dir: dir.to_path_buf(),
             state: Mutex::new(scan(dir)?),
             direct_io: OnceLock::new(),
+            reclaimed: AtomicU64::new(0),
         });
         registry.insert(dir.to_path_buf(), Arc::downgrade(&index));
         Ok(index)
@@ -112,6 +117,22 @@ impl SegmentIndex {
         self.state().objects.get(key).copied()
     }
 
+    /// How many segments have been reclaimed in this process (a count that only rises).
+    pub fn reclaimed(&self) -> u64 {
+        self.reclaimed.load(Ordering::Acquire)
+    }
+
+    /// Whether `segment` is still in use (not reclaimed).
+    pub fn holds_segment(&self, segment: u64) -> bool {
+        self.state().segments.contains_key(&segment)
+    }
+
+    fn count_reclaimed(&self, segments: usize) {
+        if segments > 0 {
+            self.reclaimed.fetch_add(segments as u64, Ordering::Release);
+        }
+    }
+
     /// A number for a new segment, unused by any file this process has seen.
     pub fn new_segment(&self) -> u64 {
         let mut state = self.state();
@@ -133,6 +154,7 @@ impl SegmentIndex {
                 emptied.extend(release(&mut state, &self.dir, old.segment));
             }
         }
+        self.count_reclaimed(emptied.len());
         emptied
     }
 
@@ -141,7 +163,11 @@ impl SegmentIndex {
     pub fn remove(&self, key: &str) -> (bool, Option<PathBuf>) {
         let mut state = self.state();
         match state.objects.remove(key) {
-            Some(extent) => (true, release(&mut state, &self.dir, extent.segment)),
+            Some(extent) => {
+                let emptied = release(&mut state, &self.dir, extent.segment);
+                self.count_reclaimed(emptied.iter().count());
+                (true, emptied)
+            }
             None => (false, None),
         }
     }
@@ -153,6 +179,7 @@ impl SegmentIndex {
         info.sealed = true;
         if info.live == 0 {
             state.segments.remove(&segment);
+            self.count_reclaimed(1);
             return Some(segment_path(&self.dir, segment));
         }
         None

@@ -7,16 +7,17 @@
 mod direct_io;
 mod entry;
 mod index;
+mod open_files;
 mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use glommio::io::DmaFile;
 
 use index::Extent;
 pub use index::SegmentIndex;
+use open_files::OpenFiles;
 use writer::{remove_files, SegmentWriter};
 
 use super::local::{exact_range, short_object};
@@ -33,6 +34,8 @@ pub struct Segments {
     /// take no lock shared between executors.
     index: Option<Arc<SegmentIndex>>,
     writer: Option<SegmentWriter>,
+    /// Segment files this executor keeps open for reading.
+    open_files: OpenFiles,
 }
 
 impl Segments {
@@ -48,7 +51,11 @@ impl Segments {
             .filter(|_| index.takes_direct_io())
             .map(|bytes| SegmentWriter::new(index.clone(), entry::align_up(bytes)));
         let index = (writer.is_some() || !index.is_empty()).then_some(index);
-        Ok(Segments { index, writer })
+        Ok(Segments {
+            index,
+            writer,
+            open_files: OpenFiles::default(),
+        })
     }
 
     /// The index and `key`'s extent, when a segment holds `key`.
@@ -63,6 +70,7 @@ impl Segments {
     }
 
     pub async fn put(&self, key: &str, data: &Bytes) -> Result<(), WalError> {
+        self.close_reclaimed();
         match &self.writer {
             Some(writer) => writer.put(key, data).await,
             None => Err(WalError::Config(
@@ -78,6 +86,7 @@ impl Segments {
         offset: u64,
         len: usize,
     ) -> Result<Option<Bytes>, WalError> {
+        self.close_reclaimed();
         let Some((index, extent)) = self.lookup(key) else {
             return Ok(None);
         };
@@ -87,18 +96,19 @@ impl Segments {
         let path = index.segment_path(extent.segment);
         // Direct reads, as the writes are: the bytes are not in the page cache, and filling it
         // cost more CPU than the read itself (each new page zeroed, then copied out again).
-        let file = DmaFile::open(&path).await.map_err(|e| {
-            let io: std::io::Error = e.into();
-            if io.kind() == std::io::ErrorKind::NotFound {
-                WalError::NotFound(key.to_string()) // deleted since the lookup
-            } else {
-                WalError::io(&path.display().to_string(), io)
-            }
-        })?;
-        let result = file.read_at(extent.data_offset + offset, len).await;
-        let _ = file.close().await;
-        let data = result.map_err(|e| WalError::io(&path.display().to_string(), e))?;
+        let file = self.open_files.open(extent.segment, &path, key).await?;
+        let data = file
+            .read_at(extent.data_offset + offset, len)
+            .await
+            .map_err(|e| WalError::io(&path.display().to_string(), e))?;
         exact_range(key, offset, len, &data).map(Some)
+    }
+
+    /// Closes the files of segments reclaimed since this handle last looked (`OpenFiles`).
+    fn close_reclaimed(&self) {
+        if let Some(index) = &self.index {
+            self.open_files.close_reclaimed(index);
+        }
     }
 
     /// Where `key`'s bytes lie on disk, for messages about damage: "FILE at byte N".
@@ -120,11 +130,13 @@ impl Segments {
             return false;
         };
         let (found, emptied) = index.remove(key);
+        self.close_reclaimed();
         remove_files(emptied.into_iter().collect()).await;
         found
     }
 
     pub fn list(&self, prefix: &str) -> Vec<ListedObject> {
+        self.close_reclaimed();
         self.index
             .as_ref()
             .map_or_else(Vec::new, |index| index.list(prefix))

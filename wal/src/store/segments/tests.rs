@@ -260,3 +260,49 @@ fn a_put_dropped_mid_write_leaves_the_writer_usable_and_later_objects_readable_a
     });
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// Files this process holds open that were deleted: their space is not yet freed.
+fn open_deleted_files(root: &std::path::Path) -> usize {
+    let root = root.display().to_string();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .map(|target| target.display().to_string())
+        .filter(|target| target.starts_with(&root) && target.ends_with("(deleted)"))
+        .count()
+}
+
+#[test]
+fn a_reader_keeps_segment_files_open_and_closes_those_another_handle_reclaims() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            // Two handles on one index, as two executors have: one writes, one only reads.
+            let writer = Segments::open(&dir, Some(1 << 20)).unwrap();
+            for i in 0..4u32 {
+                let key = format!("wal/{i}");
+                writer.put(&key, &object(i, 300_000)).await.unwrap();
+            }
+            let reader = Segments::open(&dir, None).unwrap();
+            for _ in 0..3 {
+                let got = reader.get_range("wal/1", 10, 20).await.unwrap().unwrap();
+                assert_eq!(got, object(1, 300_000).slice(10..30));
+            }
+            assert_eq!(reader.open_files.len(), 1, "opened once, kept");
+            // The first segment (wal/0..2) is emptied and deleted by the writer's handle: the
+            // reader still holds its file until its next operation looks.
+            for i in 0..3u32 {
+                assert!(writer.delete(&format!("wal/{i}")).await);
+            }
+            assert_eq!(open_deleted_files(&dir), 1);
+            assert!(reader.get_range("wal/1", 0, 1).await.unwrap().is_none());
+            glommio::timer::sleep(std::time::Duration::from_millis(50)).await;
+            assert_eq!(reader.open_files.len(), 0);
+            assert_eq!(open_deleted_files(&dir), 0, "closed, its space freed");
+            let got = reader.get_range("wal/3", 0, 5).await.unwrap().unwrap();
+            assert_eq!(got, object(3, 300_000).slice(0..5));
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}
