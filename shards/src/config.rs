@@ -99,6 +99,9 @@ impl ProduceConfig {
 pub struct FetchConfig {
     /// Recently committed objects each shard keeps for tailing consumers.
     pub cache_max_bytes: usize,
+    /// What each shard may hold of ranges read ahead for consumers catching up (the next
+    /// fetch's batches, read while the answer before travels); 0 reads nothing ahead.
+    pub read_ahead_max_bytes: usize,
     /// Kafka's `fetch.max.bytes`: the most one Fetch answer holds, whatever it asks.
     pub max_bytes: usize,
     /// The longest a Fetch waits for data, whatever it asks.
@@ -109,6 +112,7 @@ impl Default for FetchConfig {
     fn default() -> Self {
         FetchConfig {
             cache_max_bytes: 128 << 20,
+            read_ahead_max_bytes: 64 << 20,
             max_bytes: 55 << 20,
             max_wait_ms: 30_000,
         }

@@ -150,6 +150,8 @@ pub struct ShardMetrics {
     pub quota_throttle_ms: Counter,
     pub fetch_cache_hits: Counter,
     pub fetch_cache_misses: Counter,
+    /// Partitions whose records a fetch found laid out ahead for it (`fetch::read_ahead`).
+    pub fetch_read_ahead_hits: Counter,
     /// Objects uploading or waiting to commit, and bytes in the open buffer.
     pub wal_in_flight: Gauge,
     pub wal_buffer_bytes: Gauge,
@@ -201,6 +203,7 @@ impl ShardMetrics {
             quota_throttle_ms: Counter::default(),
             fetch_cache_hits: Counter::default(),
             fetch_cache_misses: Counter::default(),
+            fetch_read_ahead_hits: Counter::default(),
             wal_in_flight: Gauge::default(),
             wal_buffer_bytes: Gauge::default(),
             connections: Gauge::default(),
@@ -249,6 +252,7 @@ impl ShardMetrics {
                 self.quota_throttle_ms.get(),
                 self.fetch_cache_hits.get(),
                 self.fetch_cache_misses.get(),
+                self.fetch_read_ahead_hits.get(),
             ],
             histograms: [
                 self.wal_object_bytes.snapshot(),
@@ -315,7 +319,7 @@ impl HistogramSnapshot {
 }
 
 /// In `MetricsSnapshot::counters` order; the fetch cache's two stay last (the hit ratio).
-const COUNTER_NAMES: [&str; 13] = [
+const COUNTER_NAMES: [&str; 14] = [
     "shoal_produce_bytes_in_total",
     "shoal_fetch_bytes_out_total",
     "shoal_wal_objects_uploaded_total",
@@ -329,6 +333,7 @@ const COUNTER_NAMES: [&str; 13] = [
     "shoal_quota_throttle_milliseconds_total",
     "shoal_fetch_cache_hits_total",
     "shoal_fetch_cache_misses_total",
+    "shoal_fetch_read_ahead_hits_total",
 ];
 const HISTOGRAM_NAMES: [&str; 3] = [
     "shoal_wal_object_bytes",
@@ -341,7 +346,7 @@ const HISTOGRAM_NAMES: [&str; 3] = [
 pub struct MetricsSnapshot {
     requests: Vec<u64>,
     request_seconds: Vec<HistogramSnapshot>,
-    counters: [u64; 13],
+    counters: [u64; 14],
     histograms: [HistogramSnapshot; 3],
     gauges: Vec<ShardGauges>,
     partition_rewrites: Vec<((String, i32), PartitionRewrites)>,

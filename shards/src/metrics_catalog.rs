@@ -60,6 +60,7 @@ pub const METRICS: &[MetricDoc] = &[
     ),
     doc("shoal_fetch_cache_hits_total", "counter", "", "Fetches served from the cache of recent objects."),
     doc("shoal_fetch_cache_misses_total", "counter", "", "Fetches that read the object store."),
+    doc("shoal_fetch_read_ahead_hits_total", "counter", "", "Partitions whose records a fetch found read and laid out ahead for it (a consumer catching up)."),
     doc("shoal_fetch_cache_hit_ratio", "gauge", "", "Hits over hits and misses since start."),
     doc("shoal_rewrite_bytes_read_total", "counter", "", "Bytes read by merging and compaction."),
     doc("shoal_rewrite_bytes_written_total", "counter", "", "Bytes written by merging and compaction."),

@@ -9,13 +9,11 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use futures::future::{select_all, LocalBoxFuture};
 use futures::FutureExt;
-use shoal_coordinator::commands::{FindBatches, ListOffsets};
-use shoal_coordinator::{
-    CoordinatorMetrics, ErrorKind, FindBatchesRequest, TopicPartition, TopicsView,
-};
+use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::{CoordinatorMetrics, ErrorKind, TopicPartition, TopicsView};
 use shoal_wal::ObjectStore;
 
-use crate::fetch::{read_partitions, LocalData};
+use crate::fetch::{find_batches, goes_on, read_ahead_of, read_partitions, LocalData};
 use crate::groups::{owner_of_group, GroupCall, GroupError, Groups};
 use crate::lifecycle::Tasks;
 use crate::metrics::{MetricsSnapshot, ShardMetrics};
@@ -82,7 +80,10 @@ impl Shard {
             tasks,
         } = wiring;
         let metrics = Rc::new(ShardMetrics::new(index));
-        let local_data = Rc::new(LocalData::new(config.fetch.cache_max_bytes));
+        let local_data = Rc::new(LocalData::new(
+            config.fetch.cache_max_bytes,
+            config.fetch.read_ahead_max_bytes,
+        ));
         let fanout = CommitFanout {
             local_data: local_data.clone(),
             peers: peers.clone(),
@@ -288,25 +289,15 @@ impl Shard {
         partitions: Vec<PartitionFetch>,
         max_bytes: u32,
     ) -> Vec<PartitionFetchResult> {
-        let request = FindBatches {
-            partitions: partitions
-                .iter()
-                .map(|p| FindBatchesRequest {
-                    read_committed: p.read_committed,
-                    partition: p.partition,
-                    offset: p.offset,
-                    max_partition_bytes: p.max_bytes,
-                    max_batches: if p.offsets_only { 0 } else { u32::MAX },
-                })
-                .collect(),
-            max_bytes,
-        };
-        let found = match self.coordinator.run(request).await {
-            Ok(found) if found.len() == partitions.len() => found,
-            _ => return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()],
+        let Some(found) = find_batches(&self.coordinator, &partitions, max_bytes).await else {
+            return vec![fetch_failed(ErrorKind::NotAvailable); partitions.len()];
         };
         let mut results: Vec<PartitionFetchResult> = Vec::with_capacity(partitions.len());
         let mut to_read = Vec::new();
+        // Partitions whose records were laid out ahead, or are being laid out.
+        let mut prepared_for = Vec::new();
+        // Where each partition catching up (its batches older than the cache holds) goes on.
+        let mut next = Vec::new();
         for (p, found) in partitions.iter().zip(found) {
             if found.error == Some(ErrorKind::UnknownTopicOrPartition) {
                 self.local_data.forget_watermark(&p.partition);
@@ -315,7 +306,21 @@ impl Shard {
                     .observe_watermark(p.partition, found.high_watermark);
             }
             if found.error.is_none() && !found.batches.is_empty() {
-                to_read.push((results.len(), found.batches));
+                let last = &found.batches.last().expect("not empty").object_key;
+                if !self.local_data.cache.borrow().contains(last) {
+                    next.extend(goes_on(p, &found));
+                }
+                let prepared = self
+                    .local_data
+                    .read_ahead
+                    .take_prepared(p.partition, &found.batches);
+                match prepared {
+                    Some(laid_out) => {
+                        self.metrics.fetch_read_ahead_hits.add(1);
+                        prepared_for.push((results.len(), laid_out, found.batches));
+                    }
+                    None => to_read.push((results.len(), found.batches)),
+                }
             }
             results.push(PartitionFetchResult {
                 error: found.error,
@@ -326,10 +331,27 @@ impl Shard {
                 aborted: found.aborted,
             });
         }
+        if !next.is_empty() {
+            self.read_ahead(next, max_bytes);
+        }
+        for (slot, laid_out, batches) in prepared_for {
+            match laid_out.await {
+                Some(records) => results[slot].records = records,
+                // The layout logged what failed; read again here for this fetch's own error.
+                None => to_read.push((slot, batches)),
+            }
+        }
         // One read plan for every partition: from S3 each read is a round trip and a GET.
         let batches: Vec<&[_]> = to_read.iter().map(|(_, b)| b.as_slice()).collect();
-        let read =
-            read_partitions(&batches, &self.local_data.cache, &self.store, &self.metrics).await;
+        let local = &self.local_data;
+        let read = read_partitions(
+            &batches,
+            &local.cache,
+            Some(&local.read_ahead),
+            &self.store,
+            &self.metrics,
+        )
+        .await;
         for ((slot, _), read) in to_read.iter().zip(read) {
             match read {
                 Ok(records) => results[*slot].records = records,
@@ -338,6 +360,19 @@ impl Shard {
             }
         }
         results
+    }
+
+    /// Starts reading ahead of a consumer catching up (`fetch::read_ahead_of`); returns at
+    /// once.
+    fn read_ahead(&self, partitions: Vec<PartitionFetch>, max_bytes: u32) {
+        self.tasks.spawn_request(read_ahead_of(
+            partitions,
+            max_bytes,
+            self.coordinator.clone(),
+            self.local_data.clone(),
+            self.store.clone(),
+            self.metrics.clone(),
+        ));
     }
 
     /// Waits until a commit on any owning shard moves one of the partitions past its fetch

@@ -45,6 +45,11 @@ impl ObjectCache {
         self.objects.insert(key, data);
     }
 
+    /// Whether the object is here (counted neither as a hit nor a miss).
+    pub fn contains(&self, key: &str) -> bool {
+        self.objects.contains_key(key)
+    }
+
     /// The byte range of a cached object, without copying.
     pub fn get_range(&mut self, key: &str, offset: usize, len: usize) -> Option<Bytes> {
         match self.objects.get(key) {

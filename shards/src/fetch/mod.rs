@@ -1,15 +1,20 @@
 //! The fetch path on the shard that owns a partition: batch coordinates from the coordinator,
 //! bytes from the cache of recent objects or from the store, base offsets patched in.
 
+mod ahead;
 mod cache;
 mod plan;
+mod read_ahead;
 mod reader;
 
+pub use ahead::{find_batches, goes_on, read_ahead_of};
 pub use cache::ObjectCache;
+pub use read_ahead::ReadAhead;
 pub use reader::{read_partition, read_partitions};
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -22,14 +27,16 @@ use crate::signal::LocalSignal;
 /// high watermarks it has seen, and a signal that fires on every commit.
 pub struct LocalData {
     pub cache: RefCell<ObjectCache>,
+    pub read_ahead: Rc<ReadAhead>,
     watermarks: RefCell<HashMap<TopicPartition, i64>>,
     committed: LocalSignal,
 }
 
 impl LocalData {
-    pub fn new(cache_max_bytes: usize) -> LocalData {
+    pub fn new(cache_max_bytes: usize, read_ahead_max_bytes: usize) -> LocalData {
         LocalData {
             cache: RefCell::new(ObjectCache::new(cache_max_bytes)),
+            read_ahead: Rc::new(ReadAhead::new(read_ahead_max_bytes)),
             watermarks: RefCell::new(HashMap::new()),
             committed: LocalSignal::default(),
         }

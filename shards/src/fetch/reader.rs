@@ -8,15 +8,17 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use shoal_coordinator::BatchCoordinate;
 use shoal_wal::batch::patch_base_offset;
 use shoal_wal::object::read_batches;
 use shoal_wal::{ObjectStore, WalError};
 
 use super::plan::{self, Wanted};
+use super::read_ahead::{Ahead, PendingRead, ReadAhead};
 use super::ObjectCache;
 use crate::ShardMetrics;
 
@@ -27,17 +29,18 @@ pub async fn read_partition(
     store: &ObjectStore,
     metrics: &ShardMetrics,
 ) -> Result<Bytes, WalError> {
-    let mut read = read_partitions(&[batches], cache, store, metrics).await;
+    let mut read = read_partitions(&[batches], cache, None, store, metrics).await;
     read.pop().expect("one answer per partition")
 }
 
 /// The batches of every partition of one fetch, each partition's in order. What is not in the
-/// cache is read with as few store requests as the plan allows (`plan::spans`: the ranges of
-/// one object that several partitions need are one read), at most `READS_IN_FLIGHT` at once:
-/// on S3 each is a round trip and a billed GET.
+/// cache, nor read ahead (`ahead`), is read with as few store requests as the plan allows
+/// (`plan::spans`: the ranges of one object that several partitions need are one read), at
+/// most `READS_IN_FLIGHT` at once: on S3 each is a round trip and a billed GET.
 pub async fn read_partitions(
     partitions: &[&[BatchCoordinate]],
     cache: &RefCell<ObjectCache>,
+    ahead: Option<&ReadAhead>,
     store: &ObjectStore,
     metrics: &ShardMetrics,
 ) -> Vec<Result<Bytes, WalError>> {
@@ -46,6 +49,8 @@ pub async fn read_partitions(
     let mut found: HashMap<(usize, usize), Found> = HashMap::new();
     let mut wanted = Vec::new();
     let mut wanted_by = Vec::new();
+    // Runs being read ahead: the read, and where the run lies in what it reads.
+    let mut reading: Vec<((usize, usize), PendingRead, std::ops::Range<usize>)> = Vec::new();
     for (p, batches) in partitions.iter().enumerate() {
         for (r, run) in runs[p].iter().enumerate() {
             let first = &batches[run.start];
@@ -60,6 +65,19 @@ pub async fn read_partitions(
                     found.insert((p, r), Found::Cached(bytes));
                 }
                 None => {
+                    let offset = first.byte_offset as usize;
+                    match ahead.and_then(|a| a.find(&first.object_key, offset, len)) {
+                        Some((Ahead::Read(bytes), _)) => {
+                            found.insert((p, r), Found::Stored(bytes));
+                            continue;
+                        }
+                        Some((Ahead::Reading(read), start)) => {
+                            let within = offset - start..offset - start + len;
+                            reading.push(((p, r), read, within));
+                            continue;
+                        }
+                        None => {}
+                    }
                     wanted.push(Wanted {
                         key: first.object_key.clone(),
                         offset: first.byte_offset as usize,
@@ -92,6 +110,12 @@ pub async fn read_partitions(
         }
     }
     drop(reads);
+    for (slot, read, within) in reading {
+        let run = read
+            .await
+            .and_then(|bytes| bytes.get(within.clone()).map(|_| bytes.slice(within)));
+        found.insert(slot, run.map_or(Found::Failed, Found::Stored));
+    }
     let mut results = Vec::with_capacity(partitions.len());
     for (p, batches) in partitions.iter().enumerate() {
         let mut out = BytesMut::with_capacity(bytes_of(batches));
@@ -122,6 +146,52 @@ pub async fn read_partitions(
         results.push(outcome.map(|()| out.freeze()));
     }
     results
+}
+
+/// Reads ahead the batches of a fetch to come (`read_ahead`): the runs neither cached nor
+/// already read ahead, planned as `read_partitions` plans them, each span a range of `ahead`
+/// that a fetch can wait for while it is read. The ranges are recorded at once; the returned
+/// future drives their reads, at most `READS_IN_FLIGHT` at a time.
+pub fn read_ahead<'a>(
+    partitions: &[&[BatchCoordinate]],
+    cache: &RefCell<ObjectCache>,
+    ahead: &'a ReadAhead,
+    store: Rc<ObjectStore>,
+    metrics: &ShardMetrics,
+) -> impl std::future::Future<Output = ()> + 'a {
+    let mut wanted = Vec::new();
+    for batches in partitions {
+        for run in runs_of(batches) {
+            let first = &batches[run.start];
+            let (offset, len) = (first.byte_offset as usize, bytes_of(&batches[run]));
+            let key = &first.object_key;
+            if !cache.borrow().contains(key) && ahead.find(key, offset, len).is_none() {
+                wanted.push(Wanted {
+                    key: key.clone(),
+                    offset,
+                    len,
+                });
+            }
+        }
+    }
+    let mut reads = Vec::new();
+    for span in plan::spans(&wanted) {
+        let store = store.clone();
+        let (key, offset, len) = (span.key.clone(), span.offset, span.len);
+        let read = async move { store.get_range(&key, offset as u64, len).await.ok() }
+            .boxed_local()
+            .shared();
+        if ahead.insert(&span.key, span.offset, span.len, read.clone()) {
+            metrics.fetch_cache_misses.add(1);
+            reads.push(async move { (span, read.await) });
+        }
+    }
+    async move {
+        let mut reads = futures::stream::iter(reads).buffer_unordered(READS_IN_FLIGHT);
+        while let Some((span, read)) = reads.next().await {
+            ahead.finished(&span.key, span.offset, read);
+        }
+    }
 }
 
 /// Stored batches may be read this many requests at a time for one fetch.
