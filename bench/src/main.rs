@@ -194,6 +194,15 @@ fn produce_workload(a: &ProduceArgs, mode: &str) -> serde_json::Value {
     })
 }
 
+/// The slowest requests, in the order they were due: `[seconds since the start, ms]`.
+fn slowest_json(slowest: &[produce::Slow]) -> serde_json::Value {
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    slowest
+        .iter()
+        .map(|s| json!([round(s.due_s), round(s.latency_ms)]))
+        .collect()
+}
+
 fn throughput(records: u64, bytes: u64, elapsed: Duration) -> serde_json::Value {
     let s = elapsed.as_secs_f64().max(1e-9);
     json!({
@@ -320,6 +329,7 @@ fn run() -> Result<(), BenchError> {
                 "produce_errors": r.errors,
                 "last_error_code": r.last_error_code,
                 "produce_latency_ms": stats::percentiles(&r.latency_us),
+                "slowest_requests": slowest_json(&r.slowest),
             });
             finish(&a.common, produce_workload(&a, "produce"), results)
         }

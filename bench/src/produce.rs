@@ -46,6 +46,32 @@ pub struct ProduceResult {
     pub last_error_code: i32,
     pub elapsed: Duration,
     pub latency_us: hdrhistogram::Histogram<u64>,
+    /// The slowest requests: when each was due (since the start) and how long it took, so
+    /// that a tail can be told apart as one stall or spread over the run.
+    pub slowest: Vec<Slow>,
+}
+
+/// One request among the slowest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slow {
+    pub due_s: f64,
+    pub latency_ms: f64,
+}
+
+/// Requests kept in `ProduceResult::slowest`.
+const SLOWEST_KEPT: usize = 20;
+
+/// Keeps the `SLOWEST_KEPT` slowest of what it is shown.
+fn keep_slowest(kept: &mut Vec<Slow>, slow: Slow) {
+    if kept.len() < SLOWEST_KEPT {
+        kept.push(slow);
+    } else if let Some(fastest) = kept
+        .iter_mut()
+        .min_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms))
+        .filter(|fastest| fastest.latency_ms < slow.latency_ms)
+    {
+        *fastest = slow;
+    }
 }
 
 struct InFlight {
@@ -68,6 +94,7 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
         .collect::<Result<_, _>>()?;
     let templates = Arc::new(templates);
     let merged: SharedHistogram = Arc::new(Mutex::new(histogram()));
+    let slowest = Arc::new(Mutex::new(Vec::new()));
     let started = Instant::now();
     let deadline = started + opts.duration;
     let mut handles = Vec::new();
@@ -132,11 +159,13 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
         });
         let stats_r = stats.clone();
         let merged_r = merged.clone();
+        let slowest_r = slowest.clone();
         let cpus = opts.cpus.clone();
         let acks = opts.acks;
         let reader = std::thread::spawn(move || -> Result<(), BenchError> {
             crate::pin(&cpus, c * 2 + 1);
             let mut local = histogram();
+            let mut local_slowest = Vec::new();
             if acks == 0 {
                 return Ok(());
             }
@@ -151,6 +180,11 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
                     .find(|code| *code != 0);
                 let micros = in_flight.scheduled.elapsed().as_micros() as u64;
                 local.record(micros.max(1)).ok();
+                let slow = Slow {
+                    due_s: in_flight.scheduled.duration_since(started).as_secs_f64(),
+                    latency_ms: micros as f64 / 1000.0,
+                };
+                keep_slowest(&mut local_slowest, slow);
                 if let Some(code) = failed {
                     stats_r.errors.fetch_add(1, Ordering::Relaxed);
                     stats_r
@@ -161,6 +195,10 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
                 }
             }
             merged_r.lock().expect("not poisoned").add(&local).ok();
+            let mut kept = slowest_r.lock().expect("not poisoned");
+            for slow in local_slowest {
+                keep_slowest(&mut kept, slow);
+            }
             Ok(())
         });
         handles.push((writer, reader));
@@ -171,6 +209,8 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
     }
     let elapsed = started.elapsed();
     let latency_us = merged.lock().expect("not poisoned").clone();
+    let mut slowest = std::mem::take(&mut *slowest.lock().expect("not poisoned"));
+    slowest.sort_by(|a, b| a.due_s.total_cmp(&b.due_s));
     Ok(ProduceResult {
         records: stats.records.load(Ordering::Relaxed),
         bytes: stats.bytes.load(Ordering::Relaxed),
@@ -178,6 +218,7 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
         last_error_code: stats.last_error_code.load(Ordering::Relaxed),
         elapsed,
         latency_us,
+        slowest,
     })
 }
 
@@ -187,5 +228,29 @@ pub struct StopOnDrop(pub Arc<AtomicBool>);
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slowest_are_kept() {
+        let mut kept = Vec::new();
+        for i in 0..100 {
+            let latency_ms = ((i * 37) % 100) as f64;
+            keep_slowest(
+                &mut kept,
+                Slow {
+                    due_s: i as f64,
+                    latency_ms,
+                },
+            );
+        }
+        let mut latencies: Vec<f64> = kept.iter().map(|s| s.latency_ms).collect();
+        latencies.sort_by(f64::total_cmp);
+        let expected: Vec<f64> = (80..100).map(|l| l as f64).collect();
+        assert_eq!(latencies, expected);
     }
 }
