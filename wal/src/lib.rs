@@ -16,4 +16,4 @@ pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
 pub use store::s3::{HttpConfig, S3Config};
-pub use store::{ListedObject, LocalLayout, LocalStore, ObjectStore, StoreConfig};
+pub use store::{ListedObject, LocalLayout, LocalStore, ObjectStore, StoreConfig, WriteLane};

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use shoal_coordinator::commands::CommitMirrored;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
-use shoal_wal::{BatchHeader, ObjectBuilder};
+use shoal_wal::{BatchHeader, ObjectBuilder, WriteLane};
 
 use crate::produce::{commit_batch, upload_with_retries};
 use crate::Shard;
@@ -43,6 +43,7 @@ impl Shard {
             uuid::Uuid::new_v4()
         );
         upload_with_retries(
+            WriteLane::Produce,
             self.store.clone(),
             key.clone(),
             data.clone(),

@@ -9,7 +9,7 @@ use glommio::sync::{Semaphore, StaticPermit};
 use glommio::task::JoinHandle;
 use shoal_coordinator::commands::CommitFile;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
-use shoal_wal::{ObjectStore, WalError};
+use shoal_wal::{ObjectStore, WalError, WriteLane};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use super::validate::{validate_payload, ValidPayload};
@@ -227,6 +227,7 @@ impl ProducePipeline {
             uuid::Uuid::new_v4()
         );
         let uploading = upload_with_retries(
+            WriteLane::Produce,
             self.store.clone(),
             key.clone(),
             object.data.clone(),
@@ -408,6 +409,7 @@ fn write_result(results: &[CommitBatchResult]) -> PartitionProduceResult {
 }
 
 pub(crate) async fn upload_with_retries(
+    lane: WriteLane,
     store: Rc<ObjectStore>,
     key: String,
     data: Bytes,
@@ -417,7 +419,7 @@ pub(crate) async fn upload_with_retries(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match store.put(&key, data.clone()).await {
+        match store.put_in(lane, &key, data.clone()).await {
             Ok(()) => return Ok(()),
             Err(e) if attempt >= attempts.max(1) => return Err(e),
             Err(e) => {

@@ -27,8 +27,9 @@ const PLANS_PER_CHECK: usize = 64;
 /// The most CPU a rewrite takes before it lets requests run: glommio would otherwise let a
 /// background queue run for its 100 ms preemption slice.
 const SLICE: Duration = Duration::from_micros(500);
-/// Idle time a rate-limited rewrite may make up for at once.
-const CATCH_UP: Duration = Duration::from_secs(1);
+/// Idle time a rate-limited rewrite may make up for at once: short, so that it reads evenly
+/// rather than in bursts a second's worth at a time.
+const CATCH_UP: Duration = Duration::from_millis(100);
 
 /// Keeps a shard's rewriting in its place: yields to requests every `SLICE` of work, and
 /// reads at most `[rewrite] io_max_bytes_per_second` (Kafka's

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use shoal_coordinator::commands::RewriteBatches;
 use shoal_coordinator::{BatchCoordinate, NewObject, TopicPartition, REWRITTEN_OBJECT_PREFIX};
-use shoal_wal::ObjectBuilder;
+use shoal_wal::{ObjectBuilder, WriteLane};
 
 use crate::produce::upload_with_retries;
 use crate::{Shard, ShardError};
@@ -81,6 +81,7 @@ impl Output {
                 let key = format!("{REWRITTEN_OBJECT_PREFIX}{}", uuid::Uuid::new_v4());
                 let produce = &shard.config.produce;
                 upload_with_retries(
+                    WriteLane::Background,
                     shard.store.clone(),
                     key.clone(),
                     data.clone(),

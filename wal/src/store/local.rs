@@ -16,7 +16,7 @@ use glommio::io::{BufferedFile, Directory, OpenOptions};
 
 use super::segments::Segments;
 use super::write_fully::write_fully;
-use super::{ListedObject, LocalLayout};
+use super::{ListedObject, LocalLayout, WriteLane};
 use crate::WalError;
 
 pub struct LocalStore {
@@ -51,8 +51,13 @@ impl LocalStore {
     /// with its directory entry. On any failure the partial file is removed: a put that
     /// failed leaves nothing a reader could mistake for the object.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
+        self.put_in(WriteLane::Produce, key, data).await
+    }
+
+    /// `put` in `lane`: the segment layout writes each lane to segments of its own.
+    pub async fn put_in(&self, lane: WriteLane, key: &str, data: Bytes) -> Result<(), WalError> {
         if self.segments.writes() {
-            return self.segments.put(key, &data).await;
+            return self.segments.put_in(lane, key, &data).await;
         }
         let path = self.path_of(key);
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();

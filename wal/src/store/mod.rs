@@ -29,6 +29,19 @@ pub enum StoreConfig {
     S3(Box<S3Config>),
 }
 
+/// Whose write a put is. On the segment layout each lane appends to segments of its own, with
+/// its own group commits, and the background lane writes an object a part at a time: a
+/// rewritten object of 32 MiB written at once queued 32 MiB in the device ahead of produce's
+/// next small write (measured: produce p99 at half load 30-55 ms with merging on, 3-4 ms with
+/// it off, 10-15 ms with merged objects written in parts). Other stores treat both alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteLane {
+    /// Objects producers wait for.
+    Produce,
+    /// Objects written by background work (merging, compaction).
+    Background,
+}
+
 /// How a local store writes new objects (it reads both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalLayout {
@@ -113,8 +126,13 @@ impl ObjectStore {
 
     /// Stores `data` under `key` durably: when this returns Ok the object survives a crash.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
+        self.put_in(WriteLane::Produce, key, data).await
+    }
+
+    /// `put`, in the given lane.
+    pub async fn put_in(&self, lane: WriteLane, key: &str, data: Bytes) -> Result<(), WalError> {
         match self {
-            ObjectStore::Local(store) => store.put(key, data).await,
+            ObjectStore::Local(store) => store.put_in(lane, key, data).await,
             ObjectStore::S3(store) => store.put(key, data).await,
         }
     }

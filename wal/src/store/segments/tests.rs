@@ -306,3 +306,44 @@ fn a_reader_keeps_segment_files_open_and_closes_those_another_handle_reclaims() 
     });
     std::fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn each_lane_appends_to_segments_of_its_own_and_both_are_read_after_a_reopen() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            {
+                let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
+                // Written at once: a background object does not join produce's group.
+                // Larger than a background write: written in parts, one after the other.
+                let (large, small) = (object(1, 2_600_000), object(2, 1000));
+                let (big, small) = futures::join!(
+                    segments.put_in(WriteLane::Background, "merged/a", &large),
+                    segments.put_in(WriteLane::Produce, "wal/b", &small),
+                );
+                big.unwrap();
+                small.unwrap();
+                let index = segments.index.as_ref().unwrap();
+                let (a, b) = (
+                    index.lookup("merged/a").unwrap(),
+                    index.lookup("wal/b").unwrap(),
+                );
+                assert_ne!(a.segment, b.segment, "one segment per lane");
+            }
+            let segments = Segments::open(&dir, None).unwrap();
+            let large = object(1, 2_600_000);
+            let got = segments.get_range("merged/a", 0, 2_600_000).await.unwrap();
+            assert_eq!(got.unwrap(), large);
+            // Across the first part's end (the header is in the first part).
+            let got = segments
+                .get_range("merged/a", (1 << 20) - 100, 200)
+                .await
+                .unwrap();
+            assert_eq!(got.unwrap(), large.slice((1 << 20) - 100..(1 << 20) + 100));
+            let got = segments.get_range("wal/b", 0, 1000).await.unwrap();
+            assert_eq!(got.unwrap(), object(2, 1000));
+        })
+    });
+    std::fs::remove_dir_all(root).unwrap();
+}

@@ -18,14 +18,14 @@ use futures::lock::Mutex as AsyncMutex;
 use glommio::io::{Directory, DmaBuffer, DmaFile, OpenOptions};
 use glommio::Task;
 
-use super::entry::{EntryHeader, MAX_KEY_BYTES};
+use super::entry::{align_up, EntryHeader, MAX_KEY_BYTES};
 use super::index::{Extent, SegmentIndex};
 use crate::WalError;
 
 struct Pending {
     key: String,
     header: EntryHeader,
-    buffer: DmaBuffer,
+    data: Bytes,
     done: oneshot::Sender<Result<(), WalError>>,
 }
 
@@ -42,6 +42,9 @@ type Prepared = Result<(u64, DmaFile), WalError>;
 pub struct SegmentWriter {
     index: Arc<SegmentIndex>,
     segment_bytes: u64,
+    /// The most one write of an entry holds, if any bound; a larger entry is written a part at
+    /// a time.
+    write_bytes: Option<u64>,
     pending: RefCell<Vec<Pending>>,
     active: RefCell<Option<Active>>,
     /// The next segment, being created and preallocated in the background while the active
@@ -52,10 +55,17 @@ pub struct SegmentWriter {
 }
 
 impl SegmentWriter {
-    pub fn new(index: Arc<SegmentIndex>, segment_bytes: u64) -> SegmentWriter {
+    /// A writer appending entries to segments of `segment_bytes`, writing each whole or in
+    /// parts of at most `write_bytes` (aligned) one after the other.
+    pub fn new(
+        index: Arc<SegmentIndex>,
+        segment_bytes: u64,
+        write_bytes: Option<u64>,
+    ) -> SegmentWriter {
         SegmentWriter {
             index,
             segment_bytes,
+            write_bytes: write_bytes.map(|bytes| align_up(bytes.max(1))),
             pending: RefCell::new(Vec::new()),
             active: RefCell::new(None),
             spare: RefCell::new(None),
@@ -76,18 +86,11 @@ impl SegmentWriter {
             data_len: data.len() as u64,
             written_at: SystemTime::now(),
         };
-        // The one copy of the object's bytes: into the aligned buffer the disk reads from.
-        let mut buffer = glommio::allocate_dma_buffer(header.entry_len() as usize);
-        let bytes = buffer.as_bytes_mut();
-        let data_start = header.data_offset() as usize;
-        header.encode(bytes);
-        bytes[data_start..data_start + data.len()].copy_from_slice(data);
-        bytes[data_start + data.len()..].fill(0);
         let (done, outcome) = oneshot::channel();
         self.pending.borrow_mut().push(Pending {
             key: key.to_string(),
             header,
-            buffer,
+            data: data.clone(),
             done,
         });
         {
@@ -128,7 +131,6 @@ impl SegmentWriter {
         let mut waiting = Vec::with_capacity(group.len());
         let mut writes = Vec::with_capacity(group.len());
         for (entry, (segment, file, pos)) in group.into_iter().zip(placed.iter().cloned()) {
-            let wanted = entry.buffer.len();
             let key = entry.key.clone();
             extents.push((
                 entry.key,
@@ -140,18 +142,35 @@ impl SegmentWriter {
                 },
             ));
             waiting.push(entry.done);
+            let part_bytes = self.write_bytes;
             writes.push(async move {
-                let written = file
-                    .write_at(entry.buffer, pos)
-                    .await
-                    .map_err(|e| WalError::io(&key, e))?;
-                if written != wanted {
-                    return Err(WalError::ShortWrite {
-                        key,
-                        offset: pos,
-                        wanted,
-                        written,
-                    });
+                // One part after the other, each laid out just before it is written: the
+                // device's queue then never holds more than one part of a large entry ahead of
+                // another lane's small write, and the copying is spread between the writes.
+                let mut head = vec![0u8; entry.header.data_offset() as usize];
+                entry.header.encode(&mut head);
+                let total = entry.header.entry_len() as usize;
+                let part_bytes = part_bytes.map_or(total, |bytes| bytes as usize);
+                let mut offset = pos;
+                for at in (0..total).step_by(part_bytes) {
+                    let len = (total - at).min(part_bytes);
+                    // The one copy of the object's bytes: into the aligned buffer the disk
+                    // reads from.
+                    let buffer = lay_out_part(&head, &entry.data, at, len);
+                    let wanted = buffer.len();
+                    let written = file
+                        .write_at(buffer, offset)
+                        .await
+                        .map_err(|e| WalError::io(&key, e))?;
+                    if written != wanted {
+                        return Err(WalError::ShortWrite {
+                            key,
+                            offset,
+                            wanted,
+                            written,
+                        });
+                    }
+                    offset += wanted as u64;
                 }
                 Ok(())
             });
@@ -272,6 +291,28 @@ impl SegmentWriter {
     }
 }
 
+/// `len` bytes from `at` of the entry made of `head` (header and key), `data` and zero
+/// padding, in a buffer for a direct write.
+fn lay_out_part(head: &[u8], data: &[u8], at: usize, len: usize) -> DmaBuffer {
+    let mut buffer = glommio::allocate_dma_buffer(len);
+    let bytes = buffer.as_bytes_mut();
+    let end = at + len;
+    let head_bytes = head.len().saturating_sub(at).min(len);
+    if head_bytes > 0 {
+        bytes[..head_bytes].copy_from_slice(&head[at..at + head_bytes]);
+    }
+    // The part of `data` this buffer holds (entry positions), then the padding.
+    let (from, to) = (at.max(head.len()), end.min(head.len() + data.len()));
+    let filled = if from < to {
+        bytes[from - at..to - at].copy_from_slice(&data[from - head.len()..to - head.len()]);
+        to - at
+    } else {
+        head_bytes
+    };
+    bytes[filled..].fill(0);
+    buffer
+}
+
 /// A preallocated segment file whose name is durable in its directory. A file left by a
 /// creation that did not finish (a crash, a writer dropped meanwhile) holds no entry and is
 /// deleted when the store next opens.
@@ -342,5 +383,36 @@ pub async fn remove_files(paths: Vec<PathBuf>) {
         if let Err(e) = glommio::io::remove(&path).await {
             tracing::warn!(segment = %path.display(), error = %e, "could not delete an empty segment");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_laid_out_one_by_one_make_the_whole_entry() {
+        glommio::LocalExecutorBuilder::default()
+            .io_memory(1 << 20)
+            .spawn(|| async {
+                let head: Vec<u8> = (0..40u8).collect();
+                let data: Vec<u8> = (0..9000u32).map(|i| (i % 251) as u8 + 1).collect();
+                let total = 12288;
+                let mut whole = head.clone();
+                whole.extend_from_slice(&data);
+                whole.resize(total, 0);
+                // Parts smaller than the head, cutting the data, and holding only padding.
+                for part in [16, 4096, 5000, total] {
+                    let mut made = Vec::new();
+                    for at in (0..total).step_by(part) {
+                        let len = (total - at).min(part);
+                        made.extend_from_slice(lay_out_part(&head, &data, at, len).as_bytes());
+                    }
+                    assert_eq!(made, whole, "parts of {part}");
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 }
