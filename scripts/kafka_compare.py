@@ -3,9 +3,10 @@
 rounds: the yardstick of the performance issues.
 
 Brokers, each fresh every round, on --broker-cpus (load on --bench-cpus):
-- shoal: the local store (every produce acknowledged once its object is fsynced and committed);
-- shoal-segments: the same with `local_layout = "segments"` (objects appended with O_DIRECT to
-  preallocated segment files), only with --segments;
+- shoal: the local store with its defaults (objects appended with O_DIRECT to preallocated
+  segment files; every produce acknowledged once its object is fsynced and committed);
+- shoal-files: the same with `local_layout = "files"` (one file per object, through the page
+  cache), only with --files;
 - kafka-flush: Apache Kafka 4.4 (KRaft, one node) with log.flush.interval.messages=1, so an
   acknowledged batch is on disk as Shoal's is;
 - kafka: Apache Kafka with its defaults (acknowledged in the page cache, flushed later);
@@ -20,7 +21,7 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
   producer's defaults, acks=all): MB/s and its p50/p99 at full speed.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
-        [--segments]
+        [--files]
 
 Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
 -Dsurefire.failIfNoSpecifiedTests=false` writes their classpath). Writes
@@ -185,8 +186,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--perf-records", type=int, default=300000)
     ap.add_argument("--tansu", action="store_true")
-    ap.add_argument("--segments", action="store_true",
-                    help="also Shoal with its local store's segment layout")
+    ap.add_argument("--files", action="store_true",
+                    help="also Shoal with its local store's file-per-object layout")
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
@@ -195,8 +196,8 @@ def main():
     cpus = args.broker_cpus
     brokers = {
         "shoal": lambda work: start_shoal(work, cpus, None),
-        **({"shoal-segments": lambda work: start_shoal(
-            work, cpus, None, '[object_store]\nlocal_layout = "segments"\n')} if args.segments else {}),
+        **({"shoal-files": lambda work: start_shoal(
+            work, cpus, None, '[object_store]\nlocal_layout = "files"\n')} if args.files else {}),
         "kafka-flush": lambda work: start_kafka(work, cpus, True),
         "kafka": lambda work: start_kafka(work, cpus, False),
     }
@@ -231,9 +232,8 @@ def main():
                      "producer's other defaults (linger.ms 5, batch.size 16384)",
         "seconds": args.seconds, "rounds": args.rounds,
         "shoal": "local store, one shard and the coordinator on the broker CPU, defaults "
-                 "(commit_interval_ms 5, fsync before acknowledging)",
-        "shoal-segments": "the same with [object_store] local_layout = \"segments\" (with "
-                          "--segments)",
+                 "(local_layout segments, commit_interval_ms 5, fsync before acknowledging)",
+        "shoal-files": "the same with [object_store] local_layout = \"files\" (with --files)",
         "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
                        "(acknowledged on disk), JVM flags as kafka-server-start.sh",
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache)",

@@ -19,7 +19,7 @@ a stage's quantile is the upper bound of the histogram bucket it falls in (bucke
 
     python3 scripts/produce_tail.py [--rounds 3] [--seconds 8] [--layout files|segments]
 
-Writes perf-results/<date>-produce-tail.json (-segments.json for that layout).
+Writes perf-results/<date>-produce-tail-<layout>.json.
 """
 
 import argparse
@@ -145,7 +145,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
-    ap.add_argument("--layout", choices=["files", "segments"], default="files",
+    ap.add_argument("--layout", choices=["files", "segments"], default="segments",
                     help="the local store's object layout")
     args = ap.parse_args()
     floors = [disk_floor(size) for size in (64 << 10, 256 << 10, 1 << 20)]
@@ -169,7 +169,7 @@ def main():
         "stages": "histogram quantiles over the half-load phase, bucket upper bounds",
         "rounds": args.rounds,
     }
-    suffix = "" if args.layout == "files" else f"-{args.layout}"
+    suffix = f"-{args.layout}"
     write_results(f"produce-tail{suffix}", "scripts/produce_tail.py", workload, results, runs)
 
 

@@ -251,7 +251,7 @@ impl Default for ObjectStoreConfig {
     fn default() -> Self {
         ObjectStoreConfig {
             kind: StoreKind::Local,
-            local_layout: LocalLayoutKind::Files,
+            local_layout: LocalLayoutKind::Segments,
             segment_bytes: 64 << 20,
             endpoint: String::new(),
             bucket: String::new(),

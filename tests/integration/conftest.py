@@ -33,6 +33,9 @@ def free_port():
 ON_CLUSTER = os.environ.get("SHOAL_TEST_COORDINATOR") == "cluster"
 ON_POSTGRES = ON_CLUSTER or os.environ.get("SHOAL_TEST_COORDINATOR") == "postgres"
 CLUSTER_CONFIG = "[cluster]\nenabled = true\nheartbeat_ms = 200\nlease_ms = 1500\n"
+# For tests that look at objects on disk as files (data/objects/wal/<key>): the local store's
+# other layout; the default, segments, keeps objects inside segment files.
+FILES_LAYOUT = '[object_store]\nlocal_layout = "files"\n'
 
 
 class Broker:

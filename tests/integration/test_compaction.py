@@ -16,8 +16,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import (CLUSTER_CONFIG, ON_CLUSTER, ON_POSTGRES, SHOAL_BIN, free_port,
-                      shared_postgres)
+from conftest import (CLUSTER_CONFIG, FILES_LAYOUT, ON_CLUSTER, ON_POSTGRES, SHOAL_BIN,
+                      free_port, shared_postgres)
 from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
@@ -188,7 +188,8 @@ def test_tombstones_go_after_delete_retention_and_aborted_records_are_removed(ma
 
 
 def test_merging_keeps_every_record_and_offset_and_frees_the_small_objects(make_broker):
-    broker = make_broker("merge", fast_rewrites()).start()
+    # Objects are counted as files.
+    broker = make_broker("merge", fast_rewrites(FILES_LAYOUT)).start()
     create(broker.bootstrap, "plain", partitions=2)
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
     for i in range(60):

@@ -11,7 +11,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from conftest import SHOAL_BIN, Broker, free_port
+from conftest import FILES_LAYOUT, SHOAL_BIN, Broker, free_port
 
 SMALL_SNAPSHOTS = "[coordinator]\nsnapshot_log_bytes = 4096\n"
 
@@ -174,7 +174,8 @@ def test_a_cut_snapshot_refuses_the_start(make_broker):
 
 
 def test_damaged_and_missing_objects_fail_only_their_batches(make_broker):
-    broker = make_broker("objects").start()
+    # Objects damaged as files; a segment's damage has its own test below.
+    broker = make_broker("objects", FILES_LAYOUT).start()
     acked = produce_each(broker.bootstrap, "t", values(6))
     assert [o for o, _ in acked] == list(range(6))
     broker.stop()
@@ -279,8 +280,11 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_a_full_disk_loses_no_acknowledged_record(small_disk):
-    broker = Broker(small_disk / "broker")
+@pytest.mark.parametrize("layout", ["segments", "files"])
+def test_a_full_disk_loses_no_acknowledged_record(small_disk, layout):
+    # Segments of 4 MiB: the disk is 64 MiB.
+    broker = Broker(small_disk / "broker",
+                    f'[object_store]\nlocal_layout = "{layout}"\nsegment_bytes = 4194304\n')
     ballast = small_disk / "ballast"
     ballast.write_bytes(b"\xaa" * (6 << 20))  # freed later, as an operator would
     broker.start()

@@ -107,6 +107,8 @@ fn a_failed_upload_answers_storage_error_and_the_next_write_succeeds() {
     let mut config = test_config(&dir);
     config.produce.upload_attempts = 2;
     config.produce.upload_backoff_ms = 1;
+    // The fault is made in the file layout's object directory.
+    config.object_store.local_layout = crate::config::LocalLayoutKind::Files;
     let wal_dir = dir.join("objects").join("wal");
     run_broker(config, move |broker| {
         let wal_dir = wal_dir.clone();
