@@ -121,6 +121,15 @@ class Broker:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+@pytest.fixture(autouse=True)
+def remove_the_test_directory(tmp_path):
+    """Each test's directory goes when it ends (its brokers stopped by then: fixtures end in
+    the reverse of their start, and this one starts first): a broker's segments are
+    preallocated, tens of MiB each, and a full run would otherwise keep tens of GB."""
+    yield
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 @pytest.fixture
 def broker(tmp_path):
     b = Broker(tmp_path).start()

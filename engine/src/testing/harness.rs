@@ -23,10 +23,28 @@ use crate::quotas::QuotaBoard;
 use crate::server::ConnectionLimits;
 
 /// A fresh directory under the system's temporary directory.
-pub fn temp_dir(label: &str) -> PathBuf {
+pub fn temp_dir(label: &str) -> TestDir {
     let dir = std::env::temp_dir().join(format!("shoal-{label}-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("temporary directory");
-    dir
+    TestDir(dir)
+}
+
+/// A test's data directory, removed when the test is done with it: segments are preallocated
+/// (tens of MiB each), and a run leaves a directory per test.
+pub struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Defaults for an in-process broker in `dir`: two shards sharing the machine's CPUs, small
