@@ -3,7 +3,11 @@
 --seconds (default flags, 8 partitions), then shoal-bench consume of every record from offset
 0; rounds alternate. Broker one shard + coordinator on CPU 0, generator on CPU 1.
 
-    python3 scripts/catchup_ab.py [--seconds 6] [--rounds 2] --label NAME BIN_A BIN_B
+    python3 scripts/catchup_ab.py [--seconds 6] [--rounds 2] [--broker-config TOML] --label NAME
+        BIN_A BIN_B
+
+--broker-config is appended to both brokers' configs (such as '[object_store]\nlocal_layout =
+"segments"' when one build's default differs).
 
 Writes perf-results/<date>-catchup-<label>.json."""
 
@@ -16,7 +20,7 @@ import subprocess
 import tempfile
 
 from ab_produce import BENCH, start
-from benchlib import write_results
+from benchlib import alternating_rounds, write_results
 
 
 def bench(args):
@@ -32,24 +36,25 @@ def main():
     ap.add_argument("--label", required=True)
     ap.add_argument("--seconds", type=float, default=6)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--broker-config", default="", help="TOML appended to both configs")
     args = ap.parse_args()
     runs = {"a": [], "b": []}
-    for _ in range(args.rounds):
-        for side, binary in zip("ab", args.binaries):
-            work = pathlib.Path(tempfile.mkdtemp())
-            process, bootstrap, _ = start(binary, work, "")
-            try:
-                produced = bench(["produce", "--bootstrap", bootstrap, "--create",
-                                  "--duration-s", str(args.seconds)])
-                records = produced["produce"]["records"]
-                consumed = bench(["consume", "--bootstrap", bootstrap, "--records",
-                                  str(records), "--duration-s", "120"])["consume"]
-                runs[side].append({"mb_per_s": consumed["mb_per_s"],
-                                   "records": consumed["records"], "written": records})
-            finally:
-                process.terminate()
-                process.wait(30)
-                shutil.rmtree(work, ignore_errors=True)
+    for _, side in alternating_rounds(args.rounds):
+        binary = args.binaries["ab".index(side)]
+        work = pathlib.Path(tempfile.mkdtemp())
+        process, bootstrap, _ = start(binary, work, args.broker_config.replace("\\n", "\n"))
+        try:
+            produced = bench(["produce", "--bootstrap", bootstrap, "--create",
+                              "--duration-s", str(args.seconds)])
+            records = produced["produce"]["records"]
+            consumed = bench(["consume", "--bootstrap", bootstrap, "--records",
+                              str(records), "--duration-s", "120"])["consume"]
+            runs[side].append({"mb_per_s": consumed["mb_per_s"],
+                               "records": consumed["records"], "written": records})
+        finally:
+            process.terminate()
+            process.wait(30)
+            shutil.rmtree(work, ignore_errors=True)
     summary = {side: {"mb_per_s_median": statistics.median(r["mb_per_s"] for r in rs)}
                for side, rs in runs.items()}
     summary["b_over_a"] = round(summary["b"]["mb_per_s_median"] / summary["a"]["mb_per_s_median"],
@@ -57,7 +62,8 @@ def main():
     workload = {"produce": f"shoal-bench produce, default flags, {args.seconds} s",
                 "consume": "shoal-bench consume of every record from offset 0 (catch-up)",
                 "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",
-                "rounds": args.rounds, "a": args.binaries[0], "b": args.binaries[1]}
+                "rounds": args.rounds, "broker_config": args.broker_config,
+                "a": args.binaries[0], "b": args.binaries[1]}
     write_results(f"catchup-{args.label}", "scripts/catchup_ab.py", workload, summary, runs)
 
 

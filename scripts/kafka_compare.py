@@ -21,7 +21,7 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
   producer's defaults, acks=all): MB/s and its p50/p99 at full speed.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
-        [--files]
+        [--files] [--label NAME]
 
 Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
 -Dsurefire.failIfNoSpecifiedTests=false` writes their classpath). Writes
@@ -186,6 +186,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--perf-records", type=int, default=300000)
     ap.add_argument("--tansu", action="store_true")
+    ap.add_argument("--label", default="", help="the result file's name ends -LABEL")
     ap.add_argument("--files", action="store_true",
                     help="also Shoal with its local store's file-per-object layout")
     ap.add_argument("--broker-cpus", default="0")
@@ -239,7 +240,8 @@ def main():
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache)",
         "broker_cpus": args.broker_cpus, "generator_cpus": args.bench_cpus,
     }
-    write_results("kafka-compare", "scripts/kafka_compare.py", workload, results, runs)
+    name = "kafka-compare" + (f"-{args.label}" if args.label else "")
+    write_results(name, "scripts/kafka_compare.py", workload, results, runs)
 
 
 if __name__ == "__main__":
