@@ -122,12 +122,18 @@ PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/
 
 
 def producer_perf_test(port, args):
+    """The Java producer's figures, or None for each with the reason when it cannot finish
+    (Tansu 0.6 drops the Java 4.4 producer's connections: it never finishes there)."""
     topic = "perf-test"
-    done = subprocess.run(
-        java(args.bench_cpus, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
-             "--num-records", args.perf_records, "--record-size", 1024, "--throughput", -1,
-             "--producer-props", f"bootstrap.servers=127.0.0.1:{port}", "acks=all"),
-        check=True, capture_output=True, text=True, timeout=600)
+    try:
+        done = subprocess.run(
+            java(args.bench_cpus, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+                 "--num-records", args.perf_records, "--record-size", 1024, "--throughput", -1,
+                 "--producer-props", f"bootstrap.servers=127.0.0.1:{port}", "acks=all"),
+            check=True, capture_output=True, text=True, timeout=240)
+    except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as failed:
+        return {"perf_test_mb_per_s": None, "perf_test_p50_ms": None, "perf_test_p99_ms": None,
+                "perf_test_failed": str(failed).splitlines()[0][-200:]}
     match = PERF_LINE.findall(done.stdout)[-1]
     return {"perf_test_mb_per_s": float(match[2]), "perf_test_p50_ms": int(match[5]),
             "perf_test_p99_ms": int(match[7])}
@@ -212,7 +218,9 @@ def main():
             run = one_round(name, brokers[name], args)
             print(round_, name, json.dumps(run), flush=True)
             runs[name].append(run)
-    medians = {name: {k: statistics.median(r[k] for r in rs) for k in FIGURES}
+    medians = {name: {k: statistics.median(values) if (values := [r[k] for r in rs
+                                                                 if r[k] is not None]) else None
+                      for k in FIGURES}
                for name, rs in runs.items()}
     results = dict(medians)
     shoals = [name for name in brokers if name.startswith("shoal")]
@@ -221,7 +229,7 @@ def main():
             if peer != ours and (peer not in shoals or ours != "shoal"):
                 results[f"{ours.replace('-', '_')}_over_{peer.replace('-', '_')}"] = {
                     k: round(medians[ours][k] / medians[peer][k], 2)
-                    for k in FIGURES if medians[peer][k]}
+                    for k in FIGURES if medians[peer][k] and medians[ours][k]}
     workload = {
         "produce": "shoal-bench produce, default flags (1 KiB records, 100 per batch, 8 "
                    "partitions, 4 connections x 8 in flight, acks=all, closed loop), after a 3 s "
