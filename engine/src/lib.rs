@@ -6,6 +6,7 @@
 pub mod admin_cli;
 pub mod cluster;
 pub mod config;
+pub mod context;
 pub mod coordinator_database;
 pub mod datadir;
 pub mod dynamic_configs;

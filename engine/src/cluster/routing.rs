@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::membership::ClusterView;
 use super::placement::client_zone;
 use super::Member;
-use crate::handlers::{Broker, Call};
+use crate::context::{Broker, Call};
 
 /// A broker as a client should reach it.
 pub struct BrokerAddress {

@@ -18,7 +18,7 @@ use shoal_coordinator::acl::{AclBinding, AclFilter, Operation};
 use shoal_coordinator::commands::{CreateAcls, DeleteAcls, DescribeAcls};
 use shoal_protocol::ResponseError;
 
-use super::Call;
+use crate::context::Call;
 
 pub async fn create(call: &Call<'_>, request: CreateAclsRequest) -> CreateAclsResponse {
     let count = request.creations.len();

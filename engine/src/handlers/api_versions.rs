@@ -9,7 +9,7 @@ use shoal_protocol::codes::NONE;
 use shoal_protocol::ResponseError;
 
 use super::registry::{spec, APIS};
-use crate::handlers::Call;
+use crate::context::Call;
 
 /// The feature levels Shoal serves (KIP-584), as (name, highest supported, finalized level).
 /// `group.version` 1 is the consumer group protocol (KIP-848). `transaction.version` stays 0:

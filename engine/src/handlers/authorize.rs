@@ -8,8 +8,8 @@ use shoal_coordinator::ErrorKind;
 
 use shoal_shards::groups::consumer::group::TopicAccess;
 
-use super::registry::AclCheck;
-use super::Call;
+use crate::context::AclCheck;
+use crate::context::Call;
 
 /// The operations Kafka reports for each resource type when a client asks which it may do.
 pub const TOPIC_OPERATIONS: [Operation; 8] = [

@@ -18,7 +18,7 @@ use shoal_coordinator::state::client_quotas::QuotaMatch;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 
-use super::Call;
+use crate::context::Call;
 use crate::kafka::error_codes::code_of;
 
 /// DescribeClientQuotas' match types.

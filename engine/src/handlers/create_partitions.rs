@@ -5,7 +5,7 @@ use shoal_coordinator::commands::CreatePartitions;
 use shoal_coordinator::state::PARTITIONS_PER_TOPIC_MAX;
 use shoal_coordinator::ErrorKind;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 

@@ -9,8 +9,9 @@ use shoal_coordinator::{ErrorKind, TopicConfig};
 use shoal_protocol::ResponseError;
 
 use super::configs::{set_topic_config, topic_config_value, TOPIC_CONFIGS};
-use super::{topics, Broker};
-use crate::handlers::Call;
+use super::topics;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopicsResponse {

@@ -5,7 +5,7 @@ use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use shoal_coordinator::commands::DeleteRecords;
 
 use super::topics::{partition_values, permitted, Answers};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

@@ -6,7 +6,7 @@ use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 use uuid::Uuid;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 

@@ -5,8 +5,8 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_protocol::ResponseError;
 
+use crate::context::Call;
 use crate::handlers::authorize::CLUSTER_OPERATIONS;
-use crate::handlers::Call;
 
 /// Every live broker; the lowest node id stands in as controller.
 pub async fn handle(call: &Call<'_>, request: DescribeClusterRequest) -> DescribeClusterResponse {

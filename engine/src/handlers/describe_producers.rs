@@ -9,7 +9,7 @@ use shoal_coordinator::commands::DescribeProducers;
 use shoal_coordinator::TopicPartition;
 
 use super::topics::{permitted, Answers};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

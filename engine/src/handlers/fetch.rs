@@ -10,7 +10,7 @@ use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::PartitionFetch;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 /// Versions from 13 on name topics by id instead of by name.

@@ -4,7 +4,7 @@ use shoal_coordinator::commands::{InitProducerId, ProducerIdentity};
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 /// Hands out a new producer id (epoch 0) for idempotent producers; ids are allocated in the

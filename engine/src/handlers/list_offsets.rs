@@ -11,8 +11,8 @@ use shoal_wal::records::{first_record_at_or_after, latest_record};
 use shoal_wal::BatchHeader;
 
 use super::topics::{partition_values, permitted, Answers};
-use super::Broker;
-use crate::handlers::Call;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

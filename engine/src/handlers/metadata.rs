@@ -9,7 +9,7 @@ use shoal_protocol::ResponseError;
 
 use super::authorize::{CLUSTER_OPERATIONS, TOPIC_OPERATIONS};
 use super::topics;
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {

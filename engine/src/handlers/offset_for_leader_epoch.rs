@@ -10,7 +10,7 @@ use shoal_coordinator::LATEST_TIMESTAMP;
 
 use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, permitted, Answers};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

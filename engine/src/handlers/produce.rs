@@ -9,7 +9,7 @@ use shoal_protocol::ResponseError;
 use shoal_shards::{PartitionProduce, PartitionProduceResult, ProduceRules};
 
 use super::topics;
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 /// A partition either becomes a write (Ok: its index in the writes) or is answered now.

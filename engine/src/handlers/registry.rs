@@ -6,10 +6,6 @@
 //! Adding an API: write its handler file (`async fn(&Call, Request) -> Response`), declare
 //! the module in `handlers/mod.rs`, and add one line here, with the ACL operation it checks.
 
-use std::cell::Cell;
-use std::rc::Rc;
-use std::time::Instant;
-
 use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
@@ -23,129 +19,11 @@ use super::{
     acls, api_versions, client_quotas, configs, create_partitions, create_topics, delete_records,
     delete_topics, describe_cluster, describe_producers, diskless, fetch, groups, init_producer_id,
     list_offsets, metadata, offset_for_leader_epoch, produce, sasl, scram_credentials,
-    transactions, Broker,
+    transactions,
 };
+use crate::context::{AclCheck, ApiSpec, Call};
 use crate::mirror::handlers as mirror;
-use crate::quotas::{Busy, ConnectionQuotas, ThrottleTime};
-use crate::security::Session;
-
-/// What a handler works with besides its request.
-pub struct Call<'a> {
-    pub broker: &'a Broker,
-    /// The request's version.
-    pub version: i16,
-    pub client: &'a ClientInfo,
-    /// The ACL checks the registry declares for this API: the only ones the handler may make.
-    pub checks: &'static [AclCheck],
-    /// Until when the client is to wait before its next request (the longest of its quotas'
-    /// throttles); the answer carries what is left of it when it is sent.
-    pub throttled_until: Cell<Option<Instant>>,
-    /// Not counted toward `request_percentage`: the internal APIs and the login exchange.
-    pub request_quota_exempt: bool,
-}
-
-/// Who sent a request, as DescribeGroups reports members, and the connection it came on.
-#[derive(Clone)]
-pub struct ClientInfo {
-    pub id: String,
-    /// Kafka's form: "/127.0.0.1".
-    pub host: String,
-    pub session: Rc<Session>,
-    /// The connection's quota accounting; None for handlers called without a connection.
-    pub quotas: Option<Rc<ConnectionQuotas>>,
-}
-
-impl Default for ClientInfo {
-    /// A PLAINTEXT client, for handlers called without a connection.
-    fn default() -> Self {
-        ClientInfo {
-            id: String::new(),
-            host: String::new(),
-            session: Rc::new(Session::plaintext()),
-            quotas: None,
-        }
-    }
-}
-
-impl<'a> Call<'a> {
-    pub fn new(
-        broker: &'a Broker,
-        version: i16,
-        client: &'a ClientInfo,
-        spec: &'static ApiSpec,
-    ) -> Call<'a> {
-        Call {
-            broker,
-            version,
-            client,
-            checks: spec.checks,
-            throttled_until: Cell::new(None),
-            request_quota_exempt: spec.internal || spec.before_authentication,
-        }
-    }
-}
-
-impl Call<'_> {
-    /// The host and port of the listener the client came in on, as Metadata advertises it.
-    pub fn advertised(&self) -> (String, i32) {
-        let listener = &self.client.session.listener;
-        if listener.advertised_port == 0 {
-            // A session without a real listener (handlers called directly).
-            return (
-                self.broker.advertised_host.clone(),
-                self.broker.advertised_port,
-            );
-        }
-        (listener.advertised_host.clone(), listener.advertised_port)
-    }
-}
-
-/// An ACL check: an operation on a kind of resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AclCheck {
-    pub operation: Operation,
-    pub resource: ResourceType,
-}
-
-/// One served API.
-#[derive(Debug, Clone, Copy)]
-pub struct ApiSpec {
-    pub key: i16,
-    /// The name in logs and metrics: the request type's, without "Request".
-    pub name: &'static str,
-    pub min_version: i16,
-    pub max_version: i16,
-    /// Every ACL check the handler may make (Kafka's documented operations for the API); the
-    /// handler's calls are held to this list (`Call::authorized`). Empty only for what is
-    /// served before a login.
-    pub checks: &'static [AclCheck],
-    /// The same, as `shoal apis` explains it (which topics, groups or ids each applies to).
-    pub authorization: &'static str,
-    /// For other brokers and operator tools, not clients: the coordinator's Diskless*
-    /// operations and mirror state writes (to be closed to clients with ACLs: ClusterAction).
-    pub internal: bool,
-    /// Served before a SASL listener's client has authenticated (ApiVersions and the SASL
-    /// exchange itself); every other request then closes the connection.
-    pub before_authentication: bool,
-    /// For versions outside the range: the API's response carrying an error code, where the
-    /// response has a top-level one (else the connection is closed).
-    error_answer: Option<ErrorAnswer>,
-}
-
-type ErrorAnswer = fn(i16, i32, i16) -> Result<Bytes, ProtocolError>;
-
-impl ApiSpec {
-    pub fn serves(&self, version: i16) -> bool {
-        (self.min_version..=self.max_version).contains(&version)
-    }
-
-    /// The framed error answer for `version`, if this API's response can carry one and the
-    /// codec knows the version.
-    pub fn error_answer(&self, version: i16, correlation_id: i32, code: i16) -> Option<Bytes> {
-        self.error_answer
-            .and_then(|answer| answer(version, correlation_id, code).ok())
-    }
-}
+use crate::quotas::{Busy, ThrottleTime};
 
 /// "ProduceRequest" → "Produce", at compile time.
 const fn api_name(type_name: &'static str) -> &'static str {

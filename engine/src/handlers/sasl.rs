@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::ResponseError;
 
-use super::{Broker, Call};
+use crate::context::{Broker, Call};
 use crate::security::scram::{ClientFirst, Exchange, ScramMechanism};
 use crate::security::{plain, AuthState, Mechanism, Principal, Session};
 use shoal_coordinator::commands::LookupScramCredential;

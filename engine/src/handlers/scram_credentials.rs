@@ -19,7 +19,7 @@ use shoal_coordinator::state::ScramAlteration;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 
-use super::Call;
+use crate::context::Call;
 use crate::kafka::error_codes::code_of;
 use crate::security::scram::{ScramMechanism, MAX_ITERATIONS, MIN_ITERATIONS};
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::Call;
+use crate::context::Call;
 use crate::quotas::{extend, QuotaKind};
 
 impl Call<'_> {

@@ -7,7 +7,7 @@ use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition, TopicsView};
 use uuid::Uuid;
 
-use super::{Broker, Call};
+use crate::context::{Broker, Call};
 
 pub async fn create(
     broker: &Broker,

@@ -21,7 +21,7 @@ use shoal_wal::{BatchHeader, WalError};
 
 use super::client::{FETCH, LIST_OFFSETS};
 use super::fetcher::{event, events, failed, OwnedPartition, Session};
-use crate::handlers::Broker;
+use crate::context::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;
 use shoal_shards::mirror::progress::SourceOffsets;

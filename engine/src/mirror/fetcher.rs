@@ -15,7 +15,7 @@ use shoal_protocol::mirror::LastMirroredOffsetsRequest;
 
 use super::client::SourceClient;
 use super::fetch_round::{fetch_round, prepare};
-use crate::handlers::Broker;
+use crate::context::Broker;
 
 /// How often the manager looks for mirrors whose partitions this shard owns.
 const DISCOVERY_INTERVAL: Duration = Duration::from_millis(200);

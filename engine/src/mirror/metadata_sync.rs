@@ -25,8 +25,8 @@ use shoal_shards::groups::calls::DescribeGroup;
 use super::client::{
     first_time, SourceClient, DESCRIBE_CONFIGS, LIST_GROUPS, METADATA, OFFSET_FETCH,
 };
+use crate::context::Broker;
 use crate::handlers::configs::set_topic_config;
-use crate::handlers::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;
 

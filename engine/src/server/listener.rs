@@ -11,8 +11,8 @@ use shoal_shards::{Shard, ShardError};
 
 use super::connection::serve_connection;
 use crate::config::BrokerConfig;
+use crate::context::Broker;
 use crate::dynamic_configs::LiveConfigs;
-use crate::handlers::Broker;
 use crate::quotas::QuotaBoard;
 use crate::security::{Listener, TlsServer};
 

@@ -9,9 +9,10 @@ use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
 use shoal_protocol::{frame, ResponseError};
 
+use crate::context::ApiSpec;
+use crate::context::ClientInfo;
 use crate::handlers::api_versions;
-use crate::handlers::registry::{self, ApiSpec, DecodedRequest};
-use crate::handlers::ClientInfo;
+use crate::handlers::registry::{self, DecodedRequest};
 use crate::kafka::unsupported;
 use crate::quotas::ConnectionQuotas;
 use crate::security::Session;

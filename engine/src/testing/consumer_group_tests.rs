@@ -15,8 +15,8 @@ use shoal_coordinator::commands::{ClaimGroup, CreateTopic, ReadConsumerGroup};
 use shoal_coordinator::TopicConfig;
 
 use super::*;
+use crate::context::{Broker, ClientInfo};
 use crate::handlers::groups::{consumer_group_describe, consumer_heartbeat};
-use crate::handlers::{Broker, ClientInfo};
 
 const NOT_COORDINATOR: i16 = 16;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;

@@ -7,7 +7,8 @@ use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::{TopicConfig, TopicPartition};
 
 use super::*;
-use crate::handlers::{fetch, produce, Broker, ClientInfo};
+use crate::context::{Broker, ClientInfo};
+use crate::handlers::{fetch, produce};
 
 const FETCH_VERSION: i16 = 12;
 

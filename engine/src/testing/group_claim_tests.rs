@@ -17,8 +17,8 @@ use shoal_coordinator::commands::{ClaimGroup, CreateTopic};
 use shoal_coordinator::TopicConfig;
 
 use super::*;
+use crate::context::{Broker, ClientInfo};
 use crate::handlers::groups::{heartbeat, join_group, offset_commit, sync_group};
-use crate::handlers::{Broker, ClientInfo};
 
 const UNKNOWN_MEMBER_ID: i16 = 25;
 const NOT_COORDINATOR: i16 = 16;

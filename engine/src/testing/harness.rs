@@ -17,8 +17,9 @@ use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;
 
 use crate::config::BrokerConfig;
+use crate::context::{Broker, Call, ClientInfo};
 use crate::dynamic_configs::LiveConfigs;
-use crate::handlers::{registry, Broker, Call, ClientInfo};
+use crate::handlers::registry;
 use crate::quotas::QuotaBoard;
 use crate::server::ConnectionLimits;
 

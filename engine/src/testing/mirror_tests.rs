@@ -13,7 +13,8 @@ use shoal_protocol::frame;
 use shoal_wal::batch::{patch_base_offset, BatchHeader};
 
 use super::*;
-use crate::handlers::{fetch, ClientInfo};
+use crate::context::ClientInfo;
+use crate::handlers::fetch;
 use crate::mirror::fetch_round::fetch_round;
 use crate::mirror::fetcher::{owned_partitions, Session};
 

@@ -11,7 +11,8 @@ use shoal_coordinator::commands::{CreateTopic, ListOffsets};
 use shoal_coordinator::{TopicConfig, TopicPartition, LATEST_TIMESTAMP};
 
 use super::*;
-use crate::handlers::{fetch, produce, Broker, ClientInfo};
+use crate::context::{Broker, ClientInfo};
+use crate::handlers::{fetch, produce};
 
 const PRODUCE_VERSION: i16 = 9;
 const STORAGE_ERROR: i16 = 56;

@@ -10,8 +10,9 @@ use shoal_coordinator::commands::{CreateTopic, DescribeTransactions};
 use shoal_coordinator::{TopicConfig, TransactionStatus};
 
 use super::*;
+use crate::context::{Broker, ClientInfo};
+use crate::handlers::init_producer_id;
 use crate::handlers::transactions::add_partitions;
-use crate::handlers::{init_producer_id, Broker, ClientInfo};
 
 const PRODUCER_FENCED: i16 = 90;
 

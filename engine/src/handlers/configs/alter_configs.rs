@@ -10,7 +10,7 @@ use shoal_coordinator::TopicConfig;
 use shoal_protocol::ResponseError;
 
 use super::*;
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfigsResponse {

@@ -10,7 +10,8 @@ use super::describe_configs::{
     described, SOURCE_DEFAULT, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT_BROKER,
     SOURCE_STATIC_BROKER,
 };
-use super::{broker_configs, refusal, Broker, Call, RESOURCE_BROKER};
+use super::{broker_configs, refusal, RESOURCE_BROKER};
+use crate::context::{Broker, Call};
 use crate::dynamic_configs::catalogue::{effective, SSL_FILES, TYPE_STRING};
 use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
 use crate::security::TlsServer;

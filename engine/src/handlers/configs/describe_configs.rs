@@ -8,7 +8,7 @@ use shoal_protocol::ResponseError;
 use super::broker_configs;
 use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
-use crate::handlers::Call;
+use crate::context::Call;
 use shoal_coordinator::acl::Operation;
 
 /// Kafka's ConfigSource values.

@@ -8,7 +8,7 @@ use shoal_coordinator::{ErrorKind, TopicsView};
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::GroupConfig;
 
-use super::super::Broker;
+use crate::context::Broker;
 use crate::kafka::error_codes;
 
 pub const RESOURCE_GROUP: i8 = 32;

@@ -11,7 +11,7 @@ use shoal_protocol::ResponseError;
 use super::alter_configs::{alter, answer};
 use super::group_configs::{alter_group_configs, RESOURCE_GROUP};
 use super::*;
-use crate::handlers::Call;
+use crate::context::Call;
 
 const OP_SET: i8 = 0;
 const OP_DELETE: i8 = 1;

@@ -14,7 +14,7 @@ use shoal_coordinator::{CleanupPolicy, ErrorKind, TopicCompression, TopicConfig}
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::ResponseError;
 
-use super::{Broker, Call};
+use crate::context::{Broker, Call};
 
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;

@@ -2,8 +2,8 @@ use shoal_coordinator::commands::CommitFile;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
-use crate::handlers::Call;
+use super::error_fields::error_fields;
+use crate::context::Call;
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
 const OBJECT_FORMAT_WAL: i8 = 1;

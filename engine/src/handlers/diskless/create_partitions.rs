@@ -2,8 +2,8 @@ use shoal_coordinator::commands::CreatePartitions;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
-use crate::handlers::Call;
+use super::error_fields::error_fields;
+use crate::context::Call;
 
 pub async fn create_partitions(
     call: &Call<'_>,

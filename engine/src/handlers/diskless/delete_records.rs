@@ -2,9 +2,9 @@ use shoal_coordinator::commands::DeleteRecords;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
+use super::error_fields::error_fields;
+use crate::context::Call;
 use crate::handlers::topics::partition_values;
-use crate::handlers::Call;
 
 pub async fn delete_records(
     call: &Call<'_>,

@@ -2,8 +2,8 @@ use shoal_coordinator::commands::DeleteTopic;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
-use crate::handlers::Call;
+use super::error_fields::error_fields;
+use crate::context::Call;
 
 pub async fn delete_topics(
     call: &Call<'_>,

@@ -2,7 +2,7 @@ use shoal_coordinator::commands::DescribeFiles;
 use shoal_protocol::diskless::*;
 use shoal_protocol::ResponseError;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn describe_files(

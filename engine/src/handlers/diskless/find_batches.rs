@@ -2,8 +2,8 @@ use shoal_coordinator::commands::FindBatches;
 use shoal_coordinator::{ErrorKind, FindBatchesRequest, FindBatchesResult, TopicPartition};
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
-use crate::handlers::Call;
+use super::error_fields::error_fields;
+use crate::context::Call;
 
 const MAGIC_V2: i8 = 2;
 const TIMESTAMP_TYPE_CREATE_TIME: i8 = 0;

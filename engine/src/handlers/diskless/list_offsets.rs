@@ -2,9 +2,9 @@ use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::{ErrorKind, ListOffsetsResult};
 use shoal_protocol::diskless::*;
 
-use super::error_fields;
+use super::error_fields::error_fields;
+use crate::context::Call;
 use crate::handlers::topics::partition_values;
-use crate::handlers::Call;
 
 /// The coordinator's own answer: timestamp lookups at batch granularity.
 pub async fn list_offsets(

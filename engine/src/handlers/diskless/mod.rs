@@ -6,6 +6,7 @@ mod create_partitions;
 mod delete_records;
 mod delete_topics;
 mod describe_files;
+mod error_fields;
 mod find_batches;
 mod list_offsets;
 
@@ -16,18 +17,3 @@ pub use delete_topics::delete_topics;
 pub use describe_files::describe_files;
 pub use find_batches::find_batches;
 pub use list_offsets::list_offsets;
-
-use shoal_coordinator::ErrorKind;
-
-use crate::kafka::error_codes;
-
-/// (error code, error message) for a per-item outcome.
-fn error_fields(error: Option<ErrorKind>) -> (i16, Option<String>) {
-    match error {
-        None => (error_codes::NONE, None),
-        Some(e) => (
-            error_codes::code_of(Some(e)),
-            Some(error_codes::message_of(e).to_string()),
-        ),
-    }
-}

@@ -9,8 +9,8 @@ use shoal_shards::groups::calls::{ClaimFor, LoseClaim, ValidateCommit};
 use shoal_shards::groups::messages::MemberRef;
 use shoal_shards::ShardError;
 
+use crate::context::{Broker, Call};
 use crate::handlers::topics::{permitted, Answers};
-use crate::handlers::{Broker, Call};
 use crate::kafka::error_codes::Outcome;
 
 /// One partition's offset, as both requests carry it.

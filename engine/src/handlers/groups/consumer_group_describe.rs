@@ -17,8 +17,8 @@ use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
 
 use super::{optional_text, owned, text};
+use crate::context::Call;
 use crate::handlers::authorize::GROUP_OPERATIONS;
-use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 /// ConsumerGroupDescribe v1's member types: of the classic protocol (in a group migrating

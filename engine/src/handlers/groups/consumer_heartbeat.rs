@@ -12,8 +12,8 @@ use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
 use super::{owned, owned_optional, text};
+use crate::context::Call;
 use crate::handlers::configs::group_configs::group_timeouts;
-use crate::handlers::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(

@@ -7,8 +7,8 @@ use shoal_shards::groups::GroupError;
 
 use super::commit_request::{group_claim, run_under_claim};
 use super::owned;
-use crate::handlers::Broker;
-use crate::handlers::Call;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes::{self, Outcome};
 use shoal_coordinator::acl::Operation;
 

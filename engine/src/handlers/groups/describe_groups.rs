@@ -6,8 +6,8 @@ use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
 
 use super::{optional_text, owned, text};
+use crate::context::Call;
 use crate::handlers::authorize::GROUP_OPERATIONS;
-use crate::handlers::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 
@@ -92,7 +92,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
     DescribeGroupsResponse::default().with_groups(described)
 }
 
-async fn is_consumer_group(broker: &crate::handlers::Broker, name: &str) -> bool {
+async fn is_consumer_group(broker: &crate::context::Broker, name: &str) -> bool {
     let described = broker
         .shard
         .group_call(name, DescribeConsumerGroup(name.to_string()))

@@ -8,7 +8,7 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::ResponseError;
 
 use super::text;
-use crate::handlers::Call;
+use crate::context::Call;
 use shoal_coordinator::acl::{Operation, ResourceType};
 
 const KEY_TYPE_GROUP: i8 = 0;

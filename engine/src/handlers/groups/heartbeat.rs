@@ -3,7 +3,7 @@ use shoal_shards::groups::calls::Heartbeat;
 use shoal_shards::groups::messages::MemberRef;
 
 use super::{owned, owned_optional};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

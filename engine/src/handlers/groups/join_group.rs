@@ -3,7 +3,7 @@ use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
 use shoal_shards::groups::messages::JoinRequest;
 
 use super::{optional_text, owned, owned_optional, text};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

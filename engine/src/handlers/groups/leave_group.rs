@@ -5,7 +5,7 @@ use shoal_shards::groups::messages::LeavingMember;
 use shoal_shards::groups::GroupError;
 
 use super::{owned, owned_optional};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

@@ -10,7 +10,7 @@ use shoal_shards::groups::calls::ListGroups;
 use shoal_shards::groups::messages::GroupListing;
 
 use super::text;
-use crate::handlers::Call;
+use crate::context::Call;
 use shoal_coordinator::acl::{Operation, ResourceType};
 
 pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {

@@ -11,7 +11,7 @@ use super::commit_request::{
     check_member, entries, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
 use super::{owned, owned_optional};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {

@@ -12,8 +12,8 @@ use shoal_shards::groups::GroupError;
 
 use super::commit_request::{group_claim, run_under_claim};
 use super::owned;
+use crate::context::Call;
 use crate::handlers::topics::permitted;
-use crate::handlers::Call;
 use crate::kafka::error_codes::{self, Outcome};
 use shoal_coordinator::acl::Operation;
 

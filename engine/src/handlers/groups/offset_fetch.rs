@@ -12,8 +12,8 @@ use shoal_coordinator::commands::{FetchOffsets, PendingTransactionOffsets};
 use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
 
 use super::{owned, text};
+use crate::context::Call;
 use crate::handlers::topics::permitted;
-use crate::handlers::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

@@ -2,7 +2,7 @@ use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use shoal_shards::groups::messages::{MemberRef, SyncRequest};
 
 use super::{optional_text, owned, owned_optional};
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 

@@ -5,7 +5,7 @@ use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::ErrorKind;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {

@@ -10,7 +10,7 @@ use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::ResponseError;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(

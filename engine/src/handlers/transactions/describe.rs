@@ -11,7 +11,7 @@ use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{DescribeTransactions, ListTransactions};
 use shoal_coordinator::{ErrorKind, Transaction, TransactionStatus};
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 /// Kafka's names of the states, as the admin tools show and filter them.

@@ -5,7 +5,7 @@ use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse};
 use shoal_coordinator::commands::EndTransaction;
 use shoal_coordinator::ErrorKind;
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: EndTxnRequest) -> EndTxnResponse {

@@ -5,7 +5,7 @@ use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, Pr
 use shoal_coordinator::commands::InitTransactionalProducer;
 use shoal_coordinator::{ErrorKind, TransactionalInit};
 
-use crate::handlers::Call;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 /// An earlier transaction is ended at most this many times before the client is told to

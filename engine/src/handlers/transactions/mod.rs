@@ -17,7 +17,7 @@ use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::TransactionsToEnd;
 use shoal_coordinator::ErrorKind;
 
-use crate::handlers::{Broker, Call};
+use crate::context::{Broker, Call};
 
 /// How often timed-out transactions are looked for, and ending ones retried.
 const CHORE_INTERVAL: Duration = Duration::from_secs(1);

@@ -10,10 +10,10 @@ use shoal_coordinator::commands::CommitTransactionOffsets;
 use shoal_coordinator::ErrorKind;
 use shoal_shards::groups::messages::MemberRef;
 
+use crate::context::Call;
 use crate::handlers::groups::commit_request::{
     check_member, entries, group_claim, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
-use crate::handlers::Call;
 use crate::kafka::error_codes::{self, Outcome};
 
 pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {

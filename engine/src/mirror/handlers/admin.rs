@@ -15,8 +15,8 @@ use shoal_coordinator::{ErrorKind, MirroredTopic};
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 
-use crate::handlers::Broker;
-use crate::handlers::Call;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes;
 use crate::mirror::client::SourceClient;
 

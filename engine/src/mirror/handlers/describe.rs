@@ -8,8 +8,8 @@ use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 use shoal_shards::mirror::progress::SourceOffsets;
 
-use crate::handlers::Broker;
-use crate::handlers::Call;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn list(call: &Call<'_>, _request: m::ListMirrorsRequest) -> m::ListMirrorsResponse {

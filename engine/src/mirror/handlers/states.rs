@@ -10,8 +10,8 @@ use shoal_coordinator::ErrorKind;
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 
-use crate::handlers::Broker;
-use crate::handlers::Call;
+use crate::context::Broker;
+use crate::context::Call;
 use crate::kafka::error_codes;
 
 pub async fn last_mirrored_offsets(
