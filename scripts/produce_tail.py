@@ -18,6 +18,7 @@ a stage's quantile is the upper bound of the histogram bucket it falls in (bucke
 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 10000 ms), so read it as "at most".
 
     python3 scripts/produce_tail.py [--rounds 3] [--seconds 8] [--layout files|segments]
+        [--label NAME]
 
 Writes perf-results/<date>-produce-tail-<layout>.json.
 """
@@ -107,6 +108,7 @@ def one_round(args):
     work = pathlib.Path(tempfile.mkdtemp())
     metrics = free_port()
     layout = f'[object_store]\nlocal_layout = "{args.layout}"\n'
+    layout += args.broker_config.replace("\\n", "\n")
     process, port = start_shoal(work, args.broker_cpus, None, layout, metrics_port=metrics)
     try:
         wait_for_port(port, 30)
@@ -147,6 +149,9 @@ def main():
     ap.add_argument("--bench-cpus", default="1")
     ap.add_argument("--layout", choices=["files", "segments"], default="segments",
                     help="the local store's object layout")
+    ap.add_argument("--broker-config", default="",
+                    help="TOML appended to the broker's config (a section other than object_store)")
+    ap.add_argument("--label", default="", help="the result file's name ends -LAYOUT-LABEL")
     args = ap.parse_args()
     floors = [disk_floor(size) for size in (64 << 10, 256 << 10, 1 << 20)]
     print("disk floor", floors, flush=True)
@@ -167,9 +172,9 @@ def main():
         "load": f"shoal-bench produce (1 KiB records, acks=all) on CPU {args.bench_cpus}: max for "
                 f"{args.seconds} s, then --rate at half of it for {args.seconds} s",
         "stages": "histogram quantiles over the half-load phase, bucket upper bounds",
-        "rounds": args.rounds,
+        "rounds": args.rounds, "broker_config": args.broker_config,
     }
-    suffix = f"-{args.layout}"
+    suffix = f"-{args.layout}" + (f"-{args.label}" if args.label else "")
     write_results(f"produce-tail{suffix}", "scripts/produce_tail.py", workload, results, runs)
 
 
