@@ -2,10 +2,11 @@
 //! `shoal mirror` CLI and the mirror source client: framing and headers (`frame`), one codec
 //! family (kafka-protocol's traits, implemented for Shoal's own Diskless* and mirror messages
 //! and the coordinator's metadata records by code generated from their schemas), and every
-//! error code in one table (`codes`).
+//! error code in one table (`codes`), the config codes beside them (`config_codes`).
 
 pub mod client;
 pub mod codes;
+pub mod config_codes;
 pub mod consumer_protocol;
 pub mod diskless;
 mod error;

@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
+use shoal_protocol::config_codes::{ConfigResource, ConfigSource};
 
 use super::{check, name_value, print_table, Admin, AdminError, Format, Target};
 
@@ -19,9 +20,6 @@ const CREATE_TOPICS_VERSION: i16 = 7;
 const DELETE_TOPICS_VERSION: i16 = 6;
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
 const INCREMENTAL_ALTER_CONFIGS_VERSION: i16 = 1;
-const RESOURCE_TOPIC: i8 = 2;
-/// Kafka's ConfigSource for a topic's own setting.
-const SOURCE_DYNAMIC_TOPIC: i8 = 1;
 const TIMEOUT_MS: i32 = 30_000;
 
 #[derive(clap::Subcommand, Debug)]
@@ -218,7 +216,7 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
                 .iter()
                 .map(|n| {
                     DescribeConfigsResource::default()
-                        .with_resource_type(RESOURCE_TOPIC)
+                        .with_resource_type(ConfigResource::Topic as i8)
                         .with_resource_name(StrBytes::from_string(n.clone()))
                         .with_configuration_keys(None)
                 })
@@ -238,7 +236,7 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
             .iter()
             .filter(|r| r.resource_name.as_str() == name)
             .flat_map(|r| &r.configs)
-            .filter(|c| c.config_source == SOURCE_DYNAMIC_TOPIC)
+            .filter(|c| c.config_source == ConfigSource::DynamicTopic as i8)
             .map(|c| {
                 let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
                 (c.name.to_string(), value)
@@ -307,7 +305,7 @@ fn alter(
         .collect();
     let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
         AlterConfigsResource::default()
-            .with_resource_type(RESOURCE_TOPIC)
+            .with_resource_type(ConfigResource::Topic as i8)
             .with_resource_name(StrBytes::from_string(topic.to_string()))
             .with_configs(configs),
     ]);

@@ -2,12 +2,9 @@
 //! what the config file says of each. Kafka's names where Kafka has the setting; Shoal's own
 //! are its config file's keys in Kafka's dotted spelling.
 
-use crate::config::{BrokerConfig, BUFFER_MAX_BYTES_LIMIT};
+use shoal_protocol::config_codes::ConfigType;
 
-/// Kafka's ConfigType values (DescribeConfigs v3+).
-pub const TYPE_STRING: i8 = 2;
-pub const TYPE_INT: i8 = 3;
-pub const TYPE_LONG: i8 = 5;
+use crate::config::{BrokerConfig, BUFFER_MAX_BYTES_LIMIT};
 
 /// The TLS listeners' PEM files (`[ssl]` certificate_file, key_file, truststore_file): a new
 /// path, or the same one again, re-reads them (Kafka re-reads its keystore likewise).
@@ -19,7 +16,7 @@ pub const SSL_FILES: [&str; 3] = [SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE];
 /// A broker config an operator may set per broker or as the cluster default.
 pub struct DynamicConfig {
     pub name: &'static str,
-    pub config_type: i8,
+    pub config_type: ConfigType,
     /// Why a value cannot be taken, given the rest of the config file.
     pub check: fn(&BrokerConfig, &str) -> Result<(), String>,
     /// The value the config file gives (or its default).
@@ -29,61 +26,61 @@ pub struct DynamicConfig {
 pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "fetch.max.bytes",
-        config_type: TYPE_INT,
+        config_type: ConfigType::Int,
         check: |_, v| integer(v, 1024, i32::MAX as u64),
         file_value: |c| c.fetch.max_bytes.to_string(),
     },
     DynamicConfig {
         name: "fetch.max.wait.ms",
-        config_type: TYPE_LONG,
+        config_type: ConfigType::Long,
         check: |_, v| integer(v, 0, 3_600_000),
         file_value: |c| c.fetch.max_wait_ms.to_string(),
     },
     DynamicConfig {
         name: "log.level",
-        config_type: TYPE_STRING,
+        config_type: ConfigType::String,
         check: |_, v| crate::log_filter::check(v),
         file_value: |_| crate::log_filter::at_start(),
     },
     DynamicConfig {
         name: "max.in.flight.request.bytes",
-        config_type: TYPE_LONG,
+        config_type: ConfigType::Long,
         check: |_, v| integer(v, 1 << 20, 1 << 40),
         file_value: |c| c.max_in_flight_request_bytes.to_string(),
     },
     DynamicConfig {
         name: "max.connections",
-        config_type: TYPE_INT,
+        config_type: ConfigType::Int,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections.to_string(),
     },
     DynamicConfig {
         name: "max.connections.per.ip",
-        config_type: TYPE_INT,
+        config_type: ConfigType::Int,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections_per_ip.to_string(),
     },
     DynamicConfig {
         name: SSL_CERTIFICATE,
-        config_type: TYPE_STRING,
+        config_type: ConfigType::String,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.certificate_file),
     },
     DynamicConfig {
         name: SSL_KEY,
-        config_type: TYPE_STRING,
+        config_type: ConfigType::String,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.key_file),
     },
     DynamicConfig {
         name: SSL_TRUSTSTORE,
-        config_type: TYPE_STRING,
+        config_type: ConfigType::String,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.truststore_file),
     },
     DynamicConfig {
         name: "produce.buffer.max.bytes",
-        config_type: TYPE_INT,
+        config_type: ConfigType::Int,
         check: |c, v| {
             let most = c
                 .produce
@@ -95,7 +92,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     },
     DynamicConfig {
         name: "produce.commit.interval.ms",
-        config_type: TYPE_LONG,
+        config_type: ConfigType::Long,
         check: |_, v| integer(v, 0, 60_000),
         file_value: |c| c.produce.commit_interval_ms.to_string(),
     },

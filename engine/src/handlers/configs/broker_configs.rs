@@ -6,13 +6,13 @@ use kafka_protocol::messages::describe_configs_response::DescribeConfigsResource
 use shoal_coordinator::commands::AlterBrokerConfig;
 use shoal_protocol::ResponseError;
 
-use super::describe_configs::{
-    described, SOURCE_DEFAULT, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT_BROKER,
-    SOURCE_STATIC_BROKER,
-};
-use super::{broker_configs, refusal, RESOURCE_BROKER};
+use shoal_protocol::config_codes::{ConfigSource, ConfigType};
+
+use super::describe_configs::described;
+use super::static_broker_configs::{static_broker_config, STATIC_BROKER_CONFIGS};
+use super::{refusal, RESOURCE_BROKER};
 use crate::context::{Broker, Call};
-use crate::dynamic_configs::catalogue::{effective, SSL_FILES, TYPE_STRING};
+use crate::dynamic_configs::catalogue::{effective, SSL_FILES};
 use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
 use crate::security::TlsServer;
 use shoal_coordinator::acl::Operation;
@@ -68,7 +68,7 @@ pub async fn alter_broker_configs(
     let read_only: Vec<&str> = named
         .iter()
         .map(String::as_str)
-        .filter(|n| is_file_only(broker, n))
+        .filter(|n| is_file_only(n))
         .collect();
     if !read_only.is_empty() {
         return Err((
@@ -150,10 +150,10 @@ async fn check_tls_files(
 }
 
 /// A name the config file sets that cannot change at run time.
-fn is_file_only(broker: &Broker, name: &str) -> bool {
+fn is_file_only(name: &str) -> bool {
     dynamic_config(name).is_none()
         && !WITHOUT_EFFECT.contains(&name)
-        && (STATIC_ONLY.contains(&name) || broker_configs(broker).iter().any(|(n, _)| *n == name))
+        && (STATIC_ONLY.contains(&name) || static_broker_config(name).is_some())
 }
 
 /// DescribeConfigs of a broker resource: each config with its source and, if asked, its
@@ -171,7 +171,7 @@ pub fn describe(
     let Some(node_id) = target else {
         // The cluster default: only what is set there, as Kafka describes it.
         for (config, value) in default.iter().filter(|(n, _)| wanted(n)) {
-            let found = [(SOURCE_DYNAMIC_DEFAULT_BROKER, value.clone())];
+            let found = [(ConfigSource::DynamicDefaultBroker, value.clone())];
             configs.push(described(
                 config,
                 &found,
@@ -183,16 +183,13 @@ pub fn describe(
         return Ok(configs);
     };
     let own = view.broker_configs(Some(node_id));
-    for (config, value) in broker_configs(broker)
-        .into_iter()
-        .filter(|(n, _)| wanted(n))
-    {
-        let found = [(SOURCE_STATIC_BROKER, value)];
+    for config in STATIC_BROKER_CONFIGS.iter().filter(|c| wanted(c.name)) {
+        let found = [(ConfigSource::StaticBroker, (config.value)(&broker.config))];
         configs.push(described(
-            config,
+            config.name,
             &found,
             true,
-            config_type(config),
+            config.config_type,
             synonyms,
         ));
     }
@@ -203,9 +200,9 @@ pub fn describe(
         let by_default = (config.file_value)(&file_default);
         let mut found = dynamic_levels(config.name, own, default);
         if in_file != by_default {
-            found.push((SOURCE_STATIC_BROKER, in_file));
+            found.push((ConfigSource::StaticBroker, in_file));
         }
-        found.push((SOURCE_DEFAULT, by_default));
+        found.push((ConfigSource::Default, by_default));
         // What is in effect comes first (a stored value out of range is passed over).
         let value = effective(file, config, own, default);
         if let Some(at) = found.iter().position(|(_, v)| *v == value) {
@@ -222,7 +219,13 @@ pub fn describe(
     for config in WITHOUT_EFFECT.iter().filter(|c| wanted(c)) {
         let found = dynamic_levels(config, own, default);
         if !found.is_empty() {
-            configs.push(described(config, &found, false, TYPE_STRING, synonyms));
+            configs.push(described(
+                config,
+                &found,
+                false,
+                ConfigType::String,
+                synonyms,
+            ));
         }
     }
     Ok(configs)
@@ -233,10 +236,10 @@ fn dynamic_levels(
     name: &str,
     own: &[(String, String)],
     default: &[(String, String)],
-) -> Vec<(i8, String)> {
+) -> Vec<(ConfigSource, String)> {
     [
-        (SOURCE_DYNAMIC_BROKER, own),
-        (SOURCE_DYNAMIC_DEFAULT_BROKER, default),
+        (ConfigSource::DynamicBroker, own),
+        (ConfigSource::DynamicDefaultBroker, default),
     ]
     .into_iter()
     .filter_map(|(source, set)| {
@@ -246,8 +249,11 @@ fn dynamic_levels(
     .collect()
 }
 
-fn config_type(name: &str) -> i8 {
-    dynamic_config(name).map_or(super::describe_configs::config_type(name), |c| {
-        c.config_type
-    })
+/// A broker config's Kafka type: its table's; the configs taken without effect are strings.
+fn config_type(name: &str) -> ConfigType {
+    match (dynamic_config(name), static_broker_config(name)) {
+        (Some(dynamic), _) => dynamic.config_type,
+        (None, Some(fixed)) => fixed.config_type,
+        (None, None) => ConfigType::String,
+    }
 }

@@ -3,6 +3,7 @@ use kafka_protocol::messages::describe_configs_response::{
 };
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::config_codes::{ConfigSource, ConfigType};
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;
@@ -10,20 +11,6 @@ use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
 use shoal_coordinator::acl::Operation;
-
-/// Kafka's ConfigSource values.
-const SOURCE_DYNAMIC_TOPIC: i8 = 1;
-pub const SOURCE_DYNAMIC_BROKER: i8 = 2;
-pub const SOURCE_DYNAMIC_DEFAULT_BROKER: i8 = 3;
-pub const SOURCE_STATIC_BROKER: i8 = 4;
-pub const SOURCE_DEFAULT: i8 = 5;
-const SOURCE_DYNAMIC_GROUP: i8 = 8;
-/// Kafka's ConfigType values (DescribeConfigs v3+).
-const TYPE_STRING: i8 = 2;
-const TYPE_INT: i8 = 3;
-const TYPE_LONG: i8 = 5;
-const TYPE_DOUBLE: i8 = 6;
-const TYPE_LIST: i8 = 7;
 
 pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> DescribeConfigsResponse {
     let broker = call.broker;
@@ -63,9 +50,9 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                         .filter_map(|name| {
                             let (value, default) = topic_config_value(&topic.config, name)?;
                             let source = if default {
-                                SOURCE_DEFAULT
+                                ConfigSource::Default
                             } else {
-                                SOURCE_DYNAMIC_TOPIC
+                                ConfigSource::DynamicTopic
                             };
                             Some(entry(name, value, source, false, request.include_synonyms))
                         })
@@ -90,9 +77,9 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                             let (value, default) =
                                 group_config_value(&view, defaults, name, config);
                             let source = if default {
-                                SOURCE_DEFAULT
+                                ConfigSource::Default
                             } else {
-                                SOURCE_DYNAMIC_GROUP
+                                ConfigSource::DynamicGroup
                             };
                             entry(config, value, source, false, request.include_synonyms)
                         })
@@ -113,7 +100,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
 fn entry(
     name: &str,
     value: String,
-    source: i8,
+    source: ConfigSource,
     read_only: bool,
     synonyms: bool,
 ) -> DescribeConfigsResourceResult {
@@ -129,15 +116,15 @@ fn entry(
 /// One config: its value and source are the first of `found` (in precedence order).
 pub fn described(
     name: &str,
-    found: &[(i8, String)],
+    found: &[(ConfigSource, String)],
     read_only: bool,
-    config_type: i8,
+    config_type: ConfigType,
     synonyms: bool,
 ) -> DescribeConfigsResourceResult {
     let (source, value) = found
         .first()
         .cloned()
-        .unwrap_or((SOURCE_DEFAULT, String::new()));
+        .unwrap_or((ConfigSource::Default, String::new()));
     let synonyms = match synonyms {
         true => found
             .iter()
@@ -145,7 +132,7 @@ pub fn described(
                 DescribeConfigsSynonym::default()
                     .with_name(StrBytes::from_string(name.to_string()))
                     .with_value(Some(StrBytes::from_string(value.clone())))
-                    .with_source(*source)
+                    .with_source(*source as i8)
             })
             .collect(),
         false => Vec::new(),
@@ -154,19 +141,19 @@ pub fn described(
         .with_name(StrBytes::from_string(name.to_string()))
         .with_value(Some(StrBytes::from_string(value)))
         .with_read_only(read_only)
-        .with_config_source(source)
-        .with_config_type(config_type)
+        .with_config_source(source as i8)
+        .with_config_type(config_type as i8)
         .with_synonyms(synonyms)
 }
 
-/// Kafka's type of a topic, group or static broker config.
-pub fn config_type(name: &str) -> i8 {
+/// Kafka's type of a topic or group config (broker configs carry theirs in their tables).
+pub fn config_type(name: &str) -> ConfigType {
     match name {
-        "cleanup.policy" => TYPE_LIST,
-        "max.message.bytes" | "message.max.bytes" | "segment.bytes" => TYPE_INT,
-        "min.cleanable.dirty.ratio" => TYPE_DOUBLE,
-        "message.timestamp.type" | "compression.type" => TYPE_STRING,
-        "consumer.session.timeout.ms" | "consumer.heartbeat.interval.ms" => TYPE_INT,
-        _ => TYPE_LONG,
+        "cleanup.policy" => ConfigType::List,
+        "max.message.bytes" | "segment.bytes" => ConfigType::Int,
+        "min.cleanable.dirty.ratio" => ConfigType::Double,
+        "message.timestamp.type" | "compression.type" => ConfigType::String,
+        "consumer.session.timeout.ms" | "consumer.heartbeat.interval.ms" => ConfigType::Int,
+        _ => ConfigType::Long,
     }
 }

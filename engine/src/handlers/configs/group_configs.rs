@@ -5,13 +5,14 @@
 
 use shoal_coordinator::commands::AlterGroupConfig;
 use shoal_coordinator::{ErrorKind, TopicsView};
+use shoal_protocol::config_codes::ConfigResource;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::GroupConfig;
 
 use crate::context::Broker;
 use crate::kafka::error_codes;
 
-pub const RESOURCE_GROUP: i8 = 32;
+pub const RESOURCE_GROUP: i8 = ConfigResource::Group as i8;
 /// Kafka's GroupConfig names (the broker's defaults are `group.`-prefixed: `[groups]`).
 pub const SESSION_TIMEOUT: &str = "consumer.session.timeout.ms";
 pub const HEARTBEAT_INTERVAL: &str = "consumer.heartbeat.interval.ms";

@@ -7,17 +7,19 @@ pub mod broker_configs;
 pub mod describe_configs;
 pub mod group_configs;
 pub mod incremental_alter_configs;
+pub mod static_broker_configs;
 
 use shoal_coordinator::commands::AlterTopicConfig;
 use shoal_coordinator::{CleanupPolicy, ErrorKind, TopicCompression, TopicConfig};
 
 use shoal_coordinator::acl::{Operation, ResourceType};
+use shoal_protocol::config_codes::ConfigResource;
 use shoal_protocol::ResponseError;
 
 use crate::context::{Broker, Call};
 
-pub const RESOURCE_TOPIC: i8 = 2;
-pub const RESOURCE_BROKER: i8 = 4;
+pub const RESOURCE_TOPIC: i8 = ConfigResource::Topic as i8;
+pub const RESOURCE_BROKER: i8 = ConfigResource::Broker as i8;
 
 /// Kafka's check for a config resource: `operation` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on
 /// the topic or the group, or on the cluster for a broker's configs; the refusal (code,
@@ -278,42 +280,4 @@ pub async fn store_topic_config(
         Ok(result) => result,
         _ => Err(ErrorKind::NotAvailable),
     }
-}
-
-/// The broker settings DescribeConfigs reports read-only: the config file's, read at start
-/// (the ones that may change at run time are `dynamic_configs`).
-pub fn broker_configs(broker: &Broker) -> Vec<(&'static str, String)> {
-    let c = &broker.config;
-    let defaults = TopicConfig::default();
-    vec![
-        (
-            "auto.create.topics.enable",
-            c.auto_create_topics.to_string(),
-        ),
-        ("broker.id", c.node_id.to_string()),
-        ("compression.type", defaults.compression.name().to_string()),
-        (
-            "group.initial.rebalance.delay.ms",
-            c.groups.initial_rebalance_delay_ms.to_string(),
-        ),
-        (
-            "group.max.session.timeout.ms",
-            c.groups.max_session_timeout_ms.to_string(),
-        ),
-        ("group.max.size", c.groups.max_size.to_string()),
-        (
-            "group.min.session.timeout.ms",
-            c.groups.min_session_timeout_ms.to_string(),
-        ),
-        ("log.retention.bytes", defaults.retention_bytes.to_string()),
-        ("log.retention.ms", defaults.retention_ms.to_string()),
-        ("message.max.bytes", defaults.max_message_bytes.to_string()),
-        ("node.id", c.node_id.to_string()),
-        ("num.partitions", c.default_partitions.to_string()),
-        (
-            "offsets.retention.minutes",
-            (c.groups.offsets_retention_ms / 60_000).to_string(),
-        ),
-        ("socket.request.max.bytes", c.max_request_bytes.to_string()),
-    ]
 }

@@ -97,6 +97,34 @@ class AdminConfigsTest extends BrokerTest {
     assertEquals("604800000", describe(admin, resource).get("retention.ms").value());
   }
 
+  /** The config file's settings, described read-only, with the type Kafka gives each. */
+  @Test
+  void staticBrokerConfigsHaveKafkasTypes() throws Exception {
+    Admin admin = clients.admin();
+    ConfigResource resource =
+        new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(nodeId(admin)));
+    Config config = describe(admin, resource);
+    Map<String, ConfigType> types = Map.ofEntries(
+        Map.entry("auto.create.topics.enable", ConfigType.BOOLEAN),
+        Map.entry("broker.id", ConfigType.INT),
+        Map.entry("node.id", ConfigType.INT),
+        Map.entry("compression.type", ConfigType.STRING),
+        Map.entry("group.initial.rebalance.delay.ms", ConfigType.INT),
+        Map.entry("group.max.session.timeout.ms", ConfigType.INT),
+        Map.entry("group.min.session.timeout.ms", ConfigType.INT),
+        Map.entry("group.max.size", ConfigType.INT),
+        Map.entry("log.retention.bytes", ConfigType.LONG),
+        Map.entry("log.retention.ms", ConfigType.LONG),
+        Map.entry("message.max.bytes", ConfigType.INT),
+        Map.entry("num.partitions", ConfigType.INT),
+        Map.entry("offsets.retention.minutes", ConfigType.INT),
+        Map.entry("socket.request.max.bytes", ConfigType.INT));
+    types.forEach((name, type) -> {
+      ConfigEntry entry = config.get(name);
+      assertEquals(type, entry == null ? null : entry.type(), name);
+    });
+  }
+
   /** A dynamic per-broker config both serve: set, described as DYNAMIC_BROKER_CONFIG, deleted. */
   @Test
   void dynamicBrokerConfigSetAndDeleted() throws Exception {

@@ -1,0 +1,95 @@
+//! The broker settings DescribeConfigs reports read-only: the config file's, read at start
+//! (the ones that may change at run time are `dynamic_configs`), each once with Kafka's name
+//! and Kafka's type for it, so a client that reads `ConfigEntry.type()` is told what Kafka
+//! would tell it.
+
+use shoal_coordinator::TopicConfig;
+use shoal_protocol::config_codes::ConfigType;
+
+use crate::config::BrokerConfig;
+
+/// A config file setting under its Kafka name.
+pub struct StaticBrokerConfig {
+    pub name: &'static str,
+    pub config_type: ConfigType,
+    /// Its value, as Kafka prints it.
+    pub value: fn(&BrokerConfig) -> String,
+}
+
+/// In the order DescribeConfigs lists them.
+pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
+    StaticBrokerConfig {
+        name: "auto.create.topics.enable",
+        config_type: ConfigType::Boolean,
+        value: |c| c.auto_create_topics.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "broker.id",
+        config_type: ConfigType::Int,
+        value: |c| c.node_id.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "compression.type",
+        config_type: ConfigType::String,
+        value: |_| TopicConfig::default().compression.name().to_string(),
+    },
+    StaticBrokerConfig {
+        name: "group.initial.rebalance.delay.ms",
+        config_type: ConfigType::Int,
+        value: |c| c.groups.initial_rebalance_delay_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "group.max.session.timeout.ms",
+        config_type: ConfigType::Int,
+        value: |c| c.groups.max_session_timeout_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "group.max.size",
+        config_type: ConfigType::Int,
+        value: |c| c.groups.max_size.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "group.min.session.timeout.ms",
+        config_type: ConfigType::Int,
+        value: |c| c.groups.min_session_timeout_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "log.retention.bytes",
+        config_type: ConfigType::Long,
+        value: |_| TopicConfig::default().retention_bytes.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "log.retention.ms",
+        config_type: ConfigType::Long,
+        value: |_| TopicConfig::default().retention_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "message.max.bytes",
+        config_type: ConfigType::Int,
+        value: |_| TopicConfig::default().max_message_bytes.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "node.id",
+        config_type: ConfigType::Int,
+        value: |c| c.node_id.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "num.partitions",
+        config_type: ConfigType::Int,
+        value: |c| c.default_partitions.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "offsets.retention.minutes",
+        config_type: ConfigType::Int,
+        value: |c| (c.groups.offsets_retention_ms / 60_000).to_string(),
+    },
+    StaticBrokerConfig {
+        name: "socket.request.max.bytes",
+        config_type: ConfigType::Int,
+        value: |c| c.max_request_bytes.to_string(),
+    },
+];
+
+pub fn static_broker_config(name: &str) -> Option<&'static StaticBrokerConfig> {
+    STATIC_BROKER_CONFIGS.iter().find(|c| c.name == name)
+}

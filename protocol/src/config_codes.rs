@@ -1,0 +1,69 @@
+//! Kafka's config wire codes, typed: what a config resource is, a config's type and where its
+//! value came from (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs). One declaration
+//! each, so a handler cannot send a type or source Kafka does not define.
+
+/// ConfigResource.Type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
+pub enum ConfigResource {
+    Topic = 2,
+    Broker = 4,
+    BrokerLogger = 8,
+    ClientMetrics = 16,
+    Group = 32,
+}
+
+impl ConfigResource {
+    /// The resource a request names, if Kafka defines it.
+    pub fn from_code(code: i8) -> Option<ConfigResource> {
+        [
+            ConfigResource::Topic,
+            ConfigResource::Broker,
+            ConfigResource::BrokerLogger,
+            ConfigResource::ClientMetrics,
+            ConfigResource::Group,
+        ]
+        .into_iter()
+        .find(|r| *r as i8 == code)
+    }
+}
+
+/// ConfigEntry.ConfigType (DescribeConfigs v3+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
+pub enum ConfigType {
+    Boolean = 1,
+    String = 2,
+    Int = 3,
+    Short = 4,
+    Long = 5,
+    Double = 6,
+    List = 7,
+    Class = 8,
+    Password = 9,
+}
+
+/// ConfigEntry.ConfigSource: where the value in effect was set, in Kafka's precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
+pub enum ConfigSource {
+    DynamicTopic = 1,
+    DynamicBroker = 2,
+    DynamicDefaultBroker = 3,
+    StaticBroker = 4,
+    Default = 5,
+    DynamicGroup = 8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_are_found_by_kafkas_codes() {
+        assert_eq!(ConfigResource::from_code(2), Some(ConfigResource::Topic));
+        assert_eq!(ConfigResource::from_code(4), Some(ConfigResource::Broker));
+        assert_eq!(ConfigResource::from_code(32), Some(ConfigResource::Group));
+        assert_eq!(ConfigResource::from_code(3), None);
+    }
+}
