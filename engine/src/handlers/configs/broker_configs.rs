@@ -183,16 +183,7 @@ pub fn describe(
         return Ok(configs);
     };
     let own = view.broker_configs(Some(node_id));
-    for config in STATIC_BROKER_CONFIGS.iter().filter(|c| wanted(c.name)) {
-        let found = [(ConfigSource::StaticBroker, (config.value)(&broker.config))];
-        configs.push(described(
-            config.name,
-            &found,
-            true,
-            config.config_type,
-            synonyms,
-        ));
-    }
+    configs.extend(described_static(broker, &wanted, synonyms));
     let file = &broker.config;
     let file_default = crate::config::BrokerConfig::default();
     for config in DYNAMIC_CONFIGS.iter().filter(|c| wanted(c.name)) {
@@ -229,6 +220,21 @@ pub fn describe(
         }
     }
     Ok(configs)
+}
+
+/// The config file's settings, read-only.
+fn described_static(
+    broker: &Broker,
+    wanted: &impl Fn(&str) -> bool,
+    synonyms: bool,
+) -> Vec<DescribeConfigsResourceResult> {
+    let wanted = STATIC_BROKER_CONFIGS.iter().filter(|c| wanted(c.name));
+    wanted
+        .map(|c| {
+            let found = [(ConfigSource::StaticBroker, (c.value)(&broker.config))];
+            described(c.name, &found, true, c.config_type, synonyms)
+        })
+        .collect()
 }
 
 /// Where `name` is set dynamically, most precedent first: (source, value).
