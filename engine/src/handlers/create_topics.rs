@@ -13,6 +13,7 @@ use super::topics;
 use crate::context::Broker;
 use crate::context::Call;
 use crate::kafka::error_codes;
+use shoal_protocol::config_codes::ConfigSource;
 
 pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopicsResponse {
     let broker = call.broker;
@@ -88,14 +89,17 @@ pub(crate) fn throttled() -> (i16, String) {
 fn described_configs(config: &TopicConfig) -> Vec<CreatableTopicConfigs> {
     TOPIC_CONFIGS
         .iter()
-        .filter_map(|name| {
-            let (value, default) = topic_config_value(config, name)?;
+        .filter_map(|def| {
+            let (value, default) = topic_config_value(config, def.name)?;
+            let source = match default {
+                true => ConfigSource::Default,
+                false => ConfigSource::DynamicTopic,
+            };
             Some(
                 CreatableTopicConfigs::default()
-                    .with_name(StrBytes::from_static_str(name))
+                    .with_name(StrBytes::from_static_str(def.name))
                     .with_value(Some(StrBytes::from_string(value)))
-                    // Kafka's ConfigSource: 1 dynamic topic config, 5 default.
-                    .with_config_source(if default { 5 } else { 1 }),
+                    .with_config_source(source as i8),
             )
         })
         .collect()

@@ -7,7 +7,7 @@ use shoal_protocol::config_codes::{ConfigSource, ConfigType};
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;
-use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
+use super::group_configs::{group_config_value, GROUP_CONFIGS, GROUP_CONFIG_TYPE, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
 use shoal_coordinator::acl::Operation;
@@ -46,15 +46,23 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                     };
                     let configs = TOPIC_CONFIGS
                         .iter()
-                        .filter(|name| wanted(name))
-                        .filter_map(|name| {
-                            let (value, default) = topic_config_value(&topic.config, name)?;
+                        .filter(|def| wanted(def.name))
+                        .filter_map(|def| {
+                            let (value, default) = topic_config_value(&topic.config, def.name)?;
                             let source = if default {
                                 ConfigSource::Default
                             } else {
                                 ConfigSource::DynamicTopic
                             };
-                            Some(entry(name, value, source, false, request.include_synonyms))
+                            let found = [(source, value)];
+                            let synonyms = request.include_synonyms;
+                            Some(described(
+                                def.name,
+                                &found,
+                                false,
+                                def.config_type,
+                                synonyms,
+                            ))
                         })
                         .collect();
                     result.with_configs(configs)
@@ -81,7 +89,9 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                             } else {
                                 ConfigSource::DynamicGroup
                             };
-                            entry(config, value, source, false, request.include_synonyms)
+                            let found = [(source, value)];
+                            let synonyms = request.include_synonyms;
+                            described(config, &found, false, GROUP_CONFIG_TYPE, synonyms)
                         })
                         .collect();
                     result.with_configs(configs)
@@ -95,22 +105,6 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
         })
         .collect();
     DescribeConfigsResponse::default().with_results(results)
-}
-
-fn entry(
-    name: &str,
-    value: String,
-    source: ConfigSource,
-    read_only: bool,
-    synonyms: bool,
-) -> DescribeConfigsResourceResult {
-    described(
-        name,
-        &[(source, value)],
-        read_only,
-        config_type(name),
-        synonyms,
-    )
 }
 
 /// One config: its value and source are the first of `found` (in precedence order).
@@ -144,16 +138,4 @@ pub fn described(
         .with_config_source(source as i8)
         .with_config_type(config_type as i8)
         .with_synonyms(synonyms)
-}
-
-/// Kafka's type of a topic or group config (broker configs carry theirs in their tables).
-pub fn config_type(name: &str) -> ConfigType {
-    match name {
-        "cleanup.policy" => ConfigType::List,
-        "max.message.bytes" | "segment.bytes" => ConfigType::Int,
-        "min.cleanable.dirty.ratio" => ConfigType::Double,
-        "message.timestamp.type" | "compression.type" => ConfigType::String,
-        "consumer.session.timeout.ms" | "consumer.heartbeat.interval.ms" => ConfigType::Int,
-        _ => ConfigType::Long,
-    }
 }

@@ -5,7 +5,7 @@
 
 use shoal_coordinator::commands::AlterGroupConfig;
 use shoal_coordinator::{ErrorKind, TopicsView};
-use shoal_protocol::config_codes::ConfigResource;
+use shoal_protocol::config_codes::{ConfigResource, ConfigType};
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::GroupConfig;
 
@@ -18,6 +18,8 @@ pub const SESSION_TIMEOUT: &str = "consumer.session.timeout.ms";
 pub const HEARTBEAT_INTERVAL: &str = "consumer.heartbeat.interval.ms";
 /// The group configs Shoal honours, in the order they are described.
 pub const GROUP_CONFIGS: &[&str] = &[HEARTBEAT_INTERVAL, SESSION_TIMEOUT];
+/// Kafka's type of both (GroupConfig declares them INT).
+pub const GROUP_CONFIG_TYPE: ConfigType = ConfigType::Int;
 
 /// The broker's default for a group config.
 fn default_of(defaults: &GroupConfig, name: &str) -> i64 {

@@ -6,6 +6,7 @@ use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterC
 
 use kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource;
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::CleanupPolicy;
 use shoal_protocol::ResponseError;
 
 use super::alter_configs::{alter, answer};
