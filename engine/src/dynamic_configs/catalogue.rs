@@ -13,10 +13,27 @@ pub const SSL_KEY: &str = "ssl.key.location";
 pub const SSL_TRUSTSTORE: &str = "ssl.truststore.location";
 pub const SSL_FILES: [&str; 3] = [SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE];
 
+/// What putting a dynamic config into effect changes (`live` handles each, exhaustively, so
+/// no config can be read back by a misspelt name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    FetchMaxBytes,
+    FetchMaxWaitMs,
+    LogLevel,
+    RequestMemoryBytes,
+    MaxConnections,
+    MaxConnectionsPerIp,
+    /// One of the TLS listeners' PEM files: they are re-read together.
+    TlsFile,
+    BufferMaxBytes,
+    CommitIntervalMs,
+}
+
 /// A broker config an operator may set per broker or as the cluster default.
 pub struct DynamicConfig {
     pub name: &'static str,
     pub config_type: ConfigType,
+    pub effect: Effect,
     /// Why a value cannot be taken, given the rest of the config file.
     pub check: fn(&BrokerConfig, &str) -> Result<(), String>,
     /// The value the config file gives (or its default).
@@ -27,60 +44,70 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "fetch.max.bytes",
         config_type: ConfigType::Int,
+        effect: Effect::FetchMaxBytes,
         check: |_, v| integer(v, 1024, i32::MAX as u64),
         file_value: |c| c.fetch.max_bytes.to_string(),
     },
     DynamicConfig {
         name: "fetch.max.wait.ms",
         config_type: ConfigType::Long,
+        effect: Effect::FetchMaxWaitMs,
         check: |_, v| integer(v, 0, 3_600_000),
         file_value: |c| c.fetch.max_wait_ms.to_string(),
     },
     DynamicConfig {
         name: "log.level",
         config_type: ConfigType::String,
+        effect: Effect::LogLevel,
         check: |_, v| crate::log_filter::check(v),
         file_value: |_| crate::log_filter::at_start(),
     },
     DynamicConfig {
         name: "max.in.flight.request.bytes",
         config_type: ConfigType::Long,
+        effect: Effect::RequestMemoryBytes,
         check: |_, v| integer(v, 1 << 20, 1 << 40),
         file_value: |c| c.max_in_flight_request_bytes.to_string(),
     },
     DynamicConfig {
         name: "max.connections",
         config_type: ConfigType::Int,
+        effect: Effect::MaxConnections,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections.to_string(),
     },
     DynamicConfig {
         name: "max.connections.per.ip",
         config_type: ConfigType::Int,
+        effect: Effect::MaxConnectionsPerIp,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections_per_ip.to_string(),
     },
     DynamicConfig {
         name: SSL_CERTIFICATE,
         config_type: ConfigType::String,
+        effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.certificate_file),
     },
     DynamicConfig {
         name: SSL_KEY,
         config_type: ConfigType::String,
+        effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.key_file),
     },
     DynamicConfig {
         name: SSL_TRUSTSTORE,
         config_type: ConfigType::String,
+        effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.truststore_file),
     },
     DynamicConfig {
         name: "produce.buffer.max.bytes",
         config_type: ConfigType::Int,
+        effect: Effect::BufferMaxBytes,
         check: |c, v| {
             let most = c
                 .produce
@@ -93,6 +120,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "produce.commit.interval.ms",
         config_type: ConfigType::Long,
+        effect: Effect::CommitIntervalMs,
         check: |_, v| integer(v, 0, 60_000),
         file_value: |c| c.produce.commit_interval_ms.to_string(),
     },
@@ -169,6 +197,22 @@ pub fn effective<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_effect_but_the_tls_files_belongs_to_one_config() {
+        // `live` sets both connection limits together and each setting once from the table.
+        for config in DYNAMIC_CONFIGS
+            .iter()
+            .filter(|c| c.effect != Effect::TlsFile)
+        {
+            let same = DYNAMIC_CONFIGS.iter().filter(|c| c.effect == config.effect);
+            assert_eq!(same.count(), 1, "{}", config.name);
+        }
+        let tls = DYNAMIC_CONFIGS
+            .iter()
+            .filter(|c| c.effect == Effect::TlsFile);
+        assert_eq!(tls.map(|c| c.name).collect::<Vec<_>>(), SSL_FILES);
+    }
 
     #[test]
     fn values_are_checked_against_each_configs_range() {

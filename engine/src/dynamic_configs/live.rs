@@ -11,7 +11,7 @@ use shoal_coordinator::TopicsView;
 use shoal_shards::{LiveSettings, Shard};
 
 use super::catalogue::{
-    dynamic_config, effective, DYNAMIC_CONFIGS, SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE,
+    dynamic_config, effective, Effect, DYNAMIC_CONFIGS, SSL_CERTIFICATE, SSL_KEY, SSL_TRUSTSTORE,
 };
 use crate::config::BrokerConfig;
 use crate::security::tls::TlsFiles;
@@ -109,14 +109,14 @@ impl LiveConfigs {
             if *last != value {
                 tracing::info!(config = config.name, %value, "broker config changed");
                 *last = value;
-                changed.push(config.name);
+                changed.push(config.effect);
             }
         }
         if !changed.is_empty() {
             self.put_in_effect(&applied);
         }
         if let Some(tls) = &self.tls {
-            if reread_tls || changed.iter().any(|name| name.starts_with("ssl.")) {
+            if reread_tls || changed.contains(&Effect::TlsFile) {
                 // One load, so no older reload can finish after it.
                 let settings = tls.with_files(&self.tls_files(own, default));
                 let why = "the dynamic broker configs name other files";
@@ -132,31 +132,30 @@ impl LiveConfigs {
     }
 
     fn put_in_effect(&self, values: &[String]) {
-        let value = |name: &str| -> &str {
-            let at = DYNAMIC_CONFIGS.iter().position(|c| c.name == name);
-            at.map_or("", |i| values[i].as_str())
-        };
-        // Each was checked before it was stored, and `effective` checks again.
-        let number = |name: &str| value(name).trim().parse::<u64>().unwrap_or(0);
-        self.settings
-            .set_fetch_max_bytes(number("fetch.max.bytes") as usize);
-        self.settings
-            .set_fetch_max_wait_ms(number("fetch.max.wait.ms"));
-        self.settings
-            .set_buffer_max_bytes(number("produce.buffer.max.bytes") as usize);
-        self.settings
-            .set_commit_interval_ms(number("produce.commit.interval.ms"));
-        self.request_memory_bytes.store(
-            number("max.in.flight.request.bytes") as usize,
-            Ordering::Relaxed,
-        );
-        self.connections.set(
-            number("max.connections") as usize,
-            number("max.connections.per.ip") as usize,
-        );
-        if let Err(e) = crate::log_filter::set(value("log.level")) {
-            tracing::error!(error = %e, "log.level not applied; the level in use stays (give EnvFilter directives, e.g. info,shoal=debug)");
+        let mut connections = (0, 0);
+        for (config, value) in DYNAMIC_CONFIGS.iter().zip(values) {
+            // Each was checked before it was stored, and `effective` checks again.
+            let number = || value.trim().parse::<u64>().unwrap_or(0);
+            match config.effect {
+                Effect::FetchMaxBytes => self.settings.set_fetch_max_bytes(number() as usize),
+                Effect::FetchMaxWaitMs => self.settings.set_fetch_max_wait_ms(number()),
+                Effect::BufferMaxBytes => self.settings.set_buffer_max_bytes(number() as usize),
+                Effect::CommitIntervalMs => self.settings.set_commit_interval_ms(number()),
+                Effect::RequestMemoryBytes => self
+                    .request_memory_bytes
+                    .store(number() as usize, Ordering::Relaxed),
+                Effect::MaxConnections => connections.0 = number() as usize,
+                Effect::MaxConnectionsPerIp => connections.1 = number() as usize,
+                Effect::LogLevel => {
+                    if let Err(e) = crate::log_filter::set(value) {
+                        tracing::error!(error = %e, "log.level not applied; the level in use stays (give EnvFilter directives, e.g. info,shoal=debug)");
+                    }
+                }
+                // Re-read together, off the executor (`apply_to`).
+                Effect::TlsFile => {}
+            }
         }
+        self.connections.set(connections.0, connections.1);
     }
 
     /// On shard 0: applies what the catalogue holds now, then each change of it.
