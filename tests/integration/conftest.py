@@ -26,6 +26,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def free_ports(count, taken=()):
+    """`count` distinct free ports, none of them in `taken`: each is held bound until all are
+    chosen (free_port() twice can give the same port twice)."""
+    held = []
+    try:
+        while len(held) < count:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            if s.getsockname()[1] in taken:
+                s.close()
+                continue
+            held.append(s)
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
 # SHOAL_TEST_COORDINATOR=postgres runs the brokers of the tests with their coordinator's log
 # in PostgreSQL (one server for the session, a database per broker) instead of the data
 # directory; =cluster also makes each broker a one-broker cluster, writing that log as a

@@ -17,7 +17,7 @@ from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, 
                                    ResourcePatternType, ResourceType, ScramCredentialInfo,
                                    ScramMechanism, UserScramCredentialUpsertion)
 
-from conftest import free_port
+from conftest import free_port, free_ports
 from tls_certs import CertificateAuthority
 
 WRITER_DN = "CN=writer,OU=ingest,O=Shoal Test"
@@ -38,7 +38,7 @@ def start_tls_broker(make_broker, ca, reload_check_ms):
     authorizer on with `admin` a super user."""
     cert, key = ca.issue("server", "/CN=localhost", server=True)
     broker = make_broker("tls")
-    broker.sasl_ssl_port, broker.ssl_port = free_port(), free_port()
+    broker.sasl_ssl_port, broker.ssl_port = free_ports(2, taken={broker.port})
     broker.server_cert = cert
     broker.config_path.write_text(
         f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},'
