@@ -13,21 +13,6 @@ pub enum ConfigResource {
     Group = 32,
 }
 
-impl ConfigResource {
-    /// The resource a request names, if Kafka defines it.
-    pub fn from_code(code: i8) -> Option<ConfigResource> {
-        [
-            ConfigResource::Topic,
-            ConfigResource::Broker,
-            ConfigResource::BrokerLogger,
-            ConfigResource::ClientMetrics,
-            ConfigResource::Group,
-        ]
-        .into_iter()
-        .find(|r| *r as i8 == code)
-    }
-}
-
 /// ConfigEntry.ConfigType (DescribeConfigs v3+).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i8)]
@@ -53,17 +38,4 @@ pub enum ConfigSource {
     StaticBroker = 4,
     Default = 5,
     DynamicGroup = 8,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resources_are_found_by_kafkas_codes() {
-        assert_eq!(ConfigResource::from_code(2), Some(ConfigResource::Topic));
-        assert_eq!(ConfigResource::from_code(4), Some(ConfigResource::Broker));
-        assert_eq!(ConfigResource::from_code(32), Some(ConfigResource::Group));
-        assert_eq!(ConfigResource::from_code(3), None);
-    }
 }

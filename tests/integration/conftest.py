@@ -21,9 +21,7 @@ READY_TIMEOUT_S = 30
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def free_ports(count, taken=()):
