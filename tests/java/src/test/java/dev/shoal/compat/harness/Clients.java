@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -115,7 +116,13 @@ public final class Clients implements AutoCloseable {
     return track(new KafkaConsumer<>(props));
   }
 
-  /** Creates a topic and waits until it is created. */
+  /**
+   * Creates a topic and waits until the broker describes a leader for each of its partitions.
+   * Apache Kafka answers CreateTopics once its controller committed the topic, before the broker
+   * applied it; a produce in that gap gets a retriable error for some batches, and an idempotent
+   * producer whose first batch failed that way while a later one succeeded retries it forever
+   * with OutOfOrderSequence (KAFKA-14359; seen in CI).
+   */
   public String createTopic(String prefix, int partitions, Map<String, String> configs)
       throws ExecutionException, InterruptedException {
     String name = unique(prefix);
@@ -124,8 +131,30 @@ public final class Clients implements AutoCloseable {
           .createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
           .all()
           .get();
+      awaitLeaders(admin, name, partitions);
     }
     return name;
+  }
+
+  private static void awaitLeaders(Admin admin, String topic, int partitions)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (true) {
+      try {
+        TopicDescription description =
+            admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+        if (description.partitions().size() == partitions
+            && description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+          return;
+        }
+      } catch (ExecutionException notYetKnown) {
+        // The broker has not applied the topic yet: asked again below.
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(topic + " has no leader for each partition after " + TIMEOUT);
+      }
+      Thread.sleep(50);
+    }
   }
 
   public String createTopic(String prefix, int partitions)
