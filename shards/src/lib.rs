@@ -12,7 +12,6 @@ pub mod live_settings;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;
-pub mod metrics_catalog;
 pub mod mirror;
 pub mod peer;
 pub mod produce;

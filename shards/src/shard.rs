@@ -316,7 +316,7 @@ impl Shard {
                     .take_prepared(p.partition, &found.batches);
                 match prepared {
                     Some(laid_out) => {
-                        self.metrics.fetch_read_ahead_hits.add(1);
+                        self.metrics.counters.fetch_read_ahead_hits.add(1);
                         prepared_for.push((results.len(), laid_out, found.batches));
                     }
                     None => to_read.push((results.len(), found.batches)),

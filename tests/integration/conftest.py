@@ -42,6 +42,20 @@ def free_ports(count, taken=()):
             s.close()
 
 
+def scrape_metrics(port):
+    """The text of GET /metrics on a broker's metrics_listen port."""
+    import urllib.request
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+
+
+def metric_value(text, series):
+    """The value of one series (`name` or `name{labels}`) in a scrape's text; None if absent."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return None
+
+
 # SHOAL_TEST_COORDINATOR=postgres runs the brokers of the tests with their coordinator's log
 # in PostgreSQL (one server for the session, a database per broker) instead of the data
 # directory; =cluster also makes each broker a one-broker cluster, writing that log as a

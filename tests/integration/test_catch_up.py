@@ -4,25 +4,21 @@ Every record must arrive once, in order, with its offset, on both local layouts;
 read_committed consumer must still skip aborted transactions."""
 
 import time
-import urllib.request
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import free_port
+from conftest import free_port, metric_value, scrape_metrics
 
 PARTITIONS = 4
 RECORDS = 24_000
 
 
 def read_ahead_hits(metrics_port):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
-                                  timeout=10).read().decode()
-    for line in text.splitlines():
-        if line.startswith("shoal_fetch_read_ahead_hits_total "):
-            return int(line.split()[1])
-    raise AssertionError("shoal_fetch_read_ahead_hits_total is not exported")
+    hits = metric_value(scrape_metrics(metrics_port), "shoal_fetch_read_ahead_hits_total")
+    assert hits is not None, "shoal_fetch_read_ahead_hits_total is not exported"
+    return int(hits)
 
 
 def catching_up_broker(make_broker, layout):

@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from conftest import (CLUSTER_CONFIG, FILES_LAYOUT, ON_CLUSTER, ON_POSTGRES, SHOAL_BIN,
-                      free_port, shared_postgres)
+                      free_port, scrape_metrics, shared_postgres)
 from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
@@ -106,11 +106,6 @@ def wait_for(predicate, what, timeout=30):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def scrape(port):
-    import urllib.request
-    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-
-
 def test_a_compacted_topic_is_a_key_value_store(make_broker):
     metrics_port = free_port()
     broker = make_broker("kv", f'metrics_listen = "127.0.0.1:{metrics_port}"\n'
@@ -138,7 +133,7 @@ def test_a_compacted_topic_is_a_key_value_store(make_broker):
     # Tombstones stay for delete.retention.ms (a day by default).
     assert sum(1 for _, _, v in compacted if v is None) == 5
     # Per partition: what was rewritten and removed, and where compaction stands.
-    text = scrape(metrics_port)
+    text = scrape_metrics(metrics_port)
     removed = re.search(
         r'shoal_compaction_partition_records_removed_total\{topic="kv",partition="0"\} (\d+)', text)
     assert removed and int(removed.group(1)) >= 15, text

@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as wire
+from conftest import free_port, metric_value, scrape_metrics
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, JOIN_GROUP = 0, 1, 2, 3, 11
 CORRUPT_MESSAGE, UNKNOWN_TOPIC, INVALID_TIMESTAMP = 2, 3, 32
@@ -321,7 +322,9 @@ def test_slow_and_silent_clients_hold_nothing_and_are_closed(make_broker):
 
 
 def test_connections_past_the_limits_are_closed_at_once(make_broker):
-    broker = make_broker("crowded", "max_connections_per_ip = 20\n").start()
+    metrics_port = free_port()
+    broker = make_broker("crowded", "max_connections_per_ip = 20\n"
+                         f'metrics_listen = "127.0.0.1:{metrics_port}"\n').start()
     time.sleep(0.5)  # the start-up probe's connection is let go
     held = [wire.Connection(broker.bootstrap) for _ in range(20)]
     for conn in held:
@@ -329,6 +332,7 @@ def test_connections_past_the_limits_are_closed_at_once(make_broker):
         assert conn.recv_response() is not None
     extra = wire.Connection(broker.bootstrap)
     assert extra.is_closed_by_peer()
+    assert metric_value(scrape_metrics(metrics_port), "shoal_connections_refused_total") == 1
     held.pop().close()
     time.sleep(0.5)
     again = wire.Connection(broker.bootstrap)

@@ -7,12 +7,11 @@ against a broker with two shards."""
 import multiprocessing
 import struct
 import time
-import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka_wire import (TAGS, Connection, compact_array, compact_string, flexible_response,
                         request, string)
-from conftest import free_port
+from conftest import free_port, scrape_metrics
 from test_client_quotas import Quotas
 
 MB = 1_000_000
@@ -209,8 +208,7 @@ def test_request_time_is_held_to_its_percentage(make_broker):
     assert calm[1] == 0, calm
     assert busy[0] < calm[0] / 3, (busy, calm)
     # Operators see it: every throttled answer is counted, with the time it told.
-    metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
-                                     timeout=10).read().decode()
+    metrics = scrape_metrics(metrics_port)
     counted = dict(line.split() for line in metrics.splitlines()
                    if line.startswith("shoal_quota_throttle"))
     assert int(counted["shoal_quota_throttles_total"]) >= busy[1], counted

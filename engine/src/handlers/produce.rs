@@ -72,7 +72,12 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     let writes_log_append_time: Vec<bool> =
         writes.iter().map(|w| w.rules.log_append_time).collect();
     let bytes_in: usize = writes.iter().map(|w| w.records.len()).sum();
-    broker.shard.metrics.produce_bytes_in.add(bytes_in as u64);
+    broker
+        .shard
+        .metrics
+        .counters
+        .produce_bytes_in
+        .add(bytes_in as u64);
     let results = broker.shard.produce(writes).await;
     let mut response = ProduceResponse::default();
     for (topic_index, partitions) in plan {

@@ -79,14 +79,14 @@ struct Counted(Rc<shoal_shards::ShardMetrics>);
 
 impl Counted {
     fn new(metrics: Rc<shoal_shards::ShardMetrics>) -> Counted {
-        metrics.connections.add(1);
+        metrics.gauges.connections.add(1);
         Counted(metrics)
     }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.connections.sub(1);
+        self.0.gauges.connections.sub(1);
     }
 }
 
@@ -430,8 +430,13 @@ async fn run_request(
         .request_done(spec.key, started.elapsed());
     let throttle_ms = call.throttle_left_ms();
     if throttle_ms > 0 {
-        broker.shard.metrics.quota_throttles.add(1);
-        broker.shard.metrics.quota_throttle_ms.add(throttle_ms);
+        broker.shard.metrics.counters.quota_throttles.add(1);
+        broker
+            .shard
+            .metrics
+            .counters
+            .quota_throttle_ms
+            .add(throttle_ms);
     }
     if throttle_ms > 0 && !quotas::client_waits_by_itself(spec.key, version) {
         // An older client does not wait by itself: its answer waits instead, as in Kafka.

@@ -115,7 +115,10 @@ async fn accept(
                         tasks.spawn_request(connection);
                     }
                     // Closed at once, as Kafka does; the client retries elsewhere or later.
-                    Err(limit) => tracing::debug!(%ip, limit, "connection refused"),
+                    Err(limit) => {
+                        broker.shard.metrics.counters.connections_refused.add(1);
+                        tracing::debug!(%ip, limit, "connection refused");
+                    }
                 }
             }
             Err(e) => {

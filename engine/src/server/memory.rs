@@ -28,12 +28,12 @@ impl RequestBudget {
     }
 
     fn taken(&self, bytes: u64) {
-        self.metrics.request_memory_bytes.add(bytes);
+        self.metrics.gauges.request_memory_bytes.add(bytes);
     }
 
     fn given_back(&self, bytes: u64) {
         self.semaphore.signal(bytes);
-        self.metrics.request_memory_bytes.sub(bytes);
+        self.metrics.gauges.request_memory_bytes.sub(bytes);
     }
 
     pub fn capacity(&self) -> u64 {
@@ -125,7 +125,7 @@ mod tests {
             let budget = RequestBudget::new(100, metrics.clone());
             let a = Reservation::new(budget.clone());
             assert!(a.grow(60).await);
-            assert_eq!(metrics.request_memory_bytes.get(), 60);
+            assert_eq!(metrics.gauges.request_memory_bytes.get(), 60);
             assert!(
                 a.grow(1000).await,
                 "capped at the budget, not waiting forever"
@@ -135,7 +135,7 @@ mod tests {
             assert_eq!(budget.available(), 70);
             drop(a);
             assert_eq!(budget.available(), 100);
-            assert_eq!(metrics.request_memory_bytes.get(), 0);
+            assert_eq!(metrics.gauges.request_memory_bytes.get(), 0);
         });
     }
 

@@ -66,7 +66,6 @@ async fn answer(
             + &render_lags(lags)
             + &render_compaction(&compaction, now_ms)
             + &render_group_lags(&group_lags);
-        let text = shoal_shards::metrics_catalog::with_help(&text);
         ("200 OK", "text/plain; version=0.0.4", text)
     } else if request.starts_with(b"GET /health ") {
         ("200 OK", "text/plain", "ok\n".to_string())

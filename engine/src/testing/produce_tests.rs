@@ -121,7 +121,7 @@ fn a_failed_upload_answers_storage_error_and_the_next_write_succeeds() {
             std::fs::write(&wal_dir, b"not a directory").unwrap();
             let (error, _) = produce_one(&broker, "fragile", partition, b"lost").await;
             assert_eq!(error, STORAGE_ERROR);
-            assert_eq!(broker.shard.metrics.wal_upload_failures.get(), 1);
+            assert_eq!(broker.shard.metrics.counters.wal_upload_failures.get(), 1);
             assert_eq!(high_watermark(&broker, topic_id, partition).await, 0);
 
             std::fs::remove_file(&wal_dir).unwrap();
@@ -164,7 +164,7 @@ fn an_idle_shard_commits_a_write_at_once_and_gathers_the_next_while_busy() {
             .await
             .expect("all answered without waiting for the interval");
         assert!(answers.iter().all(|(error, _)| *error == 0));
-        let objects = broker.shard.metrics.wal_objects_uploaded.get();
+        let objects = broker.shard.metrics.counters.wal_objects_uploaded.get();
         assert!(
             objects < 1 + 20,
             "{objects} objects: writes that waited for a busy store were grouped"

@@ -61,7 +61,7 @@ pub async fn read_partitions(
                     .get_range(&first.object_key, first.byte_offset as usize, len);
             match cached {
                 Some(bytes) => {
-                    metrics.fetch_cache_hits.add(1);
+                    metrics.counters.fetch_cache_hits.add(1);
                     found.insert((p, r), Found::Cached(bytes));
                 }
                 None => {
@@ -96,7 +96,7 @@ pub async fn read_partitions(
     });
     let mut reads = futures::stream::iter(reads).buffer_unordered(READS_IN_FLIGHT);
     while let Some((span, read)) = reads.next().await {
-        metrics.fetch_cache_misses.add(1);
+        metrics.counters.fetch_cache_misses.add(1);
         for i in span.serves {
             let slot = match &read {
                 Ok(bytes) => {
@@ -182,7 +182,7 @@ pub fn read_ahead<'a>(
             .boxed_local()
             .shared();
         if ahead.insert(&span.key, span.offset, span.len, read.clone()) {
-            metrics.fetch_cache_misses.add(1);
+            metrics.counters.fetch_cache_misses.add(1);
             reads.push(async move { (span, read.await) });
         }
     }

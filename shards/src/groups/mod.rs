@@ -22,7 +22,7 @@ pub use claims::Claimer;
 pub use error::GroupError;
 pub use expiry::expire_offsets_loop;
 pub use group::{Group, Phase};
-pub use lag_metrics::render_group_lags;
+pub use lag_metrics::{render_group_lags, GROUP_LAGS};
 pub use registry::Groups;
 
 /// `[groups]`: the group coordinator's limits (Kafka's `group.*` broker settings).

@@ -5,9 +5,10 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use shoal_coordinator::TopicPartition;
+
+use crate::metrics::Family;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceOffsets {
@@ -75,15 +76,22 @@ impl MirrorProgress {
     }
 }
 
+pub const MIRROR_LAG: Family = Family::gauge(
+    "shoal_mirror_lag_records",
+    "Source high watermark minus local end offset, per mirrored partition, at the last fetch.",
+)
+.by(&["mirror", "topic", "partition"]);
+
 /// `shoal_mirror_lag_records` per mirrored partition, in Prometheus text format.
 pub fn render_lags(mut lags: Vec<MirrorLag>) -> String {
     lags.sort();
-    let mut out = String::from("# TYPE shoal_mirror_lag_records gauge\n");
+    let mut out = String::new();
+    MIRROR_LAG.header(&mut out);
     for l in lags {
-        let _ = writeln!(
-            out,
-            "shoal_mirror_lag_records{{mirror=\"{}\",topic=\"{}\",partition=\"{}\"}} {}",
-            l.mirror, l.topic, l.partition, l.lag_records
+        MIRROR_LAG.sample(
+            &mut out,
+            &[&l.mirror, &l.topic, &l.partition],
+            l.lag_records,
         );
     }
     out

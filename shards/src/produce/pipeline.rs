@@ -142,9 +142,9 @@ impl ProducePipeline {
     fn report_gauges(&self) {
         let in_flight =
             self.config.produce.uploads_in_flight_max as u64 - self.in_flight_slots.available();
-        self.metrics.wal_in_flight.set(in_flight);
+        self.metrics.gauges.wal_in_flight.set(in_flight);
         let buffered = self.buffer.borrow().size_bytes as u64;
-        self.metrics.wal_buffer_bytes.set(buffered);
+        self.metrics.gauges.wal_buffer_bytes.set(buffered);
     }
 
     /// How long the open buffer waits before it goes, short of filling up: one interval after
@@ -242,12 +242,13 @@ impl ProducePipeline {
             match &result {
                 Ok(()) => {
                     metrics
+                        .histograms
                         .wal_upload_seconds
                         .observe_duration(started.elapsed());
-                    metrics.wal_object_bytes.observe(size as f64);
-                    metrics.wal_objects_uploaded.add(1);
+                    metrics.histograms.wal_object_bytes.observe(size as f64);
+                    metrics.counters.wal_objects_uploaded.add(1);
                 }
-                Err(_) => metrics.wal_upload_failures.add(1),
+                Err(_) => metrics.counters.wal_upload_failures.add(1),
             }
             result
         })
@@ -287,6 +288,7 @@ impl ProducePipeline {
                     );
                     let committed = self.commit_answering_late(uploaded, &mut object).await;
                     self.metrics
+                        .histograms
                         .commit_seconds
                         .observe_duration(started.elapsed());
                     committed

@@ -82,6 +82,7 @@ pub async fn compact(
     outcome.objects += 1;
     shard
         .metrics
+        .counters
         .compaction_records_removed
         .add(outcome.records_removed);
     outcome.keys = map.len();

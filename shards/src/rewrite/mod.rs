@@ -7,18 +7,20 @@
 //! holding the cluster duties rewrites, so each partition is rewritten in one place.
 
 mod compact;
+mod compaction_metrics;
 mod key_map;
 mod merge;
 mod output;
 mod reading;
+
+pub use compaction_metrics::{render_compaction, COMPACTION_STATUS};
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use shoal_coordinator::commands::PlanRewrites;
 use shoal_coordinator::state::MergePolicy;
-use shoal_coordinator::{CompactionStatus, RewriteKind, RewritePlan};
-use std::fmt::Write as _;
+use shoal_coordinator::{RewriteKind, RewritePlan};
 
 use crate::Shard;
 
@@ -181,35 +183,4 @@ async fn rewrite_partition(shard: &Shard, plan: &RewritePlan, pace: &mut Pace) {
             "a rewrite stopped and left the partition as it was; it is tried again later"
         ),
     }
-}
-
-/// Where compaction stands per partition, in Prometheus text format: the dirty ratio of the
-/// cleanable bytes, and how long the oldest dirty record has waited (Kafka's compaction lag).
-pub fn render_compaction(status: &[CompactionStatus], now_ms: i64) -> String {
-    let mut out = String::from("# TYPE shoal_compaction_dirty_ratio gauge\n");
-    for s in status {
-        let ratio = match s.cleanable_bytes {
-            0 => 0.0,
-            total => s.dirty_bytes as f64 / total as f64,
-        };
-        let _ = writeln!(
-            out,
-            "shoal_compaction_dirty_ratio{{topic=\"{}\",partition=\"{}\"}} {ratio}",
-            s.topic, s.partition
-        );
-    }
-    out.push_str("# TYPE shoal_compaction_lag_seconds gauge\n");
-    for s in status {
-        let lag = s
-            .oldest_dirty_ms
-            .map_or(0, |t| now_ms.saturating_sub(t).max(0));
-        let _ = writeln!(
-            out,
-            "shoal_compaction_lag_seconds{{topic=\"{}\",partition=\"{}\"}} {}",
-            s.topic,
-            s.partition,
-            lag as f64 / 1000.0
-        );
-    }
-    out
 }

@@ -89,8 +89,12 @@ impl Output {
                     Duration::from_millis(produce.upload_backoff_ms),
                 )
                 .await?;
-                shard.metrics.rewrite_bytes_written.add(data.len() as u64);
-                shard.metrics.rewrite_objects_written.add(1);
+                shard
+                    .metrics
+                    .counters
+                    .rewrite_bytes_written
+                    .add(data.len() as u64);
+                shard.metrics.counters.rewrite_objects_written.add(1);
                 let size = data.len() as u64;
                 Some(NewObject::uploaded(key, size, shard.config.node_id))
             }
@@ -105,7 +109,7 @@ impl Output {
         match shard.coordinator.run(command).await? {
             Ok(true) => Ok(Swap::Done),
             Ok(false) => {
-                shard.metrics.rewrite_swaps_lost.add(1);
+                shard.metrics.counters.rewrite_swaps_lost.add(1);
                 Ok(Swap::Lost)
             }
             Err(e) => Err(ShardError::Rewrite(format!("the swap was refused: {e:?}"))),

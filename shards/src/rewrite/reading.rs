@@ -90,7 +90,11 @@ async fn read_step(
             bytes.len()
         )));
     }
-    shard.metrics.rewrite_bytes_read.add(expected as u64);
+    shard
+        .metrics
+        .counters
+        .rewrite_bytes_read
+        .add(expected as u64);
     let mut at = 0;
     Ok(batches
         .into_iter()
