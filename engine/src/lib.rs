@@ -22,6 +22,5 @@ pub mod server;
 pub mod status_cli;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod transactions_cli;
 
 pub use error::EngineError;

@@ -11,17 +11,11 @@ use signal_hook::iterator::Signals;
 use shoal::config::BrokerConfig;
 use shoal::dynamic_configs::LiveConfigs;
 use shoal::{
-    admin_cli, cluster, datadir, handlers, mirror, ownership, quotas::QuotaBoard, security, server,
-    transactions_cli, EngineError,
+    admin_cli, cluster, datadir, handlers, ownership, quotas::QuotaBoard, security, server,
+    EngineError,
 };
 use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
-
-#[derive(clap::Subcommand, Debug)]
-enum ClusterCommand {
-    /// One line per live broker: node id, address and rack.
-    Status,
-}
 
 /// The release and the commit it was built from.
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SHOAL_COMMIT"), ")");
@@ -47,27 +41,25 @@ struct Args {
 enum Command {
     /// Manage cluster mirrors (KIP-1279) on a running broker.
     Mirror {
-        /// The broker to talk to.
-        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
         #[command(subcommand)]
-        command: mirror::cli::MirrorCommand,
+        command: admin_cli::mirrors::MirrorCommand,
+        // Last: its help heading holds for the flags after it.
+        #[command(flatten)]
+        target: admin_cli::Target,
     },
     /// The live brokers of the cluster a running broker belongs to.
     Cluster {
-        /// The broker to ask.
-        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
         #[command(subcommand)]
-        command: ClusterCommand,
+        command: admin_cli::cluster::ClusterCommand,
+        #[command(flatten)]
+        target: admin_cli::Target,
     },
     /// The transactional ids a running broker coordinates, and their transactions.
     Transactions {
-        /// The broker to ask.
-        #[arg(long, global = true, default_value = "127.0.0.1:9092")]
-        bootstrap: String,
         #[command(subcommand)]
-        command: transactions_cli::TransactionsCommand,
+        command: admin_cli::transactions::TransactionsCommand,
+        #[command(flatten)]
+        target: admin_cli::Target,
     },
     /// Report the state of a data directory without starting the broker: the metadata
     /// files, what recovery would do, and a CRC check of every stored batch. Exits 0 when
@@ -142,17 +134,6 @@ fn main() {
     let log =
         BrokerConfig::load(args.config.as_deref()).map_or_else(|_| Default::default(), |c| c.log);
     shoal::log_filter::init(&log);
-    if let Some(Command::Cluster {
-        bootstrap,
-        command: ClusterCommand::Status,
-    }) = &args.command
-    {
-        if let Err(e) = cluster::cli::status(bootstrap) {
-            eprintln!("shoal cluster: {e}");
-            std::process::exit(1);
-        }
-        return;
-    }
     match args.command {
         Some(Command::Topic { target, command }) => {
             exit_with(admin_cli::topics::run(&target, command), "topic")
@@ -172,6 +153,16 @@ fn main() {
         Some(Command::Consume { target, args }) => {
             exit_with(admin_cli::consume::run(&target, args), "consume")
         }
+        Some(Command::Mirror { target, command }) => {
+            exit_with(admin_cli::mirrors::run(&target, command), "mirror")
+        }
+        Some(Command::Cluster { target, command }) => {
+            exit_with(admin_cli::cluster::run(&target, command), "cluster")
+        }
+        Some(Command::Transactions { target, command }) => exit_with(
+            admin_cli::transactions::run(&target, command),
+            "transactions",
+        ),
         _ => {}
     }
     if let Some(Command::Status { metrics }) = &args.command {
@@ -185,20 +176,6 @@ fn main() {
             std::process::exit(2);
         };
         std::process::exit(shoal::status_cli::status(metrics));
-    }
-    if let Some(Command::Mirror { bootstrap, command }) = args.command {
-        if let Err(e) = mirror::cli::run(&bootstrap, command) {
-            eprintln!("shoal mirror: {e}");
-            std::process::exit(1);
-        }
-        return;
-    }
-    if let Some(Command::Transactions { bootstrap, command }) = args.command {
-        if let Err(e) = transactions_cli::run(&bootstrap, command) {
-            eprintln!("shoal transactions: {e}");
-            std::process::exit(1);
-        }
-        return;
     }
     if let Some(Command::Apis) = args.command {
         print!("{}", handlers::registry::describe_apis());
@@ -370,11 +347,21 @@ mod tests {
             assert_eq!(target.bootstrap, "h:1", "{line}");
             assert_eq!(target.format, shoal::admin_cli::Format::Json, "{line}");
         }
-        let args =
-            super::Args::try_parse_from(["shoal", "cluster", "status", "--bootstrap", "h:2"]);
-        let Some(super::Command::Cluster { bootstrap, .. }) = args.expect("cluster").command else {
-            panic!("not a cluster command");
-        };
-        assert_eq!(bootstrap, "h:2");
+        for line in [
+            "shoal cluster status --bootstrap h:2 -X security.protocol=SASL_SSL",
+            "shoal mirror -b h:2 -X security.protocol=SASL_SSL list",
+            "shoal transactions list -b h:2 -X security.protocol=SASL_SSL",
+        ] {
+            let args = super::Args::try_parse_from(line.split(' ')).expect(line);
+            let target = match args.command {
+                Some(super::Command::Cluster { target, .. }) => target,
+                Some(super::Command::Mirror { target, .. }) => target,
+                Some(super::Command::Transactions { target, .. }) => target,
+                _ => panic!("{line}: not parsed as its command"),
+            };
+            assert_eq!(target.bootstrap, "h:2", "{line}");
+            let setting = ("security.protocol".to_string(), "SASL_SSL".to_string());
+            assert_eq!(target.client_config, vec![setting], "{line}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 SCRAM-SHA-512 and PLAIN, kcat over SSL with a client certificate whose subject is its
 principal, refusals, and a certificate reloaded while the broker runs."""
 
+import json
 import shutil
 import signal
 import socket
@@ -316,6 +317,14 @@ def test_the_admin_cli_connects_with_sasl_ssl_scram_and_client_certificates(
     code, _, err = shoal_cli(port, "produce", "--command-config", str(settings), "cli-sec",
                              stdin="one\ntwo\n")
     assert code == 0, err
+    # The mirror, cluster and transactions commands connect the same way.
+    for command in (["mirror", "list"], ["transactions", "list"]):
+        code, _, err = shoal_cli(port, command[0], "--command-config", str(settings), *command[1:])
+        assert code == 0, (command, err)
+    code, out, err = shoal_cli(port, "cluster", "--command-config", str(settings),
+                               "--format", "json", "status")
+    assert code == 0, err
+    assert len(json.loads("".join(out))["brokers"]) == 1, out
 
     give_alice_a_scram_password(tls_broker, ca)
     allow(tls_broker, ca, "User:alice", "cli-sec")

@@ -1,19 +1,24 @@
-//! `shoal topic|group|acl|user|produce|consume ...`: everyday admin over the Kafka protocol against
-//! any broker, as Redpanda's `rpk` does it: tables by default, `--format json` for scripts.
+//! `shoal topic|group|acl|user|produce|consume|mirror|transactions|cluster ...`: everyday admin
+//! over the Kafka protocol against any broker, as Redpanda's `rpk` does it: one way to connect
+//! (`-b`, `-X`, `--command-config`: TLS, SASL PLAIN or SCRAM), tables by default, `--format
+//! json` for scripts.
 //! Exit status: 0 done, 1 a broker refused (the error and its message are printed), 2 the
 //! command or the connection failed.
 
 pub mod acls;
 mod client;
+pub mod cluster;
 mod connection;
 pub mod consume;
 mod datetime;
 pub mod groups;
+pub mod mirrors;
 mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;
 pub mod topics;
+pub mod transactions;
 pub mod users;
 
 use std::fmt;
@@ -109,12 +114,13 @@ impl fmt::Display for AdminError {
             AdminError::Connect(e) => write!(f, "cannot connect to {e}"),
             AdminError::Protocol(e) => write!(f, "{e}"),
             AdminError::Refused { code, message } => {
-                let name = shoal_protocol::ResponseError::try_from_code(*code)
-                    .map(|e| format!("{e:?}"))
+                // Kafka's codes and the mirror APIs' own; "error N" is what scripts match.
+                let name = shoal_protocol::ErrorCode::from_code(*code)
+                    .map(|e| e.name())
                     .unwrap_or_else(|| "UNKNOWN".to_string());
                 match message.is_empty() {
-                    true => write!(f, "{name} ({code})"),
-                    false => write!(f, "{name} ({code}): {message}"),
+                    true => write!(f, "{name} (error {code})"),
+                    false => write!(f, "{name} (error {code}): {message}"),
                 }
             }
         }

@@ -3,7 +3,6 @@
 //! broker serves any partition, and Metadata sends each client to one broker per partition,
 //! in its own zone when it says which (`placement`).
 
-pub mod cli;
 pub mod membership;
 pub mod placement;
 pub mod routing;
