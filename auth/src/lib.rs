@@ -1,14 +1,17 @@
 //! Who a client is, decided from bytes it sent: SASL/PLAIN tokens, both sides of SCRAM, and
-//! principals from certificate subjects. I/O-free (the engine carries the bytes), so every
-//! parser here is fuzzed (`fuzz/fuzz_targets/sasl.rs`).
+//! principals from certificate subjects; and a client's own side: its security settings and
+//! its login. I/O-free (callers carry the bytes), so every parser here is fuzzed
+//! (`fuzz/fuzz_targets/sasl.rs`).
 
 pub mod certificate;
 pub mod client_login;
+pub mod client_security;
 pub mod credential;
 pub mod plain;
 pub mod principal;
 pub mod scram;
 pub mod scram_client;
 
+pub use client_security::{ClientSecurity, SaslMechanism, SecurityProtocol};
 pub use credential::ScramCredential;
 pub use principal::Principal;

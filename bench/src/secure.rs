@@ -1,23 +1,21 @@
-//! Connections as a secured Kafka client makes them: TLS (rustls) and a SASL/PLAIN login, so
-//! the cost of SSL and SASL_SSL can be measured against PLAINTEXT in one run. A TLS
-//! connection splits into a reader and a writer for the generator's two threads: they share
-//! the rustls state behind a mutex that is never held across socket I/O.
+//! Connections as a secured Kafka client makes them: TLS (rustls) and a SASL login (PLAIN or
+//! SCRAM), with the settings, TLS configuration and login every client of Shoal's shares
+//! (`shoal_auth::ClientSecurity`, `shoal_net::tls_client`, `shoal_protocol::sasl_login`), so
+//! the cost of SSL and SASL_SSL can be measured against PLAINTEXT in one run. A TLS connection
+//! splits into a reader and a writer for the generator's two threads: they share the rustls
+//! state behind a mutex that is never held across socket I/O.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use kafka_protocol::messages::{
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-};
-use kafka_protocol::protocol::StrBytes;
-use rustls::{ClientConnection, RootCertStore};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName};
+use rustls::ClientConnection;
+use rustls_pki_types::ServerName;
+use shoal_auth::ClientSecurity;
+use shoal_net::tls_client::kafka_client_tls;
+use shoal_protocol::client::BlockingClient;
 
-use crate::kafka;
 use crate::BenchError;
 
 /// Kafka's client security settings, as flags.
@@ -26,46 +24,56 @@ pub struct Security {
     /// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
     #[arg(long, default_value = "PLAINTEXT")]
     pub security_protocol: String,
-    /// The CA (PEM) that signed the broker's certificate, for SSL and SASL_SSL.
+    /// A CA (PEM) to trust for the broker's certificate besides the system's.
     #[arg(long)]
     pub ssl_ca_file: Option<PathBuf>,
     /// The name the broker's certificate must carry (default: the bootstrap host).
     #[arg(long)]
     pub ssl_server_name: Option<String>,
-    /// SASL/PLAIN credentials for SASL_PLAINTEXT and SASL_SSL.
+    /// PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, for SASL_PLAINTEXT and SASL_SSL.
+    #[arg(long, default_value = "PLAIN")]
+    pub sasl_mechanism: String,
     #[arg(long, default_value = "")]
     pub sasl_username: String,
     #[arg(long, default_value = "")]
     pub sasl_password: String,
+    /// Any other Kafka client security setting, name=value (repeatable), as the admin
+    /// commands take them: ssl.certificate.location, ssl.key.location, sasl.jaas.config.
+    #[arg(short = 'X', long = "client-config", value_parser = name_value)]
+    pub client_config: Vec<(String, String)>,
+}
+
+fn name_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .ok_or_else(|| format!("'{text}' is not name=value"))
 }
 
 impl Security {
-    fn uses_tls(&self) -> bool {
-        matches!(self.security_protocol.as_str(), "SSL" | "SASL_SSL")
-    }
-
-    fn uses_sasl(&self) -> bool {
-        matches!(
-            self.security_protocol.as_str(),
-            "SASL_PLAINTEXT" | "SASL_SSL"
+    /// The flags as Kafka's settings.
+    pub fn client_security(&self) -> Result<ClientSecurity, BenchError> {
+        let ca = self.ssl_ca_file.as_ref().map(|p| p.display().to_string());
+        let mut settings = vec![("security.protocol", self.security_protocol.clone())];
+        settings.extend(ca.map(|ca| ("ssl.ca.location", ca)));
+        if !self.sasl_username.is_empty() {
+            settings.extend([
+                ("sasl.mechanism", self.sasl_mechanism.clone()),
+                ("sasl.username", self.sasl_username.clone()),
+                ("sasl.password", self.sasl_password.clone()),
+            ]);
+        }
+        let named = self
+            .client_config
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()));
+        ClientSecurity::from_client_settings(
+            settings.iter().map(|(n, v)| (*n, v.as_str())).chain(named),
         )
+        .map_err(BenchError::Usage)
     }
 
     pub fn check(&self) -> Result<(), BenchError> {
-        let known = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
-        if !known.contains(&self.security_protocol.as_str()) {
-            return Err(BenchError::Usage(format!(
-                "--security-protocol {}: one of {known:?}",
-                self.security_protocol
-            )));
-        }
-        if self.uses_tls() && self.ssl_ca_file.is_none() {
-            return Err(BenchError::Usage("TLS needs --ssl-ca-file".into()));
-        }
-        if self.uses_sasl() && self.sasl_username.is_empty() {
-            return Err(BenchError::Usage("SASL needs --sasl-username".into()));
-        }
-        Ok(())
+        self.client_security().map(|_| ())
     }
 }
 
@@ -80,16 +88,17 @@ pub enum Connection {
 
 impl Connection {
     pub fn open(address: &str, security: &Security) -> Result<Connection, BenchError> {
+        let settings = security.client_security()?;
         let tcp = TcpStream::connect(address)
             .map_err(|e| BenchError::Connect(format!("{address}: {e}")))?;
         tcp.set_nodelay(true).ok();
-        let mut connection = match security.uses_tls() {
-            true => tls(address, tcp, security)?,
+        let mut connection = match settings.uses_tls() {
+            true => tls(address, tcp, &settings, security.ssl_server_name.as_deref())?,
             false => Connection::Plain(tcp),
         };
-        if security.uses_sasl() {
-            connection.log_in(security)?;
-        }
+        BlockingClient::over(&mut connection, "shoal-bench", 1 << 20)
+            .log_in(&settings)
+            .map_err(|e| BenchError::Protocol(format!("{address}: {e}")))?;
         Ok(connection)
     }
 
@@ -102,31 +111,6 @@ impl Connection {
             }
             Connection::Tls(reader, writer) => (Box::new(reader), Box::new(writer)),
         })
-    }
-
-    fn log_in(&mut self, security: &Security) -> Result<(), BenchError> {
-        let handshake =
-            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
-        self.write_all(&kafka::encode_request(1, 1, &handshake)?)
-            .map_err(BenchError::Io)?;
-        let answer: SaslHandshakeResponse = kafka::read_response(self, 1)?;
-        if answer.error_code != 0 {
-            return Err(BenchError::Protocol(
-                "the broker does not take SASL/PLAIN".into(),
-            ));
-        }
-        let token = format!("\0{}\0{}", security.sasl_username, security.sasl_password);
-        let login = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
-        self.write_all(&kafka::encode_request(2, 2, &login)?)
-            .map_err(BenchError::Io)?;
-        let answer: SaslAuthenticateResponse = kafka::read_response(self, 2)?;
-        if answer.error_code != 0 {
-            return Err(BenchError::Protocol(format!(
-                "SASL login refused: error {}",
-                answer.error_code
-            )));
-        }
-        Ok(())
     }
 }
 
@@ -155,34 +139,21 @@ impl Write for Connection {
     }
 }
 
-fn tls(address: &str, mut tcp: TcpStream, security: &Security) -> Result<Connection, BenchError> {
+fn tls(
+    address: &str,
+    mut tcp: TcpStream,
+    security: &ClientSecurity,
+    server_name: Option<&str>,
+) -> Result<Connection, BenchError> {
     let failed = |why: String| BenchError::Connect(format!("{address}: TLS: {why}"));
-    let ca_file = security
-        .ssl_ca_file
-        .as_ref()
-        .ok_or_else(|| failed("no CA".into()))?;
-    let mut roots = RootCertStore::empty();
-    for ca in CertificateDer::pem_file_iter(ca_file).map_err(|e| failed(e.to_string()))? {
-        roots
-            .add(ca.map_err(|e| failed(e.to_string()))?)
-            .map_err(|e| failed(e.to_string()))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| failed(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let host = match &security.ssl_server_name {
-        Some(name) => name.clone(),
-        None => address
-            .rsplit_once(':')
-            .map_or(address, |(h, _)| h)
-            .to_string(),
+    let (config, name) = kafka_client_tls(security, address).map_err(|e| failed(e.to_string()))?;
+    let name = match server_name {
+        Some(other) => {
+            ServerName::try_from(other.to_string()).map_err(|e| failed(e.to_string()))?
+        }
+        None => name,
     };
-    let name = ServerName::try_from(host).map_err(|e| failed(e.to_string()))?;
-    let mut connection =
-        ClientConnection::new(Arc::new(config), name).map_err(|e| failed(e.to_string()))?;
+    let mut connection = ClientConnection::new(config, name).map_err(|e| failed(e.to_string()))?;
     // A produce request is larger than rustls's default plaintext buffer; the writer drains
     // the records after each write anyway.
     connection.set_buffer_limit(None);

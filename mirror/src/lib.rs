@@ -7,7 +7,7 @@ pub mod error;
 pub mod names;
 pub mod state;
 
-pub use config::{MirrorConfig, SourceSecurity};
+pub use config::MirrorConfig;
 pub use error::MirrorError;
 pub use names::validate_mirror_name;
 pub use state::{MirrorState, PartitionMirror};

@@ -1,13 +1,14 @@
-//! TLS client settings for HTTPS to the object store and for Kafka sources of mirrors:
-//! rustls with the system's CAs plus a configured CA file (a private server's own CA), and
-//! optionally a client certificate.
+//! TLS client settings for HTTPS to the object store and for Kafka clients (mirrors reaching
+//! their source, the admin commands, the benchmark): rustls with the system's CAs plus a
+//! configured CA file (a private server's own CA), and optionally a client certificate.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use shoal_auth::ClientSecurity;
 
 use crate::NetError;
 
@@ -55,6 +56,28 @@ pub fn client_config(
         }
     };
     Ok(Arc::new(config))
+}
+
+/// TLS as a Kafka client configured by `security` reaching `address` (host:port): the rustls
+/// settings, and the name the broker's certificate must carry (the host).
+pub fn kafka_client_tls(
+    security: &ClientSecurity,
+    address: &str,
+) -> Result<(Arc<ClientConfig>, ServerName<'static>), NetError> {
+    let certificate = security
+        .ssl_certificate_file
+        .as_deref()
+        .zip(security.ssl_key_file.as_deref())
+        .map(|(chain_file, key_file)| ClientCertificate {
+            chain_file,
+            key_file,
+        });
+    let config = client_config(security.ssl_ca_file.as_deref(), certificate)?;
+    let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(host.to_string())
+        .map_err(|e| NetError::Config(format!("{host}: {e}")))?;
+    Ok((config, name))
 }
 
 /// Every certificate in a PEM file; none is an error. Also the broker's TLS listeners' reader.

@@ -6,8 +6,10 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use kafka_protocol::protocol::Request;
+use shoal_auth::ClientSecurity;
 
 use crate::frame::{decode_response, encode_request, read_frame_blocking};
+use crate::sasl_login::{self, Caller};
 use crate::ProtocolError;
 
 pub struct BlockingClient<S = TcpStream> {
@@ -60,5 +62,27 @@ impl<S: Read + Write> BlockingClient<S> {
             return Err(ProtocolError::CorrelationMismatch { got, expected });
         }
         Ok(response)
+    }
+}
+
+impl<S: Read + Write> BlockingClient<S> {
+    /// Logs in as `security` says when it names SASL; nothing otherwise.
+    pub fn log_in(&mut self, security: &ClientSecurity) -> Result<(), ProtocolError> {
+        let Some(mechanism) = security.sasl_mechanism.filter(|_| security.uses_sasl()) else {
+            return Ok(());
+        };
+        let (user, password) = (&security.sasl_username, &security.sasl_password);
+        futures_lite::future::block_on(sasl_login::log_in(self, mechanism, user, password))
+    }
+}
+
+/// The blocking call as a future that is ready when it returns, for the shared login.
+impl<S: Read + Write> Caller for BlockingClient<S> {
+    async fn call<R: Request>(
+        &mut self,
+        version: i16,
+        request: &R,
+    ) -> Result<R::Response, ProtocolError> {
+        BlockingClient::call(self, version, request)
     }
 }

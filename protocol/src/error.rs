@@ -15,6 +15,13 @@ pub enum ProtocolError {
     UnknownApi(i16),
     #[error("response correlation id {got}, expected {expected}")]
     CorrelationMismatch { got: i32, expected: i32 },
+    /// The broker answered a SASL request with an error: its code and message.
+    #[error("SASL login refused: error {code}{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
+    LoginRefused { code: i16, message: Option<String> },
+    /// The broker's SASL tokens do not make a login (malformed, or no proof it knows the
+    /// password).
+    #[error("SASL: {0}")]
+    Login(String),
 }
 
 impl ProtocolError {

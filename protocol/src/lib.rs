@@ -15,6 +15,7 @@ pub mod mirror;
 pub mod records;
 #[cfg(test)]
 mod sample;
+pub mod sasl_login;
 pub mod shapes;
 pub mod wire;
 

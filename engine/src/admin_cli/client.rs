@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
     TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
-use shoal_mirror::SourceSecurity;
+use shoal_auth::ClientSecurity;
 use shoal_protocol::client::BlockingClient;
 
 use super::connection::{self, Connection};
@@ -24,7 +24,7 @@ const COORDINATOR_GROUP: i8 = 0;
 
 pub struct Admin {
     bootstrap: BlockingClient<Connection>,
-    security: SourceSecurity,
+    security: ClientSecurity,
     /// The bootstrap broker's API keys, once asked.
     api_keys: Option<Vec<i16>>,
     brokers: HashMap<i32, String>,
@@ -33,7 +33,7 @@ pub struct Admin {
 
 impl Admin {
     /// Connects to the first address of `bootstrap` (host:port, comma-separated).
-    pub fn connect(bootstrap: &str, security: SourceSecurity) -> Result<Admin, AdminError> {
+    pub fn connect(bootstrap: &str, security: ClientSecurity) -> Result<Admin, AdminError> {
         let address = bootstrap.split(',').next().unwrap_or(bootstrap).trim();
         let client = connection::open(address, &security)?;
         let mut admin = Admin {

@@ -6,22 +6,17 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use bytes::Bytes;
-use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
-use kafka_protocol::protocol::StrBytes;
 use rustls::{ClientConnection, StreamOwned};
-use shoal_auth::client_login::ClientLogin;
-use shoal_mirror::SourceSecurity;
+use shoal_auth::ClientSecurity;
+use shoal_net::tls_client::kafka_client_tls;
 use shoal_protocol::client::BlockingClient;
+use shoal_protocol::ProtocolError;
 
 use super::AdminError;
-use crate::security::client_tls::client_tls;
 
 const CLIENT_ID: &str = "shoal-admin";
 const TIMEOUT: Duration = Duration::from_secs(30);
 const RESPONSE_MAX_BYTES: usize = 256 << 20;
-const SASL_HANDSHAKE_VERSION: i16 = 1;
-const SASL_AUTHENTICATE_VERSION: i16 = 2;
 
 /// One connection to a broker: plain TCP or TLS over it.
 pub enum Connection {
@@ -32,7 +27,7 @@ pub enum Connection {
 /// A client on `address` (host:port), secured and logged in as `security` says.
 pub fn open(
     address: &str,
-    security: &SourceSecurity,
+    security: &ClientSecurity,
 ) -> Result<BlockingClient<Connection>, AdminError> {
     let failed = |why: String| AdminError::Connect(format!("{address}: {why}"));
     let tcp = TcpStream::connect(address).map_err(|e| failed(e.to_string()))?;
@@ -42,7 +37,8 @@ pub fn open(
         .map_err(|e| failed(e.to_string()))?;
     let connection = match security.uses_tls() {
         true => {
-            let (config, name) = client_tls(security, address).map_err(failed)?;
+            let (config, name) =
+                kafka_client_tls(security, address).map_err(|e| failed(e.to_string()))?;
             let tls = ClientConnection::new(config, name).map_err(|e| failed(e.to_string()))?;
             let mut stream = StreamOwned::new(tls, tcp);
             // The handshake now, so a refused certificate reads as a connection failure.
@@ -57,58 +53,15 @@ pub fn open(
         false => Connection::Plain(tcp),
     };
     let mut client = BlockingClient::over(connection, CLIENT_ID, RESPONSE_MAX_BYTES);
-    if security.uses_sasl() {
-        log_in(&mut client, security).map_err(|e| match e {
-            AdminError::Protocol(why) => failed(why),
-            refused => refused,
-        })?;
-    }
+    client.log_in(security).map_err(|e| match e {
+        // A refused login is the broker's answer (exit 1), as any other refusal.
+        ProtocolError::LoginRefused { code, message } => AdminError::Refused {
+            code,
+            message: message.unwrap_or_default(),
+        },
+        other => failed(other.to_string()),
+    })?;
     Ok(client)
-}
-
-/// SaslHandshake, then SaslAuthenticate until the mechanism is done.
-fn log_in(
-    client: &mut BlockingClient<Connection>,
-    security: &SourceSecurity,
-) -> Result<(), AdminError> {
-    let protocol = |e: shoal_protocol::ProtocolError| AdminError::Protocol(e.to_string());
-    let mechanism = security.sasl_mechanism.as_str();
-    let handshake = SaslHandshakeRequest::default()
-        .with_mechanism(StrBytes::from_string(mechanism.to_string()));
-    let answer = client
-        .call(SASL_HANDSHAKE_VERSION, &handshake)
-        .map_err(protocol)?;
-    super::check(
-        answer.error_code,
-        Some(&format!(
-            "the broker does not take SASL {mechanism}; it takes {:?}",
-            answer
-                .mechanisms
-                .iter()
-                .map(|m| m.as_str())
-                .collect::<Vec<_>>()
-        )),
-    )?;
-    let (mut login, mut token) =
-        ClientLogin::start(mechanism, &security.sasl_username, &security.sasl_password)
-            .map_err(|e| AdminError::Protocol(format!("SASL: {}", e.0)))?;
-    loop {
-        let request = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
-        let answer = client
-            .call(SASL_AUTHENTICATE_VERSION, &request)
-            .map_err(protocol)?;
-        super::check(
-            answer.error_code,
-            answer.error_message.as_ref().map(|m| m.as_str()),
-        )?;
-        match login
-            .next(&answer.auth_bytes)
-            .map_err(|e| AdminError::Protocol(format!("SASL: {}", e.0)))?
-        {
-            Some(next) => token = next,
-            None => return Ok(()),
-        }
-    }
 }
 
 impl Read for Connection {

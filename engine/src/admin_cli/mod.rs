@@ -25,7 +25,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use client::Admin;
-use shoal_mirror::SourceSecurity;
+use shoal_auth::ClientSecurity;
 
 /// Which broker an admin command asks, how it connects, and how it prints what it found.
 #[derive(clap::Args, Debug)]
@@ -55,7 +55,7 @@ impl Target {
         Admin::connect(&self.bootstrap, self.security()?)
     }
 
-    fn security(&self) -> Result<SourceSecurity, AdminError> {
+    fn security(&self) -> Result<ClientSecurity, AdminError> {
         let mut settings = Vec::new();
         if let Some(path) = &self.command_config {
             let text = std::fs::read_to_string(path)
@@ -70,7 +70,7 @@ impl Target {
             }
         }
         settings.extend(self.client_config.iter().cloned());
-        SourceSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.trim(), v.as_str())))
+        ClientSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.trim(), v.as_str())))
             .map_err(AdminError::Protocol)
     }
 }

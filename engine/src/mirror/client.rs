@@ -12,18 +12,18 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_lite::AsyncWriteExt;
 use futures_rustls::TlsConnector;
 use glommio::net::TcpStream;
-use kafka_protocol::messages::{ApiVersionsRequest, SaslAuthenticateRequest, SaslHandshakeRequest};
-use kafka_protocol::protocol::{Request, StrBytes};
-use shoal_auth::client_login::ClientLogin;
-use shoal_mirror::{MirrorConfig, SourceSecurity};
+use kafka_protocol::messages::ApiVersionsRequest;
+use kafka_protocol::protocol::Request;
+use shoal_auth::ClientSecurity;
+use shoal_mirror::MirrorConfig;
+use shoal_net::tls_client::kafka_client_tls;
 use shoal_net::within;
-use shoal_protocol::frame;
+use shoal_protocol::sasl_login::{log_in, Caller};
+use shoal_protocol::{frame, ProtocolError};
 
-use crate::security::client_tls::client_tls;
 use crate::security::stream::KafkaStream;
 use crate::EngineError;
 
@@ -160,43 +160,21 @@ impl SourceClient {
         Err(EngineError::Source(last_error))
     }
 
-    /// SaslHandshake, then SaslAuthenticate until the mechanism is done.
-    async fn log_in(&mut self, security: &SourceSecurity) -> Result<(), EngineError> {
-        let refused = |why: String| EngineError::Source(format!("SASL login refused: {why}"));
-        let mechanism = security.sasl_mechanism.as_str();
-        let handshake = SaslHandshakeRequest::default()
-            .with_mechanism(StrBytes::from_string(mechanism.to_string()));
-        let answer = self.call(1, &handshake, Duration::ZERO).await?;
-        if answer.error_code != 0 {
-            return Err(refused(format!("{mechanism} not enabled on the source")));
-        }
-        let (mut login, mut token) =
-            ClientLogin::start(mechanism, &security.sasl_username, &security.sasl_password)
-                .map_err(|e| refused(e.0.to_string()))?;
-        loop {
-            let answer = self.authenticate(Bytes::from(token)).await?;
-            match login.next(&answer).map_err(|e| refused(e.0.to_string()))? {
-                Some(next) => token = next,
-                None => return Ok(()),
-            }
-        }
-    }
-
-    /// One SaslAuthenticate round; the server's bytes.
-    async fn authenticate(&mut self, token: Bytes) -> Result<Bytes, EngineError> {
-        let request = SaslAuthenticateRequest::default().with_auth_bytes(token);
-        let answer = self.call(2, &request, Duration::ZERO).await?;
-        if answer.error_code != 0 {
-            let message = answer
-                .error_message
-                .map(|m| m.to_string())
-                .unwrap_or_default();
-            return Err(EngineError::Source(format!(
-                "{}: SASL authentication failed: {message}",
-                self.address
-            )));
-        }
-        Ok(answer.auth_bytes)
+    /// Logs in as the mirror's settings say (the login every client of Shoal's shares).
+    async fn log_in(&mut self, security: &ClientSecurity) -> Result<(), EngineError> {
+        let Some(mechanism) = security.sasl_mechanism else {
+            return Err(EngineError::Source("SASL needs sasl.mechanism".into()));
+        };
+        let (user, password) = (&security.sasl_username, &security.sasl_password);
+        let address = self.address.clone();
+        log_in(&mut LoginCalls(self), mechanism, user, password)
+            .await
+            .map_err(|e| match e {
+                ProtocolError::LoginRefused { .. } => {
+                    EngineError::Source(format!("{address}: SASL authentication failed: {e}"))
+                }
+                other => EngineError::Source(format!("{address}: SASL login: {other}")),
+            })
     }
 
     /// Whether the source serves the API with the given key at all.
@@ -287,6 +265,22 @@ impl SourceClient {
     }
 }
 
+/// The login's view of a source connection: its calls, their errors as the protocol's.
+struct LoginCalls<'a>(&'a mut SourceClient);
+
+impl Caller for LoginCalls<'_> {
+    async fn call<R: Request>(
+        &mut self,
+        version: i16,
+        request: &R,
+    ) -> Result<R::Response, ProtocolError> {
+        self.0
+            .call(version, request, Duration::ZERO)
+            .await
+            .map_err(|e| ProtocolError::Io(std::io::Error::other(e.to_string())))
+    }
+}
+
 /// The newest version of `api` both sides speak, given the source's (min, max) for it;
 /// pre-flexible only for a `rigid` source.
 fn negotiate(api: SourceApi, source: Option<(i16, i16)>, rigid: bool) -> Result<i16, String> {
@@ -314,11 +308,11 @@ fn looks_flexible_related(e: &EngineError) -> bool {
 async fn tls_to(
     address: &str,
     stream: TcpStream,
-    security: &SourceSecurity,
+    security: &ClientSecurity,
     timeout: Duration,
 ) -> Result<KafkaStream, EngineError> {
     let failed = |why: String| EngineError::Source(format!("{address}: TLS: {why}"));
-    let (config, name) = client_tls(security, address).map_err(failed)?;
+    let (config, name) = kafka_client_tls(security, address).map_err(|e| failed(e.to_string()))?;
     let connecting = TlsConnector::from(config).connect(name, stream);
     let stream = within(timeout, connecting)
         .await
