@@ -17,7 +17,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CRATES = ["auth", "bench", "coordinator", "engine", "metalog", "mirror", "net", "pg", "protocol",
+CRATES = ["auth", "bench", "cli", "coordinator", "engine", "metalog", "mirror", "net", "pg", "protocol",
           "shards", "wal"]
 PATH = re.compile(r"\b(crate|super|self)((?:::\w+)+)")
 PUB_USE = re.compile(r"^\s*pub(?:\([^)]*\))?\s+use\s+([^;]+);", re.M)

@@ -3,7 +3,6 @@
 //! `shoal` binary (`main.rs`) parses the command line and runs it. With the `testing` feature
 //! (and in its own tests) `testing` runs a whole broker in-process for handler-level tests.
 
-pub mod admin_cli;
 pub mod cluster;
 pub mod config;
 pub mod context;
@@ -19,7 +18,6 @@ pub mod ownership;
 pub mod quotas;
 pub mod security;
 pub mod server;
-pub mod status_cli;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

@@ -11,8 +11,7 @@ use signal_hook::iterator::Signals;
 use shoal::config::BrokerConfig;
 use shoal::dynamic_configs::LiveConfigs;
 use shoal::{
-    admin_cli, cluster, datadir, handlers, ownership, quotas::QuotaBoard, security, server,
-    EngineError,
+    cluster, datadir, handlers, ownership, quotas::QuotaBoard, security, server, EngineError,
 };
 use shoal_shards::{Latch, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig};
@@ -42,24 +41,24 @@ enum Command {
     /// Manage cluster mirrors (KIP-1279) on a running broker.
     Mirror {
         #[command(subcommand)]
-        command: admin_cli::mirrors::MirrorCommand,
+        command: shoal_cli::mirrors::MirrorCommand,
         // Last: its help heading holds for the flags after it.
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
     },
     /// The live brokers of the cluster a running broker belongs to.
     Cluster {
         #[command(subcommand)]
-        command: admin_cli::cluster::ClusterCommand,
+        command: shoal_cli::cluster::ClusterCommand,
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
     },
     /// The transactional ids a running broker coordinates, and their transactions.
     Transactions {
         #[command(subcommand)]
-        command: admin_cli::transactions::TransactionsCommand,
+        command: shoal_cli::transactions::TransactionsCommand,
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
     },
     /// Report the state of a data directory without starting the broker: the metadata
     /// files, what recovery would do, and a CRC check of every stored batch. Exits 0 when
@@ -78,46 +77,46 @@ enum Command {
     /// Topics: list, create, describe, delete, alter (against any Kafka broker).
     Topic {
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
         #[command(subcommand)]
-        command: admin_cli::topics::TopicCommand,
+        command: shoal_cli::topics::TopicCommand,
     },
     /// Consumer groups: list, describe (members, offsets, lag), reset-offsets.
     Group {
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
         #[command(subcommand)]
-        command: admin_cli::groups::GroupCommand,
+        command: shoal_cli::groups::GroupCommand,
     },
     /// ACL bindings: list, create, delete.
     Acl {
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
         #[command(subcommand)]
-        command: admin_cli::acls::AclCommand,
+        command: shoal_cli::acls::AclCommand,
     },
     /// SCRAM users: list, create (set a password), delete.
     User {
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
         #[command(subcommand)]
-        command: admin_cli::users::UserCommand,
+        command: shoal_cli::users::UserCommand,
     },
     /// Records from standard input, a line each (or JSON), to a topic.
     Produce {
         #[command(flatten)]
-        args: admin_cli::produce::ProduceArgs,
+        args: shoal_cli::produce::ProduceArgs,
         // Last: its help heading holds for the flags after it.
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
     },
     /// A topic's records to standard output, from a start to the end (or on, --follow).
     Consume {
         #[command(flatten)]
-        args: admin_cli::consume::ConsumeArgs,
+        args: shoal_cli::consume::ConsumeArgs,
         // Last: its help heading holds for the flags after it.
         #[command(flatten)]
-        target: admin_cli::Target,
+        target: shoal_cli::Target,
     },
     /// A running broker's health and readiness, from its metrics listener (`/health`,
     /// `/ready`). Exits 0 when ready, 1 when up but not ready, 2 when it does not answer.
@@ -136,31 +135,31 @@ fn main() {
     shoal::log_filter::init(&log);
     match args.command {
         Some(Command::Topic { target, command }) => {
-            exit_with(admin_cli::topics::run(&target, command), "topic")
+            exit_with(shoal_cli::topics::run(&target, command), "topic")
         }
         Some(Command::Group { target, command }) => {
-            exit_with(admin_cli::groups::run(&target, command), "group")
+            exit_with(shoal_cli::groups::run(&target, command), "group")
         }
         Some(Command::Acl { target, command }) => {
-            exit_with(admin_cli::acls::run(&target, command), "acl")
+            exit_with(shoal_cli::acls::run(&target, command), "acl")
         }
         Some(Command::User { target, command }) => {
-            exit_with(admin_cli::users::run(&target, command), "user")
+            exit_with(shoal_cli::users::run(&target, command), "user")
         }
         Some(Command::Produce { target, args }) => {
-            exit_with(admin_cli::produce::run(&target, args), "produce")
+            exit_with(shoal_cli::produce::run(&target, args), "produce")
         }
         Some(Command::Consume { target, args }) => {
-            exit_with(admin_cli::consume::run(&target, args), "consume")
+            exit_with(shoal_cli::consume::run(&target, args), "consume")
         }
         Some(Command::Mirror { target, command }) => {
-            exit_with(admin_cli::mirrors::run(&target, command), "mirror")
+            exit_with(shoal_cli::mirrors::run(&target, command), "mirror")
         }
         Some(Command::Cluster { target, command }) => {
-            exit_with(admin_cli::cluster::run(&target, command), "cluster")
+            exit_with(shoal_cli::cluster::run(&target, command), "cluster")
         }
         Some(Command::Transactions { target, command }) => exit_with(
-            admin_cli::transactions::run(&target, command),
+            shoal_cli::transactions::run(&target, command),
             "transactions",
         ),
         _ => {}
@@ -175,7 +174,7 @@ fn main() {
             eprintln!("shoal status: give --metrics or a --config with metrics_listen");
             std::process::exit(2);
         };
-        std::process::exit(shoal::status_cli::status(metrics));
+        std::process::exit(shoal_cli::status::status(metrics));
     }
     if let Some(Command::Apis) = args.command {
         print!("{}", handlers::registry::describe_apis());
@@ -207,7 +206,7 @@ fn check_object_store(store: &StoreConfig) -> Result<(), EngineError> {
 }
 
 /// Ends an admin command: 0, or its error and exit status.
-fn exit_with(outcome: Result<(), admin_cli::AdminError>, command: &str) -> ! {
+fn exit_with(outcome: Result<(), shoal_cli::AdminError>, command: &str) -> ! {
     match outcome {
         Ok(()) => std::process::exit(0),
         Err(e) => {
@@ -345,7 +344,7 @@ mod tests {
                 panic!("{line}: not a topic command");
             };
             assert_eq!(target.bootstrap, "h:1", "{line}");
-            assert_eq!(target.format, shoal::admin_cli::Format::Json, "{line}");
+            assert_eq!(target.format, shoal_cli::Format::Json, "{line}");
         }
         for line in [
             "shoal cluster status --bootstrap h:2 -X security.protocol=SASL_SSL",

@@ -7,9 +7,11 @@ mod declare;
 pub mod catalogue;
 mod family;
 mod instruments;
+mod rewrites;
 mod shard;
 mod tables;
 
 pub use family::{Family, MetricKind};
 pub use instruments::{Counter, Gauge, Histogram};
-pub use shard::{MetricsSnapshot, PartitionRewrites, ShardMetrics};
+pub use rewrites::PartitionRewrites;
+pub use shard::{MetricsSnapshot, ShardMetrics};

@@ -9,6 +9,7 @@ use std::time::Duration;
 use shoal_coordinator::CoordinatorMetrics;
 
 use super::instruments::{Counter, Histogram, HistogramSnapshot, LATENCY_BUCKETS_S};
+use super::rewrites::PartitionRewrites;
 use super::tables::{
     CounterCopies, GaugeCopies, HistogramCopies, ShardCounters, ShardGauges, ShardHistograms,
     COORDINATOR, FETCH_CACHE_HIT_RATIO, PARTITION_REWRITES, REQUESTS, REQUEST_DURATION,
@@ -49,16 +50,6 @@ pub struct ShardMetrics {
     pub gauges: ShardGauges,
     /// What rewriting did to each partition this shard rewrote, by (topic, partition).
     pub partition_rewrites: RefCell<BTreeMap<(String, i32), PartitionRewrites>>,
-}
-
-/// One partition's rewrites on this shard since the broker started.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PartitionRewrites {
-    pub bytes: u64,
-    pub objects: u64,
-    pub records_removed: u64,
-    /// When the last rewrite of it ended, in ms since the epoch.
-    pub last_run_ms: i64,
 }
 
 impl ShardMetrics {

@@ -11,7 +11,7 @@ use super::family::Family;
 use super::instruments::{
     Counter, Gauge, Histogram, HistogramSnapshot, LATENCY_BUCKETS_S, SIZE_BUCKETS_BYTES,
 };
-use super::shard::PartitionRewrites;
+use super::rewrites::PartitionRewrites;
 
 pub const REQUESTS: Family =
     Family::counter("shoal_requests_total", "Kafka requests answered, by API.").by(&["api"]);

@@ -11,20 +11,22 @@ pub mod cluster;
 mod connection;
 pub mod consume;
 mod datetime;
+mod error;
 pub mod groups;
 pub mod mirrors;
 mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;
+pub mod status;
 pub mod topics;
 pub mod transactions;
 pub mod users;
 
-use std::fmt;
 use std::path::PathBuf;
 
 pub use client::Admin;
+pub use error::{check, AdminError};
 use shoal_auth::ClientSecurity;
 
 /// Which broker an admin command asks, how it connects, and how it prints what it found.
@@ -87,55 +89,6 @@ pub fn name_value(text: &str) -> Result<(String, String), String> {
 pub enum Format {
     Table,
     Json,
-}
-
-#[derive(Debug)]
-pub enum AdminError {
-    /// A broker could not be reached.
-    Connect(String),
-    /// An answer that could not be read, or a command that makes no sense.
-    Protocol(String),
-    /// A broker refused: Kafka's error code and message.
-    Refused { code: i16, message: String },
-}
-
-impl AdminError {
-    pub fn exit_status(&self) -> i32 {
-        match self {
-            AdminError::Refused { .. } => 1,
-            _ => 2,
-        }
-    }
-}
-
-impl fmt::Display for AdminError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AdminError::Connect(e) => write!(f, "cannot connect to {e}"),
-            AdminError::Protocol(e) => write!(f, "{e}"),
-            AdminError::Refused { code, message } => {
-                // Kafka's codes and the mirror APIs' own; "error N" is what scripts match.
-                let name = shoal_protocol::ErrorCode::from_code(*code)
-                    .map(|e| e.name())
-                    .unwrap_or_else(|| "UNKNOWN".to_string());
-                match message.is_empty() {
-                    true => write!(f, "{name} (error {code})"),
-                    false => write!(f, "{name} (error {code}): {message}"),
-                }
-            }
-        }
-    }
-}
-
-/// A Kafka error code as a result.
-pub fn check(code: i16, message: Option<&str>) -> Result<(), AdminError> {
-    match code {
-        0 => Ok(()),
-        _ => Err(AdminError::Refused {
-            code,
-            message: message.unwrap_or_default().to_string(),
-        }),
-    }
 }
 
 /// Prints rows under a header, each column as wide as its widest cell.

@@ -14,8 +14,8 @@ use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_auth::ClientSecurity;
 use shoal_protocol::client::BlockingClient;
 
-use super::connection::{self, Connection};
-use super::AdminError;
+use crate::connection::{self, Connection};
+use crate::error::{check, AdminError};
 
 pub const METADATA_VERSION: i16 = 12;
 const FIND_COORDINATOR_VERSION: i16 = 4;
@@ -66,7 +66,7 @@ impl Admin {
                 .with_client_software_name(StrBytes::from_static_str("shoal-admin"))
                 .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
             let answer = self.call(API_VERSIONS_VERSION, &request)?;
-            super::check(answer.error_code, Some("ApiVersions"))?;
+            check(answer.error_code, Some("ApiVersions"))?;
             self.api_keys = Some(answer.api_keys.iter().map(|k| k.api_key).collect());
         }
         Ok(self
@@ -136,7 +136,7 @@ impl Admin {
                     .as_ref()
                     .map(|n| n.0.to_string())
                     .unwrap_or_default();
-                super::check(topic.error_code, Some(&format!("topic {name}")))?;
+                check(topic.error_code, Some(&format!("topic {name}")))?;
                 Ok((name, topic))
             })
             .collect()
@@ -165,7 +165,7 @@ impl Admin {
             .coordinators
             .first()
             .ok_or_else(|| AdminError::Protocol("FindCoordinator answered nothing".into()))?;
-        super::check(
+        check(
             found.error_code,
             found.error_message.as_ref().map(|m| m.as_str()),
         )?;

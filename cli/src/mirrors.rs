@@ -7,7 +7,7 @@ use shoal_protocol::mirror as m;
 use shoal_protocol::ErrorCode;
 
 use super::{check, print_table, AdminError, Format, Target};
-use crate::kafka::error_codes;
+use shoal_protocol::codes as error_codes;
 
 /// Every mirror API is at version 0.
 const VERSION: i16 = 0;

@@ -12,7 +12,7 @@ use shoal_net::tls_client::kafka_client_tls;
 use shoal_protocol::client::BlockingClient;
 use shoal_protocol::ProtocolError;
 
-use super::AdminError;
+use crate::error::AdminError;
 
 const CLIENT_ID: &str = "shoal-admin";
 const TIMEOUT: Duration = Duration::from_secs(30);
