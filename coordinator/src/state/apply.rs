@@ -1,33 +1,16 @@
 //! Applying the log's records to the state, each record type as it is stored: the same
 //! records the state's decisions produce (`emit`), read back by replay and by snapshots.
 
-use shoal_auth::ScramCredential;
 use shoal_mirror::{MirrorState, PartitionMirror};
 use shoal_protocol::records::*;
 
 use super::{CoordinatorState, PartitionState, TopicMirror, TopicState};
-use crate::acl::AclBinding;
 use crate::entry::{compression_of, status_of, Entry};
 use crate::messages::{CommitBatch, TopicPartition};
 use crate::records::{
     BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
     TopicConfig, Transaction,
 };
-
-/// The binding an ACL record (created or deleted: the same fields) carries.
-macro_rules! binding_of {
-    ($r:expr) => {
-        AclBinding {
-            resource_type: $r.resource_type,
-            resource_name: $r.resource_name.clone(),
-            pattern_type: $r.pattern_type,
-            principal: $r.principal.clone(),
-            host: $r.host.clone(),
-            operation: $r.operation,
-            permission: $r.permission_type,
-        }
-    };
-}
 
 impl CoordinatorState {
     /// Applies one entry, record by record. Entries come from this state's own decisions or
@@ -38,147 +21,92 @@ impl CoordinatorState {
         while let Some(record) = records.next() {
             match record {
                 AnyRecord::DisklessPartitionCreatedRecord(r) => self.apply_partition_created(r),
-                AnyRecord::ShoalTopicConfigRecord(r) => {
-                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-                        topic.config = config_of(r);
-                    }
-                }
-                AnyRecord::ShoalTopicCompressionRecord(r) => {
-                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-                        topic.config.compression =
-                            compression_of(r).unwrap_or(TopicCompression::Producer);
-                    }
-                }
-                AnyRecord::ShoalTopicCompactionRecord(r) => {
-                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-                        let (cleanup, compaction) = compaction_of(r);
-                        topic.config.cleanup = cleanup;
-                        topic.config.compaction = compaction;
-                    }
-                }
+                AnyRecord::ShoalTopicConfigRecord(r) => self.apply_topic_config(r),
+                AnyRecord::ShoalTopicCompressionRecord(r) => self.apply_topic_compression(r),
+                AnyRecord::ShoalTopicCompactionRecord(r) => self.apply_topic_compaction(r),
                 AnyRecord::ShoalBatchesRewrittenRecord(r) => self.apply_batches_rewritten(r, time),
                 AnyRecord::DisklessTopicDeletedRecord(r) => self.apply_topic_deleted(r, time),
                 AnyRecord::DisklessFileCommittedRecord(r) => {
-                    let kinds = match records.peek() {
-                        Some(AnyRecord::ShoalTransactionalBatchesRecord(kinds)) => {
-                            records.next();
-                            Some(kinds)
-                        }
+                    let kinds = match records.next_if(|next| is_kinds(next)) {
+                        Some(AnyRecord::ShoalTransactionalBatchesRecord(kinds)) => Some(kinds),
                         _ => None,
                     };
-                    let batches = committed_batches(r, kinds);
-                    self.apply_file_committed(&r.object_key, time, &batches);
+                    self.apply_file_committed(&r.object_key, time, &committed_batches(r, kinds));
                 }
                 AnyRecord::DisklessRecordsDeletedRecord(r) => self.apply_records_deleted(r, time),
-                AnyRecord::ShoalProducerIdAllocatedRecord(r) => {
-                    self.next_producer_id =
-                        self.next_producer_id.max(r.producer_id.saturating_add(1));
-                }
-                AnyRecord::ShoalFilesDeletedRecord(r) => {
-                    for key in &r.object_keys {
-                        self.deletable_files.remove(key.as_str());
-                    }
-                }
-                AnyRecord::ShoalProducersExpiredRecord(r) => {
-                    if let Some(p) = self.partition_mut(r.topic_id, r.partition_index) {
-                        for id in &r.producer_ids {
-                            p.producers.remove(id);
-                        }
-                    }
-                }
-                AnyRecord::ShoalOffsetsCommittedRecord(r) => {
-                    self.apply_offsets_committed(&r.group_id, time, &committed_offsets(r))
-                }
-                AnyRecord::ShoalGroupOffsetsDeletedRecord(r) => {
-                    let partitions: Vec<_> = r
-                        .partitions
-                        .iter()
-                        .map(|p| (p.topic_id, p.partition_index))
-                        .collect();
-                    self.apply_group_offsets_deleted(&r.group_id, &partitions)
-                }
-                AnyRecord::ShoalGroupDeletedRecord(r) => {
-                    self.groups.remove(&r.group_id);
-                    self.forget_group_claim(&r.group_id);
-                    self.forget_consumer_group(&r.group_id);
-                    self.group_configs.remove(&r.group_id);
-                }
+                AnyRecord::ShoalProducerIdAllocatedRecord(r) => self.apply_producer_id(r),
+                AnyRecord::ShoalProducersExpiredRecord(r) => self.apply_producers_expired(r),
+                AnyRecord::ShoalFilesDeletedRecord(r) => self.apply_files_deleted(r),
+                AnyRecord::ShoalOffsetsCommittedRecord(r) => self.apply_offsets_committed(r, time),
+                AnyRecord::ShoalGroupOffsetsDeletedRecord(r) => self.apply_group_offsets_deleted(r),
+                AnyRecord::ShoalGroupDeletedRecord(r) => self.apply_group_deleted(r),
                 AnyRecord::ShoalClientQuotaRecord(r) => self.apply_client_quota(r),
                 AnyRecord::ShoalBrokerConfigRecord(r) => self.apply_broker_config(r),
-                AnyRecord::ShoalGroupConfigRecord(r) => {
-                    let configs: Vec<(String, String)> = r
-                        .configs
-                        .iter()
-                        .map(|c| (c.name.clone(), c.value.clone()))
-                        .collect();
-                    match configs.is_empty() {
-                        true => self.group_configs.remove(&r.group_id),
-                        false => self.group_configs.insert(r.group_id.clone(), configs),
-                    };
-                }
+                AnyRecord::ShoalGroupConfigRecord(r) => self.apply_group_config(r),
                 AnyRecord::ShoalConsumerGroupRecord(r) => {
                     let mut members: Vec<&ShoalConsumerMemberRecord> = Vec::new();
-                    while let Some(AnyRecord::ShoalConsumerMemberRecord(m)) = records.peek() {
+                    while let Some(AnyRecord::ShoalConsumerMemberRecord(m)) =
+                        records.next_if(|next| is_member(next))
+                    {
                         members.push(m);
-                        records.next();
                     }
                     self.apply_consumer_group(r, members.into_iter());
                 }
                 AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
-                AnyRecord::ShoalMirrorCreatedRecord(r) => {
-                    let config = r
-                        .configs
-                        .iter()
-                        .map(|c| (c.name.clone(), c.value.clone()))
-                        .collect();
-                    self.mirrors.insert(r.mirror_name.clone(), config);
-                }
-                AnyRecord::ShoalTopicMirrorChangedRecord(r) => {
-                    if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-                        topic.mirror = Some(TopicMirror {
-                            name: r.mirror_name.clone(),
-                            removed: r.removed,
-                        });
-                    }
-                }
+                AnyRecord::ShoalMirrorCreatedRecord(r) => self.apply_mirror_created(r),
+                AnyRecord::ShoalTopicMirrorChangedRecord(r) => self.apply_topic_mirror(r),
                 AnyRecord::ShoalMirrorPartitionsChangedRecord(r) => self.apply_mirror_partitions(r),
-                AnyRecord::ShoalPartitionTruncatedRecord(r) => {
-                    self.apply_truncation(r.topic_id, r.partition_index, r.offset, time)
-                }
-                AnyRecord::ShoalScramCredentialRecord(r) => {
-                    let credential = ScramCredential {
-                        salt: r.salt.clone(),
-                        stored_key: r.stored_key.clone(),
-                        server_key: r.server_key.clone(),
-                        iterations: r.iterations,
-                    };
-                    self.scram_credentials
-                        .insert((r.user.clone(), r.mechanism), credential);
-                }
+                AnyRecord::ShoalPartitionTruncatedRecord(r) => self.apply_truncation(r, time),
+                AnyRecord::ShoalScramCredentialRecord(r) => self.apply_scram_credential(r),
                 AnyRecord::ShoalScramCredentialDeletedRecord(r) => {
-                    self.scram_credentials
-                        .remove(&(r.user.clone(), r.mechanism));
+                    self.apply_scram_credential_deleted(r)
                 }
-                AnyRecord::ShoalAclCreatedRecord(r) => {
-                    self.acls.insert(binding_of!(r));
+                AnyRecord::ShoalAclCreatedRecord(r) => self.apply_acl_created(r),
+                AnyRecord::ShoalAclDeletedRecord(r) => self.apply_acl_deleted(r),
+                AnyRecord::ShoalTransactionRecord(r) => self.apply_transaction_record(r),
+                AnyRecord::ShoalTransactionsExpiredRecord(r) => self.apply_transactions_expired(r),
+                // Read with the record before them, above.
+                AnyRecord::ShoalTransactionalBatchesRecord(_)
+                | AnyRecord::ShoalConsumerMemberRecord(_)
+                // A snapshot's own records, loaded by `decode_snapshot`.
+                | AnyRecord::ShoalSnapshotHeaderRecord(_)
+                | AnyRecord::ShoalPartitionStateRecord(_)
+                | AnyRecord::ShoalFileStateRecord(_)
+                | AnyRecord::ShoalDeletableFileRecord(_)
+                | AnyRecord::ShoalPartitionTransactionsRecord(_) => {
+                    // `check_log_entry` keeps these out of the entries applied here.
+                    debug_assert!(false, "record type {} applied", record.record_type())
                 }
-                AnyRecord::ShoalAclDeletedRecord(r) => {
-                    self.acls.remove(&binding_of!(r));
-                }
-                AnyRecord::ShoalTransactionRecord(r) => {
-                    if let Some(t) = transaction_of(r) {
-                        self.apply_transaction(&t);
-                    }
-                }
-                AnyRecord::ShoalTransactionsExpiredRecord(r) => {
-                    for id in &r.transactional_ids {
-                        self.forget_transaction(id);
-                    }
-                }
-                // A snapshot's own records are loaded by `decode_snapshot`, and kinds are read
-                // with their file: `check_log_entry` keeps both out of entries applied here.
-                other => debug_assert!(false, "record type {} applied", other.record_type()),
             }
+        }
+    }
+
+    fn apply_topic_config(&mut self, r: &ShoalTopicConfigRecord) {
+        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+            topic.config = config_of(r);
+        }
+    }
+
+    fn apply_topic_compression(&mut self, r: &ShoalTopicCompressionRecord) {
+        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+            topic.config.compression = compression_of(r).unwrap_or(TopicCompression::Producer);
+        }
+    }
+
+    fn apply_topic_compaction(&mut self, r: &ShoalTopicCompactionRecord) {
+        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+            let (cleanup, compaction) = compaction_of(r);
+            topic.config.cleanup = cleanup;
+            topic.config.compaction = compaction;
+        }
+    }
+
+    fn apply_topic_mirror(&mut self, r: &ShoalTopicMirrorChangedRecord) {
+        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+            topic.mirror = Some(TopicMirror {
+                name: r.mirror_name.clone(),
+                removed: r.removed,
+            });
         }
     }
 
@@ -254,6 +182,16 @@ impl CoordinatorState {
             }
         }
     }
+}
+
+/// A file's batch kinds, which follow its record when it has transactional batches.
+fn is_kinds(record: &AnyRecord) -> bool {
+    matches!(record, AnyRecord::ShoalTransactionalBatchesRecord(_))
+}
+
+/// A consumer group's members, which follow its record.
+fn is_member(record: &AnyRecord) -> bool {
+    matches!(record, AnyRecord::ShoalConsumerMemberRecord(_))
 }
 
 /// The file's batches in order, with the kinds its transactional-batches record lists.
@@ -342,19 +280,6 @@ pub(super) fn compaction_of(r: &ShoalTopicCompactionRecord) -> (CleanupPolicy, C
         segment_bytes: r.segment_bytes,
     };
     (cleanup, compaction)
-}
-
-fn committed_offsets(r: &ShoalOffsetsCommittedRecord) -> Vec<CommittedOffset> {
-    r.offsets
-        .iter()
-        .map(|o| CommittedOffset {
-            topic_id: o.topic_id,
-            partition: o.partition_index,
-            offset: o.committed_offset,
-            leader_epoch: o.leader_epoch,
-            metadata: o.metadata.clone(),
-        })
-        .collect()
 }
 
 fn partition_mirror_of(p: &ShoalPartitionMirror) -> Option<PartitionMirror> {

@@ -2,7 +2,9 @@
 //! and which objects have been unreferenced long enough to delete.
 
 use super::CoordinatorState;
-use shoal_protocol::records::{DisklessRecordsDeletedRecord, ShoalProducersExpiredRecord};
+use shoal_protocol::records::{
+    DisklessRecordsDeletedRecord, ShoalFilesDeletedRecord, ShoalProducersExpiredRecord,
+};
 
 use crate::entry::Entry;
 
@@ -104,5 +106,21 @@ impl CoordinatorState {
 
     pub fn deletable_file_count(&self) -> usize {
         self.deletable_files.len()
+    }
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_producers_expired(&mut self, r: &ShoalProducersExpiredRecord) {
+        if let Some(p) = self.partition_mut(r.topic_id, r.partition_index) {
+            for id in &r.producer_ids {
+                p.producers.remove(id);
+            }
+        }
+    }
+
+    pub(super) fn apply_files_deleted(&mut self, r: &ShoalFilesDeletedRecord) {
+        for key in &r.object_keys {
+            self.deletable_files.remove(key.as_str());
+        }
     }
 }

@@ -9,7 +9,8 @@ use uuid::Uuid;
 use super::CoordinatorState;
 use crate::messages::{GroupLag, OffsetCommitEntry, StoredOffset, TopicPartition};
 use shoal_protocol::records::{
-    ShoalGroupDeletedRecord, ShoalGroupOffsetsDeletedRecord, ShoalGroupPartition,
+    ShoalGroupConfigRecord, ShoalGroupDeletedRecord, ShoalGroupOffsetsDeletedRecord,
+    ShoalGroupPartition, ShoalOffsetsCommittedRecord,
 };
 
 use super::emit;
@@ -30,33 +31,28 @@ pub(super) struct GroupOffsets {
 }
 
 impl CoordinatorState {
-    pub(super) fn apply_offsets_committed(
-        &mut self,
-        group: &str,
-        at_ms: i64,
-        offsets: &[CommittedOffset],
-    ) {
-        let entry = self.groups.entry(group.to_string()).or_default();
+    pub(super) fn apply_offsets_committed(&mut self, r: &ShoalOffsetsCommittedRecord, at_ms: i64) {
+        let entry = self.groups.entry(r.group_id.clone()).or_default();
         entry.last_commit_ms = entry.last_commit_ms.max(at_ms);
-        for o in offsets {
-            entry.offsets.insert(
-                (o.topic_id, o.partition),
-                StoredOffset {
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    metadata: o.metadata.clone(),
-                },
-            );
+        for o in &r.offsets {
+            let stored = StoredOffset {
+                offset: o.committed_offset,
+                leader_epoch: o.leader_epoch,
+                metadata: o.metadata.clone(),
+            };
+            entry
+                .offsets
+                .insert((o.topic_id, o.partition_index), stored);
         }
     }
 
-    pub(super) fn apply_group_offsets_deleted(&mut self, group: &str, partitions: &[(Uuid, i32)]) {
-        if let Some(entry) = self.groups.get_mut(group) {
-            for key in partitions {
-                entry.offsets.remove(key);
+    pub(super) fn apply_group_offsets_deleted(&mut self, r: &ShoalGroupOffsetsDeletedRecord) {
+        if let Some(entry) = self.groups.get_mut(&r.group_id) {
+            for p in &r.partitions {
+                entry.offsets.remove(&(p.topic_id, p.partition_index));
             }
             if entry.offsets.is_empty() {
-                self.groups.remove(group);
+                self.groups.remove(&r.group_id);
             }
         }
     }
@@ -252,5 +248,27 @@ impl CoordinatorState {
                 Entry::of(now_ms, deleted)
             })
             .collect()
+    }
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_group_deleted(&mut self, r: &ShoalGroupDeletedRecord) {
+        self.groups.remove(&r.group_id);
+        self.forget_group_claim(&r.group_id);
+        self.forget_consumer_group(&r.group_id);
+        self.group_configs.remove(&r.group_id);
+    }
+
+    /// A group's configs as a whole; none left removes the group's entry.
+    pub(super) fn apply_group_config(&mut self, r: &ShoalGroupConfigRecord) {
+        let configs: Vec<(String, String)> = r
+            .configs
+            .iter()
+            .map(|c| (c.name.clone(), c.value.clone()))
+            .collect();
+        match configs.is_empty() {
+            true => self.group_configs.remove(&r.group_id),
+            false => self.group_configs.insert(r.group_id.clone(), configs),
+        };
     }
 }

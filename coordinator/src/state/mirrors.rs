@@ -12,7 +12,7 @@ use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorEvent, MirroredPartition, MirroredTopic, NewObject,
     TopicPartition,
 };
-use shoal_protocol::records::ShoalPartitionTruncatedRecord;
+use shoal_protocol::records::{ShoalMirrorCreatedRecord, ShoalPartitionTruncatedRecord};
 
 use super::emit;
 use crate::entry::Entry;
@@ -428,14 +428,9 @@ impl CoordinatorState {
         }
     }
 
-    pub(super) fn apply_truncation(
-        &mut self,
-        topic_id: Uuid,
-        partition: i32,
-        offset: i64,
-        at_ms: i64,
-    ) {
-        let Some(p) = self.partition_mut(topic_id, partition) else {
+    pub(super) fn apply_truncation(&mut self, r: &ShoalPartitionTruncatedRecord, at_ms: i64) {
+        let offset = r.offset;
+        let Some(p) = self.partition_mut(r.topic_id, r.partition_index) else {
             return;
         };
         let mut released = Vec::new();
@@ -454,5 +449,16 @@ impl CoordinatorState {
         for file_id in released {
             self.release_batch(file_id, at_ms);
         }
+    }
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_mirror_created(&mut self, r: &ShoalMirrorCreatedRecord) {
+        let config = r
+            .configs
+            .iter()
+            .map(|c| (c.name.clone(), c.value.clone()))
+            .collect();
+        self.mirrors.insert(r.mirror_name.clone(), config);
     }
 }

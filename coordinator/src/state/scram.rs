@@ -4,7 +4,7 @@
 use super::CoordinatorState;
 use shoal_auth::ScramCredential;
 
-use shoal_protocol::records::ShoalScramCredentialDeletedRecord;
+use shoal_protocol::records::{ShoalScramCredentialDeletedRecord, ShoalScramCredentialRecord};
 
 use super::emit;
 use crate::entry::Entry;
@@ -92,5 +92,23 @@ impl CoordinatorState {
                 }
             })
             .collect()
+    }
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_scram_credential(&mut self, r: &ShoalScramCredentialRecord) {
+        let credential = ScramCredential {
+            salt: r.salt.clone(),
+            stored_key: r.stored_key.clone(),
+            server_key: r.server_key.clone(),
+            iterations: r.iterations,
+        };
+        self.scram_credentials
+            .insert((r.user.clone(), r.mechanism), credential);
+    }
+
+    pub(super) fn apply_scram_credential_deleted(&mut self, r: &ShoalScramCredentialDeletedRecord) {
+        self.scram_credentials
+            .remove(&(r.user.clone(), r.mechanism));
     }
 }

@@ -4,6 +4,10 @@
 //! partition keeps of them in `partition_transactions`. Every operation validates here and
 //! answers with the records describing its outcome; only `apply_*` and `forget_*` mutate.
 
+use shoal_protocol::records::{
+    ShoalProducerIdAllocatedRecord, ShoalTransactionRecord, ShoalTransactionsExpiredRecord,
+};
+
 use std::collections::BTreeSet;
 
 use super::emit;
@@ -14,6 +18,7 @@ use crate::messages::{OffsetCommitEntry, TopicPartition};
 use crate::records::{CommittedOffset, Transaction, TransactionStatus};
 use crate::ErrorKind;
 
+use super::apply::transaction_of;
 use super::transaction_endings::ending_of;
 pub use super::transaction_endings::TransactionEnding;
 
@@ -304,5 +309,23 @@ fn fresh_transaction(
         updated_ms: now_ms,
         partitions: Default::default(),
         pending_offsets: Vec::new(),
+    }
+}
+
+impl CoordinatorState {
+    pub(super) fn apply_producer_id(&mut self, r: &ShoalProducerIdAllocatedRecord) {
+        self.next_producer_id = self.next_producer_id.max(r.producer_id.saturating_add(1));
+    }
+
+    pub(super) fn apply_transaction_record(&mut self, r: &ShoalTransactionRecord) {
+        if let Some(t) = transaction_of(r) {
+            self.apply_transaction(&t);
+        }
+    }
+
+    pub(super) fn apply_transactions_expired(&mut self, r: &ShoalTransactionsExpiredRecord) {
+        for id in &r.transactional_ids {
+            self.forget_transaction(id);
+        }
     }
 }
