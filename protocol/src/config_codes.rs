@@ -28,6 +28,23 @@ pub enum ConfigType {
     Password = 9,
 }
 
+impl ConfigType {
+    /// Kafka's name for it (`ConfigDef.Type`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ConfigType::Boolean => "BOOLEAN",
+            ConfigType::String => "STRING",
+            ConfigType::Int => "INT",
+            ConfigType::Short => "SHORT",
+            ConfigType::Long => "LONG",
+            ConfigType::Double => "DOUBLE",
+            ConfigType::List => "LIST",
+            ConfigType::Class => "CLASS",
+            ConfigType::Password => "PASSWORD",
+        }
+    }
+}
+
 /// ConfigEntry.ConfigSource: where the value in effect was set, in Kafka's precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i8)]

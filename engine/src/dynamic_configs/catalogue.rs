@@ -33,6 +33,8 @@ pub enum Effect {
 pub struct DynamicConfig {
     pub name: &'static str,
     pub config_type: ConfigType,
+    /// What it does, for `docs/configs.md`.
+    pub doc: &'static str,
     pub effect: Effect,
     /// Why a value cannot be taken, given the rest of the config file.
     pub check: fn(&BrokerConfig, &str) -> Result<(), String>,
@@ -44,6 +46,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "fetch.max.bytes",
         config_type: ConfigType::Int,
+        doc: "The most bytes one Fetch answer carries, whatever the client asks (`[fetch] max_bytes`).",
         effect: Effect::FetchMaxBytes,
         check: |_, v| integer(v, 1024, i32::MAX as u64),
         file_value: |c| c.fetch.max_bytes.to_string(),
@@ -51,6 +54,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "fetch.max.wait.ms",
         config_type: ConfigType::Long,
+        doc: "The longest a Fetch waits for data, whatever the client asks (`[fetch] max_wait_ms`).",
         effect: Effect::FetchMaxWaitMs,
         check: |_, v| integer(v, 0, 3_600_000),
         file_value: |c| c.fetch.max_wait_ms.to_string(),
@@ -58,6 +62,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "log.level",
         config_type: ConfigType::String,
+        doc: "The log filter (`[log] level`), e.g. info or shoal=debug.",
         effect: Effect::LogLevel,
         check: |_, v| crate::log_filter::check(v),
         file_value: |_| crate::log_filter::at_start(),
@@ -65,6 +70,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "max.in.flight.request.bytes",
         config_type: ConfigType::Long,
+        doc: "Each shard's memory budget for requests and their answers (`max_in_flight_request_bytes`).",
         effect: Effect::RequestMemoryBytes,
         check: |_, v| integer(v, 1 << 20, 1 << 40),
         file_value: |c| c.max_in_flight_request_bytes.to_string(),
@@ -72,6 +78,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "max.connections",
         config_type: ConfigType::Int,
+        doc: "The most client connections the broker keeps; more are closed at once.",
         effect: Effect::MaxConnections,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections.to_string(),
@@ -79,6 +86,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "max.connections.per.ip",
         config_type: ConfigType::Int,
+        doc: "The most client connections from one address; more are closed at once.",
         effect: Effect::MaxConnectionsPerIp,
         check: |_, v| integer(v, 1, i32::MAX as u64),
         file_value: |c| c.max_connections_per_ip.to_string(),
@@ -86,6 +94,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: SSL_CERTIFICATE,
         config_type: ConfigType::String,
+        doc: "The TLS listeners' certificate chain, PEM (`[ssl] certificate_file`); set again to re-read it.",
         effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.certificate_file),
@@ -93,6 +102,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: SSL_KEY,
         config_type: ConfigType::String,
+        doc: "The TLS listeners' private key, PEM (`[ssl] key_file`).",
         effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.key_file),
@@ -100,6 +110,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: SSL_TRUSTSTORE,
         config_type: ConfigType::String,
+        doc: "The CAs trusted for client certificates, PEM (`[ssl] truststore_file`).",
         effect: Effect::TlsFile,
         check: |_, v| file_path(v),
         file_value: |c| path_value(&c.ssl.truststore_file),
@@ -107,6 +118,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "produce.buffer.max.bytes",
         config_type: ConfigType::Int,
+        doc: "The size at which a shard's open WAL buffer is uploaded (`[produce] buffer_max_bytes`).",
         effect: Effect::BufferMaxBytes,
         check: |c, v| {
             let most = c
@@ -120,6 +132,7 @@ pub const DYNAMIC_CONFIGS: &[DynamicConfig] = &[
     DynamicConfig {
         name: "produce.commit.interval.ms",
         config_type: ConfigType::Long,
+        doc: "The longest a produced batch waits in the open WAL buffer before upload (`[produce] commit_interval_ms`).",
         effect: Effect::CommitIntervalMs,
         check: |_, v| integer(v, 0, 60_000),
         file_value: |c| c.produce.commit_interval_ms.to_string(),

@@ -7,7 +7,7 @@ use shoal_protocol::config_codes::{ConfigSource, ConfigType};
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;
-use super::group_configs::{group_config_value, GROUP_CONFIGS, GROUP_CONFIG_TYPE, RESOURCE_GROUP};
+use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
 use shoal_coordinator::acl::Operation;
@@ -80,10 +80,10 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                     let defaults = &broker.config.groups;
                     let configs = GROUP_CONFIGS
                         .iter()
-                        .filter(|config| wanted(config))
+                        .filter(|config| wanted(config.name))
                         .map(|config| {
                             let (value, default) =
-                                group_config_value(&view, defaults, name, config);
+                                group_config_value(&view, defaults, name, config.name);
                             let source = if default {
                                 ConfigSource::Default
                             } else {
@@ -91,7 +91,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                             };
                             let found = [(source, value)];
                             let synonyms = request.include_synonyms;
-                            described(config, &found, false, GROUP_CONFIG_TYPE, synonyms)
+                            described(config.name, &found, false, config.config_type, synonyms)
                         })
                         .collect();
                     result.with_configs(configs)

@@ -16,17 +16,40 @@ pub const RESOURCE_GROUP: i8 = ConfigResource::Group as i8;
 /// Kafka's GroupConfig names (the broker's defaults are `group.`-prefixed: `[groups]`).
 pub const SESSION_TIMEOUT: &str = "consumer.session.timeout.ms";
 pub const HEARTBEAT_INTERVAL: &str = "consumer.heartbeat.interval.ms";
-/// The group configs Shoal honours, in the order they are described.
-pub const GROUP_CONFIGS: &[&str] = &[HEARTBEAT_INTERVAL, SESSION_TIMEOUT];
-/// Kafka's type of both (GroupConfig declares them INT).
-pub const GROUP_CONFIG_TYPE: ConfigType = ConfigType::Int;
+/// One group config.
+pub struct GroupConfigDef {
+    pub name: &'static str,
+    pub config_type: ConfigType,
+    /// What it does, for `docs/configs.md`.
+    pub doc: &'static str,
+    /// The broker's default for it.
+    pub default: fn(&GroupConfig) -> i64,
+}
 
-/// The broker's default for a group config.
+/// The group configs Shoal honours, in the order they are described (Kafka's GroupConfig
+/// declares both INT).
+pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
+    GroupConfigDef {
+        name: HEARTBEAT_INTERVAL,
+        config_type: ConfigType::Int,
+        doc: "How often the group's members heartbeat (KIP-848 groups; `[groups] consumer_heartbeat_interval_ms` by default).",
+        default: |d| d.consumer_heartbeat_interval_ms as i64,
+    },
+    GroupConfigDef {
+        name: SESSION_TIMEOUT,
+        config_type: ConfigType::Int,
+        doc: "How long a member may go without a heartbeat before it leaves the group (`[groups] consumer_session_timeout_ms` by default).",
+        default: |d| d.consumer_session_timeout_ms as i64,
+    },
+];
+
+pub fn group_config(name: &str) -> Option<&'static GroupConfigDef> {
+    GROUP_CONFIGS.iter().find(|c| c.name == name)
+}
+
+/// The broker's default for a group config (0 for a name that is not one: never asked).
 fn default_of(defaults: &GroupConfig, name: &str) -> i64 {
-    match name {
-        SESSION_TIMEOUT => defaults.consumer_session_timeout_ms as i64,
-        _ => defaults.consumer_heartbeat_interval_ms as i64,
-    }
+    group_config(name).map_or(0, |c| (c.default)(defaults))
 }
 
 /// A group config as stored; before 12-03 Shoal stored them under the broker defaults'
@@ -76,10 +99,10 @@ pub fn changed_group_configs(
     // Stored under legacy names: kept under Kafka's from now on.
     let mut configs: Vec<(String, String)> = GROUP_CONFIGS
         .iter()
-        .filter_map(|name| Some((name.to_string(), stored(current, name)?.to_string())))
+        .filter_map(|c| Some((c.name.to_string(), stored(current, c.name)?.to_string())))
         .collect();
     for (name, value) in changes {
-        if !GROUP_CONFIGS.contains(&name.as_str()) {
+        if group_config(name).is_none() {
             return Err(format!("Unknown group config {name}."));
         }
         configs.retain(|(n, _)| n != name);

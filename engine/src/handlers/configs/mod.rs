@@ -7,6 +7,7 @@ pub mod broker_configs;
 pub mod describe_configs;
 pub mod group_configs;
 pub mod incremental_alter_configs;
+pub mod reference;
 pub mod static_broker_configs;
 pub mod topic_configs;
 

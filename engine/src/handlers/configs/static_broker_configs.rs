@@ -12,6 +12,8 @@ use crate::config::BrokerConfig;
 pub struct StaticBrokerConfig {
     pub name: &'static str,
     pub config_type: ConfigType,
+    /// What it is, for `docs/configs.md`.
+    pub doc: &'static str,
     /// Its value, as Kafka prints it.
     pub value: fn(&BrokerConfig) -> String,
 }
@@ -21,71 +23,85 @@ pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
     StaticBrokerConfig {
         name: "auto.create.topics.enable",
         config_type: ConfigType::Boolean,
+        doc: "Whether Metadata for an unknown topic creates it (`auto_create_topics` in the config file).",
         value: |c| c.auto_create_topics.to_string(),
     },
     StaticBrokerConfig {
         name: "broker.id",
         config_type: ConfigType::Int,
+        doc: "This broker's id (`node_id`).",
         value: |c| c.node_id.to_string(),
     },
     StaticBrokerConfig {
         name: "compression.type",
         config_type: ConfigType::String,
+        doc: "The compression.type of topics that do not set it.",
         value: |_| TopicConfig::default().compression.name().to_string(),
     },
     StaticBrokerConfig {
         name: "group.initial.rebalance.delay.ms",
         config_type: ConfigType::Int,
+        doc: "How long a new classic group waits for more members before its first rebalance (`[groups]`).",
         value: |c| c.groups.initial_rebalance_delay_ms.to_string(),
     },
     StaticBrokerConfig {
         name: "group.max.session.timeout.ms",
         config_type: ConfigType::Int,
+        doc: "The longest session timeout a member may ask for (`[groups]`).",
         value: |c| c.groups.max_session_timeout_ms.to_string(),
     },
     StaticBrokerConfig {
         name: "group.max.size",
         config_type: ConfigType::Int,
+        doc: "The most members a group takes (`[groups]`).",
         value: |c| c.groups.max_size.to_string(),
     },
     StaticBrokerConfig {
         name: "group.min.session.timeout.ms",
         config_type: ConfigType::Int,
+        doc: "The shortest session timeout a member may ask for (`[groups]`).",
         value: |c| c.groups.min_session_timeout_ms.to_string(),
     },
     StaticBrokerConfig {
         name: "log.retention.bytes",
         config_type: ConfigType::Long,
+        doc: "The retention.bytes of topics that do not set it.",
         value: |_| TopicConfig::default().retention_bytes.to_string(),
     },
     StaticBrokerConfig {
         name: "log.retention.ms",
         config_type: ConfigType::Long,
+        doc: "The retention.ms of topics that do not set it.",
         value: |_| TopicConfig::default().retention_ms.to_string(),
     },
     StaticBrokerConfig {
         name: "message.max.bytes",
         config_type: ConfigType::Int,
+        doc: "The max.message.bytes of topics that do not set it.",
         value: |_| TopicConfig::default().max_message_bytes.to_string(),
     },
     StaticBrokerConfig {
         name: "node.id",
         config_type: ConfigType::Int,
+        doc: "This broker's id (`node_id`).",
         value: |c| c.node_id.to_string(),
     },
     StaticBrokerConfig {
         name: "num.partitions",
         config_type: ConfigType::Int,
+        doc: "Partitions of a topic created without a count (`default_partitions`).",
         value: |c| c.default_partitions.to_string(),
     },
     StaticBrokerConfig {
         name: "offsets.retention.minutes",
         config_type: ConfigType::Int,
+        doc: "How long a group's committed offsets outlive its last member (`[groups]`).",
         value: |c| (c.groups.offsets_retention_ms / 60_000).to_string(),
     },
     StaticBrokerConfig {
         name: "socket.request.max.bytes",
         config_type: ConfigType::Int,
+        doc: "The largest request frame a connection may send (`max_request_bytes`).",
         value: |c| c.max_request_bytes.to_string(),
     },
 ];

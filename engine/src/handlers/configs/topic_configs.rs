@@ -10,6 +10,8 @@ use shoal_protocol::config_codes::ConfigType;
 pub struct TopicConfigDef {
     pub name: &'static str,
     pub config_type: ConfigType,
+    /// What it does, for `docs/configs.md`.
+    pub doc: &'static str,
     /// Checks `value` and applies it; None sets the default.
     set: fn(&mut TopicConfig, Option<&str>) -> Result<(), String>,
     /// The value in effect, as Kafka prints it.
@@ -21,6 +23,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "cleanup.policy",
         config_type: ConfigType::List,
+        doc: "delete (retention removes old records), compact (the latest record of each key is kept), or both.",
         set: |c, v| {
             c.cleanup = v.map_or(Ok(CleanupPolicy::Delete), parse_cleanup_policy)?;
             Ok(())
@@ -30,6 +33,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "compression.type",
         config_type: ConfigType::String,
+        doc: "The codec batches are stored with: producer keeps the producer's; uncompressed, gzip, snappy, lz4 or zstd recompress.",
         set: |c, v| {
             c.compression = match v.map(str::trim) {
                 None => TopicCompression::Producer,
@@ -47,6 +51,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "delete.retention.ms",
         config_type: ConfigType::Long,
+        doc: "How long compaction keeps a tombstone (a null value) after it is compacted, so consumers reading behind see it.",
         set: |c, v| {
             let default = TopicConfig::default().compaction.delete_retention_ms;
             c.compaction.delete_retention_ms =
@@ -58,6 +63,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "max.compaction.lag.ms",
         config_type: ConfigType::Long,
+        doc: "The longest a record waits before compaction takes it, however clean the partition is.",
         set: |c, v| {
             let default = TopicConfig::default().compaction.max_compaction_lag_ms;
             c.compaction.max_compaction_lag_ms =
@@ -69,6 +75,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "max.message.bytes",
         config_type: ConfigType::Int,
+        doc: "The largest record batch the topic takes, after compression; larger ones get MESSAGE_TOO_LARGE.",
         set: |c, v| {
             let default = TopicConfig::default().max_message_bytes;
             c.max_message_bytes = int("max.message.bytes", v, 0)?.unwrap_or(default);
@@ -79,6 +86,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "message.timestamp.type",
         config_type: ConfigType::String,
+        doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's time.",
         set: |c, v| {
             c.log_append_time = match v.map(str::trim) {
                 None | Some("CreateTime") => false,
@@ -99,6 +107,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "min.cleanable.dirty.ratio",
         config_type: ConfigType::Double,
+        doc: "The share of a compacted partition's cleanable bytes not yet compacted that makes it worth compacting.",
         set: |c, v| {
             let default = TopicConfig::default()
                 .compaction
@@ -111,6 +120,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "min.compaction.lag.ms",
         config_type: ConfigType::Long,
+        doc: "The least a record waits before compaction may take it.",
         set: |c, v| {
             let default = TopicConfig::default().compaction.min_compaction_lag_ms;
             c.compaction.min_compaction_lag_ms =
@@ -122,6 +132,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "retention.bytes",
         config_type: ConfigType::Long,
+        doc: "The most bytes a partition keeps; older batches are deleted past it (-1: no limit).",
         set: |c, v| {
             let default = TopicConfig::default().retention_bytes;
             c.retention_bytes = long("retention.bytes", v, -1)?.unwrap_or(default);
@@ -132,6 +143,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "retention.ms",
         config_type: ConfigType::Long,
+        doc: "How long a batch is kept after its newest timestamp (-1: forever).",
         set: |c, v| {
             let default = TopicConfig::default().retention_ms;
             c.retention_ms = long("retention.ms", v, -1)?.unwrap_or(default);
@@ -142,6 +154,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "segment.bytes",
         config_type: ConfigType::Int,
+        doc: "The size at which a compacted partition's batches are grouped for compaction (Kafka's segment, here a rewrite unit).",
         set: |c, v| {
             let default = TopicConfig::default().compaction.segment_bytes;
             c.compaction.segment_bytes = int("segment.bytes", v, 14)?.map_or(default, i64::from);
@@ -152,6 +165,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "segment.ms",
         config_type: ConfigType::Long,
+        doc: "The age at which a compacted partition's newest batches join a rewrite unit though it is not full.",
         set: |c, v| {
             let default = TopicConfig::default().compaction.segment_ms;
             c.compaction.segment_ms = long("segment.ms", v, 1)?.unwrap_or(default);
@@ -163,7 +177,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
 
 /// Kafka topic configs that mean nothing for a diskless partition (segments, replicas,
 /// local flushing): accepted so existing tooling works, ignored, and not described.
-const IGNORED_TOPIC_CONFIGS: &[&str] = &[
+pub const IGNORED_TOPIC_CONFIGS: &[&str] = &[
     "segment.jitter.ms",
     "segment.index.bytes",
     "min.insync.replicas",
