@@ -13,7 +13,7 @@ use shoal_shards::{
 use shoal_wal::{HttpConfig, LocalLayout, S3Config, StoreConfig};
 
 use crate::cluster::ClusterConfig;
-use crate::coordinator_database::CoordinatorKind;
+pub use crate::log_filter::{LogConfig, LogFormat};
 use crate::security::listeners::parse_listeners;
 use crate::security::{Listener, Mechanism};
 use crate::EngineError;
@@ -69,25 +69,6 @@ pub struct BrokerConfig {
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
     pub log: LogConfig,
-}
-
-/// `[log]`: how the broker writes its log (to standard output).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LogConfig {
-    /// `text` (coloured only on a terminal) or `json` (one object a line).
-    pub format: LogFormat,
-    /// A filter in RUST_LOG's syntax (`info`, `warn,shoal=debug`); RUST_LOG, when set, wins,
-    /// and the dynamic broker config `log.level` changes it at run time. Unset: `info`.
-    pub level: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
 }
 
 /// How client quotas are measured (Kafka's `quota.window.*`): a client's rate is what it did
@@ -325,6 +306,14 @@ impl ObjectStoreConfig {
             }
         }
     }
+}
+
+/// Where the coordinator's metadata log lives: the data directory or PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoordinatorKind {
+    Local,
+    Postgres,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

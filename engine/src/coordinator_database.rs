@@ -4,19 +4,11 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use shoal_metalog::postgres_log::MAX_APPENDS_IN_FLIGHT;
 use shoal_pg::{PgConfig, SslMode};
 
-use crate::config::CoordinatorConfig;
+use crate::config::{CoordinatorConfig, CoordinatorKind};
 use crate::EngineError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CoordinatorKind {
-    Local,
-    Postgres,
-}
 
 impl CoordinatorConfig {
     /// PostgreSQL's settings for kind = "postgres"; None for the local log.

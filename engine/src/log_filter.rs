@@ -6,11 +6,30 @@
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
+use serde::{Deserialize, Serialize};
+
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, reload, EnvFilter, Layer};
 
-use crate::config::{LogConfig, LogFormat};
+/// `[log]`: how the broker writes its log (to standard output).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// `text` (coloured only on a terminal) or `json` (one object a line).
+    pub format: LogFormat,
+    /// A filter in RUST_LOG's syntax (`info`, `warn,shoal=debug`); RUST_LOG, when set, wins,
+    /// and the dynamic broker config `log.level` changes it at run time. Unset: `info`.
+    pub level: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
 
 type Replace = Box<dyn Fn(EnvFilter) -> Result<(), String> + Send + Sync>;
 

@@ -20,7 +20,7 @@ use shoal_shards::mirror::store::FetchedBatch;
 use shoal_wal::{BatchHeader, WalError};
 
 use super::client::{FETCH, LIST_OFFSETS};
-use super::fetcher::{event, events, failed, OwnedPartition, Session};
+use super::session::{event, events, failed, OwnedPartition, Session};
 use crate::context::Broker;
 use crate::kafka::error_codes;
 use crate::EngineError;

@@ -6,3 +6,4 @@ pub mod fetch_round;
 pub mod fetcher;
 pub mod handlers;
 pub mod metadata_sync;
+pub mod session;

@@ -16,7 +16,8 @@ use super::*;
 use crate::context::ClientInfo;
 use crate::handlers::fetch;
 use crate::mirror::fetch_round::fetch_round;
-use crate::mirror::fetcher::{owned_partitions, Session};
+use crate::mirror::fetcher::owned_partitions;
+use crate::mirror::session::Session;
 
 const SOURCE_LOG_START: i64 = 5;
 

@@ -8,7 +8,7 @@ use shoal_protocol::ResponseError;
 
 use shoal_protocol::config_codes::{ConfigSource, ConfigType};
 
-use super::describe_configs::described;
+use super::described::described;
 use super::static_broker_configs::{static_broker_config, STATIC_BROKER_CONFIGS};
 use super::{refusal, RESOURCE_BROKER};
 use crate::context::{Broker, Call};

@@ -1,12 +1,11 @@
-use kafka_protocol::messages::describe_configs_response::{
-    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
-};
+use kafka_protocol::messages::describe_configs_response::DescribeConfigsResult;
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
-use shoal_protocol::config_codes::{ConfigSource, ConfigType};
+use shoal_protocol::config_codes::ConfigSource;
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;
+use super::described::described;
 use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
@@ -105,37 +104,4 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
         })
         .collect();
     DescribeConfigsResponse::default().with_results(results)
-}
-
-/// One config: its value and source are the first of `found` (in precedence order).
-pub fn described(
-    name: &str,
-    found: &[(ConfigSource, String)],
-    read_only: bool,
-    config_type: ConfigType,
-    synonyms: bool,
-) -> DescribeConfigsResourceResult {
-    let (source, value) = found
-        .first()
-        .cloned()
-        .unwrap_or((ConfigSource::Default, String::new()));
-    let synonyms = match synonyms {
-        true => found
-            .iter()
-            .map(|(source, value)| {
-                DescribeConfigsSynonym::default()
-                    .with_name(StrBytes::from_string(name.to_string()))
-                    .with_value(Some(StrBytes::from_string(value.clone())))
-                    .with_source(*source as i8)
-            })
-            .collect(),
-        false => Vec::new(),
-    };
-    DescribeConfigsResourceResult::default()
-        .with_name(StrBytes::from_string(name.to_string()))
-        .with_value(Some(StrBytes::from_string(value)))
-        .with_read_only(read_only)
-        .with_config_source(source as i8)
-        .with_config_type(config_type as i8)
-        .with_synonyms(synonyms)
 }

@@ -5,6 +5,7 @@
 pub mod alter_configs;
 pub mod broker_configs;
 pub mod describe_configs;
+mod described;
 pub mod group_configs;
 pub mod incremental_alter_configs;
 pub mod reference;
