@@ -253,7 +253,11 @@ fn check_file(r: &DisklessFileCommittedRecord) -> Result<usize, String> {
         .flat_map(|t| &t.partitions)
         .flat_map(|p| &p.batches)
     {
-        if b.magic != MAGIC_V2 || b.byte_offset < 0 || b.byte_size < 0 {
+        if b.magic != MAGIC_V2
+            || b.byte_offset < 0
+            || b.byte_size < 0
+            || b.assigned_last_offset < b.assigned_base_offset
+        {
             return Err(format!("a batch of object {} is malformed", r.object_key));
         }
         count += 1;

@@ -537,6 +537,30 @@ pub(crate) mod tests {
             "members of a deleted group"
         );
         assert!(refused(vec![member(0)]), "a member without its group");
+        let file = |base, last| {
+            AnyRecord::from(DisklessFileCommittedRecord {
+                object_key: "wal/x".into(),
+                object_format: 1,
+                topics: vec![DisklessCommittedTopic {
+                    topic_id: Uuid::from_u128(1),
+                    partitions: vec![DisklessCommittedPartition {
+                        partition_index: 0,
+                        batches: vec![DisklessCommittedBatch {
+                            magic: 2,
+                            assigned_base_offset: base,
+                            assigned_last_offset: last,
+                            ..Default::default()
+                        }],
+                    }],
+                }],
+                ..Default::default()
+            })
+        };
+        assert!(!refused(vec![file(5, 9)]), "a file's batch");
+        assert!(
+            refused(vec![file(9, 5)]),
+            "a batch whose offsets run backwards"
+        );
         assert!(
             refused(vec![
                 group(false),
