@@ -5,39 +5,15 @@ use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
+use shoal_protocol::acl_codes::{
+    ALLOW, ANY, DENY, LITERAL, OPERATION_NAMES, PREFIXED, RESOURCE_NAMES,
+};
 
 use super::{check, print_table, Admin, AdminError, Format, Target};
 
 const DESCRIBE_ACLS_VERSION: i16 = 2;
 const CREATE_ACLS_VERSION: i16 = 2;
 const DELETE_ACLS_VERSION: i16 = 2;
-const ANY: i8 = 1;
-const PATTERN_LITERAL: i8 = 3;
-const PATTERN_PREFIXED: i8 = 4;
-const DENY: i8 = 2;
-const ALLOW: i8 = 3;
-/// Kafka's resource types, by name.
-const RESOURCES: [(&str, i8); 4] = [
-    ("topic", 2),
-    ("group", 3),
-    ("cluster", 4),
-    ("transactional-id", 5),
-];
-/// Kafka's operations, by name.
-const OPERATIONS: [(&str, i8); 12] = [
-    ("any", 1),
-    ("all", 2),
-    ("read", 3),
-    ("write", 4),
-    ("create", 5),
-    ("delete", 6),
-    ("alter", 7),
-    ("describe", 8),
-    ("cluster-action", 9),
-    ("describe-configs", 10),
-    ("alter-configs", 11),
-    ("idempotent-write", 12),
-];
 
 #[derive(clap::Subcommand, Debug)]
 pub enum AclCommand {
@@ -85,7 +61,10 @@ impl Binding {
     /// (resource type, name), or None for any.
     fn resource(&self) -> Option<(i8, String)> {
         let named = |kind: &str, name: &String| {
-            let code = RESOURCES.iter().find(|(n, _)| *n == kind).map(|(_, c)| *c);
+            let code = RESOURCE_NAMES
+                .iter()
+                .find(|(n, _)| *n == kind)
+                .map(|(_, c)| *c);
             code.map(|c| (c, name.clone()))
         };
         if let Some(t) = &self.topic {
@@ -105,7 +84,7 @@ impl Binding {
             .iter()
             .map(|o| {
                 let o = o.to_lowercase().replace('_', "-");
-                OPERATIONS
+                OPERATION_NAMES
                     .iter()
                     .find(|(n, _)| *n == o)
                     .map(|(_, c)| *c)
@@ -116,9 +95,9 @@ impl Binding {
 
     fn pattern(&self) -> i8 {
         if self.prefixed {
-            PATTERN_PREFIXED
+            PREFIXED
         } else {
-            PATTERN_LITERAL
+            LITERAL
         }
     }
 
@@ -153,11 +132,7 @@ fn list(admin: &mut Admin, format: Format, filter: &Binding) -> Result<(), Admin
     let request = DescribeAclsRequest::default()
         .with_resource_type_filter(resource_type)
         .with_resource_name_filter(name.map(StrBytes::from_string))
-        .with_pattern_type_filter(if filter.prefixed {
-            PATTERN_PREFIXED
-        } else {
-            ANY
-        })
+        .with_pattern_type_filter(if filter.prefixed { PREFIXED } else { ANY })
         .with_principal_filter(filter.principal.clone().map(StrBytes::from_string))
         .with_host_filter(None)
         .with_operation(operation)
@@ -173,15 +148,15 @@ fn list(admin: &mut Admin, format: Format, filter: &Binding) -> Result<(), Admin
             rows.push([
                 a.principal.to_string(),
                 a.host.to_string(),
-                name_of(&RESOURCES, r.resource_type),
+                name_of(&RESOURCE_NAMES, r.resource_type),
                 r.resource_name.to_string(),
-                if r.pattern_type == PATTERN_PREFIXED {
+                if r.pattern_type == PREFIXED {
                     "prefixed"
                 } else {
                     "literal"
                 }
                 .to_string(),
-                name_of(&OPERATIONS, a.operation),
+                name_of(&OPERATION_NAMES, a.operation),
                 if a.permission_type == DENY {
                     "deny"
                 } else {

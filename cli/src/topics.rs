@@ -290,8 +290,7 @@ fn alter(
     set: &[(String, String)],
     delete: &[String],
 ) -> Result<(), AdminError> {
-    const SET: i8 = 0;
-    const DELETE: i8 = 1;
+    use shoal_protocol::config_codes::config_operation::{DELETE, SET};
     let configs = set
         .iter()
         .map(|(n, v)| (n.clone(), SET, Some(v.clone())))

@@ -4,34 +4,7 @@
 //! WRITE, DELETE and ALTER, DESCRIBE_CONFIGS by ALTER_CONFIGS. I/O-free; the engine adds
 //! super users and `allow.everyone.if.no.acl.found`.
 
-/// Kafka's codes, as the ACL APIs carry them.
-pub mod code {
-    pub const ANY: i8 = 1;
-    // Resource types.
-    pub const TOPIC: i8 = 2;
-    pub const GROUP: i8 = 3;
-    pub const CLUSTER: i8 = 4;
-    pub const TRANSACTIONAL_ID: i8 = 5;
-    // Pattern types.
-    pub const MATCH: i8 = 2;
-    pub const LITERAL: i8 = 3;
-    pub const PREFIXED: i8 = 4;
-    // Operations.
-    pub const ALL: i8 = 2;
-    pub const READ: i8 = 3;
-    pub const WRITE: i8 = 4;
-    pub const CREATE: i8 = 5;
-    pub const DELETE: i8 = 6;
-    pub const ALTER: i8 = 7;
-    pub const DESCRIBE: i8 = 8;
-    pub const CLUSTER_ACTION: i8 = 9;
-    pub const DESCRIBE_CONFIGS: i8 = 10;
-    pub const ALTER_CONFIGS: i8 = 11;
-    pub const IDEMPOTENT_WRITE: i8 = 12;
-    // Permission types.
-    pub const DENY: i8 = 2;
-    pub const ALLOW: i8 = 3;
-}
+use shoal_protocol::acl_codes as code;
 
 /// What a request does to a resource, as a handler checks it (Kafka's AclOperation; the
 /// bindings keep the wire's codes, `code()` gives them).

@@ -56,3 +56,11 @@ pub enum ConfigSource {
     Default = 5,
     DynamicGroup = 8,
 }
+
+/// IncrementalAlterConfigs' operation on one config (AlterableConfig.ConfigOperation).
+pub mod config_operation {
+    pub const SET: i8 = 0;
+    pub const DELETE: i8 = 1;
+    pub const APPEND: i8 = 2;
+    pub const SUBTRACT: i8 = 3;
+}

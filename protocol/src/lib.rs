@@ -4,6 +4,7 @@
 //! and the coordinator's metadata records by code generated from their schemas), and every
 //! error code in one table (`codes`), the config codes beside them (`config_codes`).
 
+pub mod acl_codes;
 pub mod client;
 pub mod codes;
 pub mod config_codes;

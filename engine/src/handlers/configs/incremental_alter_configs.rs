@@ -14,10 +14,9 @@ use super::group_configs::{alter_group_configs, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
 
-const OP_SET: i8 = 0;
-const OP_DELETE: i8 = 1;
-const OP_APPEND: i8 = 2;
-const OP_SUBTRACT: i8 = 3;
+use shoal_protocol::config_codes::config_operation::{
+    APPEND as OP_APPEND, DELETE as OP_DELETE, SET as OP_SET, SUBTRACT as OP_SUBTRACT,
+};
 
 pub async fn handle(
     call: &Call<'_>,
