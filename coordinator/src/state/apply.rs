@@ -150,13 +150,6 @@ impl CoordinatorState {
             return;
         };
         p.log_start_offset = p.log_start_offset.max(r.new_log_start_offset);
-        // DeleteRecords past the high watermark is refused before it is written.
-        debug_assert!(
-            p.log_start_offset <= p.high_watermark,
-            "log start {} past the high watermark {}",
-            p.log_start_offset,
-            p.high_watermark
-        );
         p.transactions.forget_before(p.log_start_offset);
         let mut released = Vec::new();
         while let Some(front) = p.batches.front() {
