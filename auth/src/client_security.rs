@@ -194,6 +194,23 @@ impl ClientSecurity {
     }
 }
 
+/// A `name=value` setting: a `-X` argument, or a line of a properties file.
+pub fn name_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(n, v)| (n.trim().to_string(), v.to_string()))
+        .ok_or_else(|| format!("'{text}' is not name=value"))
+}
+
+/// The settings of a Kafka client properties file, as Kafka's tools take with
+/// `--command-config`: one `name=value` a line, `#` or `!` starting a comment.
+pub fn properties(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#') && !line.starts_with('!'))
+        .map(name_value)
+        .collect()
+}
+
 /// The username and password of a PlainLoginModule or ScramLoginModule line:
 /// `org.apache...Module required username="alice" password="secret";`.
 fn jaas_credentials(jaas: &str) -> Option<(String, String)> {
@@ -243,5 +260,20 @@ mod tests {
         let unnamed = [("ssl.endpoint.identification.algorithm", "")];
         assert!(ClientSecurity::from_client_settings(unnamed).is_err());
         assert!(ClientSecurity::from_client_settings([("acks", "all")]).is_err());
+    }
+
+    #[test]
+    fn a_properties_file_is_lines_of_settings_and_comments() {
+        let text = "# as Kafka's --command-config takes them\n\nsecurity.protocol=SASL_SSL\n\
+                    ! another comment\n  sasl.password = a=b \n";
+        let settings = properties(text).unwrap();
+        assert_eq!(
+            settings,
+            [
+                ("security.protocol".to_string(), "SASL_SSL".to_string()),
+                ("sasl.password".to_string(), " a=b".to_string()),
+            ]
+        );
+        assert!(properties("security.protocol\n").is_err());
     }
 }

@@ -12,6 +12,8 @@ pub mod principal;
 pub mod scram;
 pub mod scram_client;
 
-pub use client_security::{ClientSecurity, SaslMechanism, SecurityProtocol};
+pub use client_security::{
+    name_value, properties, ClientSecurity, SaslMechanism, SecurityProtocol,
+};
 pub use credential::ScramCredential;
 pub use principal::Principal;

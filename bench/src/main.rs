@@ -60,7 +60,7 @@ enum Mode {
 
 #[derive(Args, Clone)]
 struct Common {
-    #[arg(long, default_value = "127.0.0.1:9092")]
+    #[arg(long, short, default_value = "127.0.0.1:9092")]
     bootstrap: String,
     #[arg(long, default_value = "shoal-bench")]
     topic: String,

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use rustls::ClientConnection;
 use rustls_pki_types::ServerName;
-use shoal_auth::ClientSecurity;
+use shoal_auth::{name_value, properties, ClientSecurity};
 use shoal_net::tls_client::kafka_client_tls;
 use shoal_protocol::client::BlockingClient;
 
@@ -41,35 +41,38 @@ pub struct Security {
     /// commands take them: ssl.certificate.location, ssl.key.location, sasl.jaas.config.
     #[arg(short = 'X', long = "client-config", value_parser = name_value)]
     pub client_config: Vec<(String, String)>,
-}
-
-fn name_value(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .ok_or_else(|| format!("'{text}' is not name=value"))
+    /// A file of those settings, one name=value a line, as Kafka's tools take it; -X and the
+    /// flags above override it (--security-protocol unless left at PLAINTEXT). Keeps a
+    /// password off the command line.
+    #[arg(long)]
+    pub command_config: Option<PathBuf>,
 }
 
 impl Security {
-    /// The flags as Kafka's settings.
+    /// The flags as Kafka's settings: the --command-config file's, then the flags', then -X.
     pub fn client_security(&self) -> Result<ClientSecurity, BenchError> {
-        let ca = self.ssl_ca_file.as_ref().map(|p| p.display().to_string());
-        let mut settings = vec![("security.protocol", self.security_protocol.clone())];
-        settings.extend(ca.map(|ca| ("ssl.ca.location", ca)));
-        if !self.sasl_username.is_empty() {
-            settings.extend([
-                ("sasl.mechanism", self.sasl_mechanism.clone()),
-                ("sasl.username", self.sasl_username.clone()),
-                ("sasl.password", self.sasl_password.clone()),
-            ]);
+        let mut settings = match &self.command_config {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| properties(&text))
+                .map_err(|e| BenchError::Usage(format!("{}: {e}", path.display())))?,
+            None => Vec::new(),
+        };
+        let mut set = |name: &str, value: String| settings.push((name.to_string(), value));
+        if self.command_config.is_none() || self.security_protocol != "PLAINTEXT" {
+            set("security.protocol", self.security_protocol.clone());
         }
-        let named = self
-            .client_config
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()));
-        ClientSecurity::from_client_settings(
-            settings.iter().map(|(n, v)| (*n, v.as_str())).chain(named),
-        )
-        .map_err(BenchError::Usage)
+        if let Some(ca) = &self.ssl_ca_file {
+            set("ssl.ca.location", ca.display().to_string());
+        }
+        if !self.sasl_username.is_empty() {
+            set("sasl.mechanism", self.sasl_mechanism.clone());
+            set("sasl.username", self.sasl_username.clone());
+            set("sasl.password", self.sasl_password.clone());
+        }
+        settings.extend(self.client_config.iter().cloned());
+        ClientSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+            .map_err(BenchError::Usage)
     }
 
     pub fn check(&self) -> Result<(), BenchError> {

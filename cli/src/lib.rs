@@ -27,7 +27,8 @@ use std::path::PathBuf;
 
 pub use client::Admin;
 pub use error::{check, AdminError};
-use shoal_auth::ClientSecurity;
+pub use shoal_auth::name_value;
+use shoal_auth::{properties, ClientSecurity};
 
 /// Which broker an admin command asks, how it connects, and how it prints what it found.
 #[derive(clap::Args, Debug)]
@@ -58,30 +59,17 @@ impl Target {
     }
 
     fn security(&self) -> Result<ClientSecurity, AdminError> {
-        let mut settings = Vec::new();
-        if let Some(path) = &self.command_config {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| AdminError::Protocol(format!("{}: {e}", path.display())))?;
-            for line in text.lines().map(str::trim) {
-                if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
-                    continue;
-                }
-                let setting = name_value(line)
-                    .map_err(|e| AdminError::Protocol(format!("{}: {e}", path.display())))?;
-                settings.push(setting);
-            }
-        }
+        let mut settings = match &self.command_config {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| properties(&text))
+                .map_err(|e| AdminError::Protocol(format!("{}: {e}", path.display())))?,
+            None => Vec::new(),
+        };
         settings.extend(self.client_config.iter().cloned());
-        ClientSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.trim(), v.as_str())))
+        ClientSecurity::from_client_settings(settings.iter().map(|(n, v)| (n.as_str(), v.as_str())))
             .map_err(AdminError::Protocol)
     }
-}
-
-/// A `name=value` argument.
-pub fn name_value(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .ok_or_else(|| format!("'{text}' is not name=value"))
 }
 
 /// How a command prints what it found.
