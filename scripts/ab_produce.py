@@ -51,6 +51,33 @@ def hold_to_unreachable_quotas(bootstrap):
     assert [code for code, _, _ in parse_alter_client_quotas_v0(answer)] == [0], answer
 
 
+def produce_run(binary, extra, seconds, rate=0, setup=None):
+    """One broker on an empty data directory, shoal-bench produce against it (closed loop, or
+    open at `rate` records/s); `setup(bootstrap)` runs first. MB/s, latency, CPU per GB."""
+    work = pathlib.Path(tempfile.mkdtemp())
+    process, bootstrap, config = start(binary, work, extra)
+    out = work / "result.json"
+    try:
+        if setup:
+            setup(bootstrap)
+        rate_flags = ["--rate", str(rate)] if rate else []
+        cpu_before = cpu_seconds(process.pid)
+        subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
+                        "--duration-s", str(seconds), "--cpus", "1",
+                        "--output", out, "--broker-config", config, *rate_flags],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        result = json.loads(out.read_text())["results"]
+        cpu = cpu_seconds(process.pid) - cpu_before
+        gigabytes = result["produce"]["bytes"] / 1e9
+        return {"mb_per_s": result["produce"]["mb_per_s"],
+                "latency_ms": result["produce_latency_ms"],
+                "broker_cpu_ms_per_gb": round(cpu * 1000 / gigabytes, 1)}
+    finally:
+        process.terminate()
+        process.wait(30)
+        shutil.rmtree(work, ignore_errors=True)  # gigabytes of WAL objects
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs=2)
@@ -68,28 +95,8 @@ def main():
     runs = {side: [] for side in sides}
     for _ in range(args.rounds):
         for side, (binary, extra) in sides.items():
-            work = pathlib.Path(tempfile.mkdtemp())
-            process, bootstrap, config = start(binary, work, extra)
-            out = work / "result.json"
-            try:
-                if side == "b" and args.quotas_b:
-                    hold_to_unreachable_quotas(bootstrap)
-                rate = ["--rate", str(args.rate)] if args.rate else []
-                cpu_before = cpu_seconds(process.pid)
-                subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
-                                "--duration-s", str(args.seconds), "--cpus", "1",
-                                "--output", out, "--broker-config", config, *rate],
-                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                result = json.loads(out.read_text())["results"]
-                cpu = cpu_seconds(process.pid) - cpu_before
-                gigabytes = result["produce"]["bytes"] / 1e9
-                runs[side].append({"mb_per_s": result["produce"]["mb_per_s"],
-                                     "latency_ms": result["produce_latency_ms"],
-                                     "broker_cpu_ms_per_gb": round(cpu * 1000 / gigabytes, 1)})
-            finally:
-                process.terminate()
-                process.wait(30)
-                shutil.rmtree(work, ignore_errors=True)  # gigabytes of WAL objects
+            setup = hold_to_unreachable_quotas if side == "b" and args.quotas_b else None
+            runs[side].append(produce_run(binary, extra, args.seconds, args.rate, setup))
     summary = {}
     for side, rs in runs.items():
         summary[side] = {

@@ -20,8 +20,8 @@ import statistics
 import subprocess
 import tempfile
 
-from ab_produce import start
-from benchlib import ROOT, cpu_seconds, write_results
+from ab_produce import produce_run
+from benchlib import ROOT, write_results
 
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 
@@ -52,25 +52,6 @@ def direct_write():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def shoal_max_produce(binary, seconds):
-    work = pathlib.Path(tempfile.mkdtemp())
-    process, bootstrap, config = start(binary, work, "")
-    try:
-        out = work / "result.json"
-        before = cpu_seconds(process.pid)
-        subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--create",
-                        "--duration-s", str(seconds), "--cpus", "1", "--output", out,
-                        "--broker-config", config],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        result = json.loads(out.read_text())["results"]["produce"]
-        cpu = cpu_seconds(process.pid) - before
-        return result["mb_per_s"], round(cpu * 1000 / (result["bytes"] / 1e9), 1)
-    finally:
-        process.terminate()
-        process.wait(30)
-        shutil.rmtree(work, ignore_errors=True)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", nargs="?", default=str(ROOT / "target" / "release" / "shoal"))
@@ -82,9 +63,9 @@ def main():
     for _ in range(args.rounds):
         runs["tcp_loopback_mb_per_s"].append(tcp_loopback(args.seconds))
         runs["direct_write_mb_per_s"].append(direct_write())
-        mb_per_s, cpu_per_gb = shoal_max_produce(args.binary, args.seconds)
-        runs["shoal_produce_mb_per_s"].append(mb_per_s)
-        runs["shoal_broker_cpu_ms_per_gb"].append(cpu_per_gb)
+        shoal = produce_run(args.binary, "", args.seconds)
+        runs["shoal_produce_mb_per_s"].append(shoal["mb_per_s"])
+        runs["shoal_broker_cpu_ms_per_gb"].append(shoal["broker_cpu_ms_per_gb"])
     medians = {name: statistics.median(values) for name, values in runs.items()}
     shoal = medians["shoal_produce_mb_per_s"]
     results = {
