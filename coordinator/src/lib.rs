@@ -13,6 +13,7 @@ pub mod messages;
 pub mod metrics;
 pub mod records;
 pub mod state;
+pub mod topic_configs;
 pub mod view;
 
 pub use crate::command::{AnyReply, Command, Envelope, Round};

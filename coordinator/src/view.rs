@@ -11,6 +11,7 @@ use crate::acl::AclBinding;
 use crate::records::TopicConfig;
 use crate::state::broker_configs::{BrokerConfigs, CLUSTER_DEFAULT};
 use crate::state::client_quotas::{quota_for, ClientQuotas, QuotaKey};
+use crate::topic_configs::TopicOverrides;
 
 /// A mirrored topic's mirror and its partitions' mirror states.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +26,10 @@ pub struct TopicMeta {
     pub name: String,
     pub id: Uuid,
     pub partitions: i32,
+    /// In effect: its own settings and, for the rest, the cluster-wide defaults.
     pub config: TopicConfig,
+    /// The configs it sets itself.
+    pub overrides: TopicOverrides,
     pub mirror: Option<MirrorMeta>,
 }
 

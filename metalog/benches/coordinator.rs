@@ -195,6 +195,7 @@ async fn through_core(open: impl Fn() -> OpenCore) -> serde_json::Value {
             name: "bench".into(),
             partitions: PARTITIONS,
             config: TopicConfig::default(),
+            overrides: None,
         })
         .await
         .unwrap()

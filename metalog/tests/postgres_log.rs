@@ -72,6 +72,7 @@ fn a_broker_taking_the_writer_role_fences_the_one_before() {
             name: "late".into(),
             partitions: 1,
             config: TopicConfig::default(),
+            overrides: None,
         };
         let refused = first.run(request).await.expect_err("fenced");
         assert!(matches!(refused, MetaLogError::Fenced(_)), "{refused}");

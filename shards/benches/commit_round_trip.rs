@@ -101,6 +101,7 @@ fn run_case(
                 name: "bench".into(),
                 partitions: 100,
                 config: TopicConfig::default(),
+                overrides: None,
             };
             let topic_id = client.run(create).await.unwrap().unwrap().id;
             let histogram = Rc::new(RefCell::new(Histogram::<u64>::new(3).unwrap()));

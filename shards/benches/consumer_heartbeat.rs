@@ -67,6 +67,7 @@ fn main() {
         id: Uuid::from_u128(i as u128 + 1),
         partitions: PARTITIONS,
         config: TopicConfig::default(),
+        overrides: Default::default(),
         mirror: None,
     }));
     let mut rows = Vec::new();

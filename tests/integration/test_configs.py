@@ -12,6 +12,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
                                    ConfigResource, ConfigSource, NewTopic)
 
 import kafka_wire as wire
+import test_dynamic_configs as dynamic
 
 INVALID_CONFIG = 40
 BASE_TS = 1_700_000_000_000
@@ -205,6 +206,70 @@ def test_max_message_bytes_refuses_larger_batches(broker):
     producer.flush(15)
     assert results[0] is not None and results[0].name() == "MSG_SIZE_TOO_LARGE", results
     assert results[1] is None
+
+
+def test_cluster_wide_topic_defaults_change_at_run_time(broker):
+    """message.max.bytes and log.retention.ms on the default broker resource hold for every
+    topic that does not set them itself, at once and across a restart; a broker's own resource
+    refuses them."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "follows")
+    create(admin, "own", config={"max.message.bytes": "1000000"})
+
+    def set_defaults(**configs):
+        # Raw: librdkafka will not send the cluster default's name ("").
+        dynamic.alter(broker.bootstrap, "", {k.replace("_", "."): v for k, v in configs.items()})
+
+    def produce(topic, size):
+        results = []
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0,
+                             "message.max.bytes": 1_000_000})
+        producer.produce(topic, value=b"x" * size, on_delivery=lambda e, m: results.append(e))
+        producer.flush(15)
+        return results[0].name() if results[0] else None
+
+    set_defaults(message_max_bytes="2000", log_retention_ms="3600000")
+    follows = topic_configs(admin, "follows")
+    assert follows["max.message.bytes"] == (
+        "2000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+    assert follows["retention.ms"] == (
+        "3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+    own = topic_configs(admin, "own")
+    assert own["max.message.bytes"] == ("1000000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+    assert own["retention.ms"][0] == "3600000"
+    assert produce("follows", 5000) == "MSG_SIZE_TOO_LARGE"
+    assert produce("own", 5000) is None
+    # A topic created now follows them too, and CreateTopics says so.
+    create(admin, "later")
+    assert topic_configs(admin, "later")["max.message.bytes"][0] == "2000"
+
+    # The default resource describes what is set there; a broker's own resource, its value.
+    default = dynamic.described(broker.bootstrap, "")
+    assert default["message.max.bytes"][0] == "2000"
+    assert default["message.max.bytes"][2] == dynamic.DYNAMIC_DEFAULT_BROKER
+    own_broker = ConfigResource(ConfigResource.Type.BROKER, "0")
+    entries = admin.describe_configs([own_broker])[own_broker].result(timeout=15)
+    assert entries["log.retention.ms"].value == "3600000"
+    assert entries["log.retention.ms"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+    per_broker = ConfigResource(ConfigResource.Type.BROKER, "0", incremental_configs=[
+        ConfigEntry("log.retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException, match="cluster-wide only"):
+        admin.incremental_alter_configs([per_broker])[per_broker].result(timeout=15)
+    with pytest.raises(AssertionError, match="log.retention.ms: retention.ms must be"):
+        set_defaults(log_retention_ms="soon")
+
+    broker.stop()
+    broker.start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert topic_configs(admin, "follows")["max.message.bytes"][0] == "2000"
+    assert produce("follows", 5000) == "MSG_SIZE_TOO_LARGE"
+
+    set_defaults(message_max_bytes=None, log_retention_ms=None)
+    follows = topic_configs(admin, "follows")
+    assert follows["max.message.bytes"] == ("1048588", ConfigSource.DEFAULT_CONFIG.value)
+    assert follows["retention.ms"] == ("604800000", ConfigSource.DEFAULT_CONFIG.value)
+    assert topic_configs(admin, "own")["max.message.bytes"][0] == "1000000"
+    assert produce("follows", 5000) is None
 
 
 def test_offset_for_leader_epoch_reports_the_end_of_epoch_zero(broker):

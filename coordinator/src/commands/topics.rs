@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::command::{Command, Round};
 use crate::records::TopicConfig;
+use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
 use crate::view::TopicMeta;
 use crate::ErrorKind;
 
@@ -14,7 +15,10 @@ use crate::ErrorKind;
 pub struct CreateTopic {
     pub name: String,
     pub partitions: i32,
+    /// Its settings; those it does not set itself are replaced by the cluster-wide defaults.
     pub config: TopicConfig,
+    /// The configs it sets itself; None: what in `config` differs from Kafka's defaults.
+    pub overrides: Option<TopicOverrides>,
 }
 
 impl Command for CreateTopic {
@@ -24,10 +28,17 @@ impl Command for CreateTopic {
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let now_ms = round.now_ms();
         let id = Uuid::new_v4();
-        let record =
-            round
-                .state()
-                .create_topic(&self.name, self.partitions, id, self.config, now_ms)?;
+        let overrides = self
+            .overrides
+            .unwrap_or_else(|| overrides_differing_from_default(&self.config));
+        let record = round.state().create_topic_setting(
+            &self.name,
+            self.partitions,
+            id,
+            &self.config,
+            &overrides,
+            now_ms,
+        )?;
         round.append(&record);
         round.topics_changed();
         round
@@ -89,7 +100,10 @@ impl Command for DeleteTopic {
 #[derive(Debug, Clone)]
 pub struct AlterTopicConfig {
     pub name: String,
+    /// Its settings; those it does not set itself are replaced by the cluster-wide defaults.
     pub config: TopicConfig,
+    /// The configs it sets itself.
+    pub overrides: TopicOverrides,
 }
 
 impl Command for AlterTopicConfig {
@@ -98,9 +112,10 @@ impl Command for AlterTopicConfig {
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let now_ms = round.now_ms();
-        if let Some(record) = round
-            .state()
-            .alter_topic_config(&self.name, self.config, now_ms)?
+        if let Some(record) =
+            round
+                .state()
+                .alter_topic_config(&self.name, &self.config, &self.overrides, now_ms)?
         {
             round.append(&record);
             round.topics_changed();

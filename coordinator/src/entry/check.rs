@@ -188,7 +188,7 @@ fn check_partitions(
 }
 
 /// A topic's settings: its config record, then its compression when not "producer", then
-/// its compaction settings when not the defaults.
+/// its compaction settings when not the defaults, then the configs it sets itself.
 fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result<(), String> {
     let rest = match rest {
         [AnyRecord::ShoalTopicCompressionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
@@ -197,15 +197,36 @@ fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result
         }
         _ => rest,
     };
-    match rest {
+    let rest = match rest {
         [AnyRecord::ShoalTopicCompactionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
             if !c.compact && !c.delete {
                 return Err(format!("topic {} has no cleanup policy", c.topic_id));
             }
+            more
+        }
+        _ => rest,
+    };
+    match rest {
+        [AnyRecord::ShoalTopicOverridesRecord(o), more @ ..] if o.topic_id == config.topic_id => {
+            check_overrides(o)?;
             alone(more)
         }
         _ => alone(rest),
     }
+}
+
+/// The configs a topic sets itself: each named, once (a name this build does not know, a
+/// newer Shoal's, is kept and means nothing here).
+fn check_overrides(o: &ShoalTopicOverridesRecord) -> Result<(), String> {
+    let mut names: Vec<&str> = o.names.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    if names.first() == Some(&"") || names.windows(2).any(|w| w[0] == w[1]) {
+        return Err(format!(
+            "topic {}'s own configs are misnamed or named twice",
+            o.topic_id
+        ));
+    }
+    Ok(())
 }
 
 /// A rewrite's batches lie in its range, in order, without overlapping; a range with none

@@ -135,6 +135,7 @@ pub(crate) mod tests {
             operation: 3,
             permission: 3,
         };
+        let own_compression = ["compression.type".to_string()].into();
         let kinds = |kind, b: CommittedBatch| CommittedBatch {
             batch: CommitBatch { kind, ..b.batch },
             ..b
@@ -142,9 +143,12 @@ pub(crate) mod tests {
         vec![
             Entry::new(
                 99,
-                emit::topic_created(id, "orders", 4, &TopicConfig::default()),
+                emit::topic_created(id, "orders", 4, &TopicConfig::default(), None),
             ),
-            Entry::new(99, emit::topic_created(other, "compressed", 2, &lz4)),
+            Entry::new(
+                99,
+                emit::topic_created(other, "compressed", 2, &lz4, Some(&own_compression)),
+            ),
             Entry::new(
                 1234,
                 emit::file_committed(
@@ -237,6 +241,7 @@ pub(crate) mod tests {
                             segment_bytes: 9,
                         },
                     },
+                    Some(&["retention.ms".to_string(), "segment.ms".to_string()].into()),
                 ),
             ),
             Entry::of(
@@ -487,7 +492,24 @@ pub(crate) mod tests {
             "no partition beyond the limit"
         );
         assert!(refused(vec![]), "an empty entry");
-        let settings = emit::topic_settings(Uuid::from_u128(1), &TopicConfig::default());
+        let settings = emit::topic_settings(Uuid::from_u128(1), &TopicConfig::default(), None);
+        let own = |names: &[&str]| {
+            let mut with_own = settings.clone();
+            with_own.push(
+                ShoalTopicOverridesRecord {
+                    topic_id: Uuid::from_u128(1),
+                    names: names.iter().map(|n| n.to_string()).collect(),
+                }
+                .into(),
+            );
+            with_own
+        };
+        assert!(!refused(own(&["retention.ms", "a.newer.config"])));
+        assert!(
+            refused(own(&["retention.ms", "retention.ms"])),
+            "a config named twice"
+        );
+        assert!(refused(own(&[""])), "a config without a name");
         let mut late = vec![created(1)];
         late.extend(settings.clone());
         assert!(refused(late), "a new topic's partitions start at 0");

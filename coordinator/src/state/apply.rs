@@ -24,6 +24,7 @@ impl CoordinatorState {
                 AnyRecord::ShoalTopicConfigRecord(r) => self.apply_topic_config(r),
                 AnyRecord::ShoalTopicCompressionRecord(r) => self.apply_topic_compression(r),
                 AnyRecord::ShoalTopicCompactionRecord(r) => self.apply_topic_compaction(r),
+                AnyRecord::ShoalTopicOverridesRecord(r) => self.apply_topic_overrides(r),
                 AnyRecord::ShoalBatchesRewrittenRecord(r) => self.apply_batches_rewritten(r, time),
                 AnyRecord::DisklessTopicDeletedRecord(r) => self.apply_topic_deleted(r, time),
                 AnyRecord::DisklessFileCommittedRecord(r) => {
@@ -101,6 +102,12 @@ impl CoordinatorState {
         }
     }
 
+    fn apply_topic_overrides(&mut self, r: &ShoalTopicOverridesRecord) {
+        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
+            topic.overrides = Some(r.names.iter().cloned().collect());
+        }
+    }
+
     fn apply_topic_mirror(&mut self, r: &ShoalTopicMirrorChangedRecord) {
         if let Some(topic) = self.topics.get_mut(&r.topic_id) {
             topic.mirror = Some(TopicMirror {
@@ -126,6 +133,7 @@ impl CoordinatorState {
                     TopicState {
                         name: r.name.clone(),
                         config: TopicConfig::default(),
+                        overrides: None,
                         partitions: vec![PartitionState::default()],
                         mirror: None,
                     },
@@ -372,6 +380,7 @@ mod tests {
         created.extend(super::super::emit::topic_settings(
             topic_id,
             &TopicConfig::default(),
+            None,
         ));
         let file = |key: &str, base, last| DisklessFileCommittedRecord {
             object_key: key.into(),

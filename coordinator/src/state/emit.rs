@@ -14,6 +14,7 @@ use crate::records::{
     BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
     TopicConfig, Transaction, TransactionStatus,
 };
+use crate::topic_configs::TopicOverrides;
 
 const MAGIC_V2: i8 = 2;
 
@@ -23,9 +24,10 @@ pub(crate) fn topic_created(
     name: &str,
     partitions: i32,
     config: &TopicConfig,
+    overrides: Option<&TopicOverrides>,
 ) -> Vec<AnyRecord> {
     let mut records = partitions_created(id, name, 0, partitions);
-    records.extend(topic_settings(id, config));
+    records.extend(topic_settings(id, config, overrides));
     records
 }
 
@@ -44,8 +46,13 @@ pub(crate) fn partitions_created(topic_id: Uuid, name: &str, from: i32, to: i32)
 }
 
 /// A topic's settings: its config record, then its compression when not "producer", then its
-/// cleanup policy and compaction settings when any is not Kafka's default.
-pub(crate) fn topic_settings(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
+/// cleanup policy and compaction settings when any is not Kafka's default, then the configs
+/// it sets itself (none only for a topic an older Shoal wrote, which kept no such list).
+pub(crate) fn topic_settings(
+    topic_id: Uuid,
+    config: &TopicConfig,
+    overrides: Option<&TopicOverrides>,
+) -> Vec<AnyRecord> {
     let mut records = vec![ShoalTopicConfigRecord {
         topic_id,
         retention_ms: config.retention_ms,
@@ -84,6 +91,15 @@ pub(crate) fn topic_settings(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRec
                 min_cleanable_dirty_ratio_ppm: c.min_cleanable_dirty_ratio_ppm,
                 segment_ms: c.segment_ms,
                 segment_bytes: c.segment_bytes,
+            }
+            .into(),
+        );
+    }
+    if let Some(overrides) = overrides {
+        records.push(
+            ShoalTopicOverridesRecord {
+                topic_id,
+                names: overrides.iter().cloned().collect(),
             }
             .into(),
         );

@@ -17,6 +17,7 @@ use shoal_protocol::records::{ShoalMirrorCreatedRecord, ShoalPartitionTruncatedR
 use super::emit;
 use crate::entry::Entry;
 use crate::records::{CommittedBatch, TopicConfig};
+use crate::topic_configs::mirrored_configs;
 use crate::ErrorKind;
 
 /// Which mirror a topic belongs to (its `mirror.name`).
@@ -174,9 +175,11 @@ impl CoordinatorState {
                 compression: topic.config.compression,
                 ..config
             };
-            if config != topic.config {
-                records.push(Entry::new(now_ms, emit::topic_settings(topic_id, &config)));
-            }
+            // The source's settings are the mirror topic's own: a cluster-wide default here
+            // does not replace them.
+            let mut overrides = topic.overrides();
+            overrides.extend(mirrored_configs().map(str::to_string));
+            records.extend(self.topic_settings_changed(topic_id, &config, &overrides, now_ms));
         }
         Ok(records)
     }

@@ -162,6 +162,7 @@ impl CoordinatorState {
             id: *id,
             partitions: t.partitions.len() as i32,
             config: t.config,
+            overrides: t.overrides(),
             mirror: t.mirror_meta(),
         }))
         .with_acls(self.acls.iter().cloned().collect())
@@ -178,6 +179,7 @@ impl CoordinatorState {
             id: *id,
             partitions: topic.partitions.len() as i32,
             config: topic.config,
+            overrides: topic.overrides(),
             mirror: topic.mirror_meta(),
         })
     }

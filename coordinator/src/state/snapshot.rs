@@ -120,7 +120,13 @@ impl CoordinatorState {
     fn encode_topic(&self, id: Uuid, w: &mut Vec<u8>) {
         let topic = &self.topics[&id];
         let partitions = topic.partitions.len() as i32;
-        let created = emit::topic_created(id, &topic.name, partitions, &topic.config);
+        let created = emit::topic_created(
+            id,
+            &topic.name,
+            partitions,
+            &topic.config,
+            topic.overrides.as_ref(),
+        );
         encode_frame(&Entry::new(0, created), w);
         if let Some(mirror) = &topic.mirror {
             let changed = emit::topic_mirror_changed(id, &mirror.name, mirror.removed);

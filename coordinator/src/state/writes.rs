@@ -11,21 +11,39 @@ use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::*;
 use shoal_protocol::records::*;
 
+use super::broker_configs::CLUSTER_DEFAULT;
 use super::emit;
 use crate::entry::Entry;
 use crate::records::{BatchKind, CommittedBatch, TopicConfig};
+use crate::topic_configs::{overrides_differing_from_default, resolve, TopicOverrides};
 use crate::ErrorKind;
 
 /// Kafka's limit on topic names.
 const TOPIC_NAME_MAX_CHARS: usize = 249;
 
 impl CoordinatorState {
+    /// A new topic that sets what in `config` differs from Kafka's defaults.
     pub fn create_topic(
         &self,
         name: &str,
         partitions: i32,
         id: Uuid,
         config: TopicConfig,
+        now_ms: i64,
+    ) -> Result<Entry, ErrorKind> {
+        let overrides = overrides_differing_from_default(&config);
+        self.create_topic_setting(name, partitions, id, &config, &overrides, now_ms)
+    }
+
+    /// A new topic that sets `overrides` as `config` has them; its other configs follow the
+    /// cluster-wide defaults.
+    pub fn create_topic_setting(
+        &self,
+        name: &str,
+        partitions: i32,
+        id: Uuid,
+        config: &TopicConfig,
+        overrides: &TopicOverrides,
         now_ms: i64,
     ) -> Result<Entry, ErrorKind> {
         if !is_valid_topic_name(name) {
@@ -37,9 +55,10 @@ impl CoordinatorState {
         if self.topic_ids.contains_key(name) {
             return Err(ErrorKind::TopicAlreadyExists);
         }
+        let config = resolve(config, overrides, &self.broker_configs(CLUSTER_DEFAULT));
         Ok(Entry::new(
             now_ms,
-            emit::topic_created(id, name, partitions, &config),
+            emit::topic_created(id, name, partitions, &config, Some(overrides)),
         ))
     }
 
@@ -76,22 +95,54 @@ impl CoordinatorState {
         }
     }
 
-    /// AlterConfigs: replaces the topic's settings (None when nothing changes).
+    /// AlterConfigs: the topic sets `overrides` as `config` has them, and follows the
+    /// cluster-wide defaults for the rest (None when nothing changes).
     pub fn alter_topic_config(
         &self,
         name: &str,
-        config: TopicConfig,
+        config: &TopicConfig,
+        overrides: &TopicOverrides,
         now_ms: i64,
     ) -> Result<Option<Entry>, ErrorKind> {
         let id = self
             .topic_ids
             .get(name)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
-        let topic = &self.topics[id];
-        Ok(
-            (topic.config != config)
-                .then(|| Entry::new(now_ms, emit::topic_settings(*id, &config))),
-        )
+        Ok(self.topic_settings_changed(*id, config, overrides, now_ms))
+    }
+
+    /// The entry that gives topic `id` the config `config` and `overrides` resolve to with
+    /// today's cluster-wide defaults, if that changes its config or what it sets itself.
+    pub(crate) fn topic_settings_changed(
+        &self,
+        id: Uuid,
+        config: &TopicConfig,
+        overrides: &TopicOverrides,
+        now_ms: i64,
+    ) -> Option<Entry> {
+        let topic = self.topics.get(&id)?;
+        let config = resolve(config, overrides, &self.broker_configs(CLUSTER_DEFAULT));
+        let unchanged = topic.config == config && topic.overrides.as_ref() == Some(overrides);
+        (!unchanged).then(|| Entry::new(now_ms, emit::topic_settings(id, &config, Some(overrides))))
+    }
+
+    /// After the cluster-wide defaults changed: each topic whose config in effect changes
+    /// with them, in the order of their names (the same on every broker that replays it).
+    /// A topic an older Shoal wrote gets its list of own configs as it stands before.
+    pub fn topics_following_defaults(&self, now_ms: i64) -> Vec<Entry> {
+        let defaults = self.broker_configs(CLUSTER_DEFAULT);
+        let mut names: Vec<(&String, &Uuid)> = self.topic_ids.iter().collect();
+        names.sort_unstable();
+        names
+            .into_iter()
+            .filter_map(|(_, id)| {
+                let topic = self.topics.get(id)?;
+                let overrides = topic.overrides();
+                let config = resolve(&topic.config, &overrides, &defaults);
+                let settings = emit::topic_settings(*id, &config, Some(&overrides));
+                (config != topic.config).then(|| Entry::new(now_ms, settings))
+            })
+            .collect()
     }
 
     /// The topic's id and the entry that deletes it.

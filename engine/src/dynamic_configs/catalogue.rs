@@ -2,6 +2,7 @@
 //! what the config file says of each. Kafka's names where Kafka has the setting; Shoal's own
 //! are its config file's keys in Kafka's dotted spelling.
 
+use shoal_coordinator::topic_configs::topic_default;
 use shoal_protocol::config_codes::ConfigType;
 
 use crate::config::{BrokerConfig, BUFFER_MAX_BYTES_LIMIT};
@@ -157,10 +158,13 @@ pub fn dynamic_config(name: &str) -> Option<&'static DynamicConfig> {
 
 /// Whether a value for `name` may be stored, and if not, why.
 pub fn check_value(file: &BrokerConfig, name: &str, value: &str) -> Result<(), String> {
-    match dynamic_config(name) {
-        Some(config) => (config.check)(file, value),
-        None if WITHOUT_EFFECT.contains(&name) => Ok(()),
-        None => Err(format!("Unknown broker config name: {name}")),
+    match (dynamic_config(name), topic_default(name)) {
+        (Some(config), _) => (config.check)(file, value),
+        (None, Some(topic_config)) => topic_config
+            .check(value)
+            .map_err(|e| format!("{name}: {e}")),
+        (None, None) if WITHOUT_EFFECT.contains(&name) => Ok(()),
+        (None, None) => Err(format!("Unknown broker config name: {name}")),
     }
 }
 

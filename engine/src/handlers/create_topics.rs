@@ -8,12 +8,13 @@ use shoal_coordinator::state::{is_valid_topic_name, PARTITIONS_PER_TOPIC_MAX};
 use shoal_coordinator::{ErrorKind, TopicConfig};
 use shoal_protocol::ResponseError;
 
-use super::configs::{set_topic_config, topic_config_value, TOPIC_CONFIGS};
+use super::configs::alter_configs::OwnConfig;
+use super::configs::{set_topic_config, topic_config_found, TOPIC_CONFIGS};
 use super::topics;
 use crate::context::Broker;
 use crate::context::Call;
 use crate::kafka::error_codes;
-use shoal_protocol::config_codes::ConfigSource;
+use shoal_coordinator::topic_configs::{resolve, TopicOverrides};
 
 pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopicsResponse {
     let broker = call.broker;
@@ -34,8 +35,11 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
             .with_replication_factor(1)
             .with_configs(Some(Vec::new()));
         let config = topic_config(&topic.configs);
-        if let Ok(config) = &config {
-            result.configs = Some(described_configs(config));
+        if let Ok((config, own)) = &config {
+            // As created: the configs it sets, the others from today's cluster-wide defaults.
+            let defaults = broker.shard.topics.load().broker_configs(None).to_vec();
+            let config = resolve(config, own, &defaults);
+            result.configs = Some(described_configs(&config, own, &defaults));
         }
         let outcome = if !call.may_create_topic(&name) {
             Err((
@@ -54,8 +58,8 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
         } else if !call.mutation_within_quota(partitions.max(0) as u64, call.version >= 6) {
             Err(throttled())
         } else {
-            let config = config.expect("checked above");
-            topics::create(broker, &name, partitions, config)
+            let (config, own) = config.expect("checked above");
+            topics::create(broker, &name, partitions, config, Some(own))
                 .await
                 .map(|meta| {
                     result.topic_id = meta.id;
@@ -86,37 +90,33 @@ pub(crate) fn throttled() -> (i16, String) {
 }
 
 /// The configs a created topic has, as CreateTopics v5+ reports them.
-fn described_configs(config: &TopicConfig) -> Vec<CreatableTopicConfigs> {
+fn described_configs(
+    config: &TopicConfig,
+    own: &TopicOverrides,
+    defaults: &[(String, String)],
+) -> Vec<CreatableTopicConfigs> {
     TOPIC_CONFIGS
         .iter()
-        .filter_map(|def| {
-            let (value, default) = topic_config_value(config, def.name)?;
-            let source = match default {
-                true => ConfigSource::Default,
-                false => ConfigSource::DynamicTopic,
-            };
-            Some(
-                CreatableTopicConfigs::default()
-                    .with_name(StrBytes::from_static_str(def.name))
-                    .with_value(Some(StrBytes::from_string(value)))
-                    .with_config_source(source as i8),
-            )
+        .map(|def| {
+            let found = topic_config_found(def, config, own, defaults);
+            let (source, _, value) = found.into_iter().next().expect("Kafka's default is last");
+            CreatableTopicConfigs::default()
+                .with_name(StrBytes::from_static_str(def.name))
+                .with_value(Some(StrBytes::from_string(value)))
+                .with_config_source(source as i8)
         })
         .collect()
 }
 
-/// The topic's settings from the request's configs; unknown names and unsupported values
-/// are refused with a message saying why.
-fn topic_config(configs: &[CreatableTopicConfig]) -> Result<TopicConfig, String> {
-    let mut config = TopicConfig::default();
+/// The topic's settings from the request's configs, and which it sets; unknown names and
+/// unsupported values are refused with a message saying why.
+fn topic_config(configs: &[CreatableTopicConfig]) -> Result<OwnConfig, String> {
+    let (mut config, mut own) = (TopicConfig::default(), TopicOverrides::new());
     for c in configs {
-        set_topic_config(
-            &mut config,
-            c.name.as_str(),
-            c.value.as_ref().map(|v| v.as_str()),
-        )?;
+        let value = c.value.as_ref().map(|v| v.as_str());
+        set_topic_config(&mut config, &mut own, c.name.as_str(), value)?;
     }
-    Ok(config)
+    Ok((config, own))
 }
 
 fn validate(broker: &Broker, name: &str, partitions: i32) -> Result<(), (i16, String)> {

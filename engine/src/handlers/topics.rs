@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CreateTopic;
+use shoal_coordinator::topic_configs::TopicOverrides;
 use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition, TopicsView};
 use uuid::Uuid;
 
@@ -14,11 +15,13 @@ pub async fn create(
     name: &str,
     partitions: i32,
     config: TopicConfig,
+    overrides: Option<TopicOverrides>,
 ) -> Result<Arc<TopicMeta>, ErrorKind> {
     let request = CreateTopic {
         name: name.to_string(),
         partitions,
         config,
+        overrides,
     };
     match broker.shard.coordinator.run(request).await {
         Ok(result) => result,
@@ -40,7 +43,7 @@ pub async fn resolve(
         return Err(ErrorKind::UnknownTopicOrPartition);
     }
     let partitions = broker.config.default_partitions;
-    match create(broker, name, partitions, TopicConfig::default()).await {
+    match create(broker, name, partitions, TopicConfig::default(), None).await {
         // Another connection created it first.
         Err(ErrorKind::TopicAlreadyExists) => broker
             .shard

@@ -29,24 +29,11 @@ use crate::context::Broker;
 use crate::handlers::configs::set_topic_config;
 use crate::kafka::error_codes;
 use crate::EngineError;
+use shoal_coordinator::topic_configs::mirrored_configs;
 
 const TICK: Duration = Duration::from_secs(1);
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const RESPONSE_MAX_BYTES: usize = 64 << 20;
-/// The source settings a mirror topic follows; the others are the destination's own. A
-/// compacted source's mirror is compacted by the same policy once it is promoted.
-const SYNCED_CONFIGS: &[&str] = &[
-    "retention.ms",
-    "retention.bytes",
-    "max.message.bytes",
-    "cleanup.policy",
-    "delete.retention.ms",
-    "min.compaction.lag.ms",
-    "max.compaction.lag.ms",
-    "min.cleanable.dirty.ratio",
-    "segment.ms",
-    "segment.bytes",
-];
 
 pub async fn run(broker: std::rc::Rc<Broker>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();
@@ -166,10 +153,7 @@ async fn topic_configs(
                     .with_resource_type(crate::handlers::configs::RESOURCE_TOPIC)
                     .with_resource_name(StrBytes::from_string(t.clone()))
                     .with_configuration_keys(Some(
-                        SYNCED_CONFIGS
-                            .iter()
-                            .map(|k| StrBytes::from_static_str(k))
-                            .collect(),
+                        mirrored_configs().map(StrBytes::from_static_str).collect(),
                     ))
             })
             .collect(),
@@ -182,12 +166,13 @@ async fn topic_configs(
         if result.error_code != error_codes::NONE {
             continue;
         }
-        let mut config = TopicConfig::default();
+        // The source's settings are the mirror topic's own (the coordinator records them so).
+        let (mut config, mut own) = (TopicConfig::default(), Default::default());
         for entry in &result.configs {
             let name = entry.name.as_str();
-            if SYNCED_CONFIGS.contains(&name) {
+            if mirrored_configs().any(|m| m == name) {
                 let value = entry.value.as_ref().map(|v| v.as_str());
-                if set_topic_config(&mut config, name, value).is_err() {
+                if set_topic_config(&mut config, &mut own, name, value).is_err() {
                     tracing::debug!(name, ?value, "source config value not usable here");
                 }
             }

@@ -31,6 +31,7 @@ async fn create_topic(broker: &Broker) {
         name: "t".into(),
         partitions: 2,
         config: TopicConfig::default(),
+        overrides: None,
     };
     broker.shard.coordinator.run(create).await.unwrap().unwrap();
 }

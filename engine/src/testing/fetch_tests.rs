@@ -17,6 +17,7 @@ async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uui
         name: name.into(),
         partitions,
         config: TopicConfig::default(),
+        overrides: None,
     };
     broker
         .shard

@@ -89,6 +89,7 @@ fn a_superseded_claim_or_a_lapsed_lease_drops_the_group_which_is_claimed_again()
             name: "claimed".into(),
             partitions: 1,
             config: TopicConfig::default(),
+            overrides: None,
         };
         broker.shard.coordinator.run(create).await.unwrap().unwrap();
         let member = form_group(&broker).await;

@@ -22,6 +22,7 @@ async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uui
         name: name.into(),
         partitions,
         config: TopicConfig::default(),
+        overrides: None,
     };
     let meta = broker.shard.coordinator.run(create).await.unwrap().unwrap();
     meta.id

@@ -41,6 +41,7 @@ fn a_kip_360_bump_ends_the_open_transaction_and_fences_the_old_epoch() {
             name: "bumped".into(),
             partitions: 1,
             config: TopicConfig::default(),
+            overrides: None,
         };
         broker.shard.coordinator.run(create).await.unwrap().unwrap();
         let (error, producer_id, epoch) = init(&broker, None).await;

@@ -90,6 +90,7 @@ pub async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
         name: "t".into(),
         partitions: 3,
         config: TopicConfig::default(),
+        overrides: None,
     };
     core.run(request).await.unwrap().unwrap().id
 }

@@ -6,6 +6,7 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::topic_configs::TopicOverrides;
 use shoal_coordinator::TopicConfig;
 use shoal_protocol::ResponseError;
 
@@ -41,11 +42,11 @@ pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfi
             resource.resource_name.as_str(),
             request.validate_only,
             |_current| {
-                let mut config = TopicConfig::default();
+                let mut own = (TopicConfig::default(), TopicOverrides::new());
                 for (name, value) in &changes {
-                    set_topic_config(&mut config, name, value.as_deref())?;
+                    set_topic_config(&mut own.0, &mut own.1, name, value.as_deref())?;
                 }
-                Ok(config)
+                Ok(own)
             },
         )
         .await;
@@ -58,14 +59,17 @@ pub async fn handle(call: &Call<'_>, request: AlterConfigsRequest) -> AlterConfi
     AlterConfigsResponse::default().with_responses(responses)
 }
 
-/// Applies `change` to a resource's current config: validated always, stored unless
+/// A topic's settings and the configs it sets itself.
+pub type OwnConfig = (TopicConfig, TopicOverrides);
+
+/// Applies `change` to a topic's current settings: validated always, stored unless
 /// `validate_only`. Errors are (Kafka code, message).
 pub async fn alter(
     call: &Call<'_>,
     resource_type: i8,
     name: &str,
     validate_only: bool,
-    change: impl FnOnce(TopicConfig) -> Result<TopicConfig, String>,
+    change: impl FnOnce(OwnConfig) -> Result<OwnConfig, String>,
 ) -> Result<(), (i16, String)> {
     let broker = call.broker;
     if resource_type != RESOURCE_TOPIC {
@@ -84,22 +88,24 @@ pub async fn alter(
         .topics
         .load()
         .by_name(name)
-        .map(|t| t.config)
+        .map(|t| (t.config, t.overrides.clone()))
         .ok_or((
             ResponseError::UnknownTopicOrPartition.code(),
             "Unknown topic.".to_string(),
         ))?;
-    let config =
+    let (config, overrides) =
         change(current).map_err(|message| (ResponseError::InvalidConfig.code(), message))?;
     if validate_only {
         return Ok(());
     }
-    store_topic_config(broker, name, config).await.map_err(|e| {
-        (
-            error_codes::code_of(Some(e)),
-            error_codes::message_of(e).to_string(),
-        )
-    })
+    store_topic_config(broker, name, config, overrides)
+        .await
+        .map_err(|e| {
+            (
+                error_codes::code_of(Some(e)),
+                error_codes::message_of(e).to_string(),
+            )
+        })
 }
 
 /// A broker's dynamic configs, whole: the listed ones set, every other one unset.

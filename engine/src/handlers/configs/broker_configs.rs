@@ -1,6 +1,9 @@
 //! The BROKER config resource: this broker's configs (resource name: its id) or the cluster
 //! default (name ""). The config file's settings are described read-only; the dynamic ones
-//! (`dynamic_configs`) are altered here, stored in the coordinator and put into effect.
+//! (`dynamic_configs`) are altered here, stored in the coordinator and put into effect; the
+//! topic defaults (`log.retention.ms`, `message.max.bytes`, ...: the topic config table's
+//! `broker_default`) are altered cluster-wide only, and the coordinator puts them into effect
+//! on every topic that does not set them itself.
 
 use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
 use shoal_coordinator::commands::AlterBrokerConfig;
@@ -16,6 +19,8 @@ use crate::dynamic_configs::catalogue::{effective, SSL_FILES};
 use crate::dynamic_configs::{check_value, dynamic_config, DYNAMIC_CONFIGS, WITHOUT_EFFECT};
 use crate::security::TlsServer;
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::topic_configs::{default_value, topic_default, TOPIC_CONFIGS};
+use shoal_coordinator::TopicConfig;
 
 /// Settings of the config file that exist in Kafka too but are read at start only.
 const STATIC_ONLY: &[&str] = &[
@@ -24,7 +29,6 @@ const STATIC_ONLY: &[&str] = &[
     "listeners",
     "log.dir",
     "log.dirs",
-    "log.cleanup.policy",
     "num.io.threads",
     "num.network.threads",
     "queued.max.request.bytes",
@@ -77,6 +81,23 @@ pub async fn alter_broker_configs(
                 "Cannot update these configs dynamically: {} (set them in the config file and \
                  restart)",
                 read_only.join(", ")
+            ),
+        ));
+    }
+    let per_broker: Vec<&str> = named
+        .iter()
+        .map(String::as_str)
+        .filter(|n| target.is_some() && topic_default(n).is_some())
+        .collect();
+    if !per_broker.is_empty() {
+        // Every broker serves every partition here: a topic default set on one broker would
+        // hold for some produces and not others.
+        return Err((
+            ResponseError::InvalidRequest.code(),
+            format!(
+                "{} can be set cluster-wide only (the default broker resource: kafka-configs \
+                 --entity-type brokers --entity-default)",
+                per_broker.join(", ")
             ),
         ));
     }
@@ -184,6 +205,15 @@ pub fn describe(
     };
     let own = view.broker_configs(Some(node_id));
     configs.extend(described_static(broker, &wanted, synonyms));
+    for def in TOPIC_CONFIGS.iter().filter(|d| wanted(d.broker_default)) {
+        let mut found = Vec::with_capacity(2);
+        if let Some(value) = default_value(def, default) {
+            found.push((ConfigSource::DynamicDefaultBroker, value.to_string()));
+        }
+        found.push((ConfigSource::Default, def.value_in(&TopicConfig::default())));
+        let name = def.broker_default;
+        configs.push(described(name, &found, false, def.config_type, synonyms));
+    }
     let file = &broker.config;
     let file_default = crate::config::BrokerConfig::default();
     for config in DYNAMIC_CONFIGS.iter().filter(|c| wanted(c.name)) {
@@ -257,9 +287,11 @@ fn dynamic_levels(
 
 /// A broker config's Kafka type: its table's; the configs taken without effect are strings.
 fn config_type(name: &str) -> ConfigType {
-    match (dynamic_config(name), static_broker_config(name)) {
-        (Some(dynamic), _) => dynamic.config_type,
-        (None, Some(fixed)) => fixed.config_type,
-        (None, None) => ConfigType::String,
-    }
+    let topic = topic_default(name).map(|def| def.config_type);
+    let fixed = static_broker_config(name).map(|c| c.config_type);
+    dynamic_config(name)
+        .map(|c| c.config_type)
+        .or(topic)
+        .or(fixed)
+        .unwrap_or(ConfigType::String)
 }

@@ -5,7 +5,7 @@ use shoal_protocol::config_codes::ConfigSource;
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;
-use super::described::described;
+use super::described::{described, described_synonyms};
 use super::group_configs::{group_config_value, GROUP_CONFIGS, RESOURCE_GROUP};
 use super::*;
 use crate::context::Call;
@@ -43,25 +43,15 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                             .with_error_code(ResponseError::UnknownTopicOrPartition.code())
                             .with_error_message(Some(StrBytes::from_static_str("Unknown topic.")));
                     };
+                    let defaults = view.broker_configs(None);
                     let configs = TOPIC_CONFIGS
                         .iter()
                         .filter(|def| wanted(def.name))
-                        .filter_map(|def| {
-                            let (value, default) = topic_config_value(&topic.config, def.name)?;
-                            let source = if default {
-                                ConfigSource::Default
-                            } else {
-                                ConfigSource::DynamicTopic
-                            };
-                            let found = [(source, value)];
+                        .map(|def| {
+                            let found =
+                                topic_config_found(def, &topic.config, &topic.overrides, defaults);
                             let synonyms = request.include_synonyms;
-                            Some(described(
-                                def.name,
-                                &found,
-                                false,
-                                def.config_type,
-                                synonyms,
-                            ))
+                            described_synonyms(def.name, &found, false, def.config_type, synonyms)
                         })
                         .collect();
                     result.with_configs(configs)

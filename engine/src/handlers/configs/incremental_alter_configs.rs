@@ -63,14 +63,14 @@ async fn alter_topic(
         resource.resource_type,
         resource.resource_name.as_str(),
         validate_only,
-        |mut config| {
+        |(mut config, mut own)| {
             for (name, op, value) in &changes {
                 match *op {
-                    OP_SET => set_topic_config(&mut config, name, value.as_deref())?,
-                    OP_DELETE => set_topic_config(&mut config, name, None)?,
+                    OP_SET => set_topic_config(&mut config, &mut own, name, value.as_deref())?,
+                    OP_DELETE => set_topic_config(&mut config, &mut own, name, None)?,
                     OP_APPEND | OP_SUBTRACT if name == "cleanup.policy" => {
                         let list = changed_list(config.cleanup, *op, value.as_deref())?;
-                        set_topic_config(&mut config, name, Some(&list))?
+                        set_topic_config(&mut config, &mut own, name, Some(&list))?
                     }
                     OP_APPEND | OP_SUBTRACT => {
                         return Err(format!(
@@ -80,7 +80,7 @@ async fn alter_topic(
                     other => return Err(format!("config operation {other} is unknown")),
                 }
             }
-            Ok(config)
+            Ok((config, own))
         },
     )
     .await

@@ -10,9 +10,10 @@ pub mod group_configs;
 pub mod incremental_alter_configs;
 pub mod reference;
 pub mod static_broker_configs;
-pub mod topic_configs;
+mod topic_described;
 
 use shoal_coordinator::commands::AlterTopicConfig;
+use shoal_coordinator::topic_configs::TopicOverrides;
 use shoal_coordinator::{ErrorKind, TopicConfig};
 
 use shoal_coordinator::acl::{Operation, ResourceType};
@@ -21,7 +22,8 @@ use shoal_protocol::ResponseError;
 
 use crate::context::{Broker, Call};
 
-pub use topic_configs::{set_topic_config, topic_config_value, TOPIC_CONFIGS};
+pub use shoal_coordinator::topic_configs::{set_topic_config, TOPIC_CONFIGS};
+pub use topic_described::topic_config_found;
 
 pub const RESOURCE_TOPIC: i8 = ConfigResource::Topic as i8;
 pub const RESOURCE_BROKER: i8 = ConfigResource::Broker as i8;
@@ -50,15 +52,18 @@ pub fn refusal(
     Some((error.code(), "Not authorized.".to_string()))
 }
 
-/// Replaces a topic's settings in the coordinator.
+/// Replaces a topic's settings in the coordinator: `overrides` as `config` has them, the
+/// rest from the cluster-wide defaults.
 pub async fn store_topic_config(
     broker: &Broker,
     name: &str,
     config: TopicConfig,
+    overrides: TopicOverrides,
 ) -> Result<(), ErrorKind> {
     let request = AlterTopicConfig {
         name: name.to_string(),
         config,
+        overrides,
     };
     match broker.shard.coordinator.run(request).await {
         Ok(result) => result,

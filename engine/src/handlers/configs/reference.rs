@@ -7,9 +7,9 @@ use shoal_shards::groups::GroupConfig;
 
 use super::group_configs::GROUP_CONFIGS;
 use super::static_broker_configs::STATIC_BROKER_CONFIGS;
-use super::topic_configs::{topic_config_value, IGNORED_TOPIC_CONFIGS, TOPIC_CONFIGS};
 use crate::config::BrokerConfig;
 use crate::dynamic_configs::{DYNAMIC_CONFIGS, WITHOUT_EFFECT};
+use shoal_coordinator::topic_configs::{IGNORED_TOPIC_CONFIGS, TOPIC_CONFIGS};
 
 pub fn markdown() -> String {
     let file = BrokerConfig::default();
@@ -17,18 +17,25 @@ pub fn markdown() -> String {
         "# Configs\n\n\
          Every config Shoal honours, by Kafka's name and with Kafka's type, as DescribeConfigs\n\
          reports them; written from the tables the broker answers with\n\
-         (`engine/src/handlers/configs/` and `engine/src/dynamic_configs/catalogue.rs`;\n\
+         (`coordinator/src/topic_configs.rs`, `engine/src/handlers/configs/` and\n\
+         `engine/src/dynamic_configs/catalogue.rs`;\n\
          `SHOAL_WRITE_CONFIGS_DOC=1 cargo test -p shoal configs_doc` rewrites this file, and the\n\
          test fails while it differs). Defaults are those of a broker without a config file.\n\n\
          ## Topic configs\n\n\
          Set at CreateTopics or with AlterConfigs / IncrementalAlterConfigs (`shoal topic alter`,\n\
-         `kafka-configs --entity-type topics`).\n\n\
-         | config | type | default | meaning |\n|---|---|---|---|\n",
+         `kafka-configs --entity-type topics`). A topic that does not set one follows its\n\
+         cluster-wide default, the broker config in the second column, which changes at run time\n\
+         on the cluster default resource (`kafka-configs --entity-type brokers --entity-default\n\
+         --alter --add-config log.retention.ms=...`) and then holds for every such topic at once;\n\
+         a broker's own resource refuses them, since every broker serves every partition.\n\n\
+         | config | cluster-wide default | type | Kafka's default | meaning |\n\
+         |---|---|---|---|---|\n",
     );
     let defaults = TopicConfig::default();
     for c in TOPIC_CONFIGS {
-        let (value, _) = topic_config_value(&defaults, c.name).unwrap_or_default();
-        row(&mut out, c.name, c.config_type.name(), &value, c.doc);
+        let value = c.value_in(&defaults);
+        let name = format!("{}` | `{}", c.name, c.broker_default);
+        row(&mut out, &name, c.config_type.name(), &value, c.doc);
     }
     out.push_str(&format!(
         "\nKafka's topic configs that mean nothing for a diskless topic are accepted and ignored \

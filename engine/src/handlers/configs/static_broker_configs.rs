@@ -3,7 +3,6 @@
 //! and Kafka's type for it, so a client that reads `ConfigEntry.type()` is told what Kafka
 //! would tell it.
 
-use shoal_coordinator::TopicConfig;
 use shoal_protocol::config_codes::ConfigType;
 
 use crate::config::BrokerConfig;
@@ -33,12 +32,6 @@ pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
         value: |c| c.node_id.to_string(),
     },
     StaticBrokerConfig {
-        name: "compression.type",
-        config_type: ConfigType::String,
-        doc: "The compression.type of topics that do not set it.",
-        value: |_| TopicConfig::default().compression.name().to_string(),
-    },
-    StaticBrokerConfig {
         name: "group.initial.rebalance.delay.ms",
         config_type: ConfigType::Int,
         doc: "How long a new classic group waits for more members before its first rebalance (`[groups]`).",
@@ -61,24 +54,6 @@ pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
         config_type: ConfigType::Int,
         doc: "The shortest session timeout a member may ask for (`[groups]`).",
         value: |c| c.groups.min_session_timeout_ms.to_string(),
-    },
-    StaticBrokerConfig {
-        name: "log.retention.bytes",
-        config_type: ConfigType::Long,
-        doc: "The retention.bytes of topics that do not set it.",
-        value: |_| TopicConfig::default().retention_bytes.to_string(),
-    },
-    StaticBrokerConfig {
-        name: "log.retention.ms",
-        config_type: ConfigType::Long,
-        doc: "The retention.ms of topics that do not set it.",
-        value: |_| TopicConfig::default().retention_ms.to_string(),
-    },
-    StaticBrokerConfig {
-        name: "message.max.bytes",
-        config_type: ConfigType::Int,
-        doc: "The max.message.bytes of topics that do not set it.",
-        value: |_| TopicConfig::default().max_message_bytes.to_string(),
     },
     StaticBrokerConfig {
         name: "node.id",

@@ -97,6 +97,40 @@ class AdminConfigsTest extends BrokerTest {
     assertEquals("604800000", describe(admin, resource).get("retention.ms").value());
   }
 
+  /**
+   * A topic default set cluster-wide (log.retention.bytes on the default broker resource) holds
+   * for a topic that does not set retention.bytes, not for one that does; deleted, Kafka's
+   * default holds again.
+   */
+  @Test
+  void clusterWideTopicDefaultHoldsForTopicsThatDoNotSetTheConfig() throws Exception {
+    Admin admin = clients.admin();
+    ConfigResource follows =
+        new ConfigResource(ConfigResource.Type.TOPIC, clients.createTopic("follows-default", 1));
+    ConfigResource own = new ConfigResource(
+        ConfigResource.Type.TOPIC,
+        clients.createTopic("own-retention", 1, Map.of("retention.bytes", "5000")));
+    ConfigResource cluster = new ConfigResource(ConfigResource.Type.BROKER, "");
+    String large = "1099511627776";
+    try {
+      get(alter(admin, cluster, op("log.retention.bytes", large, AlterConfigOp.OpType.SET)));
+      Eventually.until(
+          () -> large.equals(describe(admin, follows).get("retention.bytes").value()),
+          () -> "the topic takes the cluster-wide default");
+      ConfigEntry followed = describe(admin, follows).get("retention.bytes");
+      assertEquals(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, followed.source());
+      ConfigEntry kept = describe(admin, own).get("retention.bytes");
+      assertEquals("5000", kept.value());
+      assertEquals(ConfigSource.DYNAMIC_TOPIC_CONFIG, kept.source());
+    } finally {
+      get(alter(admin, cluster, op("log.retention.bytes", null, AlterConfigOp.OpType.DELETE)));
+    }
+    Eventually.until(
+        () -> describe(admin, follows).get("retention.bytes").source() == ConfigSource.DEFAULT_CONFIG,
+        () -> "the topic is back at Kafka's default");
+    assertEquals("-1", describe(admin, follows).get("retention.bytes").value());
+  }
+
   /** The config file's settings, described read-only, with the type Kafka gives each. */
   @Test
   void staticBrokerConfigsHaveKafkasTypes() throws Exception {

@@ -1,14 +1,22 @@
 //! The topic configs Shoal honours, one table entry each (Kafka's `ConfigDef` in spirit):
-//! name, Kafka type, how a value is checked and applied (None: back to the default) and how
-//! the value in effect is printed. CreateTopics, DescribeConfigs, AlterConfigs,
-//! IncrementalAlterConfigs and the mirror's config sync all go through it.
+//! name, the broker config that is its cluster-wide default, Kafka type, how a value is
+//! checked and applied (None: back to Kafka's default) and how the value in effect is
+//! printed. CreateTopics, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, the
+//! cluster-wide defaults and the mirror's config sync all go through it; it lives in the
+//! coordinator because the coordinator resolves a topic's config when a default changes.
 
-use shoal_coordinator::{CleanupPolicy, TopicCompression, TopicConfig};
+use std::collections::BTreeSet;
+
 use shoal_protocol::config_codes::ConfigType;
+
+use crate::records::{CleanupPolicy, TopicCompression, TopicConfig};
 
 /// One topic config.
 pub struct TopicConfigDef {
     pub name: &'static str,
+    /// The broker config that sets it for every topic that does not set it itself, dynamic
+    /// at the cluster default (Kafka's synonym: `log.retention.ms` for `retention.ms`).
+    pub broker_default: &'static str,
     pub config_type: ConfigType,
     /// What it does, for `docs/configs.md`.
     pub doc: &'static str,
@@ -22,6 +30,7 @@ pub struct TopicConfigDef {
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "cleanup.policy",
+        broker_default: "log.cleanup.policy",
         config_type: ConfigType::List,
         doc: "delete (retention removes old records), compact (the latest record of each key is kept), or both.",
         set: |c, v| {
@@ -32,6 +41,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "compression.type",
+        broker_default: "compression.type",
         config_type: ConfigType::String,
         doc: "The codec batches are stored with: producer keeps the producer's; uncompressed, gzip, snappy, lz4 or zstd recompress.",
         set: |c, v| {
@@ -50,6 +60,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "delete.retention.ms",
+        broker_default: "log.cleaner.delete.retention.ms",
         config_type: ConfigType::Long,
         doc: "How long compaction keeps a tombstone (a null value) after it is compacted, so consumers reading behind see it.",
         set: |c, v| {
@@ -62,6 +73,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "max.compaction.lag.ms",
+        broker_default: "log.cleaner.max.compaction.lag.ms",
         config_type: ConfigType::Long,
         doc: "The longest a record waits before compaction takes it, however clean the partition is.",
         set: |c, v| {
@@ -74,6 +86,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "max.message.bytes",
+        broker_default: "message.max.bytes",
         config_type: ConfigType::Int,
         doc: "The largest record batch the topic takes, after compression; larger ones get MESSAGE_TOO_LARGE.",
         set: |c, v| {
@@ -85,6 +98,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "message.timestamp.type",
+        broker_default: "log.message.timestamp.type",
         config_type: ConfigType::String,
         doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's time.",
         set: |c, v| {
@@ -106,6 +120,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "min.cleanable.dirty.ratio",
+        broker_default: "log.cleaner.min.cleanable.ratio",
         config_type: ConfigType::Double,
         doc: "The share of a compacted partition's cleanable bytes not yet compacted that makes it worth compacting.",
         set: |c, v| {
@@ -119,6 +134,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "min.compaction.lag.ms",
+        broker_default: "log.cleaner.min.compaction.lag.ms",
         config_type: ConfigType::Long,
         doc: "The least a record waits before compaction may take it.",
         set: |c, v| {
@@ -131,6 +147,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "retention.bytes",
+        broker_default: "log.retention.bytes",
         config_type: ConfigType::Long,
         doc: "The most bytes a partition keeps; older batches are deleted past it (-1: no limit).",
         set: |c, v| {
@@ -142,6 +159,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "retention.ms",
+        broker_default: "log.retention.ms",
         config_type: ConfigType::Long,
         doc: "How long a batch is kept after its newest timestamp (-1: forever).",
         set: |c, v| {
@@ -153,6 +171,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "segment.bytes",
+        broker_default: "log.segment.bytes",
         config_type: ConfigType::Int,
         doc: "The size at which a compacted partition's batches are grouped for compaction (Kafka's segment, here a rewrite unit).",
         set: |c, v| {
@@ -164,6 +183,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "segment.ms",
+        broker_default: "log.roll.ms",
         config_type: ConfigType::Long,
         doc: "The age at which a compacted partition's newest batches join a rewrite unit though it is not full.",
         set: |c, v| {
@@ -206,30 +226,106 @@ pub const IGNORED_TOPIC_CONFIGS: &[&str] = &[
     "compression.zstd.level",
 ];
 
+impl TopicConfigDef {
+    /// Whether `value` is one this config takes, and if not, why.
+    pub fn check(&self, value: &str) -> Result<(), String> {
+        (self.set)(&mut TopicConfig::default(), Some(value))
+    }
+
+    /// Its value in `config`, as Kafka spells it.
+    pub fn value_in(&self, config: &TopicConfig) -> String {
+        (self.value)(config)
+    }
+}
+
+/// A mirror topic's own settings, not its source's (KIP-1279 leaves the timestamp type out;
+/// how batches are stored is this cluster's business).
+const NOT_MIRRORED: &[&str] = &["compression.type", "message.timestamp.type"];
+
+/// The configs a mirror topic takes from its source (a compacted source's mirror is
+/// compacted by the same policy once it is promoted).
+pub fn mirrored_configs() -> impl Iterator<Item = &'static str> {
+    TOPIC_CONFIGS
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !NOT_MIRRORED.contains(name))
+}
+
 pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS.iter().find(|c| c.name == name)
 }
 
-/// Checks and applies one config to `config` (None: its default). Kafka's configs that mean
-/// nothing for a diskless topic are taken and ignored; unknown names are refused.
+/// Checks and applies one config to `config` and notes in `overrides` whether the topic sets
+/// it itself (a value) or follows its default (None). Kafka's configs that mean nothing for
+/// a diskless topic are taken and ignored; unknown names are refused.
 pub fn set_topic_config(
     config: &mut TopicConfig,
+    overrides: &mut TopicOverrides,
     name: &str,
     value: Option<&str>,
 ) -> Result<(), String> {
     match topic_config(name) {
-        Some(def) => (def.set)(config, value),
+        Some(def) => {
+            (def.set)(config, value)?;
+            match value {
+                Some(_) => overrides.insert(def.name.to_string()),
+                None => overrides.remove(def.name),
+            };
+            Ok(())
+        }
         None if IGNORED_TOPIC_CONFIGS.contains(&name) => Ok(()),
         None => Err(format!("Unknown topic config name: {name}")),
     }
 }
 
-/// A topic config's current value as Kafka spells it, and whether it is the default.
-pub fn topic_config_value(config: &TopicConfig, name: &str) -> Option<(String, bool)> {
-    let def = topic_config(name)?;
-    let value = (def.value)(config);
-    let default = value == (def.value)(&TopicConfig::default());
-    Some((value, default))
+/// A topic config's value in `config`, as Kafka spells it.
+pub fn topic_config_value(config: &TopicConfig, name: &str) -> Option<String> {
+    topic_config(name).map(|def| (def.value)(config))
+}
+
+/// The names of the configs a topic sets itself; every other one follows its cluster-wide
+/// default (or Kafka's).
+pub type TopicOverrides = BTreeSet<String>;
+
+/// What a topic recorded before overrides were (Shoal before the cluster-wide defaults)
+/// sets itself: whatever differs from Kafka's default, the only default there was then.
+pub fn overrides_differing_from_default(config: &TopicConfig) -> TopicOverrides {
+    let default = TopicConfig::default();
+    TOPIC_CONFIGS
+        .iter()
+        .filter(|def| (def.value)(config) != (def.value)(&default))
+        .map(|def| def.name.to_string())
+        .collect()
+}
+
+/// The topic config whose cluster-wide default is the broker config `name`.
+pub fn topic_default(name: &str) -> Option<&'static TopicConfigDef> {
+    TOPIC_CONFIGS.iter().find(|c| c.broker_default == name)
+}
+
+/// The value a cluster-wide default `defaults` (the cluster default's dynamic broker configs)
+/// gives `def`, if it sets one that is valid.
+pub fn default_value<'a>(
+    def: &TopicConfigDef,
+    defaults: &'a [(String, String)],
+) -> Option<&'a str> {
+    let (_, value) = defaults.iter().find(|(n, _)| n == def.broker_default)?;
+    def.check(value).ok().map(|()| value.as_str())
+}
+
+/// A topic's config in effect: each config it overrides as `config` has it, each other one
+/// from the cluster-wide default in `defaults`, or Kafka's where none is set.
+pub fn resolve(
+    config: &TopicConfig,
+    overrides: &TopicOverrides,
+    defaults: &[(String, String)],
+) -> TopicConfig {
+    let mut resolved = *config;
+    for def in TOPIC_CONFIGS.iter().filter(|d| !overrides.contains(d.name)) {
+        // A value `default_value` has checked, or none (Kafka's default): neither is refused.
+        let _ = (def.set)(&mut resolved, default_value(def, defaults));
+    }
+    resolved
 }
 
 /// A whole number `>= min`, if given.
