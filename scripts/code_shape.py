@@ -6,9 +6,10 @@ circles between files (strongly connected groups of two or more files in the gra
 `#[cfg(test)]` modules are counted as they are marked: a file under `tests/` or `benches/`, or
 the part of a file after its `#[cfg(test)]` line, is test code.
 
-    python3 scripts/code_shape.py [--circles] [--long]
+    python3 scripts/code_shape.py [--circles] [--edges] [--long]
 
---circles lists each circle's files; --long lists the long functions.
+--circles lists each circle's files, --edges also the imports inside each (which file uses
+which); --long lists the long functions.
 """
 
 import argparse
@@ -83,6 +84,7 @@ def long_functions(text, limit=70):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--circles", action="store_true")
+    ap.add_argument("--edges", action="store_true")
     ap.add_argument("--long", action="store_true")
     args = ap.parse_args()
     production, tests, generated = {}, {}, 0
@@ -153,9 +155,12 @@ def main():
           f"({sum(1 for f, _, _ in long_fns if f.parts[0] == 'engine')} in engine)")
     print(f"assertions in production code: {asserts}")
     print(f"import circles: {len(circles)} (largest {max(map(len, circles), default=0)} files)")
-    if args.circles:
+    if args.circles or args.edges:
         for circle in sorted(circles, key=len, reverse=True):
             print("  " + ", ".join(str(f) for f in sorted(circle)))
+            for f in sorted(circle) if args.edges else ():
+                uses = sorted(str(t) for t in graph[f] if t in circle)
+                print(f"    {f} -> {', '.join(uses)}")
     if args.long:
         for f, name, n in sorted(long_fns, key=lambda x: -x[2]):
             print(f"  {n:4} {f}::{name}")

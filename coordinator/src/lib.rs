@@ -4,6 +4,8 @@
 //! it is rebuilt from live in `shoal-metalog`, the executor wiring in `shoal-shards`.
 
 pub mod acl;
+pub mod broker_configs;
+pub mod client_quotas;
 pub mod command;
 pub mod commands;
 pub mod entry;
@@ -22,8 +24,7 @@ pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
 pub use records::{
-    BatchKind, CleanupPolicy, CompactionConfig, TopicCompression, TopicConfig, Transaction,
-    TransactionStatus,
+    CleanupPolicy, CompactionConfig, TopicCompression, TopicConfig, Transaction, TransactionStatus,
 };
 pub use state::transactions::{TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;

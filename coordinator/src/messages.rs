@@ -13,6 +13,18 @@ pub struct TopicPartition {
     pub partition: i32,
 }
 
+/// What a batch is to transactions: a marker's outcome is read from its control record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BatchKind {
+    /// Not part of a transaction (idempotent or not).
+    #[default]
+    Plain,
+    /// Records of an open transaction: hidden from read_committed consumers until its marker.
+    Transactional,
+    CommitMarker,
+    AbortMarker,
+}
+
 /// One batch of a WAL object, described by the header fields the coordinator needs. Produced
 /// batches get offsets from the coordinator; mirrored ones keep their source's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +38,7 @@ pub struct CommitBatch {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
-    pub kind: crate::records::BatchKind,
+    pub kind: BatchKind,
     /// A mirrored batch's base offset on its source, which it keeps; None for a produced
     /// batch, whose offsets the coordinator assigns.
     pub kept_base_offset: Option<i64>,

@@ -1,6 +1,6 @@
-//! The values the state machine keeps and decides with: batch kinds, committed batches and
-//! offsets, topic settings, transactions. The log itself holds generated records
-//! (`entry`); these are what the state reads them into and writes them from.
+//! The values the state machine keeps and decides with: committed batches and offsets, topic
+//! settings, transactions. The log itself holds generated records (`entry`); these are what
+//! the state reads them into and writes them from.
 
 use std::collections::BTreeSet;
 
@@ -8,17 +8,8 @@ use uuid::Uuid;
 
 use crate::messages::{CommitBatch, TopicPartition};
 
-/// What a batch is to transactions: a marker's outcome is read from its control record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BatchKind {
-    /// Not part of a transaction (idempotent or not).
-    #[default]
-    Plain,
-    /// Records of an open transaction: hidden from read_committed consumers until its marker.
-    Transactional,
-    CommitMarker,
-    AbortMarker,
-}
+/// A bound on partitions per topic, so one request cannot allocate without limit.
+pub const PARTITIONS_PER_TOPIC_MAX: i32 = 10_000;
 
 /// A batch as committed: what the shard described and what the coordinator gave it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
+use crate::broker_configs::{BrokerConfigs, CLUSTER_DEFAULT};
+use crate::client_quotas::{quota_for, ClientQuotas, QuotaKey};
 use crate::records::TopicConfig;
-use crate::state::broker_configs::{BrokerConfigs, CLUSTER_DEFAULT};
-use crate::state::client_quotas::{quota_for, ClientQuotas, QuotaKey};
 use crate::topic_configs::TopicOverrides;
 
 /// A mirrored topic's mirror and its partitions' mirror states.

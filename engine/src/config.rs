@@ -590,7 +590,12 @@ impl BrokerConfig {
             shards: self.shards.clone(),
             produce: self.produce.clone(),
             fetch: self.fetch.clone(),
-            live: std::sync::Arc::new(shoal_shards::LiveSettings::new(&self.produce, &self.fetch)),
+            live: std::sync::Arc::new(shoal_shards::LiveSettings::new(shoal_shards::LiveValues {
+                commit_interval_ms: self.produce.commit_interval_ms,
+                buffer_max_bytes: self.produce.buffer_max_bytes,
+                fetch_max_bytes: self.fetch.max_bytes,
+                fetch_max_wait_ms: self.fetch.max_wait_ms,
+            })),
             maintenance: MaintenanceConfig {
                 retention_check_interval: ms(self.coordinator.retention_check_interval_ms),
                 retention_step_batches: self.coordinator.retention_step_batches,

@@ -6,20 +6,20 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use futures::channel::oneshot;
 use std::future::Future;
 use std::pin::Pin;
 
 use futures::future::{select, select_all, Either};
 use futures::FutureExt;
-use glommio::channels::local_channel::{self, LocalReceiver, LocalSender};
+use glommio::channels::local_channel::{self, LocalReceiver};
 use glommio::channels::shared_channel::ConnectedSender;
-use shoal_coordinator::{AnyReply, Command, CoordinatorMetrics, Envelope, TopicsView};
+use shoal_coordinator::{AnyReply, CoordinatorMetrics, Envelope, TopicsView};
 use shoal_metalog::postgres_log::WriterRole;
 use shoal_metalog::{log_tail, CoordinatorCore, Duties, MetaLogError, RoundPipeline};
 use shoal_wal::ObjectStore;
 
 use crate::lifecycle::Tasks;
+use crate::local_coordinator::{Inbound, LocalCoordinator, Reply};
 use crate::maintenance::{self, MaintenanceConfig};
 use crate::rpc::{self, ServerEnds};
 use crate::ShardError;
@@ -43,35 +43,6 @@ pub struct CoordinatorShard {
     /// Whether this broker runs the cluster-wide duties; the coordinator contends for them
     /// on a shared log.
     pub duties: Duties,
-}
-
-enum Reply {
-    Shard { shard: usize, id: u64 },
-    Local(oneshot::Sender<AnyReply>),
-}
-
-struct Inbound {
-    reply: Reply,
-    command: Envelope,
-}
-
-/// How tasks on the coordinator executor itself reach the core.
-#[derive(Clone)]
-pub struct LocalCoordinator {
-    inbox: Rc<LocalSender<Inbound>>,
-}
-
-impl LocalCoordinator {
-    /// `None` once the coordinator has stopped.
-    pub async fn run<C: Command>(&self, command: C) -> Option<C::Reply> {
-        let (reply, answer) = oneshot::channel();
-        let inbound = Inbound {
-            reply: Reply::Local(reply),
-            command: Envelope::new(command),
-        };
-        self.inbox.send(inbound).await.ok()?;
-        answer.await.ok()?.into_reply::<C>()
-    }
 }
 
 impl CoordinatorShard {
@@ -129,7 +100,7 @@ impl CoordinatorShard {
             });
         }
         let serving = tasks.spawn_request(serve_rounds(core, inbox_rx, news, replies));
-        let local = LocalCoordinator { inbox: inbox_tx };
+        let local = LocalCoordinator::new(inbox_tx);
         if let (Some(database), WriterRole::Shared) = (&self.database, role) {
             tasks.spawn_background("cluster duties", self.duties.contend(database.clone()));
         }

@@ -9,6 +9,7 @@ pub mod fetch;
 pub mod groups;
 pub mod lifecycle;
 pub mod live_settings;
+mod local_coordinator;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;
@@ -28,7 +29,7 @@ pub use config::{FetchConfig, ProduceConfig, RewriteConfig, RuntimeConfig, Shard
 pub use error::ShardError;
 pub use groups::GroupConfig;
 pub use lifecycle::Latch;
-pub use live_settings::LiveSettings;
+pub use live_settings::{LiveSettings, LiveValues};
 pub use maintenance::MaintenanceConfig;
 pub use messages::*;
 pub use metrics::ShardMetrics;

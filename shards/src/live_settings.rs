@@ -5,7 +5,14 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::config::{FetchConfig, ProduceConfig};
+/// The values they start from: the config file's.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveValues {
+    pub commit_interval_ms: u64,
+    pub buffer_max_bytes: usize,
+    pub fetch_max_bytes: usize,
+    pub fetch_max_wait_ms: u64,
+}
 
 #[derive(Debug)]
 pub struct LiveSettings {
@@ -16,13 +23,12 @@ pub struct LiveSettings {
 }
 
 impl LiveSettings {
-    /// The config file's values.
-    pub fn new(produce: &ProduceConfig, fetch: &FetchConfig) -> LiveSettings {
+    pub fn new(start: LiveValues) -> LiveSettings {
         LiveSettings {
-            commit_interval_ms: AtomicU64::new(produce.commit_interval_ms),
-            buffer_max_bytes: AtomicUsize::new(produce.buffer_max_bytes),
-            fetch_max_bytes: AtomicUsize::new(fetch.max_bytes),
-            fetch_max_wait_ms: AtomicU64::new(fetch.max_wait_ms),
+            commit_interval_ms: AtomicU64::new(start.commit_interval_ms),
+            buffer_max_bytes: AtomicUsize::new(start.buffer_max_bytes),
+            fetch_max_bytes: AtomicUsize::new(start.fetch_max_bytes),
+            fetch_max_wait_ms: AtomicU64::new(start.fetch_max_wait_ms),
         }
     }
 

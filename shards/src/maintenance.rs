@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles, FilesDeleted};
 use shoal_wal::ObjectStore;
 
-use crate::coordinator_shard::LocalCoordinator;
 use crate::lifecycle::Tasks;
+use crate::local_coordinator::LocalCoordinator;
 use shoal_metalog::Duties;
 
 /// The key prefix every WAL object is stored under.

@@ -1,9 +1,9 @@
 //! Dynamic broker configs: AlterConfigs and IncrementalAlterConfigs on the BROKER resource.
 //! The brokers see them with the next topic catalogue.
 
+use crate::broker_configs::{broker_config_record, CLUSTER_DEFAULT};
 use crate::command::{Command, Round};
 use crate::entry::Entry;
-use crate::state::broker_configs::{broker_config_record, CLUSTER_DEFAULT};
 
 /// One broker's (or, with `broker` None, the cluster default's) configs, whole, as the engine
 /// validated them; written only if what is stored is still `expected` (what the engine

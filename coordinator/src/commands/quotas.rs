@@ -1,11 +1,11 @@
 //! Client quotas: AlterClientQuotas and DescribeClientQuotas. The shards see the quotas with
 //! the next topic catalogue.
 
-use crate::command::{Command, Round};
-use crate::entry::Entry;
-use crate::state::client_quotas::{
+use crate::client_quotas::{
     check_quota, check_quota_key, checked_entity, quota_record, QuotaEntity, QuotaMatch,
 };
+use crate::command::{Command, Round};
+use crate::entry::Entry;
 use crate::ErrorKind;
 
 /// One entity's alterations: each key set to a value, or removed (None).

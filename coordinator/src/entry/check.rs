@@ -5,8 +5,8 @@
 use shoal_mirror::MirrorState;
 use shoal_protocol::records::*;
 
+use crate::records::PARTITIONS_PER_TOPIC_MAX;
 use crate::records::{TopicCompression, TransactionStatus};
-use crate::state::PARTITIONS_PER_TOPIC_MAX;
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
 pub(crate) const OBJECT_FORMAT_WAL: i8 = 1;
@@ -43,7 +43,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
         AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
         AnyRecord::ShoalClientQuotaRecord(q) => check_client_quotas(q, rest),
         AnyRecord::ShoalBrokerConfigRecord(c) => {
-            crate::state::broker_configs::check_broker_config(c)?;
+            crate::broker_configs::check_broker_config(c)?;
             alone(rest)
         }
         AnyRecord::ShoalTransactionRecord(t) => {
@@ -107,7 +107,7 @@ fn check_consumer_group(
 /// One entity's quotas as AlterClientQuotas sets them: a known entity in order, known keys
 /// and valid values; only quota records follow.
 fn check_client_quotas(first: &ShoalClientQuotaRecord, rest: &[AnyRecord]) -> Result<(), String> {
-    use crate::state::client_quotas::{check_quota, checked_entity, entity_of};
+    use crate::client_quotas::{check_quota, checked_entity, entity_of};
     let check = |q: &ShoalClientQuotaRecord| {
         let entity = entity_of(q);
         if checked_entity(entity.clone())? != entity {

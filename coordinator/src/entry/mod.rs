@@ -60,7 +60,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::acl::AclBinding;
-    use crate::messages::{CommitBatch, NewObject, TopicPartition};
+    use crate::messages::{BatchKind, CommitBatch, NewObject, TopicPartition};
     use crate::records::*;
     use crate::state::emit;
 
@@ -353,7 +353,7 @@ pub(crate) mod tests {
             ),
             Entry::of(
                 99,
-                crate::state::broker_configs::broker_config_record(
+                crate::broker_configs::broker_config_record(
                     -1,
                     &[("max.connections".into(), "100".into())],
                 ),
@@ -396,7 +396,7 @@ pub(crate) mod tests {
             Entry::of(99, emit::acl_deleted(&acl)),
             Entry::of(
                 99,
-                crate::state::client_quotas::quota_record(
+                crate::client_quotas::quota_record(
                     &vec![
                         ("user".into(), None),
                         ("client-id".into(), Some("app".into())),
@@ -429,7 +429,7 @@ pub(crate) mod tests {
 
     #[test]
     fn broker_configs_from_the_log_are_checked() {
-        use crate::state::broker_configs::broker_config_record;
+        use crate::broker_configs::broker_config_record;
         let config = |name: &str| (name.to_string(), "1".to_string());
         let bad = [
             broker_config_record(-2, &[config("max.connections")]),
@@ -449,7 +449,7 @@ pub(crate) mod tests {
 
     #[test]
     fn client_quotas_from_the_log_are_checked() {
-        use crate::state::client_quotas::quota_record;
+        use crate::client_quotas::quota_record;
         let user = vec![("user".to_string(), Some("u".to_string()))];
         let bad = [
             quota_record(&user, "producer_byte_rate", Some(f64::NAN)),

@@ -6,9 +6,10 @@ use shoal_protocol::records::*;
 
 use super::{CoordinatorState, PartitionState, TopicMirror, TopicState};
 use crate::entry::{compression_of, status_of, Entry};
+use crate::messages::BatchKind;
 use crate::messages::{CommitBatch, TopicPartition};
 use crate::records::{
-    BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
+    CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
     TopicConfig, Transaction,
 };
 

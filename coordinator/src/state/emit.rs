@@ -9,9 +9,10 @@ use uuid::Uuid;
 
 use crate::acl::AclBinding;
 use crate::entry::OBJECT_FORMAT_WAL;
+use crate::messages::BatchKind;
 use crate::messages::{NewObject, TopicPartition};
 use crate::records::{
-    BatchKind, CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
+    CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
     TopicConfig, Transaction, TransactionStatus,
 };
 use crate::topic_configs::TopicOverrides;

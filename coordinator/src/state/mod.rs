@@ -7,9 +7,9 @@
 
 mod acls;
 mod apply;
-pub mod broker_configs;
+mod broker_configs;
 mod cleaning;
-pub mod client_quotas;
+mod client_quotas;
 pub mod consumer_groups;
 pub(crate) mod emit;
 mod group_claims;
@@ -32,8 +32,9 @@ use shoal_auth::ScramCredential;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
+use crate::messages::BatchKind;
 use crate::messages::TopicPartition;
-use crate::records::{BatchKind, TopicConfig, Transaction};
+use crate::records::{TopicConfig, Transaction};
 use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
@@ -46,8 +47,7 @@ pub use rewrites::MergePolicy;
 pub use scram::{ScramAlteration, UserScramCredentials};
 pub use writes::is_valid_topic_name;
 
-/// A bound on partitions per topic, so one request cannot allocate without limit.
-pub const PARTITIONS_PER_TOPIC_MAX: i32 = 10_000;
+pub use crate::records::PARTITIONS_PER_TOPIC_MAX;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct BatchEntry {
@@ -111,7 +111,7 @@ pub struct CoordinatorState {
     /// Groups' dynamic configs (the GROUP config resource), by group.
     group_configs: BTreeMap<String, Vec<(String, String)>>,
     /// Dynamic broker configs (the BROKER config resource), by broker (-1: the default).
-    broker_configs: broker_configs::BrokerConfigs,
+    broker_configs: crate::broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
     /// Mirrors (KIP-1279) and their settings.
@@ -121,8 +121,10 @@ pub struct CoordinatorState {
     /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.
     acls: BTreeSet<AclBinding>,
     /// Client quotas by entity (AlterClientQuotas).
-    client_quotas:
-        BTreeMap<client_quotas::QuotaEntity, BTreeMap<String, client_quotas::QuotaValue>>,
+    client_quotas: BTreeMap<
+        crate::client_quotas::QuotaEntity,
+        BTreeMap<String, crate::client_quotas::QuotaValue>,
+    >,
     /// Transactional ids and their transactions.
     transactions: BTreeMap<String, Transaction>,
     /// Producer id → its transactional id (derived from `transactions`).

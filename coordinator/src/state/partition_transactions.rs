@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::messages::AbortedTransaction;
-use crate::records::BatchKind;
+use crate::messages::BatchKind;
 
 /// One partition's transactions.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

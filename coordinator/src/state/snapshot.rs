@@ -14,14 +14,13 @@ use uuid::Uuid;
 
 use super::partition_transactions::PartitionTransactions;
 use super::producers::{ProducerBatch, ProducerState};
-use super::{
-    broker_configs, client_quotas, emit, BatchEntry, CoordinatorState, FileState, PartitionState,
-};
+use super::{emit, BatchEntry, CoordinatorState, FileState, PartitionState};
 use crate::entry::{check_log_entry, Entry};
 use crate::frames::{encode_frame, frame_at, read_entry, FRAME_HEADER_BYTES};
 use crate::messages::AbortedTransaction;
 use crate::records::CommittedOffset;
 use crate::CoordinatorError;
+use crate::{broker_configs, client_quotas};
 
 const MAGIC: &[u8; 8] = b"SHOALSNP";
 /// Version 4: frames of generated metadata records. Older images are refused by name.

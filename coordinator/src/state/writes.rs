@@ -11,10 +11,10 @@ use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::*;
 use shoal_protocol::records::*;
 
-use super::broker_configs::CLUSTER_DEFAULT;
 use super::emit;
+use crate::broker_configs::CLUSTER_DEFAULT;
 use crate::entry::Entry;
-use crate::records::{BatchKind, CommittedBatch, TopicConfig};
+use crate::records::{CommittedBatch, TopicConfig};
 use crate::topic_configs::{overrides_differing_from_default, resolve, TopicOverrides};
 use crate::ErrorKind;
 

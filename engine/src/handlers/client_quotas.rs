@@ -13,8 +13,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::client_quotas::QuotaMatch;
 use shoal_coordinator::commands::{AlterClientQuotas, DescribeClientQuotas, QuotaAlteration};
-use shoal_coordinator::state::client_quotas::QuotaMatch;
 use shoal_coordinator::ErrorKind;
 use shoal_protocol::ResponseError;
 

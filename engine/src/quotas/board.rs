@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use shoal_coordinator::state::client_quotas::QuotaKey;
+use shoal_coordinator::client_quotas::QuotaKey;
 
 use super::rate::{WindowedRate, Windows};
 

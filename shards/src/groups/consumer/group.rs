@@ -16,6 +16,9 @@ use super::assignor::{Assignment, Assignor, AssignorMember};
 use super::reconcile::{MemberAssignment, MemberState};
 use crate::groups::GroupError;
 
+/// A member's maps, deadlines and assignment state, beside its strings and partitions.
+pub(super) const MEMBER_OVERHEAD_BYTES: usize = 512;
+
 pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
@@ -58,7 +61,7 @@ impl Heartbeat {
     /// What a joining member brings, as the shard's group memory counts it (as a stored
     /// member is counted, before its partitions).
     pub fn memory_bytes(&self) -> usize {
-        super::stored::MEMBER_OVERHEAD_BYTES
+        MEMBER_OVERHEAD_BYTES
             + self.member_id.len()
             + self.instance_id.as_ref().map_or(0, String::len)
             + self.client_id.len()

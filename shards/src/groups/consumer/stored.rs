@@ -15,7 +15,9 @@ use shoal_protocol::records::{
 };
 
 use super::assignor::Assignor;
-use super::group::{whole_name_regex, ClassicMember, ConsumerGroup, Member, TopicAccess};
+use super::group::{
+    whole_name_regex, ClassicMember, ConsumerGroup, Member, TopicAccess, MEMBER_OVERHEAD_BYTES,
+};
 use super::reconcile::{MemberAssignment, MemberState};
 
 /// What a change writes: the group's record and the records of the members it touched.
@@ -216,9 +218,6 @@ fn restored_member(r: &ShoalConsumerMemberRecord, session: Duration, now: Instan
         classic: classic.map(Box::new),
     }
 }
-
-/// A member's maps, deadlines and assignment state, beside its strings and partitions.
-pub(super) const MEMBER_OVERHEAD_BYTES: usize = 512;
 
 /// A member's memory, estimated from its record: strings, partitions (held three ways:
 /// assigned or revoking, target, holders), and the maps' own overhead.
