@@ -4,13 +4,15 @@
 use shoal_mirror::{MirrorState, PartitionMirror};
 use shoal_protocol::records::*;
 
-use super::{CoordinatorState, PartitionState, TopicMirror, TopicState};
+use std::sync::Arc;
+
+use super::producers::ProducerBatch;
+use super::{BatchEntry, CoordinatorState, PartitionState, TopicMirror, TopicState};
 use crate::entry::{compression_of, status_of, Entry};
 use crate::messages::BatchKind;
-use crate::messages::{CommitBatch, TopicPartition};
+use crate::messages::TopicPartition;
 use crate::records::{
-    CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
-    TopicConfig, Transaction,
+    CleanupPolicy, CommittedOffset, CompactionConfig, TopicCompression, TopicConfig, Transaction,
 };
 
 impl CoordinatorState {
@@ -33,7 +35,7 @@ impl CoordinatorState {
                         Some(AnyRecord::ShoalTransactionalBatchesRecord(kinds)) => Some(kinds),
                         _ => None,
                     };
-                    self.apply_file_committed(&r.object_key, time, &committed_batches(r, kinds));
+                    self.apply_file_committed(r, kinds, time);
                 }
                 AnyRecord::DisklessRecordsDeletedRecord(r) => self.apply_records_deleted(r, time),
                 AnyRecord::ShoalProducerIdAllocatedRecord(r) => self.apply_producer_id(r),
@@ -81,6 +83,44 @@ impl CoordinatorState {
                 }
             }
         }
+    }
+
+    /// A committed object, as stored: each batch of a known partition joins its log and its
+    /// producer's state, with the kind its transactional-batches record lists (Plain when
+    /// none). The object gets the next file id: ids follow commit order, so a replay assigns
+    /// the same ones.
+    fn apply_file_committed(
+        &mut self,
+        file: &DisklessFileCommittedRecord,
+        kinds: Option<&ShoalTransactionalBatchesRecord>,
+        at_ms: i64,
+    ) {
+        let file_id = self.next_file_id;
+        self.next_file_id = self.next_file_id.saturating_add(1);
+        let mut listed = kinds
+            .map(|k| k.batches.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .peekable();
+        let (mut index, mut live) = (0i32, 0);
+        for topic in &file.topics {
+            for partition in &topic.partitions {
+                for b in &partition.batches {
+                    let kind = match listed.next_if(|l| l.index == index) {
+                        Some(l) => kind_of(l.kind),
+                        None => BatchKind::Plain,
+                    };
+                    index = index.saturating_add(1);
+                    let Some(p) = self.partition_mut(topic.topic_id, partition.partition_index)
+                    else {
+                        continue;
+                    };
+                    p.apply_batch(b, kind, file_id, at_ms);
+                    live += 1;
+                }
+            }
+        }
+        self.hold_object(Arc::from(file.object_key.as_str()), file_id, live, at_ms);
     }
 
     fn apply_topic_config(&mut self, r: &ShoalTopicConfigRecord) {
@@ -193,6 +233,60 @@ impl CoordinatorState {
     }
 }
 
+impl PartitionState {
+    /// One batch of a committed file joins the log, its transaction and its producer's state.
+    fn apply_batch(
+        &mut self,
+        b: &DisklessCommittedBatch,
+        kind: BatchKind,
+        file_id: u64,
+        at_ms: i64,
+    ) {
+        let (base_offset, last_offset) = (b.assigned_base_offset, b.assigned_last_offset);
+        // A log's files are checked for this when read (`check_file`), decisions assign
+        // offsets so. That they also rise from one batch to the next is the decisions' doing
+        // only: a log that says otherwise passes each entry's check, so it is not asserted
+        // here (the metadata-log fuzzer feeds such logs, with debug assertions).
+        debug_assert!(
+            base_offset <= last_offset,
+            "batch {base_offset}..{last_offset}"
+        );
+        // Sizes and positions are checked non-negative when read, and decisions write u32s.
+        let (byte_offset, size_bytes) = (b.byte_offset as u32, b.byte_size as u32);
+        self.high_watermark = self.high_watermark.max(last_offset.saturating_add(1));
+        self.size_bytes = self.size_bytes.saturating_add(u64::from(size_bytes));
+        self.batches.push_back(BatchEntry {
+            file_id,
+            byte_offset,
+            size_bytes,
+            base_offset,
+            last_offset,
+            max_timestamp: b.batch_max_timestamp,
+            log_append_time_ms: at_ms,
+        });
+        self.transactions
+            .on_batch(kind, b.producer_id, base_offset, last_offset);
+        let is_marker = matches!(kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
+        if is_marker && b.producer_id >= 0 {
+            // A marker carries no sequence; at a newer epoch it fences older batches.
+            let producer = self.producers.entry(b.producer_id).or_default();
+            producer.advance_epoch(b.producer_epoch);
+            producer.last_write_ms = at_ms;
+        } else if b.producer_id >= 0 && b.producer_epoch >= 0 {
+            let producer = self.producers.entry(b.producer_id).or_default();
+            producer.record(
+                b.producer_epoch,
+                ProducerBatch {
+                    base_sequence: b.base_sequence,
+                    last_sequence: b.last_sequence,
+                    base_offset,
+                },
+            );
+            producer.last_write_ms = at_ms;
+        }
+    }
+}
+
 /// A file's batch kinds, which follow its record when it has transactional batches.
 fn is_kinds(record: &AnyRecord) -> bool {
     matches!(record, AnyRecord::ShoalTransactionalBatchesRecord(_))
@@ -201,58 +295,6 @@ fn is_kinds(record: &AnyRecord) -> bool {
 /// A consumer group's members, which follow its record.
 fn is_member(record: &AnyRecord) -> bool {
     matches!(record, AnyRecord::ShoalConsumerMemberRecord(_))
-}
-
-/// The file's batches in order, with the kinds its transactional-batches record lists.
-fn committed_batches(
-    r: &DisklessFileCommittedRecord,
-    kinds: Option<&ShoalTransactionalBatchesRecord>,
-) -> Vec<CommittedBatch> {
-    let mut listed = kinds
-        .map(|k| k.batches.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .peekable();
-    let mut batches = Vec::new();
-    for topic in &r.topics {
-        for partition in &topic.partitions {
-            for b in &partition.batches {
-                let index = batches.len() as i32;
-                let kind = match listed.next_if(|l| l.index == index) {
-                    Some(l) => kind_of(l.kind),
-                    None => BatchKind::Plain,
-                };
-                let batch = CommitBatch {
-                    partition: TopicPartition {
-                        topic_id: topic.topic_id,
-                        partition: partition.partition_index,
-                    },
-                    byte_offset: b.byte_offset as u32,
-                    size_bytes: b.byte_size as u32,
-                    // Hostile offsets may not overflow: 0 for a span no batch has.
-                    offset_count: b
-                        .assigned_last_offset
-                        .checked_sub(b.assigned_base_offset)
-                        .and_then(|span| u32::try_from(span).ok()?.checked_add(1))
-                        .unwrap_or(0),
-                    max_timestamp: b.batch_max_timestamp,
-                    producer_id: b.producer_id,
-                    producer_epoch: b.producer_epoch,
-                    base_sequence: b.base_sequence,
-                    kind,
-                    kept_base_offset: None,
-                };
-                batches.push(CommittedBatch {
-                    batch,
-                    base_offset: b.assigned_base_offset,
-                    last_offset: b.assigned_last_offset,
-                    last_sequence: b.last_sequence,
-                    timestamp_type: b.timestamp_type,
-                });
-            }
-        }
-    }
-    batches
 }
 
 pub(super) fn kind_of(code: i8) -> BatchKind {
@@ -361,10 +403,10 @@ mod tests {
             }],
             ..Default::default()
         };
-        let batches = committed_batches(&file, None);
-        assert_eq!(batches[0].batch.offset_count, 0);
         let mut state = CoordinatorState::default();
         state.apply(&Entry::of(0, file));
+        // A file of no known partition holds no batch: it is garbage from the start.
+        assert_eq!(state.deletable_file_count(), 1);
     }
 
     /// A log whose file entries each pass their check but together run a partition's offsets

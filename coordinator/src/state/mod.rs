@@ -32,13 +32,12 @@ use shoal_auth::ScramCredential;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
-use crate::messages::BatchKind;
 use crate::messages::TopicPartition;
 use crate::records::{TopicConfig, Transaction};
 use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
-use producers::{ProducerBatch, ProducerState};
+use producers::ProducerState;
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
@@ -157,68 +156,6 @@ impl TopicState {
 }
 
 impl CoordinatorState {
-    /// The object gets the next file id: ids follow commit order, so a replay assigns the
-    /// same ones.
-    fn apply_file_committed(
-        &mut self,
-        object_key: &str,
-        at_ms: i64,
-        batches: &[crate::records::CommittedBatch],
-    ) {
-        let file_id = self.next_file_id;
-        self.next_file_id = self.next_file_id.saturating_add(1);
-        let object_key: Arc<str> = Arc::from(object_key);
-        let mut live = 0;
-        for committed in batches {
-            let b = &committed.batch;
-            let Some(p) = self.partition_mut(b.partition.topic_id, b.partition.partition) else {
-                continue;
-            };
-            let (base_offset, last_offset) = (committed.base_offset, committed.last_offset);
-            // A log's files are checked for this when read (`check_file`), decisions assign
-            // offsets so. That they also rise from one batch to the next is the decisions'
-            // doing only: a log that says otherwise passes each entry's check, so it is not
-            // asserted here (the metadata-log fuzzer feeds such logs, with debug assertions).
-            debug_assert!(
-                base_offset <= last_offset,
-                "batch {base_offset}..{last_offset}"
-            );
-            p.high_watermark = p.high_watermark.max(last_offset.saturating_add(1));
-            p.size_bytes = p.size_bytes.saturating_add(b.size_bytes as u64);
-            p.batches.push_back(BatchEntry {
-                file_id,
-                byte_offset: b.byte_offset,
-                size_bytes: b.size_bytes,
-                base_offset,
-                last_offset,
-                max_timestamp: b.max_timestamp,
-                log_append_time_ms: at_ms,
-            });
-            p.transactions
-                .on_batch(b.kind, b.producer_id, base_offset, last_offset);
-            let is_marker = matches!(b.kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
-            if is_marker && b.producer_id >= 0 {
-                // A marker carries no sequence; at a newer epoch it fences older batches.
-                let producer = p.producers.entry(b.producer_id).or_default();
-                producer.advance_epoch(b.producer_epoch);
-                producer.last_write_ms = at_ms;
-            } else if b.producer_id >= 0 && b.producer_epoch >= 0 {
-                let producer = p.producers.entry(b.producer_id).or_default();
-                producer.record(
-                    b.producer_epoch,
-                    ProducerBatch {
-                        base_sequence: b.base_sequence,
-                        last_sequence: committed.last_sequence,
-                        base_offset,
-                    },
-                );
-                producer.last_write_ms = at_ms;
-            }
-            live += 1;
-        }
-        self.hold_object(object_key, file_id, live, at_ms);
-    }
-
     /// A new object with `live` batches: a live file, or garbage from the start when none is
     /// live (an empty key names no object).
     fn hold_object(&mut self, object_key: Arc<str>, file_id: u64, live: u64, at_ms: i64) {
