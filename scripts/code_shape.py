@@ -23,6 +23,8 @@ CRATES = ["auth", "bench", "cli", "coordinator", "engine", "metalog", "mirror", 
 PATH = re.compile(r"\b(crate|super|self)((?:::\w+)+)")
 PUB_USE = re.compile(r"^\s*pub(?:\([^)]*\))?\s+use\s+([^;]+);", re.M)
 FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:const\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+PUB_ITEM = re.compile(r"^pub\s+(?:async\s+)?(?:struct|enum|fn|const|static|type|trait|mod)\s+(\w+)",
+                      re.M)
 ASSERT = re.compile(r"\b(?:debug_)?assert(?:_eq|_ne)?!")
 
 
@@ -105,8 +107,12 @@ def main():
                     parts = tuple(p for p in path.split("::") if p != "self")
                     owner = (modules.get(parts[1:-1]) if parts[0] == "crate"
                              else modules.get(here + parts[:-1]))
-                    if owner is not None:
-                        reexports[(f, parts[-1])] = owner
+                    if owner is None:
+                        continue
+                    # A glob re-exports every public item the child declares.
+                    names = PUB_ITEM.findall(owner.read_text()) if parts[-1] == "*" else [parts[-1]]
+                    for name in names:
+                        reexports[(f, name)] = owner
         for f in files:
             text = f.read_text()
             if "generated" in f.name or "@generated" in text[:500]:

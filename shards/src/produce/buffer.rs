@@ -9,6 +9,7 @@ use shoal_coordinator::{CommitBatch, TopicPartition};
 use shoal_wal::object::OBJECT_MAX_BYTES;
 use shoal_wal::{BatchHeader, ObjectBuilder};
 
+use super::commit_batch::commit_batch;
 use crate::PartitionProduceResult;
 
 /// One partition's payload of one produce request, already validated.
@@ -72,12 +73,7 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
             let batch = &write.records[pos..pos + header.size_bytes];
             let placement = builder.append(batch).expect("total size checked above");
             pos += header.size_bytes;
-            batches.push(super::commit_batch(
-                write.partition,
-                placement,
-                header,
-                batch,
-            ));
+            batches.push(commit_batch(write.partition, placement, header, batch));
         }
         let range = first..batches.len();
         laid_out.push((write, range));
