@@ -5,7 +5,7 @@
 //! cluster-wide defaults and the mirror's config sync all go through it; it lives in the
 //! coordinator because the coordinator resolves a topic's config when a default changes.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use shoal_protocol::config_codes::ConfigType;
 
@@ -255,12 +255,12 @@ pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS.iter().find(|c| c.name == name)
 }
 
-/// Checks and applies one config to `config` and notes in `overrides` whether the topic sets
-/// it itself (a value) or follows its default (None). Kafka's configs that mean nothing for
-/// a diskless topic are taken and ignored; unknown names are refused.
+/// Checks and applies one config to `config` and records it in `own` as the topic's own
+/// (a value, as Kafka prints it) or hands it back to its default (None). Kafka's configs that
+/// mean nothing for a diskless topic are taken and ignored; unknown names are refused.
 pub fn set_topic_config(
     config: &mut TopicConfig,
-    overrides: &mut TopicOverrides,
+    own: &mut TopicOverrides,
     name: &str,
     value: Option<&str>,
 ) -> Result<(), String> {
@@ -268,8 +268,8 @@ pub fn set_topic_config(
         Some(def) => {
             (def.set)(config, value)?;
             match value {
-                Some(_) => overrides.insert(def.name.to_string()),
-                None => overrides.remove(def.name),
+                Some(_) => own.insert(def.name.to_string(), def.value_in(config)),
+                None => own.remove(def.name),
             };
             Ok(())
         }
@@ -283,18 +283,20 @@ pub fn topic_config_value(config: &TopicConfig, name: &str) -> Option<String> {
     topic_config(name).map(|def| (def.value)(config))
 }
 
-/// The names of the configs a topic sets itself; every other one follows its cluster-wide
-/// default (or Kafka's).
-pub type TopicOverrides = BTreeSet<String>;
+/// The configs a topic sets itself, by Kafka's name, with their values as Kafka prints them
+/// (what the log stores: a config this table gains needs no new record field); every other
+/// config follows its cluster-wide default, or Kafka's.
+pub type TopicOverrides = BTreeMap<String, String>;
 
-/// What a topic recorded before overrides were (Shoal before the cluster-wide defaults)
-/// sets itself: whatever differs from Kafka's default, the only default there was then.
+/// What a topic stored as a whole config (by Shoal before the cluster-wide defaults, or a
+/// caller that has only a `TopicConfig`) sets itself: whatever differs from Kafka's default,
+/// the only default there was then.
 pub fn overrides_differing_from_default(config: &TopicConfig) -> TopicOverrides {
     let default = TopicConfig::default();
     TOPIC_CONFIGS
         .iter()
-        .filter(|def| (def.value)(config) != (def.value)(&default))
-        .map(|def| def.name.to_string())
+        .filter(|def| def.value_in(config) != def.value_in(&default))
+        .map(|def| (def.name.to_string(), def.value_in(config)))
         .collect()
 }
 
@@ -313,17 +315,18 @@ pub fn default_value<'a>(
     def.check(value).ok().map(|()| value.as_str())
 }
 
-/// A topic's config in effect: each config it overrides as `config` has it, each other one
-/// from the cluster-wide default in `defaults`, or Kafka's where none is set.
-pub fn resolve(
-    config: &TopicConfig,
-    overrides: &TopicOverrides,
-    defaults: &[(String, String)],
-) -> TopicConfig {
-    let mut resolved = *config;
-    for def in TOPIC_CONFIGS.iter().filter(|d| !overrides.contains(d.name)) {
-        // A value `default_value` has checked, or none (Kafka's default): neither is refused.
-        let _ = (def.set)(&mut resolved, default_value(def, defaults));
+/// A topic's config in effect: each config from its own value, else from the cluster-wide
+/// default in `defaults`, else Kafka's. A value the table refuses (only a damaged or hostile
+/// log holds one: values are checked before they are stored) counts as not set.
+pub fn resolve(own: &TopicOverrides, defaults: &[(String, String)]) -> TopicConfig {
+    let mut resolved = TopicConfig::default();
+    for def in TOPIC_CONFIGS {
+        let own_value = own.get(def.name).map(String::as_str);
+        let value = own_value
+            .filter(|v| def.check(v).is_ok())
+            .or_else(|| default_value(def, defaults));
+        // A value checked just above, or none (Kafka's default): neither is refused.
+        let _ = (def.set)(&mut resolved, value);
     }
     resolved
 }

@@ -27,12 +27,9 @@ impl Command for AlterBrokerConfig {
             return Err(stored);
         }
         let record = broker_config_record(broker, &self.configs);
+        // Applied, a cluster-wide default holds for every topic that does not set the config
+        // itself (the state resolves their configs again).
         round.append(&Entry::of(round.now_ms(), record));
-        if broker == CLUSTER_DEFAULT {
-            // Topics that do not set a config themselves take its new cluster-wide default.
-            let following = round.state().topics_following_defaults(round.now_ms());
-            round.append_all(&following);
-        }
         round.topics_changed();
         Ok(())
     }
@@ -56,8 +53,9 @@ mod tests {
         command.run(&mut Round::new(state, log, 1, &metrics))
     }
 
-    fn own(names: &[&str]) -> Option<TopicOverrides> {
-        Some(names.iter().map(|n| n.to_string()).collect())
+    fn own(configs: &[(&str, &str)]) -> Option<TopicOverrides> {
+        let own = configs.iter().map(|(n, v)| (n.to_string(), v.to_string()));
+        Some(own.collect())
     }
 
     fn defaults(configs: &[(&str, &str)]) -> AlterBrokerConfig {
@@ -84,29 +82,29 @@ mod tests {
             config,
             overrides,
         };
-        let short = TopicConfig {
-            retention_ms: 1_000,
-            ..TopicConfig::default()
-        };
-        run(
-            &mut state,
-            &mut log,
-            create("own", short, own(&["retention.ms"])),
-        )
-        .unwrap();
         let default = TopicConfig::default();
+        let short = own(&[("retention.ms", "1000")]);
+        run(&mut state, &mut log, create("own", default, short)).unwrap();
         run(&mut state, &mut log, create("plain", default, own(&[]))).unwrap();
         // Written by an older Shoal: no list of its own configs; it sets what is not Kafka's.
         let small = TopicConfig {
             max_message_bytes: 100,
             ..TopicConfig::default()
         };
-        let old = Entry::new(
-            1,
-            emit::topic_created(Uuid::from_u128(7), "old", 1, &small, None),
-        );
+        let id = Uuid::from_u128(7);
+        let mut old = emit::partitions_created(id, "old", 0, 1);
+        old.extend(emit::older::whole_topic_config(id, &small));
+        let old = Entry::new(1, old);
         crate::frames::encode_frame(&old, &mut log);
         state.apply(&old);
+        let own_of_old = &state.topic_meta("old").unwrap().overrides;
+        assert_eq!(
+            own_of_old.get("max.message.bytes").map(String::as_str),
+            Some("100")
+        );
+        assert_eq!(own_of_old.len(), 1);
+        let image = state.encode_snapshot();
+        assert_eq!(CoordinatorState::decode_snapshot(&image).unwrap(), state);
 
         let set = [("log.retention.ms", "5000"), ("message.max.bytes", "2000")];
         run(&mut state, &mut log, defaults(&set)).unwrap();
@@ -130,11 +128,7 @@ mod tests {
         assert!(created.overrides.is_empty());
         let alter = AlterTopicConfig {
             name: "plain".into(),
-            config: TopicConfig {
-                max_message_bytes: 300,
-                ..TopicConfig::default()
-            },
-            overrides: own(&["max.message.bytes"]).unwrap(),
+            overrides: own(&[("max.message.bytes", "300")]).unwrap(),
         };
         run(&mut state, &mut log, alter).unwrap();
         let plain = config(&state, "plain");

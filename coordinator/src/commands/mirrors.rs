@@ -9,7 +9,7 @@ use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorDescription, MirrorEvent, MirroredTopic, NewObject,
     TopicPartition,
 };
-use crate::records::TopicConfig;
+use crate::topic_configs::TopicOverrides;
 use crate::ErrorKind;
 
 /// One answer per topic, in request order.
@@ -119,7 +119,9 @@ impl Command for PauseMirrorTopics {
 pub struct SyncMirrorTopic {
     pub name: String,
     pub partitions: i32,
-    pub config: Option<TopicConfig>,
+    /// The source topic's values of the configs a mirror takes (`mirrored_configs`), when
+    /// they were read.
+    pub configs: Option<TopicOverrides>,
 }
 
 impl Command for SyncMirrorTopic {
@@ -131,7 +133,7 @@ impl Command for SyncMirrorTopic {
         let records =
             round
                 .state()
-                .sync_mirror_topic(&self.name, self.partitions, self.config, now_ms)?;
+                .sync_mirror_topic(&self.name, self.partitions, self.configs, now_ms)?;
         append_topic_change(round, &records);
         Ok(())
     }

@@ -15,9 +15,10 @@ use crate::ErrorKind;
 pub struct CreateTopic {
     pub name: String,
     pub partitions: i32,
-    /// Its settings; those it does not set itself are replaced by the cluster-wide defaults.
+    /// Its settings, when `overrides` is None: it sets what in them differs from Kafka's
+    /// defaults.
     pub config: TopicConfig,
-    /// The configs it sets itself; None: what in `config` differs from Kafka's defaults.
+    /// The configs it sets itself (the others follow the cluster-wide defaults).
     pub overrides: Option<TopicOverrides>,
 }
 
@@ -35,7 +36,6 @@ impl Command for CreateTopic {
             &self.name,
             self.partitions,
             id,
-            &self.config,
             &overrides,
             now_ms,
         )?;
@@ -100,9 +100,7 @@ impl Command for DeleteTopic {
 #[derive(Debug, Clone)]
 pub struct AlterTopicConfig {
     pub name: String,
-    /// Its settings; those it does not set itself are replaced by the cluster-wide defaults.
-    pub config: TopicConfig,
-    /// The configs it sets itself.
+    /// The configs it sets itself (the others follow the cluster-wide defaults).
     pub overrides: TopicOverrides,
 }
 
@@ -115,7 +113,7 @@ impl Command for AlterTopicConfig {
         if let Some(record) =
             round
                 .state()
-                .alter_topic_config(&self.name, &self.config, &self.overrides, now_ms)?
+                .alter_topic_config(&self.name, &self.overrides, now_ms)?
         {
             round.append(&record);
             round.topics_changed();

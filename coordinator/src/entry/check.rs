@@ -19,6 +19,10 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
     match first {
         AnyRecord::DisklessPartitionCreatedRecord(p) => check_partitions(p, rest),
         AnyRecord::ShoalTopicConfigRecord(c) => check_settings(c, rest),
+        AnyRecord::ShoalTopicOverridesRecord(o) => {
+            check_overrides(o)?;
+            alone(rest)
+        }
         AnyRecord::DisklessFileCommittedRecord(f) => {
             let batches = check_file(f)?;
             match rest {
@@ -179,6 +183,13 @@ fn check_partitions(
             }
             check_settings(c, more)
         }
+        [AnyRecord::ShoalTopicOverridesRecord(o), more @ ..] if o.topic_id == first.topic_id => {
+            if first.partition_index != 0 {
+                return Err("a new topic's partitions must start at 0".to_string());
+            }
+            check_overrides(o)?;
+            alone(more)
+        }
         [other, ..] => Err(format!(
             "record type {} does not continue the partitions of topic {}",
             other.record_type(),
@@ -187,8 +198,8 @@ fn check_partitions(
     }
 }
 
-/// A topic's settings: its config record, then its compression when not "producer", then
-/// its compaction settings when not the defaults, then the configs it sets itself.
+/// A topic's settings as an older Shoal wrote them: its config record, then its compression
+/// when not "producer", then its compaction settings when not the defaults.
 fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result<(), String> {
     let rest = match rest {
         [AnyRecord::ShoalTopicCompressionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
@@ -197,18 +208,11 @@ fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result
         }
         _ => rest,
     };
-    let rest = match rest {
+    match rest {
         [AnyRecord::ShoalTopicCompactionRecord(c), more @ ..] if c.topic_id == config.topic_id => {
             if !c.compact && !c.delete {
                 return Err(format!("topic {} has no cleanup policy", c.topic_id));
             }
-            more
-        }
-        _ => rest,
-    };
-    match rest {
-        [AnyRecord::ShoalTopicOverridesRecord(o), more @ ..] if o.topic_id == config.topic_id => {
-            check_overrides(o)?;
             alone(more)
         }
         _ => alone(rest),
@@ -216,9 +220,10 @@ fn check_settings(config: &ShoalTopicConfigRecord, rest: &[AnyRecord]) -> Result
 }
 
 /// The configs a topic sets itself: each named, once (a name this build does not know, a
-/// newer Shoal's, is kept and means nothing here).
+/// newer Shoal's, is kept and means nothing here; a value the topic config table refuses
+/// counts as not set when the topic's config is resolved).
 fn check_overrides(o: &ShoalTopicOverridesRecord) -> Result<(), String> {
-    let mut names: Vec<&str> = o.names.iter().map(String::as_str).collect();
+    let mut names: Vec<&str> = o.configs.iter().map(|c| c.name.as_str()).collect();
     names.sort_unstable();
     if names.first() == Some(&"") || names.windows(2).any(|w| w[0] == w[1]) {
         return Err(format!(

@@ -63,6 +63,7 @@ pub(crate) mod tests {
     use crate::messages::{BatchKind, CommitBatch, NewObject, TopicPartition};
     use crate::records::*;
     use crate::state::emit;
+    use crate::topic_configs::TopicOverrides;
 
     /// One entry of each kind a decision writes, for codec and frame tests.
     pub(crate) fn samples() -> Vec<Entry> {
@@ -135,7 +136,12 @@ pub(crate) mod tests {
             operation: 3,
             permission: 3,
         };
-        let own_compression = ["compression.type".to_string()].into();
+        // As an older Shoal created a topic: its whole config in fixed fields.
+        let mut compressed = emit::partitions_created(other, "compressed", 0, 2);
+        compressed.extend(emit::older::whole_topic_config(other, &lz4));
+        let own: TopicOverrides = [("retention.ms", "-1"), ("segment.ms", "8")]
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .into();
         let kinds = |kind, b: CommittedBatch| CommittedBatch {
             batch: CommitBatch { kind, ..b.batch },
             ..b
@@ -143,12 +149,9 @@ pub(crate) mod tests {
         vec![
             Entry::new(
                 99,
-                emit::topic_created(id, "orders", 4, &TopicConfig::default(), None),
+                emit::topic_created(id, "orders", 4, &TopicOverrides::new()),
             ),
-            Entry::new(
-                99,
-                emit::topic_created(other, "compressed", 2, &lz4, Some(&own_compression)),
-            ),
+            Entry::new(99, compressed),
             Entry::new(
                 1234,
                 emit::file_committed(
@@ -221,9 +224,10 @@ pub(crate) mod tests {
                     producer_ids: vec![5, 6],
                 },
             ),
+            Entry::of(99, emit::topic_settings(id, &own)),
             Entry::new(
                 99,
-                emit::topic_settings(
+                emit::older::whole_topic_config(
                     id,
                     &TopicConfig {
                         retention_ms: -1,
@@ -241,7 +245,6 @@ pub(crate) mod tests {
                             segment_bytes: 9,
                         },
                     },
-                    Some(&["retention.ms".to_string(), "segment.ms".to_string()].into()),
                 ),
             ),
             Entry::of(
@@ -418,13 +421,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_topic_is_created_by_the_seeds_partition_records_and_its_settings() {
+    fn a_topic_is_created_by_its_partition_records_and_its_own_configs() {
         let types: Vec<i16> = samples()[0]
             .records
             .iter()
             .map(AnyRecord::record_type)
             .collect();
-        assert_eq!(types, [100, 100, 100, 100, ShoalTopicConfigRecord::TYPE]);
+        assert_eq!(types, [100, 100, 100, 100, ShoalTopicOverridesRecord::TYPE]);
     }
 
     #[test]
@@ -492,18 +495,28 @@ pub(crate) mod tests {
             "no partition beyond the limit"
         );
         assert!(refused(vec![]), "an empty entry");
-        let settings = emit::topic_settings(Uuid::from_u128(1), &TopicConfig::default(), None);
+        let settings = vec![emit::topic_settings(
+            Uuid::from_u128(1),
+            &TopicOverrides::new(),
+        )];
         let own = |names: &[&str]| {
-            let mut with_own = settings.clone();
-            with_own.push(
-                ShoalTopicOverridesRecord {
-                    topic_id: Uuid::from_u128(1),
-                    names: names.iter().map(|n| n.to_string()).collect(),
-                }
-                .into(),
-            );
-            with_own
+            let configs = names.iter().map(|n| ShoalTopicOwnConfig {
+                name: n.to_string(),
+                value: "1".to_string(),
+            });
+            let record = ShoalTopicOverridesRecord {
+                topic_id: Uuid::from_u128(1),
+                configs: configs.collect(),
+            };
+            vec![AnyRecord::from(record)]
         };
+        let mut after_whole =
+            emit::older::whole_topic_config(Uuid::from_u128(1), &TopicConfig::default());
+        after_whole.extend(settings.clone());
+        assert!(
+            refused(after_whole),
+            "own configs are not written after a whole config"
+        );
         assert!(!refused(own(&["retention.ms", "a.newer.config"])));
         assert!(
             refused(own(&["retention.ms", "retention.ms"])),

@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use super::producers::ProducerBatch;
 use super::{BatchEntry, CoordinatorState, PartitionState, TopicMirror, TopicState};
+use crate::broker_configs::CLUSTER_DEFAULT;
 use crate::entry::{compression_of, status_of, Entry};
 use crate::messages::BatchKind;
 use crate::messages::TopicPartition;
 use crate::records::{
     CleanupPolicy, CommittedOffset, CompactionConfig, TopicCompression, TopicConfig, Transaction,
 };
+use crate::topic_configs::{overrides_differing_from_default, resolve, TopicOverrides};
 
 impl CoordinatorState {
     /// Applies one entry, record by record. Entries come from this state's own decisions or
@@ -24,9 +26,17 @@ impl CoordinatorState {
         while let Some(record) = records.next() {
             match record {
                 AnyRecord::DisklessPartitionCreatedRecord(r) => self.apply_partition_created(r),
-                AnyRecord::ShoalTopicConfigRecord(r) => self.apply_topic_config(r),
-                AnyRecord::ShoalTopicCompressionRecord(r) => self.apply_topic_compression(r),
-                AnyRecord::ShoalTopicCompactionRecord(r) => self.apply_topic_compaction(r),
+                AnyRecord::ShoalTopicConfigRecord(r) => {
+                    let compression = match records.next_if(|next| is_compression(next)) {
+                        Some(AnyRecord::ShoalTopicCompressionRecord(c)) => Some(c),
+                        _ => None,
+                    };
+                    let compaction = match records.next_if(|next| is_compaction(next)) {
+                        Some(AnyRecord::ShoalTopicCompactionRecord(c)) => Some(c),
+                        _ => None,
+                    };
+                    self.apply_whole_topic_config(r, compression, compaction);
+                }
                 AnyRecord::ShoalTopicOverridesRecord(r) => self.apply_topic_overrides(r),
                 AnyRecord::ShoalBatchesRewrittenRecord(r) => self.apply_batches_rewritten(r, time),
                 AnyRecord::DisklessTopicDeletedRecord(r) => self.apply_topic_deleted(r, time),
@@ -71,6 +81,8 @@ impl CoordinatorState {
                 AnyRecord::ShoalTransactionsExpiredRecord(r) => self.apply_transactions_expired(r),
                 // Read with the record before them, above.
                 AnyRecord::ShoalTransactionalBatchesRecord(_)
+                | AnyRecord::ShoalTopicCompressionRecord(_)
+                | AnyRecord::ShoalTopicCompactionRecord(_)
                 | AnyRecord::ShoalConsumerMemberRecord(_)
                 // A snapshot's own records, loaded by `decode_snapshot`.
                 | AnyRecord::ShoalSnapshotHeaderRecord(_)
@@ -123,29 +135,41 @@ impl CoordinatorState {
         self.hold_object(Arc::from(file.object_key.as_str()), file_id, live, at_ms);
     }
 
-    fn apply_topic_config(&mut self, r: &ShoalTopicConfigRecord) {
-        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-            topic.config = config_of(r);
+    /// A topic's whole config as an older Shoal wrote it (its compression and compaction
+    /// records, when not the defaults, follow it): the topic sets what differs from Kafka's
+    /// defaults, the only default there was then.
+    fn apply_whole_topic_config(
+        &mut self,
+        r: &ShoalTopicConfigRecord,
+        compression: Option<&ShoalTopicCompressionRecord>,
+        compaction: Option<&ShoalTopicCompactionRecord>,
+    ) {
+        let Some(topic) = self.topics.get_mut(&r.topic_id) else {
+            return;
+        };
+        let mut config = config_of(r);
+        if let Some(c) = compression {
+            config.compression = compression_of(c).unwrap_or(TopicCompression::Producer);
         }
+        if let Some(c) = compaction {
+            (config.cleanup, config.compaction) = compaction_of(c);
+        }
+        topic.overrides = overrides_differing_from_default(&config);
+        topic.config = config;
     }
 
-    fn apply_topic_compression(&mut self, r: &ShoalTopicCompressionRecord) {
-        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-            topic.config.compression = compression_of(r).unwrap_or(TopicCompression::Producer);
-        }
-    }
-
-    fn apply_topic_compaction(&mut self, r: &ShoalTopicCompactionRecord) {
-        if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-            let (cleanup, compaction) = compaction_of(r);
-            topic.config.cleanup = cleanup;
-            topic.config.compaction = compaction;
-        }
-    }
-
+    /// The configs a topic sets itself; its config in effect is resolved from them and
+    /// today's cluster-wide defaults.
     fn apply_topic_overrides(&mut self, r: &ShoalTopicOverridesRecord) {
+        let defaults = self.broker_configs(CLUSTER_DEFAULT);
         if let Some(topic) = self.topics.get_mut(&r.topic_id) {
-            topic.overrides = Some(r.names.iter().cloned().collect());
+            let own: TopicOverrides = r
+                .configs
+                .iter()
+                .map(|c| (c.name.clone(), c.value.clone()))
+                .collect();
+            topic.config = resolve(&own, &defaults);
+            topic.overrides = own;
         }
     }
 
@@ -174,7 +198,7 @@ impl CoordinatorState {
                     TopicState {
                         name: r.name.clone(),
                         config: TopicConfig::default(),
-                        overrides: None,
+                        overrides: TopicOverrides::new(),
                         partitions: vec![PartitionState::default()],
                         mirror: None,
                     },
@@ -285,6 +309,17 @@ impl PartitionState {
             producer.last_write_ms = at_ms;
         }
     }
+}
+
+/// An older Shoal's topic compression, which follows its config record.
+fn is_compression(record: &AnyRecord) -> bool {
+    matches!(record, AnyRecord::ShoalTopicCompressionRecord(_))
+}
+
+/// An older Shoal's topic compaction settings, which follow its config record (and its
+/// compression, if any).
+fn is_compaction(record: &AnyRecord) -> bool {
+    matches!(record, AnyRecord::ShoalTopicCompactionRecord(_))
 }
 
 /// A file's batch kinds, which follow its record when it has transactional batches.
@@ -420,10 +455,9 @@ mod tests {
             name: "t".into(),
             partition_index: 0,
         })];
-        created.extend(super::super::emit::topic_settings(
+        created.push(super::super::emit::topic_settings(
             topic_id,
-            &TopicConfig::default(),
-            None,
+            &Default::default(),
         ));
         let file = |key: &str, base, last| DisklessFileCommittedRecord {
             object_key: key.into(),

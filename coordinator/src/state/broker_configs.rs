@@ -3,6 +3,8 @@
 use shoal_protocol::records::ShoalBrokerConfigRecord;
 
 use super::CoordinatorState;
+use crate::broker_configs::CLUSTER_DEFAULT;
+use crate::topic_configs::resolve;
 
 impl CoordinatorState {
     /// The configs stored for a broker id (or `CLUSTER_DEFAULT`).
@@ -23,5 +25,17 @@ impl CoordinatorState {
             true => self.broker_configs.remove(&record.broker_id),
             false => self.broker_configs.insert(record.broker_id, configs),
         };
+        if record.broker_id == CLUSTER_DEFAULT {
+            self.topics_follow_defaults();
+        }
+    }
+
+    /// After the cluster-wide defaults changed: every topic's config in effect, resolved
+    /// again from its own configs.
+    fn topics_follow_defaults(&mut self) {
+        let defaults = self.broker_configs(CLUSTER_DEFAULT);
+        for topic in self.topics.values_mut() {
+            topic.config = resolve(&topic.overrides, &defaults);
+        }
     }
 }

@@ -11,24 +11,20 @@ use crate::acl::AclBinding;
 use crate::entry::OBJECT_FORMAT_WAL;
 use crate::messages::BatchKind;
 use crate::messages::{NewObject, TopicPartition};
-use crate::records::{
-    CleanupPolicy, CommittedBatch, CommittedOffset, CompactionConfig, TopicCompression,
-    TopicConfig, Transaction, TransactionStatus,
-};
+use crate::records::{CommittedBatch, CommittedOffset, Transaction, TransactionStatus};
 use crate::topic_configs::TopicOverrides;
 
 const MAGIC_V2: i8 = 2;
 
-/// A new topic: its partitions, then its settings.
+/// A new topic: its partitions, then the configs it sets itself.
 pub(crate) fn topic_created(
     id: Uuid,
     name: &str,
     partitions: i32,
-    config: &TopicConfig,
-    overrides: Option<&TopicOverrides>,
+    own: &TopicOverrides,
 ) -> Vec<AnyRecord> {
     let mut records = partitions_created(id, name, 0, partitions);
-    records.extend(topic_settings(id, config, overrides));
+    records.push(topic_settings(id, own));
     records
 }
 
@@ -46,66 +42,19 @@ pub(crate) fn partitions_created(topic_id: Uuid, name: &str, from: i32, to: i32)
         .collect()
 }
 
-/// A topic's settings: its config record, then its compression when not "producer", then its
-/// cleanup policy and compaction settings when any is not Kafka's default, then the configs
-/// it sets itself (none only for a topic an older Shoal wrote, which kept no such list).
-pub(crate) fn topic_settings(
-    topic_id: Uuid,
-    config: &TopicConfig,
-    overrides: Option<&TopicOverrides>,
-) -> Vec<AnyRecord> {
-    let mut records = vec![ShoalTopicConfigRecord {
+/// The configs a topic sets itself, whole (its config in effect is resolved from them).
+pub(crate) fn topic_settings(topic_id: Uuid, own: &TopicOverrides) -> AnyRecord {
+    ShoalTopicOverridesRecord {
         topic_id,
-        retention_ms: config.retention_ms,
-        retention_bytes: config.retention_bytes,
-        log_append_time: config.log_append_time,
-        max_message_bytes: config.max_message_bytes,
+        configs: own
+            .iter()
+            .map(|(name, value)| ShoalTopicOwnConfig {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
     }
-    .into()];
-    let code = match config.compression {
-        TopicCompression::Producer => None,
-        TopicCompression::Uncompressed => Some(1),
-        TopicCompression::Gzip => Some(2),
-        TopicCompression::Snappy => Some(3),
-        TopicCompression::Lz4 => Some(4),
-        TopicCompression::Zstd => Some(5),
-    };
-    if let Some(compression_type) = code {
-        records.push(
-            ShoalTopicCompressionRecord {
-                topic_id,
-                compression_type,
-            }
-            .into(),
-        );
-    }
-    let c = &config.compaction;
-    if config.cleanup != CleanupPolicy::Delete || *c != CompactionConfig::default() {
-        records.push(
-            ShoalTopicCompactionRecord {
-                topic_id,
-                compact: config.cleanup.compacts(),
-                delete: config.cleanup.deletes(),
-                delete_retention_ms: c.delete_retention_ms,
-                min_compaction_lag_ms: c.min_compaction_lag_ms,
-                max_compaction_lag_ms: c.max_compaction_lag_ms,
-                min_cleanable_dirty_ratio_ppm: c.min_cleanable_dirty_ratio_ppm,
-                segment_ms: c.segment_ms,
-                segment_bytes: c.segment_bytes,
-            }
-            .into(),
-        );
-    }
-    if let Some(overrides) = overrides {
-        records.push(
-            ShoalTopicOverridesRecord {
-                topic_id,
-                names: overrides.iter().cloned().collect(),
-            }
-            .into(),
-        );
-    }
-    records
+    .into()
 }
 
 /// A committed object and the batches of it that were accepted, at `at_ms` (their
@@ -350,5 +299,63 @@ fn status_code(status: TransactionStatus) -> i8 {
         TransactionStatus::PrepareAbort => 3,
         TransactionStatus::CompleteCommit => 4,
         TransactionStatus::CompleteAbort => 5,
+    }
+}
+
+/// What an older Shoal wrote, for the tests that read it back.
+#[cfg(test)]
+pub(crate) mod older {
+    use shoal_protocol::records::*;
+    use uuid::Uuid;
+
+    use crate::records::{CleanupPolicy, CompactionConfig, TopicCompression, TopicConfig};
+
+    /// A topic's settings as Shoal wrote them before topics kept their own configs (logs of then
+    /// are still read): its config record, then its compression when not "producer", then its
+    /// cleanup policy and compaction settings when any is not Kafka's default.
+    pub(crate) fn whole_topic_config(topic_id: Uuid, config: &TopicConfig) -> Vec<AnyRecord> {
+        let mut records = vec![ShoalTopicConfigRecord {
+            topic_id,
+            retention_ms: config.retention_ms,
+            retention_bytes: config.retention_bytes,
+            log_append_time: config.log_append_time,
+            max_message_bytes: config.max_message_bytes,
+        }
+        .into()];
+        let code = match config.compression {
+            TopicCompression::Producer => None,
+            TopicCompression::Uncompressed => Some(1),
+            TopicCompression::Gzip => Some(2),
+            TopicCompression::Snappy => Some(3),
+            TopicCompression::Lz4 => Some(4),
+            TopicCompression::Zstd => Some(5),
+        };
+        if let Some(compression_type) = code {
+            records.push(
+                ShoalTopicCompressionRecord {
+                    topic_id,
+                    compression_type,
+                }
+                .into(),
+            );
+        }
+        let c = &config.compaction;
+        if config.cleanup != CleanupPolicy::Delete || *c != CompactionConfig::default() {
+            records.push(
+                ShoalTopicCompactionRecord {
+                    topic_id,
+                    compact: config.cleanup.compacts(),
+                    delete: config.cleanup.deletes(),
+                    delete_retention_ms: c.delete_retention_ms,
+                    min_compaction_lag_ms: c.min_compaction_lag_ms,
+                    max_compaction_lag_ms: c.max_compaction_lag_ms,
+                    min_cleanable_dirty_ratio_ppm: c.min_cleanable_dirty_ratio_ppm,
+                    segment_ms: c.segment_ms,
+                    segment_bytes: c.segment_bytes,
+                }
+                .into(),
+            );
+        }
+        records
     }
 }

@@ -17,7 +17,7 @@ use shoal_protocol::records::{ShoalMirrorCreatedRecord, ShoalPartitionTruncatedR
 use super::emit;
 use crate::entry::Entry;
 use crate::records::{CommittedBatch, TopicConfig};
-use crate::topic_configs::mirrored_configs;
+use crate::topic_configs::{mirrored_configs, TopicOverrides};
 use crate::ErrorKind;
 
 /// Which mirror a topic belongs to (its `mirror.name`).
@@ -147,12 +147,13 @@ impl CoordinatorState {
     }
 
     /// Metadata sync: a mirror topic grows with its source (new partitions start mirroring)
-    /// and takes the source's settings, except the timestamp type (excluded by the KIP).
+    /// and takes the source's settings (`source`: its values of `mirrored_configs`) as its
+    /// own, except the timestamp type (excluded by the KIP) and compression.
     pub fn sync_mirror_topic(
         &self,
         name: &str,
         partitions: i32,
-        config: Option<TopicConfig>,
+        source: Option<TopicOverrides>,
         now_ms: i64,
     ) -> Result<Vec<Entry>, ErrorKind> {
         let (topic_id, topic) = self.topic_in_some_mirror(name)?;
@@ -169,17 +170,16 @@ impl CoordinatorState {
             }
             records.push(Entry::of(now_ms, emit::mirror_partitions(topic_id, &added)));
         }
-        if let Some(config) = config {
-            let config = TopicConfig {
-                log_append_time: topic.config.log_append_time,
-                compression: topic.config.compression,
-                ..config
-            };
+        if let Some(source) = source {
             // The source's settings are the mirror topic's own: a cluster-wide default here
             // does not replace them.
-            let mut overrides = topic.overrides();
-            overrides.extend(mirrored_configs().map(str::to_string));
-            records.extend(self.topic_settings_changed(topic_id, &config, &overrides, now_ms));
+            let mut own = topic.overrides.clone();
+            own.retain(|name, _| !mirrored_configs().any(|m| m == name));
+            let taken = source
+                .into_iter()
+                .filter(|(name, _)| mirrored_configs().any(|m| m == name));
+            own.extend(taken);
+            records.extend(self.topic_settings_changed(topic_id, &own, now_ms));
         }
         Ok(records)
     }

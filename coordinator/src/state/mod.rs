@@ -34,7 +34,7 @@ use uuid::Uuid;
 use crate::acl::AclBinding;
 use crate::messages::TopicPartition;
 use crate::records::{TopicConfig, Transaction};
-use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
+use crate::topic_configs::TopicOverrides;
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
 use producers::ProducerState;
@@ -79,8 +79,9 @@ struct TopicState {
     name: String,
     /// In effect: its own settings and, for the rest, the cluster-wide defaults.
     config: TopicConfig,
-    /// The configs it sets itself; None for a topic an older Shoal wrote.
-    overrides: Option<TopicOverrides>,
+    /// The configs it sets itself (for a topic an older Shoal wrote whole: what differed
+    /// from Kafka's defaults, the only default there was then).
+    overrides: TopicOverrides,
     partitions: Vec<PartitionState>,
     mirror: Option<TopicMirror>,
 }
@@ -131,14 +132,6 @@ pub struct CoordinatorState {
 }
 
 impl TopicState {
-    /// The configs it sets itself (for a topic an older Shoal wrote: those not Kafka's
-    /// default, the only default there was then).
-    fn overrides(&self) -> TopicOverrides {
-        self.overrides
-            .clone()
-            .unwrap_or_else(|| overrides_differing_from_default(&self.config))
-    }
-
     /// Mirrored by `mirror` now (not removed from it).
     fn is_in_mirror(&self, mirror: &str) -> bool {
         self.mirror

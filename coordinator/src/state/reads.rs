@@ -162,7 +162,7 @@ impl CoordinatorState {
             id: *id,
             partitions: t.partitions.len() as i32,
             config: t.config,
-            overrides: t.overrides(),
+            overrides: t.overrides.clone(),
             mirror: t.mirror_meta(),
         }))
         .with_acls(self.acls.iter().cloned().collect())
@@ -179,7 +179,7 @@ impl CoordinatorState {
             id: *id,
             partitions: topic.partitions.len() as i32,
             config: topic.config,
-            overrides: topic.overrides(),
+            overrides: topic.overrides.clone(),
             mirror: topic.mirror_meta(),
         })
     }

@@ -119,13 +119,7 @@ impl CoordinatorState {
     fn encode_topic(&self, id: Uuid, w: &mut Vec<u8>) {
         let topic = &self.topics[&id];
         let partitions = topic.partitions.len() as i32;
-        let created = emit::topic_created(
-            id,
-            &topic.name,
-            partitions,
-            &topic.config,
-            topic.overrides.as_ref(),
-        );
+        let created = emit::topic_created(id, &topic.name, partitions, &topic.overrides);
         encode_frame(&Entry::new(0, created), w);
         if let Some(mirror) = &topic.mirror {
             let changed = emit::topic_mirror_changed(id, &mirror.name, mirror.removed);
@@ -227,12 +221,17 @@ impl CoordinatorState {
                 // and mirror states, group offsets and claims, mirrors, credentials, ACLs,
                 // transactions.
                 match first {
-                    // A new topic: its partitions from 0, then its settings.
+                    // A new topic: its partitions from 0, then its own configs (an older
+                    // Shoal's snapshot: its whole config).
                     AnyRecord::DisklessPartitionCreatedRecord(p)
                         if p.partition_index == 0
-                            && records
-                                .iter()
-                                .any(|r| matches!(r, AnyRecord::ShoalTopicConfigRecord(_))) => {}
+                            && records.iter().any(|r| {
+                                matches!(
+                                    r,
+                                    AnyRecord::ShoalTopicOverridesRecord(_)
+                                        | AnyRecord::ShoalTopicConfigRecord(_)
+                                )
+                            }) => {}
                     AnyRecord::ShoalTopicMirrorChangedRecord(_)
                     | AnyRecord::ShoalMirrorPartitionsChangedRecord(_)
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)

@@ -12,10 +12,9 @@ use crate::messages::*;
 use shoal_protocol::records::*;
 
 use super::emit;
-use crate::broker_configs::CLUSTER_DEFAULT;
 use crate::entry::Entry;
 use crate::records::{CommittedBatch, TopicConfig};
-use crate::topic_configs::{overrides_differing_from_default, resolve, TopicOverrides};
+use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
 use crate::ErrorKind;
 
 /// Kafka's limit on topic names.
@@ -31,19 +30,18 @@ impl CoordinatorState {
         config: TopicConfig,
         now_ms: i64,
     ) -> Result<Entry, ErrorKind> {
-        let overrides = overrides_differing_from_default(&config);
-        self.create_topic_setting(name, partitions, id, &config, &overrides, now_ms)
+        let own = overrides_differing_from_default(&config);
+        self.create_topic_setting(name, partitions, id, &own, now_ms)
     }
 
-    /// A new topic that sets `overrides` as `config` has them; its other configs follow the
-    /// cluster-wide defaults.
+    /// A new topic that sets `own` itself; its other configs follow the cluster-wide
+    /// defaults.
     pub fn create_topic_setting(
         &self,
         name: &str,
         partitions: i32,
         id: Uuid,
-        config: &TopicConfig,
-        overrides: &TopicOverrides,
+        own: &TopicOverrides,
         now_ms: i64,
     ) -> Result<Entry, ErrorKind> {
         if !is_valid_topic_name(name) {
@@ -55,10 +53,9 @@ impl CoordinatorState {
         if self.topic_ids.contains_key(name) {
             return Err(ErrorKind::TopicAlreadyExists);
         }
-        let config = resolve(config, overrides, &self.broker_configs(CLUSTER_DEFAULT));
         Ok(Entry::new(
             now_ms,
-            emit::topic_created(id, name, partitions, &config, Some(overrides)),
+            emit::topic_created(id, name, partitions, own),
         ))
     }
 
@@ -95,54 +92,31 @@ impl CoordinatorState {
         }
     }
 
-    /// AlterConfigs: the topic sets `overrides` as `config` has them, and follows the
-    /// cluster-wide defaults for the rest (None when nothing changes).
+    /// AlterConfigs: the topic sets `own` itself, and follows the cluster-wide defaults for
+    /// the rest (None when nothing changes).
     pub fn alter_topic_config(
         &self,
         name: &str,
-        config: &TopicConfig,
-        overrides: &TopicOverrides,
+        own: &TopicOverrides,
         now_ms: i64,
     ) -> Result<Option<Entry>, ErrorKind> {
         let id = self
             .topic_ids
             .get(name)
             .ok_or(ErrorKind::UnknownTopicOrPartition)?;
-        Ok(self.topic_settings_changed(*id, config, overrides, now_ms))
+        Ok(self.topic_settings_changed(*id, own, now_ms))
     }
 
-    /// The entry that gives topic `id` the config `config` and `overrides` resolve to with
-    /// today's cluster-wide defaults, if that changes its config or what it sets itself.
+    /// The entry that has topic `id` set `own` itself, if that is not what it sets now.
     pub(crate) fn topic_settings_changed(
         &self,
         id: Uuid,
-        config: &TopicConfig,
-        overrides: &TopicOverrides,
+        own: &TopicOverrides,
         now_ms: i64,
     ) -> Option<Entry> {
         let topic = self.topics.get(&id)?;
-        let config = resolve(config, overrides, &self.broker_configs(CLUSTER_DEFAULT));
-        let unchanged = topic.config == config && topic.overrides.as_ref() == Some(overrides);
-        (!unchanged).then(|| Entry::new(now_ms, emit::topic_settings(id, &config, Some(overrides))))
-    }
-
-    /// After the cluster-wide defaults changed: each topic whose config in effect changes
-    /// with them, in the order of their names (the same on every broker that replays it).
-    /// A topic an older Shoal wrote gets its list of own configs as it stands before.
-    pub fn topics_following_defaults(&self, now_ms: i64) -> Vec<Entry> {
-        let defaults = self.broker_configs(CLUSTER_DEFAULT);
-        let mut names: Vec<(&String, &Uuid)> = self.topic_ids.iter().collect();
-        names.sort_unstable();
-        names
-            .into_iter()
-            .filter_map(|(_, id)| {
-                let topic = self.topics.get(id)?;
-                let overrides = topic.overrides();
-                let config = resolve(&topic.config, &overrides, &defaults);
-                let settings = emit::topic_settings(*id, &config, Some(&overrides));
-                (config != topic.config).then(|| Entry::new(now_ms, settings))
-            })
-            .collect()
+        let unchanged = topic.overrides == *own;
+        (!unchanged).then(|| Entry::of(now_ms, emit::topic_settings(id, own)))
     }
 
     /// The topic's id and the entry that deletes it.

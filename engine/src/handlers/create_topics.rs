@@ -35,10 +35,10 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
             .with_replication_factor(1)
             .with_configs(Some(Vec::new()));
         let config = topic_config(&topic.configs);
-        if let Ok((config, own)) = &config {
+        if let Ok((_, own)) = &config {
             // As created: the configs it sets, the others from today's cluster-wide defaults.
             let defaults = broker.shard.topics.load().broker_configs(None).to_vec();
-            let config = resolve(config, own, &defaults);
+            let config = resolve(own, &defaults);
             result.configs = Some(described_configs(&config, own, &defaults));
         }
         let outcome = if !call.may_create_topic(&name) {

@@ -29,7 +29,7 @@ use crate::context::Broker;
 use crate::handlers::configs::set_topic_config;
 use crate::kafka::error_codes;
 use crate::EngineError;
-use shoal_coordinator::topic_configs::mirrored_configs;
+use shoal_coordinator::topic_configs::{mirrored_configs, TopicOverrides};
 
 const TICK: Duration = Duration::from_secs(1);
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -88,7 +88,7 @@ async fn sync(
     let counts = partition_counts(&mut client, topics).await?;
     // Configs and group offsets are optional in a source: without them, or when they fail,
     // the rest of the sync goes on.
-    let configs = match client.serves(DESCRIBE_CONFIGS.key) {
+    let mut configs = match client.serves(DESCRIBE_CONFIGS.key) {
         true => topic_configs(&mut client, topics)
             .await
             .unwrap_or_else(|e| {
@@ -107,7 +107,7 @@ async fn sync(
         let request = SyncMirrorTopic {
             name: topic.clone(),
             partitions: *partitions,
-            config: configs.get(topic).copied(),
+            configs: configs.remove(topic),
         };
         let _ = broker.shard.coordinator.run(request).await;
     }
@@ -144,7 +144,7 @@ async fn partition_counts(
 async fn topic_configs(
     client: &mut SourceClient,
     topics: &[String],
-) -> Result<HashMap<String, TopicConfig>, EngineError> {
+) -> Result<HashMap<String, TopicOverrides>, EngineError> {
     let request = DescribeConfigsRequest::default().with_resources(
         topics
             .iter()
@@ -167,7 +167,7 @@ async fn topic_configs(
             continue;
         }
         // The source's settings are the mirror topic's own (the coordinator records them so).
-        let (mut config, mut own) = (TopicConfig::default(), Default::default());
+        let (mut config, mut own) = (TopicConfig::default(), TopicOverrides::new());
         for entry in &result.configs {
             let name = entry.name.as_str();
             if mirrored_configs().any(|m| m == name) {
@@ -177,7 +177,7 @@ async fn topic_configs(
                 }
             }
         }
-        configs.insert(result.resource_name.to_string(), config);
+        configs.insert(result.resource_name.to_string(), own);
     }
     Ok(configs)
 }

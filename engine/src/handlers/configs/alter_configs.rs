@@ -93,19 +93,17 @@ pub async fn alter(
             ResponseError::UnknownTopicOrPartition.code(),
             "Unknown topic.".to_string(),
         ))?;
-    let (config, overrides) =
+    let (_, own) =
         change(current).map_err(|message| (ResponseError::InvalidConfig.code(), message))?;
     if validate_only {
         return Ok(());
     }
-    store_topic_config(broker, name, config, overrides)
-        .await
-        .map_err(|e| {
-            (
-                error_codes::code_of(Some(e)),
-                error_codes::message_of(e).to_string(),
-            )
-        })
+    store_topic_config(broker, name, own).await.map_err(|e| {
+        (
+            error_codes::code_of(Some(e)),
+            error_codes::message_of(e).to_string(),
+        )
+    })
 }
 
 /// A broker's dynamic configs, whole: the listed ones set, every other one unset.

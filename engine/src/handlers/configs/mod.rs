@@ -14,7 +14,7 @@ mod topic_described;
 
 use shoal_coordinator::commands::AlterTopicConfig;
 use shoal_coordinator::topic_configs::TopicOverrides;
-use shoal_coordinator::{ErrorKind, TopicConfig};
+use shoal_coordinator::ErrorKind;
 
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::config_codes::ConfigResource;
@@ -52,17 +52,15 @@ pub fn refusal(
     Some((error.code(), "Not authorized.".to_string()))
 }
 
-/// Replaces a topic's settings in the coordinator: `overrides` as `config` has them, the
-/// rest from the cluster-wide defaults.
+/// Replaces the configs a topic sets itself in the coordinator (the rest follow the
+/// cluster-wide defaults).
 pub async fn store_topic_config(
     broker: &Broker,
     name: &str,
-    config: TopicConfig,
     overrides: TopicOverrides,
 ) -> Result<(), ErrorKind> {
     let request = AlterTopicConfig {
         name: name.to_string(),
-        config,
         overrides,
     };
     match broker.shard.coordinator.run(request).await {

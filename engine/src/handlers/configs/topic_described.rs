@@ -14,7 +14,7 @@ pub fn topic_config_found(
     defaults: &[(String, String)],
 ) -> Vec<(ConfigSource, &'static str, String)> {
     let mut found = Vec::with_capacity(3);
-    if overrides.contains(def.name) {
+    if overrides.contains_key(def.name) {
         found.push((ConfigSource::DynamicTopic, def.name, def.value_in(config)));
     }
     if let Some(value) = default_value(def, defaults) {
