@@ -36,6 +36,10 @@ pub struct TopicConfig {
     pub log_append_time: bool,
     /// `max.message.bytes`: the largest batch a producer may send.
     pub max_message_bytes: i32,
+    /// `message.timestamp.before.max.ms` / `after.max.ms`: how far a CreateTime record's
+    /// timestamp may lie behind or ahead of the broker's clock.
+    pub timestamp_before_max_ms: i64,
+    pub timestamp_after_max_ms: i64,
     /// `compression.type`: the codec batches are stored with.
     pub compression: TopicCompression,
     /// `cleanup.policy`: retention deletes old batches, compaction old values of a key, or both.
@@ -153,13 +157,16 @@ impl TopicCompression {
 }
 
 impl Default for TopicConfig {
-    /// Kafka's defaults: seven days, no size limit, CreateTime, 1 MiB + 12 bytes.
+    /// Kafka's defaults: seven days, no size limit, CreateTime, 1 MiB + 12 bytes, any
+    /// timestamp in the past and none over an hour ahead.
     fn default() -> Self {
         TopicConfig {
             retention_ms: 7 * 24 * 3600 * 1000,
             retention_bytes: -1,
             log_append_time: false,
             max_message_bytes: 1_048_588,
+            timestamp_before_max_ms: i64::MAX,
+            timestamp_after_max_ms: 3_600_000,
             compression: TopicCompression::Producer,
             cleanup: CleanupPolicy::Delete,
             compaction: CompactionConfig::default(),

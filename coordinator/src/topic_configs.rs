@@ -97,6 +97,32 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         value: |c| c.max_message_bytes.to_string(),
     },
     TopicConfigDef {
+        name: "message.timestamp.after.max.ms",
+        broker_default: "log.message.timestamp.after.max.ms",
+        config_type: ConfigType::Long,
+        doc: "How far ahead of the broker's clock a CreateTime record's timestamp may be; a batch with one further ahead gets INVALID_TIMESTAMP.",
+        set: |c, v| {
+            let default = TopicConfig::default().timestamp_after_max_ms;
+            c.timestamp_after_max_ms =
+                long("message.timestamp.after.max.ms", v, 0)?.unwrap_or(default);
+            Ok(())
+        },
+        value: |c| c.timestamp_after_max_ms.to_string(),
+    },
+    TopicConfigDef {
+        name: "message.timestamp.before.max.ms",
+        broker_default: "log.message.timestamp.before.max.ms",
+        config_type: ConfigType::Long,
+        doc: "How far behind the broker's clock a CreateTime record's timestamp may be; a batch with one older gets INVALID_TIMESTAMP.",
+        set: |c, v| {
+            let default = TopicConfig::default().timestamp_before_max_ms;
+            c.timestamp_before_max_ms =
+                long("message.timestamp.before.max.ms", v, 0)?.unwrap_or(default);
+            Ok(())
+        },
+        value: |c| c.timestamp_before_max_ms.to_string(),
+    },
+    TopicConfigDef {
         name: "message.timestamp.type",
         broker_default: "log.message.timestamp.type",
         config_type: ConfigType::String,
@@ -213,8 +239,6 @@ pub const IGNORED_TOPIC_CONFIGS: &[&str] = &[
     "leader.replication.throttled.replicas",
     "follower.replication.throttled.replicas",
     "message.timestamp.difference.max.ms",
-    "message.timestamp.before.max.ms",
-    "message.timestamp.after.max.ms",
     "message.format.version",
     // Tiered storage: a diskless topic's data is in object storage already.
     "remote.storage.enable",

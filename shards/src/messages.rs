@@ -28,6 +28,10 @@ pub struct ProduceRules {
     pub recompress_to: Option<shoal_wal::decompress::Codec>,
     /// `cleanup.policy` includes compact: every record needs a key.
     pub keys_required: bool,
+    /// `message.timestamp.before.max.ms` / `after.max.ms`: the furthest a CreateTime record
+    /// may lie behind or ahead of the broker's clock.
+    pub timestamp_before_max_ms: i64,
+    pub timestamp_after_max_ms: i64,
 }
 
 impl ProduceRules {
@@ -39,6 +43,8 @@ impl ProduceRules {
             markers: false,
             recompress_to: codec_of(config.compression),
             keys_required: config.cleanup.compacts(),
+            timestamp_before_max_ms: config.timestamp_before_max_ms,
+            timestamp_after_max_ms: config.timestamp_after_max_ms,
         }
     }
 }

@@ -272,6 +272,33 @@ def test_cluster_wide_topic_defaults_change_at_run_time(broker):
     assert produce("follows", 5000) is None
 
 
+def test_timestamps_out_of_the_topics_bounds_are_refused(broker):
+    """message.timestamp.after.max.ms (Kafka's default: an hour) and before.max.ms bound a
+    CreateTime record's timestamp around the broker's clock; LogAppendTime topics are not
+    bound."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create(admin, "bounded", config={"message.timestamp.before.max.ms": "60000"})
+    create(admin, "defaulted")
+    create(admin, "stamped", config={"message.timestamp.type": "LogAppendTime"})
+    assert topic_configs(admin, "defaulted")["message.timestamp.after.max.ms"] == (
+        "3600000", ConfigSource.DEFAULT_CONFIG.value)
+    now = int(time.time() * 1000)
+
+    def produce(topic, timestamp):
+        results = []
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        producer.produce(topic, value=b"x", timestamp=timestamp,
+                         on_delivery=lambda e, m: results.append(e))
+        producer.flush(15)
+        return results[0].name() if results[0] else None
+
+    assert produce("defaulted", now + 2 * 3_600_000) == "INVALID_TIMESTAMP"
+    assert produce("defaulted", now - 10 * 3_600_000) is None
+    assert produce("bounded", now - 10 * 3_600_000) == "INVALID_TIMESTAMP"
+    assert produce("bounded", now) is None
+    assert produce("stamped", now + 2 * 3_600_000) is None
+
+
 def test_offset_for_leader_epoch_reports_the_end_of_epoch_zero(broker):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     create(admin, "epochs")

@@ -17,6 +17,10 @@ pub struct RecordsSummary {
     pub count: i32,
     /// The largest record timestamp (CreateTime), as the header should say.
     pub max_timestamp: i64,
+    /// The records with the earliest and the latest timestamp other than "none", as (index
+    /// in the batch, timestamp): what a topic's timestamp bounds are checked against.
+    pub earliest: Option<(i32, i64)>,
+    pub latest: Option<(i32, i64)>,
     /// The index of the first record without a key, if any (compacted topics refuse it).
     pub first_keyless: Option<i32>,
 }
@@ -187,6 +191,8 @@ fn check_count(header: &BatchHeader) -> Result<(), WalError> {
 /// The largest timestamp, refusing negative ones but "none", and the first keyless record.
 struct Summarize {
     max_timestamp: i64,
+    earliest: Option<(i32, i64)>,
+    latest: Option<(i32, i64)>,
     first_keyless: Option<i32>,
 }
 
@@ -194,6 +200,8 @@ impl Default for Summarize {
     fn default() -> Self {
         Summarize {
             max_timestamp: NO_TIMESTAMP,
+            earliest: None,
+            latest: None,
             first_keyless: None,
         }
     }
@@ -208,6 +216,15 @@ impl Summarize {
             });
         }
         self.max_timestamp = self.max_timestamp.max(position.timestamp);
+        if position.timestamp != NO_TIMESTAMP {
+            let here = (position.offset_delta, position.timestamp);
+            if self.earliest.is_none_or(|(_, t)| position.timestamp < t) {
+                self.earliest = Some(here);
+            }
+            if self.latest.is_none_or(|(_, t)| position.timestamp > t) {
+                self.latest = Some(here);
+            }
+        }
         if !position.has_key && self.first_keyless.is_none() {
             self.first_keyless = Some(position.offset_delta);
         }
@@ -218,6 +235,8 @@ impl Summarize {
         RecordsSummary {
             count,
             max_timestamp: self.max_timestamp,
+            earliest: self.earliest,
+            latest: self.latest,
             first_keyless: self.first_keyless,
         }
     }
@@ -586,7 +605,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn well_formed_records_pass_and_give_the_max_timestamp() {
+    fn well_formed_records_pass_and_give_their_timestamps() {
         let body = records(&[(0, 0, b"a"), (30, 1, b"bb"), (10, 2, b"")]);
         let batch = sample_batch(3, &body);
         let summary = check_records(&batch, &header(&batch), 1 << 20).unwrap();
@@ -596,6 +615,8 @@ pub(crate) mod tests {
             RecordsSummary {
                 count: 3,
                 max_timestamp: 1030,
+                earliest: Some((0, 1000)),
+                latest: Some((1, 1030)),
                 first_keyless: Some(0),
             }
         );

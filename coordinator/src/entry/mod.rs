@@ -234,6 +234,8 @@ pub(crate) mod tests {
                         retention_bytes: 1 << 30,
                         log_append_time: true,
                         max_message_bytes: 100,
+                        timestamp_before_max_ms: i64::MAX,
+                        timestamp_after_max_ms: 3_600_000,
                         compression: TopicCompression::Zstd,
                         cleanup: crate::records::CleanupPolicy::CompactDelete,
                         compaction: crate::records::CompactionConfig {

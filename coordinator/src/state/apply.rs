@@ -341,15 +341,15 @@ pub(super) fn kind_of(code: i8) -> BatchKind {
     }
 }
 
+/// An older Shoal's config record: what it holds, Kafka's defaults for the rest (the
+/// compression and compaction records that follow it, and configs it did not know).
 pub(super) fn config_of(r: &ShoalTopicConfigRecord) -> TopicConfig {
     TopicConfig {
         retention_ms: r.retention_ms,
         retention_bytes: r.retention_bytes,
         log_append_time: r.log_append_time,
         max_message_bytes: r.max_message_bytes,
-        compression: TopicCompression::Producer,
-        cleanup: CleanupPolicy::Delete,
-        compaction: CompactionConfig::default(),
+        ..TopicConfig::default()
     }
 }
 

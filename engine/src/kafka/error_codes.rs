@@ -146,7 +146,10 @@ pub fn message_of(error: ErrorKind) -> &'static str {
             "Records do not parse or disagree with their batch header (count, offset deltas)."
         }
         ErrorKind::KeylessRecord => "Compacted topic cannot accept message without key.",
-        ErrorKind::InvalidTimestamp => "A record timestamp is negative.",
+        ErrorKind::InvalidTimestamp => {
+            "A record's timestamp is negative, or out of the topic's bounds of the broker's clock \
+             (message.timestamp.before.max.ms, message.timestamp.after.max.ms)."
+        }
         ErrorKind::UnsupportedCompressionType => {
             "zstd needs Produce v7 or later; the codec is not one Kafka defines."
         }

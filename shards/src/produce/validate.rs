@@ -1,9 +1,11 @@
 //! What a produced payload must be before it is buffered, checked as Kafka's log validator
 //! does: whole v2 batches with valid CRCs, a codec Kafka defines (zstd only from Produce v7),
 //! records that parse and agree with their header (count, offset deltas), no negative
-//! timestamps but "none", compressed payloads inflating to at most a bound, and on a compacted
-//! topic a key on every record (Kafka's INVALID_RECORD, naming the record). Then the header's
-//! max timestamp is made what the records say (old clients write -1 there, and retention and
+//! timestamps but "none", on a CreateTime topic timestamps within the topic's bounds of the
+//! broker's clock (`message.timestamp.before.max.ms`, `after.max.ms`; INVALID_TIMESTAMP naming
+//! the record), compressed payloads inflating to at most a bound, and on a compacted topic a
+//! key on every record (Kafka's INVALID_RECORD, naming the record). Then the header's max
+//! timestamp is made what the records say (old clients write -1 there, and retention and
 //! ListOffsets go by it), or the broker's clock for LogAppendTime topics. A topic whose
 //! `compression.type` names a codec gets batches compressed otherwise recompressed.
 
@@ -12,7 +14,9 @@ use shoal_coordinator::ErrorKind;
 use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batches};
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
-use shoal_wal::records::{check_and_inflate_records, check_records, keyless_records};
+use shoal_wal::records::{
+    check_and_inflate_records, check_records, keyless_records, RecordsSummary,
+};
 use shoal_wal::{BatchHeader, WalError};
 
 use crate::ProduceRules;
@@ -79,6 +83,7 @@ pub fn validate_payload(
             if rules.keys_required && summary.first_keyless.is_some() {
                 return Err(keyless(batch, header, inflated_batch_bytes_max));
             }
+            check_timestamp_bounds(&summary, header, rules, &now_ms)?;
             maxes.push(summary.max_timestamp);
             if let Some((out, out_headers)) = recompressed.as_mut() {
                 out.extend_from_slice(batch);
@@ -93,6 +98,7 @@ pub fn validate_payload(
         if rules.keys_required && summary.first_keyless.is_some() {
             return Err(keyless(batch, header, inflated_batch_bytes_max));
         }
+        check_timestamp_bounds(&summary, header, rules, &now_ms)?;
         maxes.push(summary.max_timestamp);
         let (converted, converted_header) =
             recompress_batch(batch, header, &inflated, target).map_err(|e| rejected(&e))?;
@@ -141,6 +147,36 @@ pub fn validate_payload(
     })
 }
 
+/// A CreateTime batch's records must lie within the topic's bounds of the broker's clock, as
+/// Kafka's log validator checks them (records without a timestamp, control batches and
+/// LogAppendTime topics are not checked); the refusal names the earliest and the latest
+/// record when they are out of bounds.
+fn check_timestamp_bounds(
+    summary: &RecordsSummary,
+    header: &BatchHeader,
+    rules: &ProduceRules,
+    now_ms: &impl Fn() -> i64,
+) -> Result<(), Refusal> {
+    if rules.log_append_time || header.is_control() {
+        return Ok(());
+    }
+    let now = now_ms();
+    let too_old = summary
+        .earliest
+        .filter(|(_, t)| now.saturating_sub(*t) > rules.timestamp_before_max_ms);
+    let too_new = summary
+        .latest
+        .filter(|(_, t)| t.saturating_sub(now) > rules.timestamp_after_max_ms);
+    let records: Vec<i32> = too_old.into_iter().chain(too_new).map(|(i, _)| i).collect();
+    match records.is_empty() {
+        true => Ok(()),
+        false => Err(Refusal {
+            error: ErrorKind::InvalidTimestamp,
+            records,
+        }),
+    }
+}
+
 /// The refusal of a batch with keyless records for a compacted topic, naming every one as
 /// Kafka does; only a refused batch is read this second time.
 fn keyless(batch: &[u8], header: &BatchHeader, inflated_max: usize) -> Refusal {
@@ -166,4 +202,59 @@ fn rejected(e: &WalError) -> Refusal {
         _ => (ErrorKind::CorruptMessage, vec![]),
     };
     Refusal { error, records }
+}
+
+#[cfg(test)]
+mod tests {
+    use shoal_coordinator::TopicConfig;
+    use shoal_wal::batch::BatchBuilder;
+
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    /// One uncompressed batch, a record at each of `timestamps`.
+    fn batch(timestamps: &[i64]) -> Bytes {
+        let base = timestamps.iter().copied().min().unwrap_or(NOW);
+        let builder = timestamps.iter().fold(BatchBuilder::new(base), |b, t| {
+            b.record(*t, None, Some(b"v"), &[])
+        });
+        Bytes::from(builder.build(Codec::None).unwrap())
+    }
+
+    fn rules(config: TopicConfig) -> ProduceRules {
+        ProduceRules::new(&config, 9)
+    }
+
+    fn refusal(records: Bytes, rules: &ProduceRules) -> Option<Refusal> {
+        validate_payload(records, rules, 1 << 20, || NOW).err()
+    }
+
+    #[test]
+    fn records_past_the_topics_timestamp_bounds_are_refused_naming_them() {
+        let hour = 3_600_000;
+        let kafka = rules(TopicConfig::default());
+        // Kafka's defaults: any past, at most an hour ahead.
+        assert_eq!(
+            refusal(batch(&[0, NOW - 100 * hour, NOW + hour]), &kafka),
+            None
+        );
+        let ahead = refusal(batch(&[NOW, NOW + hour + 1]), &kafka).unwrap();
+        assert_eq!(ahead.error, ErrorKind::InvalidTimestamp);
+        assert_eq!(ahead.records, vec![1]);
+        let bounded = rules(TopicConfig {
+            timestamp_before_max_ms: hour,
+            timestamp_after_max_ms: 0,
+            ..TopicConfig::default()
+        });
+        let both = refusal(batch(&[NOW - 2 * hour, NOW, NOW + 1]), &bounded).unwrap();
+        assert_eq!(both.records, vec![0, 2]);
+        assert_eq!(refusal(batch(&[NOW - hour, NOW]), &bounded), None);
+        // LogAppendTime topics stamp the broker's time instead.
+        let stamped = rules(TopicConfig {
+            log_append_time: true,
+            ..TopicConfig::default()
+        });
+        assert_eq!(refusal(batch(&[NOW + 10 * hour]), &stamped), None);
+    }
 }

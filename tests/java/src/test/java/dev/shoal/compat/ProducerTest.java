@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -154,5 +155,30 @@ class ProducerTest extends BrokerTest {
             ExecutionException.class,
             () -> producer.send(new ProducerRecord<>(topic, 0, null, "x".repeat(fits + 1))).get());
     assertInstanceOf(RecordTooLargeException.class, refused.getCause());
+  }
+
+  /**
+   * A CreateTime record's timestamp must lie within the topic's bounds of the broker's clock:
+   * message.timestamp.after.max.ms (an hour by default) and before.max.ms.
+   */
+  @Test
+  void timestampsOutOfTheTopicsBoundsAreRefused() throws Exception {
+    String topic =
+        clients.createTopic("bounded", 1, Map.of("message.timestamp.before.max.ms", "60000"));
+    KafkaProducer<String, String> producer =
+        clients.producer(
+            Map.of(
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false",
+                ProducerConfig.RETRIES_CONFIG, "0"));
+    long now = System.currentTimeMillis();
+    long hour = 3_600_000L;
+    assertEquals(0, producer.send(new ProducerRecord<>(topic, 0, now, null, "now")).get().offset());
+    for (long timestamp : new long[] {now + 2 * hour, now - 2 * hour}) {
+      ExecutionException refused =
+          assertThrows(
+              ExecutionException.class,
+              () -> producer.send(new ProducerRecord<>(topic, 0, timestamp, null, "x")).get());
+      assertInstanceOf(InvalidTimestampException.class, refused.getCause(), Long.toString(timestamp));
+    }
   }
 }
