@@ -27,14 +27,7 @@ impl CoordinatorState {
             match record {
                 AnyRecord::DisklessPartitionCreatedRecord(r) => self.apply_partition_created(r),
                 AnyRecord::ShoalTopicConfigRecord(r) => {
-                    let compression = match records.next_if(|next| is_compression(next)) {
-                        Some(AnyRecord::ShoalTopicCompressionRecord(c)) => Some(c),
-                        _ => None,
-                    };
-                    let compaction = match records.next_if(|next| is_compaction(next)) {
-                        Some(AnyRecord::ShoalTopicCompactionRecord(c)) => Some(c),
-                        _ => None,
-                    };
+                    let (compression, compaction) = older_topic_settings(&mut records);
                     self.apply_whole_topic_config(r, compression, compaction);
                 }
                 AnyRecord::ShoalTopicOverridesRecord(r) => self.apply_topic_overrides(r),
@@ -311,15 +304,25 @@ impl PartitionState {
     }
 }
 
-/// An older Shoal's topic compression, which follows its config record.
-fn is_compression(record: &AnyRecord) -> bool {
-    matches!(record, AnyRecord::ShoalTopicCompressionRecord(_))
-}
-
-/// An older Shoal's topic compaction settings, which follow its config record (and its
-/// compression, if any).
-fn is_compaction(record: &AnyRecord) -> bool {
-    matches!(record, AnyRecord::ShoalTopicCompactionRecord(_))
+/// An older Shoal's topic compression and compaction settings, which follow its config
+/// record in that order when they are not the defaults.
+fn older_topic_settings<'a>(
+    records: &mut std::iter::Peekable<std::slice::Iter<'a, AnyRecord>>,
+) -> (
+    Option<&'a ShoalTopicCompressionRecord>,
+    Option<&'a ShoalTopicCompactionRecord>,
+) {
+    let compression =
+        match records.next_if(|r| matches!(r, AnyRecord::ShoalTopicCompressionRecord(_))) {
+            Some(AnyRecord::ShoalTopicCompressionRecord(c)) => Some(c),
+            _ => None,
+        };
+    let compaction =
+        match records.next_if(|r| matches!(r, AnyRecord::ShoalTopicCompactionRecord(_))) {
+            Some(AnyRecord::ShoalTopicCompactionRecord(c)) => Some(c),
+            _ => None,
+        };
+    (compression, compaction)
 }
 
 /// A file's batch kinds, which follow its record when it has transactional batches.

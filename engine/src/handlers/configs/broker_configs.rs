@@ -205,15 +205,7 @@ pub fn describe(
     };
     let own = view.broker_configs(Some(node_id));
     configs.extend(described_static(broker, &wanted, synonyms));
-    for def in TOPIC_CONFIGS.iter().filter(|d| wanted(d.broker_default)) {
-        let mut found = Vec::with_capacity(2);
-        if let Some(value) = default_value(def, default) {
-            found.push((ConfigSource::DynamicDefaultBroker, value.to_string()));
-        }
-        found.push((ConfigSource::Default, def.value_in(&TopicConfig::default())));
-        let name = def.broker_default;
-        configs.push(described(name, &found, false, def.config_type, synonyms));
-    }
+    configs.extend(described_topic_defaults(default, &wanted, synonyms));
     let file = &broker.config;
     let file_default = crate::config::BrokerConfig::default();
     for config in DYNAMIC_CONFIGS.iter().filter(|c| wanted(c.name)) {
@@ -250,6 +242,26 @@ pub fn describe(
         }
     }
     Ok(configs)
+}
+
+/// The topic defaults, each set cluster-wide or Kafka's.
+fn described_topic_defaults(
+    default: &[(String, String)],
+    wanted: &impl Fn(&str) -> bool,
+    synonyms: bool,
+) -> Vec<DescribeConfigsResourceResult> {
+    let wanted = TOPIC_CONFIGS.iter().filter(|d| wanted(d.broker_default));
+    wanted
+        .map(|def| {
+            let mut found = Vec::with_capacity(2);
+            if let Some(value) = default_value(def, default) {
+                found.push((ConfigSource::DynamicDefaultBroker, value.to_string()));
+            }
+            found.push((ConfigSource::Default, def.value_in(&TopicConfig::default())));
+            let name = def.broker_default;
+            described(name, &found, false, def.config_type, synonyms)
+        })
+        .collect()
 }
 
 /// The config file's settings, read-only.
