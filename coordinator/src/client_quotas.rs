@@ -156,16 +156,18 @@ pub fn quota_for(
     })
 }
 
+/// An entity from (type, name) pairs, as the tests write them.
+#[cfg(test)]
+pub(crate) fn entity(parts: &[(&str, Option<&str>)]) -> QuotaEntity {
+    parts
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.map(String::from)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entity(parts: &[(&str, Option<&str>)]) -> QuotaEntity {
-        parts
-            .iter()
-            .map(|(t, n)| (t.to_string(), n.map(String::from)))
-            .collect()
-    }
 
     #[test]
     fn entities_and_values_are_checked_as_kafka_checks_them() {

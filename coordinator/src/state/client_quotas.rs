@@ -57,15 +57,8 @@ impl CoordinatorState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client_quotas::{quota_record, CLIENT_ID, USER};
+    use crate::client_quotas::{entity, quota_record, CLIENT_ID, USER};
     use crate::entry::Entry;
-
-    fn entity(parts: &[(&str, Option<&str>)]) -> QuotaEntity {
-        parts
-            .iter()
-            .map(|(t, n)| (t.to_string(), n.map(String::from)))
-            .collect()
-    }
 
     #[test]
     fn quotas_are_set_removed_and_described_by_filter() {
