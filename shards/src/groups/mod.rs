@@ -14,6 +14,7 @@ mod group_tests;
 mod lag_metrics;
 pub mod messages;
 mod registry;
+pub mod share;
 
 use serde::{Deserialize, Serialize};
 

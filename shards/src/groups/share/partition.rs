@@ -1,0 +1,333 @@
+//! One share-partition's records as KIP-932 hands them out (Kafka's `SharePartition`): the
+//! records from the share-partition start offset (SPSO) to its end (SPEO) are in flight, each
+//! available, acquired by one member under a lock until a deadline, acknowledged, or archived.
+//! A record's delivery count rises each time it is acquired; one released (by its member, by
+//! its lock running out, or by its member leaving) at the delivery limit is archived instead of
+//! offered again. The start advances past every acknowledged or archived record at the front,
+//! and the records in flight are bounded (`share.partition.max.record.locks`), so the state is
+//! bounded whatever the consumers do.
+//!
+//! I/O-free: time is passed in, and what must be durable (`persisted`) is taken out for the
+//! coordinator's log; `restore` reads it back after a restart, where records acquired before
+//! are available again (their locks did not survive) with the deliveries counted so far.
+
+use std::collections::VecDeque;
+
+/// A share group's member, as the group numbers them (the records carry no member ids).
+pub type MemberKey = u32;
+
+/// Kafka's share settings for one share-partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareLimits {
+    /// `share.partition.max.record.locks`: records in flight at most.
+    pub max_in_flight: u32,
+    /// `share.delivery.count.limit`: deliveries before a released record is archived.
+    pub delivery_limit: u16,
+    /// `share.record.lock.duration.ms`: how long an acquired record stays with its member.
+    pub lock_duration_ms: i64,
+}
+
+impl Default for ShareLimits {
+    /// Kafka 4.2's defaults: 2,000 records in flight, 5 deliveries, 30 s locks.
+    fn default() -> Self {
+        ShareLimits {
+            max_in_flight: 2_000,
+            delivery_limit: 5,
+            lock_duration_ms: 30_000,
+        }
+    }
+}
+
+/// Where one in-flight record stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordState {
+    Available,
+    /// Handed to `member`, whose lock runs out at `until_ms`.
+    Acquired {
+        member: MemberKey,
+        until_ms: i64,
+    },
+    Acknowledged,
+    /// Rejected, or released at the delivery limit: never delivered again.
+    Archived,
+}
+
+/// What a member answers for one record it holds (ShareAcknowledge's types 1, 2, 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acknowledgement {
+    Accept,
+    Release,
+    Reject,
+}
+
+/// Why an acknowledgement was refused: the record is not held by that member now (never
+/// acquired, acquired by another, its lock ran out, or already acknowledged). Kafka answers
+/// INVALID_RECORD_STATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotHeld {
+    pub offset: i64,
+}
+
+/// One record handed out by `acquire`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acquired {
+    pub offset: i64,
+    /// This delivery's number, from 1.
+    pub deliveries: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct InFlight {
+    state: RecordState,
+    deliveries: u16,
+}
+
+/// A run of records persisted together (Kafka's share-group state batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateBatch {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub state: PersistedState,
+    pub deliveries: u16,
+}
+
+/// The states that survive a restart (a lock does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersistedState {
+    Available,
+    Acknowledged,
+    Archived,
+}
+
+/// What the coordinator's log keeps of a share-partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareState {
+    pub start_offset: i64,
+    /// The in-flight records from `start_offset`, in order, without gaps.
+    pub batches: Vec<StateBatch>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharePartition {
+    /// SPSO: every record below it is done.
+    start: i64,
+    /// The records `start..start + records.len()` (SPEO is the end of that range).
+    records: VecDeque<InFlight>,
+    limits: ShareLimits,
+}
+
+impl SharePartition {
+    /// A share-partition that starts at `start_offset` with nothing in flight.
+    pub fn new(start_offset: i64, limits: ShareLimits) -> SharePartition {
+        SharePartition {
+            start: start_offset,
+            records: VecDeque::new(),
+            limits,
+        }
+    }
+
+    pub fn start_offset(&self) -> i64 {
+        self.start
+    }
+
+    /// SPEO: the first record never acquired.
+    pub fn end_offset(&self) -> i64 {
+        self.start + self.records.len() as i64
+    }
+
+    /// The state of the record at `offset`, if it is in flight.
+    pub fn state(&self, offset: i64) -> Option<RecordState> {
+        self.at(offset).map(|r| r.state)
+    }
+
+    /// Hands `member` up to `max_records` records under a lock until `now_ms` plus the lock
+    /// duration: available ones in flight first, in offset order, then records never acquired
+    /// below `log_end` (the high watermark, or the last stable offset for read_committed),
+    /// while fewer than the in-flight limit are in flight.
+    pub fn acquire(
+        &mut self,
+        member: MemberKey,
+        log_end: i64,
+        max_records: usize,
+        now_ms: i64,
+    ) -> Vec<Acquired> {
+        let until_ms = now_ms.saturating_add(self.limits.lock_duration_ms);
+        let held = RecordState::Acquired { member, until_ms };
+        let mut acquired = Vec::new();
+        for (index, record) in self.records.iter_mut().enumerate() {
+            if acquired.len() == max_records {
+                return acquired;
+            }
+            if record.state == RecordState::Available {
+                record.state = held;
+                record.deliveries = record.deliveries.saturating_add(1);
+                acquired.push(Acquired {
+                    offset: self.start + index as i64,
+                    deliveries: record.deliveries,
+                });
+            }
+        }
+        while acquired.len() < max_records
+            && self.end_offset() < log_end
+            && self.records.len() < self.limits.max_in_flight as usize
+        {
+            acquired.push(Acquired {
+                offset: self.end_offset(),
+                deliveries: 1,
+            });
+            self.records.push_back(InFlight {
+                state: held,
+                deliveries: 1,
+            });
+        }
+        acquired
+    }
+
+    /// `member`'s answer for the record at `offset`, which it must hold now.
+    pub fn acknowledge(
+        &mut self,
+        member: MemberKey,
+        offset: i64,
+        acknowledgement: Acknowledgement,
+    ) -> Result<(), NotHeld> {
+        let limit = self.limits.delivery_limit;
+        let record = self.at_mut(offset).ok_or(NotHeld { offset })?;
+        match record.state {
+            RecordState::Acquired { member: holder, .. } if holder == member => {}
+            _ => return Err(NotHeld { offset }),
+        }
+        record.state = match acknowledgement {
+            Acknowledgement::Accept => RecordState::Acknowledged,
+            Acknowledgement::Reject => RecordState::Archived,
+            Acknowledgement::Release => released(record.deliveries, limit),
+        };
+        self.advance();
+        Ok(())
+    }
+
+    /// Releases every record whose lock ran out by `now_ms`; how many there were.
+    pub fn expire_locks(&mut self, now_ms: i64) -> usize {
+        self.release_where(
+            |state| matches!(state, RecordState::Acquired { until_ms, .. } if until_ms <= now_ms),
+        )
+    }
+
+    /// Releases every record `member` holds (it left the group or was fenced); how many.
+    pub fn member_gone(&mut self, member: MemberKey) -> usize {
+        self.release_where(|state| matches!(state, RecordState::Acquired { member: holder, .. } if holder == member))
+    }
+
+    /// The earliest lock deadline, for the timer that expires locks.
+    pub fn next_lock_deadline(&self) -> Option<i64> {
+        self.records
+            .iter()
+            .filter_map(|r| match r.state {
+                RecordState::Acquired { until_ms, .. } => Some(until_ms),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// What the log must keep: the start offset and the in-flight records as runs of one
+    /// state and delivery count. An acquired record is kept as available: its lock does not
+    /// survive a restart, its deliveries do.
+    pub fn persisted(&self) -> ShareState {
+        let mut batches: Vec<StateBatch> = Vec::new();
+        for (index, record) in self.records.iter().enumerate() {
+            let offset = self.start + index as i64;
+            let state = match record.state {
+                RecordState::Available | RecordState::Acquired { .. } => PersistedState::Available,
+                RecordState::Acknowledged => PersistedState::Acknowledged,
+                RecordState::Archived => PersistedState::Archived,
+            };
+            match batches.last_mut() {
+                Some(last) if last.state == state && last.deliveries == record.deliveries => {
+                    last.last_offset = offset;
+                }
+                _ => batches.push(StateBatch {
+                    first_offset: offset,
+                    last_offset: offset,
+                    state,
+                    deliveries: record.deliveries,
+                }),
+            }
+        }
+        ShareState {
+            start_offset: self.start,
+            batches,
+        }
+    }
+
+    /// A share-partition as `state` left it. Batches that do not continue from the start
+    /// without a gap, or run backwards, end what is read (the records after them are offered
+    /// again, which loses nothing); a record at the delivery limit is archived, as its release
+    /// would have archived it; and no more than the in-flight limit is read.
+    pub fn restore(state: &ShareState, limits: ShareLimits) -> SharePartition {
+        let mut partition = SharePartition::new(state.start_offset, limits);
+        for batch in &state.batches {
+            if batch.first_offset != partition.end_offset()
+                || batch.last_offset < batch.first_offset
+            {
+                break;
+            }
+            let count = batch.last_offset - batch.first_offset + 1;
+            let room = limits.max_in_flight as i64 - partition.records.len() as i64;
+            let record = InFlight {
+                state: match batch.state {
+                    PersistedState::Available => released(batch.deliveries, limits.delivery_limit),
+                    PersistedState::Acknowledged => RecordState::Acknowledged,
+                    PersistedState::Archived => RecordState::Archived,
+                },
+                deliveries: batch.deliveries,
+            };
+            for _ in 0..count.min(room).max(0) {
+                partition.records.push_back(record);
+            }
+        }
+        partition.advance();
+        partition
+    }
+
+    fn release_where(&mut self, held: impl Fn(RecordState) -> bool) -> usize {
+        let limit = self.limits.delivery_limit;
+        let mut count = 0;
+        for record in self.records.iter_mut().filter(|r| held(r.state)) {
+            record.state = released(record.deliveries, limit);
+            count += 1;
+        }
+        self.advance();
+        count
+    }
+
+    /// Moves the start past every acknowledged or archived record at the front.
+    fn advance(&mut self) {
+        while let Some(front) = self.records.front() {
+            if !matches!(
+                front.state,
+                RecordState::Acknowledged | RecordState::Archived
+            ) {
+                break;
+            }
+            self.records.pop_front();
+            self.start += 1;
+        }
+    }
+
+    fn at(&self, offset: i64) -> Option<&InFlight> {
+        let index = usize::try_from(offset.checked_sub(self.start)?).ok()?;
+        self.records.get(index)
+    }
+
+    fn at_mut(&mut self, offset: i64) -> Option<&mut InFlight> {
+        let index = usize::try_from(offset.checked_sub(self.start)?).ok()?;
+        self.records.get_mut(index)
+    }
+}
+
+/// A released record: offered again, or archived once delivered `limit` times.
+fn released(deliveries: u16, limit: u16) -> RecordState {
+    match deliveries >= limit {
+        true => RecordState::Archived,
+        false => RecordState::Available,
+    }
+}

@@ -1,0 +1,375 @@
+//! The share-partition against a model of what KIP-932 promises: random acquisitions,
+//! acknowledgements, lock expiry, members leaving and restarts from the persisted state, with
+//! no record held by two members at once, no record done (accepted or archived) delivered
+//! again, delivery counts as the model counts them, and every record done in the end.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::partition::*;
+
+const LIMITS: ShareLimits = ShareLimits {
+    max_in_flight: 16,
+    delivery_limit: 3,
+    lock_duration_ms: 1_000,
+};
+
+#[test]
+fn a_released_record_comes_back_counted_and_a_rejected_one_never() {
+    let mut p = SharePartition::new(0, LIMITS);
+    let first = p.acquire(1, 3, 10, 0);
+    let offsets: Vec<i64> = first.iter().map(|a| a.offset).collect();
+    assert_eq!(offsets, [0, 1, 2]);
+    assert!(first.iter().all(|a| a.deliveries == 1));
+    // Another member gets nothing while they are held.
+    assert!(p.acquire(2, 3, 10, 0).is_empty());
+    p.acknowledge(1, 0, Acknowledgement::Release).unwrap();
+    p.acknowledge(1, 1, Acknowledgement::Reject).unwrap();
+    p.acknowledge(1, 2, Acknowledgement::Accept).unwrap();
+    assert_eq!(
+        p.acknowledge(1, 2, Acknowledgement::Accept),
+        Err(NotHeld { offset: 2 })
+    );
+    let again = p.acquire(2, 3, 10, 0);
+    assert_eq!(
+        again,
+        [Acquired {
+            offset: 0,
+            deliveries: 2
+        }]
+    );
+    // Member 1 no longer holds it.
+    assert_eq!(
+        p.acknowledge(1, 0, Acknowledgement::Accept),
+        Err(NotHeld { offset: 0 })
+    );
+    p.acknowledge(2, 0, Acknowledgement::Accept).unwrap();
+    assert_eq!((p.start_offset(), p.end_offset()), (3, 3));
+}
+
+#[test]
+fn a_record_released_at_the_delivery_limit_is_archived() {
+    let mut p = SharePartition::new(0, LIMITS);
+    for delivery in 1..=LIMITS.delivery_limit {
+        let got = p.acquire(1, 1, 1, 0);
+        assert_eq!(
+            got,
+            [Acquired {
+                offset: 0,
+                deliveries: delivery
+            }]
+        );
+        p.acknowledge(1, 0, Acknowledgement::Release).unwrap();
+    }
+    assert!(p.acquire(1, 1, 1, 0).is_empty());
+    assert_eq!(p.start_offset(), 1, "archived, so the start moved past it");
+}
+
+#[test]
+fn a_lock_that_runs_out_and_a_member_that_leaves_give_records_back() {
+    let mut p = SharePartition::new(10, LIMITS);
+    p.acquire(1, 12, 1, 0);
+    p.acquire(2, 12, 1, 0);
+    assert_eq!(p.next_lock_deadline(), Some(1_000));
+    assert_eq!(p.expire_locks(999), 0);
+    assert_eq!(p.member_gone(2), 1);
+    assert_eq!(
+        p.acquire(3, 12, 5, 500),
+        [Acquired {
+            offset: 11,
+            deliveries: 2
+        }]
+    );
+    assert_eq!(p.expire_locks(1_000), 1);
+    assert_eq!(p.state(10), Some(RecordState::Available));
+}
+
+#[test]
+fn the_in_flight_limit_bounds_what_is_acquired() {
+    let mut p = SharePartition::new(0, LIMITS);
+    let got = p.acquire(1, 1_000, 1_000, 0);
+    assert_eq!(got.len(), LIMITS.max_in_flight as usize);
+    p.acknowledge(1, 0, Acknowledgement::Accept).unwrap();
+    assert_eq!(
+        p.acquire(1, 1_000, 1_000, 0).len(),
+        1,
+        "one more once the front is done"
+    );
+}
+
+#[test]
+fn a_restart_keeps_what_was_acknowledged_and_offers_what_was_held_again() {
+    let mut p = SharePartition::new(0, LIMITS);
+    p.acquire(1, 4, 4, 0);
+    p.acknowledge(1, 1, Acknowledgement::Accept).unwrap();
+    p.acknowledge(1, 2, Acknowledgement::Reject).unwrap();
+    let state = p.persisted();
+    assert_eq!(state.start_offset, 0);
+    let restored = SharePartition::restore(&state, LIMITS);
+    assert_eq!(restored.state(0), Some(RecordState::Available));
+    assert_eq!(restored.state(1), Some(RecordState::Acknowledged));
+    assert_eq!(restored.state(2), Some(RecordState::Archived));
+    assert_eq!(restored.end_offset(), 4);
+    let mut restored = restored;
+    let again: Vec<(i64, u16)> = restored
+        .acquire(2, 4, 10, 0)
+        .iter()
+        .map(|a| (a.offset, a.deliveries))
+        .collect();
+    assert_eq!(again, [(0, 2), (3, 2)]);
+}
+
+#[test]
+fn a_persisted_state_with_gaps_or_backwards_runs_is_read_up_to_them() {
+    let batch = |first, last| StateBatch {
+        first_offset: first,
+        last_offset: last,
+        state: PersistedState::Acknowledged,
+        deliveries: 1,
+    };
+    let state = ShareState {
+        start_offset: 5,
+        batches: vec![batch(5, 6), batch(8, 9), batch(7, 7)],
+    };
+    let p = SharePartition::restore(&state, LIMITS);
+    assert_eq!((p.start_offset(), p.end_offset()), (7, 7));
+    let backwards = ShareState {
+        start_offset: 0,
+        batches: vec![batch(0, -5)],
+    };
+    assert_eq!(SharePartition::restore(&backwards, LIMITS).end_offset(), 0);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Produce(u8),
+    Acquire { member: u32, max: u8 },
+    Ack { member: u32, pick: u16, kind: u8 },
+    Tick(u16),
+    Leave(u32),
+    Restart,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => (1u8..20).prop_map(Op::Produce),
+        3 => (0u32..3, 1u8..12).prop_map(|(member, max)| Op::Acquire { member, max }),
+        6 => (0u32..3, any::<u16>(), 0u8..3).prop_map(|(member, pick, kind)| Op::Ack { member, pick, kind }),
+        2 => (0u16..1_500).prop_map(Op::Tick),
+        1 => (0u32..3).prop_map(Op::Leave),
+        1 => Just(Op::Restart),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Done {
+    Accepted,
+    Archived,
+}
+
+/// What the share-partition must agree with.
+#[derive(Default)]
+struct Model {
+    deliveries: BTreeMap<i64, u16>,
+    held: BTreeMap<i64, (u32, i64)>,
+    done: BTreeMap<i64, Done>,
+}
+
+impl Model {
+    fn release(&mut self, offset: i64) {
+        self.held.remove(&offset);
+        if self.deliveries[&offset] >= LIMITS.delivery_limit {
+            self.done.insert(offset, Done::Archived);
+        }
+    }
+
+    fn release_all(&mut self, which: impl Fn(u32, i64) -> bool) -> usize {
+        let offsets: Vec<i64> = self
+            .held
+            .iter()
+            .filter(|(_, (member, until))| which(*member, *until))
+            .map(|(offset, _)| *offset)
+            .collect();
+        for offset in &offsets {
+            self.release(*offset);
+        }
+        offsets.len()
+    }
+
+    fn expected(&self, offset: i64) -> RecordState {
+        match (self.held.get(&offset), self.done.get(&offset)) {
+            (Some((member, until_ms)), _) => RecordState::Acquired {
+                member: *member,
+                until_ms: *until_ms,
+            },
+            (None, Some(Done::Accepted)) => RecordState::Acknowledged,
+            (None, Some(Done::Archived)) => RecordState::Archived,
+            (None, None) => RecordState::Available,
+        }
+    }
+}
+
+struct Run {
+    p: SharePartition,
+    model: Model,
+    log_end: i64,
+    now: i64,
+}
+
+impl Run {
+    fn step(&mut self, op: &Op) {
+        match *op {
+            Op::Produce(n) => self.log_end += i64::from(n),
+            Op::Acquire { member, max } => self.acquire(member, usize::from(max)),
+            Op::Ack { member, pick, kind } => self.ack(member, pick, kind),
+            Op::Tick(ms) => {
+                self.now += i64::from(ms);
+                let now = self.now;
+                let expected = self.model.release_all(|_, until| until <= now);
+                assert_eq!(self.p.expire_locks(now), expected);
+            }
+            Op::Leave(member) => {
+                let expected = self.model.release_all(|holder, _| holder == member);
+                assert_eq!(self.p.member_gone(member), expected);
+            }
+            Op::Restart => {
+                self.p = SharePartition::restore(&self.p.persisted(), LIMITS);
+                self.model.release_all(|_, _| true);
+            }
+        }
+        self.check();
+    }
+
+    fn acquire(&mut self, member: u32, max: usize) {
+        let got = self.p.acquire(member, self.log_end, max, self.now);
+        for a in &got {
+            assert!(a.offset < self.log_end);
+            assert!(
+                !self.model.done.contains_key(&a.offset),
+                "{} delivered after it was done",
+                a.offset
+            );
+            assert!(
+                !self.model.held.contains_key(&a.offset),
+                "{} held twice",
+                a.offset
+            );
+            let deliveries = self.model.deliveries.entry(a.offset).or_default();
+            *deliveries += 1;
+            assert_eq!(a.deliveries, *deliveries);
+            assert!(a.deliveries <= LIMITS.delivery_limit);
+            let until = self.now + LIMITS.lock_duration_ms;
+            self.model.held.insert(a.offset, (member, until));
+        }
+        if got.len() < max {
+            // Nothing more was to be had: none available, and the end at the log's end or
+            // the in-flight limit.
+            let (start, end) = (self.p.start_offset(), self.p.end_offset());
+            assert!((start..end).all(|o| self.model.expected(o) != RecordState::Available));
+            assert!(end == self.log_end || end - start == i64::from(LIMITS.max_in_flight));
+        }
+    }
+
+    fn ack(&mut self, member: u32, pick: u16, kind: u8) {
+        let mine: Vec<i64> = self
+            .model
+            .held
+            .iter()
+            .filter(|(_, (holder, _))| *holder == member)
+            .map(|(offset, _)| *offset)
+            .collect();
+        let offset = match mine.is_empty() || pick.is_multiple_of(4) {
+            false => mine[usize::from(pick) % mine.len()],
+            // Any offset around what is in flight, held by another or by none.
+            true => {
+                let span = self.p.end_offset() - self.p.start_offset() + 4;
+                self.p.start_offset() - 2 + i64::from(pick) % span
+            }
+        };
+        let kind = [
+            Acknowledgement::Accept,
+            Acknowledgement::Release,
+            Acknowledgement::Reject,
+        ][usize::from(kind)];
+        let holds = self
+            .model
+            .held
+            .get(&offset)
+            .is_some_and(|(m, _)| *m == member);
+        let answer = self.p.acknowledge(member, offset, kind);
+        assert_eq!(answer.is_ok(), holds, "acknowledging {offset} as {member}");
+        if !holds {
+            return;
+        }
+        match kind {
+            Acknowledgement::Accept => {
+                self.model.held.remove(&offset);
+                self.model.done.insert(offset, Done::Accepted);
+            }
+            Acknowledgement::Reject => {
+                self.model.held.remove(&offset);
+                self.model.done.insert(offset, Done::Archived);
+            }
+            Acknowledgement::Release => self.model.release(offset),
+        }
+    }
+
+    fn check(&self) {
+        let (start, end) = (self.p.start_offset(), self.p.end_offset());
+        assert!(start <= end && end <= self.log_end);
+        assert!(end - start <= i64::from(LIMITS.max_in_flight));
+        assert!(
+            (0..start).all(|o| self.model.done.contains_key(&o)),
+            "the start passed a record not done"
+        );
+        for offset in start..end {
+            assert_eq!(
+                self.p.state(offset),
+                Some(self.model.expected(offset)),
+                "record {offset}"
+            );
+        }
+        assert!(self.model.held.keys().all(|o| (start..end).contains(o)));
+    }
+
+    /// One member takes and accepts everything left: every record ends done.
+    fn drain(&mut self) {
+        for _ in 0..(self.log_end / i64::from(LIMITS.max_in_flight) + 8) {
+            self.now += LIMITS.lock_duration_ms;
+            let now = self.now;
+            self.p.expire_locks(now);
+            self.model.release_all(|_, until| until <= now);
+            for a in self.p.acquire(9, self.log_end, usize::MAX, self.now) {
+                self.p
+                    .acknowledge(9, a.offset, Acknowledgement::Accept)
+                    .unwrap();
+                self.model.held.remove(&a.offset);
+                self.model.done.insert(a.offset, Done::Accepted);
+            }
+        }
+        assert_eq!(
+            (self.p.start_offset(), self.p.end_offset()),
+            (self.log_end, self.log_end)
+        );
+        assert!((0..self.log_end).all(|o| self.model.done.contains_key(&o)));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_share_partition_keeps_kip_932s_promises(ops in proptest::collection::vec(op(), 1..80)) {
+        let mut run = Run {
+            p: SharePartition::new(0, LIMITS),
+            model: Model::default(),
+            log_end: 0,
+            now: 0,
+        };
+        for op in &ops {
+            run.step(op);
+        }
+        run.drain();
+    }
+}
