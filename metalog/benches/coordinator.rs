@@ -194,8 +194,7 @@ async fn through_core(open: impl Fn() -> OpenCore) -> serde_json::Value {
         .run(CreateTopic {
             name: "bench".into(),
             partitions: PARTITIONS,
-            config: TopicConfig::default(),
-            overrides: None,
+            overrides: Default::default(),
         })
         .await
         .unwrap()

@@ -71,8 +71,7 @@ fn a_broker_taking_the_writer_role_fences_the_one_before() {
         let request = CreateTopic {
             name: "late".into(),
             partitions: 1,
-            config: TopicConfig::default(),
-            overrides: None,
+            overrides: Default::default(),
         };
         let refused = first.run(request).await.expect_err("fenced");
         assert!(matches!(refused, MetaLogError::Fenced(_)), "{refused}");

@@ -100,8 +100,7 @@ fn run_case(
             let create = CreateTopic {
                 name: "bench".into(),
                 partitions: 100,
-                config: TopicConfig::default(),
-                overrides: None,
+                overrides: Default::default(),
             };
             let topic_id = client.run(create).await.unwrap().unwrap().id;
             let histogram = Rc::new(RefCell::new(Histogram::<u64>::new(3).unwrap()));

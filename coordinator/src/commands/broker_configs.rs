@@ -53,9 +53,9 @@ mod tests {
         command.run(&mut Round::new(state, log, 1, &metrics))
     }
 
-    fn own(configs: &[(&str, &str)]) -> Option<TopicOverrides> {
+    fn own(configs: &[(&str, &str)]) -> TopicOverrides {
         let own = configs.iter().map(|(n, v)| (n.to_string(), v.to_string()));
-        Some(own.collect())
+        own.collect()
     }
 
     fn defaults(configs: &[(&str, &str)]) -> AlterBrokerConfig {
@@ -76,16 +76,14 @@ mod tests {
     #[test]
     fn a_cluster_wide_default_holds_for_each_topic_that_does_not_set_the_config_itself() {
         let (mut state, mut log) = (CoordinatorState::default(), Vec::new());
-        let create = |name: &str, config, overrides| CreateTopic {
+        let create = |name: &str, overrides| CreateTopic {
             name: name.into(),
             partitions: 1,
-            config,
             overrides,
         };
-        let default = TopicConfig::default();
         let short = own(&[("retention.ms", "1000")]);
-        run(&mut state, &mut log, create("own", default, short)).unwrap();
-        run(&mut state, &mut log, create("plain", default, own(&[]))).unwrap();
+        run(&mut state, &mut log, create("own", short)).unwrap();
+        run(&mut state, &mut log, create("plain", own(&[]))).unwrap();
         // Written by an older Shoal: no list of its own configs; it sets what is not Kafka's.
         let small = TopicConfig {
             max_message_bytes: 100,
@@ -123,12 +121,12 @@ mod tests {
         );
         assert_eq!((old.retention_ms, old.max_message_bytes), (5_000, 100));
         // A topic created now starts from them too; one that sets a config keeps it.
-        let created = run(&mut state, &mut log, create("later", default, own(&[]))).unwrap();
+        let created = run(&mut state, &mut log, create("later", own(&[]))).unwrap();
         assert_eq!(created.config.retention_ms, 5_000);
         assert!(created.overrides.is_empty());
         let alter = AlterTopicConfig {
             name: "plain".into(),
-            overrides: own(&[("max.message.bytes", "300")]).unwrap(),
+            overrides: own(&[("max.message.bytes", "300")]),
         };
         run(&mut state, &mut log, alter).unwrap();
         let plain = config(&state, "plain");
@@ -169,8 +167,7 @@ mod tests {
         let create = CreateTopic {
             name: "t".into(),
             partitions: 1,
-            config: TopicConfig::default(),
-            overrides: None,
+            overrides: TopicOverrides::new(),
         };
         run(&mut state, &mut log, create).unwrap();
         run(

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::command::{Command, Round};
-use crate::records::TopicConfig;
-use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
+use crate::topic_configs::TopicOverrides;
 use crate::view::TopicMeta;
 use crate::ErrorKind;
 
@@ -15,11 +14,8 @@ use crate::ErrorKind;
 pub struct CreateTopic {
     pub name: String,
     pub partitions: i32,
-    /// Its settings, when `overrides` is None: it sets what in them differs from Kafka's
-    /// defaults.
-    pub config: TopicConfig,
     /// The configs it sets itself (the others follow the cluster-wide defaults).
-    pub overrides: Option<TopicOverrides>,
+    pub overrides: TopicOverrides,
 }
 
 impl Command for CreateTopic {
@@ -29,14 +25,11 @@ impl Command for CreateTopic {
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let now_ms = round.now_ms();
         let id = Uuid::new_v4();
-        let overrides = self
-            .overrides
-            .unwrap_or_else(|| overrides_differing_from_default(&self.config));
         let record = round.state().create_topic_setting(
             &self.name,
             self.partitions,
             id,
-            &overrides,
+            &self.overrides,
             now_ms,
         )?;
         round.append(&record);

@@ -58,8 +58,8 @@ pub async fn handle(call: &Call<'_>, request: CreateTopicsRequest) -> CreateTopi
         } else if !call.mutation_within_quota(partitions.max(0) as u64, call.version >= 6) {
             Err(throttled())
         } else {
-            let (config, own) = config.expect("checked above");
-            topics::create(broker, &name, partitions, config, Some(own))
+            let (_, own) = config.expect("checked above");
+            topics::create(broker, &name, partitions, own)
                 .await
                 .map(|meta| {
                     result.topic_id = meta.id;

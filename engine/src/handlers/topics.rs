@@ -5,7 +5,7 @@ use std::sync::Arc;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::topic_configs::TopicOverrides;
-use shoal_coordinator::{ErrorKind, TopicConfig, TopicMeta, TopicPartition, TopicsView};
+use shoal_coordinator::{ErrorKind, TopicMeta, TopicPartition, TopicsView};
 use uuid::Uuid;
 
 use crate::context::{Broker, Call};
@@ -14,13 +14,11 @@ pub async fn create(
     broker: &Broker,
     name: &str,
     partitions: i32,
-    config: TopicConfig,
-    overrides: Option<TopicOverrides>,
+    overrides: TopicOverrides,
 ) -> Result<Arc<TopicMeta>, ErrorKind> {
     let request = CreateTopic {
         name: name.to_string(),
         partitions,
-        config,
         overrides,
     };
     match broker.shard.coordinator.run(request).await {
@@ -43,7 +41,7 @@ pub async fn resolve(
         return Err(ErrorKind::UnknownTopicOrPartition);
     }
     let partitions = broker.config.default_partitions;
-    match create(broker, name, partitions, TopicConfig::default(), None).await {
+    match create(broker, name, partitions, TopicOverrides::new()).await {
         // Another connection created it first.
         Err(ErrorKind::TopicAlreadyExists) => broker
             .shard

@@ -12,7 +12,6 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::{ClaimGroup, CreateTopic, ReadConsumerGroup};
-use shoal_coordinator::TopicConfig;
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -30,8 +29,7 @@ async fn create_topic(broker: &Broker) {
     let create = CreateTopic {
         name: "t".into(),
         partitions: 2,
-        config: TopicConfig::default(),
-        overrides: None,
+        overrides: Default::default(),
     };
     broker.shard.coordinator.run(create).await.unwrap().unwrap();
 }

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::commands::CreateTopic;
-use shoal_coordinator::{TopicConfig, TopicPartition};
+use shoal_coordinator::TopicPartition;
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -16,8 +16,7 @@ async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uui
     let create = CreateTopic {
         name: name.into(),
         partitions,
-        config: TopicConfig::default(),
-        overrides: None,
+        overrides: Default::default(),
     };
     broker
         .shard

@@ -14,7 +14,6 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::{ClaimGroup, CreateTopic};
-use shoal_coordinator::TopicConfig;
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -88,8 +87,7 @@ fn a_superseded_claim_or_a_lapsed_lease_drops_the_group_which_is_claimed_again()
         let create = CreateTopic {
             name: "claimed".into(),
             partitions: 1,
-            config: TopicConfig::default(),
-            overrides: None,
+            overrides: Default::default(),
         };
         broker.shard.coordinator.run(create).await.unwrap().unwrap();
         let member = form_group(&broker).await;

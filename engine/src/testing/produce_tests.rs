@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::commands::{CreateTopic, ListOffsets};
-use shoal_coordinator::{TopicConfig, TopicPartition, LATEST_TIMESTAMP};
+use shoal_coordinator::{TopicPartition, LATEST_TIMESTAMP};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -21,8 +21,7 @@ async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uui
     let create = CreateTopic {
         name: name.into(),
         partitions,
-        config: TopicConfig::default(),
-        overrides: None,
+        overrides: Default::default(),
     };
     let meta = broker.shard.coordinator.run(create).await.unwrap().unwrap();
     meta.id

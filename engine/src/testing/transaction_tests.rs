@@ -7,7 +7,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::{CreateTopic, DescribeTransactions};
-use shoal_coordinator::{TopicConfig, TransactionStatus};
+use shoal_coordinator::TransactionStatus;
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -40,8 +40,7 @@ fn a_kip_360_bump_ends_the_open_transaction_and_fences_the_old_epoch() {
         let create = CreateTopic {
             name: "bumped".into(),
             partitions: 1,
-            config: TopicConfig::default(),
-            overrides: None,
+            overrides: Default::default(),
         };
         broker.shard.coordinator.run(create).await.unwrap().unwrap();
         let (error, producer_id, epoch) = init(&broker, None).await;

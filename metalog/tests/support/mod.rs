@@ -89,8 +89,7 @@ pub async fn create_topic(core: &mut CoordinatorCore) -> uuid::Uuid {
     let request = CreateTopic {
         name: "t".into(),
         partitions: 3,
-        config: TopicConfig::default(),
-        overrides: None,
+        overrides: Default::default(),
     };
     core.run(request).await.unwrap().unwrap().id
 }
