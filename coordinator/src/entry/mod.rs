@@ -575,23 +575,12 @@ pub(crate) mod tests {
         );
         assert!(refused(vec![member(0)]), "a member without its group");
         let file = |base, last| {
-            AnyRecord::from(DisklessFileCommittedRecord {
-                object_key: "wal/x".into(),
-                object_format: 1,
-                topics: vec![DisklessCommittedTopic {
-                    topic_id: Uuid::from_u128(1),
-                    partitions: vec![DisklessCommittedPartition {
-                        partition_index: 0,
-                        batches: vec![DisklessCommittedBatch {
-                            magic: 2,
-                            assigned_base_offset: base,
-                            assigned_last_offset: last,
-                            ..Default::default()
-                        }],
-                    }],
-                }],
-                ..Default::default()
-            })
+            AnyRecord::from(emit::one_batch_file(
+                "wal/x",
+                Uuid::from_u128(1),
+                base,
+                last,
+            ))
         };
         assert!(!refused(vec![file(5, 9)]), "a file's batch");
         assert!(

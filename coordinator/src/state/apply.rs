@@ -423,24 +423,8 @@ mod tests {
     /// A file record read back with offsets no decision writes is applied without a panic.
     #[test]
     fn hostile_offsets_in_a_committed_file_do_not_overflow() {
-        let batch = DisklessCommittedBatch {
-            magic: 2,
-            assigned_base_offset: i64::MAX,
-            assigned_last_offset: i64::MIN,
-            ..Default::default()
-        };
-        let file = DisklessFileCommittedRecord {
-            object_key: "wal/x".into(),
-            object_format: 1,
-            topics: vec![DisklessCommittedTopic {
-                topic_id: uuid::Uuid::from_u128(1),
-                partitions: vec![DisklessCommittedPartition {
-                    partition_index: 0,
-                    batches: vec![batch],
-                }],
-            }],
-            ..Default::default()
-        };
+        let topic_id = uuid::Uuid::from_u128(1);
+        let file = super::super::emit::one_batch_file("wal/x", topic_id, i64::MAX, i64::MIN);
         let mut state = CoordinatorState::default();
         state.apply(&Entry::of(0, file));
         // A file of no known partition holds no batch: it is garbage from the start.
@@ -462,23 +446,8 @@ mod tests {
             topic_id,
             &Default::default(),
         ));
-        let file = |key: &str, base, last| DisklessFileCommittedRecord {
-            object_key: key.into(),
-            object_format: 1,
-            topics: vec![DisklessCommittedTopic {
-                topic_id,
-                partitions: vec![DisklessCommittedPartition {
-                    partition_index: 0,
-                    batches: vec![DisklessCommittedBatch {
-                        magic: 2,
-                        assigned_base_offset: base,
-                        assigned_last_offset: last,
-                        ..Default::default()
-                    }],
-                }],
-            }],
-            ..Default::default()
-        };
+        let file =
+            |key: &str, base, last| super::super::emit::one_batch_file(key, topic_id, base, last);
         let mut state = CoordinatorState::default();
         state.apply(&Entry::new(0, created));
         state.apply(&Entry::of(1, file("wal/a", 5, 9)));

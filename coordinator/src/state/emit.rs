@@ -302,6 +302,34 @@ fn status_code(status: TransactionStatus) -> i8 {
     }
 }
 
+/// A committed file of one batch of partition 0 of `topic_id`, its offsets as given (tests
+/// feed hostile ones).
+#[cfg(test)]
+pub(crate) fn one_batch_file(
+    key: &str,
+    topic_id: Uuid,
+    base_offset: i64,
+    last_offset: i64,
+) -> DisklessFileCommittedRecord {
+    DisklessFileCommittedRecord {
+        object_key: key.into(),
+        object_format: OBJECT_FORMAT_WAL,
+        topics: vec![DisklessCommittedTopic {
+            topic_id,
+            partitions: vec![DisklessCommittedPartition {
+                partition_index: 0,
+                batches: vec![DisklessCommittedBatch {
+                    magic: MAGIC_V2,
+                    assigned_base_offset: base_offset,
+                    assigned_last_offset: last_offset,
+                    ..Default::default()
+                }],
+            }],
+        }],
+        ..Default::default()
+    }
+}
+
 /// What an older Shoal wrote, for the tests that read it back.
 #[cfg(test)]
 pub(crate) mod older {
