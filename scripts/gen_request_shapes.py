@@ -23,7 +23,8 @@ SERVED = [
     "describe_user_scram_credentials", "alter_user_scram_credentials", "describe_acls",
     "create_acls", "delete_acls", "add_partitions_to_txn", "add_offsets_to_txn", "end_txn",
     "txn_offset_commit", "describe_transactions", "list_transactions",
-    "describe_client_quotas", "alter_client_quotas",
+    "describe_client_quotas", "alter_client_quotas", "share_group_heartbeat",
+    "share_group_describe", "share_fetch", "share_acknowledge",
 ]
 MAX_VERSION = 32767
 

@@ -185,6 +185,10 @@ registry! {
     ConsumerGroupDescribeRequest: 0..=1 => groups::consumer_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
     DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, [Delete Group] "DELETE on each group";
+    ShareGroupHeartbeatRequest: 1..=1 => groups::share_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each topic subscribed to" [error_answer];
+    ShareGroupDescribeRequest: 1..=1 => groups::share_group_describe::handle, [Describe Group] "DESCRIBE on each group";
+    ShareFetchRequest: 1..=1 => groups::share_fetch::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
+    ShareAcknowledgeRequest: 1..=1 => groups::share_acknowledge::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];
     SaslHandshakeRequest: 0..=1 => sasl::handshake, [] "" [before_authentication];
     SaslAuthenticateRequest: 0..=2 => sasl::authenticate, [] "" [before_authentication];

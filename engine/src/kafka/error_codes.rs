@@ -60,6 +60,10 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::UnsupportedAssignor => K::UnsupportedAssignor,
         GroupError::StaleMemberEpoch => K::StaleMemberEpoch,
         GroupError::InvalidRegularExpression => K::InvalidRegularExpression,
+        GroupError::ShareSessionNotFound => K::ShareSessionNotFound,
+        GroupError::InvalidShareSessionEpoch => K::InvalidShareSessionEpoch,
+        GroupError::ShareSessionLimitReached => K::ShareSessionLimitReached,
+        GroupError::InvalidRecordState => K::InvalidRecordState,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

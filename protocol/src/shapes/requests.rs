@@ -3327,6 +3327,368 @@ pub mod alter_client_quotas_request {
     };
 }
 
+pub mod share_group_heartbeat_request {
+    use super::*;
+
+    pub static SHARE_GROUP_HEARTBEAT_REQUEST: Shape = Shape {
+        name: "ShareGroupHeartbeatRequest",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_epoch",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "rack_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "subscribed_topic_names",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::CompactString,
+                    element_bytes: size_of::<kafka_protocol::messages::TopicName>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod share_group_describe_request {
+    use super::*;
+
+    pub static SHARE_GROUP_DESCRIBE_REQUEST: Shape = Shape {
+        name: "ShareGroupDescribeRequest",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_ids",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::CompactString,
+                    element_bytes: size_of::<kafka_protocol::messages::GroupId>(),
+                },
+            },
+            Field {
+                name: "include_authorized_operations",
+                versions: (1, 1),
+                ty: Ty::Bool,
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod share_fetch_request {
+    use super::*;
+
+    pub static ACKNOWLEDGEMENT_BATCH: Shape = Shape {
+        name: "AcknowledgementBatch",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "first_offset",
+                versions: (1, 1),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "last_offset",
+                versions: (1, 1),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "acknowledge_types",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(1),
+                    element_bytes: size_of::<i8>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static FETCH_PARTITION: Shape = Shape {
+        name: "FetchPartition",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "partition_index",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "acknowledgement_batches",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ACKNOWLEDGEMENT_BATCH),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_fetch_request::AcknowledgementBatch,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static FETCH_TOPIC: Shape = Shape {
+        name: "FetchTopic",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "topic_id",
+                versions: (1, 1),
+                ty: Ty::Fixed(16),
+            },
+            Field {
+                name: "partitions",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&FETCH_PARTITION),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_fetch_request::FetchPartition,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static FORGOTTEN_TOPIC: Shape = Shape {
+        name: "ForgottenTopic",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "topic_id",
+                versions: (1, 1),
+                ty: Ty::Fixed(16),
+            },
+            Field {
+                name: "partitions",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(4),
+                    element_bytes: size_of::<i32>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static SHARE_FETCH_REQUEST: Shape = Shape {
+        name: "ShareFetchRequest",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "share_session_epoch",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "max_wait_ms",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "min_bytes",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "max_bytes",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "max_records",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "batch_size",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "topics",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&FETCH_TOPIC),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_fetch_request::FetchTopic,
+                    >(),
+                },
+            },
+            Field {
+                name: "forgotten_topics_data",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&FORGOTTEN_TOPIC),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_fetch_request::ForgottenTopic,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
+pub mod share_acknowledge_request {
+    use super::*;
+
+    pub static ACKNOWLEDGEMENT_BATCH: Shape = Shape {
+        name: "AcknowledgementBatch",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "first_offset",
+                versions: (1, 1),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "last_offset",
+                versions: (1, 1),
+                ty: Ty::Fixed(8),
+            },
+            Field {
+                name: "acknowledge_types",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(1),
+                    element_bytes: size_of::<i8>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ACKNOWLEDGE_PARTITION: Shape = Shape {
+        name: "AcknowledgePartition",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "partition_index",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "acknowledgement_batches",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ACKNOWLEDGEMENT_BATCH),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_acknowledge_request::AcknowledgementBatch,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ACKNOWLEDGE_TOPIC: Shape = Shape {
+        name: "AcknowledgeTopic",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "topic_id",
+                versions: (1, 1),
+                ty: Ty::Fixed(16),
+            },
+            Field {
+                name: "partitions",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ACKNOWLEDGE_PARTITION),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_acknowledge_request::AcknowledgePartition,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static SHARE_ACKNOWLEDGE_REQUEST: Shape = Shape {
+        name: "ShareAcknowledgeRequest",
+        versions: (1, 1),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "group_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "member_id",
+                versions: (1, 1),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "share_session_epoch",
+                versions: (1, 1),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "topics",
+                versions: (1, 1),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Struct(&ACKNOWLEDGE_TOPIC),
+                    element_bytes: size_of::<
+                        kafka_protocol::messages::share_acknowledge_request::AcknowledgeTopic,
+                    >(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -3441,6 +3803,16 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         }
         k if k == AlterClientQuotasRequest::KEY => {
             Some(&self::alter_client_quotas_request::ALTER_CLIENT_QUOTAS_REQUEST)
+        }
+        k if k == ShareGroupHeartbeatRequest::KEY => {
+            Some(&self::share_group_heartbeat_request::SHARE_GROUP_HEARTBEAT_REQUEST)
+        }
+        k if k == ShareGroupDescribeRequest::KEY => {
+            Some(&self::share_group_describe_request::SHARE_GROUP_DESCRIBE_REQUEST)
+        }
+        k if k == ShareFetchRequest::KEY => Some(&self::share_fetch_request::SHARE_FETCH_REQUEST),
+        k if k == ShareAcknowledgeRequest::KEY => {
+            Some(&self::share_acknowledge_request::SHARE_ACKNOWLEDGE_REQUEST)
         }
         _ => None,
     }

@@ -155,6 +155,10 @@ fn every_served_request_shape_matches_kafka_protocol() {
     matches_kafka_protocol::<OffsetDeleteRequest>();
     matches_kafka_protocol::<DescribeClientQuotasRequest>();
     matches_kafka_protocol::<AlterClientQuotasRequest>();
+    matches_kafka_protocol::<ShareGroupHeartbeatRequest>();
+    matches_kafka_protocol::<ShareGroupDescribeRequest>();
+    matches_kafka_protocol::<ShareFetchRequest>();
+    matches_kafka_protocol::<ShareAcknowledgeRequest>();
 }
 
 #[test]

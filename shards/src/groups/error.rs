@@ -2,7 +2,7 @@
 //! are the groups' own outcomes, decided on the shard that owns the group; the metadata
 //! coordinator's stay in `shoal_coordinator::ErrorKind`, and the engine maps both to codes.
 
-/// A refusal of the group protocols (classic and consumer).
+/// A refusal of the group protocols (classic, consumer and share).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupError {
     UnknownMemberId,
@@ -39,4 +39,12 @@ pub enum GroupError {
     StaleMemberEpoch,
     /// A subscription's regular expression does not compile.
     InvalidRegularExpression,
+    /// A share session the broker does not have (never opened, closed, or its member gone).
+    ShareSessionNotFound,
+    /// A share session request whose epoch is not the session's next.
+    InvalidShareSessionEpoch,
+    /// The broker holds as many share sessions as it may.
+    ShareSessionLimitReached,
+    /// An acknowledgement of a record the member does not hold now.
+    InvalidRecordState,
 }

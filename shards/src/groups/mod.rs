@@ -1,4 +1,4 @@
-//! Consumer groups, classic and consumer protocol (KIP-848). Each group lives on one shard,
+//! Consumer groups, classic and consumer protocol (KIP-848), and share groups (KIP-932). Each group lives on one shard,
 //! chosen by a hash of its id; requests from connections on other shards are forwarded there.
 //! Classic membership is volatile (clients rejoin after a restart); consumer-protocol groups
 //! and committed offsets are durable in the coordinator.
@@ -54,6 +54,18 @@ pub struct GroupConfig {
     /// Whether a group with members moves between the protocols (Kafka's
     /// `group.consumer.migration.policy`).
     pub consumer_migration_policy: MigrationPolicy,
+    /// Share groups (KIP-932): members are removed after this long without a heartbeat.
+    pub share_session_timeout_ms: u64,
+    /// Share groups: members are asked to heartbeat this often.
+    pub share_heartbeat_interval_ms: i32,
+    /// Share groups: how long a record handed to a member stays with it.
+    pub share_record_lock_duration_ms: u64,
+    /// Share groups: deliveries of a record before it is archived instead of offered again.
+    pub share_delivery_count_limit: u16,
+    /// Share groups: records in flight (handed out, not yet done) per share-partition.
+    pub share_partition_max_record_locks: u32,
+    /// Share sessions (one per fetching member) all share groups of one shard may hold.
+    pub max_share_sessions: usize,
 }
 
 /// Kafka's `group.consumer.migration.policy`: a classic group with members is upgraded when
@@ -99,6 +111,12 @@ impl Default for GroupConfig {
             consumer_session_timeout_ms: 45_000,
             consumer_heartbeat_interval_ms: 5_000,
             consumer_migration_policy: MigrationPolicy::Bidirectional,
+            share_session_timeout_ms: 45_000,
+            share_heartbeat_interval_ms: 5_000,
+            share_record_lock_duration_ms: 30_000,
+            share_delivery_count_limit: 5,
+            share_partition_max_record_locks: 2_000,
+            max_share_sessions: 2_000,
         }
     }
 }

@@ -15,6 +15,7 @@ use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer, JO
 use super::consumer::registry::{ConsumerGroups, Downgrade};
 use super::consumer::stored::GroupChange;
 use super::messages::*;
+use super::share::registry::ShareGroups;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
@@ -23,6 +24,9 @@ use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup};
 use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
 use shoal_protocol::consumer_protocol::subscribed_topics;
 
+/// What one new share group member is taken to need before it joins.
+const MEMBER_ESTIMATE_BYTES: usize = 1024;
+
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
 const IDLE_WAKE: Duration = Duration::from_secs(1);
 
@@ -30,6 +34,8 @@ pub struct Groups {
     groups: RefCell<HashMap<String, Group>>,
     /// The groups of the consumer protocol (KIP-848); a group id is one kind or the other.
     consumer: ConsumerGroups,
+    /// Share groups (KIP-932), whose ids are neither of the others.
+    share: ShareGroups,
     /// Each group's next deadline as armed: `timers` may also hold older, later entries for a
     /// group, which are skipped when they come due.
     armed: RefCell<HashMap<String, Instant>>,
@@ -50,6 +56,7 @@ impl Groups {
         let groups = Rc::new(Groups {
             groups: RefCell::new(HashMap::new()),
             consumer: ConsumerGroups::new(config),
+            share: ShareGroups::new(config),
             armed: RefCell::new(HashMap::new()),
             timers: RefCell::new(BinaryHeap::new()),
             timer_wake: Cell::new(Instant::now()),
@@ -358,6 +365,9 @@ impl Groups {
         session_timeout_ms: u64,
     ) -> Result<HeartbeatAnswer, GroupError> {
         self.drop_groups_if_lease_lapsed();
+        if self.share.contains(group_id) {
+            return Err(GroupError::GroupIdNotFound);
+        }
         let claim = self.claim(group_id).await?;
         self.upgrade(group_id, &request, topics)?;
         if !self.consumer.contains(group_id) {
@@ -404,6 +414,9 @@ impl Groups {
         let member_id = req.member_id.clone();
         let group_id = req.group_id.clone();
         self.drop_groups_if_lease_lapsed();
+        if self.share.contains(&group_id) {
+            return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
+        }
         if !self.groups.borrow().contains_key(&group_id) {
             if let Err(error) = self.claim(&group_id).await {
                 return JoinResponse::failed(error, &member_id);
@@ -584,11 +597,40 @@ impl Groups {
         let mut listed: Vec<GroupListing> =
             self.groups.borrow().values().map(Group::listing).collect();
         listed.extend(self.consumer.list());
+        listed.extend(self.share.list());
         listed
+    }
+
+    /// The share groups of this shard.
+    pub fn share(&self) -> &ShareGroups {
+        &self.share
+    }
+
+    /// Whether a classic or consumer-protocol group holds the id (a share group may not).
+    pub fn holds_other_than_share(&self, group_id: &str) -> bool {
+        self.consumer.contains(group_id) || self.groups.borrow().contains_key(group_id)
+    }
+
+    /// Whether a new share group, or one more member, fits the shard's group limits.
+    pub fn share_may_grow(&self, group_id: &str) -> bool {
+        let groups = self.groups.borrow().len() + self.share.len();
+        let new_group = !self.share.contains(group_id);
+        self.has_room_for(MEMBER_ESTIMATE_BYTES)
+            && !(new_group && groups >= self.config.max_groups_per_shard)
+    }
+
+    /// Charges what a share group holds now to the shard's group memory.
+    pub fn account_share(&self, group_id: &str) {
+        self.account(group_id, self.share.memory_bytes(group_id));
     }
 
     /// Forgets the group if it has no members (DeleteGroups).
     pub fn forget(&self, group_id: &str) -> Option<GroupError> {
+        if self.share.contains(group_id) {
+            let outcome = self.share.delete(group_id);
+            self.account_share(group_id);
+            return outcome;
+        }
         // A consumer-protocol group held here has members (it is dropped with its last).
         if self.consumer.contains(group_id) {
             return Some(GroupError::NonEmptyGroup);

@@ -1,5 +1,5 @@
-//! The GROUP config resource (KIP-848): a consumer-protocol group's session timeout and
-//! heartbeat interval, set per group with IncrementalAlterConfigs and described with
+//! The GROUP config resource (KIP-848, KIP-932): a consumer-protocol group's session timeout
+//! and heartbeat interval, and a share group's settings, set per group with IncrementalAlterConfigs and described with
 //! DescribeConfigs; unset, the broker's `[groups]` defaults apply. Stored in the
 //! coordinator's log and published to the shards with the topic catalogue.
 
@@ -7,6 +7,10 @@ use shoal_coordinator::commands::AlterGroupConfig;
 use shoal_coordinator::{ErrorKind, TopicsView};
 use shoal_protocol::config_codes::{ConfigResource, ConfigType};
 use shoal_protocol::ResponseError;
+use std::time::Duration;
+
+use shoal_shards::groups::share::partition::ShareLimits;
+use shoal_shards::groups::share::registry::ShareSettings;
 use shoal_shards::groups::GroupConfig;
 
 use crate::context::Broker;
@@ -16,6 +20,14 @@ pub const RESOURCE_GROUP: i8 = ConfigResource::Group as i8;
 /// Kafka's GroupConfig names (the broker's defaults are `group.`-prefixed: `[groups]`).
 pub const SESSION_TIMEOUT: &str = "consumer.session.timeout.ms";
 pub const HEARTBEAT_INTERVAL: &str = "consumer.heartbeat.interval.ms";
+pub const SHARE_SESSION_TIMEOUT: &str = "share.session.timeout.ms";
+pub const SHARE_HEARTBEAT_INTERVAL: &str = "share.heartbeat.interval.ms";
+pub const SHARE_LOCK_DURATION: &str = "share.record.lock.duration.ms";
+pub const SHARE_DELIVERY_LIMIT: &str = "share.delivery.count.limit";
+pub const SHARE_MAX_RECORD_LOCKS: &str = "share.partition.max.record.locks";
+pub const SHARE_AUTO_OFFSET_RESET: &str = "share.auto.offset.reset";
+pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
+
 /// One group config.
 pub struct GroupConfigDef {
     pub name: &'static str,
@@ -23,33 +35,153 @@ pub struct GroupConfigDef {
     /// What it does, for `docs/configs.md`.
     pub doc: &'static str,
     /// The broker's default for it.
-    pub default: fn(&GroupConfig) -> i64,
+    pub default: fn(&GroupConfig) -> String,
+    /// Its value as stored, or why it is refused.
+    pub check: fn(&str) -> Result<String, String>,
 }
 
-/// The group configs Shoal honours, in the order they are described (Kafka's GroupConfig
-/// declares both INT).
+/// The group configs Shoal honours, in the order they are described. Share groups' bounds
+/// are Kafka 4.4's defaults for its `group.share.min.*`/`max.*` broker settings.
 pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
     GroupConfigDef {
         name: HEARTBEAT_INTERVAL,
         config_type: ConfigType::Int,
         doc: "How often the group's members heartbeat (KIP-848 groups; `[groups] consumer_heartbeat_interval_ms` by default).",
-        default: |d| d.consumer_heartbeat_interval_ms as i64,
+        default: |d| d.consumer_heartbeat_interval_ms.to_string(),
+        check: |v| whole(v, 1, i32::MAX as i64),
     },
     GroupConfigDef {
         name: SESSION_TIMEOUT,
         config_type: ConfigType::Int,
         doc: "How long a member may go without a heartbeat before it leaves the group (`[groups] consumer_session_timeout_ms` by default).",
-        default: |d| d.consumer_session_timeout_ms as i64,
+        default: |d| d.consumer_session_timeout_ms.to_string(),
+        check: |v| whole(v, 1, i32::MAX as i64),
+    },
+    GroupConfigDef {
+        name: SHARE_AUTO_OFFSET_RESET,
+        config_type: ConfigType::String,
+        doc: "Where a share group starts reading a partition it has no state for: `earliest`, `latest`, or `by_duration:` an ISO-8601 duration back from now.",
+        default: |_| "latest".to_string(),
+        check: |v| AutoOffsetReset::parse(v).map(|_| v.trim().to_string()),
+    },
+    GroupConfigDef {
+        name: SHARE_DELIVERY_LIMIT,
+        config_type: ConfigType::Int,
+        doc: "Deliveries of a record to a share group before it is archived instead of offered again (2 to 10; `[groups] share_delivery_count_limit` by default).",
+        default: |d| d.share_delivery_count_limit.to_string(),
+        check: |v| whole(v, 2, 10),
+    },
+    GroupConfigDef {
+        name: SHARE_HEARTBEAT_INTERVAL,
+        config_type: ConfigType::Int,
+        doc: "How often a share group's members heartbeat (5000 to 15000; `[groups] share_heartbeat_interval_ms` by default).",
+        default: |d| d.share_heartbeat_interval_ms.to_string(),
+        check: |v| whole(v, 5_000, 15_000),
+    },
+    GroupConfigDef {
+        name: SHARE_ISOLATION_LEVEL,
+        config_type: ConfigType::String,
+        doc: "`read_committed` to deliver only committed transactional records to a share group, `read_uncommitted` (the default) for all.",
+        default: |_| "read_uncommitted".to_string(),
+        check: |v| match v.trim() {
+            v @ ("read_committed" | "read_uncommitted") => Ok(v.to_string()),
+            _ => Err("must be read_committed or read_uncommitted".to_string()),
+        },
+    },
+    GroupConfigDef {
+        name: SHARE_MAX_RECORD_LOCKS,
+        config_type: ConfigType::Int,
+        doc: "Records in flight per share-partition (100 to 4000; `[groups] share_partition_max_record_locks` by default).",
+        default: |d| d.share_partition_max_record_locks.to_string(),
+        check: |v| whole(v, 100, 4_000),
+    },
+    GroupConfigDef {
+        name: SHARE_LOCK_DURATION,
+        config_type: ConfigType::Int,
+        doc: "How long a record handed to a share group's member stays with it (15000 to 60000; `[groups] share_record_lock_duration_ms` by default).",
+        default: |d| d.share_record_lock_duration_ms.to_string(),
+        check: |v| whole(v, 15_000, 60_000),
+    },
+    GroupConfigDef {
+        name: SHARE_SESSION_TIMEOUT,
+        config_type: ConfigType::Int,
+        doc: "How long a share group's member may go without a heartbeat (45000 to 60000; `[groups] share_session_timeout_ms` by default).",
+        default: |d| d.share_session_timeout_ms.to_string(),
+        check: |v| whole(v, 45_000, 60_000),
     },
 ];
+
+/// A whole number within `min..=max`, as stored.
+fn whole(value: &str, min: i64, max: i64) -> Result<String, String> {
+    match value.trim().parse::<i64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n.to_string()),
+        _ => Err(format!("must be a whole number from {min} to {max}")),
+    }
+}
+
+/// `share.auto.offset.reset`: where a share-partition new to its group starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoOffsetReset {
+    Earliest,
+    Latest,
+    /// The first record at or after this long before now.
+    ByDuration(Duration),
+}
+
+impl AutoOffsetReset {
+    pub fn parse(value: &str) -> Result<AutoOffsetReset, String> {
+        match value.trim() {
+            "earliest" => Ok(AutoOffsetReset::Earliest),
+            "latest" => Ok(AutoOffsetReset::Latest),
+            v => v
+                .strip_prefix("by_duration:")
+                .and_then(iso8601_duration)
+                .map(AutoOffsetReset::ByDuration)
+                .ok_or_else(|| {
+                    "must be earliest, latest or by_duration:<ISO-8601 duration>".to_string()
+                }),
+        }
+    }
+}
+
+/// An ISO-8601 duration as Java's `Duration.parse` reads it without a sign: `PnDTnHnMn.nS`.
+fn iso8601_duration(text: &str) -> Option<Duration> {
+    let rest = text.trim().strip_prefix(['P', 'p'])?;
+    let (days, time) = match rest.split_once(['T', 't']) {
+        Some((days, time)) => (days, Some(time)),
+        None => (rest, None),
+    };
+    let mut seconds = 0f64;
+    let mut any = false;
+    if !days.is_empty() {
+        let n: f64 = days.strip_suffix(['D', 'd'])?.parse().ok()?;
+        seconds += n * 86_400.0;
+        any = true;
+    }
+    if let Some(mut time) = time {
+        for (unit, scale) in [('H', 3_600.0), ('M', 60.0), ('S', 1.0)] {
+            let at = time.find([unit, unit.to_ascii_lowercase()]);
+            if let Some(at) = at {
+                let n: f64 = time[..at].parse().ok()?;
+                seconds += n * scale;
+                time = &time[at + 1..];
+                any = true;
+            }
+        }
+        if !time.is_empty() {
+            return None;
+        }
+    }
+    (any && seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
 
 pub fn group_config(name: &str) -> Option<&'static GroupConfigDef> {
     GROUP_CONFIGS.iter().find(|c| c.name == name)
 }
 
-/// The broker's default for a group config (0 for a name that is not one: never asked).
-fn default_of(defaults: &GroupConfig, name: &str) -> i64 {
-    group_config(name).map_or(0, |c| (c.default)(defaults))
+/// The broker's default for a group config (empty for a name that is not one: never asked).
+fn default_of(defaults: &GroupConfig, name: &str) -> String {
+    group_config(name).map_or(String::new(), |c| (c.default)(defaults))
 }
 
 /// A group config as stored; before 12-03 Shoal stored them under the broker defaults'
@@ -72,25 +204,63 @@ pub fn group_config_value(
 ) -> (String, bool) {
     match stored(view.group_configs(group), name) {
         Some(value) => (value.to_string(), false),
-        None => (default_of(defaults, name).to_string(), true),
+        None => (default_of(defaults, name), true),
     }
+}
+
+/// A group's whole-number config as set, or by default.
+fn number(configs: &[(String, String)], defaults: &GroupConfig, name: &str) -> i64 {
+    stored(configs, name)
+        .and_then(|v| v.parse().ok())
+        .or_else(|| default_of(defaults, name).parse().ok())
+        .unwrap_or_default()
 }
 
 /// The group's session timeout and heartbeat interval in ms, as set or by default.
 pub fn group_timeouts(view: &TopicsView, defaults: &GroupConfig, group: &str) -> (u64, i32) {
-    let value = |name| {
-        stored(view.group_configs(group), name)
-            .and_then(|v| v.parse::<i64>().ok())
-            .unwrap_or_else(|| default_of(defaults, name))
-    };
-    let session = value(SESSION_TIMEOUT).max(1) as u64;
-    let interval = value(HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32;
+    let configs = view.group_configs(group);
+    let session = number(configs, defaults, SESSION_TIMEOUT).max(1) as u64;
+    let interval = number(configs, defaults, HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32;
     (session, interval)
 }
 
+/// A share group's settings as its configs (or the broker's defaults) give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareGroupSettings {
+    pub share: ShareSettings,
+    pub heartbeat_interval_ms: i32,
+    pub auto_offset_reset: AutoOffsetReset,
+    pub read_committed: bool,
+}
+
+pub fn share_group_settings(
+    view: &TopicsView,
+    defaults: &GroupConfig,
+    group: &str,
+) -> ShareGroupSettings {
+    let configs = view.group_configs(group);
+    let number = |name| number(configs, defaults, name);
+    let text =
+        |name| stored(configs, name).map_or_else(|| default_of(defaults, name), str::to_string);
+    ShareGroupSettings {
+        share: ShareSettings {
+            limits: ShareLimits {
+                max_in_flight: number(SHARE_MAX_RECORD_LOCKS).clamp(1, u32::MAX as i64) as u32,
+                delivery_limit: number(SHARE_DELIVERY_LIMIT).clamp(1, u16::MAX as i64) as u16,
+                lock_duration_ms: number(SHARE_LOCK_DURATION).max(1),
+            },
+            session_timeout_ms: number(SHARE_SESSION_TIMEOUT).max(1),
+        },
+        heartbeat_interval_ms: number(SHARE_HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32,
+        auto_offset_reset: AutoOffsetReset::parse(&text(SHARE_AUTO_OFFSET_RESET))
+            .unwrap_or(AutoOffsetReset::Latest),
+        read_committed: text(SHARE_ISOLATION_LEVEL) == "read_committed",
+    }
+}
+
 /// The group's configs after SET (`Some`) or DELETE (`None`) of each listed one, validated:
-/// whole milliseconds, the session within the broker's session bounds, the interval shorter
-/// than the session.
+/// each value by its own rule, the consumer session within the broker's session bounds, each
+/// heartbeat interval shorter than its session.
 pub fn changed_group_configs(
     current: &[(String, String)],
     defaults: &GroupConfig,
@@ -102,27 +272,17 @@ pub fn changed_group_configs(
         .filter_map(|c| Some((c.name.to_string(), stored(current, c.name)?.to_string())))
         .collect();
     for (name, value) in changes {
-        if group_config(name).is_none() {
+        let Some(def) = group_config(name) else {
             return Err(format!("Unknown group config {name}."));
-        }
+        };
         configs.retain(|(n, _)| n != name);
         if let Some(value) = value {
-            let ms: i64 = value
-                .trim()
-                .parse()
-                .map_err(|_| format!("{name} must be a whole number of milliseconds"))?;
-            configs.push((name.clone(), ms.to_string()));
+            let value = (def.check)(value).map_err(|why| format!("{name} {why}"))?;
+            configs.push((name.clone(), value));
         }
     }
     configs.sort();
-    let get = |name: &str| {
-        configs
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(default_of(defaults, name), |(_, v)| {
-                v.parse().unwrap_or_default()
-            })
-    };
+    let get = |name| number(&configs, defaults, name);
     let (session, interval) = (get(SESSION_TIMEOUT), get(HEARTBEAT_INTERVAL));
     let (min, max) = (
         defaults.min_session_timeout_ms as i64,
@@ -134,6 +294,11 @@ pub fn changed_group_configs(
     if interval < 1 || interval >= session {
         return Err(format!(
             "{HEARTBEAT_INTERVAL} must be at least 1 and less than {SESSION_TIMEOUT}"
+        ));
+    }
+    if get(SHARE_HEARTBEAT_INTERVAL) >= get(SHARE_SESSION_TIMEOUT) {
+        return Err(format!(
+            "{SHARE_HEARTBEAT_INTERVAL} must be less than {SHARE_SESSION_TIMEOUT}"
         ));
     }
     Ok(configs)
@@ -188,6 +353,12 @@ mod tests {
         let current = set.unwrap();
         let deleted = changed_group_configs(&current, &defaults, &[change(SESSION_TIMEOUT, None)]);
         assert_eq!(deleted, Ok(vec![]));
+        let share = [
+            change(SHARE_AUTO_OFFSET_RESET, Some("by_duration:P1DT2H30M")),
+            change(SHARE_LOCK_DURATION, Some("15000")),
+            change(SHARE_ISOLATION_LEVEL, Some("read_committed")),
+        ];
+        assert!(changed_group_configs(&[], &defaults, &share).is_ok());
         let legacy = vec![("group.consumer.session.timeout.ms".into(), "50000".into())];
         let renamed = changed_group_configs(&legacy, &defaults, &[]);
         assert_eq!(renamed, Ok(current));
@@ -196,11 +367,33 @@ mod tests {
             change(SESSION_TIMEOUT, Some("fast")),
             change(HEARTBEAT_INTERVAL, Some("45000")),
             change(HEARTBEAT_INTERVAL, Some("0")),
-            change("share.session.timeout.ms", Some("50000")),
+            change(SHARE_SESSION_TIMEOUT, Some("1000")),
+            change(SHARE_LOCK_DURATION, Some("1000")),
+            change(SHARE_AUTO_OFFSET_RESET, Some("soonest")),
+            change(SHARE_AUTO_OFFSET_RESET, Some("by_duration:-PT1H")),
+            change(SHARE_ISOLATION_LEVEL, Some("read_some")),
+            change("share.unknown.setting", Some("1")),
             change("group.consumer.session.timeout.ms", Some("50000")),
         ] {
             let outcome = changed_group_configs(&[], &defaults, std::slice::from_ref(&refused));
             assert!(outcome.is_err(), "{refused:?} was accepted");
+        }
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::*;
+
+    #[test]
+    fn iso8601_durations_read_as_java_reads_them() {
+        let secs = |text| iso8601_duration(text).map(|d| d.as_secs_f64());
+        assert_eq!(secs("PT1H"), Some(3_600.0));
+        assert_eq!(secs("P1DT2H30M"), Some(86_400.0 + 2.0 * 3_600.0 + 1_800.0));
+        assert_eq!(secs("PT0.5S"), Some(0.5));
+        assert_eq!(secs("P2D"), Some(172_800.0));
+        for refused in ["", "P", "PT", "1H", "PT1X", "PT-1H", "P1H", "PT1H2"] {
+            assert_eq!(secs(refused), None, "{refused}");
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Consumer-group APIs (the classic protocol, and ConsumerGroupHeartbeat of KIP-848).
+//! Consumer-group APIs (the classic protocol, ConsumerGroupHeartbeat of KIP-848, and the share
+//! group APIs of KIP-932).
 //! Membership is decided on the shard that owns the group (`Shard::group_call`); committed
 //! offsets live in the coordinator.
 
@@ -15,6 +16,11 @@ pub mod list_groups;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_heartbeat;
+mod share_session;
 pub mod sync_group;
 
 use kafka_protocol::protocol::StrBytes;

@@ -1,7 +1,15 @@
-//! Share groups (KIP-932): queues on Kafka topics. So far the share-partition's record states
-//! and their durable form (`partition`); the group, its sessions and the ShareFetch /
-//! ShareAcknowledge handlers that use it are to come (issue 48).
+//! Share groups (KIP-932): queues on Kafka topics. A share-partition's record states and
+//! their durable form (`partition`), how partitions are spread over members (`assignor`),
+//! one group's members, sessions and share-partitions (`group`), the groups of a shard
+//! (`registry`) and the calls that reach them from any shard (`calls`).
 
+pub mod assignor;
+pub mod calls;
+pub mod delivery;
+pub mod group;
+#[cfg(test)]
+mod group_tests;
 pub mod partition;
 #[cfg(test)]
 mod partition_tests;
+pub mod registry;

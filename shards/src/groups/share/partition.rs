@@ -12,6 +12,7 @@
 //! are available again (their locks did not survive) with the deliveries counted so far.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// A share group's member, as the group numbers them (the records carry no member ids).
 pub type MemberKey = u32;
@@ -140,35 +141,40 @@ impl SharePartition {
         self.at(offset).map(|r| r.state)
     }
 
-    /// Hands `member` up to `max_records` records under a lock until `now_ms` plus the lock
-    /// duration: available ones in flight first, in offset order, then records never acquired
-    /// below `log_end` (the high watermark, or the last stable offset for read_committed),
-    /// while fewer than the in-flight limit are in flight.
+    /// Hands `member` up to `max_records` records of `window` under a lock until `now_ms`
+    /// plus the lock duration: available ones in flight first, in offset order, then records
+    /// never acquired, while fewer than the in-flight limit are in flight. The window's end is
+    /// at most the high watermark (or the last stable offset for read_committed) and the end
+    /// of the records read for the member, so nothing is handed out that it was not sent.
     pub fn acquire(
         &mut self,
         member: MemberKey,
-        log_end: i64,
+        window: Range<i64>,
         max_records: usize,
         now_ms: i64,
     ) -> Vec<Acquired> {
         let until_ms = now_ms.saturating_add(self.limits.lock_duration_ms);
         let held = RecordState::Acquired { member, until_ms };
         let mut acquired = Vec::new();
-        for (index, record) in self.records.iter_mut().enumerate() {
-            if acquired.len() == max_records {
+        let first = usize::try_from(window.start.saturating_sub(self.start)).unwrap_or(0);
+        for (index, record) in self.records.iter_mut().enumerate().skip(first) {
+            let offset = self.start + index as i64;
+            if acquired.len() == max_records || offset >= window.end {
                 return acquired;
             }
             if record.state == RecordState::Available {
                 record.state = held;
                 record.deliveries = record.deliveries.saturating_add(1);
                 acquired.push(Acquired {
-                    offset: self.start + index as i64,
+                    offset,
                     deliveries: record.deliveries,
                 });
             }
         }
+        // New records only continue the in-flight ones: a window that starts past the end
+        // (records not read for this member) hands none out.
         while acquired.len() < max_records
-            && self.end_offset() < log_end
+            && (window.start..window.end).contains(&self.end_offset())
             && self.records.len() < self.limits.max_in_flight as usize
         {
             acquired.push(Acquired {
@@ -181,6 +187,42 @@ impl SharePartition {
             });
         }
         acquired
+    }
+
+    /// The first offset a fetch for this share-partition should read from: its first
+    /// available record, else its end while there is room for more in flight; None when it
+    /// can hand out nothing until a record is acknowledged or released.
+    pub fn next_to_read(&self) -> Option<i64> {
+        let available = self
+            .records
+            .iter()
+            .position(|r| r.state == RecordState::Available);
+        match available {
+            Some(index) => Some(self.start + index as i64),
+            None if self.records.len() < self.limits.max_in_flight as usize => {
+                Some(self.end_offset())
+            }
+            None => None,
+        }
+    }
+
+    /// Whether `member` holds the record at `offset` now.
+    pub fn holds(&self, member: MemberKey, offset: i64) -> bool {
+        matches!(
+            self.at(offset).map(|r| r.state),
+            Some(RecordState::Acquired { member: holder, .. }) if holder == member
+        )
+    }
+
+    /// The group's share settings as they are now (an altered group config applies to the
+    /// next acquisition; locks already held keep their deadline).
+    pub fn set_limits(&mut self, limits: ShareLimits) {
+        self.limits = limits;
+    }
+
+    /// How many records are in flight (for the memory charged per lock).
+    pub fn in_flight(&self) -> usize {
+        self.records.len()
     }
 
     /// `member`'s answer for the record at `offset`, which it must hold now.

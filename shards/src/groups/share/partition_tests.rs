@@ -18,12 +18,12 @@ const LIMITS: ShareLimits = ShareLimits {
 #[test]
 fn a_released_record_comes_back_counted_and_a_rejected_one_never() {
     let mut p = SharePartition::new(0, LIMITS);
-    let first = p.acquire(1, 3, 10, 0);
+    let first = p.acquire(1, 0..3, 10, 0);
     let offsets: Vec<i64> = first.iter().map(|a| a.offset).collect();
     assert_eq!(offsets, [0, 1, 2]);
     assert!(first.iter().all(|a| a.deliveries == 1));
     // Another member gets nothing while they are held.
-    assert!(p.acquire(2, 3, 10, 0).is_empty());
+    assert!(p.acquire(2, 0..3, 10, 0).is_empty());
     p.acknowledge(1, 0, Acknowledgement::Release).unwrap();
     p.acknowledge(1, 1, Acknowledgement::Reject).unwrap();
     p.acknowledge(1, 2, Acknowledgement::Accept).unwrap();
@@ -31,7 +31,7 @@ fn a_released_record_comes_back_counted_and_a_rejected_one_never() {
         p.acknowledge(1, 2, Acknowledgement::Accept),
         Err(NotHeld { offset: 2 })
     );
-    let again = p.acquire(2, 3, 10, 0);
+    let again = p.acquire(2, 0..3, 10, 0);
     assert_eq!(
         again,
         [Acquired {
@@ -52,7 +52,7 @@ fn a_released_record_comes_back_counted_and_a_rejected_one_never() {
 fn a_record_released_at_the_delivery_limit_is_archived() {
     let mut p = SharePartition::new(0, LIMITS);
     for delivery in 1..=LIMITS.delivery_limit {
-        let got = p.acquire(1, 1, 1, 0);
+        let got = p.acquire(1, 0..1, 1, 0);
         assert_eq!(
             got,
             [Acquired {
@@ -62,20 +62,20 @@ fn a_record_released_at_the_delivery_limit_is_archived() {
         );
         p.acknowledge(1, 0, Acknowledgement::Release).unwrap();
     }
-    assert!(p.acquire(1, 1, 1, 0).is_empty());
+    assert!(p.acquire(1, 0..1, 1, 0).is_empty());
     assert_eq!(p.start_offset(), 1, "archived, so the start moved past it");
 }
 
 #[test]
 fn a_lock_that_runs_out_and_a_member_that_leaves_give_records_back() {
     let mut p = SharePartition::new(10, LIMITS);
-    p.acquire(1, 12, 1, 0);
-    p.acquire(2, 12, 1, 0);
+    p.acquire(1, 0..12, 1, 0);
+    p.acquire(2, 0..12, 1, 0);
     assert_eq!(p.next_lock_deadline(), Some(1_000));
     assert_eq!(p.expire_locks(999), 0);
     assert_eq!(p.member_gone(2), 1);
     assert_eq!(
-        p.acquire(3, 12, 5, 500),
+        p.acquire(3, 0..12, 5, 500),
         [Acquired {
             offset: 11,
             deliveries: 2
@@ -88,11 +88,11 @@ fn a_lock_that_runs_out_and_a_member_that_leaves_give_records_back() {
 #[test]
 fn the_in_flight_limit_bounds_what_is_acquired() {
     let mut p = SharePartition::new(0, LIMITS);
-    let got = p.acquire(1, 1_000, 1_000, 0);
+    let got = p.acquire(1, 0..1_000, 1_000, 0);
     assert_eq!(got.len(), LIMITS.max_in_flight as usize);
     p.acknowledge(1, 0, Acknowledgement::Accept).unwrap();
     assert_eq!(
-        p.acquire(1, 1_000, 1_000, 0).len(),
+        p.acquire(1, 0..1_000, 1_000, 0).len(),
         1,
         "one more once the front is done"
     );
@@ -101,7 +101,7 @@ fn the_in_flight_limit_bounds_what_is_acquired() {
 #[test]
 fn a_restart_keeps_what_was_acknowledged_and_offers_what_was_held_again() {
     let mut p = SharePartition::new(0, LIMITS);
-    p.acquire(1, 4, 4, 0);
+    p.acquire(1, 0..4, 4, 0);
     p.acknowledge(1, 1, Acknowledgement::Accept).unwrap();
     p.acknowledge(1, 2, Acknowledgement::Reject).unwrap();
     let state = p.persisted();
@@ -113,7 +113,7 @@ fn a_restart_keeps_what_was_acknowledged_and_offers_what_was_held_again() {
     assert_eq!(restored.end_offset(), 4);
     let mut restored = restored;
     let again: Vec<(i64, u16)> = restored
-        .acquire(2, 4, 10, 0)
+        .acquire(2, 0..4, 10, 0)
         .iter()
         .map(|a| (a.offset, a.deliveries))
         .collect();
@@ -242,7 +242,7 @@ impl Run {
     }
 
     fn acquire(&mut self, member: u32, max: usize) {
-        let got = self.p.acquire(member, self.log_end, max, self.now);
+        let got = self.p.acquire(member, 0..self.log_end, max, self.now);
         for a in &got {
             assert!(a.offset < self.log_end);
             assert!(
@@ -340,7 +340,7 @@ impl Run {
             let now = self.now;
             self.p.expire_locks(now);
             self.model.release_all(|_, until| until <= now);
-            for a in self.p.acquire(9, self.log_end, usize::MAX, self.now) {
+            for a in self.p.acquire(9, 0..self.log_end, usize::MAX, self.now) {
                 self.p
                     .acknowledge(9, a.offset, Acknowledgement::Accept)
                     .unwrap();

@@ -1,0 +1,103 @@
+//! ShareAcknowledge (KIP-932): a share group's member acknowledges records it was given
+//! (accept, release, reject) without fetching, on its share session: the epoch it carries
+//! must be the session's next, and -1 closes the session after the acknowledgements.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::share_acknowledge_response::{
+    LeaderIdAndEpoch, PartitionData, ShareAcknowledgeTopicResponse,
+};
+use kafka_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
+use shoal_coordinator::acl::Operation;
+use shoal_protocol::ResponseError;
+use shoal_shards::groups::share::group::AckBatch;
+use shoal_shards::groups::share::registry::SessionStep;
+use uuid::Uuid;
+
+use super::owned;
+use super::share_session::{
+    acks_of, check_partitions, session_step, NamedPartition, PartitionOutcome,
+};
+use crate::context::Call;
+use crate::handlers::configs::group_configs::share_group_settings;
+use crate::handlers::metadata::LEADER_EPOCH;
+use crate::kafka::error_codes;
+
+pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
+    let broker = call.broker;
+    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
+        return refused(ResponseError::InvalidRequest.code());
+    };
+    let (group_id, member_id) = (owned(&group.0), owned(member));
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
+        return refused(error_codes::code_of(Some(denied)));
+    }
+    let named = request
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| NamedPartition {
+                topic_id: t.topic_id,
+                partition: p.partition_index,
+                acks: p
+                    .acknowledgement_batches
+                    .iter()
+                    .map(|b| AckBatch {
+                        first_offset: b.first_offset,
+                        last_offset: b.last_offset,
+                        types: b.acknowledge_types.clone(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    let mut checked = check_partitions(call, named);
+    let view = broker.shard.topics.load_full();
+    let settings = share_group_settings(&view, &broker.config.groups, &group_id);
+    let step = SessionStep {
+        member_id,
+        epoch: request.share_session_epoch,
+        is_fetch: false,
+        add: Vec::new(),
+        forget: Vec::new(),
+        acks: acks_of(&checked.usable),
+    };
+    if let Err(code) = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await {
+        return refused(code);
+    }
+    ShareAcknowledgeResponse::default().with_responses(topic_responses(checked.outcomes, call))
+}
+
+fn topic_responses(
+    outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
+    call: &Call<'_>,
+) -> Vec<ShareAcknowledgeTopicResponse> {
+    let mut topics: Vec<ShareAcknowledgeTopicResponse> = Vec::new();
+    for ((topic_id, partition), outcome) in outcomes {
+        let leader = LeaderIdAndEpoch::default()
+            .with_leader_id(call.partition_leader(topic_id, partition))
+            .with_leader_epoch(LEADER_EPOCH);
+        // An acknowledgement's outcome is the partition's error here.
+        let code = match outcome.acknowledge_error_code {
+            0 => outcome.error_code,
+            code => code,
+        };
+        let data = PartitionData::default()
+            .with_partition_index(partition)
+            .with_error_code(code)
+            .with_current_leader(leader);
+        match topics.last_mut() {
+            Some(t) if t.topic_id == topic_id => t.partitions.push(data),
+            _ => topics.push(
+                ShareAcknowledgeTopicResponse::default()
+                    .with_topic_id(topic_id)
+                    .with_partitions(vec![data]),
+            ),
+        }
+    }
+    topics
+}
+
+fn refused(code: i16) -> ShareAcknowledgeResponse {
+    ShareAcknowledgeResponse::default().with_error_code(code)
+}

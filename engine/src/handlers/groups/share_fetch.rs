@@ -1,0 +1,303 @@
+//! ShareFetch (KIP-932): a share group's member fetches records of its share session's
+//! partitions and acknowledges those it was given before. Three steps:
+//! 1. the session step on the group's shard (the session opened, checked or closed, the
+//!    acknowledgements applied, and where each partition reads from);
+//! 2. the records read as Fetch reads them (long-polling for new ones), from the first
+//!    available record of each share-partition, or for one new to the group from where
+//!    `share.auto.offset.reset` says;
+//! 3. the records read handed to the member under a lock on the group's shard; those the
+//!    member got are sent with the batches that hold them.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kafka_protocol::messages::share_fetch_response::{
+    AcquiredRecords, LeaderIdAndEpoch, PartitionData, ShareFetchableTopicResponse,
+};
+use kafka_protocol::messages::{ShareFetchRequest, ShareFetchResponse};
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::TopicPartition;
+use shoal_protocol::ResponseError;
+use shoal_shards::groups::share::calls::ShareAcquireCall;
+use shoal_shards::groups::share::delivery::{covering, end_of_records, runs};
+use shoal_shards::groups::share::group::{AckBatch, ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
+use shoal_shards::groups::share::registry::SessionStep;
+use shoal_shards::PartitionFetch;
+use uuid::Uuid;
+
+use super::owned;
+use super::share_session::{
+    acks_of, check_partitions, partition_of, session_step, NamedPartition, PartitionOutcome,
+};
+use crate::context::Call;
+use crate::handlers::configs::group_configs::{
+    share_group_settings, AutoOffsetReset, ShareGroupSettings,
+};
+use crate::handlers::metadata::LEADER_EPOCH;
+use crate::kafka::error_codes;
+
+/// ListOffsets' timestamps for the earliest and the latest offset.
+const EARLIEST: i64 = -2;
+const LATEST: i64 = -1;
+/// A ShareFetch that names no record limit gets the Java client's `max.poll.records`.
+const DEFAULT_MAX_RECORDS: usize = 500;
+
+pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchResponse {
+    let broker = call.broker;
+    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
+        return refused(ResponseError::InvalidRequest.code());
+    };
+    let (group_id, member_id) = (owned(&group.0), owned(member));
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
+        return refused(error_codes::code_of(Some(denied)));
+    }
+    let named = request
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| NamedPartition {
+                topic_id: t.topic_id,
+                partition: p.partition_index,
+                acks: p
+                    .acknowledgement_batches
+                    .iter()
+                    .map(|b| AckBatch {
+                        first_offset: b.first_offset,
+                        last_offset: b.last_offset,
+                        types: b.acknowledge_types.clone(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    let mut checked = check_partitions(call, named);
+    let forget = request
+        .forgotten_topics_data
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|&partition| TopicPartition {
+                topic_id: t.topic_id,
+                partition,
+            })
+        })
+        .collect();
+    let view = broker.shard.topics.load_full();
+    let settings = share_group_settings(&view, &broker.config.groups, &group_id);
+    let step = SessionStep {
+        member_id: member_id.clone(),
+        epoch: request.share_session_epoch,
+        is_fetch: true,
+        add: checked.usable.iter().map(partition_of).collect(),
+        forget,
+        acks: acks_of(&checked.usable),
+    };
+    let session = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await;
+    let answer = match session {
+        Ok(answer) => answer,
+        Err(code) => return refused(code),
+    };
+    let mut outcomes = checked.outcomes;
+    let mut response = ShareFetchResponse::default()
+        .with_acquisition_lock_timeout_ms(settings.share.limits.lock_duration_ms as i32);
+    if request.share_session_epoch == SESSION_CLOSE_EPOCH {
+        response.responses = topic_responses(outcomes, BTreeMap::new(), call);
+        return response;
+    }
+    let starts = reset_offsets(call, &answer.reads, &settings).await;
+    let mut reads = Vec::new();
+    let mut fetches = Vec::new();
+    for (tp, from) in &answer.reads {
+        let from = match from {
+            ReadFrom::Offset(offset) => *offset,
+            ReadFrom::Unknown => match starts.get(tp) {
+                Some(&offset) => offset,
+                None => {
+                    let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+                    outcome.error_code = ResponseError::CoordinatorNotAvailable.code();
+                    continue;
+                }
+            },
+            ReadFrom::Full => {
+                outcomes.entry((tp.topic_id, tp.partition)).or_default();
+                continue;
+            }
+        };
+        reads.push((*tp, from));
+        fetches.push(PartitionFetch {
+            partition: *tp,
+            offset: from,
+            max_bytes: request.max_bytes.max(0) as u32,
+            read_committed: settings.read_committed,
+            offsets_only: false,
+        });
+    }
+    let max_bytes =
+        (request.max_bytes.max(0) as usize).min(broker.shard.config.live.fetch_max_bytes()) as u32;
+    let max_wait = Duration::from_millis(
+        (request.max_wait_ms.max(0) as u64).min(broker.shard.config.live.fetch_max_wait_ms()),
+    );
+    let min_bytes = (request.min_bytes.max(0) as u32).min(max_bytes);
+    let results = broker
+        .shard
+        .fetch(fetches, max_bytes, min_bytes, max_wait)
+        .await;
+    let mut acquire = Vec::new();
+    let mut read_records = Vec::new();
+    for ((tp, from), result) in reads.iter().zip(results) {
+        let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+        if result.error.is_some() {
+            outcome.error_code = error_codes::code_of(result.error);
+            continue;
+        }
+        let log_end = match settings.read_committed {
+            true => result.last_stable_offset,
+            false => result.high_watermark,
+        };
+        let end = end_of_records(&result.records).map_or(*from, |end| end.min(log_end));
+        acquire.push(ReadRecords {
+            partition: *tp,
+            start_if_new: *from,
+            window: *from..end,
+        });
+        read_records.push(result.records);
+    }
+    let max_records = match request.max_records {
+        n if n > 0 => n as usize,
+        _ => DEFAULT_MAX_RECORDS,
+    };
+    let handed = broker
+        .shard
+        .group_call(
+            &group_id,
+            ShareAcquireCall {
+                group_id: group_id.clone(),
+                member_id,
+                reads: acquire.clone(),
+                max_records,
+                settings: settings.share,
+            },
+        )
+        .await
+        .and_then(|reply| reply);
+    let handed = match handed {
+        Ok(handed) => handed,
+        Err(error) => return refused(error_codes::code_of(Some(error))),
+    };
+    let mut delivered = BTreeMap::new();
+    for ((read, records), acquired) in acquire.iter().zip(read_records).zip(handed) {
+        if acquired.is_empty() {
+            continue;
+        }
+        let key = (read.partition.topic_id, read.partition.partition);
+        delivered.insert(key, (covering(&records, &acquired), runs(&acquired)));
+    }
+    let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
+    broker
+        .shard
+        .metrics
+        .counters
+        .fetch_bytes_out
+        .add(bytes_out as u64);
+    response.responses = topic_responses(outcomes, delivered, call);
+    response
+}
+
+/// Where each share-partition new to the group starts: `share.auto.offset.reset` looked up
+/// as ListOffsets does (by duration: the first record at or after that time, else the end).
+async fn reset_offsets(
+    call: &Call<'_>,
+    reads: &[(TopicPartition, ReadFrom)],
+    settings: &ShareGroupSettings,
+) -> BTreeMap<TopicPartition, i64> {
+    let timestamp = match settings.auto_offset_reset {
+        AutoOffsetReset::Earliest => EARLIEST,
+        AutoOffsetReset::Latest => LATEST,
+        AutoOffsetReset::ByDuration(back) => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            now.saturating_sub(back).as_millis() as i64
+        }
+    };
+    let unknown: Vec<TopicPartition> = reads
+        .iter()
+        .filter(|(_, from)| *from == ReadFrom::Unknown)
+        .map(|(tp, _)| *tp)
+        .collect();
+    let mut starts = BTreeMap::new();
+    for timestamp in [timestamp, LATEST] {
+        let wanted: Vec<(TopicPartition, i64)> = unknown
+            .iter()
+            .filter(|tp| !starts.contains_key(*tp))
+            .map(|tp| (*tp, timestamp))
+            .collect();
+        if wanted.is_empty() {
+            break;
+        }
+        let lookup = ListOffsets {
+            partitions: wanted.clone(),
+            read_committed: settings.read_committed,
+        };
+        let Ok(found) = call.broker.shard.coordinator.run(lookup).await else {
+            break;
+        };
+        for ((tp, _), result) in wanted.iter().zip(found) {
+            if result.error.is_none() && result.offset >= 0 {
+                starts.insert(*tp, result.offset);
+            }
+        }
+    }
+    starts
+}
+
+/// The answer's partitions by topic: every partition named, acknowledged or read.
+fn topic_responses(
+    outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
+    mut delivered: BTreeMap<
+        (Uuid, i32),
+        (
+            bytes::Bytes,
+            Vec<shoal_shards::groups::share::delivery::AcquiredRun>,
+        ),
+    >,
+    call: &Call<'_>,
+) -> Vec<ShareFetchableTopicResponse> {
+    let mut topics: Vec<ShareFetchableTopicResponse> = Vec::new();
+    for ((topic_id, partition), outcome) in outcomes {
+        let leader = LeaderIdAndEpoch::default()
+            .with_leader_id(call.partition_leader(topic_id, partition))
+            .with_leader_epoch(LEADER_EPOCH);
+        let mut data = PartitionData::default()
+            .with_partition_index(partition)
+            .with_error_code(outcome.error_code)
+            .with_acknowledge_error_code(outcome.acknowledge_error_code)
+            .with_current_leader(leader);
+        if let Some((records, acquired)) = delivered.remove(&(topic_id, partition)) {
+            data = data.with_records(Some(records)).with_acquired_records(
+                acquired
+                    .into_iter()
+                    .map(|run| {
+                        AcquiredRecords::default()
+                            .with_first_offset(run.first_offset)
+                            .with_last_offset(run.last_offset)
+                            .with_delivery_count(run.deliveries as i16)
+                    })
+                    .collect(),
+            );
+        }
+        match topics.last_mut() {
+            Some(t) if t.topic_id == topic_id => t.partitions.push(data),
+            _ => topics.push(
+                ShareFetchableTopicResponse::default()
+                    .with_topic_id(topic_id)
+                    .with_partitions(vec![data]),
+            ),
+        }
+    }
+    topics
+}
+
+fn refused(code: i16) -> ShareFetchResponse {
+    ShareFetchResponse::default().with_error_code(code)
+}

@@ -1,0 +1,90 @@
+//! ShareGroupHeartbeat (KIP-932): a share group's member joins, heartbeats and leaves through
+//! this one API; the group's shard decides (`groups::share`). A share group's assignment is
+//! not exclusive, so a member gets its partitions at once, without reconciling.
+
+use kafka_protocol::messages::share_group_heartbeat_response::{Assignment, TopicPartitions};
+use kafka_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::TopicPartition;
+use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
+use shoal_shards::groups::share::group::ShareHeartbeat;
+use shoal_shards::groups::GroupError;
+
+use super::{owned, owned_optional, text};
+use crate::context::Call;
+use crate::handlers::configs::group_configs::share_group_settings;
+use crate::kafka::error_codes;
+
+pub async fn handle(
+    call: &Call<'_>,
+    request: ShareGroupHeartbeatRequest,
+) -> ShareGroupHeartbeatResponse {
+    let broker = call.broker;
+    let group_id = owned(&request.group_id.0);
+    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
+        return refused(error_codes::code_of(Some(denied)));
+    }
+    if let Err(elsewhere) = call.check_coordinator(&group_id) {
+        return refused(error_codes::code_of(Some(elsewhere)));
+    }
+    // As Kafka does, a subscription naming a topic the member may not describe is refused.
+    let names = request.subscribed_topic_names.iter().flatten();
+    if let Some(denied) = names
+        .map(|name| call.check_topic(Operation::Describe, name.as_str()))
+        .find_map(Result::err)
+    {
+        return refused(error_codes::code_of(Some(denied)));
+    }
+    let heartbeat = ShareHeartbeat {
+        member_id: owned(&request.member_id),
+        member_epoch: request.member_epoch,
+        rack_id: owned_optional(&request.rack_id),
+        client_id: call.client.id.clone(),
+        client_host: call.client.host.clone(),
+        subscribed_topic_names: request
+            .subscribed_topic_names
+            .as_ref()
+            .map(|names| names.iter().map(|n| owned(&n.0)).collect()),
+    };
+    let topics = broker.shard.topics.load_full();
+    let settings = share_group_settings(&topics, &broker.config.groups, &group_id);
+    let call_on_group = ShareGroupHeartbeatCall {
+        group_id: group_id.clone(),
+        heartbeat,
+        topics,
+        settings: settings.share,
+    };
+    let answer = broker
+        .shard
+        .group_call(&group_id, call_on_group)
+        .await
+        .and_then(|reply| reply);
+    match answer {
+        Ok(answer) => ShareGroupHeartbeatResponse::default()
+            .with_member_id(Some(text(answer.member_id)))
+            .with_member_epoch(answer.member_epoch)
+            .with_heartbeat_interval_ms(settings.heartbeat_interval_ms)
+            .with_assignment(answer.assignment.map(|partitions| assignment(&partitions))),
+        Err(error) => refused(error_codes::code_of(Some::<GroupError>(error))),
+    }
+}
+
+fn refused(code: i16) -> ShareGroupHeartbeatResponse {
+    ShareGroupHeartbeatResponse::default().with_error_code(code)
+}
+
+/// The partitions by topic id, as the response carries them.
+fn assignment<'a>(partitions: impl IntoIterator<Item = &'a TopicPartition>) -> Assignment {
+    let mut topics: Vec<TopicPartitions> = Vec::new();
+    for p in partitions {
+        match topics.last_mut() {
+            Some(t) if t.topic_id == p.topic_id => t.partitions.push(p.partition),
+            _ => topics.push(
+                TopicPartitions::default()
+                    .with_topic_id(p.topic_id)
+                    .with_partitions(vec![p.partition]),
+            ),
+        }
+    }
+    Assignment::default().with_topic_partitions(topics)
+}

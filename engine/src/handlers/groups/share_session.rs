@@ -1,0 +1,113 @@
+//! What ShareFetch and ShareAcknowledge share: the request's partitions checked (the topic
+//! known by id, READ on it), its acknowledgements read, and the share session step sent to
+//! the group's shard.
+
+use std::collections::BTreeMap;
+
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::TopicPartition;
+use shoal_protocol::ResponseError;
+use shoal_shards::groups::share::calls::ShareSessionCall;
+use shoal_shards::groups::share::group::AckBatch;
+use shoal_shards::groups::share::registry::{SessionAnswer, SessionStep};
+use shoal_shards::groups::GroupError;
+use uuid::Uuid;
+
+use crate::context::Call;
+use crate::handlers::configs::group_configs::ShareGroupSettings;
+use crate::kafka::error_codes;
+
+/// One partition a request names, with its acknowledgement batches.
+pub struct NamedPartition {
+    pub topic_id: Uuid,
+    pub partition: i32,
+    pub acks: Vec<AckBatch>,
+}
+
+/// Each partition's answer so far: its error (0 none), its acknowledgement's error, and
+/// whether it was acknowledged.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PartitionOutcome {
+    pub error_code: i16,
+    pub acknowledge_error_code: i16,
+}
+
+/// The partitions a request may act on, and the answers for those it may not.
+pub struct Checked {
+    pub usable: Vec<NamedPartition>,
+    pub outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
+}
+
+/// The partitions of a known topic the client may READ; the others are answered now
+/// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED).
+pub fn check_partitions(call: &Call<'_>, named: Vec<NamedPartition>) -> Checked {
+    let view = call.broker.shard.topics.load();
+    let mut checked = Checked {
+        usable: Vec::new(),
+        outcomes: BTreeMap::new(),
+    };
+    for p in named {
+        let code = match view.by_id(&p.topic_id) {
+            None => ResponseError::UnknownTopicId.code(),
+            Some(topic) if call.check_topic(Operation::Read, &topic.name).is_err() => {
+                ResponseError::TopicAuthorizationFailed.code()
+            }
+            Some(topic) if !(0..topic.partitions).contains(&p.partition) => {
+                ResponseError::UnknownTopicOrPartition.code()
+            }
+            Some(_) => {
+                checked.usable.push(p);
+                continue;
+            }
+        };
+        let outcome = PartitionOutcome {
+            error_code: code,
+            acknowledge_error_code: code,
+        };
+        checked.outcomes.insert((p.topic_id, p.partition), outcome);
+    }
+    checked
+}
+
+/// The session step on the group's shard; the acknowledgement outcomes go into `outcomes`.
+pub async fn session_step(
+    call: &Call<'_>,
+    group_id: &str,
+    step: SessionStep,
+    settings: &ShareGroupSettings,
+    outcomes: &mut BTreeMap<(Uuid, i32), PartitionOutcome>,
+) -> Result<SessionAnswer, i16> {
+    let run = ShareSessionCall {
+        group_id: group_id.to_string(),
+        step,
+        settings: settings.share,
+    };
+    let answer = call
+        .broker
+        .shard
+        .group_call(group_id, run)
+        .await
+        .and_then(|reply| reply)
+        .map_err(|error| error_codes::code_of(Some::<GroupError>(error)))?;
+    for (tp, outcome) in &answer.acks {
+        let entry = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+        entry.acknowledge_error_code = error_codes::code_of(*outcome);
+    }
+    Ok(answer)
+}
+
+/// The acknowledgements of the usable partitions, as the session step takes them.
+pub fn acks_of(usable: &[NamedPartition]) -> Vec<(TopicPartition, Vec<AckBatch>)> {
+    usable
+        .iter()
+        .filter(|p| !p.acks.is_empty())
+        .map(|p| (partition_of(p), p.acks.clone()))
+        .collect()
+}
+
+pub fn partition_of(p: &NamedPartition) -> TopicPartition {
+    TopicPartition {
+        topic_id: p.topic_id,
+        partition: p.partition,
+    }
+}

@@ -1,0 +1,107 @@
+//! The calls on a share group, run on the shard that owns the group (a connection on another
+//! shard sends them as a peer call). A group id held by a classic or consumer-protocol group
+//! is not a share group: Kafka answers GROUP_ID_NOT_FOUND.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use shoal_coordinator::TopicsView;
+
+use super::group::{ReadRecords, ShareHeartbeat, ShareHeartbeatAnswer};
+use super::partition::Acquired;
+use super::registry::{SessionAnswer, SessionStep, ShareGroupDescription, ShareSettings};
+use crate::groups::{GroupCall, GroupError, Groups};
+
+/// ShareGroupHeartbeat, with the topics as the receiving shard saw them.
+#[derive(Debug)]
+pub struct ShareGroupHeartbeatCall {
+    pub group_id: String,
+    pub heartbeat: ShareHeartbeat,
+    pub topics: Arc<TopicsView>,
+    pub settings: ShareSettings,
+}
+
+impl GroupCall for ShareGroupHeartbeatCall {
+    type Reply = Result<ShareHeartbeatAnswer, GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = (|| {
+            if groups.holds_other_than_share(&self.group_id) {
+                return Err(GroupError::GroupIdNotFound);
+            }
+            let may_grow = groups.share_may_grow(&self.group_id);
+            let answer = groups.share().heartbeat(
+                &self.group_id,
+                self.heartbeat,
+                &self.topics,
+                self.settings,
+                may_grow,
+            );
+            groups.account_share(&self.group_id);
+            answer
+        })();
+        async move { reply }.boxed_local()
+    }
+}
+
+/// The session step of a ShareFetch or ShareAcknowledge: the session checked and moved on,
+/// the acknowledgements applied, and where the session's partitions read from.
+#[derive(Debug)]
+pub struct ShareSessionCall {
+    pub group_id: String,
+    pub step: SessionStep,
+    pub settings: ShareSettings,
+}
+
+impl GroupCall for ShareSessionCall {
+    type Reply = Result<SessionAnswer, GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = groups
+            .share()
+            .session_step(&self.group_id, self.step, self.settings);
+        groups.account_share(&self.group_id);
+        async move { reply }.boxed_local()
+    }
+}
+
+/// Hands the member records of what was read for it.
+#[derive(Debug)]
+pub struct ShareAcquireCall {
+    pub group_id: String,
+    pub member_id: String,
+    pub reads: Vec<ReadRecords>,
+    pub max_records: usize,
+    pub settings: ShareSettings,
+}
+
+impl GroupCall for ShareAcquireCall {
+    type Reply = Result<Vec<Vec<Acquired>>, GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = groups.share().acquire(
+            &self.group_id,
+            &self.member_id,
+            &self.reads,
+            self.max_records,
+            self.settings,
+        );
+        groups.account_share(&self.group_id);
+        async move { reply }.boxed_local()
+    }
+}
+
+/// ShareGroupDescribe: None when no share group has that id.
+#[derive(Debug)]
+pub struct DescribeShareGroup(pub String);
+
+impl GroupCall for DescribeShareGroup {
+    type Reply = Option<ShareGroupDescription>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = groups.share().describe(&self.0);
+        async move { reply }.boxed_local()
+    }
+}

@@ -1,0 +1,470 @@
+//! One share group (KIP-932): its members and their assignments (ShareGroupHeartbeat), their
+//! share sessions (the partitions each fetches, and the session epoch ShareFetch and
+//! ShareAcknowledge must carry), and the group's share-partitions. I/O-free: time comes in as
+//! milliseconds on one monotonic clock, topics as a lookup.
+//!
+//! A member that leaves, or whose session times out, gives back every record it holds; its
+//! share session ends with it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
+
+use shoal_coordinator::TopicPartition;
+use uuid::Uuid;
+
+use super::assignor::assign;
+use super::partition::{Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition};
+use crate::groups::GroupError;
+
+/// Kafka's epoch a member joins with, and the one it leaves with.
+pub const JOIN_EPOCH: i32 = 0;
+pub const LEAVE_EPOCH: i32 = -1;
+/// A share session's first request carries epoch 0; its last, -1.
+pub const SESSION_OPEN_EPOCH: i32 = 0;
+pub const SESSION_CLOSE_EPOCH: i32 = -1;
+
+/// What a member's ShareGroupHeartbeat says.
+#[derive(Debug, Clone)]
+pub struct ShareHeartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    /// None: unchanged since the member's last heartbeat.
+    pub subscribed_topic_names: Option<Vec<String>>,
+}
+
+/// The answer: the member's epoch and, when it changed or the member joined, its partitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareHeartbeatAnswer {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub assignment: Option<BTreeSet<TopicPartition>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ShareMember {
+    pub key: MemberKey,
+    pub epoch: i32,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed: Vec<String>,
+    pub assignment: BTreeSet<TopicPartition>,
+    /// The assignment changed since the member was last told it.
+    untold: bool,
+    deadline_ms: i64,
+}
+
+/// The partitions a member's share session fetches, and the epoch its next request carries.
+#[derive(Debug, Clone, Default)]
+struct ShareSession {
+    next_epoch: i32,
+    partitions: BTreeSet<TopicPartition>,
+}
+
+/// One acknowledgement batch of ShareFetch or ShareAcknowledge: one type for the whole range,
+/// or one per offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckBatch {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub types: Vec<i8>,
+}
+
+/// Where a fetch for one share-partition reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// The group has no state for it yet: it starts where `share.auto.offset.reset` says.
+    Unknown,
+    Offset(i64),
+    /// As many records in flight as allowed, none available.
+    Full,
+}
+
+/// One share-partition's records read for a member: where the share-partition starts if it
+/// is new, and the offsets the records read cover.
+#[derive(Debug, Clone)]
+pub struct ReadRecords {
+    pub partition: TopicPartition,
+    pub start_if_new: i64,
+    pub window: Range<i64>,
+}
+
+#[derive(Debug, Default)]
+pub struct ShareGroup {
+    pub group_epoch: i32,
+    pub members: BTreeMap<String, ShareMember>,
+    next_key: MemberKey,
+    sessions: HashMap<String, ShareSession>,
+    partitions: HashMap<TopicPartition, SharePartition>,
+    /// The topics' version the assignment was computed with.
+    topics_version: u64,
+}
+
+/// What one in-flight record costs, and one member or session (for the memory budget).
+const RECORD_BYTES: usize = 16;
+const MEMBER_BYTES: usize = 512;
+
+impl ShareGroup {
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.partitions.is_empty()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        let records: usize = self.partitions.values().map(|p| p.in_flight()).sum();
+        records * RECORD_BYTES + (self.members.len() + self.partitions.len()) * MEMBER_BYTES
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn share_partition(&self, partition: &TopicPartition) -> Option<&SharePartition> {
+        self.partitions.get(partition)
+    }
+
+    /// A member's heartbeat: join (epoch 0), leave (-1), or go on at its epoch.
+    pub fn heartbeat(
+        &mut self,
+        hb: ShareHeartbeat,
+        topics: &dyn Fn(&str) -> Option<(Uuid, i32)>,
+        topics_version: u64,
+        now_ms: i64,
+        session_timeout_ms: i64,
+        max_members: usize,
+    ) -> Result<ShareHeartbeatAnswer, GroupError> {
+        if hb.member_id.is_empty() {
+            return Err(GroupError::InvalidRequest);
+        }
+        self.expire_members(now_ms);
+        let deadline_ms = now_ms.saturating_add(session_timeout_ms);
+        match hb.member_epoch {
+            LEAVE_EPOCH => {
+                self.remove_member(&hb.member_id);
+                self.reassign(topics, topics_version);
+                return Ok(ShareHeartbeatAnswer {
+                    member_id: hb.member_id,
+                    member_epoch: LEAVE_EPOCH,
+                    assignment: None,
+                });
+            }
+            JOIN_EPOCH => {
+                let Some(names) = hb.subscribed_topic_names.filter(|n| !n.is_empty()) else {
+                    return Err(GroupError::InvalidRequest);
+                };
+                if !self.members.contains_key(&hb.member_id) && self.members.len() >= max_members {
+                    return Err(GroupError::GroupMaxSizeReached);
+                }
+                let key = self.next_key;
+                self.next_key = self.next_key.wrapping_add(1);
+                // A member that joins again starts over: what it held is given back.
+                self.remove_member(&hb.member_id);
+                self.members.insert(
+                    hb.member_id.clone(),
+                    ShareMember {
+                        key,
+                        epoch: JOIN_EPOCH,
+                        rack_id: hb.rack_id,
+                        client_id: hb.client_id,
+                        client_host: hb.client_host,
+                        subscribed: names,
+                        assignment: BTreeSet::new(),
+                        untold: true,
+                        deadline_ms,
+                    },
+                );
+                // A join is a new epoch even when the assignment stays the same.
+                self.group_epoch += 1;
+                self.topics_version = u64::MAX;
+            }
+            epoch => {
+                let member = self
+                    .members
+                    .get_mut(&hb.member_id)
+                    .ok_or(GroupError::UnknownMemberId)?;
+                if epoch != member.epoch {
+                    return Err(GroupError::FencedMemberEpoch);
+                }
+                member.deadline_ms = deadline_ms;
+                member.rack_id = hb.rack_id.or(member.rack_id.take());
+                if let Some(names) = hb.subscribed_topic_names {
+                    if names != member.subscribed {
+                        member.subscribed = names;
+                        self.topics_version = u64::MAX;
+                    }
+                }
+            }
+        }
+        if self.topics_version != topics_version {
+            self.reassign(topics, topics_version);
+        }
+        let group_epoch = self.group_epoch;
+        let member = self
+            .members
+            .get_mut(&hb.member_id)
+            .expect("joined or known");
+        let assignment = match member.untold || member.epoch != group_epoch {
+            true => Some(member.assignment.clone()),
+            false => None,
+        };
+        member.untold = false;
+        member.epoch = group_epoch;
+        Ok(ShareHeartbeatAnswer {
+            member_id: hb.member_id,
+            member_epoch: group_epoch,
+            assignment,
+        })
+    }
+
+    /// Recomputes every member's partitions; a change bumps the group epoch.
+    fn reassign(&mut self, topics: &dyn Fn(&str) -> Option<(Uuid, i32)>, topics_version: u64) {
+        self.topics_version = topics_version;
+        let mut subscribers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (id, member) in &self.members {
+            for name in &member.subscribed {
+                subscribers.entry(name).or_default().push(id);
+            }
+        }
+        let resolved = subscribers
+            .into_iter()
+            .filter_map(|(name, members)| topics(name).map(|(id, count)| (id, count, members)));
+        let mut target: BTreeMap<String, BTreeSet<TopicPartition>> = assign(resolved)
+            .into_iter()
+            .map(|(id, partitions)| (id.to_string(), partitions))
+            .collect();
+        let mut changed = false;
+        for (id, member) in self.members.iter_mut() {
+            let new = target.remove(id).unwrap_or_default();
+            if new != member.assignment {
+                member.assignment = new;
+                member.untold = true;
+                changed = true;
+            }
+        }
+        if changed {
+            self.group_epoch += 1;
+        }
+    }
+
+    fn remove_member(&mut self, member_id: &str) {
+        self.sessions.remove(member_id);
+        if let Some(member) = self.members.remove(member_id) {
+            for partition in self.partitions.values_mut() {
+                partition.member_gone(member.key);
+            }
+        }
+    }
+
+    /// Members whose session ran out leave, giving back what they hold.
+    pub fn expire_members(&mut self, now_ms: i64) -> bool {
+        let gone: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.deadline_ms <= now_ms)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &gone {
+            self.remove_member(id);
+        }
+        if !gone.is_empty() {
+            // Their partitions go to the others at their next heartbeat.
+            self.topics_version = u64::MAX;
+            self.group_epoch += 1;
+        }
+        !gone.is_empty()
+    }
+
+    /// A ShareFetch or ShareAcknowledge on `member_id`'s session at `epoch`: opens, checks and
+    /// advances, or closes the session, and applies the acknowledgements (one outcome per
+    /// partition acknowledged). ShareAcknowledge cannot open a session.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_session(
+        &mut self,
+        member_id: &str,
+        epoch: i32,
+        opens_allowed: bool,
+        add: &[TopicPartition],
+        forget: &[TopicPartition],
+        acks: &[(TopicPartition, Vec<AckBatch>)],
+        limits: ShareLimits,
+        now_ms: i64,
+    ) -> Result<Vec<(TopicPartition, Option<GroupError>)>, GroupError> {
+        self.expire_members(now_ms);
+        let member_key = self
+            .members
+            .get(member_id)
+            .map(|m| m.key)
+            .ok_or(GroupError::UnknownMemberId)?;
+        match epoch {
+            SESSION_OPEN_EPOCH if !opens_allowed => {
+                return Err(GroupError::InvalidShareSessionEpoch)
+            }
+            SESSION_OPEN_EPOCH => {
+                if !acks.is_empty() {
+                    return Err(GroupError::InvalidRequest);
+                }
+                self.sessions.insert(
+                    member_id.to_string(),
+                    ShareSession {
+                        next_epoch: 1,
+                        partitions: add.iter().copied().collect(),
+                    },
+                );
+                return Ok(Vec::new());
+            }
+            SESSION_CLOSE_EPOCH => {
+                self.sessions
+                    .remove(member_id)
+                    .ok_or(GroupError::ShareSessionNotFound)?;
+            }
+            epoch => {
+                let session = self
+                    .sessions
+                    .get_mut(member_id)
+                    .ok_or(GroupError::ShareSessionNotFound)?;
+                if epoch != session.next_epoch {
+                    return Err(GroupError::InvalidShareSessionEpoch);
+                }
+                session.next_epoch = session.next_epoch.checked_add(1).unwrap_or(1);
+                session.partitions.extend(add.iter().copied());
+                for partition in forget {
+                    session.partitions.remove(partition);
+                }
+            }
+        }
+        let outcomes = acks
+            .iter()
+            .map(|(tp, batches)| {
+                let outcome = match self.partitions.get_mut(tp) {
+                    Some(partition) => {
+                        partition.set_limits(limits);
+                        partition.expire_locks(now_ms);
+                        acknowledge(partition, member_key, batches).err()
+                    }
+                    None => Some(GroupError::InvalidRecordState),
+                };
+                (*tp, outcome)
+            })
+            .collect();
+        Ok(outcomes)
+    }
+
+    /// Where the member's session reads each of its partitions from now.
+    pub fn read_positions(
+        &mut self,
+        member_id: &str,
+        now_ms: i64,
+    ) -> Vec<(TopicPartition, ReadFrom)> {
+        let Some(session) = self.sessions.get(member_id) else {
+            return Vec::new();
+        };
+        session
+            .partitions
+            .iter()
+            .map(|tp| {
+                let from = match self.partitions.get_mut(tp) {
+                    None => ReadFrom::Unknown,
+                    Some(partition) => {
+                        partition.expire_locks(now_ms);
+                        partition
+                            .next_to_read()
+                            .map_or(ReadFrom::Full, ReadFrom::Offset)
+                    }
+                };
+                (*tp, from)
+            })
+            .collect()
+    }
+
+    /// Hands the member records of what was read for it, up to `max_records` in all; the
+    /// share-partitions new to the group start where the reads say.
+    pub fn acquire(
+        &mut self,
+        member_id: &str,
+        reads: &[ReadRecords],
+        max_records: usize,
+        limits: ShareLimits,
+        now_ms: i64,
+    ) -> Result<Vec<Vec<Acquired>>, GroupError> {
+        let key = self
+            .members
+            .get(member_id)
+            .map(|m| m.key)
+            .ok_or(GroupError::UnknownMemberId)?;
+        let mut left = max_records;
+        let mut handed = Vec::with_capacity(reads.len());
+        for read in reads {
+            let partition = self
+                .partitions
+                .entry(read.partition)
+                .or_insert_with(|| SharePartition::new(read.start_if_new, limits));
+            partition.set_limits(limits);
+            partition.expire_locks(now_ms);
+            let got = partition.acquire(key, read.window.clone(), left, now_ms);
+            left -= got.len();
+            handed.push(got);
+        }
+        Ok(handed)
+    }
+
+    /// Forgets the share-partitions of topics that no longer exist.
+    pub fn retain_partitions(&mut self, exists: impl Fn(&TopicPartition) -> bool) {
+        self.partitions.retain(|tp, _| exists(tp));
+    }
+}
+
+/// Applies each batch whole or not at all: every record of it must be held by the member.
+fn acknowledge(
+    partition: &mut SharePartition,
+    member: MemberKey,
+    batches: &[AckBatch],
+) -> Result<(), GroupError> {
+    let mut outcome = Ok(());
+    for batch in batches {
+        let Some(count) = batch
+            .last_offset
+            .checked_sub(batch.first_offset)
+            .and_then(|d| d.checked_add(1))
+            .filter(|&n| n > 0)
+        else {
+            outcome = Err(GroupError::InvalidRequest);
+            continue;
+        };
+        if batch.types.len() != 1 && batch.types.len() as i64 != count {
+            outcome = Err(GroupError::InvalidRequest);
+            continue;
+        }
+        let kinds: Option<Vec<Acknowledgement>> =
+            batch.types.iter().map(|&t| acknowledgement(t)).collect();
+        let Some(kinds) = kinds else {
+            outcome = Err(GroupError::InvalidRequest);
+            continue;
+        };
+        // More records than can be in flight cannot all be held: refused without a walk.
+        let offsets = batch.first_offset..=batch.last_offset;
+        if count > partition.in_flight() as i64
+            || !offsets.clone().all(|o| partition.holds(member, o))
+        {
+            outcome = Err(GroupError::InvalidRecordState);
+            continue;
+        }
+        for (i, offset) in offsets.enumerate() {
+            let kind = kinds[if kinds.len() == 1 { 0 } else { i }];
+            let _ = partition.acknowledge(member, offset, kind);
+        }
+    }
+    outcome
+}
+
+/// ShareFetch's and ShareAcknowledge's acknowledge types: 0 a gap (an offset with no record
+/// to deliver, done like a rejected one), 1 accept, 2 release, 3 reject.
+fn acknowledgement(kind: i8) -> Option<Acknowledgement> {
+    match kind {
+        0 | 3 => Some(Acknowledgement::Reject),
+        1 => Some(Acknowledgement::Accept),
+        2 => Some(Acknowledgement::Release),
+        _ => None,
+    }
+}

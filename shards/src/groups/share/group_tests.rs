@@ -1,0 +1,191 @@
+//! One share group's membership, sessions and acknowledgements, as ShareGroupHeartbeat,
+//! ShareFetch and ShareAcknowledge drive them.
+
+use std::collections::BTreeSet;
+
+use shoal_coordinator::TopicPartition;
+use uuid::Uuid;
+
+use super::group::*;
+use super::partition::{Acquired, RecordState, ShareLimits};
+use crate::groups::GroupError;
+
+const TOPIC: Uuid = Uuid::from_u128(7);
+const P0: TopicPartition = TopicPartition {
+    topic_id: TOPIC,
+    partition: 0,
+};
+const SESSION_MS: i64 = 45_000;
+
+fn topics(name: &str) -> Option<(Uuid, i32)> {
+    (name == "jobs").then_some((TOPIC, 1))
+}
+
+fn heartbeat(
+    group: &mut ShareGroup,
+    member: &str,
+    epoch: i32,
+    now_ms: i64,
+) -> ShareHeartbeatAnswer {
+    let hb = ShareHeartbeat {
+        member_id: member.to_string(),
+        member_epoch: epoch,
+        rack_id: None,
+        client_id: "test".to_string(),
+        client_host: "/127.0.0.1".to_string(),
+        subscribed_topic_names: (epoch == JOIN_EPOCH).then(|| vec!["jobs".to_string()]),
+    };
+    group
+        .heartbeat(hb, &topics, 1, now_ms, SESSION_MS, 10)
+        .expect("heartbeat accepted")
+}
+
+fn open_session(group: &mut ShareGroup, member: &str) {
+    let opened = group.on_session(member, 0, true, &[P0], &[], &[], ShareLimits::default(), 0);
+    assert_eq!(opened, Ok(vec![]));
+}
+
+fn fetch(group: &mut ShareGroup, member: &str, log_end: i64, now_ms: i64) -> Vec<Acquired> {
+    let from = match group.read_positions(member, now_ms).as_slice() {
+        [(_, ReadFrom::Offset(from))] => *from,
+        [(_, ReadFrom::Unknown)] => 0,
+        other => panic!("reads {other:?}"),
+    };
+    let read = ReadRecords {
+        partition: P0,
+        start_if_new: 0,
+        window: from..log_end,
+    };
+    let limits = ShareLimits::default();
+    let mut got = group.acquire(member, &[read], 500, limits, now_ms).unwrap();
+    got.pop().unwrap()
+}
+
+fn ack(batch: (i64, i64, i8)) -> Vec<(TopicPartition, Vec<AckBatch>)> {
+    let (first_offset, last_offset, kind) = batch;
+    vec![(
+        P0,
+        vec![AckBatch {
+            first_offset,
+            last_offset,
+            types: vec![kind],
+        }],
+    )]
+}
+
+#[test]
+fn two_members_of_one_partition_both_read_it_and_get_different_records() {
+    let mut group = ShareGroup::default();
+    let a = heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    assert_eq!(a.assignment, Some(BTreeSet::from([P0])));
+    let b = heartbeat(&mut group, "b", JOIN_EPOCH, 0);
+    assert_eq!(b.assignment, Some(BTreeSet::from([P0])));
+    open_session(&mut group, "a");
+    open_session(&mut group, "b");
+    let to_a = fetch(&mut group, "a", 10, 0);
+    assert_eq!(to_a.len(), 10);
+    // Everything below the log end is held by a: b gets nothing until more is written.
+    assert!(fetch(&mut group, "b", 10, 0).is_empty());
+    assert_eq!(fetch(&mut group, "b", 15, 0).len(), 5);
+}
+
+#[test]
+fn session_epochs_must_follow_on_and_only_the_holder_acknowledges() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    heartbeat(&mut group, "b", JOIN_EPOCH, 0);
+    let limits = ShareLimits::default();
+    // ShareAcknowledge cannot open a session; a session never opened is not found.
+    assert_eq!(
+        group.on_session("a", 0, false, &[], &[], &[], limits, 0),
+        Err(GroupError::InvalidShareSessionEpoch)
+    );
+    assert_eq!(
+        group.on_session("a", 1, true, &[], &[], &[], limits, 0),
+        Err(GroupError::ShareSessionNotFound)
+    );
+    open_session(&mut group, "a");
+    open_session(&mut group, "b");
+    fetch(&mut group, "a", 3, 0);
+    assert_eq!(
+        group.on_session("a", 2, true, &[], &[], &[], limits, 0),
+        Err(GroupError::InvalidShareSessionEpoch)
+    );
+    let by_b = group.on_session("b", 1, true, &[], &[], &ack((0, 2, 1)), limits, 0);
+    assert_eq!(by_b, Ok(vec![(P0, Some(GroupError::InvalidRecordState))]));
+    let by_a = group.on_session("a", 1, true, &[], &[], &ack((0, 1, 1)), limits, 0);
+    assert_eq!(by_a, Ok(vec![(P0, None)]));
+    let released = group.on_session("a", 2, false, &[], &[], &ack((2, 2, 2)), limits, 0);
+    assert_eq!(released, Ok(vec![(P0, None)]));
+    let p = group.share_partition(&P0).unwrap();
+    assert_eq!(p.start_offset(), 2);
+    assert_eq!(p.state(2), Some(RecordState::Available));
+    // The released record goes to whoever fetches next, on its second delivery.
+    let again = fetch(&mut group, "b", 3, 0);
+    assert_eq!(
+        again,
+        vec![Acquired {
+            offset: 2,
+            deliveries: 2
+        }]
+    );
+    // Closing the session ends it: its next epoch finds nothing.
+    assert_eq!(
+        group.on_session("a", -1, false, &[], &[], &[], limits, 0),
+        Ok(vec![])
+    );
+    assert_eq!(
+        group.on_session("a", 3, true, &[], &[], &[], limits, 0),
+        Err(GroupError::ShareSessionNotFound)
+    );
+}
+
+#[test]
+fn a_member_that_leaves_or_times_out_gives_back_what_it_holds() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    let b = heartbeat(&mut group, "b", JOIN_EPOCH, 0);
+    open_session(&mut group, "a");
+    open_session(&mut group, "b");
+    assert_eq!(fetch(&mut group, "a", 4, 0).len(), 4);
+    // a stops heartbeating; b goes on, and after a's session runs out gets a's records.
+    heartbeat(&mut group, "b", b.member_epoch, SESSION_MS / 2);
+    let later = SESSION_MS + 1;
+    let epoch = group.members["b"].epoch;
+    let answer = heartbeat(&mut group, "b", epoch, later);
+    assert!(!group.members.contains_key("a"));
+    assert!(answer.member_epoch > b.member_epoch);
+    let got = fetch(&mut group, "b", 4, later);
+    assert_eq!(got.len(), 4);
+    assert!(got.iter().all(|a| a.deliveries == 2));
+    // b leaves: its records are available again, its session gone.
+    let left = heartbeat(&mut group, "b", LEAVE_EPOCH, later);
+    assert_eq!(left.member_epoch, LEAVE_EPOCH);
+    let p = group.share_partition(&P0).unwrap();
+    assert!((0..4).all(|o| p.state(o) == Some(RecordState::Available)));
+    assert_eq!(group.session_count(), 0);
+}
+
+#[test]
+fn malformed_acknowledgements_are_refused_without_walking_them() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    open_session(&mut group, "a");
+    fetch(&mut group, "a", 2, 0);
+    let limits = ShareLimits::default();
+    let huge = ack((0, 1 << 40, 1));
+    let refused = group.on_session("a", 1, true, &[], &[], &huge, limits, 0);
+    assert_eq!(
+        refused,
+        Ok(vec![(P0, Some(GroupError::InvalidRecordState))])
+    );
+    let backwards = ack((1, 0, 1));
+    let refused = group.on_session("a", 2, true, &[], &[], &backwards, limits, 0);
+    assert_eq!(refused, Ok(vec![(P0, Some(GroupError::InvalidRequest))]));
+    let unknown_type = ack((0, 1, 9));
+    let refused = group.on_session("a", 3, true, &[], &[], &unknown_type, limits, 0);
+    assert_eq!(refused, Ok(vec![(P0, Some(GroupError::InvalidRequest))]));
+    // Nothing of those was applied.
+    let p = group.share_partition(&P0).unwrap();
+    assert_eq!(p.start_offset(), 0);
+}

@@ -1,0 +1,282 @@
+//! The share groups one shard owns (beside its classic and consumer-protocol groups, in
+//! `Groups`): their members, share sessions and share-partitions, bounded by the shard's
+//! group limits. Held in memory: a restart starts every share-partition over where
+//! `share.auto.offset.reset` says (issue 48 goes on to store them in the coordinator's log).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use shoal_coordinator::{TopicPartition, TopicsView};
+
+use super::group::{
+    AckBatch, ReadFrom, ReadRecords, ShareGroup, ShareHeartbeat, ShareHeartbeatAnswer,
+    SESSION_CLOSE_EPOCH, SESSION_OPEN_EPOCH,
+};
+use super::partition::{Acquired, ShareLimits};
+use crate::groups::messages::GroupListing;
+use crate::groups::{GroupConfig, GroupError};
+
+/// Kafka's `share` group type and protocol type, as ListGroups shows them.
+pub const SHARE_GROUP_TYPE: &str = "share";
+
+/// A share group's settings as its GROUP configs (or the broker's defaults) give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareSettings {
+    pub limits: ShareLimits,
+    pub session_timeout_ms: i64,
+}
+
+/// A ShareFetch's or ShareAcknowledge's session step (see `ShareGroup::on_session`).
+#[derive(Debug, Clone)]
+pub struct SessionStep {
+    pub member_id: String,
+    pub epoch: i32,
+    /// ShareFetch may open a session; ShareAcknowledge may not.
+    pub is_fetch: bool,
+    pub add: Vec<TopicPartition>,
+    pub forget: Vec<TopicPartition>,
+    pub acks: Vec<(TopicPartition, Vec<AckBatch>)>,
+}
+
+/// What the session step answers: each acknowledged partition's outcome, and where each of
+/// the session's partitions reads from (empty for ShareAcknowledge and a closing fetch).
+#[derive(Debug, Clone, Default)]
+pub struct SessionAnswer {
+    pub acks: Vec<(TopicPartition, Option<GroupError>)>,
+    pub reads: Vec<(TopicPartition, ReadFrom)>,
+}
+
+/// A share group as ShareGroupDescribe shows it.
+#[derive(Debug, Clone)]
+pub struct ShareGroupDescription {
+    pub state: &'static str,
+    pub group_epoch: i32,
+    pub members: Vec<ShareMemberDescription>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ShareMemberDescription {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed_topic_names: Vec<String>,
+    pub assignment: BTreeSet<TopicPartition>,
+}
+
+pub struct ShareGroups {
+    groups: RefCell<HashMap<String, ShareGroup>>,
+    config: GroupConfig,
+    /// Share sessions open on this shard's groups (`max_share_sessions`).
+    sessions: Cell<usize>,
+    /// The clock locks and sessions are measured on.
+    origin: Instant,
+}
+
+impl ShareGroups {
+    pub fn new(config: GroupConfig) -> ShareGroups {
+        ShareGroups {
+            groups: RefCell::new(HashMap::new()),
+            config,
+            sessions: Cell::new(0),
+            origin: Instant::now(),
+        }
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.origin.elapsed().as_millis() as i64
+    }
+
+    pub fn contains(&self, group_id: &str) -> bool {
+        self.groups.borrow().contains_key(group_id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.groups.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn memory_bytes(&self, group_id: &str) -> usize {
+        self.groups
+            .borrow()
+            .get(group_id)
+            .map_or(0, ShareGroup::memory_bytes)
+    }
+
+    /// ShareGroupHeartbeat; `may_create` says whether a new group fits the shard's limits.
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        heartbeat: ShareHeartbeat,
+        topics: &TopicsView,
+        settings: ShareSettings,
+        may_create: bool,
+    ) -> Result<ShareHeartbeatAnswer, GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        if !groups.contains_key(group_id) {
+            if heartbeat.member_epoch != 0 {
+                return Err(GroupError::UnknownMemberId);
+            }
+            if !may_create {
+                return Err(GroupError::TooManyGroups);
+            }
+        }
+        let group = groups.entry(group_id.to_string()).or_default();
+        let sessions_before = group.session_count();
+        let lookup = |name: &str| topics.by_name(name).map(|t| (t.id, t.partitions));
+        let answer = group.heartbeat(
+            heartbeat,
+            &lookup,
+            topics.version(),
+            self.now_ms(),
+            settings.session_timeout_ms,
+            self.config.max_size,
+        );
+        group.retain_partitions(|tp| {
+            topics
+                .by_id(&tp.topic_id)
+                .is_some_and(|t| tp.partition < t.partitions)
+        });
+        self.recount(sessions_before, group.session_count());
+        answer
+    }
+
+    /// ShareFetch's or ShareAcknowledge's session step.
+    pub fn session_step(
+        &self,
+        group_id: &str,
+        step: SessionStep,
+        settings: ShareSettings,
+    ) -> Result<SessionAnswer, GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.get_mut(group_id).ok_or(match step.epoch {
+            SESSION_OPEN_EPOCH => GroupError::UnknownMemberId,
+            _ => GroupError::ShareSessionNotFound,
+        })?;
+        if step.epoch == SESSION_OPEN_EPOCH
+            && step.is_fetch
+            && self.sessions.get() >= self.config.max_share_sessions
+        {
+            return Err(GroupError::ShareSessionLimitReached);
+        }
+        let now_ms = self.now_ms();
+        let sessions_before = group.session_count();
+        let acks = group.on_session(
+            &step.member_id,
+            step.epoch,
+            step.is_fetch,
+            &step.add,
+            &step.forget,
+            &step.acks,
+            settings.limits,
+            now_ms,
+        );
+        let reads = match (&acks, step.is_fetch && step.epoch != SESSION_CLOSE_EPOCH) {
+            (Ok(_), true) => group.read_positions(&step.member_id, now_ms),
+            _ => Vec::new(),
+        };
+        self.recount(sessions_before, group.session_count());
+        Ok(SessionAnswer { acks: acks?, reads })
+    }
+
+    /// Hands the member records of what was read for it.
+    pub fn acquire(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        reads: &[ReadRecords],
+        max_records: usize,
+        settings: ShareSettings,
+    ) -> Result<Vec<Vec<Acquired>>, GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups
+            .get_mut(group_id)
+            .ok_or(GroupError::UnknownMemberId)?;
+        group.acquire(
+            member_id,
+            reads,
+            max_records,
+            settings.limits,
+            self.now_ms(),
+        )
+    }
+
+    pub fn describe(&self, group_id: &str) -> Option<ShareGroupDescription> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.get_mut(group_id)?;
+        let sessions_before = group.session_count();
+        group.expire_members(self.now_ms());
+        self.recount(sessions_before, group.session_count());
+        let members = group
+            .members
+            .iter()
+            .map(|(id, m)| ShareMemberDescription {
+                member_id: id.clone(),
+                member_epoch: m.epoch,
+                rack_id: m.rack_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                subscribed_topic_names: m.subscribed.clone(),
+                assignment: m.assignment.clone(),
+            })
+            .collect();
+        Some(ShareGroupDescription {
+            state: state_of(group),
+            group_epoch: group.group_epoch,
+            members,
+        })
+    }
+
+    pub fn list(&self) -> Vec<GroupListing> {
+        let now_ms = self.now_ms();
+        let mut groups = self.groups.borrow_mut();
+        groups
+            .iter_mut()
+            .map(|(id, group)| {
+                let sessions_before = group.session_count();
+                group.expire_members(now_ms);
+                self.recount(sessions_before, group.session_count());
+                GroupListing {
+                    group_id: id.clone(),
+                    protocol_type: SHARE_GROUP_TYPE.to_string(),
+                    state: state_of(group),
+                    group_type: SHARE_GROUP_TYPE,
+                }
+            })
+            .collect()
+    }
+
+    /// DeleteGroups: only a group without members.
+    pub fn delete(&self, group_id: &str) -> Option<GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.get_mut(group_id)?;
+        let sessions_before = group.session_count();
+        group.expire_members(self.now_ms());
+        self.recount(sessions_before, group.session_count());
+        if !group.members.is_empty() {
+            return Some(GroupError::NonEmptyGroup);
+        }
+        groups.remove(group_id);
+        None
+    }
+
+    /// One group's share sessions went from `before` to `after`.
+    fn recount(&self, before: usize, after: usize) {
+        self.sessions
+            .set((self.sessions.get() + after).saturating_sub(before));
+    }
+}
+
+/// Kafka's share group states: Empty without members, else Stable (a share group has no
+/// rebalance to wait for).
+pub fn state_of(group: &ShareGroup) -> &'static str {
+    match group.members.is_empty() {
+        true => "Empty",
+        false => "Stable",
+    }
+}

@@ -1,0 +1,168 @@
+package dev.shoal.compat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Clients;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Share groups (KIP-932) with the Java {@link KafkaShareConsumer}: members of one group share a
+ * partition's records, each record handed to one member at a time; released records come back
+ * with their delivery counted, rejected ones never, and one released up to the delivery limit
+ * is archived.
+ */
+class ShareGroupTest extends BrokerTest {
+  private static final Duration POLL = Duration.ofMillis(200);
+
+  /** Sets the share group's configs (earliest: the records produced before it joined). */
+  private void configure(String group, Map<String, String> configs) throws Exception {
+    List<AlterConfigOp> ops = new ArrayList<>();
+    configs.forEach(
+        (name, value) -> ops.add(new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET)));
+    try (Admin admin = Admin.create(clients.base())) {
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+      admin.incrementalAlterConfigs(Map.of(resource, ops)).all().get();
+    }
+  }
+
+  private KafkaShareConsumer<String, String> member(String group, String topic, boolean explicit) {
+    Properties props = clients.base();
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+    if (explicit) {
+      props.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
+    }
+    KafkaShareConsumer<String, String> consumer = clients.track(new KafkaShareConsumer<>(props));
+    consumer.subscribe(List.of(topic));
+    return consumer;
+  }
+
+  private void produce(String topic, int count) throws Exception {
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    for (int i = 0; i < count; i++) {
+      producer.send(new ProducerRecord<>(topic, 0, null, "r" + i));
+    }
+    producer.flush();
+  }
+
+  @Test
+  void twoMembersOfOnePartitionGetDisjointSetsThatTogetherAreAllTheRecords() throws Exception {
+    String topic = clients.createTopic("queue", 1);
+    String group = Clients.unique("workers");
+    configure(group, Map.of("share.auto.offset.reset", "earliest"));
+    produce(topic, 1000);
+    KafkaShareConsumer<String, String> first = member(group, topic, false);
+    KafkaShareConsumer<String, String> second = member(group, topic, false);
+    Map<String, Integer> byFirst = new HashMap<>();
+    Map<String, Integer> bySecond = new HashMap<>();
+    long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos() * 2;
+    while (byFirst.size() + bySecond.size() < 1000 && System.nanoTime() < deadline) {
+      first.poll(POLL).forEach(r -> byFirst.merge(r.value(), 1, Integer::sum));
+      second.poll(POLL).forEach(r -> bySecond.merge(r.value(), 1, Integer::sum));
+    }
+    // Implicit acknowledgement: what one poll returned is accepted by the next.
+    first.commitSync();
+    second.commitSync();
+    Set<String> both = new HashSet<>(byFirst.keySet());
+    both.retainAll(bySecond.keySet());
+    assertEquals(Set.of(), both, "records handed to both members");
+    Set<String> all = new HashSet<>(byFirst.keySet());
+    all.addAll(bySecond.keySet());
+    assertEquals(1000, all.size(), "records delivered to the group");
+    assertTrue(!byFirst.isEmpty() && !bySecond.isEmpty(), "one member got every record");
+    assertTrue(byFirst.values().stream().allMatch(n -> n == 1), "a record delivered twice");
+    assertTrue(bySecond.values().stream().allMatch(n -> n == 1), "a record delivered twice");
+
+    try (Admin admin = Admin.create(clients.base())) {
+      ShareGroupDescription described =
+          admin.describeShareGroups(List.of(group)).describedGroups().get(group).get();
+      assertEquals(2, described.members().size());
+      assertEquals(GroupState.STABLE, described.groupState());
+      List<GroupListing> shareGroups =
+          new ArrayList<>(
+              admin
+                  .listGroups(ListGroupsOptions.forShareGroups())
+                  .all()
+                  .get());
+      assertTrue(
+          shareGroups.stream().anyMatch(g -> g.groupId().equals(group) && g.type().equals(java.util.Optional.of(GroupType.SHARE))),
+          "listed share groups " + shareGroups);
+    }
+  }
+
+  @Test
+  void releasedRecordsComeBackCountedRejectedNeverAndTheLimitArchives() throws Exception {
+    String topic = clients.createTopic("redeliver", 1);
+    String group = Clients.unique("retrying");
+    configure(group, Map.of("share.auto.offset.reset", "earliest", "share.delivery.count.limit", "2"));
+    produce(topic, 10);
+    KafkaShareConsumer<String, String> consumer = member(group, topic, true);
+    List<ConsumerRecord<String, String>> first = pollUntil(consumer, 10);
+    assertEquals(10, first.size());
+    for (ConsumerRecord<String, String> record : first) {
+      assertEquals(java.util.Optional.of((short) 1), record.deliveryCount());
+      // Even offsets are released, odd ones rejected.
+      consumer.acknowledge(record, record.offset() % 2 == 0 ? AcknowledgeType.RELEASE : AcknowledgeType.REJECT);
+    }
+    consumer.commitSync();
+    List<ConsumerRecord<String, String>> second = pollUntil(consumer, 5);
+    List<Long> offsets = second.stream().map(ConsumerRecord::offset).sorted().toList();
+    assertEquals(List.of(0L, 2L, 4L, 6L, 8L), offsets, "released records come back, rejected ones not");
+    for (ConsumerRecord<String, String> record : second) {
+      assertEquals(java.util.Optional.of((short) 2), record.deliveryCount());
+      consumer.acknowledge(record, AcknowledgeType.RELEASE);
+    }
+    consumer.commitSync();
+    // Released at the delivery limit (2): archived, never delivered again.
+    List<ConsumerRecord<String, String>> after = pollFor(consumer, Duration.ofSeconds(3));
+    assertEquals(List.of(), after.stream().map(ConsumerRecord::offset).toList());
+  }
+
+  private static List<ConsumerRecord<String, String>> pollUntil(
+      KafkaShareConsumer<String, String> consumer, int count) {
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos();
+    while (records.size() < count && System.nanoTime() < deadline) {
+      consumer.poll(POLL).forEach(records::add);
+    }
+    return records;
+  }
+
+  private static List<ConsumerRecord<String, String>> pollFor(
+      KafkaShareConsumer<String, String> consumer, Duration duration) {
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    long deadline = System.nanoTime() + duration.toNanos();
+    while (System.nanoTime() < deadline) {
+      consumer.poll(POLL).forEach(records::add);
+    }
+    return records;
+  }
+}
