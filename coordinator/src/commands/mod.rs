@@ -10,6 +10,7 @@ mod producers;
 mod quotas;
 mod rewrites;
 mod scram;
+mod share_groups;
 mod topics;
 mod transactions;
 
@@ -22,5 +23,6 @@ pub use producers::*;
 pub use quotas::*;
 pub use rewrites::*;
 pub use scram::*;
+pub use share_groups::*;
 pub use topics::*;
 pub use transactions::*;

@@ -45,6 +45,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             alone(rest)
         }
         AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
+        AnyRecord::ShoalShareStateRecord(_) => check_share_states(records),
         AnyRecord::ShoalClientQuotaRecord(q) => check_client_quotas(q, rest),
         AnyRecord::ShoalBrokerConfigRecord(c) => {
             crate::broker_configs::check_broker_config(c)?;
@@ -106,6 +107,41 @@ fn check_consumer_group(
     }
     Ok(())
 }
+
+/// Share-partition states only (one write holds those of several partitions), each with
+/// known states in runs that go forward from its start without gaps, no more of them than a
+/// share-partition may hold in flight.
+fn check_share_states(records: &[AnyRecord]) -> Result<(), String> {
+    for record in records {
+        let AnyRecord::ShoalShareStateRecord(r) = record else {
+            return Err(format!(
+                "record type {} among share states",
+                record.record_type()
+            ));
+        };
+        if r.batches.len() > SHARE_STATE_RUNS_MAX {
+            return Err(format!("{} runs in one share state", r.batches.len()));
+        }
+        let mut next = r.start_offset;
+        for batch in &r.batches {
+            if batch.first_offset != next || batch.last_offset < batch.first_offset {
+                return Err(format!(
+                    "share state run {}..={} where {next} was next",
+                    batch.first_offset, batch.last_offset
+                ));
+            }
+            if ![0, 2, 4].contains(&batch.state) {
+                return Err(format!("share record state {}", batch.state));
+            }
+            next = batch.last_offset.saturating_add(1);
+        }
+    }
+    Ok(())
+}
+
+/// Runs in one share-partition's state: at most one per record in flight (Kafka's largest
+/// `share.partition.max.record.locks` is 4,000).
+const SHARE_STATE_RUNS_MAX: usize = 4_000;
 
 /// Nothing may follow a whole change.
 /// One entity's quotas as AlterClientQuotas sets them: a known entity in order, known keys

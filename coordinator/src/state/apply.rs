@@ -60,6 +60,7 @@ impl CoordinatorState {
                     self.apply_consumer_group(r, members.into_iter());
                 }
                 AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
+                AnyRecord::ShoalShareStateRecord(r) => self.apply_share_state(r),
                 AnyRecord::ShoalMirrorCreatedRecord(r) => self.apply_mirror_created(r),
                 AnyRecord::ShoalTopicMirrorChangedRecord(r) => self.apply_topic_mirror(r),
                 AnyRecord::ShoalMirrorPartitionsChangedRecord(r) => self.apply_mirror_partitions(r),
@@ -203,6 +204,7 @@ impl CoordinatorState {
 
     fn apply_topic_deleted(&mut self, r: &DisklessTopicDeletedRecord, at_ms: i64) {
         self.forget_topic_offsets(r.topic_id);
+        self.forget_topic_share_states(r.topic_id);
         if let Some(topic) = self.topics.remove(&r.topic_id) {
             self.topic_ids.remove(&topic.name);
             for batch in topic.partitions.iter().flat_map(|p| p.batches.iter()) {

@@ -172,9 +172,12 @@ impl CoordinatorState {
         lags
     }
 
-    /// DeleteGroups: every offset of the group. None when the group has no offsets.
+    /// DeleteGroups: every offset and share-partition state of the group. None when it has
+    /// neither.
     pub fn delete_group(&self, group: &str, now_ms: i64) -> Option<Entry> {
-        self.groups.get(group)?;
+        if !self.groups.contains_key(group) && !self.has_share_states(group) {
+            return None;
+        }
         let deleted = ShoalGroupDeletedRecord {
             group_id: group.to_string(),
         };
@@ -256,6 +259,7 @@ impl CoordinatorState {
         self.groups.remove(&r.group_id);
         self.forget_group_claim(&r.group_id);
         self.forget_consumer_group(&r.group_id);
+        self.forget_group_share_states(&r.group_id);
         self.group_configs.remove(&r.group_id);
     }
 

@@ -20,6 +20,7 @@ pub mod producers;
 mod reads;
 mod rewrites;
 mod scram;
+pub mod share_states;
 mod snapshot;
 mod transaction_endings;
 pub mod transactions;
@@ -114,6 +115,8 @@ pub struct CoordinatorState {
     broker_configs: crate::broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
+    /// Share-partition states (KIP-932) by group, topic and partition.
+    share_states: share_states::ShareStates,
     /// Mirrors (KIP-1279) and their settings.
     mirrors: BTreeMap<String, Vec<(String, String)>>,
     /// SCRAM credentials by user and mechanism code.

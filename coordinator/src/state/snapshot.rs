@@ -92,6 +92,9 @@ impl CoordinatorState {
         for records in self.consumer_group_entries() {
             encode_frame(&Entry::new(0, records), &mut w);
         }
+        for record in self.share_state_records() {
+            encode_frame(&Entry::of(0, record), &mut w);
+        }
         for ((user, mechanism), credential) in &self.scram_credentials {
             let set = emit::scram_credential_set(user, *mechanism, credential);
             encode_frame(&Entry::of(0, set), &mut w);
@@ -237,6 +240,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)
                     | AnyRecord::ShoalGroupClaimedRecord(_)
                     | AnyRecord::ShoalConsumerGroupRecord(_)
+                    | AnyRecord::ShoalShareStateRecord(_)
                     | AnyRecord::ShoalGroupConfigRecord(_)
                     | AnyRecord::ShoalBrokerConfigRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)

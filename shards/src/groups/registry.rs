@@ -20,9 +20,10 @@ use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
-use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup};
+use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup, WriteShareStates};
 use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
 use shoal_protocol::consumer_protocol::subscribed_topics;
+use shoal_protocol::records::ShoalShareStateRecord;
 
 /// What one new share group member is taken to need before it joins.
 const MEMBER_ESTIMATE_BYTES: usize = 1024;
@@ -617,6 +618,22 @@ impl Groups {
         let new_group = !self.share.contains(group_id);
         self.has_room_for(MEMBER_ESTIMATE_BYTES)
             && !(new_group && groups >= self.config.max_groups_per_shard)
+    }
+
+    /// Writes share-partition states to the coordinator's log, durably.
+    pub async fn write_share_states(
+        &self,
+        states: Vec<ShoalShareStateRecord>,
+    ) -> Result<(), GroupError> {
+        if states.is_empty() {
+            return Ok(());
+        }
+        let write = WriteShareStates { states };
+        self.claims
+            .coordinator()
+            .run(write)
+            .await
+            .map_err(|_| GroupError::CoordinatorNotAvailable)
     }
 
     /// Charges what a share group holds now to the shard's group memory.

@@ -3,7 +3,8 @@
 //! 1. the session step on the group's shard (the session opened, checked or closed, the
 //!    acknowledgements applied, and where each partition reads from);
 //! 2. the records read as Fetch reads them (long-polling for new ones), from the first
-//!    available record of each share-partition, or for one new to the group from where
+//!    available record of each share-partition; for one this broker holds nothing of, from
+//!    where its state in the coordinator's log says, or for one new to the group from where
 //!    `share.auto.offset.reset` says;
 //! 3. the records read handed to the member under a lock on the group's shard; those the
 //!    member got are sent with the batches that hold them.
@@ -16,13 +17,15 @@ use kafka_protocol::messages::share_fetch_response::{
 };
 use kafka_protocol::messages::{ShareFetchRequest, ShareFetchResponse};
 use shoal_coordinator::acl::Operation;
-use shoal_coordinator::commands::ListOffsets;
+use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareAcquireCall;
 use shoal_shards::groups::share::delivery::{covering, end_of_records, runs};
 use shoal_shards::groups::share::group::{AckBatch, ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
+use shoal_shards::groups::share::partition::{SharePartition, ShareState};
 use shoal_shards::groups::share::registry::SessionStep;
+use shoal_shards::groups::share::stored::from_record;
 use shoal_shards::PartitionFetch;
 use uuid::Uuid;
 
@@ -104,10 +107,12 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         response.responses = topic_responses(outcomes, BTreeMap::new(), call);
         return response;
     }
-    let starts = reset_offsets(call, &answer.reads, &settings).await;
+    let mut positions = answer.reads;
+    let stored = stored_states(call, &group_id, &mut positions, &settings).await;
+    let starts = reset_offsets(call, &positions, &settings).await;
     let mut reads = Vec::new();
     let mut fetches = Vec::new();
-    for (tp, from) in &answer.reads {
+    for (tp, from) in &positions {
         let from = match from {
             ReadFrom::Offset(offset) => *offset,
             ReadFrom::Unknown => match starts.get(tp) {
@@ -123,7 +128,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
                 continue;
             }
         };
-        reads.push((*tp, from));
+        reads.push((*tp, from, stored.get(tp).cloned()));
         fetches.push(PartitionFetch {
             partition: *tp,
             offset: from,
@@ -144,7 +149,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         .await;
     let mut acquire = Vec::new();
     let mut read_records = Vec::new();
-    for ((tp, from), result) in reads.iter().zip(results) {
+    for ((tp, from, stored), result) in reads.into_iter().zip(results) {
         let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
         if result.error.is_some() {
             outcome.error_code = error_codes::code_of(result.error);
@@ -154,11 +159,12 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             true => result.last_stable_offset,
             false => result.high_watermark,
         };
-        let end = end_of_records(&result.records).map_or(*from, |end| end.min(log_end));
+        let end = end_of_records(&result.records).map_or(from, |end| end.min(log_end));
         acquire.push(ReadRecords {
-            partition: *tp,
-            start_if_new: *from,
-            window: *from..end,
+            partition: tp,
+            start_if_new: from,
+            stored,
+            window: from..end,
         });
         read_records.push(result.records);
     }
@@ -201,6 +207,45 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         .add(bytes_out as u64);
     response.responses = topic_responses(outcomes, delivered, call);
     response
+}
+
+/// The states the log holds of share-partitions this broker holds nothing of (after a
+/// restart): each such partition reads from where its state says.
+async fn stored_states(
+    call: &Call<'_>,
+    group_id: &str,
+    positions: &mut [(TopicPartition, ReadFrom)],
+    settings: &ShareGroupSettings,
+) -> BTreeMap<TopicPartition, (ShareState, i64)> {
+    let mut found = BTreeMap::new();
+    if !positions.iter().any(|(_, from)| *from == ReadFrom::Unknown) {
+        return found;
+    }
+    let read = ReadShareGroupStates {
+        group: group_id.to_string(),
+    };
+    let Ok(records) = call.broker.shard.coordinator.run(read).await else {
+        return found;
+    };
+    for record in records {
+        let tp = TopicPartition {
+            topic_id: record.topic_id,
+            partition: record.partition,
+        };
+        let Some((_, from)) = positions.iter_mut().find(|(p, _)| *p == tp) else {
+            continue;
+        };
+        if *from != ReadFrom::Unknown {
+            continue;
+        }
+        let (state, version) = from_record(&record);
+        let restored = SharePartition::restore(&state, settings.share.limits);
+        *from = restored
+            .next_to_read()
+            .map_or(ReadFrom::Full, ReadFrom::Offset);
+        found.insert(tp, (state, version));
+    }
+    found
 }
 
 /// Where each share-partition new to the group starts: `share.auto.offset.reset` looked up

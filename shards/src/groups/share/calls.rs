@@ -1,6 +1,7 @@
 //! The calls on a share group, run on the shard that owns the group (a connection on another
 //! shard sends them as a peer call). A group id held by a classic or consumer-protocol group
-//! is not a share group: Kafka answers GROUP_ID_NOT_FOUND.
+//! is not a share group: Kafka answers GROUP_ID_NOT_FOUND. What a call changed of the
+//! share-partitions' states is in the coordinator's log before it is answered.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -63,7 +64,12 @@ impl GroupCall for ShareSessionCall {
             .share()
             .session_step(&self.group_id, self.step, self.settings);
         groups.account_share(&self.group_id);
-        async move { reply }.boxed_local()
+        let writes = groups.share().take_writes(&self.group_id);
+        async move {
+            groups.write_share_states(writes).await?;
+            reply
+        }
+        .boxed_local()
     }
 }
 
@@ -89,7 +95,12 @@ impl GroupCall for ShareAcquireCall {
             self.settings,
         );
         groups.account_share(&self.group_id);
-        async move { reply }.boxed_local()
+        let writes = groups.share().take_writes(&self.group_id);
+        async move {
+            groups.write_share_states(writes).await?;
+            reply
+        }
+        .boxed_local()
     }
 }
 

@@ -13,7 +13,9 @@ use shoal_coordinator::TopicPartition;
 use uuid::Uuid;
 
 use super::assignor::assign;
-use super::partition::{Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition};
+use super::partition::{
+    Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition, ShareState,
+};
 use crate::groups::GroupError;
 
 /// Kafka's epoch a member joins with, and the one it leaves with.
@@ -84,12 +86,22 @@ pub enum ReadFrom {
 }
 
 /// One share-partition's records read for a member: where the share-partition starts if it
-/// is new, and the offsets the records read cover.
+/// is new to the group (its state in the log with its version, else an offset), and the
+/// offsets the records read cover.
 #[derive(Debug, Clone)]
 pub struct ReadRecords {
     pub partition: TopicPartition,
     pub start_if_new: i64,
+    pub stored: Option<(ShareState, i64)>,
     pub window: Range<i64>,
+}
+
+/// A share-partition's state to write to the log, at the version that orders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateWrite {
+    pub partition: TopicPartition,
+    pub version: i64,
+    pub state: ShareState,
 }
 
 #[derive(Debug, Default)]
@@ -99,6 +111,10 @@ pub struct ShareGroup {
     next_key: MemberKey,
     sessions: HashMap<String, ShareSession>,
     partitions: HashMap<TopicPartition, SharePartition>,
+    /// The version each share-partition's state was last written at.
+    versions: HashMap<TopicPartition, i64>,
+    /// Share-partitions changed since their state was last taken to be written.
+    changed: Vec<TopicPartition>,
     /// The topics' version the assignment was computed with.
     topics_version: u64,
 }
@@ -341,6 +357,7 @@ impl ShareGroup {
                     Some(partition) => {
                         partition.set_limits(limits);
                         partition.expire_locks(now_ms);
+                        self.changed.push(*tp);
                         acknowledge(partition, member_key, batches).err()
                     }
                     None => Some(GroupError::InvalidRecordState),
@@ -396,10 +413,21 @@ impl ShareGroup {
         let mut left = max_records;
         let mut handed = Vec::with_capacity(reads.len());
         for read in reads {
-            let partition = self
-                .partitions
-                .entry(read.partition)
-                .or_insert_with(|| SharePartition::new(read.start_if_new, limits));
+            if !self.partitions.contains_key(&read.partition) {
+                let partition = match &read.stored {
+                    Some((state, version)) => {
+                        self.versions.insert(read.partition, *version);
+                        SharePartition::restore(state, limits)
+                    }
+                    None => {
+                        // Where it starts is written before any record of it is handed out.
+                        self.changed.push(read.partition);
+                        SharePartition::new(read.start_if_new, limits)
+                    }
+                };
+                self.partitions.insert(read.partition, partition);
+            }
+            let partition = self.partitions.get_mut(&read.partition).expect("inserted");
             partition.set_limits(limits);
             partition.expire_locks(now_ms);
             let got = partition.acquire(key, read.window.clone(), left, now_ms);
@@ -412,6 +440,28 @@ impl ShareGroup {
     /// Forgets the share-partitions of topics that no longer exist.
     pub fn retain_partitions(&mut self, exists: impl Fn(&TopicPartition) -> bool) {
         self.partitions.retain(|tp, _| exists(tp));
+        self.versions.retain(|tp, _| exists(tp));
+    }
+
+    /// The states of the share-partitions changed since the last call, each at a version
+    /// above the one written before, to be written to the log.
+    pub fn take_writes(&mut self) -> Vec<StateWrite> {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+            .into_iter()
+            .filter_map(|tp| {
+                let state = self.partitions.get(&tp)?.persisted();
+                let version = self.versions.entry(tp).or_insert(0);
+                *version += 1;
+                Some(StateWrite {
+                    partition: tp,
+                    version: *version,
+                    state,
+                })
+            })
+            .collect()
     }
 }
 

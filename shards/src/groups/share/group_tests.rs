@@ -54,6 +54,7 @@ fn fetch(group: &mut ShareGroup, member: &str, log_end: i64, now_ms: i64) -> Vec
     let read = ReadRecords {
         partition: P0,
         start_if_new: 0,
+        stored: None,
         window: from..log_end,
     };
     let limits = ShareLimits::default();

@@ -1,7 +1,8 @@
 //! Share groups (KIP-932): queues on Kafka topics. A share-partition's record states and
 //! their durable form (`partition`), how partitions are spread over members (`assignor`),
 //! one group's members, sessions and share-partitions (`group`), the groups of a shard
-//! (`registry`) and the calls that reach them from any shard (`calls`).
+//! (`registry`), the calls that reach them from any shard (`calls`), what a fetch sends
+//! (`delivery`), and a share-partition's state as the coordinator's log keeps it (`stored`).
 
 pub mod assignor;
 pub mod calls;
@@ -13,3 +14,4 @@ pub mod partition;
 #[cfg(test)]
 mod partition_tests;
 pub mod registry;
+pub mod stored;

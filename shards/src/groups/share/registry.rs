@@ -1,7 +1,8 @@
 //! The share groups one shard owns (beside its classic and consumer-protocol groups, in
 //! `Groups`): their members, share sessions and share-partitions, bounded by the shard's
-//! group limits. Held in memory: a restart starts every share-partition over where
-//! `share.auto.offset.reset` says (issue 48 goes on to store them in the coordinator's log).
+//! group limits. A restart reads each share-partition back where from its state in the coordinator's log: each state an
+//! acknowledgement changed, and each new share-partition's start, is taken to be written
+//! there (`take_writes`) before the member is answered.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -14,8 +15,10 @@ use super::group::{
     SESSION_CLOSE_EPOCH, SESSION_OPEN_EPOCH,
 };
 use super::partition::{Acquired, ShareLimits};
+use super::stored::to_record;
 use crate::groups::messages::GroupListing;
 use crate::groups::{GroupConfig, GroupError};
+use shoal_protocol::records::ShoalShareStateRecord;
 
 /// Kafka's `share` group type and protocol type, as ListGroups shows them.
 pub const SHARE_GROUP_TYPE: &str = "share";
@@ -204,6 +207,19 @@ impl ShareGroups {
             settings.limits,
             self.now_ms(),
         )
+    }
+
+    /// The records of the group's share-partition states changed since last taken.
+    pub fn take_writes(&self, group_id: &str) -> Vec<ShoalShareStateRecord> {
+        let mut groups = self.groups.borrow_mut();
+        let Some(group) = groups.get_mut(group_id) else {
+            return Vec::new();
+        };
+        group
+            .take_writes()
+            .iter()
+            .map(|w| to_record(group_id, w.partition, w.version, &w.state))
+            .collect()
     }
 
     pub fn describe(&self, group_id: &str) -> Option<ShareGroupDescription> {

@@ -1,0 +1,121 @@
+"""Share groups (KIP-932) with librdkafka's share consumer (confluent-kafka's ShareConsumer):
+members of one group split a partition's records, a record not acknowledged within its lock
+goes to another member, and what was accepted is never delivered again after the broker is
+killed with kill -9 (the share-partition state is in the coordinator's log). The Java
+KafkaShareConsumer's tests (tests/java, ShareGroupTest) run on Apache Kafka too."""
+
+import time
+
+from confluent_kafka import AcknowledgeType, ShareConsumer
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ResourceType)
+
+from test_groups import create_topic, produce
+
+# Kafka's shortest record lock (group.share.min.record.lock.duration.ms).
+SHORTEST_LOCK_MS = 15_000
+
+
+def configure(bootstrap, group, **configs):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    entries = [ConfigEntry(name.replace("_", "."), str(value),
+                           incremental_operation=AlterConfigOpType.SET)
+               for name, value in configs.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin.incremental_alter_configs([resource])[resource].result(10)
+
+
+def share_consumer(bootstrap, group, topic, explicit=False):
+    consumer = ShareConsumer({
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "share.acknowledgement.mode": "explicit" if explicit else "implicit",
+    })
+    consumer.subscribe([topic])
+    return consumer
+
+
+def poll_values(consumer, timeout=1.0):
+    return [m for m in consumer.poll(timeout) if m.error() is None]
+
+
+def test_two_share_consumers_split_one_partitions_records(make_broker):
+    broker = make_broker().start()
+    topic, group = "tasks", "workers"
+    create_topic(broker.bootstrap, topic, 1)
+    configure(broker.bootstrap, group, share_auto_offset_reset="earliest")
+    produce(broker.bootstrap, topic, 600, 1)
+    consumers = [share_consumer(broker.bootstrap, group, topic) for _ in range(2)]
+    got = [[], []]
+    deadline = time.time() + 60
+    while sum(map(len, got)) < 600 and time.time() < deadline:
+        for i, consumer in enumerate(consumers):
+            got[i].extend(m.value() for m in poll_values(consumer, 0.5))
+    for consumer in consumers:
+        consumer.close()
+    assert not set(got[0]) & set(got[1]), "a record went to both members"
+    assert sorted(got[0] + got[1]) == sorted(f"v{i}".encode() for i in range(600))
+
+
+def test_a_record_not_acknowledged_in_time_goes_to_another_member(make_broker):
+    broker = make_broker().start()
+    topic, group = "jobs", "slow-and-fast"
+    create_topic(broker.bootstrap, topic, 1)
+    configure(broker.bootstrap, group, share_auto_offset_reset="earliest",
+              share_record_lock_duration_ms=SHORTEST_LOCK_MS)
+    produce(broker.bootstrap, topic, 5, 1)
+    stuck = share_consumer(broker.bootstrap, group, topic, explicit=True)
+    held = []
+    deadline = time.time() + 30
+    while len(held) < 5 and time.time() < deadline:
+        held.extend(poll_values(stuck))
+    assert len(held) == 5
+    # `stuck` stays in the group (its client heartbeats) but never acknowledges.
+    other = share_consumer(broker.bootstrap, group, topic, explicit=True)
+    started = time.time()
+    late = []
+    while len(late) < 5 and time.time() < started + SHORTEST_LOCK_MS / 1000 + 30:
+        for m in poll_values(other):
+            late.append(m)
+            other.acknowledge(m, AcknowledgeType.ACCEPT)
+    waited = time.time() - started
+    assert sorted(m.offset() for m in late) == [0, 1, 2, 3, 4]
+    assert waited >= SHORTEST_LOCK_MS / 1000 - 1, f"handed over after {waited:.1f}s"
+    other.commit_sync()
+    other.close()
+    stuck.close()
+
+
+def test_accepted_records_are_not_delivered_again_after_kill_9(make_broker):
+    broker = make_broker().start()
+    topic, group = "orders", "fulfilment"
+    create_topic(broker.bootstrap, topic, 1)
+    configure(broker.bootstrap, group, share_auto_offset_reset="earliest")
+    produce(broker.bootstrap, topic, 100, 1)
+    first = share_consumer(broker.bootstrap, group, topic, explicit=True)
+    got = []
+    deadline = time.time() + 30
+    while len(got) < 100 and time.time() < deadline:
+        batch = poll_values(first)
+        for m in batch:
+            # Offsets below 40 are accepted, the others released: the released ones come
+            # back, so polling goes on until each of the first 40 was accepted once.
+            kind = AcknowledgeType.ACCEPT if m.offset() < 40 else AcknowledgeType.RELEASE
+            first.acknowledge(m, kind)
+        got.extend(m.offset() for m in batch if m.offset() < 40)
+        if len(set(got)) == 40:
+            break
+    results = first.commit_sync()
+    assert all(error is None for error in results.values()), results
+    assert sorted(set(got)) == list(range(40))
+    first.close()
+    broker.kill()
+    broker.start()
+    second = share_consumer(broker.bootstrap, group, topic)
+    after = []
+    deadline = time.time() + 30
+    while len(after) < 60 and time.time() < deadline:
+        after.extend(m.offset() for m in poll_values(second))
+    second.close()
+    assert not [o for o in after if o < 40], "accepted records delivered after the restart"
+    assert sorted(set(after)) == list(range(40, 100))
