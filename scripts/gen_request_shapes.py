@@ -24,7 +24,8 @@ SERVED = [
     "create_acls", "delete_acls", "add_partitions_to_txn", "add_offsets_to_txn", "end_txn",
     "txn_offset_commit", "describe_transactions", "list_transactions",
     "describe_client_quotas", "alter_client_quotas", "share_group_heartbeat",
-    "share_group_describe", "share_fetch", "share_acknowledge",
+    "share_group_describe", "share_fetch", "share_acknowledge", "describe_share_group_offsets",
+    "alter_share_group_offsets", "delete_share_group_offsets",
 ]
 MAX_VERSION = 32767
 

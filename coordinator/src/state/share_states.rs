@@ -50,15 +50,22 @@ impl CoordinatorState {
         first.is_some_and(|((g, _, _), _)| g == group)
     }
 
-    /// A newer state replaces the one kept; an older or equal version is ignored.
+    /// A newer state replaces the one kept (a deleted one removes it); an older or equal
+    /// version is ignored.
     pub(super) fn apply_share_state(&mut self, r: &ShoalShareStateRecord) {
         let key = (r.group_id.clone(), r.topic_id, r.partition);
         let newer = self
             .share_states
             .get(&key)
             .is_none_or(|kept| kept.0.state_version < r.state_version);
-        if newer {
-            self.share_states.insert(key, StoredShareState(r.clone()));
+        match (newer, r.deleted) {
+            (false, _) => {}
+            (true, true) => {
+                self.share_states.remove(&key);
+            }
+            (true, false) => {
+                self.share_states.insert(key, StoredShareState(r.clone()));
+            }
         }
     }
 
@@ -89,6 +96,7 @@ mod tests {
             topic_id: Uuid::from_u128(5),
             partition,
             state_version: version,
+            deleted: false,
             start_offset: start,
             batches: vec![],
         }
@@ -107,6 +115,13 @@ mod tests {
         apply(&mut s, state("q", 0, 1, 10));
         apply(&mut s, state("q", 1, 1, 7));
         apply(&mut s, state("other", 0, 1, 3));
+        apply(&mut s, state("gone", 0, 1, 3));
+        let removed = ShoalShareStateRecord {
+            deleted: true,
+            ..state("gone", 0, 2, 0)
+        };
+        apply(&mut s, removed);
+        assert!(!s.has_share_states("gone"));
         assert_eq!(s.share_state("q", topic, 0).unwrap().start_offset, 20);
         let starts: Vec<i64> = s
             .share_states_of("q")

@@ -189,6 +189,9 @@ registry! {
     ShareGroupDescribeRequest: 1..=1 => groups::share_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     ShareFetchRequest: 1..=1 => groups::share_fetch::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
     ShareAcknowledgeRequest: 1..=1 => groups::share_acknowledge::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
+    DescribeShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::describe, [Describe Group, Describe Topic] "DESCRIBE on each group and on each topic";
+    AlterShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::alter, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
+    DeleteShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::delete, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];
     SaslHandshakeRequest: 0..=1 => sasl::handshake, [] "" [before_authentication];
     SaslAuthenticateRequest: 0..=2 => sasl::authenticate, [] "" [before_authentication];

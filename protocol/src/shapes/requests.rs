@@ -3689,6 +3689,131 @@ pub mod share_acknowledge_request {
     };
 }
 
+pub mod describe_share_group_offsets_request {
+    use super::*;
+
+    pub static DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST_TOPIC: Shape = Shape {
+        name: "DescribeShareGroupOffsetsRequestTopic",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "topic_name",
+                versions: (0, 0),
+                ty: Ty::CompactString,
+            },
+            Field {
+                name: "partitions",
+                versions: (0, 0),
+                ty: Ty::Array {
+                    compact: true,
+                    element: &Ty::Fixed(4),
+                    element_bytes: size_of::<i32>(),
+                },
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST_GROUP: Shape = Shape {
+    name: "DescribeShareGroupOffsetsRequestGroup",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "group_id", versions: (0, 0), ty: Ty::CompactString },
+        Field { name: "topics", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST_TOPIC), element_bytes: size_of::<kafka_protocol::messages::describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+
+    pub static DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST: Shape = Shape {
+    name: "DescribeShareGroupOffsetsRequest",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "groups", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST_GROUP), element_bytes: size_of::<kafka_protocol::messages::describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
+pub mod alter_share_group_offsets_request {
+    use super::*;
+
+    pub static ALTER_SHARE_GROUP_OFFSETS_REQUEST_PARTITION: Shape = Shape {
+        name: "AlterShareGroupOffsetsRequestPartition",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[
+            Field {
+                name: "partition_index",
+                versions: (0, 0),
+                ty: Ty::Fixed(4),
+            },
+            Field {
+                name: "start_offset",
+                versions: (0, 0),
+                ty: Ty::Fixed(8),
+            },
+        ],
+        tags: &[],
+    };
+
+    pub static ALTER_SHARE_GROUP_OFFSETS_REQUEST_TOPIC: Shape = Shape {
+    name: "AlterShareGroupOffsetsRequestTopic",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "topic_name", versions: (0, 0), ty: Ty::CompactString },
+        Field { name: "partitions", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&ALTER_SHARE_GROUP_OFFSETS_REQUEST_PARTITION), element_bytes: size_of::<kafka_protocol::messages::alter_share_group_offsets_request::AlterShareGroupOffsetsRequestPartition>() } },
+    ],
+    tags: &[
+    ],
+};
+
+    pub static ALTER_SHARE_GROUP_OFFSETS_REQUEST: Shape = Shape {
+    name: "AlterShareGroupOffsetsRequest",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "group_id", versions: (0, 0), ty: Ty::CompactString },
+        Field { name: "topics", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&ALTER_SHARE_GROUP_OFFSETS_REQUEST_TOPIC), element_bytes: size_of::<kafka_protocol::messages::alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
+pub mod delete_share_group_offsets_request {
+    use super::*;
+
+    pub static DELETE_SHARE_GROUP_OFFSETS_REQUEST_TOPIC: Shape = Shape {
+        name: "DeleteShareGroupOffsetsRequestTopic",
+        versions: (0, 0),
+        flexible_from: 0,
+        fields: &[Field {
+            name: "topic_name",
+            versions: (0, 0),
+            ty: Ty::CompactString,
+        }],
+        tags: &[],
+    };
+
+    pub static DELETE_SHARE_GROUP_OFFSETS_REQUEST: Shape = Shape {
+    name: "DeleteShareGroupOffsetsRequest",
+    versions: (0, 0),
+    flexible_from: 0,
+    fields: &[
+        Field { name: "group_id", versions: (0, 0), ty: Ty::CompactString },
+        Field { name: "topics", versions: (0, 0), ty: Ty::Array { compact: true, element: &Ty::Struct(&DELETE_SHARE_GROUP_OFFSETS_REQUEST_TOPIC), element_bytes: size_of::<kafka_protocol::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic>() } },
+    ],
+    tags: &[
+    ],
+};
+}
+
 /// The shape of each request by API key.
 pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
     use kafka_protocol::messages::*;
@@ -3813,6 +3938,15 @@ pub fn request_shape(api_key: i16) -> Option<&'static Shape> {
         k if k == ShareFetchRequest::KEY => Some(&self::share_fetch_request::SHARE_FETCH_REQUEST),
         k if k == ShareAcknowledgeRequest::KEY => {
             Some(&self::share_acknowledge_request::SHARE_ACKNOWLEDGE_REQUEST)
+        }
+        k if k == DescribeShareGroupOffsetsRequest::KEY => {
+            Some(&self::describe_share_group_offsets_request::DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST)
+        }
+        k if k == AlterShareGroupOffsetsRequest::KEY => {
+            Some(&self::alter_share_group_offsets_request::ALTER_SHARE_GROUP_OFFSETS_REQUEST)
+        }
+        k if k == DeleteShareGroupOffsetsRequest::KEY => {
+            Some(&self::delete_share_group_offsets_request::DELETE_SHARE_GROUP_OFFSETS_REQUEST)
         }
         _ => None,
     }

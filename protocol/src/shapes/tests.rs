@@ -159,6 +159,9 @@ fn every_served_request_shape_matches_kafka_protocol() {
     matches_kafka_protocol::<ShareGroupDescribeRequest>();
     matches_kafka_protocol::<ShareFetchRequest>();
     matches_kafka_protocol::<ShareAcknowledgeRequest>();
+    matches_kafka_protocol::<DescribeShareGroupOffsetsRequest>();
+    matches_kafka_protocol::<AlterShareGroupOffsetsRequest>();
+    matches_kafka_protocol::<DeleteShareGroupOffsetsRequest>();
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub mod offset_fetch;
 pub mod share_acknowledge;
 pub mod share_fetch;
 pub mod share_group_describe;
+pub mod share_group_offsets;
 pub mod share_heartbeat;
 mod share_session;
 pub mod sync_group;

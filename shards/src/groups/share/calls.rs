@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use shoal_coordinator::TopicsView;
+use shoal_coordinator::{TopicPartition, TopicsView};
 
 use super::group::{ReadRecords, ShareHeartbeat, ShareHeartbeatAnswer};
 use super::partition::Acquired;
@@ -114,5 +114,26 @@ impl GroupCall for DescribeShareGroup {
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         let reply = groups.share().describe(&self.0);
         async move { reply }.boxed_local()
+    }
+}
+
+/// AlterShareGroupOffsets and DeleteShareGroupOffsets: each share-partition's new start
+/// (`None`: its state deleted), with the version the log holds of it; NON_EMPTY_GROUP while
+/// the group has members.
+#[derive(Debug)]
+pub struct ResetShareOffsets {
+    pub group_id: String,
+    pub changes: Vec<(TopicPartition, Option<i64>, i64)>,
+}
+
+impl GroupCall for ResetShareOffsets {
+    type Reply = Result<(), GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = match groups.holds_other_than_share(&self.group_id) {
+            true => Err(GroupError::GroupIdNotFound),
+            false => groups.share().reset(&self.group_id, &self.changes),
+        };
+        async move { groups.write_share_states(reply?).await }.boxed_local()
     }
 }

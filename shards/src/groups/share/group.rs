@@ -443,6 +443,27 @@ impl ShareGroup {
         self.versions.retain(|tp, _| exists(tp));
     }
 
+    /// AlterShareGroupOffsets (`Some` start) and DeleteShareGroupOffsets (`None`) of a group
+    /// without members: each share-partition's state goes, and what replaces it is written at
+    /// a version above both this group's and the log's (`stored_version`).
+    pub fn reset(
+        &mut self,
+        changes: &[(TopicPartition, Option<i64>, i64)],
+    ) -> Result<Vec<(TopicPartition, i64, Option<i64>)>, GroupError> {
+        if !self.members.is_empty() {
+            return Err(GroupError::NonEmptyGroup);
+        }
+        let mut written = Vec::with_capacity(changes.len());
+        for &(tp, start, stored_version) in changes {
+            self.partitions.remove(&tp);
+            self.changed.retain(|changed| *changed != tp);
+            let version = self.versions.entry(tp).or_insert(0);
+            *version = (*version).max(stored_version) + 1;
+            written.push((tp, *version, start));
+        }
+        Ok(written)
+    }
+
     /// The states of the share-partitions changed since the last call, each at a version
     /// above the one written before, to be written to the log.
     pub fn take_writes(&mut self) -> Vec<StateWrite> {

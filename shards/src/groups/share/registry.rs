@@ -14,7 +14,7 @@ use super::group::{
     AckBatch, ReadFrom, ReadRecords, ShareGroup, ShareHeartbeat, ShareHeartbeatAnswer,
     SESSION_CLOSE_EPOCH, SESSION_OPEN_EPOCH,
 };
-use super::partition::{Acquired, ShareLimits};
+use super::partition::{Acquired, ShareLimits, ShareState};
 use super::stored::to_record;
 use crate::groups::messages::GroupListing;
 use crate::groups::{GroupConfig, GroupError};
@@ -220,6 +220,35 @@ impl ShareGroups {
             .iter()
             .map(|w| to_record(group_id, w.partition, w.version, &w.state))
             .collect()
+    }
+
+    /// AlterShareGroupOffsets and DeleteShareGroupOffsets on a group without members (a
+    /// group this shard holds nothing of has none): the records to write.
+    pub fn reset(
+        &self,
+        group_id: &str,
+        changes: &[(TopicPartition, Option<i64>, i64)],
+    ) -> Result<Vec<ShoalShareStateRecord>, GroupError> {
+        let now_ms = self.now_ms();
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.entry(group_id.to_string()).or_default();
+        let sessions_before = group.session_count();
+        group.expire_members(now_ms);
+        self.recount(sessions_before, group.session_count());
+        let written = group.reset(changes)?;
+        Ok(written
+            .into_iter()
+            .map(|(tp, version, start)| {
+                let state = ShareState {
+                    start_offset: start.unwrap_or(0),
+                    batches: Vec::new(),
+                };
+                ShoalShareStateRecord {
+                    deleted: start.is_none(),
+                    ..to_record(group_id, tp, version, &state)
+                }
+            })
+            .collect())
     }
 
     pub fn describe(&self, group_id: &str) -> Option<ShareGroupDescription> {

@@ -23,6 +23,7 @@ pub fn to_record(
         topic_id: partition.topic_id,
         partition: partition.partition,
         state_version: version,
+        deleted: false,
         start_offset: state.start_offset,
         batches: state
             .batches

@@ -1,0 +1,292 @@
+//! A share group's start offsets (KIP-932): DescribeShareGroupOffsets reads each
+//! share-partition's start offset from the coordinator's log (where every acknowledgement's
+//! change is before it is answered); AlterShareGroupOffsets and DeleteShareGroupOffsets reset
+//! or remove them while the group has no members, as `kafka-share-groups --reset-offsets` and
+//! `--delete-offsets` do.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::alter_share_group_offsets_response::{
+    AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic,
+};
+use kafka_protocol::messages::delete_share_group_offsets_response::DeleteShareGroupOffsetsResponseTopic;
+use kafka_protocol::messages::describe_share_group_offsets_response::{
+    DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
+    DescribeShareGroupOffsetsResponseTopic,
+};
+use kafka_protocol::messages::{
+    AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, DeleteShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsResponse, DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse, TopicName,
+};
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::commands::ReadShareGroupStates;
+use shoal_coordinator::TopicPartition;
+use shoal_protocol::records::ShoalShareStateRecord;
+use shoal_protocol::ResponseError;
+use shoal_shards::groups::share::calls::ResetShareOffsets;
+use uuid::Uuid;
+
+use super::{owned, text};
+use crate::context::Call;
+use crate::handlers::metadata::LEADER_EPOCH;
+use crate::kafka::error_codes;
+
+/// A share-partition the group has no state for: Kafka answers start offset -1.
+const NO_START: i64 = -1;
+
+/// The group's stored states by topic and partition, or the error code to answer.
+async fn stored_states(
+    call: &Call<'_>,
+    group: &str,
+) -> Result<BTreeMap<(Uuid, i32), ShoalShareStateRecord>, i16> {
+    let read = ReadShareGroupStates {
+        group: group.to_string(),
+    };
+    let records = call
+        .broker
+        .shard
+        .coordinator
+        .run(read)
+        .await
+        .map_err(|_| ResponseError::CoordinatorNotAvailable.code())?;
+    Ok(records
+        .into_iter()
+        .map(|r| ((r.topic_id, r.partition), r))
+        .collect())
+}
+
+/// The group's own checks: the ACL on it, and that this broker coordinates it.
+fn check_group(call: &Call<'_>, operation: Operation, group: &str) -> Result<(), i16> {
+    call.check_group(operation, group)
+        .and_then(|()| call.check_coordinator(group))
+        .map_err(|e| error_codes::code_of(Some(e)))
+}
+
+pub async fn describe(
+    call: &Call<'_>,
+    request: DescribeShareGroupOffsetsRequest,
+) -> DescribeShareGroupOffsetsResponse {
+    let view = call.broker.shard.topics.load_full();
+    let mut groups = Vec::with_capacity(request.groups.len());
+    for wanted in request.groups {
+        let group = owned(&wanted.group_id.0);
+        let answer =
+            DescribeShareGroupOffsetsResponseGroup::default().with_group_id(wanted.group_id);
+        let stored = match check_group(call, Operation::Describe, &group) {
+            Ok(()) => stored_states(call, &group).await,
+            Err(code) => Err(code),
+        };
+        let stored = match stored {
+            Ok(stored) => stored,
+            Err(code) => {
+                groups.push(answer.with_error_code(code));
+                continue;
+            }
+        };
+        // Asked for none: every topic the group has state for.
+        let asked: Vec<(String, Vec<i32>)> = match wanted.topics {
+            Some(topics) => topics
+                .into_iter()
+                .map(|t| (owned(&t.topic_name.0), t.partitions))
+                .collect(),
+            None => {
+                let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+                for (topic_id, partition) in stored.keys() {
+                    if let Some(topic) = view.by_id(topic_id) {
+                        by_topic
+                            .entry(topic.name.clone())
+                            .or_default()
+                            .push(*partition);
+                    }
+                }
+                by_topic.into_iter().collect()
+            }
+        };
+        let mut topics = Vec::with_capacity(asked.len());
+        for (name, partitions) in asked {
+            let topic = view.by_name(&name);
+            let refused = match topic {
+                None => Some(ResponseError::UnknownTopicOrPartition.code()),
+                Some(_) if call.check_topic(Operation::Describe, &name).is_err() => {
+                    Some(ResponseError::TopicAuthorizationFailed.code())
+                }
+                Some(_) => None,
+            };
+            let topic_id = topic.map_or(Uuid::nil(), |t| t.id);
+            let partitions = partitions
+                .into_iter()
+                .map(|partition| {
+                    let answer = DescribeShareGroupOffsetsResponsePartition::default()
+                        .with_partition_index(partition)
+                        .with_leader_epoch(LEADER_EPOCH);
+                    match refused {
+                        Some(code) => answer.with_error_code(code).with_start_offset(NO_START),
+                        None => answer.with_start_offset(
+                            stored
+                                .get(&(topic_id, partition))
+                                .map_or(NO_START, |s| s.start_offset),
+                        ),
+                    }
+                })
+                .collect();
+            topics.push(
+                DescribeShareGroupOffsetsResponseTopic::default()
+                    .with_topic_name(TopicName(text(name)))
+                    .with_topic_id(topic_id)
+                    .with_partitions(partitions),
+            );
+        }
+        groups.push(answer.with_topics(topics));
+    }
+    DescribeShareGroupOffsetsResponse::default().with_groups(groups)
+}
+
+pub async fn alter(
+    call: &Call<'_>,
+    request: AlterShareGroupOffsetsRequest,
+) -> AlterShareGroupOffsetsResponse {
+    let group = owned(&request.group_id.0);
+    if let Err(code) = check_group(call, Operation::Read, &group) {
+        return AlterShareGroupOffsetsResponse::default().with_error_code(code);
+    }
+    let view = call.broker.shard.topics.load_full();
+    let stored = match stored_states(call, &group).await {
+        Ok(stored) => stored,
+        Err(code) => return AlterShareGroupOffsetsResponse::default().with_error_code(code),
+    };
+    let mut changes = Vec::new();
+    // Per topic: its id and each partition's answer so far (0: to be reset).
+    let mut answers: Vec<(String, Uuid, Vec<(i32, i16)>)> = Vec::new();
+    for t in &request.topics {
+        let name = owned(&t.topic_name.0);
+        let topic = view.by_name(&name);
+        let refused = match topic {
+            None => Some(ResponseError::UnknownTopicOrPartition.code()),
+            Some(_) if call.check_topic(Operation::Read, &name).is_err() => {
+                Some(ResponseError::TopicAuthorizationFailed.code())
+            }
+            Some(_) => None,
+        };
+        let topic_id = topic.map_or(Uuid::nil(), |t| t.id);
+        let count = topic.map_or(0, |t| t.partitions);
+        let mut partitions = Vec::with_capacity(t.partitions.len());
+        for p in &t.partitions {
+            let code = match refused {
+                Some(code) => code,
+                None if !(0..count).contains(&p.partition_index) => {
+                    ResponseError::UnknownTopicOrPartition.code()
+                }
+                None if p.start_offset < 0 => ResponseError::InvalidRequest.code(),
+                None => {
+                    let tp = TopicPartition {
+                        topic_id,
+                        partition: p.partition_index,
+                    };
+                    let version = stored
+                        .get(&(topic_id, p.partition_index))
+                        .map_or(0, |s| s.state_version);
+                    changes.push((tp, Some(p.start_offset), version));
+                    0
+                }
+            };
+            partitions.push((p.partition_index, code));
+        }
+        answers.push((name, topic_id, partitions));
+    }
+    let reset = ResetShareOffsets {
+        group_id: group.clone(),
+        changes,
+    };
+    let outcome = call
+        .broker
+        .shard
+        .group_call(&group, reset)
+        .await
+        .and_then(|reply| reply);
+    let group_code = error_codes::code_of(outcome.err());
+    let responses = answers
+        .into_iter()
+        .map(|(name, topic_id, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|(index, code)| {
+                    AlterShareGroupOffsetsResponsePartition::default()
+                        .with_partition_index(index)
+                        .with_error_code(if code == 0 { group_code } else { code })
+                })
+                .collect();
+            AlterShareGroupOffsetsResponseTopic::default()
+                .with_topic_name(TopicName(text(name)))
+                .with_topic_id(topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
+    AlterShareGroupOffsetsResponse::default()
+        .with_error_code(group_code)
+        .with_responses(responses)
+}
+
+pub async fn delete(
+    call: &Call<'_>,
+    request: DeleteShareGroupOffsetsRequest,
+) -> DeleteShareGroupOffsetsResponse {
+    let group = owned(&request.group_id.0);
+    if let Err(code) = check_group(call, Operation::Delete, &group) {
+        return DeleteShareGroupOffsetsResponse::default().with_error_code(code);
+    }
+    let view = call.broker.shard.topics.load_full();
+    let stored = match stored_states(call, &group).await {
+        Ok(stored) => stored,
+        Err(code) => return DeleteShareGroupOffsetsResponse::default().with_error_code(code),
+    };
+    let mut changes = Vec::new();
+    let mut answers = Vec::new();
+    for t in &request.topics {
+        let name = owned(&t.topic_name.0);
+        let topic = view.by_name(&name);
+        let code = match topic {
+            None => ResponseError::UnknownTopicOrPartition.code(),
+            Some(_) if call.check_topic(Operation::Read, &name).is_err() => {
+                ResponseError::TopicAuthorizationFailed.code()
+            }
+            Some(topic) => {
+                for ((topic_id, partition), state) in stored.range((topic.id, i32::MIN)..) {
+                    if *topic_id != topic.id {
+                        break;
+                    }
+                    let tp = TopicPartition {
+                        topic_id: *topic_id,
+                        partition: *partition,
+                    };
+                    changes.push((tp, None, state.state_version));
+                }
+                0
+            }
+        };
+        answers.push((name, topic.map_or(Uuid::nil(), |t| t.id), code));
+    }
+    let reset = ResetShareOffsets {
+        group_id: group.clone(),
+        changes,
+    };
+    let outcome = call
+        .broker
+        .shard
+        .group_call(&group, reset)
+        .await
+        .and_then(|reply| reply);
+    let group_code = error_codes::code_of(outcome.err());
+    let responses = answers
+        .into_iter()
+        .map(|(name, topic_id, code)| {
+            DeleteShareGroupOffsetsResponseTopic::default()
+                .with_topic_name(TopicName(text(name)))
+                .with_topic_id(topic_id)
+                .with_error_code(if code == 0 { group_code } else { code })
+        })
+        .collect();
+    DeleteShareGroupOffsetsResponse::default()
+        .with_error_code(group_code)
+        .with_responses(responses)
+}
