@@ -142,6 +142,10 @@ pub async fn describe(
     DescribeShareGroupOffsetsResponse::default().with_groups(groups)
 }
 
+/// A topic of AlterShareGroupOffsets: its name, its id and each partition's answer so far
+/// (0: to be reset).
+type TopicAnswer = (String, Uuid, Vec<(i32, i16)>);
+
 pub async fn alter(
     call: &Call<'_>,
     request: AlterShareGroupOffsetsRequest,
@@ -156,8 +160,7 @@ pub async fn alter(
         Err(code) => return AlterShareGroupOffsetsResponse::default().with_error_code(code),
     };
     let mut changes = Vec::new();
-    // Per topic: its id and each partition's answer so far (0: to be reset).
-    let mut answers: Vec<(String, Uuid, Vec<(i32, i16)>)> = Vec::new();
+    let mut answers: Vec<TopicAnswer> = Vec::new();
     for t in &request.topics {
         let name = owned(&t.topic_name.0);
         let topic = view.by_name(&name);
