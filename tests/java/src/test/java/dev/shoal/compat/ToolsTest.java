@@ -13,14 +13,19 @@ import dev.shoal.compat.harness.Tool;
 import dev.shoal.compat.harness.Tool.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +36,7 @@ class ToolsTest extends BrokerTest {
   private static final String TOPICS = "org.apache.kafka.tools.TopicCommand";
   private static final String CONFIGS = "org.apache.kafka.tools.ConfigCommand";
   private static final String GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+  private static final String SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
   private static final String ACLS = "org.apache.kafka.tools.AclCommand";
   private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
   private static final String GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell";
@@ -131,6 +137,44 @@ class ToolsTest extends BrokerTest {
     Result deleted = ok(GROUPS, "--delete", "--group", group);
     assertTrue(deleted.out().contains("Deletion of requested consumer groups ('" + group + "') was successful."),
         deleted::toString);
+  }
+
+  @Test
+  void kafkaShareGroups() throws Exception {
+    String topic = clients.createTopic("tool-shares", 1);
+    produce(topic, 10);
+    String group = Clients.unique("tool-share");
+    ok(CONFIGS, "--alter", "--entity-type", "groups", "--entity-name", group,
+        "--add-config", "share.auto.offset.reset=earliest");
+    Properties props = clients.base();
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props)) {
+      consumer.subscribe(List.of(topic));
+      int read = 0;
+      long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos();
+      while (read < 10 && System.nanoTime() < deadline) {
+        read += consumer.poll(Duration.ofMillis(200)).count();
+      }
+      assertEquals(10, read);
+      consumer.commitSync();
+      Result members = ok(SHARE_GROUPS, "--describe", "--group", group, "--members");
+      assertTrue(members.out().contains(topic + ":0"), members::toString);
+    }
+    assertTrue(ok(SHARE_GROUPS, "--list").out().lines().anyMatch(group::equals));
+    Result described = ok(SHARE_GROUPS, "--describe", "--group", group);
+    // GROUP TOPIC PARTITION START-OFFSET ...
+    Matcher row = Pattern.compile(Pattern.quote(group) + "\\s+" + Pattern.quote(topic) + "\\s+0\\s+(\\d+)")
+        .matcher(described.out());
+    assertTrue(row.find(), described::toString);
+    Result reset = ok(SHARE_GROUPS, "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute");
+    assertTrue(Pattern.compile(Pattern.quote(topic) + "\\s+0\\s+0").matcher(reset.out()).find(), reset::toString);
+    Result again = ok(SHARE_GROUPS, "--describe", "--group", group);
+    Matcher start = Pattern.compile(Pattern.quote(topic) + "\\s+0\\s+0\\b").matcher(again.out());
+    assertTrue(start.find(), again::toString);
+    Result deleted = ok(SHARE_GROUPS, "--delete", "--group", group);
+    assertTrue(deleted.out().contains(group), deleted::toString);
   }
 
   @Test
