@@ -6,7 +6,7 @@ KafkaShareConsumer's tests (tests/java, ShareGroupTest) run on Apache Kafka too.
 
 import time
 
-from confluent_kafka import AcknowledgeType, ShareConsumer
+from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ResourceType)
 
@@ -119,3 +119,38 @@ def test_accepted_records_are_not_delivered_again_after_kill_9(make_broker):
     second.close()
     assert not [o for o in after if o < 40], "accepted records delivered after the restart"
     assert sorted(set(after)) == list(range(40, 100))
+
+
+def test_read_committed_share_groups_never_deliver_aborted_records(make_broker):
+    """The broker archives the aborted transactions' records as it hands them out (ShareFetch
+    carries no list of aborted transactions). librdkafka also drops them itself when the abort
+    marker comes in the same answer, so this checks what a member gets, not who dropped them;
+    the archiving is checked in shards' share group tests."""
+    broker = make_broker().start()
+    topic, group = "payments", "settlers"
+    create_topic(broker.bootstrap, topic, 1)
+    configure(broker.bootstrap, group, share_auto_offset_reset="earliest",
+              share_isolation_level="read_committed")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "payer"})
+    producer.init_transactions(30)
+    committed = set()
+    for n, outcome in enumerate(["commit", "abort", "commit"]):
+        producer.begin_transaction()
+        for i in range(5):
+            value = f"{outcome}-{n}-{i}".encode()
+            producer.produce(topic, value=value, partition=0)
+            if outcome == "commit":
+                committed.add(value)
+        if outcome == "commit":
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    consumer = share_consumer(broker.bootstrap, group, topic)
+    got = set()
+    deadline = time.time() + 30
+    while len(got) < 10 and time.time() < deadline:
+        got.update(m.value() for m in poll_values(consumer))
+    for _ in range(4):
+        got.update(m.value() for m in poll_values(consumer, 0.5))
+    consumer.close()
+    assert got == committed

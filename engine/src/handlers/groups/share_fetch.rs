@@ -21,7 +21,7 @@ use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareAcquireCall;
-use shoal_shards::groups::share::delivery::{covering, end_of_records, runs};
+use shoal_shards::groups::share::delivery::{covering, end_of_records, never_delivered, runs};
 use shoal_shards::groups::share::group::{AckBatch, ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
 use shoal_shards::groups::share::partition::{SharePartition, ShareState};
 use shoal_shards::groups::share::registry::SessionStep;
@@ -160,11 +160,16 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             false => result.high_watermark,
         };
         let end = end_of_records(&result.records).map_or(from, |end| end.min(log_end));
+        let never = match settings.read_committed {
+            true => never_delivered(&result.records, &result.aborted),
+            false => Vec::new(),
+        };
         acquire.push(ReadRecords {
             partition: tp,
             start_if_new: from,
             stored,
             window: from..end,
+            never,
         });
         read_records.push(result.records);
     }

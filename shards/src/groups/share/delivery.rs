@@ -2,7 +2,10 @@
 //! acquired records (whole batches, as Kafka sends them; the client keeps only the acquired
 //! offsets), and the acquired records as runs of one delivery count.
 
+use std::ops::Range;
+
 use bytes::Bytes;
+use shoal_coordinator::AbortedTransaction;
 use shoal_wal::batch::BatchHeader;
 
 use super::partition::Acquired;
@@ -16,15 +19,37 @@ pub struct AcquiredRun {
 }
 
 /// Each whole batch in `records`: its first offset, the offset after it, and its bytes.
-fn batches(records: &[u8]) -> impl Iterator<Item = (i64, i64, std::ops::Range<usize>)> + '_ {
+fn batches(records: &[u8]) -> impl Iterator<Item = (i64, i64, Range<usize>)> + '_ {
+    headers(records).map(|(header, end, bytes)| (header.base_offset, end, bytes))
+}
+
+/// Each whole batch's header, the offset after it, and its bytes.
+fn headers(records: &[u8]) -> impl Iterator<Item = (BatchHeader, i64, Range<usize>)> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
         let header = BatchHeader::parse(records.get(at..)?).ok()?;
         let bytes = at..at + header.size_bytes;
         at += header.size_bytes;
         let end = header.base_offset.checked_add(header.offset_count())?;
-        Some((header.base_offset, end, bytes))
+        Some((header, end, bytes))
     })
+}
+
+/// For `share.isolation.level=read_committed`: the offsets of `records` a share group never
+/// delivers, the transaction markers and the batches of the aborted transactions listed (as
+/// Fetch lists them for a read_committed consumer). They are archived as they are acquired.
+pub fn never_delivered(records: &[u8], aborted: &[AbortedTransaction]) -> Vec<Range<i64>> {
+    headers(records)
+        .filter(|(h, _, _)| {
+            h.is_control()
+                || (h.is_transactional()
+                    && aborted.iter().any(|a| {
+                        a.producer_id == h.producer_id
+                            && (a.first_offset..=a.last_offset).contains(&h.base_offset)
+                    }))
+        })
+        .map(|(h, end, _)| h.base_offset..end)
+        .collect()
 }
 
 /// The offset after the last whole batch read (None when none was).
@@ -113,6 +138,33 @@ mod tests {
         // A cut-off batch at the end is not read.
         let cut = records.slice(..records.len() - 1);
         assert_eq!(end_of_records(&cut), Some(6));
+    }
+
+    #[test]
+    fn markers_and_aborted_batches_are_never_delivered() {
+        let mut out = Vec::new();
+        let mut base = 0;
+        // A committed transaction's batch, an aborted one's, a marker, a plain batch.
+        for (pid, control) in [(7, false), (8, false), (8, true), (-1, false)] {
+            let mut builder = BatchBuilder::new(0).record(0, None, Some(b"v"), &[]);
+            if pid >= 0 {
+                builder = builder.producer(pid, 0, 0).transactional();
+            }
+            if control {
+                builder = builder.control();
+            }
+            let mut batch = builder.build(Codec::None).unwrap();
+            patch_base_offset(&mut batch, base);
+            base += 1;
+            out.extend_from_slice(&batch);
+        }
+        let aborted = [AbortedTransaction {
+            producer_id: 8,
+            first_offset: 1,
+            last_offset: 2,
+        }];
+        assert_eq!(never_delivered(&out, &aborted), vec![1..2, 2..3]);
+        assert_eq!(never_delivered(&out, &[]), vec![2..3]);
     }
 
     #[test]

@@ -94,6 +94,9 @@ pub struct ReadRecords {
     pub start_if_new: i64,
     pub stored: Option<(ShareState, i64)>,
     pub window: Range<i64>,
+    /// Offsets never delivered (read_committed: transaction markers and aborted
+    /// transactions' batches): archived as they are acquired.
+    pub never: Vec<Range<i64>>,
 }
 
 /// A share-partition's state to write to the log, at the version that orders it.
@@ -430,8 +433,16 @@ impl ShareGroup {
             let partition = self.partitions.get_mut(&read.partition).expect("inserted");
             partition.set_limits(limits);
             partition.expire_locks(now_ms);
-            let got = partition.acquire(key, read.window.clone(), left, now_ms);
+            let mut got = partition.acquire(key, read.window.clone(), left, now_ms);
             left -= got.len();
+            let skipped = |a: &Acquired| read.never.iter().any(|r| r.contains(&a.offset));
+            if got.iter().any(skipped) {
+                for a in got.iter().filter(|a| skipped(a)) {
+                    let _ = partition.acknowledge(key, a.offset, Acknowledgement::Reject);
+                }
+                got.retain(|a| !skipped(a));
+                self.changed.push(read.partition);
+            }
             handed.push(got);
         }
         Ok(handed)

@@ -56,6 +56,7 @@ fn fetch(group: &mut ShareGroup, member: &str, log_end: i64, now_ms: i64) -> Vec
         start_if_new: 0,
         stored: None,
         window: from..log_end,
+        never: Vec::new(),
     };
     let limits = ShareLimits::default();
     let mut got = group.acquire(member, &[read], 500, limits, now_ms).unwrap();
@@ -189,4 +190,29 @@ fn malformed_acknowledgements_are_refused_without_walking_them() {
     // Nothing of those was applied.
     let p = group.share_partition(&P0).unwrap();
     assert_eq!(p.start_offset(), 0);
+}
+
+#[test]
+fn records_never_to_be_delivered_are_archived_as_they_are_acquired() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    open_session(&mut group, "a");
+    let read = ReadRecords {
+        partition: P0,
+        start_if_new: 0,
+        stored: None,
+        window: 0..6,
+        // An aborted transaction's batch (2..4) and its marker (4).
+        never: vec![2..4, 4..5],
+    };
+    let limits = ShareLimits::default();
+    let got = group.acquire("a", &[read], 500, limits, 0).unwrap();
+    let offsets: Vec<i64> = got[0].iter().map(|a| a.offset).collect();
+    assert_eq!(offsets, vec![0, 1, 5]);
+    let p = group.share_partition(&P0).unwrap();
+    assert!((2..5).all(|o| p.state(o) == Some(RecordState::Archived)));
+    // The archived records are written with the new share-partition's start.
+    let writes = group.take_writes();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].version, 1);
 }

@@ -26,6 +26,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
@@ -147,6 +148,37 @@ class ShareGroupTest extends BrokerTest {
     // Released at the delivery limit (2): archived, never delivered again.
     List<ConsumerRecord<String, String>> after = pollFor(consumer, Duration.ofSeconds(3));
     assertEquals(List.of(), after.stream().map(ConsumerRecord::offset).toList());
+  }
+
+  @Test
+  void readCommittedShareGroupsNeverDeliverAbortedRecords() throws Exception {
+    String topic = clients.createTopic("payments", 1);
+    String group = Clients.unique("settlers");
+    configure(group, Map.of("share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed"));
+    KafkaProducer<String, String> producer =
+        clients.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, Clients.unique("payer")));
+    producer.initTransactions();
+    Set<String> committed = new HashSet<>();
+    for (String outcome : List.of("commit", "abort", "commit")) {
+      producer.beginTransaction();
+      for (int i = 0; i < 5; i++) {
+        String value = outcome + "-" + committed.size() + "-" + i;
+        producer.send(new ProducerRecord<>(topic, 0, null, value));
+        if (outcome.equals("commit")) {
+          committed.add(value);
+        }
+      }
+      if (outcome.equals("commit")) {
+        producer.commitTransaction();
+      } else {
+        producer.abortTransaction();
+      }
+    }
+    KafkaShareConsumer<String, String> consumer = member(group, topic, false);
+    Set<String> got = new HashSet<>();
+    pollUntil(consumer, 10).forEach(r -> got.add(r.value()));
+    pollFor(consumer, Duration.ofSeconds(2)).forEach(r -> got.add(r.value()));
+    assertEquals(committed, got);
   }
 
   @Test
