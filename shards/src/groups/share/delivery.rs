@@ -143,9 +143,9 @@ mod tests {
     #[test]
     fn markers_and_aborted_batches_are_never_delivered() {
         let mut out = Vec::new();
-        let mut base = 0;
         // A committed transaction's batch, an aborted one's, a marker, a plain batch.
-        for (pid, control) in [(7, false), (8, false), (8, true), (-1, false)] {
+        let batches = [(7, false), (8, false), (8, true), (-1, false)];
+        for (base, (pid, control)) in (0i64..).zip(batches) {
             let mut builder = BatchBuilder::new(0).record(0, None, Some(b"v"), &[]);
             if pid >= 0 {
                 builder = builder.producer(pid, 0, 0).transactional();
@@ -155,7 +155,6 @@ mod tests {
             }
             let mut batch = builder.build(Codec::None).unwrap();
             patch_base_offset(&mut batch, base);
-            base += 1;
             out.extend_from_slice(&batch);
         }
         let aborted = [AbortedTransaction {
