@@ -45,6 +45,10 @@ const EARLIEST: i64 = -2;
 const LATEST: i64 = -1;
 /// A ShareFetch that names no record limit gets the Java client's `max.poll.records`.
 const DEFAULT_MAX_RECORDS: usize = 500;
+/// A share-partition's first read, before the size of its records is known.
+const FIRST_READ_BYTES: u32 = 1 << 20;
+/// No read smaller than one large batch.
+const MIN_READ_BYTES: u64 = 64 << 10;
 
 pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchResponse {
     let broker = call.broker;
@@ -107,6 +111,11 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         response.responses = topic_responses(outcomes, BTreeMap::new(), call);
         return response;
     }
+    let max_records = match request.max_records {
+        n if n > 0 => n as usize,
+        _ => DEFAULT_MAX_RECORDS,
+    };
+    let record_bytes: BTreeMap<TopicPartition, u32> = answer.record_bytes.into_iter().collect();
     let mut positions = answer.reads;
     let stored = stored_states(call, &group_id, &mut positions, &settings).await;
     let starts = reset_offsets(call, &positions, &settings).await;
@@ -129,10 +138,11 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             }
         };
         reads.push((*tp, from, stored.get(tp).cloned()));
+        let wanted = read_size(record_bytes.get(tp).copied(), max_records);
         fetches.push(PartitionFetch {
             partition: *tp,
             offset: from,
-            max_bytes: request.max_bytes.max(0) as u32,
+            max_bytes: (request.max_bytes.max(0) as u32).min(wanted),
             read_committed: settings.read_committed,
             offsets_only: false,
         });
@@ -170,13 +180,10 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             stored,
             window: from..end,
             never,
+            bytes_read: result.records.len(),
         });
         read_records.push(result.records);
     }
-    let max_records = match request.max_records {
-        n if n > 0 => n as usize,
-        _ => DEFAULT_MAX_RECORDS,
-    };
     let handed = broker
         .shard
         .group_call(
@@ -212,6 +219,20 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         .add(bytes_out as u64);
     response.responses = topic_responses(outcomes, delivered, call);
     response
+}
+
+/// What a share-partition's read asks for: the records a member may be handed (twice over,
+/// for records released or archived among them) at the size the last read found, else
+/// FIRST_READ_BYTES. A share fetch hands out at most `max_records`; reading all that the fetch
+/// allows would read far more than it can use.
+fn read_size(record_bytes: Option<u32>, max_records: usize) -> u32 {
+    match record_bytes {
+        None => FIRST_READ_BYTES,
+        Some(bytes) => {
+            let wanted = (max_records as u64 * 2).saturating_mul(bytes as u64);
+            wanted.clamp(MIN_READ_BYTES, u32::MAX as u64) as u32
+        }
+    }
 }
 
 /// The states the log holds of share-partitions this broker holds nothing of (after a

@@ -97,6 +97,8 @@ pub struct ReadRecords {
     /// Offsets never delivered (read_committed: transaction markers and aborted
     /// transactions' batches): archived as they are acquired.
     pub never: Vec<Range<i64>>,
+    /// The bytes of the records read, for the estimate of a record's size.
+    pub bytes_read: usize,
 }
 
 /// A share-partition's state to write to the log, at the version that orders it.
@@ -111,6 +113,9 @@ pub struct StateWrite {
 pub struct ShareGroup {
     pub group_epoch: i32,
     pub members: BTreeMap<String, ShareMember>,
+    /// Members that left with a share session still open: their key and until when they
+    /// may close it.
+    departed: HashMap<String, (MemberKey, i64)>,
     next_key: MemberKey,
     sessions: HashMap<String, ShareSession>,
     partitions: HashMap<TopicPartition, SharePartition>,
@@ -118,6 +123,9 @@ pub struct ShareGroup {
     versions: HashMap<TopicPartition, i64>,
     /// Share-partitions changed since their state was last taken to be written.
     changed: Vec<TopicPartition>,
+    /// Bytes per offset of each share-partition's last read: the next read is sized to the
+    /// records a member may be handed, not to what the fetch would allow.
+    record_bytes: HashMap<TopicPartition, u32>,
     /// The topics' version the assignment was computed with.
     topics_version: u64,
 }
@@ -161,7 +169,7 @@ impl ShareGroup {
         let deadline_ms = now_ms.saturating_add(session_timeout_ms);
         match hb.member_epoch {
             LEAVE_EPOCH => {
-                self.remove_member(&hb.member_id);
+                self.depart(&hb.member_id, deadline_ms);
                 self.reassign(topics, topics_version);
                 return Ok(ShareHeartbeatAnswer {
                     member_id: hb.member_id,
@@ -269,15 +277,55 @@ impl ShareGroup {
 
     fn remove_member(&mut self, member_id: &str) {
         self.sessions.remove(member_id);
-        if let Some(member) = self.members.remove(member_id) {
-            for partition in self.partitions.values_mut() {
-                partition.member_gone(member.key);
-            }
+        let key = match self.members.remove(member_id) {
+            Some(member) => Some(member.key),
+            None => self.departed.remove(member_id).map(|(key, _)| key),
+        };
+        if let Some(key) = key {
+            self.give_back(key);
         }
     }
 
-    /// Members whose session ran out leave, giving back what they hold.
+    /// A member that leaves with its share session open keeps its records until the session
+    /// closes (its last acknowledgements come after the heartbeat that left) or `deadline_ms`;
+    /// one without a session gives them back now.
+    fn depart(&mut self, member_id: &str, deadline_ms: i64) {
+        let Some(member) = self.members.remove(member_id) else {
+            return;
+        };
+        match self.sessions.contains_key(member_id) {
+            true => {
+                self.departed
+                    .insert(member_id.to_string(), (member.key, deadline_ms));
+            }
+            false => self.give_back(member.key),
+        }
+    }
+
+    /// Releases every record the member holds.
+    fn give_back(&mut self, key: MemberKey) {
+        for partition in self.partitions.values_mut() {
+            partition.member_gone(key);
+        }
+    }
+
+    /// Whether the member is in the group (not departed).
+    pub fn is_member(&self, member_id: &str) -> bool {
+        self.members.contains_key(member_id)
+    }
+
+    /// Members whose session ran out leave, giving back what they hold; so do departed
+    /// members whose share session was not closed in time.
     pub fn expire_members(&mut self, now_ms: i64) -> bool {
+        let late: Vec<String> = self
+            .departed
+            .iter()
+            .filter(|(_, (_, deadline_ms))| *deadline_ms <= now_ms)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &late {
+            self.remove_member(id);
+        }
         let gone: Vec<String> = self
             .members
             .iter()
@@ -311,12 +359,15 @@ impl ShareGroup {
         now_ms: i64,
     ) -> Result<Vec<(TopicPartition, Option<GroupError>)>, GroupError> {
         self.expire_members(now_ms);
+        let departed = self.departed.get(member_id).map(|(key, _)| *key);
         let member_key = self
             .members
             .get(member_id)
             .map(|m| m.key)
+            .or(departed)
             .ok_or(GroupError::UnknownMemberId)?;
         match epoch {
+            SESSION_OPEN_EPOCH if departed.is_some() => return Err(GroupError::UnknownMemberId),
             SESSION_OPEN_EPOCH if !opens_allowed => {
                 return Err(GroupError::InvalidShareSessionEpoch)
             }
@@ -353,7 +404,7 @@ impl ShareGroup {
                 }
             }
         }
-        let outcomes = acks
+        let outcomes: Vec<(TopicPartition, Option<GroupError>)> = acks
             .iter()
             .map(|(tp, batches)| {
                 let outcome = match self.partitions.get_mut(tp) {
@@ -368,6 +419,11 @@ impl ShareGroup {
                 (*tp, outcome)
             })
             .collect();
+        if epoch == SESSION_CLOSE_EPOCH {
+            // A closed session gives back what its member still holds, as Kafka does.
+            self.departed.remove(member_id);
+            self.give_back(member_key);
+        }
         Ok(outcomes)
     }
 
@@ -433,6 +489,12 @@ impl ShareGroup {
             let partition = self.partitions.get_mut(&read.partition).expect("inserted");
             partition.set_limits(limits);
             partition.expire_locks(now_ms);
+            let offsets = read.window.end.saturating_sub(read.window.start);
+            if offsets > 0 {
+                let per_offset = read.bytes_read as i64 / offsets;
+                let per_offset = per_offset.clamp(1, u32::MAX as i64) as u32;
+                self.record_bytes.insert(read.partition, per_offset);
+            }
             let mut got = partition.acquire(key, read.window.clone(), left, now_ms);
             left -= got.len();
             let skipped = |a: &Acquired| read.never.iter().any(|r| r.contains(&a.offset));
@@ -448,10 +510,16 @@ impl ShareGroup {
         Ok(handed)
     }
 
+    /// Bytes per offset the share-partition's last read found, if it was read.
+    pub fn record_bytes(&self, partition: &TopicPartition) -> Option<u32> {
+        self.record_bytes.get(partition).copied()
+    }
+
     /// Forgets the share-partitions of topics that no longer exist.
     pub fn retain_partitions(&mut self, exists: impl Fn(&TopicPartition) -> bool) {
         self.partitions.retain(|tp, _| exists(tp));
         self.versions.retain(|tp, _| exists(tp));
+        self.record_bytes.retain(|tp, _| exists(tp));
     }
 
     /// AlterShareGroupOffsets (`Some` start) and DeleteShareGroupOffsets (`None`) of a group

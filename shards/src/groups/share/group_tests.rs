@@ -57,6 +57,7 @@ fn fetch(group: &mut ShareGroup, member: &str, log_end: i64, now_ms: i64) -> Vec
         stored: None,
         window: from..log_end,
         never: Vec::new(),
+        bytes_read: 0,
     };
     let limits = ShareLimits::default();
     let mut got = group.acquire(member, &[read], 500, limits, now_ms).unwrap();
@@ -160,12 +161,39 @@ fn a_member_that_leaves_or_times_out_gives_back_what_it_holds() {
     let got = fetch(&mut group, "b", 4, later);
     assert_eq!(got.len(), 4);
     assert!(got.iter().all(|a| a.deliveries == 2));
-    // b leaves: its records are available again, its session gone.
+    // b leaves with its session open: its last acknowledgements still count (they come
+    // after the heartbeat that left), then closing the session gives back the rest.
     let left = heartbeat(&mut group, "b", LEAVE_EPOCH, later);
     assert_eq!(left.member_epoch, LEAVE_EPOCH);
+    let limits = ShareLimits::default();
+    let last = group.on_session("b", -1, false, &[], &[], &ack((0, 0, 1)), limits, later);
+    assert_eq!(last, Ok(vec![(P0, None)]));
     let p = group.share_partition(&P0).unwrap();
-    assert!((0..4).all(|o| p.state(o) == Some(RecordState::Available)));
+    assert_eq!(p.start_offset(), 1);
+    assert!((1..4).all(|o| p.state(o) == Some(RecordState::Available)));
     assert_eq!(group.session_count(), 0);
+    assert_eq!(
+        group.on_session("b", 0, true, &[], &[], &[], limits, later),
+        Err(GroupError::UnknownMemberId)
+    );
+}
+
+#[test]
+fn a_departed_members_session_not_closed_in_time_gives_its_records_back() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    open_session(&mut group, "a");
+    assert_eq!(fetch(&mut group, "a", 3, 0).len(), 3);
+    heartbeat(&mut group, "a", LEAVE_EPOCH, 0);
+    heartbeat(&mut group, "b", JOIN_EPOCH, 1);
+    open_session(&mut group, "b");
+    // Held by the departed member until its session timeout.
+    assert!(fetch(&mut group, "b", 3, 1).is_empty());
+    let epoch = group.members["b"].epoch;
+    let answer = heartbeat(&mut group, "b", epoch, SESSION_MS / 2);
+    let after = SESSION_MS + 1;
+    heartbeat(&mut group, "b", answer.member_epoch, after);
+    assert_eq!(fetch(&mut group, "b", 3, after).len(), 3);
 }
 
 #[test]
@@ -204,6 +232,7 @@ fn records_never_to_be_delivered_are_archived_as_they_are_acquired() {
         window: 0..6,
         // An aborted transaction's batch (2..4) and its marker (4).
         never: vec![2..4, 4..5],
+        bytes_read: 600,
     };
     let limits = ShareLimits::default();
     let got = group.acquire("a", &[read], 500, limits, 0).unwrap();
@@ -211,6 +240,7 @@ fn records_never_to_be_delivered_are_archived_as_they_are_acquired() {
     assert_eq!(offsets, vec![0, 1, 5]);
     let p = group.share_partition(&P0).unwrap();
     assert!((2..5).all(|o| p.state(o) == Some(RecordState::Archived)));
+    assert_eq!(group.record_bytes(&P0), Some(100));
     // The archived records are written with the new share-partition's start.
     let writes = group.take_writes();
     assert_eq!(writes.len(), 1);

@@ -48,6 +48,8 @@ pub struct SessionStep {
 pub struct SessionAnswer {
     pub acks: Vec<(TopicPartition, Option<GroupError>)>,
     pub reads: Vec<(TopicPartition, ReadFrom)>,
+    /// Bytes per offset of the last read of each partition read before.
+    pub record_bytes: Vec<(TopicPartition, u32)>,
 }
 
 /// A share group as ShareGroupDescribe shows it.
@@ -180,11 +182,21 @@ impl ShareGroups {
             now_ms,
         );
         let reads = match (&acks, step.is_fetch && step.epoch != SESSION_CLOSE_EPOCH) {
-            (Ok(_), true) => group.read_positions(&step.member_id, now_ms),
+            (Ok(_), true) if group.is_member(&step.member_id) => {
+                group.read_positions(&step.member_id, now_ms)
+            }
             _ => Vec::new(),
         };
         self.recount(sessions_before, group.session_count());
-        Ok(SessionAnswer { acks: acks?, reads })
+        let record_bytes = reads
+            .iter()
+            .filter_map(|(tp, _)| Some((*tp, group.record_bytes(tp)?)))
+            .collect();
+        Ok(SessionAnswer {
+            acks: acks?,
+            reads,
+            record_bytes,
+        })
     }
 
     /// Hands the member records of what was read for it.
