@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::assignor::assign;
 use super::partition::{
-    Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition, ShareState,
+    Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition, ShareState, IN_FLIGHT_BYTES,
 };
 use crate::groups::GroupError;
 
@@ -130,8 +130,7 @@ pub struct ShareGroup {
     topics_version: u64,
 }
 
-/// What one in-flight record costs, and one member or session (for the memory budget).
-const RECORD_BYTES: usize = 16;
+/// What one member or share-partition costs besides its records (for the memory budget).
 const MEMBER_BYTES: usize = 512;
 
 impl ShareGroup {
@@ -141,7 +140,7 @@ impl ShareGroup {
 
     pub fn memory_bytes(&self) -> usize {
         let records: usize = self.partitions.values().map(|p| p.in_flight()).sum();
-        records * RECORD_BYTES + (self.members.len() + self.partitions.len()) * MEMBER_BYTES
+        records * IN_FLIGHT_BYTES + (self.members.len() + self.partitions.len()) * MEMBER_BYTES
     }
 
     pub fn session_count(&self) -> usize {

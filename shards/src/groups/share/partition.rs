@@ -77,6 +77,9 @@ pub struct Acquired {
     pub deliveries: u16,
 }
 
+/// What one record in flight occupies (a lock's memory, before the deque's spare room).
+pub const IN_FLIGHT_BYTES: usize = std::mem::size_of::<InFlight>();
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct InFlight {
     state: RecordState,

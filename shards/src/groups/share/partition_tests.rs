@@ -373,3 +373,9 @@ proptest! {
         run.drain();
     }
 }
+
+#[test]
+fn a_record_in_flight_takes_24_bytes() {
+    // The memory a lock costs, charged to the shard's group memory.
+    assert_eq!(super::partition::IN_FLIGHT_BYTES, 24);
+}
