@@ -10,13 +10,12 @@ use kafka_protocol::messages::share_acknowledge_response::{
 use kafka_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_protocol::ResponseError;
-use shoal_shards::groups::share::group::AckBatch;
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
 use super::owned;
 use super::share_session::{
-    acks_of, check_partitions, session_step, NamedPartition, PartitionOutcome,
+    acks_of, check_partitions, named_partitions, session_step, PartitionOutcome,
 };
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
@@ -32,25 +31,7 @@ pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareA
     if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return refused(error_codes::code_of(Some(denied)));
     }
-    let named = request
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|p| NamedPartition {
-                topic_id: t.topic_id,
-                partition: p.partition_index,
-                acks: p
-                    .acknowledgement_batches
-                    .iter()
-                    .map(|b| AckBatch {
-                        first_offset: b.first_offset,
-                        last_offset: b.last_offset,
-                        types: b.acknowledge_types.clone(),
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
+    let named = named_partitions!(request.topics);
     let mut checked = check_partitions(call, named);
     let view = broker.shard.topics.load_full();
     let settings = share_group_settings(&view, &broker.config.groups, &group_id);

@@ -22,7 +22,7 @@ use shoal_coordinator::TopicPartition;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareAcquireCall;
 use shoal_shards::groups::share::delivery::{covering, end_of_records, never_delivered, runs};
-use shoal_shards::groups::share::group::{AckBatch, ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
+use shoal_shards::groups::share::group::{ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
 use shoal_shards::groups::share::partition::{SharePartition, ShareState};
 use shoal_shards::groups::share::registry::SessionStep;
 use shoal_shards::groups::share::stored::from_record;
@@ -31,7 +31,7 @@ use uuid::Uuid;
 
 use super::owned;
 use super::share_session::{
-    acks_of, check_partitions, partition_of, session_step, NamedPartition, PartitionOutcome,
+    acks_of, check_partitions, named_partitions, partition_of, session_step, PartitionOutcome,
 };
 use crate::context::Call;
 use crate::handlers::configs::group_configs::{
@@ -59,25 +59,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
     if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return refused(error_codes::code_of(Some(denied)));
     }
-    let named = request
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|p| NamedPartition {
-                topic_id: t.topic_id,
-                partition: p.partition_index,
-                acks: p
-                    .acknowledgement_batches
-                    .iter()
-                    .map(|b| AckBatch {
-                        first_offset: b.first_offset,
-                        last_offset: b.last_offset,
-                        types: b.acknowledge_types.clone(),
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
+    let named = named_partitions!(request.topics);
     let mut checked = check_partitions(call, named);
     let forget = request
         .forgotten_topics_data

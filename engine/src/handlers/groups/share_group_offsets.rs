@@ -56,6 +56,25 @@ async fn stored_states(
         .collect())
 }
 
+/// Resets or removes the share-partitions' states on the group's shard; the group's code.
+async fn reset(
+    call: &Call<'_>,
+    group: &str,
+    changes: Vec<(TopicPartition, Option<i64>, i64)>,
+) -> i16 {
+    let reset = ResetShareOffsets {
+        group_id: group.to_string(),
+        changes,
+    };
+    let outcome = call
+        .broker
+        .shard
+        .group_call(group, reset)
+        .await
+        .and_then(|reply| reply);
+    error_codes::code_of(outcome.err())
+}
+
 /// The group's own checks: the ACL on it, and that this broker coordinates it.
 fn check_group(call: &Call<'_>, operation: Operation, group: &str) -> Result<(), i16> {
     call.check_group(operation, group)
@@ -197,17 +216,7 @@ pub async fn alter(
         }
         answers.push((name, topic_id, partitions));
     }
-    let reset = ResetShareOffsets {
-        group_id: group.clone(),
-        changes,
-    };
-    let outcome = call
-        .broker
-        .shard
-        .group_call(&group, reset)
-        .await
-        .and_then(|reply| reply);
-    let group_code = error_codes::code_of(outcome.err());
+    let group_code = reset(call, &group, changes).await;
     let responses = answers
         .into_iter()
         .map(|(name, topic_id, partitions)| {
@@ -269,17 +278,7 @@ pub async fn delete(
         };
         answers.push((name, topic.map_or(Uuid::nil(), |t| t.id), code));
     }
-    let reset = ResetShareOffsets {
-        group_id: group.clone(),
-        changes,
-    };
-    let outcome = call
-        .broker
-        .shard
-        .group_call(&group, reset)
-        .await
-        .and_then(|reply| reply);
-    let group_code = error_codes::code_of(outcome.err());
+    let group_code = reset(call, &group, changes).await;
     let responses = answers
         .into_iter()
         .map(|(name, topic_id, code)| {

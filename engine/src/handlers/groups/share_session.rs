@@ -17,6 +17,34 @@ use crate::context::Call;
 use crate::handlers::configs::group_configs::ShareGroupSettings;
 use crate::kafka::error_codes;
 
+/// The partitions a ShareFetch or ShareAcknowledge names with their acknowledgement batches
+/// (the two requests' generated types have the same field names).
+macro_rules! named_partitions {
+    ($topics:expr) => {
+        $topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(|p| {
+                    $crate::handlers::groups::share_session::NamedPartition {
+                        topic_id: t.topic_id,
+                        partition: p.partition_index,
+                        acks: p
+                            .acknowledgement_batches
+                            .iter()
+                            .map(|b| shoal_shards::groups::share::group::AckBatch {
+                                first_offset: b.first_offset,
+                                last_offset: b.last_offset,
+                                types: b.acknowledge_types.clone(),
+                            })
+                            .collect(),
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+}
+pub(super) use named_partitions;
+
 /// One partition a request names, with its acknowledgement batches.
 pub struct NamedPartition {
     pub topic_id: Uuid,

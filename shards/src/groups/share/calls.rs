@@ -15,6 +15,22 @@ use super::partition::Acquired;
 use super::registry::{SessionAnswer, SessionStep, ShareGroupDescription, ShareSettings};
 use crate::groups::{GroupCall, GroupError, Groups};
 
+/// `reply` once what the call changed of the group's share-partition states is in the log
+/// (its memory charged first).
+fn after_writes<T: 'static>(
+    groups: Rc<Groups>,
+    group_id: &str,
+    reply: Result<T, GroupError>,
+) -> LocalBoxFuture<'static, Result<T, GroupError>> {
+    groups.account_share(group_id);
+    let writes = groups.share().take_writes(group_id);
+    async move {
+        groups.write_share_states(writes).await?;
+        reply
+    }
+    .boxed_local()
+}
+
 /// ShareGroupHeartbeat, with the topics as the receiving shard saw them.
 #[derive(Debug)]
 pub struct ShareGroupHeartbeatCall {
@@ -63,13 +79,7 @@ impl GroupCall for ShareSessionCall {
         let reply = groups
             .share()
             .session_step(&self.group_id, self.step, self.settings);
-        groups.account_share(&self.group_id);
-        let writes = groups.share().take_writes(&self.group_id);
-        async move {
-            groups.write_share_states(writes).await?;
-            reply
-        }
-        .boxed_local()
+        after_writes(groups, &self.group_id, reply)
     }
 }
 
@@ -94,13 +104,7 @@ impl GroupCall for ShareAcquireCall {
             self.max_records,
             self.settings,
         );
-        groups.account_share(&self.group_id);
-        let writes = groups.share().take_writes(&self.group_id);
-        async move {
-            groups.write_share_states(writes).await?;
-            reply
-        }
-        .boxed_local()
+        after_writes(groups, &self.group_id, reply)
     }
 }
 
