@@ -11,7 +11,7 @@ use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
 use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{owned, owned_optional, text};
+use super::{by_topic, owned, owned_optional, text};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::group_timeouts;
 use crate::kafka::error_codes;
@@ -102,16 +102,13 @@ fn answered(answer: HeartbeatAnswer, interval_ms: i32) -> ConsumerGroupHeartbeat
 
 /// The partitions by topic id, as the response carries them.
 fn assignment(partitions: BTreeSet<TopicPartition>) -> Assignment {
-    let mut topics: Vec<TopicPartitions> = Vec::new();
-    for p in partitions {
-        match topics.last_mut() {
-            Some(t) if t.topic_id == p.topic_id => t.partitions.push(p.partition),
-            _ => topics.push(
-                TopicPartitions::default()
-                    .with_topic_id(p.topic_id)
-                    .with_partitions(vec![p.partition]),
-            ),
-        }
-    }
+    let topics = by_topic(partitions.into_iter().map(|p| (p.topic_id, p.partition)))
+        .into_iter()
+        .map(|(topic_id, partitions)| {
+            TopicPartitions::default()
+                .with_topic_id(topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
     Assignment::default().with_topic_partitions(topics)
 }

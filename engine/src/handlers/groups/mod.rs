@@ -25,6 +25,7 @@ mod share_session;
 pub mod sync_group;
 
 use kafka_protocol::protocol::StrBytes;
+use uuid::Uuid;
 
 fn text(s: impl Into<String>) -> StrBytes {
     StrBytes::from_string(s.into())
@@ -34,10 +35,36 @@ fn optional_text(s: Option<String>) -> Option<StrBytes> {
     s.map(StrBytes::from_string)
 }
 
+/// Items in topic order gathered by topic, in that order (responses list partitions under
+/// their topic).
+fn by_topic<P>(items: impl IntoIterator<Item = (Uuid, P)>) -> Vec<(Uuid, Vec<P>)> {
+    let mut topics: Vec<(Uuid, Vec<P>)> = Vec::new();
+    for (topic_id, item) in items {
+        match topics.last_mut() {
+            Some((id, items)) if *id == topic_id => items.push(item),
+            _ => topics.push((topic_id, vec![item])),
+        }
+    }
+    topics
+}
+
 fn owned(s: &StrBytes) -> String {
     s.as_str().to_string()
 }
 
 fn owned_optional(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_are_gathered_under_their_topic_in_order() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let gathered = by_topic([(a, 0), (a, 1), (b, 0)]);
+        assert_eq!(gathered, vec![(a, vec![0, 1]), (b, vec![0])]);
+        assert!(by_topic(std::iter::empty::<(Uuid, i32)>()).is_empty());
+    }
 }

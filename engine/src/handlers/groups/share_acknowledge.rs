@@ -13,10 +13,10 @@ use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
-use super::owned;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, session_step, PartitionOutcome,
 };
+use super::{by_topic, owned};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::handlers::metadata::LEADER_EPOCH;
@@ -53,30 +53,31 @@ fn topic_responses(
     outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
     call: &Call<'_>,
 ) -> Vec<ShareAcknowledgeTopicResponse> {
-    let mut topics: Vec<ShareAcknowledgeTopicResponse> = Vec::new();
-    for ((topic_id, partition), outcome) in outcomes {
-        let leader = LeaderIdAndEpoch::default()
-            .with_leader_id(call.partition_leader(topic_id, partition))
-            .with_leader_epoch(LEADER_EPOCH);
-        // An acknowledgement's outcome is the partition's error here.
-        let code = match outcome.acknowledge_error_code {
-            0 => outcome.error_code,
-            code => code,
-        };
-        let data = PartitionData::default()
-            .with_partition_index(partition)
-            .with_error_code(code)
-            .with_current_leader(leader);
-        match topics.last_mut() {
-            Some(t) if t.topic_id == topic_id => t.partitions.push(data),
-            _ => topics.push(
-                ShareAcknowledgeTopicResponse::default()
-                    .with_topic_id(topic_id)
-                    .with_partitions(vec![data]),
-            ),
-        }
-    }
-    topics
+    let partitions = outcomes
+        .into_iter()
+        .map(|((topic_id, partition), outcome)| {
+            let leader = LeaderIdAndEpoch::default()
+                .with_leader_id(call.partition_leader(topic_id, partition))
+                .with_leader_epoch(LEADER_EPOCH);
+            // An acknowledgement's outcome is the partition's error here.
+            let code = match outcome.acknowledge_error_code {
+                0 => outcome.error_code,
+                code => code,
+            };
+            let data = PartitionData::default()
+                .with_partition_index(partition)
+                .with_error_code(code)
+                .with_current_leader(leader);
+            (topic_id, data)
+        });
+    by_topic(partitions)
+        .into_iter()
+        .map(|(topic_id, partitions)| {
+            ShareAcknowledgeTopicResponse::default()
+                .with_topic_id(topic_id)
+                .with_partitions(partitions)
+        })
+        .collect()
 }
 
 fn refused(code: i16) -> ShareAcknowledgeResponse {

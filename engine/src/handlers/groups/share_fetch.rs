@@ -29,10 +29,10 @@ use shoal_shards::groups::share::stored::from_record;
 use shoal_shards::PartitionFetch;
 use uuid::Uuid;
 
-use super::owned;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, partition_of, session_step, PartitionOutcome,
 };
+use super::{by_topic, owned};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::{
     share_group_settings, AutoOffsetReset, ShareGroupSettings,
@@ -316,39 +316,40 @@ fn topic_responses(
     >,
     call: &Call<'_>,
 ) -> Vec<ShareFetchableTopicResponse> {
-    let mut topics: Vec<ShareFetchableTopicResponse> = Vec::new();
-    for ((topic_id, partition), outcome) in outcomes {
-        let leader = LeaderIdAndEpoch::default()
-            .with_leader_id(call.partition_leader(topic_id, partition))
-            .with_leader_epoch(LEADER_EPOCH);
-        let mut data = PartitionData::default()
-            .with_partition_index(partition)
-            .with_error_code(outcome.error_code)
-            .with_acknowledge_error_code(outcome.acknowledge_error_code)
-            .with_current_leader(leader);
-        if let Some((records, acquired)) = delivered.remove(&(topic_id, partition)) {
-            data = data.with_records(Some(records)).with_acquired_records(
-                acquired
-                    .into_iter()
-                    .map(|run| {
-                        AcquiredRecords::default()
-                            .with_first_offset(run.first_offset)
-                            .with_last_offset(run.last_offset)
-                            .with_delivery_count(run.deliveries as i16)
-                    })
-                    .collect(),
-            );
-        }
-        match topics.last_mut() {
-            Some(t) if t.topic_id == topic_id => t.partitions.push(data),
-            _ => topics.push(
-                ShareFetchableTopicResponse::default()
-                    .with_topic_id(topic_id)
-                    .with_partitions(vec![data]),
-            ),
-        }
-    }
-    topics
+    let partitions = outcomes
+        .into_iter()
+        .map(|((topic_id, partition), outcome)| {
+            let leader = LeaderIdAndEpoch::default()
+                .with_leader_id(call.partition_leader(topic_id, partition))
+                .with_leader_epoch(LEADER_EPOCH);
+            let mut data = PartitionData::default()
+                .with_partition_index(partition)
+                .with_error_code(outcome.error_code)
+                .with_acknowledge_error_code(outcome.acknowledge_error_code)
+                .with_current_leader(leader);
+            if let Some((records, acquired)) = delivered.remove(&(topic_id, partition)) {
+                data = data.with_records(Some(records)).with_acquired_records(
+                    acquired
+                        .into_iter()
+                        .map(|run| {
+                            AcquiredRecords::default()
+                                .with_first_offset(run.first_offset)
+                                .with_last_offset(run.last_offset)
+                                .with_delivery_count(run.deliveries as i16)
+                        })
+                        .collect(),
+                );
+            }
+            (topic_id, data)
+        });
+    by_topic(partitions)
+        .into_iter()
+        .map(|(topic_id, partitions)| {
+            ShareFetchableTopicResponse::default()
+                .with_topic_id(topic_id)
+                .with_partitions(partitions)
+        })
+        .collect()
 }
 
 fn refused(code: i16) -> ShareFetchResponse {

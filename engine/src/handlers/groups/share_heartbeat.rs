@@ -10,7 +10,7 @@ use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
 use shoal_shards::groups::share::group::ShareHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{owned, owned_optional, text};
+use super::{by_topic, owned, owned_optional, text};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::kafka::error_codes;
@@ -75,16 +75,13 @@ fn refused(code: i16) -> ShareGroupHeartbeatResponse {
 
 /// The partitions by topic id, as the response carries them.
 fn assignment<'a>(partitions: impl IntoIterator<Item = &'a TopicPartition>) -> Assignment {
-    let mut topics: Vec<TopicPartitions> = Vec::new();
-    for p in partitions {
-        match topics.last_mut() {
-            Some(t) if t.topic_id == p.topic_id => t.partitions.push(p.partition),
-            _ => topics.push(
-                TopicPartitions::default()
-                    .with_topic_id(p.topic_id)
-                    .with_partitions(vec![p.partition]),
-            ),
-        }
-    }
+    let topics = by_topic(partitions.into_iter().map(|p| (p.topic_id, p.partition)))
+        .into_iter()
+        .map(|(topic_id, partitions)| {
+            TopicPartitions::default()
+                .with_topic_id(topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
     Assignment::default().with_topic_partitions(topics)
 }
