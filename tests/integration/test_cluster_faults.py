@@ -92,9 +92,10 @@ def produce_steadily(bootstrap, topic, stop, acked):
     assert producer.flush(60) == 0
 
 
-def transaction_coordinator(bootstrap, transactional_id):
-    """The node id FindCoordinator (v1, key type 1) names for a transactional id."""
-    body = string(transactional_id) + struct.pack(">b", 1)
+def coordinator_of(bootstrap, key, key_type):
+    """The node id FindCoordinator (v1) names for `key` (key type 0: a group, 1: a
+    transactional id)."""
+    body = string(key) + struct.pack(">b", key_type)
     connection = Connection(bootstrap)
     connection.send(request(10, 1, 7, body))
     _, answer = connection.recv_response()
@@ -102,6 +103,10 @@ def transaction_coordinator(bootstrap, transactional_id):
     assert error == 0, f"FindCoordinator error {error}"
     (node_id,) = struct.unpack(">i", answer[8 + max(message_length, 0):12 + max(message_length, 0)])
     return node_id
+
+
+def transaction_coordinator(bootstrap, transactional_id):
+    return coordinator_of(bootstrap, transactional_id, 1)
 
 
 def committed_offsets(bootstrap, group, topic, partitions):

@@ -25,11 +25,13 @@ def configure(bootstrap, group, **configs):
     admin.incremental_alter_configs([resource])[resource].result(10)
 
 
-def share_consumer(bootstrap, group, topic, explicit=False):
+def share_consumer(bootstrap, group, topic, explicit=False, **config):
+    """Subscribed to `topic`; `config` adds settings (client_id="..." for client.id)."""
     consumer = ShareConsumer({
         "bootstrap.servers": bootstrap,
         "group.id": group,
         "share.acknowledgement.mode": "explicit" if explicit else "implicit",
+        **{name.replace("_", "."): value for name, value in config.items()},
     })
     consumer.subscribe([topic])
     return consumer

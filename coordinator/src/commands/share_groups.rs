@@ -1,7 +1,7 @@
-//! Share groups' share-partition states (KIP-932): written by the broker holding the group
-//! before it answers the acknowledgements that changed them, read back by a broker that finds
-//! a share-partition it holds nothing of (after a restart), and listed for
-//! DescribeShareGroupOffsets.
+//! Share groups' share-partition states (KIP-932): written by the broker holding the
+//! share-partition before it answers the acquisitions and acknowledgements that changed them,
+//! read back by a broker that finds a share-partition it holds nothing of (after a restart, or
+//! taking it over from another broker of a cluster), and listed for DescribeShareGroupOffsets.
 
 use shoal_protocol::records::ShoalShareStateRecord;
 use uuid::Uuid;
@@ -9,22 +9,36 @@ use uuid::Uuid;
 use crate::command::{Command, Round};
 use crate::entry::Entry;
 
-/// Share-partition states, in one entry of the log.
+/// Share-partition states, in one entry of the log. Each is written only at the version
+/// after the one the log holds (1 where it holds none): a broker that lost a share-partition
+/// to another, which read it and wrote since, cannot write over it. The reply lists the
+/// states refused, by their index in `states`; the writer drops what it held of them.
 #[derive(Debug, Clone)]
 pub struct WriteShareStates {
     pub states: Vec<ShoalShareStateRecord>,
 }
 
 impl Command for WriteShareStates {
-    type Reply = ();
+    type Reply = Vec<usize>;
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        if self.states.is_empty() {
-            return;
+        let mut refused = Vec::new();
+        let mut records = Vec::with_capacity(self.states.len());
+        for (index, state) in self.states.into_iter().enumerate() {
+            let held =
+                round
+                    .state()
+                    .share_state_version(&state.group_id, state.topic_id, state.partition);
+            match state.state_version == held + 1 {
+                true => records.push(state.into()),
+                false => refused.push(index),
+            }
         }
-        let records = self.states.into_iter().map(Into::into).collect();
-        round.append(&Entry::new(round.now_ms(), records));
+        if !records.is_empty() {
+            round.append(&Entry::new(round.now_ms(), records));
+        }
+        refused
     }
 }
 

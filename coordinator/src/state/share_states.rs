@@ -33,6 +33,13 @@ impl CoordinatorState {
             .map(|s| s.0.clone())
     }
 
+    /// The version of the share-partition's state the log holds (0: none).
+    pub fn share_state_version(&self, group: &str, topic_id: Uuid, partition: i32) -> i64 {
+        self.share_states
+            .get(&(group.to_string(), topic_id, partition))
+            .map_or(0, |s| s.0.state_version)
+    }
+
     /// Every share-partition state of the group, by topic and partition.
     pub fn share_states_of(&self, group: &str) -> Vec<ShoalShareStateRecord> {
         let from = (group.to_string(), Uuid::nil(), i32::MIN);
@@ -137,5 +144,37 @@ mod tests {
         assert!(s.has_share_states("other"));
         apply(&mut s, DisklessTopicDeletedRecord { topic_id: topic });
         assert!(!s.has_share_states("other"));
+    }
+
+    #[test]
+    fn a_state_is_written_only_right_after_the_version_the_log_holds() {
+        use crate::commands::WriteShareStates;
+        use crate::{Command, CoordinatorMetrics, Round};
+        let mut s = CoordinatorState::default();
+        let mut write = |states: Vec<ShoalShareStateRecord>| {
+            let (mut frames, metrics) = (Vec::new(), CoordinatorMetrics::default());
+            let round = &mut Round::new(&mut s, &mut frames, 1, &metrics);
+            WriteShareStates { states }.run(round)
+        };
+        // Two brokers each read "none" and write version 1: the second is refused.
+        assert_eq!(write(vec![state("q", 0, 1, 10)]), Vec::<usize>::new());
+        assert_eq!(
+            write(vec![state("q", 0, 1, 11), state("q", 1, 1, 3)]),
+            vec![0]
+        );
+        // One that skips a version, or repeats one, is refused too.
+        assert_eq!(
+            write(vec![state("q", 0, 3, 12), state("q", 1, 1, 4)]),
+            vec![0, 1]
+        );
+        assert_eq!(write(vec![state("q", 0, 2, 12)]), Vec::<usize>::new());
+        assert_eq!(s.share_state_version("q", Uuid::from_u128(5), 0), 2);
+        assert_eq!(
+            s.share_state("q", Uuid::from_u128(5), 0)
+                .unwrap()
+                .start_offset,
+            12
+        );
+        assert_eq!(s.share_state_version("q", Uuid::from_u128(5), 7), 0);
     }
 }

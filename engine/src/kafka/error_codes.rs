@@ -64,6 +64,7 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::InvalidShareSessionEpoch => K::InvalidShareSessionEpoch,
         GroupError::ShareSessionLimitReached => K::ShareSessionLimitReached,
         GroupError::InvalidRecordState => K::InvalidRecordState,
+        GroupError::NotLeaderOrFollower => K::NotLeaderOrFollower,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

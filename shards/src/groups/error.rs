@@ -47,4 +47,7 @@ pub enum GroupError {
     ShareSessionLimitReached,
     /// An acknowledgement of a record the member does not hold now.
     InvalidRecordState,
+    /// A share-partition another broker of the cluster took over: the log refused this
+    /// broker's write of its state.
+    NotLeaderOrFollower,
 }

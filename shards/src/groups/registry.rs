@@ -21,7 +21,7 @@ use crate::signal::LocalSignal;
 use futures::channel::oneshot;
 use futures::FutureExt;
 use shoal_coordinator::commands::{ReadConsumerGroup, WriteConsumerGroup, WriteShareStates};
-use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
+use shoal_coordinator::{ErrorKind, GroupClaim, TopicPartition, TopicsView};
 use shoal_protocol::consumer_protocol::subscribed_topics;
 use shoal_protocol::records::ShoalShareStateRecord;
 
@@ -620,20 +620,30 @@ impl Groups {
             && !(new_group && groups >= self.config.max_groups_per_shard)
     }
 
-    /// Writes share-partition states to the coordinator's log, durably.
+    /// Writes share-partition states to the coordinator's log, durably; the share-partitions
+    /// whose state it refused (another broker wrote them since this one read them).
     pub async fn write_share_states(
         &self,
         states: Vec<ShoalShareStateRecord>,
-    ) -> Result<(), GroupError> {
+    ) -> Result<Vec<TopicPartition>, GroupError> {
         if states.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let partitions: Vec<TopicPartition> = states
+            .iter()
+            .map(|s| TopicPartition {
+                topic_id: s.topic_id,
+                partition: s.partition,
+            })
+            .collect();
         let write = WriteShareStates { states };
-        self.claims
+        let refused = self
+            .claims
             .coordinator()
             .run(write)
             .await
-            .map_err(|_| GroupError::CoordinatorNotAvailable)
+            .map_err(|_| GroupError::CoordinatorNotAvailable)?;
+        Ok(refused.into_iter().map(|i| partitions[i]).collect())
     }
 
     /// Charges what a share group holds now to the shard's group memory.

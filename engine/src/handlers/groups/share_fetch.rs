@@ -173,7 +173,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             ShareAcquireCall {
                 group_id: group_id.clone(),
                 member_id,
-                reads: acquire.clone(),
+                reads: acquire,
                 max_records,
                 settings: settings.share,
             },
@@ -185,11 +185,16 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         Err(error) => return refused(error_codes::code_of(Some(error))),
     };
     let mut delivered = BTreeMap::new();
-    for ((read, records), acquired) in acquire.iter().zip(read_records).zip(handed) {
-        if acquired.is_empty() {
-            continue;
-        }
-        let key = (read.partition.topic_id, read.partition.partition);
+    for (records, (tp, acquired)) in read_records.into_iter().zip(handed) {
+        let key = (tp.topic_id, tp.partition);
+        let acquired = match acquired {
+            Ok(acquired) if acquired.is_empty() => continue,
+            Ok(acquired) => acquired,
+            Err(error) => {
+                outcomes.entry(key).or_default().error_code = error_codes::code_of(Some(error));
+                continue;
+            }
+        };
         delivered.insert(key, (covering(&records, &acquired), runs(&acquired)));
     }
     let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();

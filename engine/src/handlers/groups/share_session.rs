@@ -109,6 +109,9 @@ pub async fn session_step(
         group_id: group_id.to_string(),
         step,
         settings: settings.share,
+        // Another broker of the cluster coordinates the group: its members fetch here the
+        // share-partitions Metadata names this broker for.
+        visiting: call.check_coordinator(group_id).is_err(),
     };
     let answer = call
         .broker

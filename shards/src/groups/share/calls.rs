@@ -1,7 +1,9 @@
 //! The calls on a share group, run on the shard that owns the group (a connection on another
 //! shard sends them as a peer call). A group id held by a classic or consumer-protocol group
 //! is not a share group: Kafka answers GROUP_ID_NOT_FOUND. What a call changed of the
-//! share-partitions' states is in the coordinator's log before it is answered.
+//! share-partitions' states is in the coordinator's log before it is answered; where the log
+//! refuses a state (another broker of the cluster took the share-partition over), this
+//! broker forgets it and the member is told NOT_LEADER_OR_FOLLOWER for it.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -16,17 +18,25 @@ use super::registry::{SessionAnswer, SessionStep, ShareGroupDescription, ShareSe
 use crate::groups::{GroupCall, GroupError, Groups};
 
 /// `reply` once what the call changed of the group's share-partition states is in the log
-/// (its memory charged first).
+/// (its memory charged first), `refuse` telling it the share-partitions the log refused.
 fn after_writes<T: 'static>(
     groups: Rc<Groups>,
     group_id: &str,
     reply: Result<T, GroupError>,
+    refuse: fn(&mut T, &[TopicPartition]),
 ) -> LocalBoxFuture<'static, Result<T, GroupError>> {
     groups.account_share(group_id);
     let writes = groups.share().take_writes(group_id);
+    let group_id = group_id.to_string();
     async move {
-        groups.write_share_states(writes).await?;
-        reply
+        let refused = groups.write_share_states(writes).await?;
+        if !refused.is_empty() {
+            groups.share().drop_partitions(&group_id, &refused);
+            groups.account_share(&group_id);
+        }
+        let mut reply = reply?;
+        refuse(&mut reply, &refused);
+        Ok(reply)
     }
     .boxed_local()
 }
@@ -64,22 +74,31 @@ impl GroupCall for ShareGroupHeartbeatCall {
 }
 
 /// The session step of a ShareFetch or ShareAcknowledge: the session checked and moved on,
-/// the acknowledgements applied, and where the session's partitions read from.
+/// the acknowledgements applied, and where the session's partitions read from. `visiting`:
+/// another broker of the cluster coordinates the group.
 #[derive(Debug)]
 pub struct ShareSessionCall {
     pub group_id: String,
     pub step: SessionStep,
     pub settings: ShareSettings,
+    pub visiting: bool,
 }
 
 impl GroupCall for ShareSessionCall {
     type Reply = Result<SessionAnswer, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        let reply = groups
-            .share()
-            .session_step(&self.group_id, self.step, self.settings);
-        after_writes(groups, &self.group_id, reply)
+        let reply = match groups.holds_other_than_share(&self.group_id) {
+            true => Err(GroupError::GroupIdNotFound),
+            false => groups.share().session_step(
+                &self.group_id,
+                self.step,
+                self.settings,
+                self.visiting,
+                groups.share_may_grow(&self.group_id),
+            ),
+        };
+        after_writes(groups, &self.group_id, reply, SessionAnswer::refuse)
     }
 }
 
@@ -93,18 +112,38 @@ pub struct ShareAcquireCall {
     pub settings: ShareSettings,
 }
 
+/// What one share-partition read handed the member; NOT_LEADER_OR_FOLLOWER where the log
+/// refused its state (nothing of it is handed out).
+pub type Handed = (TopicPartition, Result<Vec<Acquired>, GroupError>);
+
 impl GroupCall for ShareAcquireCall {
-    type Reply = Result<Vec<Vec<Acquired>>, GroupError>;
+    type Reply = Result<Vec<Handed>, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        let reply = groups.share().acquire(
-            &self.group_id,
-            &self.member_id,
-            &self.reads,
-            self.max_records,
-            self.settings,
-        );
-        after_writes(groups, &self.group_id, reply)
+        let reply = groups
+            .share()
+            .acquire(
+                &self.group_id,
+                &self.member_id,
+                &self.reads,
+                self.max_records,
+                self.settings,
+            )
+            .map(|handed| {
+                let partitions = self.reads.iter().map(|read| read.partition);
+                partitions.zip(handed.into_iter().map(Ok)).collect()
+            });
+        after_writes(groups, &self.group_id, reply, refuse_handed)
+    }
+}
+
+// The reply's own type, as `after_writes` hands it over.
+#[allow(clippy::ptr_arg)]
+fn refuse_handed(handed: &mut Vec<Handed>, refused: &[TopicPartition]) {
+    for (tp, got) in handed.iter_mut() {
+        if refused.contains(tp) {
+            *got = Err(GroupError::NotLeaderOrFollower);
+        }
     }
 }
 
@@ -138,6 +177,14 @@ impl GroupCall for ResetShareOffsets {
             true => Err(GroupError::GroupIdNotFound),
             false => groups.share().reset(&self.group_id, &self.changes),
         };
-        async move { groups.write_share_states(reply?).await }.boxed_local()
+        async move {
+            // A refusal: a member still fetching through another broker wrote since the
+            // versions were read. The caller may try again.
+            match groups.write_share_states(reply?).await?.is_empty() {
+                true => Ok(()),
+                false => Err(GroupError::CoordinatorNotAvailable),
+            }
+        }
+        .boxed_local()
     }
 }

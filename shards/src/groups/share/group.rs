@@ -5,6 +5,11 @@
 //!
 //! A member that leaves, or whose session times out, gives back every record it holds; its
 //! share session ends with it.
+//!
+//! In a cluster a member heartbeats to the group's coordinator but fetches each partition
+//! from the broker Metadata names for it, which holds that share-partition. There the member
+//! is a visitor: known by its share session alone (as Kafka's share-partition leaders know
+//! members), it gives back what it holds when the session closes or times out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
@@ -116,6 +121,12 @@ pub struct ShareGroup {
     /// Members that left with a share session still open: their key and until when they
     /// may close it.
     departed: HashMap<String, (MemberKey, i64)>,
+    /// Members of a group another broker coordinates that fetch share-partitions held
+    /// here: their key and until when their session lasts without a request.
+    visitors: HashMap<String, (MemberKey, i64)>,
+    /// Whether this broker coordinates the group (its members heartbeat here), not only
+    /// holds share-partitions for visitors.
+    coordinated: bool,
     next_key: MemberKey,
     sessions: HashMap<String, ShareSession>,
     partitions: HashMap<TopicPartition, SharePartition>,
@@ -135,12 +146,19 @@ const MEMBER_BYTES: usize = 512;
 
 impl ShareGroup {
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.partitions.is_empty()
+        self.members.is_empty() && self.visitors.is_empty() && self.partitions.is_empty()
+    }
+
+    /// Whether this broker coordinates the group (ListGroups and the describe calls show
+    /// only such groups).
+    pub fn coordinated(&self) -> bool {
+        self.coordinated
     }
 
     pub fn memory_bytes(&self) -> usize {
         let records: usize = self.partitions.values().map(|p| p.in_flight()).sum();
-        records * IN_FLIGHT_BYTES + (self.members.len() + self.partitions.len()) * MEMBER_BYTES
+        let holders = self.members.len() + self.visitors.len() + self.partitions.len();
+        records * IN_FLIGHT_BYTES + holders * MEMBER_BYTES
     }
 
     pub fn session_count(&self) -> usize {
@@ -165,6 +183,7 @@ impl ShareGroup {
             return Err(GroupError::InvalidRequest);
         }
         self.expire_members(now_ms);
+        self.coordinated = true;
         let deadline_ms = now_ms.saturating_add(session_timeout_ms);
         match hb.member_epoch {
             LEAVE_EPOCH => {
@@ -183,10 +202,15 @@ impl ShareGroup {
                 if !self.members.contains_key(&hb.member_id) && self.members.len() >= max_members {
                     return Err(GroupError::GroupMaxSizeReached);
                 }
-                let key = self.next_key;
-                self.next_key = self.next_key.wrapping_add(1);
-                // A member that joins again starts over: what it held is given back.
-                self.remove_member(&hb.member_id);
+                // A member that joins again starts over: what it held is given back. One
+                // that visited while another broker coordinated the group keeps its records.
+                let key = match self.visitors.remove(&hb.member_id) {
+                    Some((key, _)) => key,
+                    None => {
+                        self.remove_member(&hb.member_id);
+                        self.new_key()
+                    }
+                };
                 self.members.insert(
                     hb.member_id.clone(),
                     ShareMember {
@@ -244,6 +268,19 @@ impl ShareGroup {
         })
     }
 
+    fn new_key(&mut self) -> MemberKey {
+        let key = self.next_key;
+        self.next_key = self.next_key.wrapping_add(1);
+        key
+    }
+
+    /// A new visitor's key, its session lasting until `until`.
+    fn visit(&mut self, member_id: &str, until: i64) -> MemberKey {
+        let key = self.new_key();
+        self.visitors.insert(member_id.to_string(), (key, until));
+        key
+    }
+
     /// Recomputes every member's partitions; a change bumps the group epoch.
     fn reassign(&mut self, topics: &dyn Fn(&str) -> Option<(Uuid, i32)>, topics_version: u64) {
         self.topics_version = topics_version;
@@ -278,7 +315,11 @@ impl ShareGroup {
         self.sessions.remove(member_id);
         let key = match self.members.remove(member_id) {
             Some(member) => Some(member.key),
-            None => self.departed.remove(member_id).map(|(key, _)| key),
+            None => self
+                .departed
+                .remove(member_id)
+                .or_else(|| self.visitors.remove(member_id))
+                .map(|(key, _)| key),
         };
         if let Some(key) = key {
             self.give_back(key);
@@ -308,17 +349,26 @@ impl ShareGroup {
         }
     }
 
-    /// Whether the member is in the group (not departed).
+    /// Whether the member is in the group, or visits it (not departed).
     pub fn is_member(&self, member_id: &str) -> bool {
-        self.members.contains_key(member_id)
+        self.members.contains_key(member_id) || self.visitors.contains_key(member_id)
+    }
+
+    /// The key of the member's records: a member's or a visitor's.
+    fn key_of(&self, member_id: &str) -> Option<MemberKey> {
+        match self.members.get(member_id) {
+            Some(member) => Some(member.key),
+            None => self.visitors.get(member_id).map(|(key, _)| *key),
+        }
     }
 
     /// Members whose session ran out leave, giving back what they hold; so do departed
-    /// members whose share session was not closed in time.
+    /// members whose share session was not closed in time, and visitors.
     pub fn expire_members(&mut self, now_ms: i64) -> bool {
         let late: Vec<String> = self
             .departed
             .iter()
+            .chain(self.visitors.iter())
             .filter(|(_, (_, deadline_ms))| *deadline_ms <= now_ms)
             .map(|(id, _)| id.clone())
             .collect();
@@ -344,7 +394,9 @@ impl ShareGroup {
 
     /// A ShareFetch or ShareAcknowledge on `member_id`'s session at `epoch`: opens, checks and
     /// advances, or closes the session, and applies the acknowledgements (one outcome per
-    /// partition acknowledged). ShareAcknowledge cannot open a session.
+    /// partition acknowledged). ShareAcknowledge cannot open a session. `visit_until`: this
+    /// broker does not coordinate the group, so a member it does not know visits, its
+    /// session lasting until then without another request.
     #[allow(clippy::too_many_arguments)]
     pub fn on_session(
         &mut self,
@@ -356,15 +408,23 @@ impl ShareGroup {
         acks: &[(TopicPartition, Vec<AckBatch>)],
         limits: ShareLimits,
         now_ms: i64,
+        visit_until: Option<i64>,
     ) -> Result<Vec<(TopicPartition, Option<GroupError>)>, GroupError> {
         self.expire_members(now_ms);
         let departed = self.departed.get(member_id).map(|(key, _)| *key);
-        let member_key = self
-            .members
-            .get(member_id)
-            .map(|m| m.key)
-            .or(departed)
-            .ok_or(GroupError::UnknownMemberId)?;
+        if let (Some(until), Some(visitor)) = (visit_until, self.visitors.get_mut(member_id)) {
+            visitor.1 = until;
+        }
+        let known = self.key_of(member_id).or(departed);
+        // Only a ShareFetch opening a session makes a visitor (the session limit bounds them).
+        let member_key = match (known, visit_until) {
+            (Some(key), _) => key,
+            (None, Some(until)) if epoch == SESSION_OPEN_EPOCH && opens_allowed => {
+                self.visit(member_id, until)
+            }
+            (None, Some(_)) => return Err(GroupError::ShareSessionNotFound),
+            (None, None) => return Err(GroupError::UnknownMemberId),
+        };
         match epoch {
             SESSION_OPEN_EPOCH if departed.is_some() => return Err(GroupError::UnknownMemberId),
             SESSION_OPEN_EPOCH if !opens_allowed => {
@@ -421,6 +481,7 @@ impl ShareGroup {
         if epoch == SESSION_CLOSE_EPOCH {
             // A closed session gives back what its member still holds, as Kafka does.
             self.departed.remove(member_id);
+            self.visitors.remove(member_id);
             self.give_back(member_key);
         }
         Ok(outcomes)
@@ -463,11 +524,7 @@ impl ShareGroup {
         limits: ShareLimits,
         now_ms: i64,
     ) -> Result<Vec<Vec<Acquired>>, GroupError> {
-        let key = self
-            .members
-            .get(member_id)
-            .map(|m| m.key)
-            .ok_or(GroupError::UnknownMemberId)?;
+        let key = self.key_of(member_id).ok_or(GroupError::UnknownMemberId)?;
         let mut left = max_records;
         let mut handed = Vec::with_capacity(reads.len());
         for read in reads {
@@ -478,7 +535,9 @@ impl ShareGroup {
                         SharePartition::restore(state, limits)
                     }
                     None => {
-                        // Where it starts is written before any record of it is handed out.
+                        // Where it starts is written before any record of it is handed out;
+                        // the log holds none, so that write is its version 1.
+                        self.versions.insert(read.partition, 0);
                         self.changed.push(read.partition);
                         SharePartition::new(read.start_if_new, limits)
                     }
@@ -496,6 +555,12 @@ impl ShareGroup {
             }
             let mut got = partition.acquire(key, read.window.clone(), left, now_ms);
             left -= got.len();
+            // Written before the records are handed out: a broker that lost the
+            // share-partition to another finds out here (its write is refused), and after a
+            // restart the delivery counts go on.
+            if !got.is_empty() {
+                self.changed.push(read.partition);
+            }
             let skipped = |a: &Acquired| read.never.iter().any(|r| r.contains(&a.offset));
             if got.iter().any(skipped) {
                 for a in got.iter().filter(|a| skipped(a)) {
@@ -523,7 +588,7 @@ impl ShareGroup {
 
     /// AlterShareGroupOffsets (`Some` start) and DeleteShareGroupOffsets (`None`) of a group
     /// without members: each share-partition's state goes, and what replaces it is written at
-    /// a version above both this group's and the log's (`stored_version`).
+    /// the version after the log's (`stored_version`).
     pub fn reset(
         &mut self,
         changes: &[(TopicPartition, Option<i64>, i64)],
@@ -531,15 +596,24 @@ impl ShareGroup {
         if !self.members.is_empty() {
             return Err(GroupError::NonEmptyGroup);
         }
-        let mut written = Vec::with_capacity(changes.len());
-        for &(tp, start, stored_version) in changes {
-            self.partitions.remove(&tp);
-            self.changed.retain(|changed| *changed != tp);
-            let version = self.versions.entry(tp).or_insert(0);
-            *version = (*version).max(stored_version) + 1;
-            written.push((tp, *version, start));
+        self.coordinated = true;
+        let dropped: Vec<TopicPartition> = changes.iter().map(|&(tp, _, _)| tp).collect();
+        self.drop_partitions(&dropped);
+        Ok(changes
+            .iter()
+            .map(|&(tp, start, stored_version)| (tp, stored_version + 1, start))
+            .collect())
+    }
+
+    /// Forgets what it held of share-partitions whose state the log refused from it (another
+    /// broker wrote since): the next fetch reads them from the log again.
+    pub fn drop_partitions(&mut self, dropped: &[TopicPartition]) {
+        for tp in dropped {
+            self.partitions.remove(tp);
+            self.versions.remove(tp);
+            self.record_bytes.remove(tp);
         }
-        Ok(written)
+        self.changed.retain(|changed| !dropped.contains(changed));
     }
 
     /// The states of the share-partitions changed since the last call, each at a version

@@ -41,7 +41,17 @@ fn heartbeat(
 }
 
 fn open_session(group: &mut ShareGroup, member: &str) {
-    let opened = group.on_session(member, 0, true, &[P0], &[], &[], ShareLimits::default(), 0);
+    let opened = group.on_session(
+        member,
+        0,
+        true,
+        &[P0],
+        &[],
+        &[],
+        ShareLimits::default(),
+        0,
+        None,
+    );
     assert_eq!(opened, Ok(vec![]));
 }
 
@@ -100,25 +110,25 @@ fn session_epochs_must_follow_on_and_only_the_holder_acknowledges() {
     let limits = ShareLimits::default();
     // ShareAcknowledge cannot open a session; a session never opened is not found.
     assert_eq!(
-        group.on_session("a", 0, false, &[], &[], &[], limits, 0),
+        group.on_session("a", 0, false, &[], &[], &[], limits, 0, None),
         Err(GroupError::InvalidShareSessionEpoch)
     );
     assert_eq!(
-        group.on_session("a", 1, true, &[], &[], &[], limits, 0),
+        group.on_session("a", 1, true, &[], &[], &[], limits, 0, None),
         Err(GroupError::ShareSessionNotFound)
     );
     open_session(&mut group, "a");
     open_session(&mut group, "b");
     fetch(&mut group, "a", 3, 0);
     assert_eq!(
-        group.on_session("a", 2, true, &[], &[], &[], limits, 0),
+        group.on_session("a", 2, true, &[], &[], &[], limits, 0, None),
         Err(GroupError::InvalidShareSessionEpoch)
     );
-    let by_b = group.on_session("b", 1, true, &[], &[], &ack((0, 2, 1)), limits, 0);
+    let by_b = group.on_session("b", 1, true, &[], &[], &ack((0, 2, 1)), limits, 0, None);
     assert_eq!(by_b, Ok(vec![(P0, Some(GroupError::InvalidRecordState))]));
-    let by_a = group.on_session("a", 1, true, &[], &[], &ack((0, 1, 1)), limits, 0);
+    let by_a = group.on_session("a", 1, true, &[], &[], &ack((0, 1, 1)), limits, 0, None);
     assert_eq!(by_a, Ok(vec![(P0, None)]));
-    let released = group.on_session("a", 2, false, &[], &[], &ack((2, 2, 2)), limits, 0);
+    let released = group.on_session("a", 2, false, &[], &[], &ack((2, 2, 2)), limits, 0, None);
     assert_eq!(released, Ok(vec![(P0, None)]));
     let p = group.share_partition(&P0).unwrap();
     assert_eq!(p.start_offset(), 2);
@@ -134,11 +144,11 @@ fn session_epochs_must_follow_on_and_only_the_holder_acknowledges() {
     );
     // Closing the session ends it: its next epoch finds nothing.
     assert_eq!(
-        group.on_session("a", -1, false, &[], &[], &[], limits, 0),
+        group.on_session("a", -1, false, &[], &[], &[], limits, 0, None),
         Ok(vec![])
     );
     assert_eq!(
-        group.on_session("a", 3, true, &[], &[], &[], limits, 0),
+        group.on_session("a", 3, true, &[], &[], &[], limits, 0, None),
         Err(GroupError::ShareSessionNotFound)
     );
 }
@@ -166,14 +176,24 @@ fn a_member_that_leaves_or_times_out_gives_back_what_it_holds() {
     let left = heartbeat(&mut group, "b", LEAVE_EPOCH, later);
     assert_eq!(left.member_epoch, LEAVE_EPOCH);
     let limits = ShareLimits::default();
-    let last = group.on_session("b", -1, false, &[], &[], &ack((0, 0, 1)), limits, later);
+    let last = group.on_session(
+        "b",
+        -1,
+        false,
+        &[],
+        &[],
+        &ack((0, 0, 1)),
+        limits,
+        later,
+        None,
+    );
     assert_eq!(last, Ok(vec![(P0, None)]));
     let p = group.share_partition(&P0).unwrap();
     assert_eq!(p.start_offset(), 1);
     assert!((1..4).all(|o| p.state(o) == Some(RecordState::Available)));
     assert_eq!(group.session_count(), 0);
     assert_eq!(
-        group.on_session("b", 0, true, &[], &[], &[], limits, later),
+        group.on_session("b", 0, true, &[], &[], &[], limits, later, None),
         Err(GroupError::UnknownMemberId)
     );
 }
@@ -204,16 +224,16 @@ fn malformed_acknowledgements_are_refused_without_walking_them() {
     fetch(&mut group, "a", 2, 0);
     let limits = ShareLimits::default();
     let huge = ack((0, 1 << 40, 1));
-    let refused = group.on_session("a", 1, true, &[], &[], &huge, limits, 0);
+    let refused = group.on_session("a", 1, true, &[], &[], &huge, limits, 0, None);
     assert_eq!(
         refused,
         Ok(vec![(P0, Some(GroupError::InvalidRecordState))])
     );
     let backwards = ack((1, 0, 1));
-    let refused = group.on_session("a", 2, true, &[], &[], &backwards, limits, 0);
+    let refused = group.on_session("a", 2, true, &[], &[], &backwards, limits, 0, None);
     assert_eq!(refused, Ok(vec![(P0, Some(GroupError::InvalidRequest))]));
     let unknown_type = ack((0, 1, 9));
-    let refused = group.on_session("a", 3, true, &[], &[], &unknown_type, limits, 0);
+    let refused = group.on_session("a", 3, true, &[], &[], &unknown_type, limits, 0, None);
     assert_eq!(refused, Ok(vec![(P0, Some(GroupError::InvalidRequest))]));
     // Nothing of those was applied.
     let p = group.share_partition(&P0).unwrap();
@@ -245,4 +265,80 @@ fn records_never_to_be_delivered_are_archived_as_they_are_acquired() {
     let writes = group.take_writes();
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0].version, 1);
+}
+
+fn visit(group: &mut ShareGroup, member: &str, epoch: i32, now_ms: i64) -> Result<(), GroupError> {
+    let limits = ShareLimits::default();
+    let until = Some(now_ms + SESSION_MS);
+    let outcome = group.on_session(member, epoch, true, &[P0], &[], &[], limits, now_ms, until);
+    outcome.map(|acks| assert!(acks.is_empty()))
+}
+
+#[test]
+fn a_visitor_fetches_without_joining_and_gives_back_when_its_session_times_out_or_closes() {
+    // Another broker coordinates the group: members are known here by their sessions.
+    let mut group = ShareGroup::default();
+    let limits = ShareLimits::default();
+    let unknown = group.on_session("v", 0, true, &[P0], &[], &[], limits, 0, None);
+    assert_eq!(unknown, Err(GroupError::UnknownMemberId));
+    visit(&mut group, "v", 0, 0).unwrap();
+    assert_eq!(fetch(&mut group, "v", 10, 0).len(), 10);
+    // The acquisition is written before the records are handed out.
+    let writes = group.take_writes();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].version, 1);
+    visit(&mut group, "w", 0, 1_000).unwrap();
+    assert!(fetch(&mut group, "w", 10, 1_000).is_empty());
+    // v sends nothing for a session timeout: what it held goes to w.
+    visit(&mut group, "w", 1, SESSION_MS + 1).unwrap();
+    let again = fetch(&mut group, "w", 10, SESSION_MS + 1);
+    assert_eq!(again.len(), 10);
+    assert!(again.iter().all(|a| a.deliveries == 2));
+    assert_eq!(
+        visit(&mut group, "v", 1, SESSION_MS + 1),
+        Err(GroupError::ShareSessionNotFound)
+    );
+    // Only opening a session makes a visitor.
+    let not_opening = visit(&mut group, "x", 3, SESSION_MS + 1);
+    assert_eq!(not_opening, Err(GroupError::ShareSessionNotFound));
+    // A closed session gives back at once.
+    let until = Some(2 * SESSION_MS);
+    let closed = group.on_session("w", -1, true, &[], &[], &[], limits, SESSION_MS + 2, until);
+    assert_eq!(closed, Ok(vec![]));
+    assert_eq!(
+        group.share_partition(&P0).unwrap().state(0),
+        Some(RecordState::Available)
+    );
+    // Held for visitors only, the group is not listed here.
+    assert!(!group.coordinated() && group.members.is_empty());
+}
+
+#[test]
+fn a_visitor_that_joins_when_the_group_moves_here_keeps_its_records() {
+    let mut group = ShareGroup::default();
+    visit(&mut group, "v", 0, 0).unwrap();
+    assert_eq!(fetch(&mut group, "v", 4, 0).len(), 4);
+    heartbeat(&mut group, "v", JOIN_EPOCH, 10);
+    assert!(group.coordinated());
+    let limits = ShareLimits::default();
+    let accepted = group.on_session("v", 1, true, &[], &[], &ack((0, 3, 1)), limits, 20, None);
+    assert_eq!(accepted, Ok(vec![(P0, None)]));
+}
+
+#[test]
+fn a_share_partition_whose_write_was_refused_is_read_again_from_the_log() {
+    let mut group = ShareGroup::default();
+    heartbeat(&mut group, "a", JOIN_EPOCH, 0);
+    open_session(&mut group, "a");
+    fetch(&mut group, "a", 5, 0);
+    assert_eq!(group.take_writes()[0].version, 1);
+    let limits = ShareLimits::default();
+    let acked = group.on_session("a", 1, true, &[], &[], &ack((0, 4, 1)), limits, 0, None);
+    assert_eq!(acked, Ok(vec![(P0, None)]));
+    assert_eq!(group.take_writes()[0].version, 2);
+    // The log refused version 2: another broker wrote the share-partition since.
+    group.drop_partitions(&[P0]);
+    assert!(group.share_partition(&P0).is_none());
+    assert_eq!(group.read_positions("a", 0), vec![(P0, ReadFrom::Unknown)]);
+    assert!(group.take_writes().is_empty());
 }

@@ -1,8 +1,10 @@
 //! The share groups one shard owns (beside its classic and consumer-protocol groups, in
 //! `Groups`): their members, share sessions and share-partitions, bounded by the shard's
-//! group limits. A restart reads each share-partition back where from its state in the coordinator's log: each state an
-//! acknowledgement changed, and each new share-partition's start, is taken to be written
-//! there (`take_writes`) before the member is answered.
+//! group limits. A restart reads each share-partition back from its state in the
+//! coordinator's log: each state an acquisition or acknowledgement changed, and each new
+//! share-partition's start, is taken to be written there (`take_writes`) before the member is
+//! answered. In a cluster, groups another broker coordinates are held here only for the
+//! share-partitions their members fetch from this broker (see `ShareGroup`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -50,6 +52,24 @@ pub struct SessionAnswer {
     pub reads: Vec<(TopicPartition, ReadFrom)>,
     /// Bytes per offset of the last read of each partition read before.
     pub record_bytes: Vec<(TopicPartition, u32)>,
+}
+
+impl SessionAnswer {
+    /// The share-partitions whose state the log refused (another broker holds them now):
+    /// their acknowledgements failed, and they are read from the log again.
+    pub fn refuse(&mut self, refused: &[TopicPartition]) {
+        for (tp, outcome) in self.acks.iter_mut() {
+            if refused.contains(tp) {
+                *outcome = Some(GroupError::NotLeaderOrFollower);
+            }
+        }
+        for (tp, from) in self.reads.iter_mut() {
+            if refused.contains(tp) {
+                *from = ReadFrom::Unknown;
+            }
+        }
+        self.record_bytes.retain(|(tp, _)| !refused.contains(tp));
+    }
 }
 
 /// A share group as ShareGroupDescribe shows it.
@@ -151,25 +171,34 @@ impl ShareGroups {
         answer
     }
 
-    /// ShareFetch's or ShareAcknowledge's session step.
+    /// ShareFetch's or ShareAcknowledge's session step. `visiting`: another broker
+    /// coordinates the group (its members are visitors here); `may_create` says whether a
+    /// group new to this shard fits its limits.
     pub fn session_step(
         &self,
         group_id: &str,
         step: SessionStep,
         settings: ShareSettings,
+        visiting: bool,
+        may_create: bool,
     ) -> Result<SessionAnswer, GroupError> {
         let mut groups = self.groups.borrow_mut();
+        let opens = step.epoch == SESSION_OPEN_EPOCH && step.is_fetch;
+        if visiting && opens && !groups.contains_key(group_id) {
+            if !may_create {
+                return Err(GroupError::TooManyGroups);
+            }
+            groups.insert(group_id.to_string(), ShareGroup::default());
+        }
         let group = groups.get_mut(group_id).ok_or(match step.epoch {
             SESSION_OPEN_EPOCH => GroupError::UnknownMemberId,
             _ => GroupError::ShareSessionNotFound,
         })?;
-        if step.epoch == SESSION_OPEN_EPOCH
-            && step.is_fetch
-            && self.sessions.get() >= self.config.max_share_sessions
-        {
+        if opens && self.sessions.get() >= self.config.max_share_sessions {
             return Err(GroupError::ShareSessionLimitReached);
         }
         let now_ms = self.now_ms();
+        let visit_until = visiting.then(|| now_ms.saturating_add(settings.session_timeout_ms));
         let sessions_before = group.session_count();
         let acks = group.on_session(
             &step.member_id,
@@ -180,6 +209,7 @@ impl ShareGroups {
             &step.acks,
             settings.limits,
             now_ms,
+            visit_until,
         );
         let reads = match (&acks, step.is_fetch && step.epoch != SESSION_CLOSE_EPOCH) {
             (Ok(_), true) if group.is_member(&step.member_id) => {
@@ -234,6 +264,13 @@ impl ShareGroups {
             .collect()
     }
 
+    /// Forgets the share-partitions whose state the log refused from this shard.
+    pub fn drop_partitions(&self, group_id: &str, refused: &[TopicPartition]) {
+        if let Some(group) = self.groups.borrow_mut().get_mut(group_id) {
+            group.drop_partitions(refused);
+        }
+    }
+
     /// AlterShareGroupOffsets and DeleteShareGroupOffsets on a group without members (a
     /// group this shard holds nothing of has none): the records to write.
     pub fn reset(
@@ -265,7 +302,7 @@ impl ShareGroups {
 
     pub fn describe(&self, group_id: &str) -> Option<ShareGroupDescription> {
         let mut groups = self.groups.borrow_mut();
-        let group = groups.get_mut(group_id)?;
+        let group = groups.get_mut(group_id).filter(|g| g.coordinated())?;
         let sessions_before = group.session_count();
         group.expire_members(self.now_ms());
         self.recount(sessions_before, group.session_count());
@@ -294,6 +331,7 @@ impl ShareGroups {
         let mut groups = self.groups.borrow_mut();
         groups
             .iter_mut()
+            .filter(|(_, group)| group.coordinated())
             .map(|(id, group)| {
                 let sessions_before = group.session_count();
                 group.expire_members(now_ms);
