@@ -139,6 +139,7 @@ def main():
     ap.add_argument("--binary", default=str(ROOT / "target" / "release" / "shoal"))
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--label", default="", help="named in the results' file name")
     args = ap.parse_args()
     runs = {}
     for _ in range(args.rounds):
@@ -168,7 +169,8 @@ def main():
                           "([groups] initial_rebalance_delay_ms = 0); broker CPU over the same",
                 "cores": "broker one shard + coordinator on CPU 0, every member on CPU 1",
                 "rounds": args.rounds, "binary": args.binary}
-    write_results("share-groups", "scripts/share_bench.py", workload, summary, runs)
+    name = f"share-groups-{args.label}" if args.label else "share-groups"
+    write_results(name, "scripts/share_bench.py", workload, summary, runs)
 
 
 if __name__ == "__main__":
