@@ -66,6 +66,8 @@ pub struct GroupConfig {
     pub share_partition_max_record_locks: u32,
     /// Share sessions (one per fetching member) all share groups of one shard may hold.
     pub max_share_sessions: usize,
+    /// Members per share group (Kafka's `group.share.max.size`).
+    pub share_max_size: usize,
 }
 
 /// Kafka's `group.consumer.migration.policy`: a classic group with members is upgraded when
@@ -117,6 +119,7 @@ impl Default for GroupConfig {
             share_delivery_count_limit: 5,
             share_partition_max_record_locks: 2_000,
             max_share_sessions: 2_000,
+            share_max_size: 200,
         }
     }
 }

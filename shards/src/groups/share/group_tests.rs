@@ -342,3 +342,25 @@ fn a_share_partition_whose_write_was_refused_is_read_again_from_the_log() {
     assert_eq!(group.read_positions("a", 0), vec![(P0, ReadFrom::Unknown)]);
     assert!(group.take_writes().is_empty());
 }
+
+#[test]
+fn a_join_past_the_share_group_size_is_refused() {
+    let mut group = ShareGroup::default();
+    let join = |member: &str| ShareHeartbeat {
+        member_id: member.to_string(),
+        member_epoch: JOIN_EPOCH,
+        rack_id: None,
+        client_id: "test".to_string(),
+        client_host: "/127.0.0.1".to_string(),
+        subscribed_topic_names: Some(vec!["jobs".to_string()]),
+    };
+    assert!(group
+        .heartbeat(join("a"), &topics, 1, 0, SESSION_MS, 1)
+        .is_ok());
+    let refused = group.heartbeat(join("b"), &topics, 1, 0, SESSION_MS, 1);
+    assert_eq!(refused, Err(GroupError::GroupMaxSizeReached));
+    // A member already in the group joins again within the limit.
+    assert!(group
+        .heartbeat(join("a"), &topics, 1, 0, SESSION_MS, 1)
+        .is_ok());
+}

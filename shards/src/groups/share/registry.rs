@@ -160,7 +160,7 @@ impl ShareGroups {
             topics.version(),
             self.now_ms(),
             settings.session_timeout_ms,
-            self.config.max_size,
+            self.config.share_max_size,
         );
         group.retain_partitions(|tp| {
             topics
