@@ -26,6 +26,7 @@ use shoal_shards::groups::share::group::{ReadFrom, ReadRecords, SESSION_CLOSE_EP
 use shoal_shards::groups::share::partition::{SharePartition, ShareState};
 use shoal_shards::groups::share::registry::SessionStep;
 use shoal_shards::groups::share::stored::from_record;
+use shoal_shards::groups::GroupError;
 use shoal_shards::PartitionFetch;
 use uuid::Uuid;
 
@@ -97,6 +98,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         n if n > 0 => n as usize,
         _ => DEFAULT_MAX_RECORDS,
     };
+    let acknowledged: Vec<TopicPartition> = answer.acks.iter().map(|(tp, _)| *tp).collect();
     let record_bytes: BTreeMap<TopicPartition, u32> = answer.record_bytes.into_iter().collect();
     let mut positions = answer.reads;
     let stored = stored_states(call, &group_id, &mut positions, &settings).await;
@@ -180,12 +182,19 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         )
         .await
         .and_then(|reply| reply);
-    let handed = match handed {
-        Ok(handed) => handed,
+    let answer = match handed {
+        Ok(answer) => answer,
         Err(error) => return refused(error_codes::code_of(Some(error))),
     };
+    // The acknowledgements were written with the acquisitions: where the log refused the
+    // share-partition's state, they failed too.
+    for tp in answer.refused.iter().filter(|tp| acknowledged.contains(tp)) {
+        let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+        outcome.acknowledge_error_code =
+            error_codes::code_of(Some(GroupError::NotLeaderOrFollower));
+    }
     let mut delivered = BTreeMap::new();
-    for (records, (tp, acquired)) in read_records.into_iter().zip(handed) {
+    for (records, (tp, acquired)) in read_records.into_iter().zip(answer.handed) {
         let key = (tp.topic_id, tp.partition);
         let acquired = match acquired {
             Ok(acquired) if acquired.is_empty() => continue,

@@ -12,7 +12,7 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use shoal_coordinator::{TopicPartition, TopicsView};
 
-use super::group::{ReadRecords, ShareHeartbeat, ShareHeartbeatAnswer};
+use super::group::{ReadRecords, ShareHeartbeat, ShareHeartbeatAnswer, SESSION_CLOSE_EPOCH};
 use super::partition::Acquired;
 use super::registry::{SessionAnswer, SessionStep, ShareGroupDescription, ShareSettings};
 use crate::groups::{GroupCall, GroupError, Groups};
@@ -75,7 +75,9 @@ impl GroupCall for ShareGroupHeartbeatCall {
 
 /// The session step of a ShareFetch or ShareAcknowledge: the session checked and moved on,
 /// the acknowledgements applied, and where the session's partitions read from. `visiting`:
-/// another broker of the cluster coordinates the group.
+/// another broker of the cluster coordinates the group. A ShareFetch that goes on to read
+/// (its epoch is not -1) is answered only after its `ShareAcquireCall`, which writes what this
+/// step changed with what it changes itself: one write per fetch.
 #[derive(Debug)]
 pub struct ShareSessionCall {
     pub group_id: String,
@@ -88,6 +90,7 @@ impl GroupCall for ShareSessionCall {
     type Reply = Result<SessionAnswer, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reads_next = self.step.is_fetch && self.step.epoch != SESSION_CLOSE_EPOCH;
         let reply = match groups.holds_other_than_share(&self.group_id) {
             true => Err(GroupError::GroupIdNotFound),
             false => groups.share().session_step(
@@ -98,6 +101,10 @@ impl GroupCall for ShareSessionCall {
                 groups.share_may_grow(&self.group_id),
             ),
         };
+        if reads_next {
+            groups.account_share(&self.group_id);
+            return async move { reply }.boxed_local();
+        }
         after_writes(groups, &self.group_id, reply, SessionAnswer::refuse)
     }
 }
@@ -116,8 +123,27 @@ pub struct ShareAcquireCall {
 /// refused its state (nothing of it is handed out).
 pub type Handed = (TopicPartition, Result<Vec<Acquired>, GroupError>);
 
+/// What a ShareFetch's reads handed the member, and every share-partition whose state the log
+/// refused (the fetch's acknowledgements on them failed too).
+#[derive(Debug, Default)]
+pub struct AcquireAnswer {
+    pub handed: Vec<Handed>,
+    pub refused: Vec<TopicPartition>,
+}
+
+impl AcquireAnswer {
+    fn refuse(&mut self, refused: &[TopicPartition]) {
+        for (tp, got) in self.handed.iter_mut() {
+            if refused.contains(tp) {
+                *got = Err(GroupError::NotLeaderOrFollower);
+            }
+        }
+        self.refused = refused.to_vec();
+    }
+}
+
 impl GroupCall for ShareAcquireCall {
-    type Reply = Result<Vec<Handed>, GroupError>;
+    type Reply = Result<AcquireAnswer, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         let reply = groups
@@ -131,19 +157,12 @@ impl GroupCall for ShareAcquireCall {
             )
             .map(|handed| {
                 let partitions = self.reads.iter().map(|read| read.partition);
-                partitions.zip(handed.into_iter().map(Ok)).collect()
+                AcquireAnswer {
+                    handed: partitions.zip(handed.into_iter().map(Ok)).collect(),
+                    refused: Vec::new(),
+                }
             });
-        after_writes(groups, &self.group_id, reply, refuse_handed)
-    }
-}
-
-// The reply's own type, as `after_writes` hands it over.
-#[allow(clippy::ptr_arg)]
-fn refuse_handed(handed: &mut Vec<Handed>, refused: &[TopicPartition]) {
-    for (tp, got) in handed.iter_mut() {
-        if refused.contains(tp) {
-            *got = Err(GroupError::NotLeaderOrFollower);
-        }
+        after_writes(groups, &self.group_id, reply, AcquireAnswer::refuse)
     }
 }
 

@@ -184,6 +184,9 @@ impl ShareGroups {
     ) -> Result<SessionAnswer, GroupError> {
         let mut groups = self.groups.borrow_mut();
         let opens = step.epoch == SESSION_OPEN_EPOCH && step.is_fetch;
+        if opens && self.sessions.get() >= self.config.max_share_sessions {
+            return Err(GroupError::ShareSessionLimitReached);
+        }
         if visiting && opens && !groups.contains_key(group_id) {
             if !may_create {
                 return Err(GroupError::TooManyGroups);
@@ -194,9 +197,6 @@ impl ShareGroups {
             SESSION_OPEN_EPOCH => GroupError::UnknownMemberId,
             _ => GroupError::ShareSessionNotFound,
         })?;
-        if opens && self.sessions.get() >= self.config.max_share_sessions {
-            return Err(GroupError::ShareSessionLimitReached);
-        }
         let now_ms = self.now_ms();
         let visit_until = visiting.then(|| now_ms.saturating_add(settings.session_timeout_ms));
         let sessions_before = group.session_count();
