@@ -47,6 +47,17 @@ class Deliveries:
                     if m.partition() in ok:
                         self.accepted_at.setdefault((m.partition(), m.offset()), answered)
 
+    def all_delivered_and_none_again(self, members, expected):
+        """Polls until every record of `expected` was delivered, then closes the members:
+        none missing, and none delivered after its acceptance was answered."""
+        self.poll_accept(members, 90, lambda: self.records() >= expected)
+        for member in members:
+            member.close()
+        missing = expected - self.records()
+        assert not missing, f"{len(missing)} records never delivered, e.g. {sorted(missing)[:5]}"
+        again = self.delivered_again()
+        assert not again, f"{len(again)} accepted, then delivered again, e.g. {again[:5]}"
+
     def records(self):
         return {(p, o) for p, o, _ in self.delivered}
 
@@ -91,13 +102,7 @@ def test_members_on_every_broker_share_a_topic_and_a_killed_holder_loses_no_acce
     brokers[victim_id - 1].kill()  # node ids are 1, 2, 3 in order
     survivors = ",".join(b.bootstrap for i, b in enumerate(brokers) if i + 1 != victim_id)
     second = {(p, o) for p, o, _ in produce(survivors, TOPIC, COUNT, zone="a")}
-    seen.poll_accept(members, 90, lambda: seen.records() >= second)
-    for member in members:
-        member.close()
-    missing = second - seen.records()
-    assert not missing, f"{len(missing)} records never delivered, e.g. {sorted(missing)[:5]}"
-    again = seen.delivered_again()
-    assert not again, f"{len(again)} accepted, then delivered again, e.g. {again[:5]}"
+    seen.all_delivered_and_none_again(members, second)
 
 
 def test_a_holder_paused_past_its_lease_cannot_hand_out_what_was_accepted_meanwhile(cluster):
@@ -131,10 +136,4 @@ def test_a_holder_paused_past_its_lease_cannot_hand_out_what_was_accepted_meanwh
     members = [share_consumer(b.bootstrap, GROUP, TOPIC, explicit=True, **zone)
                for b in brokers]
     third = {(p, o) for p, o, _ in produce(everyone, TOPIC, COUNT, zone="a")}
-    seen.poll_accept(members, 90, lambda: seen.records() >= third)
-    for member in members:
-        member.close()
-    missing = third - seen.records()
-    assert not missing, f"{len(missing)} records never delivered, e.g. {sorted(missing)[:5]}"
-    again = seen.delivered_again()
-    assert not again, f"{len(again)} accepted, then delivered again, e.g. {again[:5]}"
+    seen.all_delivered_and_none_again(members, third)

@@ -6,6 +6,8 @@ KafkaShareConsumer's tests (tests/java, ShareGroupTest) run on Apache Kafka too.
 
 import time
 
+from kafka_wire import TAGS, Connection, compact_array, compact_string, flexible_response, request
+
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ResourceType)
@@ -35,6 +37,37 @@ def share_consumer(bootstrap, group, topic, explicit=False, **config):
     })
     consumer.subscribe([topic])
     return consumer
+
+
+def listed_groups(bootstrap):
+    """ListGroups v5 (no Python client here lists share groups): {group id: (type, state)}."""
+    connection = Connection(bootstrap)
+    connection.send(request(16, 5, 1, TAGS + compact_array([]) + compact_array([]) + TAGS))
+    _, r = flexible_response(connection)
+    connection.close()
+    r.int("i")
+    assert r.int("h") == 0
+
+    def group(r):
+        group_id, _protocol, state, kind = r.string(), r.string(), r.string(), r.string()
+        r.tags()
+        return group_id, (kind, state)
+
+    return dict(r.array(group))
+
+
+def described_share_group(bootstrap, group):
+    """ShareGroupDescribe v1 of one group: (error code, state, member count)."""
+    connection = Connection(bootstrap)
+    body = compact_array([compact_string(group)]) + b"\x00" + TAGS
+    connection.send(request(77, 1, 1, TAGS + body))
+    _, r = flexible_response(connection)
+    connection.close()
+    r.int("i")
+    assert r.uvarint() - 1 == 1
+    error, _message, _group_id, state = r.int("h"), r.string(), r.string(), r.string()
+    r.int("i"), r.int("i"), r.string()
+    return error, state, r.uvarint() - 1
 
 
 def poll_values(consumer, timeout=1.0):
@@ -113,6 +146,9 @@ def test_accepted_records_are_not_delivered_again_after_kill_9(make_broker):
     first.close()
     broker.kill()
     broker.start()
+    # Listed and described from the log before any member is back, as Kafka lists it.
+    assert listed_groups(broker.bootstrap).get(group) == ("share", "Empty")
+    assert described_share_group(broker.bootstrap, group) == (0, "Empty", 0)
     second = share_consumer(broker.bootstrap, group, topic)
     after = []
     deadline = time.time() + 30

@@ -62,6 +62,21 @@ impl Command for ReadShareState {
     }
 }
 
+/// The groups with share-partition states in the log: share groups, with or without members
+/// (ListGroups names them after a restart, before any member is back).
+#[derive(Debug, Clone)]
+pub struct ListShareGroups;
+
+impl Command for ListShareGroups {
+    type Reply = Vec<String>;
+    const WRITE: bool = false;
+    const FRESH: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().share_state_groups()
+    }
+}
+
 /// Every share-partition state of a group.
 #[derive(Debug, Clone)]
 pub struct ReadShareGroupStates {

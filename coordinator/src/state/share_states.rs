@@ -50,6 +50,17 @@ impl CoordinatorState {
             .collect()
     }
 
+    /// The groups with any share-partition state, in order.
+    pub fn share_state_groups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = Vec::new();
+        for (group, _, _) in self.share_states.keys() {
+            if groups.last() != Some(group) {
+                groups.push(group.clone());
+            }
+        }
+        groups
+    }
+
     /// Whether the group has any share-partition state.
     pub fn has_share_states(&self, group: &str) -> bool {
         let from = (group.to_string(), Uuid::nil(), i32::MIN);
@@ -136,6 +147,7 @@ mod tests {
             .map(|r| r.start_offset)
             .collect();
         assert_eq!(starts, vec![20, 7]);
+        assert_eq!(s.share_state_groups(), vec!["other", "q"]);
         let deleted = ShoalGroupDeletedRecord {
             group_id: "q".into(),
         };

@@ -1,13 +1,15 @@
-//! ListGroups: groups with members (asked of every shard) and groups that only hold committed
-//! offsets (state Empty).
+//! ListGroups: groups with members (asked of every shard), and groups that only hold committed
+//! offsets or share-partition states in the log (state Empty; after a restart, a share group
+//! is listed before any member is back, as Kafka lists it).
 
 use std::collections::BTreeMap;
 
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
-use shoal_coordinator::commands::ListOffsetGroups;
+use shoal_coordinator::commands::{ListOffsetGroups, ListShareGroups};
 use shoal_shards::groups::calls::ListGroups;
 use shoal_shards::groups::messages::GroupListing;
+use shoal_shards::groups::share::registry::SHARE_GROUP_TYPE;
 
 use super::text;
 use crate::context::Call;
@@ -25,6 +27,19 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
                     protocol_type: "consumer".to_string(),
                     state: "Empty",
                     group_type: "classic",
+                },
+            );
+        }
+    }
+    if let Ok(names) = broker.shard.coordinator.run(ListShareGroups).await {
+        for name in names {
+            groups.insert(
+                name.clone(),
+                GroupListing {
+                    group_id: name,
+                    protocol_type: SHARE_GROUP_TYPE.to_string(),
+                    state: "Empty",
+                    group_type: SHARE_GROUP_TYPE,
                 },
             );
         }

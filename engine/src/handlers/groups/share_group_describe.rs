@@ -1,5 +1,7 @@
 //! ShareGroupDescribe (KIP-932): share groups with their epochs, members, subscriptions and
-//! assignments. An id that is not a share group gets GROUP_ID_NOT_FOUND, as Kafka answers.
+//! assignments; one without members here but with share-partition states in the log (after a
+//! restart) as Empty. An id that is not a share group gets GROUP_ID_NOT_FOUND, as Kafka
+//! answers.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,6 +10,7 @@ use kafka_protocol::messages::share_group_describe_response::{
 };
 use kafka_protocol::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicName};
 use shoal_coordinator::acl::{Operation, ResourceType};
+use shoal_coordinator::commands::ReadShareGroupStates;
 use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_shards::groups::share::calls::DescribeShareGroup;
 use shoal_shards::groups::share::registry::ShareMemberDescription;
@@ -53,6 +56,14 @@ pub async fn handle(
             .await;
         let group = match description {
             Ok(Some(group)) => group,
+            Ok(None) if has_share_states(call, &name).await => {
+                described.push(
+                    answer
+                        .with_group_state(text("Empty"))
+                        .with_assignor_name(text(ASSIGNOR)),
+                );
+                continue;
+            }
             Ok(None) => {
                 let message = format!("Group {name} is not a share group.");
                 described.push(
@@ -82,6 +93,15 @@ pub async fn handle(
         );
     }
     ShareGroupDescribeResponse::default().with_groups(described)
+}
+
+/// Whether the log holds share-partition states of the group.
+async fn has_share_states(call: &Call<'_>, group_id: &str) -> bool {
+    let read = ReadShareGroupStates {
+        group: group_id.to_string(),
+    };
+    let states = call.broker.shard.coordinator.run(read).await;
+    states.is_ok_and(|states| !states.is_empty())
 }
 
 fn member(m: ShareMemberDescription, topics: &TopicsView) -> Member {
