@@ -18,32 +18,15 @@ use shoal_coordinator::acl::{Operation, ResourceType};
 pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsResponse {
     let broker = call.broker;
     let mut groups: BTreeMap<String, GroupListing> = BTreeMap::new();
-    if let Ok(names) = broker.shard.coordinator.run(ListOffsetGroups).await {
-        for name in names {
-            groups.insert(
-                name.clone(),
-                GroupListing {
-                    group_id: name,
-                    protocol_type: "consumer".to_string(),
-                    state: "Empty",
-                    group_type: "classic",
-                },
-            );
-        }
-    }
-    if let Ok(names) = broker.shard.coordinator.run(ListShareGroups).await {
-        for name in names {
-            groups.insert(
-                name.clone(),
-                GroupListing {
-                    group_id: name,
-                    protocol_type: SHARE_GROUP_TYPE.to_string(),
-                    state: "Empty",
-                    group_type: SHARE_GROUP_TYPE,
-                },
-            );
-        }
-    }
+    let offset_groups = broker.shard.coordinator.run(ListOffsetGroups).await;
+    list_empty(&mut groups, offset_groups, "consumer", "classic");
+    let share_groups = broker.shard.coordinator.run(ListShareGroups).await;
+    list_empty(
+        &mut groups,
+        share_groups,
+        SHARE_GROUP_TYPE,
+        SHARE_GROUP_TYPE,
+    );
     for listed in broker
         .shard
         .group_call_all(|| ListGroups)
@@ -86,4 +69,23 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
             })
             .collect(),
     )
+}
+
+/// Groups the log holds offsets or states of, listed Empty (those with members here replace
+/// them).
+fn list_empty<E>(
+    groups: &mut BTreeMap<String, GroupListing>,
+    names: Result<Vec<String>, E>,
+    protocol_type: &str,
+    group_type: &'static str,
+) {
+    for name in names.into_iter().flatten() {
+        let listing = GroupListing {
+            group_id: name.clone(),
+            protocol_type: protocol_type.to_string(),
+            state: "Empty",
+            group_type,
+        };
+        groups.insert(name, listing);
+    }
 }
