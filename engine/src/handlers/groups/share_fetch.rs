@@ -142,7 +142,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         .fetch(fetches, max_bytes, min_bytes, max_wait)
         .await;
     let mut acquire = Vec::new();
-    let mut read_records = Vec::new();
+    let mut read_records = BTreeMap::new();
     for ((tp, from, stored), result) in reads.into_iter().zip(results) {
         let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
         if result.error.is_some() {
@@ -166,7 +166,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
             never,
             bytes_read: result.records.len(),
         });
-        read_records.push(result.records);
+        read_records.insert(tp, result.records);
     }
     let handed = broker
         .shard
@@ -186,25 +186,25 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         Ok(answer) => answer,
         Err(error) => return refused(error_codes::code_of(Some(error))),
     };
-    // The acknowledgements were written with the acquisitions: where the log refused the
-    // share-partition's state, they failed too.
-    for tp in answer.refused.iter().filter(|tp| acknowledged.contains(tp)) {
+    // Where the log refused a share-partition's state nothing of it is handed out, and the
+    // acknowledgements, written with the acquisitions, failed too.
+    let not_leader = error_codes::code_of(Some(GroupError::NotLeaderOrFollower));
+    for tp in &answer.refused {
         let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
-        outcome.acknowledge_error_code =
-            error_codes::code_of(Some(GroupError::NotLeaderOrFollower));
+        if read_records.contains_key(tp) {
+            outcome.error_code = not_leader;
+        }
+        if acknowledged.contains(tp) {
+            outcome.acknowledge_error_code = not_leader;
+        }
     }
     let mut delivered = BTreeMap::new();
-    for (records, (tp, acquired)) in read_records.into_iter().zip(answer.handed) {
-        let key = (tp.topic_id, tp.partition);
-        let acquired = match acquired {
-            Ok(acquired) if acquired.is_empty() => continue,
-            Ok(acquired) => acquired,
-            Err(error) => {
-                outcomes.entry(key).or_default().error_code = error_codes::code_of(Some(error));
-                continue;
-            }
+    for (tp, acquired) in answer.handed {
+        let Some(records) = read_records.get(&tp).filter(|_| !acquired.is_empty()) else {
+            continue;
         };
-        delivered.insert(key, (covering(&records, &acquired), runs(&acquired)));
+        let key = (tp.topic_id, tp.partition);
+        delivered.insert(key, (covering(records, &acquired), runs(&acquired)));
     }
     let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
     broker

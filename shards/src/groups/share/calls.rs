@@ -119,25 +119,18 @@ pub struct ShareAcquireCall {
     pub settings: ShareSettings,
 }
 
-/// What one share-partition read handed the member; NOT_LEADER_OR_FOLLOWER where the log
-/// refused its state (nothing of it is handed out).
-pub type Handed = (TopicPartition, Result<Vec<Acquired>, GroupError>);
-
-/// What a ShareFetch's reads handed the member, and every share-partition whose state the log
-/// refused (the fetch's acknowledgements on them failed too).
+/// What a ShareFetch's reads handed the member, by partition, and every share-partition whose
+/// state the log refused: nothing of those is handed out, and the fetch's acknowledgements on
+/// them failed too.
 #[derive(Debug, Default)]
 pub struct AcquireAnswer {
-    pub handed: Vec<Handed>,
+    pub handed: Vec<(TopicPartition, Vec<Acquired>)>,
     pub refused: Vec<TopicPartition>,
 }
 
 impl AcquireAnswer {
     fn refuse(&mut self, refused: &[TopicPartition]) {
-        for (tp, got) in self.handed.iter_mut() {
-            if refused.contains(tp) {
-                *got = Err(GroupError::NotLeaderOrFollower);
-            }
-        }
+        self.handed.retain(|(tp, _)| !refused.contains(tp));
         self.refused = refused.to_vec();
     }
 }
@@ -158,7 +151,7 @@ impl GroupCall for ShareAcquireCall {
             .map(|handed| {
                 let partitions = self.reads.iter().map(|read| read.partition);
                 AcquireAnswer {
-                    handed: partitions.zip(handed.into_iter().map(Ok)).collect(),
+                    handed: partitions.zip(handed).collect(),
                     refused: Vec::new(),
                 }
             });
