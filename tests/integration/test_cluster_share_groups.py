@@ -15,7 +15,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from test_cluster import RACKS, cluster, produce, wait_for_brokers  # noqa: F401  (the fixture)
 from test_cluster_faults import PAUSE_S, coordinator_of, pause
-from test_share_groups import SHORTEST_LOCK_MS, configure, poll_values, share_consumer
+from test_share_groups import (SHORTEST_LOCK_MS, configure, listed_groups, poll_values,
+                               share_consumer)
 
 GROUP_KEY_TYPE = 0
 
@@ -97,6 +98,12 @@ def start_group(brokers, zone_of=None):
 def test_members_on_every_broker_share_a_topic_and_a_killed_holder_loses_no_acceptance(cluster):
     brokers = cluster()
     members, seen, victim_id, _ = start_group(brokers)
+    # Every broker holds the group's states in the log, and members visit each; only its
+    # coordinator lists it, as in Kafka (an admin client asks every broker).
+    coordinator = coordinator_of(brokers[0].bootstrap, GROUP, GROUP_KEY_TYPE)
+    listing = {i + 1: listed_groups(b.bootstrap).get(GROUP) for i, b in enumerate(brokers)}
+    assert listing == {n: ("share", "Stable") if n == coordinator else None
+                       for n in listing}, listing
     # Its share-partitions move to the brokers Metadata names next, which read their
     # states from the log.
     brokers[victim_id - 1].kill()  # node ids are 1, 2, 3 in order

@@ -1,6 +1,7 @@
 //! ListGroups: groups with members (asked of every shard), and groups that only hold committed
 //! offsets or share-partition states in the log (state Empty; after a restart, a share group
-//! is listed before any member is back, as Kafka lists it).
+//! is listed before any member is back, as Kafka lists it); in a cluster, those this broker
+//! coordinates.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,10 @@ pub async fn handle(call: &Call<'_>, request: ListGroupsRequest) -> ListGroupsRe
             groups.insert(g.group_id.clone(), g);
         }
     }
+    // In a cluster a group is listed by its coordinator alone, as Kafka lists it (an admin
+    // client asks every broker): every broker reads the log's offsets and states, and a
+    // share group's members here outlive a move of its coordination until they time out.
+    groups.retain(|id, _| call.check_coordinator(id).is_ok());
     // Kafka lists every group to DESCRIBE on the cluster, else those the client may describe.
     let may_list_all = call.authorized_on_cluster(Operation::Describe);
     let wanted = |g: &GroupListing| {
