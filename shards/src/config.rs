@@ -97,7 +97,9 @@ impl ProduceConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FetchConfig {
-    /// Recently committed objects each shard keeps for tailing consumers.
+    /// Recently committed objects each shard keeps for tailing consumers. Counted as the
+    /// objects' bytes: a produced object is kept in the buffers its requests were read into,
+    /// which stay allocated while any of their batches is cached (up to about twice this).
     pub cache_max_bytes: usize,
     /// What each shard may hold of ranges read ahead for consumers catching up (the next
     /// fetch's batches, read while the answer before travels); 0 reads nothing ahead.

@@ -2,6 +2,7 @@
 //! that hold them.
 
 pub mod batch;
+pub mod body;
 pub mod compaction;
 pub mod compress;
 pub mod control;
@@ -13,6 +14,7 @@ pub mod records;
 pub mod store;
 
 pub use batch::{BatchHeader, BATCH_HEADER_BYTES};
+pub use body::ObjectBody;
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
 pub use store::s3::{HttpConfig, S3Config};

@@ -1,13 +1,14 @@
 //! A byte-bounded cache of recently committed objects, evicted oldest first: tailing
-//! consumers read what was just written without touching storage.
+//! consumers read what was just written without touching storage. Objects are kept as the
+//! pieces they were produced in (`ObjectBody`), so a cached batch is the request's own bytes.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use bytes::Bytes;
+use shoal_wal::ObjectBody;
 
 pub struct ObjectCache {
-    objects: HashMap<Arc<str>, Bytes>,
+    objects: HashMap<Arc<str>, ObjectBody>,
     order: VecDeque<Arc<str>>,
     size_bytes: usize,
     max_bytes: usize,
@@ -27,7 +28,7 @@ impl ObjectCache {
         }
     }
 
-    pub fn insert(&mut self, key: &str, data: Bytes) {
+    pub fn insert(&mut self, key: &str, data: ObjectBody) {
         if data.len() > self.max_bytes || self.objects.contains_key(key) {
             return;
         }
@@ -51,17 +52,16 @@ impl ObjectCache {
     }
 
     /// The byte range of a cached object, without copying.
-    pub fn get_range(&mut self, key: &str, offset: usize, len: usize) -> Option<Bytes> {
-        match self.objects.get(key) {
-            Some(data) if offset + len <= data.len() => {
-                self.hits += 1;
-                Some(data.slice(offset..offset + len))
-            }
-            _ => {
-                self.misses += 1;
-                None
-            }
+    pub fn get_range(&mut self, key: &str, offset: usize, len: usize) -> Option<ObjectBody> {
+        let range = self
+            .objects
+            .get(key)
+            .and_then(|data| data.range(offset, len));
+        match range {
+            Some(_) => self.hits += 1,
+            None => self.misses += 1,
         }
+        range
     }
 
     pub fn hit_ratio(&self) -> f64 {
@@ -81,13 +81,16 @@ mod tests {
     #[test]
     fn evicts_oldest_first_and_stays_within_its_bound() {
         let mut cache = ObjectCache::new(10);
-        cache.insert("a", Bytes::from_static(b"aaaa"));
-        cache.insert("b", Bytes::from_static(b"bbbb"));
-        cache.insert("c", Bytes::from_static(b"cccc"));
+        cache.insert("a", b"aaaa".to_vec().into());
+        cache.insert("b", b"bbbb".to_vec().into());
+        cache.insert("c", b"cccc".to_vec().into());
         assert!(cache.get_range("a", 0, 1).is_none());
-        assert_eq!(&cache.get_range("c", 1, 2).unwrap()[..], b"cc");
+        assert_eq!(
+            &cache.get_range("c", 1, 2).unwrap().to_contiguous()[..],
+            b"cc"
+        );
         assert!(cache.get_range("b", 3, 2).is_none(), "range past the end");
-        cache.insert("huge", Bytes::from(vec![0; 11]));
+        cache.insert("huge", vec![0; 11].into());
         assert!(cache.get_range("huge", 0, 1).is_none());
         assert!(cache.size_bytes <= 10);
     }

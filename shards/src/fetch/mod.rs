@@ -17,9 +17,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use futures::future::{select, Either};
 use shoal_coordinator::TopicPartition;
+use shoal_wal::ObjectBody;
 
 use crate::signal::LocalSignal;
 
@@ -47,7 +47,7 @@ impl LocalData {
     pub fn on_committed(
         &self,
         key: &str,
-        data: &Bytes,
+        data: &ObjectBody,
         ends: impl IntoIterator<Item = (TopicPartition, i64)>,
     ) {
         self.cache.borrow_mut().insert(key, data.clone());

@@ -15,7 +15,7 @@ use futures::{FutureExt, StreamExt};
 use shoal_coordinator::BatchCoordinate;
 use shoal_wal::batch::patch_base_offset;
 use shoal_wal::object::read_batches;
-use shoal_wal::{ObjectStore, WalError};
+use shoal_wal::{ObjectBody, ObjectStore, WalError};
 
 use super::plan::{self, Wanted};
 use super::read_ahead::{Ahead, PendingRead, ReadAhead};
@@ -123,9 +123,11 @@ pub async fn read_partitions(
         for (r, run) in runs[p].iter().enumerate() {
             let run = &batches[run.clone()];
             let read = match found.remove(&(p, r)) {
-                Some(Found::Cached(bytes)) => Ok((bytes, false)),
-                Some(Found::Stored(bytes)) => Ok((bytes, true)),
-                _ => read_alone(run, store).await.map(|bytes| (bytes, true)),
+                Some(Found::Cached(body)) => Ok((body, false)),
+                Some(Found::Stored(bytes)) => Ok((bytes.into(), true)),
+                _ => read_alone(run, store)
+                    .await
+                    .map(|bytes| (bytes.into(), true)),
             };
             let appended =
                 read.and_then(|(bytes, from_store)| append_run(run, &bytes, from_store, &mut out));
@@ -199,7 +201,7 @@ const READS_IN_FLIGHT: usize = 8;
 
 /// What the read plan got for one run.
 enum Found {
-    Cached(Bytes),
+    Cached(ObjectBody),
     Stored(Bytes),
     Failed,
 }
@@ -252,14 +254,14 @@ fn run_end(batches: &[BatchCoordinate], start: usize) -> usize {
 /// the cache were checked on their way in; the store's are checked now.
 fn append_run<'a>(
     run: &'a [BatchCoordinate],
-    bytes: &Bytes,
+    bytes: &ObjectBody,
     from_store: bool,
     out: &mut BytesMut,
 ) -> Result<(), (&'a BatchCoordinate, WalError)> {
     let mut pos = 0;
     for coordinate in run {
         let size = coordinate.size_bytes as usize;
-        let Some(batch) = bytes.get(pos..pos + size) else {
+        let Some(batch) = bytes.get(pos, size) else {
             let available = bytes.len().saturating_sub(pos);
             let short = WalError::BatchLengthMismatch {
                 declared: size,
@@ -267,9 +269,9 @@ fn append_run<'a>(
             };
             return Err((coordinate, short));
         };
-        read_batches(batch, [size], from_store).map_err(|e| (coordinate, e))?;
+        read_batches(&batch, [size], from_store).map_err(|e| (coordinate, e))?;
         let start = out.len();
-        out.extend_from_slice(batch);
+        out.extend_from_slice(&batch);
         patch_base_offset(&mut out[start..start + size], coordinate.base_offset);
         pos += size;
     }

@@ -4,7 +4,8 @@
 use bytes::Bytes;
 use shoal_coordinator::commands::CommitMirrored;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
-use shoal_wal::{BatchHeader, ObjectBuilder, WriteLane};
+use shoal_wal::object::OBJECT_MAX_BYTES;
+use shoal_wal::{BatchHeader, ObjectBody, SegmentPlacement, WriteLane};
 
 use crate::produce::{commit_batch, upload_with_retries};
 use crate::Shard;
@@ -24,19 +25,24 @@ impl Shard {
         batches: Vec<FetchedBatch>,
     ) -> Result<Vec<CommitBatchResult>, ErrorKind> {
         let total: usize = batches.iter().map(|b| b.bytes.len()).sum();
-        let mut object = ObjectBuilder::with_capacity(total);
+        if total > OBJECT_MAX_BYTES {
+            return Err(ErrorKind::MessageTooLarge);
+        }
+        // The batches stay in the buffers they were fetched into (see `ObjectBody`).
+        let mut data = ObjectBody::default();
         let mut mirrored = Vec::with_capacity(batches.len());
         for b in &batches {
-            let placement = object
-                .append(&b.bytes)
-                .map_err(|_| ErrorKind::MessageTooLarge)?;
+            let placement = SegmentPlacement {
+                byte_offset: data.len() as u32,
+                size_bytes: b.bytes.len() as u32,
+            };
+            data.push(b.bytes.clone());
             let batch = commit_batch(b.partition, placement, &b.header, &b.bytes);
             mirrored.push(CommitBatch {
                 kept_base_offset: Some(b.header.base_offset),
                 ..batch
             });
         }
-        let data = object.finish();
         let key = format!(
             "{}/{}",
             crate::maintenance::WAL_PREFIX,

@@ -5,10 +5,10 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use shoal_coordinator::TopicPartition;
+use shoal_wal::ObjectBody;
 
 use super::PeerCall;
 use crate::groups::GroupCall;
@@ -35,7 +35,7 @@ impl PeerCall for ProduceHere {
 /// keep it for tailing readers and wake the long polls. `ends` as `LocalData::on_committed`.
 pub struct Committed {
     pub key: String,
-    pub data: Bytes,
+    pub data: ObjectBody,
     pub ends: Vec<(TopicPartition, i64)>,
 }
 

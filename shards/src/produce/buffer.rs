@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures::channel::oneshot;
 use shoal_coordinator::{CommitBatch, TopicPartition};
 use shoal_wal::object::OBJECT_MAX_BYTES;
-use shoal_wal::{BatchHeader, ObjectBuilder};
+use shoal_wal::{BatchHeader, ObjectBody, SegmentPlacement};
 
 use super::commit_batch::commit_batch;
 use crate::PartitionProduceResult;
@@ -50,7 +50,8 @@ impl WalBuffer {
 /// A rotated buffer laid out as an object: writes grouped by partition (stable, so each
 /// partition keeps arrival order), and one commit batch per record batch.
 pub struct RotatedObject {
-    pub data: Bytes,
+    /// The writes' batches in the requests' own buffers, not gathered (see `ObjectBody`).
+    pub data: ObjectBody,
     pub batches: Vec<CommitBatch>,
     /// For each write, in `writes` order, the range of `batches` it produced.
     pub writes: Vec<(PendingWrite, std::ops::Range<usize>)>,
@@ -63,7 +64,7 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
     if total > OBJECT_MAX_BYTES {
         return Err(writes);
     }
-    let mut builder = ObjectBuilder::with_capacity(total);
+    let mut data = ObjectBody::default();
     let mut batches = Vec::new();
     let mut laid_out = Vec::with_capacity(writes.len());
     for write in writes {
@@ -71,15 +72,19 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
         let mut pos = 0;
         for header in &write.headers {
             let batch = &write.records[pos..pos + header.size_bytes];
-            let placement = builder.append(batch).expect("total size checked above");
+            let placement = SegmentPlacement {
+                byte_offset: (data.len() + pos) as u32,
+                size_bytes: header.size_bytes as u32,
+            };
             pos += header.size_bytes;
             batches.push(commit_batch(write.partition, placement, header, batch));
         }
+        data.push(write.records.slice(..pos));
         let range = first..batches.len();
         laid_out.push((write, range));
     }
     Ok(RotatedObject {
-        data: builder.finish(),
+        data,
         batches,
         writes: laid_out,
     })

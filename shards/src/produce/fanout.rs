@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use bytes::Bytes;
 use shoal_coordinator::{owner_shard, TopicPartition};
+use shoal_wal::ObjectBody;
 
 use crate::fetch::LocalData;
 use crate::peer::{Committed, PeerClient};
@@ -24,7 +24,7 @@ impl CommitFanout {
     pub fn on_committed(
         &self,
         key: &str,
-        data: &Bytes,
+        data: &ObjectBody,
         ends: impl IntoIterator<Item = (TopicPartition, i64)>,
     ) {
         let mut by_owner: BTreeMap<usize, Vec<(TopicPartition, i64)>> = BTreeMap::new();

@@ -9,7 +9,7 @@ use glommio::sync::{Semaphore, StaticPermit};
 use glommio::task::JoinHandle;
 use shoal_coordinator::commands::CommitFile;
 use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, TopicPartition};
-use shoal_wal::{ObjectStore, WalError, WriteLane};
+use shoal_wal::{ObjectBody, ObjectStore, WalError, WriteLane};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
 use super::validate::{validate_payload, ValidPayload};
@@ -414,7 +414,7 @@ pub(crate) async fn upload_with_retries(
     lane: WriteLane,
     store: Rc<ObjectStore>,
     key: String,
-    data: Bytes,
+    data: ObjectBody,
     attempts: u32,
     backoff: Duration,
 ) -> Result<(), WalError> {

@@ -84,7 +84,7 @@ impl Output {
                     WriteLane::Background,
                     shard.store.clone(),
                     key.clone(),
-                    data.clone(),
+                    data.clone().into(),
                     produce.upload_attempts,
                     Duration::from_millis(produce.upload_backoff_ms),
                 )

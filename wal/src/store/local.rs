@@ -17,7 +17,7 @@ use glommio::io::{BufferedFile, Directory, OpenOptions};
 use super::segments::Segments;
 use super::write_fully::write_fully;
 use super::{ListedObject, LocalLayout, WriteLane};
-use crate::WalError;
+use crate::{ObjectBody, WalError};
 
 pub struct LocalStore {
     root: PathBuf,
@@ -50,15 +50,21 @@ impl LocalStore {
     /// Stores `data` under `key` and returns only once every byte is written and synced,
     /// with its directory entry. On any failure the partial file is removed: a put that
     /// failed leaves nothing a reader could mistake for the object.
-    pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
-        self.put_in(WriteLane::Produce, key, data).await
+    pub async fn put(&self, key: &str, data: impl Into<ObjectBody>) -> Result<(), WalError> {
+        self.put_in(WriteLane::Produce, key, data.into()).await
     }
 
     /// `put` in `lane`: the segment layout writes each lane to segments of its own.
-    pub async fn put_in(&self, lane: WriteLane, key: &str, data: Bytes) -> Result<(), WalError> {
+    pub async fn put_in(
+        &self,
+        lane: WriteLane,
+        key: &str,
+        data: ObjectBody,
+    ) -> Result<(), WalError> {
         if self.segments.writes() {
             return self.segments.put_in(lane, key, &data).await;
         }
+        let data = data.to_contiguous();
         let path = self.path_of(key);
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         let written = self.write_file(key, &path, &dir, &data).await;

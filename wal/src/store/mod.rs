@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 
-use crate::WalError;
+use crate::{ObjectBody, WalError};
 use s3::{S3Config, S3Store};
 
 /// The configured back end. An enum rather than a trait object: async methods stay plain
@@ -125,15 +125,21 @@ impl ObjectStore {
     }
 
     /// Stores `data` under `key` durably: when this returns Ok the object survives a crash.
-    pub async fn put(&self, key: &str, data: Bytes) -> Result<(), WalError> {
+    pub async fn put(&self, key: &str, data: impl Into<ObjectBody>) -> Result<(), WalError> {
         self.put_in(WriteLane::Produce, key, data).await
     }
 
     /// `put`, in the given lane.
-    pub async fn put_in(&self, lane: WriteLane, key: &str, data: Bytes) -> Result<(), WalError> {
+    pub async fn put_in(
+        &self,
+        lane: WriteLane,
+        key: &str,
+        data: impl Into<ObjectBody>,
+    ) -> Result<(), WalError> {
         match self {
-            ObjectStore::Local(store) => store.put_in(lane, key, data).await,
-            ObjectStore::S3(store) => store.put(key, data).await,
+            ObjectStore::Local(store) => store.put_in(lane, key, data.into()).await,
+            // The request body is one buffer (gathered here when the object is in pieces).
+            ObjectStore::S3(store) => store.put(key, data.into().to_contiguous()).await,
         }
     }
 

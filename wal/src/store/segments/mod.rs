@@ -22,7 +22,7 @@ use writer::{remove_files, SegmentWriter};
 
 use super::local::{exact_range, short_object};
 use super::{ListedObject, WriteLane};
-use crate::WalError;
+use crate::{ObjectBody, WalError};
 
 /// The most one write of a background object holds (`WriteLane` says why): with its own
 /// segments alone, a 32 MiB object written at once still held produce's p99 at 44-48 ms.
@@ -81,11 +81,16 @@ impl Segments {
     }
 
     #[cfg(test)]
-    pub async fn put(&self, key: &str, data: &Bytes) -> Result<(), WalError> {
-        self.put_in(WriteLane::Produce, key, data).await
+    pub async fn put(&self, key: &str, data: impl Into<ObjectBody>) -> Result<(), WalError> {
+        self.put_in(WriteLane::Produce, key, &data.into()).await
     }
 
-    pub async fn put_in(&self, lane: WriteLane, key: &str, data: &Bytes) -> Result<(), WalError> {
+    pub async fn put_in(
+        &self,
+        lane: WriteLane,
+        key: &str,
+        data: &ObjectBody,
+    ) -> Result<(), WalError> {
         self.close_reclaimed();
         let lane = match lane {
             WriteLane::Produce => 0,

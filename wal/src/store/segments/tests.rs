@@ -317,7 +317,7 @@ fn each_lane_appends_to_segments_of_its_own_and_both_are_read_after_a_reopen() {
                 let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
                 // Written at once: a background object does not join produce's group.
                 // Larger than a background write: written in parts, one after the other.
-                let (large, small) = (object(1, 2_600_000), object(2, 1000));
+                let (large, small) = (object(1, 2_600_000).into(), object(2, 1000).into());
                 let (big, small) = futures::join!(
                     segments.put_in(WriteLane::Background, "merged/a", &large),
                     segments.put_in(WriteLane::Produce, "wal/b", &small),

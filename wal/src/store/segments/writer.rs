@@ -12,7 +12,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use bytes::Bytes;
 use futures::channel::oneshot;
 use futures::lock::Mutex as AsyncMutex;
 use glommio::io::{Directory, DmaBuffer, DmaFile, OpenOptions};
@@ -20,12 +19,12 @@ use glommio::Task;
 
 use super::entry::{align_up, EntryHeader, MAX_KEY_BYTES};
 use super::index::{Extent, SegmentIndex};
-use crate::WalError;
+use crate::{ObjectBody, WalError};
 
 struct Pending {
     key: String,
     header: EntryHeader,
-    data: Bytes,
+    data: ObjectBody,
     done: oneshot::Sender<Result<(), WalError>>,
 }
 
@@ -74,7 +73,7 @@ impl SegmentWriter {
     }
 
     /// Stores `data` under `key`; returns once it is on disk.
-    pub async fn put(&self, key: &str, data: &Bytes) -> Result<(), WalError> {
+    pub async fn put(&self, key: &str, data: &ObjectBody) -> Result<(), WalError> {
         if key.len() > MAX_KEY_BYTES {
             return Err(WalError::Config(format!(
                 "object key of {} bytes exceeds {MAX_KEY_BYTES}",
@@ -293,7 +292,7 @@ impl SegmentWriter {
 
 /// `len` bytes from `at` of the entry made of `head` (header and key), `data` and zero
 /// padding, in a buffer for a direct write.
-fn lay_out_part(head: &[u8], data: &[u8], at: usize, len: usize) -> DmaBuffer {
+fn lay_out_part(head: &[u8], data: &ObjectBody, at: usize, len: usize) -> DmaBuffer {
     let mut buffer = glommio::allocate_dma_buffer(len);
     let bytes = buffer.as_bytes_mut();
     let end = at + len;
@@ -304,7 +303,7 @@ fn lay_out_part(head: &[u8], data: &[u8], at: usize, len: usize) -> DmaBuffer {
     // The part of `data` this buffer holds (entry positions), then the padding.
     let (from, to) = (at.max(head.len()), end.min(head.len() + data.len()));
     let filled = if from < to {
-        bytes[from - at..to - at].copy_from_slice(&data[from - head.len()..to - head.len()]);
+        data.copy_to(from - head.len(), &mut bytes[from - at..to - at]);
         to - at
     } else {
         head_bytes
@@ -401,12 +400,20 @@ mod tests {
                 let mut whole = head.clone();
                 whole.extend_from_slice(&data);
                 whole.resize(total, 0);
+                // The data in pieces of uneven sizes, as a produced object's batches are.
+                let mut body = ObjectBody::default();
+                let mut from = 0;
+                for size in [1, 4095, 7, 3000, 1897] {
+                    body.push(bytes::Bytes::copy_from_slice(&data[from..from + size]));
+                    from += size;
+                }
+                assert_eq!(from, data.len());
                 // Parts smaller than the head, cutting the data, and holding only padding.
                 for part in [16, 4096, 5000, total] {
                     let mut made = Vec::new();
                     for at in (0..total).step_by(part) {
                         let len = (total - at).min(part);
-                        made.extend_from_slice(lay_out_part(&head, &data, at, len).as_bytes());
+                        made.extend_from_slice(lay_out_part(&head, &body, at, len).as_bytes());
                     }
                     assert_eq!(made, whole, "parts of {part}");
                 }
