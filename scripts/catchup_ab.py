@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A/B of broker binaries on a catch-up read from the local store: shoal-bench produce for
 --seconds (default flags, 8 partitions), then shoal-bench consume of every record from offset
-0; rounds alternate. Broker one shard + coordinator on CPU 0, generator on CPU 1.
+0; rounds alternate. Broker one shard + coordinator on CPU 0, generator on CPU 1. Reports
+the consumer's MB/s and the broker's CPU per GB consumed (steadier on a shared machine).
 
     python3 scripts/catchup_ab.py [--seconds 6] [--rounds 2] [--broker-config TOML] --label NAME
         BIN_A BIN_B
@@ -20,7 +21,7 @@ import subprocess
 import tempfile
 
 from ab_produce import BENCH, start
-from benchlib import alternating_rounds, write_results
+from benchlib import alternating_rounds, cpu_seconds, write_results
 
 
 def bench(args):
@@ -47,18 +48,26 @@ def main():
             produced = bench(["produce", "--bootstrap", bootstrap, "--create",
                               "--duration-s", str(args.seconds)])
             records = produced["produce"]["records"]
+            subprocess.run(["sync"], check=True)
+            cpu_before = cpu_seconds(process.pid)
             consumed = bench(["consume", "--bootstrap", bootstrap, "--records",
                               str(records), "--duration-s", "120"])["consume"]
+            cpu = cpu_seconds(process.pid) - cpu_before
             runs[side].append({"mb_per_s": consumed["mb_per_s"],
+                               "broker_cpu_s_per_gb": round(cpu / (consumed["bytes"] / 1e9), 3),
                                "records": consumed["records"], "written": records})
         finally:
             process.terminate()
             process.wait(30)
             shutil.rmtree(work, ignore_errors=True)
-    summary = {side: {"mb_per_s_median": statistics.median(r["mb_per_s"] for r in rs)}
+    summary = {side: {"mb_per_s_median": statistics.median(r["mb_per_s"] for r in rs),
+                      "broker_cpu_s_per_gb_median":
+                          statistics.median(r["broker_cpu_s_per_gb"] for r in rs)}
                for side, rs in runs.items()}
     summary["b_over_a"] = round(summary["b"]["mb_per_s_median"] / summary["a"]["mb_per_s_median"],
                                 3)
+    summary["b_over_a_cpu_per_byte"] = round(summary["b"]["broker_cpu_s_per_gb_median"]
+                                             / summary["a"]["broker_cpu_s_per_gb_median"], 3)
     workload = {"produce": f"shoal-bench produce, default flags, {args.seconds} s",
                 "consume": "shoal-bench consume of every record from offset 0 (catch-up)",
                 "cores": "broker one shard + coordinator on CPU 0, generator on CPU 1",

@@ -18,4 +18,6 @@ pub use body::ObjectBody;
 pub use error::WalError;
 pub use object::{ObjectBuilder, SegmentPlacement};
 pub use store::s3::{HttpConfig, S3Config};
-pub use store::{ListedObject, LocalLayout, LocalStore, ObjectStore, StoreConfig, WriteLane};
+pub use store::{
+    ListedObject, LocalLayout, LocalStore, ObjectStore, ReadBytes, StoreConfig, WriteLane,
+};

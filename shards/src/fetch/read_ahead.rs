@@ -20,9 +20,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::{LocalBoxFuture, Shared};
 use shoal_coordinator::{BatchCoordinate, TopicPartition};
+use shoal_wal::ReadBytes;
 
 /// A read of a range that may still be running; None if it failed.
-pub type PendingRead = Shared<LocalBoxFuture<'static, Option<Bytes>>>;
+pub type PendingRead = Shared<LocalBoxFuture<'static, Option<ReadBytes>>>;
 
 /// Read-aheads one shard runs at once.
 const MAX_READS: usize = 4;
@@ -30,7 +31,7 @@ const MAX_READS: usize = 4;
 /// What a range holds: bytes not yet checked (they came from the store), or a read of them.
 #[derive(Clone)]
 pub enum Ahead {
-    Read(Bytes),
+    Read(ReadBytes),
     Reading(PendingRead),
 }
 
@@ -125,10 +126,8 @@ impl ReadAhead {
             .iter()
             .find(|r| r.offset <= offset && offset + len <= r.offset + r.len)?;
         let ahead = match &range.ahead {
-            Ahead::Read(bytes) => {
-                let start = offset - range.offset;
-                Ahead::Read(bytes.slice(start..start + len))
-            }
+            // Within the range (checked above), so the slice is there.
+            Ahead::Read(bytes) => Ahead::Read(bytes.slice(offset - range.offset, len)?),
             reading => reading.clone(),
         };
         Some((ahead, range.offset))
@@ -158,7 +157,7 @@ impl ReadAhead {
 
     /// The read of the range at `offset` of `key` ended: its bytes are kept, or the range is
     /// dropped if the read failed (a fetch then reads the store itself).
-    pub fn finished(&self, key: &str, offset: usize, read: Option<Bytes>) {
+    pub fn finished(&self, key: &str, offset: usize, read: Option<ReadBytes>) {
         let mut ranges = self.ranges.borrow_mut();
         match read {
             Some(bytes) => {
@@ -310,7 +309,7 @@ mod tests {
     use futures::FutureExt;
 
     fn done(bytes: &'static [u8]) -> PendingRead {
-        async move { Some(Bytes::from_static(bytes)) }
+        async move { Some(Bytes::from_static(bytes).into()) }
             .boxed_local()
             .shared()
     }
@@ -324,7 +323,7 @@ mod tests {
             ahead.find("wal/a", 11, 3),
             Some((Ahead::Reading(_), 10))
         ));
-        ahead.finished("wal/a", 10, Some(Bytes::from_static(b"abcdef")));
+        ahead.finished("wal/a", 10, Some(Bytes::from_static(b"abcdef").into()));
         match ahead.find("wal/a", 11, 3) {
             Some((Ahead::Read(bytes), 10)) => assert_eq!(&bytes[..], b"bcd"),
             _ => panic!("the range was read"),

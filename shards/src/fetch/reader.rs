@@ -6,6 +6,7 @@
 //! there: the batches before it are served, and it is logged with its object's key. Only
 //! when the very first batch fails does the fetch get an error.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -15,7 +16,7 @@ use futures::{FutureExt, StreamExt};
 use shoal_coordinator::BatchCoordinate;
 use shoal_wal::batch::patch_base_offset;
 use shoal_wal::object::read_batches;
-use shoal_wal::{ObjectBody, ObjectStore, WalError};
+use shoal_wal::{ObjectBody, ObjectStore, ReadBytes, WalError};
 
 use super::plan::{self, Wanted};
 use super::read_ahead::{Ahead, PendingRead, ReadAhead};
@@ -90,7 +91,7 @@ pub async fn read_partitions(
     }
     let reads = plan::spans(&wanted).into_iter().map(|span| async move {
         let read = store
-            .get_range(&span.key, span.offset as u64, span.len)
+            .read_range(&span.key, span.offset as u64, span.len)
             .await;
         (span, read)
     });
@@ -101,7 +102,10 @@ pub async fn read_partitions(
             let slot = match &read {
                 Ok(bytes) => {
                     let start = wanted[i].offset - span.offset;
-                    Found::Stored(bytes.slice(start..start + wanted[i].len))
+                    match bytes.slice(start, wanted[i].len) {
+                        Some(run) => Found::Stored(run),
+                        None => Found::Failed,
+                    }
                 }
                 // Told apart later, with a read of its own (errors are not Clone, and rare).
                 Err(_) => Found::Failed,
@@ -113,7 +117,7 @@ pub async fn read_partitions(
     for (slot, read, within) in reading {
         let run = read
             .await
-            .and_then(|bytes| bytes.get(within.clone()).map(|_| bytes.slice(within)));
+            .and_then(|bytes| bytes.slice(within.start, within.len()));
         found.insert(slot, run.map_or(Found::Failed, Found::Stored));
     }
     let mut results = Vec::with_capacity(partitions.len());
@@ -123,14 +127,11 @@ pub async fn read_partitions(
         for (r, run) in runs[p].iter().enumerate() {
             let run = &batches[run.clone()];
             let read = match found.remove(&(p, r)) {
-                Some(Found::Cached(body)) => Ok((body, false)),
-                Some(Found::Stored(bytes)) => Ok((bytes.into(), true)),
-                _ => read_alone(run, store)
-                    .await
-                    .map(|bytes| (bytes.into(), true)),
+                Some(Found::Cached(body)) => Ok(RunBytes::Cached(body)),
+                Some(Found::Stored(bytes)) => Ok(RunBytes::Stored(bytes)),
+                _ => read_alone(run, store).await.map(RunBytes::Stored),
             };
-            let appended =
-                read.and_then(|(bytes, from_store)| append_run(run, &bytes, from_store, &mut out));
+            let appended = read.and_then(|bytes| append_run(run, &bytes, &mut out));
             if let Err((failed, e)) = appended {
                 tracing::error!(
                     object = %failed.object_key,
@@ -180,7 +181,7 @@ pub fn read_ahead<'a>(
     for span in plan::spans(&wanted) {
         let store = store.clone();
         let (key, offset, len) = (span.key.clone(), span.offset, span.len);
-        let read = async move { store.get_range(&key, offset as u64, len).await.ok() }
+        let read = async move { store.read_range(&key, offset as u64, len).await.ok() }
             .boxed_local()
             .shared();
         if ahead.insert(&span.key, span.offset, span.len, read.clone()) {
@@ -199,10 +200,33 @@ pub fn read_ahead<'a>(
 /// Stored batches may be read this many requests at a time for one fetch.
 const READS_IN_FLIGHT: usize = 8;
 
+/// A run's bytes: from the cache (produced here, checked then), or read from the store.
+enum RunBytes {
+    Cached(ObjectBody),
+    Stored(ReadBytes),
+}
+
+impl RunBytes {
+    fn len(&self) -> usize {
+        match self {
+            RunBytes::Cached(body) => body.len(),
+            RunBytes::Stored(read) => read.len(),
+        }
+    }
+
+    /// `len` bytes from `start`, borrowed where they lie in one buffer.
+    fn get(&self, start: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+        match self {
+            RunBytes::Cached(body) => body.get(start, len),
+            RunBytes::Stored(read) => read.get(start..start.checked_add(len)?).map(Cow::Borrowed),
+        }
+    }
+}
+
 /// What the read plan got for one run.
 enum Found {
     Cached(ObjectBody),
-    Stored(Bytes),
+    Stored(ReadBytes),
     Failed,
 }
 
@@ -226,10 +250,10 @@ fn bytes_of(batches: &[BatchCoordinate]) -> usize {
 async fn read_alone<'a>(
     run: &'a [BatchCoordinate],
     store: &ObjectStore,
-) -> Result<Bytes, (&'a BatchCoordinate, WalError)> {
+) -> Result<ReadBytes, (&'a BatchCoordinate, WalError)> {
     let first = &run[0];
     store
-        .get_range(&first.object_key, first.byte_offset as u64, bytes_of(run))
+        .read_range(&first.object_key, first.byte_offset as u64, bytes_of(run))
         .await
         .map_err(|e| (first, e))
 }
@@ -254,10 +278,10 @@ fn run_end(batches: &[BatchCoordinate], start: usize) -> usize {
 /// the cache were checked on their way in; the store's are checked now.
 fn append_run<'a>(
     run: &'a [BatchCoordinate],
-    bytes: &ObjectBody,
-    from_store: bool,
+    bytes: &RunBytes,
     out: &mut BytesMut,
 ) -> Result<(), (&'a BatchCoordinate, WalError)> {
+    let from_store = matches!(bytes, RunBytes::Stored(_));
     let mut pos = 0;
     for coordinate in run {
         let size = coordinate.size_bytes as usize;

@@ -11,12 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
-use glommio::io::{BufferedFile, Directory, OpenOptions};
+use glommio::io::{BufferedFile, Directory, OpenOptions, ReadResult};
 
 use super::segments::Segments;
 use super::write_fully::write_fully;
-use super::{ListedObject, LocalLayout, WriteLane};
+use super::{ListedObject, LocalLayout, ReadBytes, WriteLane};
 use crate::{ObjectBody, WalError};
 
 pub struct LocalStore {
@@ -106,8 +105,24 @@ impl LocalStore {
         outcome.and(closed)
     }
 
-    pub async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Bytes, WalError> {
-        if let Some(data) = self.segments.get_range(key, offset, len).await? {
+    #[cfg(test)]
+    pub async fn get_range(
+        &self,
+        key: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<bytes::Bytes, WalError> {
+        Ok(self.read_range(key, offset, len).await?.to_bytes())
+    }
+
+    /// Exactly `len` bytes at `offset`, in the buffer they were read into.
+    pub async fn read_range(
+        &self,
+        key: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<ReadBytes, WalError> {
+        if let Some(data) = self.segments.read_range(key, offset, len).await? {
             return Ok(data);
         }
         let path = self.path_of(key);
@@ -124,7 +139,7 @@ impl LocalStore {
         let result = file.read_at(offset, len).await;
         let _ = file.close().await;
         let data = result.map_err(|e| WalError::io(key, e))?;
-        exact_range(key, offset, len, &data)
+        exact_range(key, offset, len, data)
     }
 
     /// The file holding `key` (and where in it, for a segment), for messages about damage.
@@ -242,12 +257,12 @@ pub(super) fn exact_range(
     key: &str,
     offset: u64,
     len: usize,
-    data: &[u8],
-) -> Result<Bytes, WalError> {
+    data: ReadResult,
+) -> Result<ReadBytes, WalError> {
     if data.len() != len {
         return Err(short_object(key, offset, len));
     }
-    Ok(Bytes::copy_from_slice(data))
+    Ok(ReadBytes::Direct(data))
 }
 
 pub(super) fn short_object(key: &str, offset: u64, len: usize) -> WalError {
@@ -280,7 +295,10 @@ mod tests {
             .spawn(move || async move {
                 let store = LocalStore::new(&root, LocalLayout::Files).unwrap();
                 let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
-                store.put("wal/a", Bytes::from(data.clone())).await.unwrap();
+                store
+                    .put("wal/a", bytes::Bytes::from(data.clone()))
+                    .await
+                    .unwrap();
                 assert_eq!(store.size("wal/a").await.unwrap(), Some(10_000));
                 assert_eq!(store.size("wal/missing").await.unwrap(), None);
                 let got = store.get_range("wal/a", 4000, 123).await.unwrap();

@@ -2,11 +2,13 @@
 //! file handles and sockets belong to the executor that opened them.
 
 mod local;
+mod read_bytes;
 pub mod s3;
 mod segments;
 mod write_fully;
 
 pub use local::LocalStore;
+pub use read_bytes::ReadBytes;
 
 use std::path::PathBuf;
 
@@ -145,9 +147,20 @@ impl ObjectStore {
 
     /// Reads exactly `len` bytes at `offset`; a missing or short object is an error.
     pub async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Bytes, WalError> {
+        Ok(self.read_range(key, offset, len).await?.to_bytes())
+    }
+
+    /// `get_range`, in the buffer the store read it into where that is this executor's own
+    /// (the local store's): for readers that copy what they read before it leaves the thread.
+    pub async fn read_range(
+        &self,
+        key: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<ReadBytes, WalError> {
         match self {
-            ObjectStore::Local(store) => store.get_range(key, offset, len).await,
-            ObjectStore::S3(store) => store.get_range(key, offset, len).await,
+            ObjectStore::Local(store) => store.read_range(key, offset, len).await,
+            ObjectStore::S3(store) => store.get_range(key, offset, len).await.map(ReadBytes::from),
         }
     }
 

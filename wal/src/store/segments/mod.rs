@@ -13,15 +13,13 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use index::Extent;
 pub use index::SegmentIndex;
 use open_files::OpenFiles;
 use writer::{remove_files, SegmentWriter};
 
 use super::local::{exact_range, short_object};
-use super::{ListedObject, WriteLane};
+use super::{ListedObject, ReadBytes, WriteLane};
 use crate::{ObjectBody, WalError};
 
 /// The most one write of a background object holds (`WriteLane` says why): with its own
@@ -105,12 +103,27 @@ impl Segments {
     }
 
     /// The range, or None when no segment holds `key`.
+    #[cfg(test)]
     pub async fn get_range(
         &self,
         key: &str,
         offset: u64,
         len: usize,
-    ) -> Result<Option<Bytes>, WalError> {
+    ) -> Result<Option<bytes::Bytes>, WalError> {
+        Ok(self
+            .read_range(key, offset, len)
+            .await?
+            .map(|read| read.to_bytes()))
+    }
+
+    /// `len` bytes at `offset` of `key`, in the direct read's own buffer; None when no
+    /// segment holds `key`.
+    pub async fn read_range(
+        &self,
+        key: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<ReadBytes>, WalError> {
         self.close_reclaimed();
         let Some((index, extent)) = self.lookup(key) else {
             return Ok(None);
@@ -126,7 +139,7 @@ impl Segments {
             .read_at(extent.data_offset + offset, len)
             .await
             .map_err(|e| WalError::io(&path.display().to_string(), e))?;
-        exact_range(key, offset, len, &data).map(Some)
+        exact_range(key, offset, len, data).map(Some)
     }
 
     /// Closes the files of segments reclaimed since this handle last looked (`OpenFiles`).
