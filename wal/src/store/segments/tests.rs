@@ -80,8 +80,15 @@ fn objects_put_together_read_back_and_survive_a_reopen() {
                 assert_eq!(segments.list("wal").len(), 19);
                 assert!(segments.list("other").is_empty());
             }
-            // Every handle dropped: the next open reads the segments again. The deleted
-            // object reappears (its entry is still in the segment) and is an orphan then.
+        })
+    });
+    // Every handle dropped with the executor (the spare segment's creation, still running
+    // after the store is dropped, holds the index too): the next open reads the segments
+    // again. The deleted object reappears (its entry is still in the segment) and is an
+    // orphan then.
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
             let segments = Segments::open(&dir, None).unwrap();
             assert_eq!(segments.list("wal").len(), 20);
             for i in 0..20u32 {
