@@ -77,6 +77,23 @@ impl Command for ListShareGroups {
     }
 }
 
+/// Whether the log holds any share-partition state of a group (ShareGroupDescribe of a
+/// group without members, after a restart).
+#[derive(Debug, Clone)]
+pub struct HasShareStates {
+    pub group: String,
+}
+
+impl Command for HasShareStates {
+    type Reply = bool;
+    const WRITE: bool = false;
+    const FRESH: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().has_share_states(&self.group)
+    }
+}
+
 /// Every share-partition state of a group.
 #[derive(Debug, Clone)]
 pub struct ReadShareGroupStates {

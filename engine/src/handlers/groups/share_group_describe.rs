@@ -10,7 +10,7 @@ use kafka_protocol::messages::share_group_describe_response::{
 };
 use kafka_protocol::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicName};
 use shoal_coordinator::acl::{Operation, ResourceType};
-use shoal_coordinator::commands::ReadShareGroupStates;
+use shoal_coordinator::commands::HasShareStates;
 use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_shards::groups::share::calls::DescribeShareGroup;
 use shoal_shards::groups::share::registry::ShareMemberDescription;
@@ -97,11 +97,15 @@ pub async fn handle(
 
 /// Whether the log holds share-partition states of the group.
 async fn has_share_states(call: &Call<'_>, group_id: &str) -> bool {
-    let read = ReadShareGroupStates {
+    let asked = HasShareStates {
         group: group_id.to_string(),
     };
-    let states = call.broker.shard.coordinator.run(read).await;
-    states.is_ok_and(|states| !states.is_empty())
+    call.broker
+        .shard
+        .coordinator
+        .run(asked)
+        .await
+        .unwrap_or(false)
 }
 
 fn member(m: ShareMemberDescription, topics: &TopicsView) -> Member {
