@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The machine's limits and Shoal's fraction of them, in one run: loopback TCP (shoal-bench
 tcp-baseline: 4 connections writing 1 MiB at an in-process sink, on both CPUs), sequential
-O_DIRECT writes to the data directory's filesystem (dd, 1 GiB, fsync at the end), and Shoal's
+O_DIRECT writes to the data directory's filesystem (dd, 1 GiB, fsync at the end) and reads of
+the same GiB back (O_DIRECT, 8 MiB requests: the ceiling of a catch-up from the device), and Shoal's
 max produce on the default local store (shoal-bench produce, default flags, closed loop; the
 broker's shard and coordinator on CPU 0, the generator on CPU 1). Rounds alternate the three
 so machine drift hits each alike; results are medians.
@@ -38,16 +39,24 @@ def tcp_loopback(seconds):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def direct_write():
-    """MB/s of 1 GiB written with O_DIRECT and one fsync, where the broker's data goes."""
+def dd_mb_per_s(*args):
+    done = subprocess.run(["dd", *args], check=True, capture_output=True, text=True)
+    # "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.1 s, 511 MB/s"
+    seconds = float(re.search(r"copied, ([0-9.]+) s", done.stderr).group(1))
+    return round(1073741824 / seconds / 1e6, 1)
+
+
+def direct_write_and_read():
+    """MB/s of 1 GiB written with O_DIRECT and one fsync where the broker's data goes, then of
+    the same GiB read back with O_DIRECT (from the device: the page cache never held it), in
+    8 MiB requests (a fetch's size; the block layer splits them, so several are in flight)."""
     work = pathlib.Path(tempfile.mkdtemp())
     try:
-        done = subprocess.run(["dd", "if=/dev/zero", f"of={work / 'dd.bin'}", "bs=1M",
-                               "count=1024", "oflag=direct", "conv=fsync"],
-                              check=True, capture_output=True, text=True)
-        # "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.1 s, 511 MB/s"
-        seconds = float(re.search(r"copied, ([0-9.]+) s", done.stderr).group(1))
-        return round(1073741824 / seconds / 1e6, 1)
+        path = work / "dd.bin"
+        write = dd_mb_per_s("if=/dev/zero", f"of={path}", "bs=1M", "count=1024", "oflag=direct",
+                            "conv=fsync")
+        read = dd_mb_per_s(f"if={path}", "of=/dev/null", "bs=8M", "iflag=direct")
+        return write, read
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -58,11 +67,13 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    runs = {"tcp_loopback_mb_per_s": [], "direct_write_mb_per_s": [],
+    runs = {"tcp_loopback_mb_per_s": [], "direct_write_mb_per_s": [], "direct_read_mb_per_s": [],
             "shoal_produce_mb_per_s": [], "shoal_broker_cpu_ms_per_gb": []}
     for _ in range(args.rounds):
         runs["tcp_loopback_mb_per_s"].append(tcp_loopback(args.seconds))
-        runs["direct_write_mb_per_s"].append(direct_write())
+        write, read = direct_write_and_read()
+        runs["direct_write_mb_per_s"].append(write)
+        runs["direct_read_mb_per_s"].append(read)
         shoal = produce_run(args.binary, "", args.seconds)
         runs["shoal_produce_mb_per_s"].append(shoal["mb_per_s"])
         runs["shoal_broker_cpu_ms_per_gb"].append(shoal["broker_cpu_ms_per_gb"])
@@ -78,6 +89,7 @@ def main():
                         "in-process sink, threads on CPUs 0 and 1",
         "direct_write": "dd if=/dev/zero bs=1M count=1024 oflag=direct conv=fsync, in a "
                         "temporary directory (the broker's data directory's filesystem)",
+        "direct_read": "dd of the same file to /dev/null, bs=8M iflag=direct (from the device)",
         "shoal": "shoal-bench produce, default flags (1 KiB records, 100 per batch, 8 "
                  "partitions, 4 connections x 8 in flight, acks=all), closed loop; broker one "
                  "shard + coordinator on CPU 0, generator on CPU 1; default local store",

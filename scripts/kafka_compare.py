@@ -16,12 +16,13 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
 - max produce: shoal-bench produce, default flags (closed loop, 1 KiB records, acks=all):
   MB/s, p50/p99, and the broker's CPU seconds per GB produced;
 - half load: shoal-bench produce at half of that broker's own max records/s (open loop): p50/p99;
-- catch-up: shoal-bench consume of everything the max produce wrote, from offset 0;
+- catch-up: shoal-bench consume of everything the max produce wrote, from offset 0: MB/s, the
+  broker's and the consumer's CPU seconds per GB, and how busy the consumer kept its CPU;
 - Kafka's own kafka-producer-perf-test (ProducerPerformance from the pinned jars, the Java
   producer's defaults, acks=all): MB/s and its p50/p99 at full speed.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
-        [--files] [--label NAME]
+        [--files] [--only shoal,kafka,...] [--label NAME]
 
 Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
 -Dsurefire.failIfNoSpecifiedTests=false` writes their classpath). Writes
@@ -33,6 +34,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -160,8 +162,16 @@ def one_round(name, start, args):
         half = bench("produce", port, work, args, "--topic", "half", "--create", "--rate", half_rate,
                      "--duration-s", args.seconds)
         os.sync()
+        # The consumer's CPU shows whether catch-up is bound by the broker or by the one client.
+        client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        broker_before = cpu_seconds(process.pid)
         catchup = bench("consume", port, work, args, "--topic", "peer", "--records", written,
                         "--duration-s", 60)
+        broker_catchup_cpu = cpu_seconds(process.pid) - broker_before
+        client_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client_cpu = (client_after.ru_utime - client_before.ru_utime
+                      + client_after.ru_stime - client_before.ru_stime)
+        catchup_bytes = max(catchup["consume"]["bytes"], 1)
         result = {
             "produce_mb_per_s": produce["produce"]["mb_per_s"],
             "produce_p50_ms": produce["produce_latency_ms"]["p50"],
@@ -172,6 +182,11 @@ def one_round(name, start, args):
             "half_load_p50_ms": half["produce_latency_ms"]["p50"],
             "half_load_p99_ms": half["produce_latency_ms"]["p99"],
             "catchup_mb_per_s": catchup["consume"]["mb_per_s"],
+            "catchup_broker_cpu_s_per_gb": round(broker_catchup_cpu * 1e9 / catchup_bytes, 3),
+            "catchup_client_cpu_s_per_gb": round(client_cpu * 1e9 / catchup_bytes, 3),
+            # Of the consumer's one CPU, the share it kept busy while it read.
+            "catchup_client_cpu_busy": round(client_cpu / max(catchup["consume"]["seconds"], 1e-3),
+                                             2),
             "catchup_records": catchup["consume"]["records"], "records_written": written,
         }
         result.update(producer_perf_test(port, args))
@@ -182,7 +197,9 @@ def one_round(name, start, args):
 
 
 FIGURES = ["produce_mb_per_s", "produce_p50_ms", "produce_p99_ms", "broker_cpu_s_per_gb",
-           "half_load_p50_ms", "half_load_p99_ms", "catchup_mb_per_s", "perf_test_mb_per_s",
+           "half_load_p50_ms", "half_load_p99_ms", "catchup_mb_per_s",
+           "catchup_broker_cpu_s_per_gb", "catchup_client_cpu_s_per_gb", "catchup_client_cpu_busy",
+           "perf_test_mb_per_s",
            "perf_test_p50_ms", "perf_test_p99_ms"]
 
 
@@ -197,6 +214,7 @@ def main():
                     help="also Shoal with its local store's file-per-object layout")
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
+    ap.add_argument("--only", default="", help="comma-separated brokers to run (default: all)")
     args = ap.parse_args()
     if not CLASSPATH.exists():
         raise SystemExit(f"{CLASSPATH} is missing; see this script's docstring")
@@ -210,6 +228,8 @@ def main():
     }
     if args.tansu:
         brokers["tansu"] = lambda work: start_tansu(work, cpus, None)
+    if args.only:
+        brokers = {name: brokers[name] for name in args.only.split(",")}
     runs = {name: [] for name in brokers}
     for round_ in range(args.rounds):
         # Alternate the order so drift on a shared machine hits every broker alike.
