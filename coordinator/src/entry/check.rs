@@ -56,6 +56,11 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
                 .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
             alone(rest)
         }
+        AnyRecord::ShoalRegistrySchemaRecord(_)
+        | AnyRecord::ShoalRegistryVersionRecord(_)
+        | AnyRecord::ShoalRegistryVersionDeletedRecord(_)
+        | AnyRecord::ShoalRegistrySettingRecord(_)
+        | AnyRecord::ShoalRegistryNextIdRecord(_) => check_registry_records(records),
         AnyRecord::DisklessTopicDeletedRecord(_)
         | AnyRecord::DisklessRecordsDeletedRecord(_)
         | AnyRecord::ShoalTransactionsExpiredRecord(_)
@@ -79,6 +84,29 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             other.record_type()
         )),
     }
+}
+
+/// A schema registry change: registry records only (a new schema with its first version, a
+/// subject's versions deleted together), each well formed.
+fn check_registry_records(records: &[AnyRecord]) -> Result<(), String> {
+    for record in records {
+        match record {
+            AnyRecord::ShoalRegistrySchemaRecord(_)
+            | AnyRecord::ShoalRegistryVersionRecord(_)
+            | AnyRecord::ShoalRegistryVersionDeletedRecord(_)
+            | AnyRecord::ShoalRegistrySettingRecord(_)
+            | AnyRecord::ShoalRegistryNextIdRecord(_) => {
+                crate::state::schema_registry::check_registry_record(record)?
+            }
+            other => {
+                return Err(format!(
+                    "record type {} in a schema registry entry",
+                    other.record_type()
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A consumer group's record, then only its members' (none when it is deleted), each with a

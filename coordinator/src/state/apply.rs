@@ -69,6 +69,13 @@ impl CoordinatorState {
                 AnyRecord::ShoalScramCredentialDeletedRecord(r) => {
                     self.apply_scram_credential_deleted(r)
                 }
+                AnyRecord::ShoalRegistrySchemaRecord(r) => self.apply_registry_schema(r),
+                AnyRecord::ShoalRegistryVersionRecord(r) => self.apply_registry_version(r),
+                AnyRecord::ShoalRegistryVersionDeletedRecord(r) => {
+                    self.apply_registry_version_deleted(r)
+                }
+                AnyRecord::ShoalRegistrySettingRecord(r) => self.apply_registry_setting(r),
+                AnyRecord::ShoalRegistryNextIdRecord(r) => self.apply_registry_next_id(r),
                 AnyRecord::ShoalAclCreatedRecord(r) => self.apply_acl_created(r),
                 AnyRecord::ShoalAclDeletedRecord(r) => self.apply_acl_deleted(r),
                 AnyRecord::ShoalTransactionRecord(r) => self.apply_transaction_record(r),

@@ -19,6 +19,7 @@ mod partition_transactions;
 pub mod producers;
 mod reads;
 mod rewrites;
+pub mod schema_registry;
 mod scram;
 pub mod share_states;
 mod snapshot;
@@ -119,6 +120,8 @@ pub struct CoordinatorState {
     share_states: share_states::ShareStates,
     /// Mirrors (KIP-1279) and their settings.
     mirrors: BTreeMap<String, Vec<(String, String)>>,
+    /// The schema registry: schemas, subjects' versions, settings.
+    schema_registry: schema_registry::SchemaRegistry,
     /// SCRAM credentials by user and mechanism code.
     scram_credentials: BTreeMap<(String, i8), ScramCredential>,
     /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.

@@ -99,6 +99,9 @@ impl CoordinatorState {
             let set = emit::scram_credential_set(user, *mechanism, credential);
             encode_frame(&Entry::of(0, set), &mut w);
         }
+        for record in self.registry_snapshot_records() {
+            encode_frame(&Entry::of(0, record), &mut w);
+        }
         for binding in &self.acls {
             encode_frame(&Entry::of(0, emit::acl_created(binding)), &mut w);
         }
@@ -245,6 +248,10 @@ impl CoordinatorState {
                     | AnyRecord::ShoalBrokerConfigRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
+                    | AnyRecord::ShoalRegistrySchemaRecord(_)
+                    | AnyRecord::ShoalRegistryVersionRecord(_)
+                    | AnyRecord::ShoalRegistrySettingRecord(_)
+                    | AnyRecord::ShoalRegistryNextIdRecord(_)
                     | AnyRecord::ShoalAclCreatedRecord(_)
                     | AnyRecord::ShoalClientQuotaRecord(_)
                     | AnyRecord::ShoalTransactionRecord(_) => {}

@@ -1,0 +1,24 @@
+//! The schema registry's pure parts: the formats (parsing, the stored canonical text),
+//! compatibility rules, levels and modes, and the errors with Confluent's codes. No I/O: the
+//! broker serves the REST API (`engine/src/schema_registry/`) and the coordinator keeps the
+//! registry's state in its log.
+
+pub mod avro;
+pub mod canonical;
+pub mod compatibility;
+pub mod compatibility_level;
+pub mod error;
+pub mod mode;
+pub mod parsed;
+pub mod reference;
+pub mod schema_type;
+pub mod version;
+
+pub use compatibility::{Earlier, Problem};
+pub use compatibility_level::CompatibilityLevel;
+pub use error::RegistryError;
+pub use mode::Mode;
+pub use parsed::ParsedSchema;
+pub use reference::SchemaReference;
+pub use schema_type::SchemaType;
+pub use version::VersionSelector;
