@@ -31,7 +31,7 @@ fi
 if [[ $# -eq 0 ]]; then
   coordinator_tests=()
   for name in durability coordinator diskless_api clients groups consumer_group_durability acls configs \
-    security mirror produce_order share_groups; do
+    security mirror produce_order share_groups schema_registry; do
     coordinator_tests+=("tests/integration/test_$name.py")
   done
   for mode in postgres cluster; do

@@ -68,6 +68,7 @@ pub struct BrokerConfig {
     pub cluster: ClusterConfig,
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
+    pub schema_registry: crate::schema_registry::SchemaRegistryConfig,
     pub log: LogConfig,
 }
 
@@ -401,6 +402,7 @@ impl Default for BrokerConfig {
             cluster: ClusterConfig::default(),
             rewrite: RewriteConfig::default(),
             quotas: QuotasConfig::default(),
+            schema_registry: Default::default(),
             log: LogConfig::default(),
         }
     }

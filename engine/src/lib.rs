@@ -16,6 +16,7 @@ pub mod log_filter;
 pub mod mirror;
 pub mod ownership;
 pub mod quotas;
+pub mod schema_registry;
 pub mod security;
 pub mod server;
 #[cfg(any(test, feature = "testing"))]

@@ -12,6 +12,7 @@ pub mod mode;
 pub mod parsed;
 pub mod reference;
 pub mod schema_type;
+pub mod subject;
 pub mod version;
 
 pub use compatibility::{Earlier, Problem};
@@ -21,4 +22,5 @@ pub use mode::Mode;
 pub use parsed::ParsedSchema;
 pub use reference::SchemaReference;
 pub use schema_type::SchemaType;
+pub use subject::check_subject;
 pub use version::VersionSelector;

@@ -60,6 +60,12 @@ pub async fn serve_shard(
             ),
         );
     }
+    if shard.index == 0 && config.schema_registry.listen.is_some() {
+        tasks.spawn_background(
+            "schema registry",
+            crate::schema_registry::serve(shard.clone(), config.schema_registry.clone()),
+        );
+    }
     if shard.index == 0 {
         // Dynamic configs stored before this start hold before the first connection.
         live.apply_at_start(&shard.topics.load());

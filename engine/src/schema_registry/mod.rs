@@ -1,0 +1,162 @@
+//! The schema registry's REST API (Confluent's), served on `[schema_registry] listen` by shard
+//! 0 of every broker; its state lives in the coordinator's log, so every broker answers the
+//! same. `routes.rs` maps requests to the handlers of each resource.
+
+mod body;
+mod compatibility;
+mod http;
+mod routes;
+mod schemas;
+mod settings;
+mod subjects;
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use glommio::net::{TcpListener, TcpStream};
+use serde::{Deserialize, Serialize};
+use shoal_coordinator::state::schema_registry::RegistryLimits;
+use shoal_coordinator::Command;
+use shoal_registry::RegistryError;
+use shoal_shards::Shard;
+
+use http::{read_request, write_response, ReadFailure, Response};
+
+/// `[schema_registry]`: where the REST API is served and what bounds it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchemaRegistryConfig {
+    /// Address of the REST API; unset: no registry on this broker.
+    pub listen: Option<SocketAddr>,
+    /// Largest request body taken.
+    pub max_request_bytes: usize,
+    /// Largest schema text registered.
+    pub max_schema_bytes: usize,
+    pub max_subjects: usize,
+    pub max_versions_per_subject: usize,
+    /// How deep references may nest, and how many schemas one schema may refer to in all.
+    pub max_reference_depth: usize,
+    pub max_references: usize,
+    /// Connections served at once; more are closed at once.
+    pub max_connections: usize,
+    /// A request must arrive whole, and its answer be ready, within this long.
+    pub request_timeout_ms: u64,
+}
+
+impl Default for SchemaRegistryConfig {
+    fn default() -> Self {
+        SchemaRegistryConfig {
+            listen: None,
+            max_request_bytes: 2 << 20,
+            max_schema_bytes: 1 << 20,
+            max_subjects: 10_000,
+            max_versions_per_subject: 1_000,
+            max_reference_depth: 16,
+            max_references: 256,
+            max_connections: 256,
+            request_timeout_ms: 30_000,
+        }
+    }
+}
+
+impl SchemaRegistryConfig {
+    pub fn limits(&self) -> RegistryLimits {
+        RegistryLimits {
+            subjects_max: self.max_subjects,
+            versions_per_subject_max: self.max_versions_per_subject,
+        }
+    }
+}
+
+/// What every handler reaches: the coordinator (through the shard) and the bounds.
+pub struct Registry {
+    shard: Rc<Shard>,
+    config: SchemaRegistryConfig,
+}
+
+impl Registry {
+    /// Runs a coordinator command; a coordinator that does not answer is a store error.
+    async fn run<C: Command>(&self, command: C) -> Result<C::Reply, RegistryError> {
+        self.shard
+            .coordinator
+            .run(command)
+            .await
+            .map_err(|e| RegistryError::Store(e.to_string()))
+    }
+}
+
+pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
+    let Some(listen) = config.listen else {
+        return;
+    };
+    let listener = match TcpListener::bind(listen) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::error!(%listen, error = %e, "cannot bind the schema registry listener: no registry on this broker; give [schema_registry] listen a free address and restart");
+            return;
+        }
+    };
+    tracing::info!(%listen, "schema registry ready");
+    let registry = Rc::new(Registry { shard, config });
+    let open = Rc::new(std::cell::Cell::new(0usize));
+    loop {
+        let Ok(stream) = listener.accept().await else {
+            continue;
+        };
+        if open.get() >= registry.config.max_connections {
+            drop(stream);
+            continue;
+        }
+        open.set(open.get() + 1);
+        let (registry, open) = (registry.clone(), open.clone());
+        glommio::spawn_local(async move {
+            connection(stream, &registry).await;
+            open.set(open.get() - 1);
+        })
+        .detach();
+    }
+}
+
+/// Requests of one connection, one after another, until it closes or errs.
+async fn connection(mut stream: TcpStream, registry: &Registry) {
+    let timeout = Duration::from_millis(registry.config.request_timeout_ms);
+    let mut carry = Vec::new();
+    loop {
+        let read = shoal_net::deadline::within(
+            timeout,
+            read_request(&mut stream, &mut carry, registry.config.max_request_bytes),
+        )
+        .await;
+        let request = match read {
+            None | Some(Err(ReadFailure::Closed)) => return,
+            Some(Err(ReadFailure::Refused(status, message))) => {
+                let response = Response {
+                    status,
+                    body: serde_json::json!({"error_code": status, "message": message}).to_string(),
+                    json: true,
+                };
+                let _ = write_response(&mut stream, &response, false).await;
+                return;
+            }
+            Some(Ok(request)) => request,
+        };
+        let keep_alive = request.keep_alive();
+        let answered =
+            shoal_net::deadline::within(timeout, routes::route(&request, registry)).await;
+        let response = match answered {
+            Some(Ok(response)) => response,
+            Some(Err(error)) => Response::error(&error),
+            None => Response::error(&RegistryError::Store(
+                "the coordinator did not answer in time".into(),
+            )),
+        };
+        if write_response(&mut stream, &response, keep_alive)
+            .await
+            .is_err()
+            || !keep_alive
+        {
+            return;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `/schemas`: schemas by id, the types served, and the list of every subject's versions.
+
+use serde_json::{json, Value};
+use shoal_coordinator::commands::{RegistryIdUsages, RegistryListSchemas, RegistrySchemaById};
+use shoal_coordinator::state::schema_registry::StoredSchema;
+use shoal_registry::{RegistryError, SchemaType};
+
+use super::body::{schema_json, version_json};
+use super::http::{Request, Response};
+use super::Registry;
+
+/// `GET /schemas` lists at most this many versions.
+const LIST_MAX: usize = 10_000;
+
+pub fn types() -> Response {
+    // Protobuf is not served yet: the list says what registration takes.
+    let served: Vec<&str> = SchemaType::ALL
+        .iter()
+        .filter(|t| **t != SchemaType::Protobuf)
+        .map(|t| t.name())
+        .collect();
+    Response::json(json!(served))
+}
+
+fn parse_id(id: &str) -> Result<i32, RegistryError> {
+    id.parse().map_err(|_| RegistryError::NoSuchRoute)
+}
+
+async fn schema(id: &str, registry: &Registry) -> Result<StoredSchema, RegistryError> {
+    let id = parse_id(id)?;
+    registry
+        .run(RegistrySchemaById { id })
+        .await?
+        .ok_or(RegistryError::SchemaIdNotFound(id))
+}
+
+pub async fn by_id(id: &str, registry: &Registry) -> Result<Response, RegistryError> {
+    Ok(Response::json(schema_json(&schema(id, registry).await?)))
+}
+
+pub async fn raw_by_id(id: &str, registry: &Registry) -> Result<Response, RegistryError> {
+    Ok(Response::text(schema(id, registry).await?.text.to_string()))
+}
+
+async fn usages(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Vec<(String, i32)>, RegistryError> {
+    let id = parse_id(id)?;
+    let deleted = request.flag("deleted", false);
+    registry
+        .run(RegistryIdUsages { id, deleted })
+        .await?
+        .ok_or(RegistryError::SchemaIdNotFound(id))
+}
+
+pub async fn subjects_of(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let mut subjects: Vec<String> = usages(id, request, registry)
+        .await?
+        .into_iter()
+        .map(|(subject, _)| subject)
+        .collect();
+    subjects.dedup();
+    Ok(Response::json(json!(subjects)))
+}
+
+pub async fn versions_of(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let pairs: Vec<Value> = usages(id, request, registry)
+        .await?
+        .into_iter()
+        .map(|(subject, version)| json!({"subject": subject, "version": version}))
+        .collect();
+    Ok(Response::json(Value::Array(pairs)))
+}
+
+pub async fn list(request: &Request, registry: &Registry) -> Result<Response, RegistryError> {
+    let limit = match request.query.get("limit").map(|l| l.parse::<i64>()) {
+        Some(Ok(l)) if l > 0 => (l as usize).min(LIST_MAX),
+        _ => LIST_MAX,
+    };
+    let views = registry
+        .run(RegistryListSchemas {
+            prefix: request
+                .query
+                .get("subjectPrefix")
+                .cloned()
+                .unwrap_or_default(),
+            deleted: request.flag("deleted", false),
+            latest_only: request.flag("latestOnly", false),
+            limit,
+        })
+        .await?;
+    Ok(Response::json(Value::Array(
+        views.iter().map(version_json).collect(),
+    )))
+}

@@ -1,0 +1,128 @@
+//! `/config` (compatibility levels) and `/mode`, global and per subject.
+
+use serde_json::json;
+use shoal_coordinator::commands::{RegistrySettings, SetRegistryCompatibility, SetRegistryMode};
+use shoal_registry::{check_subject, CompatibilityLevel, Mode, RegistryError};
+
+use super::body::setting_value;
+use super::http::{Request, Response};
+use super::Registry;
+
+async fn settings(
+    subject: Option<&str>,
+    default_to_global: bool,
+    registry: &Registry,
+) -> Result<(Option<CompatibilityLevel>, Option<Mode>), RegistryError> {
+    registry
+        .run(RegistrySettings {
+            subject: subject.map(str::to_string),
+            default_to_global,
+        })
+        .await
+}
+
+pub async fn get_level(
+    subject: Option<&str>,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let (level, _) = settings(subject, request.flag("defaultToGlobal", false), registry).await?;
+    let level = match (level, subject) {
+        (Some(level), _) => level,
+        (None, None) => CompatibilityLevel::DEFAULT,
+        (None, Some(subject)) => {
+            return Err(RegistryError::SubjectCompatibilityNotConfigured(
+                subject.to_string(),
+            ))
+        }
+    };
+    Ok(Response::json(json!({"compatibilityLevel": level.name()})))
+}
+
+pub async fn put_level(
+    subject: Option<&str>,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    if let Some(subject) = subject {
+        check_subject(subject)?;
+    }
+    let level = CompatibilityLevel::parse(&setting_value(&request.body, "compatibility")?)?;
+    registry
+        .run(SetRegistryCompatibility {
+            subject: subject.map(str::to_string),
+            level: Some(level),
+        })
+        .await?;
+    Ok(Response::json(json!({"compatibility": level.name()})))
+}
+
+pub async fn delete_level(
+    subject: Option<&str>,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let before = registry
+        .run(SetRegistryCompatibility {
+            subject: subject.map(str::to_string),
+            level: None,
+        })
+        .await?;
+    let before = match (before, subject) {
+        (Some(level), _) => level,
+        (None, None) => CompatibilityLevel::DEFAULT,
+        (None, Some(subject)) => {
+            return Err(RegistryError::SubjectCompatibilityNotConfigured(
+                subject.to_string(),
+            ))
+        }
+    };
+    Ok(Response::json(json!({"compatibilityLevel": before.name()})))
+}
+
+pub async fn get_mode(
+    subject: Option<&str>,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let (_, mode) = settings(subject, request.flag("defaultToGlobal", false), registry).await?;
+    let mode = match (mode, subject) {
+        (Some(mode), _) => mode,
+        (None, None) => Mode::DEFAULT,
+        (None, Some(subject)) => {
+            return Err(RegistryError::SubjectModeNotConfigured(subject.to_string()))
+        }
+    };
+    Ok(Response::json(json!({"mode": mode.name()})))
+}
+
+pub async fn put_mode(
+    subject: Option<&str>,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    if let Some(subject) = subject {
+        check_subject(subject)?;
+    }
+    let mode = Mode::parse(&setting_value(&request.body, "mode")?)?;
+    registry
+        .run(SetRegistryMode {
+            subject: subject.map(str::to_string),
+            mode: Some(mode),
+            force: request.flag("force", false),
+        })
+        .await??;
+    Ok(Response::json(json!({"mode": mode.name()})))
+}
+
+pub async fn delete_mode(subject: &str, registry: &Registry) -> Result<Response, RegistryError> {
+    let before = registry
+        .run(SetRegistryMode {
+            subject: Some(subject.to_string()),
+            mode: None,
+            force: false,
+        })
+        .await??;
+    let before =
+        before.ok_or_else(|| RegistryError::SubjectModeNotConfigured(subject.to_string()))?;
+    Ok(Response::json(json!({"mode": before.name()})))
+}

@@ -1,0 +1,258 @@
+"""The schema registry in the broker ([schema_registry] listen), driven by confluent-kafka's
+SchemaRegistryClient and its Avro and JSON Schema serializers: records round-trip through a
+topic, compatibility refuses a breaking change with 409, deletes and IMPORT mode answer as
+Confluent's registry does, ids survive kill -9, and bad input gets the registry's error codes.
+"""
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from conftest import free_port
+
+USER_V1 = {"type": "record", "name": "User", "namespace": "shoal.test",
+           "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}
+# v2 adds a field with a default: a v2 reader reads v1's data (BACKWARD).
+USER_V2 = {**USER_V1, "fields": USER_V1["fields"] + [
+    {"name": "email", "type": "string", "default": ""}]}
+# v3 adds one without: v1's data has nothing to fill it with.
+USER_V3 = {**USER_V1, "fields": USER_V2["fields"] + [{"name": "age", "type": "int"}]}
+
+
+def avro(schema):
+    return Schema(json.dumps(schema), "AVRO")
+
+
+@pytest.fixture
+def registry_broker(make_broker):
+    port = free_port()
+    broker = make_broker(extra_config=f'[schema_registry]\nlisten = "127.0.0.1:{port}"\n')
+    broker.registry_url = f"http://127.0.0.1:{port}"
+    return broker.start()
+
+
+def client(broker):
+    return SchemaRegistryClient({"url": broker.registry_url})
+
+
+def http(broker, method, path, body=None):
+    """(status, content type, parsed JSON body) of one request to the registry."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(broker.registry_url + path, data=data, method=method,
+                                     headers={"Content-Type":
+                                              "application/vnd.schemaregistry.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers["Content-Type"], json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], json.loads(error.read())
+
+
+def error_of(call):
+    with pytest.raises(SchemaRegistryError) as raised:
+        call()
+    return raised.value.http_status_code, raised.value.error_code
+
+
+def round_trip(bootstrap, topic, serializer, deserializer, values):
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for value in values:
+        payload = serializer(value, SerializationContext(topic, MessageField.VALUE))
+        producer.produce(topic, value=payload)
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    read = []
+    try:
+        while len(read) < len(values):
+            message = consumer.poll(10)
+            assert message is not None, f"only {len(read)} of {len(values)} records came back"
+            assert message.error() is None, message.error()
+            payload = message.value()
+            # Confluent's wire format: magic byte 0, then the schema id.
+            assert payload[0] == 0
+            read.append(deserializer(payload, SerializationContext(topic, MessageField.VALUE)))
+    finally:
+        consumer.close()
+    return read
+
+
+def test_avro_records_round_trip_with_the_registered_schema(registry_broker):
+    registry = client(registry_broker)
+    serializer = AvroSerializer(registry, json.dumps(USER_V1))
+    deserializer = AvroDeserializer(registry)
+    values = [{"id": i, "name": f"user-{i}"} for i in range(1000)]
+    assert round_trip(registry_broker.bootstrap, "users", serializer, deserializer,
+                      values) == values
+    latest = registry.get_latest_version("users-value")
+    assert latest.version == 1
+    assert json.loads(latest.schema.schema_str) == USER_V1
+    # A fresh client reads the schema by id, as a consumer elsewhere would.
+    fresh = client(registry_broker)
+    assert json.loads(fresh.get_schema(latest.schema_id).schema_str) == USER_V1
+
+
+def test_json_schema_records_round_trip(registry_broker):
+    registry = client(registry_broker)
+    schema = {"type": "object", "properties": {"id": {"type": "integer"},
+                                               "tags": {"type": "array",
+                                                        "items": {"type": "string"}}},
+              "required": ["id"]}
+    serializer = JSONSerializer(json.dumps(schema), registry)
+    deserializer = JSONDeserializer(json.dumps(schema))
+    values = [{"id": i, "tags": [str(i)]} for i in range(1000)]
+    assert round_trip(registry_broker.bootstrap, "events", serializer, deserializer,
+                      values) == values
+    registered = registry.get_latest_version("events-value")
+    assert registered.schema.schema_type == "JSON"
+
+
+def test_backward_compatibility_refuses_a_breaking_change_until_none(registry_broker):
+    registry = client(registry_broker)
+    assert registry.get_compatibility() == "BACKWARD"
+    first = registry.register_schema("orders-value", avro(USER_V1))
+    second = registry.register_schema("orders-value", avro(USER_V2))
+    assert second != first
+    assert registry.get_latest_version("orders-value").version == 2
+    # The same schema again is the same version and id.
+    assert registry.register_schema("orders-value", avro(USER_V2)) == second
+    assert error_of(lambda: registry.register_schema("orders-value", avro(USER_V3))) == (409, 409)
+    assert not registry.test_compatibility("orders-value", avro(USER_V3))
+    assert registry.test_compatibility("orders-value", avro(USER_V2))
+    status, _, answer = http(registry_broker, "POST",
+                             "/compatibility/subjects/orders-value/versions/latest?verbose=true",
+                             {"schema": json.dumps(USER_V3)})
+    assert status == 200 and answer["is_compatible"] is False
+    assert any("READER_FIELD_MISSING_DEFAULT_VALUE" in m and "age" in m
+               for m in answer["messages"]), answer
+    assert "{compatibility: 'BACKWARD'}" in answer["messages"]
+    # FORWARD: the old schema reads the new data (v3's extra field is skipped).
+    registry.set_compatibility("orders-value", "FORWARD")
+    assert registry.get_compatibility("orders-value") == "FORWARD"
+    registry.set_compatibility("orders-value", "NONE")
+    third = registry.register_schema("orders-value", avro(USER_V3))
+    assert registry.get_versions("orders-value") == [1, 2, 3]
+    assert registry.get_schema_versions(third) and third not in (first, second)
+
+
+def test_soft_and_permanent_deletes_answer_as_confluent_does(registry_broker):
+    registry = client(registry_broker)
+    registry.register_schema("s-value", avro(USER_V1))
+    registry.register_schema("s-value", avro(USER_V2))
+    assert error_of(lambda: registry.delete_version("s-value", 1, permanent=True)) == (404, 40407)
+    assert registry.delete_version("s-value", 1) == 1
+    assert error_of(lambda: registry.get_version("s-value", 1)) == (404, 40402)
+    assert registry.get_versions("s-value") == [2]
+    assert error_of(lambda: registry.delete_subject("s-value", permanent=True)) == (404, 40405)
+    assert registry.delete_subject("s-value") == [2]
+    assert error_of(lambda: registry.delete_subject("s-value")) == (404, 40404)
+    assert error_of(lambda: registry.get_versions("s-value")) == (404, 40401)
+    status, _, listed = http(registry_broker, "GET", "/subjects?deleted=true")
+    assert status == 200 and "s-value" in listed
+    assert sorted(registry.delete_subject("s-value", permanent=True)) == [1, 2]
+    status, _, listed = http(registry_broker, "GET", "/subjects?deleted=true")
+    assert "s-value" not in listed
+    assert error_of(lambda: registry.get_latest_version("s-value")) == (404, 40401)
+
+
+def test_import_mode_keeps_the_callers_ids(registry_broker):
+    registry = client(registry_broker)
+    registry.register_schema("existing", avro(USER_V1))
+    status, _, answer = http(registry_broker, "PUT", "/mode", {"mode": "IMPORT"})
+    assert (status, answer["error_code"]) == (422, 42205)
+    status, _, answer = http(registry_broker, "PUT", "/mode?force=true", {"mode": "IMPORT"})
+    assert (status, answer) == (200, {"mode": "IMPORT"})
+    status, _, answer = http(registry_broker, "POST", "/subjects/imported/versions",
+                             {"schema": json.dumps(USER_V2), "id": 100, "version": 7})
+    assert (status, answer) == (200, {"id": 100})
+    status, _, answer = http(registry_broker, "GET", "/subjects/imported/versions/latest")
+    assert (answer["id"], answer["version"]) == (100, 7)
+    http(registry_broker, "PUT", "/mode", {"mode": "READWRITE"})
+    # New ids go on above the imported ones.
+    assert registry.register_schema("after", avro(USER_V3)) == 101
+    # READONLY refuses registration.
+    http(registry_broker, "PUT", "/mode/after", {"mode": "READONLY"})
+    assert error_of(lambda: registry.register_schema("after", avro(USER_V1))) == (422, 42205)
+
+
+def test_one_schema_one_id_across_subjects_and_kill_9(registry_broker):
+    registry = client(registry_broker)
+    a = registry.register_schema("a-value", avro(USER_V1))
+    b = registry.register_schema("b-value", avro(USER_V1))
+    other = registry.register_schema("c-value", avro(USER_V2))
+    assert a == b != other
+    registry_broker.kill()
+    registry_broker.start()
+    again = client(registry_broker)
+    assert again.register_schema("d-value", avro(USER_V1)) == a
+    assert again.register_schema("c-value", avro(USER_V2)) == other
+    assert json.loads(again.get_schema(other).schema_str) == USER_V2
+    status, _, subjects = http(registry_broker, "GET", f"/schemas/ids/{a}/subjects")
+    assert sorted(subjects) == ["a-value", "b-value", "d-value"]
+    assert again.register_schema("e-value", avro(USER_V3)) not in (a, other)
+
+
+def test_bad_input_gets_the_registrys_error_codes(registry_broker):
+    status, content_type, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                                        {"schema": '{"type": "record", "name": "R"}'})
+    assert (status, answer["error_code"]) == (422, 42201)
+    assert content_type == "application/vnd.schemaregistry.v1+json"
+    assert "message" in answer
+    deep = "[" * 200 + '"int"' + "]" * 200
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions", {"schema": deep})
+    assert (status, answer["error_code"]) == (422, 42201)
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": '"' + "x" * (1 << 20) + '"'})
+    assert (status, answer["error_code"]) == (422, 42209)
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": "x" * (3 << 20)})
+    assert status == 413
+    status, _, answer = http(registry_broker, "GET", "/subjects/x/versions/zero")
+    assert (status, answer["error_code"]) == (422, 42202)
+    status, _, answer = http(registry_broker, "PUT", "/config", {"compatibility": "SOMETIMES"})
+    assert (status, answer["error_code"]) == (422, 42203)
+    status, _, answer = http(registry_broker, "GET", "/schemas/ids/12345")
+    assert (status, answer["error_code"]) == (404, 40403)
+    status, _, answer = http(registry_broker, "GET", "/config/nobody")
+    assert (status, answer["error_code"]) == (404, 40408)
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": json.dumps(USER_V1),
+                              "references": [{"name": "shoal.test.Missing",
+                                              "subject": "nowhere", "version": 1}]})
+    assert (status, answer["error_code"]) == (422, 42201)
+    # Nothing bad was registered, and the registry still answers.
+    status, _, subjects = http(registry_broker, "GET", "/subjects")
+    assert (status, subjects) == (200, [])
+
+
+def test_references_lend_their_types(registry_broker):
+    address = {"type": "record", "name": "Address", "namespace": "shoal.test",
+               "fields": [{"name": "city", "type": "string"}]}
+    person = {"type": "record", "name": "Person", "namespace": "shoal.test",
+              "fields": [{"name": "home", "type": "shoal.test.Address"}]}
+    status, _, _ = http(registry_broker, "POST", "/subjects/address/versions",
+                        {"schema": json.dumps(address)})
+    assert status == 200
+    status, _, answer = http(registry_broker, "POST", "/subjects/person-value/versions",
+                             {"schema": json.dumps(person),
+                              "references": [{"name": "shoal.test.Address",
+                                              "subject": "address", "version": 1}]})
+    assert status == 200, answer
+    status, _, referencing = http(registry_broker, "GET",
+                                  "/subjects/address/versions/1/referencedby")
+    assert referencing == [answer["id"]]
+    status, _, refused = http(registry_broker, "DELETE", "/subjects/address/versions/1")
+    assert (status, refused["error_code"]) == (422, 42206)
+    # A serializer with the reference writes records a deserializer reads back.
+    registry = client(registry_broker)
+    latest = registry.get_latest_version("person-value")
+    assert [r.subject for r in latest.schema.references] == ["address"]
