@@ -22,6 +22,9 @@ pub enum ErrorKind {
     InvalidRecord,
     /// A record without a key for a compacted topic (INVALID_RECORD too, with its reason).
     KeylessRecord,
+    /// A record without the id of a schema registered under its subject, on a topic with
+    /// schema validation (INVALID_RECORD too, with its reason).
+    UnregisteredSchema,
     InvalidTimestamp,
     UnsupportedCompressionType,
     OutOfOrderSequence,

@@ -24,7 +24,8 @@ pub use error::{CoordinatorError, ErrorKind};
 pub use messages::*;
 pub use metrics::CoordinatorMetrics;
 pub use records::{
-    CleanupPolicy, CompactionConfig, TopicCompression, TopicConfig, Transaction, TransactionStatus,
+    CleanupPolicy, CompactionConfig, SchemaValidation, SubjectNameStrategy, TopicCompression,
+    TopicConfig, Transaction, TransactionStatus,
 };
 pub use state::transactions::{TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;

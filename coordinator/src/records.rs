@@ -46,6 +46,67 @@ pub struct TopicConfig {
     pub cleanup: CleanupPolicy,
     /// When compaction may and must run, and what it keeps.
     pub compaction: CompactionConfig,
+    /// `confluent.{key,value}.schema.validation` and their subject name strategies: records
+    /// must carry the id of a schema registered under their subject.
+    pub schema_validation: SchemaValidation,
+}
+
+/// Which of a record's parts must name a registered schema, and under which subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchemaValidation {
+    pub key: bool,
+    pub value: bool,
+    pub key_strategy: SubjectNameStrategy,
+    pub value_strategy: SubjectNameStrategy,
+}
+
+impl SchemaValidation {
+    pub fn any(&self) -> bool {
+        self.key || self.value
+    }
+}
+
+/// How a record's subject is named (Confluent's `*.subject.name.strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SubjectNameStrategy {
+    /// `<topic>-key` / `<topic>-value`.
+    #[default]
+    Topic,
+    /// The record's schema's full name.
+    Record,
+    /// `<topic>-<record's full name>`.
+    TopicRecord,
+}
+
+impl SubjectNameStrategy {
+    const NAMES: [(&'static str, SubjectNameStrategy); 3] = [
+        ("TopicNameStrategy", SubjectNameStrategy::Topic),
+        ("RecordNameStrategy", SubjectNameStrategy::Record),
+        ("TopicRecordNameStrategy", SubjectNameStrategy::TopicRecord),
+    ];
+    /// Confluent's configs name the serializers' classes.
+    const PACKAGE: &'static str = "io.confluent.kafka.serializers.subject.";
+
+    /// By class name, with or without its package.
+    pub fn parse(name: &str) -> Option<SubjectNameStrategy> {
+        let short = name
+            .trim()
+            .strip_prefix(Self::PACKAGE)
+            .unwrap_or(name.trim());
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == short)
+            .map(|(_, s)| *s)
+    }
+
+    pub fn class_name(self) -> String {
+        let short = Self::NAMES
+            .iter()
+            .find(|(_, s)| *s == self)
+            .map(|(n, _)| *n)
+            .expect("every strategy is named");
+        format!("{}{short}", Self::PACKAGE)
+    }
 }
 
 /// `cleanup.policy`, a list of `delete` and `compact`.
@@ -170,6 +231,7 @@ impl Default for TopicConfig {
             compression: TopicCompression::Producer,
             cleanup: CleanupPolicy::Delete,
             compaction: CompactionConfig::default(),
+            schema_validation: SchemaValidation::default(),
         }
     }
 }

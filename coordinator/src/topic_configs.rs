@@ -9,14 +9,15 @@ use std::collections::BTreeMap;
 
 use shoal_protocol::config_codes::ConfigType;
 
-use crate::records::{CleanupPolicy, TopicCompression, TopicConfig};
+use crate::records::{CleanupPolicy, SubjectNameStrategy, TopicCompression, TopicConfig};
 
 /// One topic config.
 pub struct TopicConfigDef {
     pub name: &'static str,
     /// The broker config that sets it for every topic that does not set it itself, dynamic
-    /// at the cluster default (Kafka's synonym: `log.retention.ms` for `retention.ms`).
-    pub broker_default: &'static str,
+    /// at the cluster default (Kafka's synonym: `log.retention.ms` for `retention.ms`); None
+    /// for the configs Kafka's brokers have no default for (Confluent's schema validation).
+    pub broker_default: Option<&'static str>,
     pub config_type: ConfigType,
     /// What it does, for `docs/configs.md`.
     pub doc: &'static str,
@@ -30,7 +31,7 @@ pub struct TopicConfigDef {
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "cleanup.policy",
-        broker_default: "log.cleanup.policy",
+        broker_default: Some("log.cleanup.policy"),
         config_type: ConfigType::List,
         doc: "delete (retention removes old records), compact (the latest record of each key is kept), or both.",
         set: |c, v| {
@@ -41,7 +42,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "compression.type",
-        broker_default: "compression.type",
+        broker_default: Some("compression.type"),
         config_type: ConfigType::String,
         doc: "The codec batches are stored with: producer keeps the producer's; uncompressed, gzip, snappy, lz4 or zstd recompress.",
         set: |c, v| {
@@ -59,8 +60,54 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         value: |c| c.compression.name().to_string(),
     },
     TopicConfigDef {
+        name: "confluent.key.schema.validation",
+        broker_default: None,
+        config_type: ConfigType::Boolean,
+        doc: "Every record's key must carry the id of a schema registered in the broker's schema registry under the key's subject (docs/schema-registry.md); others get INVALID_RECORD naming them.",
+        set: |c, v| {
+            c.schema_validation.key = boolean("confluent.key.schema.validation", v)?;
+            Ok(())
+        },
+        value: |c| c.schema_validation.key.to_string(),
+    },
+    TopicConfigDef {
+        name: "confluent.key.subject.name.strategy",
+        broker_default: None,
+        config_type: ConfigType::String,
+        doc: "The key's subject: TopicNameStrategy (<topic>-key), RecordNameStrategy (the schema's record name) or TopicRecordNameStrategy (<topic>-<record name>), with or without the io.confluent.kafka.serializers.subject. package.",
+        set: |c, v| {
+            c.schema_validation.key_strategy =
+                strategy("confluent.key.subject.name.strategy", v)?;
+            Ok(())
+        },
+        value: |c| c.schema_validation.key_strategy.class_name(),
+    },
+    TopicConfigDef {
+        name: "confluent.value.schema.validation",
+        broker_default: None,
+        config_type: ConfigType::Boolean,
+        doc: "Every record's value must carry the id of a schema registered in the broker's schema registry under the value's subject (docs/schema-registry.md); others get INVALID_RECORD naming them.",
+        set: |c, v| {
+            c.schema_validation.value = boolean("confluent.value.schema.validation", v)?;
+            Ok(())
+        },
+        value: |c| c.schema_validation.value.to_string(),
+    },
+    TopicConfigDef {
+        name: "confluent.value.subject.name.strategy",
+        broker_default: None,
+        config_type: ConfigType::String,
+        doc: "The value's subject, named as confluent.key.subject.name.strategy names the key's (<topic>-value for TopicNameStrategy).",
+        set: |c, v| {
+            c.schema_validation.value_strategy =
+                strategy("confluent.value.subject.name.strategy", v)?;
+            Ok(())
+        },
+        value: |c| c.schema_validation.value_strategy.class_name(),
+    },
+    TopicConfigDef {
         name: "delete.retention.ms",
-        broker_default: "log.cleaner.delete.retention.ms",
+        broker_default: Some("log.cleaner.delete.retention.ms"),
         config_type: ConfigType::Long,
         doc: "How long compaction keeps a tombstone (a null value) after it is compacted, so consumers reading behind see it.",
         set: |c, v| {
@@ -73,7 +120,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "max.compaction.lag.ms",
-        broker_default: "log.cleaner.max.compaction.lag.ms",
+        broker_default: Some("log.cleaner.max.compaction.lag.ms"),
         config_type: ConfigType::Long,
         doc: "The longest a record waits before compaction takes it, however clean the partition is.",
         set: |c, v| {
@@ -86,7 +133,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "max.message.bytes",
-        broker_default: "message.max.bytes",
+        broker_default: Some("message.max.bytes"),
         config_type: ConfigType::Int,
         doc: "The largest record batch the topic takes, after compression; larger ones get MESSAGE_TOO_LARGE.",
         set: |c, v| {
@@ -98,7 +145,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "message.timestamp.after.max.ms",
-        broker_default: "log.message.timestamp.after.max.ms",
+        broker_default: Some("log.message.timestamp.after.max.ms"),
         config_type: ConfigType::Long,
         doc: "How far ahead of the broker's clock a CreateTime record's timestamp may be; a batch with one further ahead gets INVALID_TIMESTAMP.",
         set: |c, v| {
@@ -111,7 +158,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "message.timestamp.before.max.ms",
-        broker_default: "log.message.timestamp.before.max.ms",
+        broker_default: Some("log.message.timestamp.before.max.ms"),
         config_type: ConfigType::Long,
         doc: "How far behind the broker's clock a CreateTime record's timestamp may be; a batch with one older gets INVALID_TIMESTAMP.",
         set: |c, v| {
@@ -124,7 +171,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "message.timestamp.type",
-        broker_default: "log.message.timestamp.type",
+        broker_default: Some("log.message.timestamp.type"),
         config_type: ConfigType::String,
         doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's time.",
         set: |c, v| {
@@ -146,7 +193,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "min.cleanable.dirty.ratio",
-        broker_default: "log.cleaner.min.cleanable.ratio",
+        broker_default: Some("log.cleaner.min.cleanable.ratio"),
         config_type: ConfigType::Double,
         doc: "The share of a compacted partition's cleanable bytes not yet compacted that makes it worth compacting.",
         set: |c, v| {
@@ -160,7 +207,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "min.compaction.lag.ms",
-        broker_default: "log.cleaner.min.compaction.lag.ms",
+        broker_default: Some("log.cleaner.min.compaction.lag.ms"),
         config_type: ConfigType::Long,
         doc: "The least a record waits before compaction may take it.",
         set: |c, v| {
@@ -173,7 +220,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "retention.bytes",
-        broker_default: "log.retention.bytes",
+        broker_default: Some("log.retention.bytes"),
         config_type: ConfigType::Long,
         doc: "The most bytes a partition keeps; older batches are deleted past it (-1: no limit).",
         set: |c, v| {
@@ -185,7 +232,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "retention.ms",
-        broker_default: "log.retention.ms",
+        broker_default: Some("log.retention.ms"),
         config_type: ConfigType::Long,
         doc: "How long a batch is kept after its newest timestamp (-1: forever).",
         set: |c, v| {
@@ -197,7 +244,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "segment.bytes",
-        broker_default: "log.segment.bytes",
+        broker_default: Some("log.segment.bytes"),
         config_type: ConfigType::Int,
         doc: "The size at which a compacted partition's batches are grouped for compaction (Kafka's segment, here a rewrite unit).",
         set: |c, v| {
@@ -209,7 +256,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     },
     TopicConfigDef {
         name: "segment.ms",
-        broker_default: "log.roll.ms",
+        broker_default: Some("log.roll.ms"),
         config_type: ConfigType::Long,
         doc: "The age at which a compacted partition's newest batches join a rewrite unit though it is not full.",
         set: |c, v| {
@@ -326,7 +373,9 @@ pub fn overrides_differing_from_default(config: &TopicConfig) -> TopicOverrides 
 
 /// The topic config whose cluster-wide default is the broker config `name`.
 pub fn topic_default(name: &str) -> Option<&'static TopicConfigDef> {
-    TOPIC_CONFIGS.iter().find(|c| c.broker_default == name)
+    TOPIC_CONFIGS
+        .iter()
+        .find(|c| c.broker_default == Some(name))
 }
 
 /// The value a cluster-wide default `defaults` (the cluster default's dynamic broker configs)
@@ -335,7 +384,8 @@ pub fn default_value<'a>(
     def: &TopicConfigDef,
     defaults: &'a [(String, String)],
 ) -> Option<&'a str> {
-    let (_, value) = defaults.iter().find(|(n, _)| n == def.broker_default)?;
+    let broker_default = def.broker_default?;
+    let (_, value) = defaults.iter().find(|(n, _)| n == broker_default)?;
     def.check(value).ok().map(|()| value.as_str())
 }
 
@@ -369,6 +419,27 @@ fn long(name: &str, value: Option<&str>, min: i64) -> Result<Option<i64>, String
 }
 
 /// The same, within 32 bits (Kafka's INT configs).
+/// A boolean config (None: false, Kafka's default for these).
+fn boolean(name: &str, value: Option<&str>) -> Result<bool, String> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(format!("{name} must be true or false, got '{other}'")),
+    }
+}
+
+fn strategy(name: &str, value: Option<&str>) -> Result<SubjectNameStrategy, String> {
+    match value {
+        None => Ok(SubjectNameStrategy::default()),
+        Some(v) => SubjectNameStrategy::parse(v).ok_or_else(|| {
+            format!(
+                "{name} must be TopicNameStrategy, RecordNameStrategy or \
+                 TopicRecordNameStrategy, got '{v}'"
+            )
+        }),
+    }
+}
+
 fn int(name: &str, value: Option<&str>, min: i64) -> Result<Option<i32>, String> {
     long(name, value, min)?
         .map(|v| i32::try_from(v).map_err(|_| format!("{name} must fit in 32 bits, got {v}")))

@@ -451,6 +451,9 @@ impl BrokerConfig {
                 return fail("cluster: heartbeat_ms must be positive and below lease_ms".into());
             }
         }
+        self.schema_registry
+            .validate()
+            .map_err(EngineError::Config)?;
         let listeners = self.listeners()?;
         if let Some(tls) = listeners.iter().find(|l| l.protocol.uses_tls()) {
             if self.ssl.certificate_file.is_none() || self.ssl.key_file.is_none() {

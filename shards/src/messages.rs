@@ -13,7 +13,7 @@ pub struct PartitionProduce {
 }
 
 /// The topic settings a produce must follow, taken from the topic's config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProduceRules {
     /// `message.timestamp.type=LogAppendTime`: stamp batches with the broker's clock.
     pub log_append_time: bool,
@@ -32,9 +32,30 @@ pub struct ProduceRules {
     /// may lie behind or ahead of the broker's clock.
     pub timestamp_before_max_ms: i64,
     pub timestamp_after_max_ms: i64,
+    /// `confluent.*.schema.validation`: records must name registered schemas.
+    pub schemas: Option<crate::produce::schemas::SchemaRule>,
 }
 
 impl ProduceRules {
+    /// The rules of a topic named `topic` with `config`.
+    pub fn for_topic(
+        topic: &str,
+        config: &shoal_coordinator::TopicConfig,
+        produce_version: i16,
+    ) -> Self {
+        let validation = config.schema_validation;
+        ProduceRules {
+            schemas: validation
+                .any()
+                .then(|| crate::produce::schemas::SchemaRule {
+                    validation,
+                    topic: topic.into(),
+                }),
+            ..ProduceRules::new(config, produce_version)
+        }
+    }
+
+    /// The rules of `config` without schema validation (the broker's own markers).
     pub fn new(config: &shoal_coordinator::TopicConfig, produce_version: i16) -> Self {
         ProduceRules {
             log_append_time: config.log_append_time,
@@ -45,6 +66,7 @@ impl ProduceRules {
             keys_required: config.cleanup.compacts(),
             timestamp_before_max_ms: config.timestamp_before_max_ms,
             timestamp_after_max_ms: config.timestamp_after_max_ms,
+            schemas: None,
         }
     }
 }

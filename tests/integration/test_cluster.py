@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 import pytest
 
-from conftest import SHOAL_BIN
+from conftest import SHOAL_BIN, free_port
 from kafka_wire import Connection, parse_produce_v3_error, produce_v3, record_batch, request
 from test_durability import PRODUCER_SCRIPT, read_acks
 from test_client_quotas import EXACT, Quotas
@@ -31,14 +31,19 @@ def cluster(make_broker, postgres, s3_server):
     database = postgres.new_database_config()
     started = []
 
-    def start(count=3, coordinator=""):
+    def start(count=3, coordinator="", registry=False):
         brokers = started
         for index in range(count):
             config = (f"node_id = {index + 1}\n"
                       f"{s3_server.broker_config()}{database}{coordinator}\n"
                       "[cluster]\nenabled = true\n"
                       f'rack = "{RACKS[index]}"\nheartbeat_ms = 200\nlease_ms = 1500\n')
-            brokers.append(make_broker(f"node{index + 1}", extra_config=config).start())
+            registry_port = free_port()
+            if registry:
+                config += f'[schema_registry]\nlisten = "127.0.0.1:{registry_port}"\n'
+            broker = make_broker(f"node{index + 1}", extra_config=config)
+            broker.registry_url = f"http://127.0.0.1:{registry_port}"
+            brokers.append(broker.start())
         for broker in brokers:
             wait_for_brokers(broker.bootstrap, list(range(1, count + 1)), within=2)
         return brokers
@@ -513,3 +518,27 @@ def test_a_broker_config_default_set_through_one_broker_holds_on_the_others(clus
     alter(b.bootstrap, "", {"max.connections.per.ip": None})
     assert connections_admitted(b.bootstrap, 6) == 6
     assert connections_admitted(a.bootstrap, 5) == 5
+
+
+def test_one_schema_gets_one_id_through_every_broker_and_after_all_are_killed(cluster):
+    """The registry's state is in the shared log: ids are given once for the cluster, a
+    schema registered through one broker is read at once through another, and after kill -9
+    of every broker the same schema keeps its id."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    brokers = cluster(registry=True)
+    clients = [SchemaRegistryClient({"url": b.registry_url}) for b in brokers]
+    user = Schema('{"type":"record","name":"User","fields":[{"name":"id","type":"long"}]}',
+                  "AVRO")
+    first = clients[0].register_schema("users-value", user)
+    assert clients[1].register_schema("accounts-value", user) == first
+    assert clients[2].get_schema(first).schema_str == user.schema_str
+    other = clients[2].register_schema("other-value", Schema('"string"', "AVRO"))
+    assert other != first
+    for broker in brokers:
+        broker.kill()
+    for broker in brokers:
+        broker.start()
+    again = SchemaRegistryClient({"url": brokers[2].registry_url})
+    assert again.register_schema("users-value", user) == first
+    assert again.get_versions("users-value") == [1]
+    assert sorted(again.get_subjects()) == ["accounts-value", "other-value", "users-value"]

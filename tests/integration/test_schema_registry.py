@@ -1,15 +1,20 @@
 """The schema registry in the broker ([schema_registry] listen), driven by confluent-kafka's
 SchemaRegistryClient and its Avro and JSON Schema serializers: records round-trip through a
 topic, compatibility refuses a breaking change with 409, deletes and IMPORT mode answer as
-Confluent's registry does, ids survive kill -9, and bad input gets the registry's error codes.
+Confluent's registry does, ids survive kill -9, bad input gets the registry's error codes, and
+a topic with confluent.value.schema.validation refuses records without a registered schema id
+(INVALID_RECORD) from confluent-kafka and kcat alike.
 """
 
 import json
+import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   NewTopic, ResourceType)
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -256,3 +261,56 @@ def test_references_lend_their_types(registry_broker):
     registry = client(registry_broker)
     latest = registry.get_latest_version("person-value")
     assert [r.subject for r in latest.schema.references] == ["address"]
+
+
+def produce_raw(bootstrap, topic, values):
+    """The delivery error of each value (None when acknowledged), sent one batch each."""
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
+                         "retries": 0})
+    for value in values:
+        producer.produce(topic, value=value, on_delivery=lambda e, _m: errors.append(e))
+        producer.flush(30)
+    return [None if e is None else e.code() for e in errors]
+
+
+def test_a_validating_topic_takes_registered_schemas_only(registry_broker):
+    bootstrap = registry_broker.bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = NewTopic("validated", num_partitions=1,
+                     config={"confluent.value.schema.validation": "true"})
+    admin.create_topics([topic])["validated"].result(15)
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, "validated")])
+    configs = list(described.values())[0].result(10)
+    assert configs["confluent.value.schema.validation"].value == "true"
+    assert configs["confluent.value.subject.name.strategy"].value == (
+        "io.confluent.kafka.serializers.subject.TopicNameStrategy")
+    registry = client(registry_broker)
+    serializer = AvroSerializer(registry, json.dumps(USER_V1))
+    values = [{"id": i, "name": f"user-{i}"} for i in range(1000)]
+    assert round_trip(bootstrap, "validated", serializer, AvroDeserializer(registry),
+                      values) == values
+    # An id registered under another subject only, an id nobody registered, no prefix.
+    elsewhere = registry.register_schema("other-value", avro(USER_V3))
+    prefix = lambda schema_id: b"\0" + schema_id.to_bytes(4, "big")
+    assert produce_raw(bootstrap, "validated", [
+        prefix(elsewhere) + b"x", prefix(99999) + b"x", b"plain", b"",
+        prefix(registry.get_latest_version("validated-value").schema_id) + b"\x02\x02a",
+    ]) == [KafkaError.INVALID_RECORD] * 4 + [None]
+    # kcat sends plain text: refused the same way (librdkafka's text for INVALID_RECORD).
+    done = subprocess.run(["kcat", "-b", bootstrap, "-P", "-t", "validated", "-X", "acks=all"],
+                          input=b"not avro\n", capture_output=True, timeout=30)
+    assert done.returncode != 0 and b"Broker failed to validate record" in done.stderr, done
+    # Nothing refused was stored: the 1000 records and the one good one.
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "count",
+                         "auto.offset.reset": "earliest"})
+    low, high = consumer.get_watermark_offsets(TopicPartition("validated", 0), timeout=10)
+    consumer.close()
+    assert (low, high) == (0, 1001)
+    # Validation off again: anything goes.
+    admin.incremental_alter_configs([ConfigResource(
+        ResourceType.TOPIC, "validated", incremental_configs=[ConfigEntry(
+            "confluent.value.schema.validation", "false",
+            incremental_operation=AlterConfigOpType.SET)])])[
+        ConfigResource(ResourceType.TOPIC, "validated")].result(10)
+    assert produce_raw(bootstrap, "validated", [b"plain"]) == [None]

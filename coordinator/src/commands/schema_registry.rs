@@ -46,6 +46,8 @@ pub struct RegistrySchemaById {
 impl Command for RegistrySchemaById {
     type Reply = Option<StoredSchema>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().schema_registry().schema(self.id).cloned()
@@ -63,11 +65,39 @@ pub struct RegistryIdUsages {
 impl Command for RegistryIdUsages {
     type Reply = Option<Vec<(String, i32)>>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
         registry.schema(self.id)?;
         Some(registry.usages(self.id, self.deleted))
+    }
+}
+
+/// What a produced record's schema id stands for, for topics that validate records: the
+/// schema's type and text and the subjects it is live under; None when the id is unknown.
+#[derive(Debug, Clone)]
+pub struct RegistryIdSubjects {
+    pub id: i32,
+}
+
+impl Command for RegistryIdSubjects {
+    type Reply = Option<(StoredSchema, Vec<String>)>;
+    const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let registry = round.state().schema_registry();
+        let schema = registry.schema(self.id)?.clone();
+        let mut subjects: Vec<String> = registry
+            .usages(self.id, false)
+            .into_iter()
+            .map(|(subject, _)| subject)
+            .collect();
+        subjects.dedup();
+        Some((schema, subjects))
     }
 }
 
@@ -81,6 +111,8 @@ pub struct RegistrySubjects {
 impl Command for RegistrySubjects {
     type Reply = Vec<String>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round
@@ -100,6 +132,8 @@ pub struct RegistryVersions {
 impl Command for RegistryVersions {
     type Reply = Result<Vec<i32>, RegistryError>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round
@@ -120,6 +154,8 @@ pub struct RegistryVersion {
 impl Command for RegistryVersion {
     type Reply = Result<VersionView, RegistryError>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let (number, found) =
@@ -144,6 +180,8 @@ pub struct RegistryListSchemas {
 impl Command for RegistryListSchemas {
     type Reply = Vec<VersionView>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
@@ -183,6 +221,8 @@ pub struct RegistryLookup {
 impl Command for RegistryLookup {
     type Reply = Result<VersionView, RegistryError>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
@@ -204,6 +244,8 @@ pub struct RegistryReferencedBy {
 impl Command for RegistryReferencedBy {
     type Reply = Result<Vec<i32>, RegistryError>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
@@ -247,6 +289,8 @@ pub struct RegistryCompatibilityContext {
 impl Command for RegistryCompatibilityContext {
     type Reply = Result<CompatibilityContext, RegistryError>;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
@@ -304,6 +348,8 @@ pub type SettingsView = (Option<CompatibilityLevel>, Option<Mode>);
 impl Command for RegistrySettings {
     type Reply = SettingsView;
     const WRITE: bool = false;
+    // On a cluster's shared log: what another broker registered a moment ago is found.
+    const FRESH: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();

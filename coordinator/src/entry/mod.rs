@@ -246,6 +246,7 @@ pub(crate) mod tests {
                             segment_ms: 8,
                             segment_bytes: 9,
                         },
+                        schema_validation: Default::default(),
                     },
                 ),
             ),

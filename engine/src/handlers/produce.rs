@@ -60,7 +60,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                             partition: p.index,
                         },
                         records: records.clone(),
-                        rules: ProduceRules::new(&meta.config, call.version),
+                        rules: ProduceRules::for_topic(name, &meta.config, call.version),
                     });
                     Ok(writes.len() - 1)
                 }

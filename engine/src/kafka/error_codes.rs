@@ -82,7 +82,9 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidRequest => K::InvalidRequest,
         ErrorKind::StorageError => K::KafkaStorageError,
         ErrorKind::CorruptMessage => K::CorruptMessage,
-        ErrorKind::InvalidRecord | ErrorKind::KeylessRecord => K::InvalidRecord,
+        ErrorKind::InvalidRecord | ErrorKind::KeylessRecord | ErrorKind::UnregisteredSchema => {
+            K::InvalidRecord
+        }
         ErrorKind::InvalidTimestamp => K::InvalidTimestamp,
         ErrorKind::UnsupportedCompressionType => K::UnsupportedCompressionType,
         ErrorKind::OutOfOrderSequence => K::OutOfOrderSequenceNumber,
@@ -151,6 +153,10 @@ pub fn message_of(error: ErrorKind) -> &'static str {
             "Records do not parse or disagree with their batch header (count, offset deltas)."
         }
         ErrorKind::KeylessRecord => "Compacted topic cannot accept message without key.",
+        ErrorKind::UnregisteredSchema => {
+            "The record does not start with a schema id (magic byte 0 and 4 bytes) registered \
+             under its subject in the schema registry (confluent.key/value.schema.validation)."
+        }
         ErrorKind::InvalidTimestamp => {
             "A record's timestamp is negative, or out of the topic's bounds of the broker's clock \
              (message.timestamp.before.max.ms, message.timestamp.after.max.ms)."

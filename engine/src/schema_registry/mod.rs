@@ -61,6 +61,29 @@ impl Default for SchemaRegistryConfig {
 }
 
 impl SchemaRegistryConfig {
+    /// Every bound positive, and a schema able to fit a request.
+    pub fn validate(&self) -> Result<(), String> {
+        let bounds = [
+            ("max_request_bytes", self.max_request_bytes),
+            ("max_schema_bytes", self.max_schema_bytes),
+            ("max_subjects", self.max_subjects),
+            ("max_versions_per_subject", self.max_versions_per_subject),
+            ("max_reference_depth", self.max_reference_depth),
+            ("max_references", self.max_references),
+            ("max_connections", self.max_connections),
+            ("request_timeout_ms", self.request_timeout_ms as usize),
+        ];
+        if let Some((name, _)) = bounds.iter().find(|(_, value)| *value == 0) {
+            return Err(format!("[schema_registry] {name} must be positive"));
+        }
+        if self.max_schema_bytes > self.max_request_bytes {
+            return Err(
+                "[schema_registry] max_schema_bytes must not exceed max_request_bytes".into(),
+            );
+        }
+        Ok(())
+    }
+
     pub fn limits(&self) -> RegistryLimits {
         RegistryLimits {
             subjects_max: self.max_subjects,

@@ -5,6 +5,7 @@ mod buffer;
 mod commit_batch;
 mod fanout;
 mod pipeline;
+pub mod schemas;
 mod validate;
 
 pub(crate) use commit_batch::commit_batch;

@@ -12,7 +12,8 @@ use shoal_coordinator::{CommitBatch, CommitBatchResult, ErrorKind, NewObject, To
 use shoal_wal::{ObjectBody, ObjectStore, WalError, WriteLane};
 
 use super::buffer::{lay_out, PendingWrite, RotatedObject, WalBuffer};
-use super::validate::{validate_payload, ValidPayload};
+use super::schemas::SchemaChecker;
+use super::validate::{validate_payload, Refusal, ValidPayload};
 use super::CommitFanout;
 use crate::lifecycle::with_deadline;
 use crate::rpc::CoordinatorClient;
@@ -47,6 +48,16 @@ pub struct ProducePipeline {
     /// first waits for an upload slot: otherwise a later write could take the next buffer
     /// while an earlier one waits, and a partition's records would land out of order.
     admission: Turnstile,
+    /// Records of topics that validate schemas, checked against the registry.
+    schemas: SchemaChecker,
+}
+
+/// The answer to a write refused before it was buffered.
+fn refused(refusal: Refusal) -> PartitionProduceResult {
+    PartitionProduceResult {
+        bad_records: refusal.records,
+        ..PartitionProduceResult::failed(refusal.error)
+    }
 }
 
 impl ProducePipeline {
@@ -57,6 +68,7 @@ impl ProducePipeline {
         fanout: CommitFanout,
         metrics: Rc<ShardMetrics>,
     ) -> Rc<ProducePipeline> {
+        let coordinator_for_schemas = coordinator.clone();
         let pipeline = Rc::new(ProducePipeline {
             metrics,
             in_flight_slots: Rc::new(Semaphore::new(config.produce.uploads_in_flight_max as u64)),
@@ -70,6 +82,7 @@ impl ProducePipeline {
             queued: LocalSignal::default(),
             finished: LocalSignal::default(),
             admission: Turnstile::default(),
+            schemas: SchemaChecker::new(coordinator_for_schemas),
         });
         glommio::spawn_local(pipeline.clone().commit_in_order()).detach();
         pipeline
@@ -92,13 +105,17 @@ impl ProducePipeline {
             stamped_at,
         } = match validate_payload(records, &rules, inflated_max, crate::maintenance::now_ms) {
             Ok(valid) => valid,
-            Err(refusal) => {
-                return PartitionProduceResult {
-                    bad_records: refusal.records,
-                    ..PartitionProduceResult::failed(refusal.error)
-                }
-            }
+            Err(refusal) => return refused(refusal),
         };
+        if let Some(rule) = &rules.schemas {
+            let checked = self
+                .schemas
+                .check(&records, &headers, rule, inflated_max)
+                .await;
+            if let Err(refusal) = checked {
+                return refused(refusal);
+            }
+        }
         let admitted = self.admission.enter().await;
         while self.would_overflow(records.len()) {
             self.rotate().await;

@@ -250,15 +250,17 @@ fn described_topic_defaults(
     wanted: &impl Fn(&str) -> bool,
     synonyms: bool,
 ) -> Vec<DescribeConfigsResourceResult> {
-    let wanted = TOPIC_CONFIGS.iter().filter(|d| wanted(d.broker_default));
+    let wanted = TOPIC_CONFIGS
+        .iter()
+        .filter_map(|d| Some((d, d.broker_default?)))
+        .filter(|(_, name)| wanted(name));
     wanted
-        .map(|def| {
+        .map(|(def, name)| {
             let mut found = Vec::with_capacity(2);
             if let Some(value) = default_value(def, default) {
                 found.push((ConfigSource::DynamicDefaultBroker, value.to_string()));
             }
             found.push((ConfigSource::Default, def.value_in(&TopicConfig::default())));
-            let name = def.broker_default;
             described(name, &found, false, def.config_type, synonyms)
         })
         .collect()

@@ -34,7 +34,11 @@ pub fn markdown() -> String {
     let defaults = TopicConfig::default();
     for c in TOPIC_CONFIGS {
         let value = c.value_in(&defaults);
-        let name = format!("{}` | `{}", c.name, c.broker_default);
+        let name = match c.broker_default {
+            Some(broker_default) => format!("{}` | `{broker_default}", c.name),
+            // Rendered as `name` | `(none)`: no broker config is its default.
+            None => format!("{}` | `(none)", c.name),
+        };
         row(&mut out, &name, c.config_type.name(), &value, c.doc);
     }
     out.push_str(&format!(

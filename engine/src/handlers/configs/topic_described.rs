@@ -17,11 +17,16 @@ pub fn topic_config_found(
     if overrides.contains_key(def.name) {
         found.push((ConfigSource::DynamicTopic, def.name, def.value_in(config)));
     }
-    if let Some(value) = default_value(def, defaults) {
+    if let (Some(value), Some(broker_default)) = (default_value(def, defaults), def.broker_default)
+    {
         let source = ConfigSource::DynamicDefaultBroker;
-        found.push((source, def.broker_default, value.to_string()));
+        found.push((source, broker_default, value.to_string()));
     }
     let kafka_default = def.value_in(&TopicConfig::default());
-    found.push((ConfigSource::Default, def.broker_default, kafka_default));
+    found.push((
+        ConfigSource::Default,
+        def.broker_default.unwrap_or(def.name),
+        kafka_default,
+    ));
     found
 }

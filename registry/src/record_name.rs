@@ -1,0 +1,49 @@
+//! The name a schema gives its record, which RecordNameStrategy and TopicRecordNameStrategy
+//! make subjects of: an Avro named type's full name, a JSON Schema's `title`.
+
+use crate::SchemaType;
+
+/// The record name of a stored schema's text; None when the schema has none (an Avro
+/// primitive, a JSON Schema without a title, Protobuf).
+pub fn record_name(schema_type: SchemaType, text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    match schema_type {
+        SchemaType::Avro => {
+            let name = value.get("name")?.as_str()?;
+            if name.contains('.') {
+                return Some(name.to_string());
+            }
+            match value.get("namespace").and_then(|n| n.as_str()) {
+                Some(namespace) if !namespace.is_empty() => Some(format!("{namespace}.{name}")),
+                _ => Some(name.to_string()),
+            }
+        }
+        SchemaType::Json => value.get("title")?.as_str().map(str::to_string),
+        SchemaType::Protobuf => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_names() {
+        let avro = r#"{"type":"record","name":"User","namespace":"a.b","fields":[]}"#;
+        assert_eq!(
+            record_name(SchemaType::Avro, avro).as_deref(),
+            Some("a.b.User")
+        );
+        let dotted = r#"{"type":"record","name":"x.User","namespace":"a.b","fields":[]}"#;
+        assert_eq!(
+            record_name(SchemaType::Avro, dotted).as_deref(),
+            Some("x.User")
+        );
+        assert_eq!(record_name(SchemaType::Avro, "\"int\""), None);
+        let json = r#"{"title":"Event","type":"object"}"#;
+        assert_eq!(
+            record_name(SchemaType::Json, json).as_deref(),
+            Some("Event")
+        );
+    }
+}

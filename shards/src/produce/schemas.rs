@@ -1,0 +1,248 @@
+//! Records checked against the schema registry, for topics with Confluent's
+//! `confluent.key.schema.validation` / `confluent.value.schema.validation`: each checked part
+//! must start with Confluent's wire-format prefix (magic byte 0, a 4-byte schema id), and the
+//! id must be live under the subject the topic's name strategy gives. What an id stands for
+//! comes from the coordinator and is kept a short while per shard (ids never change meaning;
+//! the subjects they are live under rarely do), so steady produce asks nothing.
+
+use std::cell::RefCell;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use shoal_coordinator::commands::RegistryIdSubjects;
+use shoal_coordinator::{ErrorKind, SchemaValidation, SubjectNameStrategy};
+use shoal_wal::records::{inflate_payload, keyed_records};
+use shoal_wal::BatchHeader;
+
+use super::validate::Refusal;
+use crate::rpc::CoordinatorClient;
+
+/// How long what an id stands for is trusted before it is asked again: a schema deleted from
+/// a subject is refused on every shard within this long.
+const KNOWN_FOR: Duration = Duration::from_secs(10);
+/// An id nobody registered is asked again sooner: it may be registered any moment.
+const UNKNOWN_FOR: Duration = Duration::from_secs(1);
+/// Ids remembered per shard; past this the memory is cleared.
+const IDS_MAX: usize = 10_000;
+
+/// A topic's validation, with its name for the subjects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaRule {
+    pub validation: SchemaValidation,
+    pub topic: Arc<str>,
+}
+
+/// What an id stands for: the subjects it is live under and its record name.
+struct Known {
+    subjects: Vec<String>,
+    record_name: Option<String>,
+}
+
+struct Remembered {
+    known: Option<Rc<Known>>,
+    at: Instant,
+}
+
+pub struct SchemaChecker {
+    coordinator: Rc<CoordinatorClient>,
+    ids: RefCell<HashMap<i32, Remembered>>,
+}
+
+#[derive(Clone, Copy)]
+enum Part {
+    Key,
+    Value,
+}
+
+/// The schema id a record part starts with, if it starts with Confluent's prefix.
+fn schema_id(part: Option<&[u8]>) -> Option<i32> {
+    match part? {
+        [0, a, b, c, d, ..] => Some(i32::from_be_bytes([*a, *b, *c, *d])),
+        _ => None,
+    }
+}
+
+/// (index in its batch, key id, value id) of every record of the payload's data batches.
+type RecordIds = Vec<(i32, Option<i32>, Option<i32>)>;
+
+fn record_ids(
+    records: &Bytes,
+    headers: &[BatchHeader],
+    inflated_max: usize,
+) -> Result<RecordIds, Refusal> {
+    let mut ids = Vec::new();
+    let mut at = 0;
+    for header in headers {
+        let batch = &records[at..at + header.size_bytes];
+        at += header.size_bytes;
+        if header.is_control() {
+            continue;
+        }
+        // The payload was checked already: a failure here is the same INVALID_RECORD.
+        let inflated = inflate_payload(batch, header, inflated_max)
+            .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
+        let parsed = keyed_records(&inflated, header)
+            .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
+        ids.extend(
+            parsed
+                .iter()
+                .map(|r| (r.offset_delta, schema_id(r.key), schema_id(r.value))),
+        );
+    }
+    Ok(ids)
+}
+
+impl SchemaChecker {
+    pub fn new(coordinator: Rc<CoordinatorClient>) -> SchemaChecker {
+        SchemaChecker {
+            coordinator,
+            ids: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Ok when every record's checked parts name a schema live under their subject; else
+    /// INVALID_RECORD naming the records that do not.
+    pub async fn check(
+        &self,
+        records: &Bytes,
+        headers: &[BatchHeader],
+        rule: &SchemaRule,
+        inflated_max: usize,
+    ) -> Result<(), Refusal> {
+        let ids = record_ids(records, headers, inflated_max)?;
+        let mut answers: HashMap<i32, Option<Rc<Known>>> = HashMap::new();
+        let mut bad = Vec::new();
+        for (index, key, value) in ids {
+            let mut fine = true;
+            for (checked, id, part) in [
+                (rule.validation.key, key, Part::Key),
+                (rule.validation.value, value, Part::Value),
+            ] {
+                if !checked {
+                    continue;
+                }
+                let Some(id) = id else {
+                    fine = false;
+                    continue;
+                };
+                let known = match answers.entry(id) {
+                    Entry::Occupied(found) => found.into_mut(),
+                    Entry::Vacant(place) => place.insert(self.known(id).await?),
+                };
+                fine &= known.as_deref().is_some_and(|k| allowed(k, rule, part));
+            }
+            if !fine {
+                bad.push(index);
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(Refusal {
+                error: ErrorKind::UnregisteredSchema,
+                records: bad,
+            })
+        }
+    }
+
+    /// What `id` stands for, remembered or asked; a coordinator that does not answer is a
+    /// retriable error, never a refusal of good records.
+    async fn known(&self, id: i32) -> Result<Option<Rc<Known>>, Refusal> {
+        if let Some(remembered) = self.ids.borrow().get(&id) {
+            let trusted = if remembered.known.is_some() {
+                KNOWN_FOR
+            } else {
+                UNKNOWN_FOR
+            };
+            if remembered.at.elapsed() < trusted {
+                return Ok(remembered.known.clone());
+            }
+        }
+        let answer = self
+            .coordinator
+            .run(RegistryIdSubjects { id })
+            .await
+            .map_err(|_| Refusal::from(ErrorKind::NotAvailable))?;
+        let known = answer.map(|(schema, subjects)| {
+            Rc::new(Known {
+                subjects,
+                record_name: shoal_registry::record_name(schema.schema_type, &schema.text),
+            })
+        });
+        let mut ids = self.ids.borrow_mut();
+        if ids.len() >= IDS_MAX {
+            ids.clear();
+        }
+        ids.insert(
+            id,
+            Remembered {
+                known: known.clone(),
+                at: Instant::now(),
+            },
+        );
+        Ok(known)
+    }
+}
+
+/// Whether a schema is live under the subject `rule` names for `part`.
+fn allowed(known: &Known, rule: &SchemaRule, part: Part) -> bool {
+    let (strategy, suffix) = match part {
+        Part::Key => (rule.validation.key_strategy, "key"),
+        Part::Value => (rule.validation.value_strategy, "value"),
+    };
+    let subject = match (strategy, &known.record_name) {
+        (SubjectNameStrategy::Topic, _) => format!("{}-{suffix}", rule.topic),
+        (SubjectNameStrategy::Record, Some(name)) => name.clone(),
+        (SubjectNameStrategy::TopicRecord, Some(name)) => format!("{}-{name}", rule.topic),
+        (_, None) => return false,
+    };
+    known.subjects.contains(&subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_is_magic_zero_and_four_bytes() {
+        assert_eq!(schema_id(Some(&[0, 0, 0, 1, 7, 9])), Some(263));
+        assert_eq!(schema_id(Some(&[0, 0, 0, 0, 3])), Some(3));
+        assert_eq!(schema_id(Some(&[1, 0, 0, 0, 3])), None);
+        assert_eq!(schema_id(Some(&[0, 0, 0])), None);
+        assert_eq!(schema_id(None), None);
+    }
+
+    #[test]
+    fn subjects_by_strategy() {
+        let known = Known {
+            subjects: vec!["t-value".into(), "a.User".into(), "t-a.User".into()],
+            record_name: Some("a.User".into()),
+        };
+        let rule = |strategy| SchemaRule {
+            validation: SchemaValidation {
+                value: true,
+                value_strategy: strategy,
+                ..SchemaValidation::default()
+            },
+            topic: "t".into(),
+        };
+        for strategy in [
+            SubjectNameStrategy::Topic,
+            SubjectNameStrategy::Record,
+            SubjectNameStrategy::TopicRecord,
+        ] {
+            assert!(allowed(&known, &rule(strategy), Part::Value));
+            // The key's subject (t-key under the default strategy) holds no schema.
+            assert!(!allowed(&known, &rule(strategy), Part::Key));
+        }
+        let other = SchemaRule {
+            topic: "u".into(),
+            ..rule(SubjectNameStrategy::Topic)
+        };
+        assert!(!allowed(&known, &other, Part::Value));
+    }
+}
