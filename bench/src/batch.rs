@@ -15,12 +15,14 @@ pub fn compression(name: &str) -> Result<Codec, BenchError> {
 
 /// A batch of `records` records of `message_bytes` each (pseudo-random, so compression has
 /// something realistic to do: half repeating text, half noise), as a producer that is not
-/// idempotent sends it.
+/// idempotent sends it; with `schema_id`, each value starts with Confluent's wire-format
+/// prefix for it.
 pub fn template(
     records: usize,
     message_bytes: usize,
     codec: Codec,
     seed: u64,
+    schema_id: Option<i32>,
 ) -> Result<Bytes, BenchError> {
     let mut state = seed | 1;
     let mut next = move || {
@@ -31,7 +33,7 @@ pub fn template(
     };
     let mut batch = BatchBuilder::new(0);
     for _ in 0..records {
-        let value: Vec<u8> = (0..message_bytes)
+        let mut value: Vec<u8> = (0..message_bytes)
             .map(|j| {
                 if j % 2 == 0 {
                     b"shoal-bench "[j % 12]
@@ -40,6 +42,11 @@ pub fn template(
                 }
             })
             .collect();
+        if let Some(id) = schema_id {
+            let prefix = shoal_registry::wire::prefix(id);
+            let end = prefix.len().min(value.len());
+            value[..end].copy_from_slice(&prefix[..end]);
+        }
         batch = batch.record(0, None, Some(&value), &[]);
     }
     let batch = batch
@@ -77,7 +84,7 @@ mod tests {
 
     #[test]
     fn stamping_keeps_the_batch_valid() {
-        let t = template(10, 100, Codec::None, 7).unwrap();
+        let t = template(10, 100, Codec::None, 7, None).unwrap();
         let b = stamped(&t, 1_700_000_000_123);
         let header = BatchHeader::parse_validated(&b).expect("a valid batch");
         assert_eq!(header.base_sequence, -1);

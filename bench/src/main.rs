@@ -114,6 +114,10 @@ struct ProduceArgs {
     /// Requests in flight per connection.
     #[arg(long, default_value_t = 8)]
     max_in_flight: usize,
+    /// Start every value with Confluent's wire-format prefix for this schema id (magic byte
+    /// 0, the id in 4 bytes), as a schema registry serializer writes it.
+    #[arg(long)]
+    schema_id: Option<i32>,
 }
 
 #[derive(Args, Clone)]
@@ -178,6 +182,7 @@ fn produce_options(a: &ProduceArgs) -> ProduceOptions {
         rate: (a.rate > 0.0).then_some(a.rate),
         max_in_flight: a.max_in_flight.max(1),
         cpus: a.common.cpus.clone(),
+        schema_id: a.schema_id,
     }
 }
 
@@ -189,7 +194,7 @@ fn produce_workload(a: &ProduceArgs, mode: &str) -> serde_json::Value {
         "message_bytes": a.message_bytes, "records_per_batch": a.records_per_batch,
         "connections": a.connections, "acks": a.acks, "compression": a.compression,
         "rate_records_per_s": if a.rate > 0.0 { json!(a.rate) } else { json!("max (closed loop)") },
-        "max_in_flight_per_connection": a.max_in_flight,
+        "max_in_flight_per_connection": a.max_in_flight, "schema_id": a.schema_id,
         "duration_s": a.common.duration_s, "generator_cpus": a.common.cpus,
     })
 }

@@ -37,6 +37,8 @@ pub struct ProduceOptions {
     pub rate: Option<f64>,
     pub max_in_flight: usize,
     pub cpus: Vec<usize>,
+    /// Values start with Confluent's wire-format prefix for this schema id.
+    pub schema_id: Option<i32>,
 }
 
 pub struct ProduceResult {
@@ -89,6 +91,7 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
                 opts.message_bytes,
                 codec,
                 p as u64 + 1,
+                opts.schema_id,
             )
         })
         .collect::<Result<_, _>>()?;

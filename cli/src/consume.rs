@@ -22,6 +22,7 @@ use super::offsets::{
 };
 use super::record_json::bytes_to_json;
 use super::{check, AdminError, Format, Target};
+use shoal_registry::wire::schema_id;
 
 const FETCH_VERSION: i16 = 12;
 const FETCH_WAIT_MS: i32 = 500;
@@ -366,10 +367,18 @@ impl Printer<'_> {
                         .iter()
                         .map(|(k, v)| json!({"key": bytes_to_json(Some(k)), "value": bytes_to_json(*v)}))
                         .collect();
-                    json!({"topic": self.topic, "partition": partition, "offset": offset,
-                           "timestamp": timestamp, "key": bytes_to_json(record.key),
-                           "value": bytes_to_json(record.value), "headers": headers})
-                    .to_string()
+                    let mut line = json!({"topic": self.topic, "partition": partition,
+                           "offset": offset, "timestamp": timestamp,
+                           "key": bytes_to_json(record.key),
+                           "value": bytes_to_json(record.value), "headers": headers});
+                    // Confluent's wire format names the schema a registry serializer used.
+                    if let Some(id) = schema_id(record.key) {
+                        line["key_schema_id"] = json!(id);
+                    }
+                    if let Some(id) = schema_id(record.value) {
+                        line["value_schema_id"] = json!(id);
+                    }
+                    line.to_string()
                 }
                 Format::Table => self.fill(partition, offset, timestamp, &record),
             };

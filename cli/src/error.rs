@@ -11,12 +11,18 @@ pub enum AdminError {
     Protocol(String),
     /// A broker refused: Kafka's error code and message.
     Refused { code: i16, message: String },
+    /// A schema registry refused: its HTTP status, error code and message.
+    Registry {
+        status: u16,
+        code: u32,
+        message: String,
+    },
 }
 
 impl AdminError {
     pub fn exit_status(&self) -> i32 {
         match self {
-            AdminError::Refused { .. } => 1,
+            AdminError::Refused { .. } | AdminError::Registry { .. } => 1,
             _ => 2,
         }
     }
@@ -27,6 +33,11 @@ impl fmt::Display for AdminError {
         match self {
             AdminError::Connect(e) => write!(f, "cannot connect to {e}"),
             AdminError::Protocol(e) => write!(f, "{e}"),
+            AdminError::Registry {
+                status,
+                code,
+                message,
+            } => write!(f, "registry error {code} (HTTP {status}): {message}"),
             AdminError::Refused { code, message } => {
                 // Kafka's codes and the mirror APIs' own; "error N" is what scripts match.
                 let name = shoal_protocol::ErrorCode::from_code(*code)

@@ -1,4 +1,4 @@
-//! `shoal topic|group|acl|user|produce|consume|mirror|transactions|cluster ...`: everyday admin
+//! `shoal topic|group|acl|user|schema|produce|consume|mirror|transactions|cluster ...`: everyday admin
 //! over the Kafka protocol against any broker, as Redpanda's `rpk` does it: one way to connect
 //! (`-b`, `-X`, `--command-config`: TLS, SASL PLAIN or SCRAM), tables by default, `--format
 //! json` for scripts.
@@ -18,6 +18,7 @@ mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;
+pub mod schemas;
 pub mod status;
 pub mod topics;
 pub mod transactions;

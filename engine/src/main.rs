@@ -102,6 +102,13 @@ enum Command {
         #[command(subcommand)]
         command: shoal_cli::users::UserCommand,
     },
+    /// The schema registry: list, get, register, check, delete (Confluent's REST API).
+    Schema {
+        #[command(subcommand)]
+        command: shoal_cli::schemas::SchemaCommand,
+        #[command(flatten)]
+        target: shoal_cli::schemas::RegistryTarget,
+    },
     /// Records from standard input, a line each (or JSON), to a topic.
     Produce {
         #[command(flatten)]
@@ -145,6 +152,9 @@ fn main() {
         }
         Some(Command::User { target, command }) => {
             exit_with(shoal_cli::users::run(&target, command), "user")
+        }
+        Some(Command::Schema { target, command }) => {
+            exit_with(shoal_cli::schemas::run(&target, command), "schema")
         }
         Some(Command::Produce { target, args }) => {
             exit_with(shoal_cli::produce::run(&target, args), "produce")

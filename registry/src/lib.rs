@@ -15,6 +15,7 @@ pub mod reference;
 pub mod schema_type;
 pub mod subject;
 pub mod version;
+pub mod wire;
 
 pub use compatibility::{Earlier, Problem};
 pub use compatibility_level::CompatibilityLevel;

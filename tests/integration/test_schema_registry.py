@@ -21,7 +21,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import free_port
+from conftest import SHOAL_BIN, free_port
 
 USER_V1 = {"type": "record", "name": "User", "namespace": "shoal.test",
            "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}
@@ -314,3 +314,48 @@ def test_a_validating_topic_takes_registered_schemas_only(registry_broker):
             incremental_operation=AlterConfigOpType.SET)])])[
         ConfigResource(ResourceType.TOPIC, "validated")].result(10)
     assert produce_raw(bootstrap, "validated", [b"plain"]) == [None]
+
+
+def schema_cli(broker, *args):
+    """(exit status, stdout parsed as JSON when it is, stderr) of `shoal schema ...`."""
+    done = subprocess.run([SHOAL_BIN, "schema", *args, "--registry", broker.registry_url,
+                           "--format", "json"], capture_output=True, text=True, timeout=30)
+    try:
+        out = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        out = done.stdout
+    return done.returncode, out, done.stderr
+
+
+def test_the_schema_cli_and_ids_in_consumed_records(registry_broker, tmp_path):
+    v1, v3 = tmp_path / "v1.avsc", tmp_path / "v3.avsc"
+    v1.write_text(json.dumps(USER_V1))
+    v3.write_text(json.dumps(USER_V3))
+    status, registered, _ = schema_cli(registry_broker, "register", "cli-value", str(v1))
+    assert status == 0 and registered["id"] >= 1
+    status, listed, _ = schema_cli(registry_broker, "list")
+    assert [(s["subject"], s["version"], s["id"]) for s in listed] == [
+        ("cli-value", 1, registered["id"])]
+    status, found, _ = schema_cli(registry_broker, "get", "--id", str(registered["id"]))
+    assert json.loads(found["schema"]) == USER_V1
+    # Incompatible: exit status 1, the messages printed, nothing registered.
+    status, answer, _ = schema_cli(registry_broker, "check", "cli-value", str(v3))
+    assert status == 1 and answer["is_compatible"] is False and answer["messages"]
+    status, _, error = schema_cli(registry_broker, "register", "cli-value", str(v3))
+    assert status == 1 and "registry error 409" in error
+    status, _, error = schema_cli(registry_broker, "get", "nobody")
+    assert status == 1 and "40401" in error
+    # A registry serializer's records show their schema id in `shoal consume --format json`.
+    registry = client(registry_broker)
+    serializer = AvroSerializer(registry, json.dumps(USER_V1))
+    producer = Producer({"bootstrap.servers": registry_broker.bootstrap})
+    producer.produce("cli", value=serializer({"id": 1, "name": "a"},
+                                             SerializationContext("cli", MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    done = subprocess.run([SHOAL_BIN, "consume", "--bootstrap", registry_broker.bootstrap,
+                           "--format", "json", "cli"], capture_output=True, text=True,
+                          timeout=30)
+    record = json.loads(done.stdout.splitlines()[0])
+    assert record["value_schema_id"] == registered["id"] and "key_schema_id" not in record
+    status, deleted, _ = schema_cli(registry_broker, "delete", "cli-value")
+    assert (status, deleted) == (0, [1])

@@ -106,6 +106,22 @@ pub fn inflate_payload(
     Ok(inflated)
 }
 
+/// `visit` gets the records of `batch` with their keys and values: read where they lie when
+/// the batch is not compressed, from its payload inflated (at most `inflated_max` bytes)
+/// when it is.
+pub fn with_keyed_records<T>(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+    visit: impl FnOnce(&[KeyedRecord<'_>]) -> T,
+) -> Result<T, WalError> {
+    if Codec::from_id(header.compression_codec())? == Codec::None {
+        return Ok(visit(&keyed_records(payload(batch, header)?, header)?));
+    }
+    let inflated = inflate_payload(batch, header, inflated_max)?;
+    Ok(visit(&keyed_records(&inflated, header)?))
+}
+
 /// The records of a stored batch's inflated payload (`inflate_payload`) with their keys,
 /// numbered as stored batches may be; their count is bounded by the bytes present.
 pub fn keyed_records<'a>(

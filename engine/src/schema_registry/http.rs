@@ -215,8 +215,10 @@ pub async fn write_response<S: AsyncWrite + Unpin>(
         response.body.len(),
         if keep_alive { "keep-alive" } else { "close" },
     );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(response.body.as_bytes()).await?;
+    // One write: a head and a body sent apart would wait on the client's delayed ACK.
+    let mut answer = head.into_bytes();
+    answer.extend_from_slice(response.body.as_bytes());
+    stream.write_all(&answer).await?;
     stream.flush().await
 }
 

@@ -127,6 +127,8 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
         let Ok(stream) = listener.accept().await else {
             continue;
         };
+        // Answers go at once, not held for more to send with them.
+        let _ = stream.set_nodelay(true);
         if open.get() >= registry.config.max_connections {
             drop(stream);
             continue;
@@ -139,6 +141,28 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
         })
         .detach();
     }
+}
+
+/// Bytes a refused request may still send after its answer, read and dropped so that the
+/// client reads the answer instead of a reset; and how long that may take.
+const LINGER_MAX_BYTES: usize = 16 << 20;
+const LINGER_FOR: Duration = Duration::from_secs(2);
+
+/// After a refusal: stop writing, drop what the client still sends (within bounds), close.
+async fn linger(stream: &mut TcpStream) {
+    use futures_lite::AsyncReadExt;
+    let _ = stream.shutdown(std::net::Shutdown::Write).await;
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut dropped = 0;
+    let _ = shoal_net::deadline::within(LINGER_FOR, async {
+        while dropped < LINGER_MAX_BYTES {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => dropped += n,
+            }
+        }
+    })
+    .await;
 }
 
 /// Requests of one connection, one after another, until it closes or errs.
@@ -160,6 +184,7 @@ async fn connection(mut stream: TcpStream, registry: &Registry) {
                     json: true,
                 };
                 let _ = write_response(&mut stream, &response, false).await;
+                linger(&mut stream).await;
                 return;
             }
             Some(Ok(request)) => request,

@@ -21,12 +21,12 @@ async fn settings(
         .await
 }
 
-pub async fn get_level(
+/// `{"compatibilityLevel": ...}`: the level found, the default for the registry, or 40408
+/// for a subject without one of its own.
+fn level_answer(
+    level: Option<CompatibilityLevel>,
     subject: Option<&str>,
-    request: &Request,
-    registry: &Registry,
 ) -> Result<Response, RegistryError> {
-    let (level, _) = settings(subject, request.flag("defaultToGlobal", false), registry).await?;
     let level = match (level, subject) {
         (Some(level), _) => level,
         (None, None) => CompatibilityLevel::DEFAULT,
@@ -37,6 +37,15 @@ pub async fn get_level(
         }
     };
     Ok(Response::json(json!({"compatibilityLevel": level.name()})))
+}
+
+pub async fn get_level(
+    subject: Option<&str>,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    let (level, _) = settings(subject, request.flag("defaultToGlobal", false), registry).await?;
+    level_answer(level, subject)
 }
 
 pub async fn put_level(
@@ -67,16 +76,7 @@ pub async fn delete_level(
             level: None,
         })
         .await?;
-    let before = match (before, subject) {
-        (Some(level), _) => level,
-        (None, None) => CompatibilityLevel::DEFAULT,
-        (None, Some(subject)) => {
-            return Err(RegistryError::SubjectCompatibilityNotConfigured(
-                subject.to_string(),
-            ))
-        }
-    };
-    Ok(Response::json(json!({"compatibilityLevel": before.name()})))
+    level_answer(before, subject)
 }
 
 pub async fn get_mode(

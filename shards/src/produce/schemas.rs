@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use shoal_coordinator::commands::RegistryIdSubjects;
 use shoal_coordinator::{ErrorKind, SchemaValidation, SubjectNameStrategy};
-use shoal_wal::records::{inflate_payload, keyed_records};
+use shoal_registry::wire::schema_id;
+use shoal_wal::records::with_keyed_records;
 use shoal_wal::BatchHeader;
 
 use super::validate::Refusal;
@@ -52,18 +53,10 @@ pub struct SchemaChecker {
     ids: RefCell<HashMap<i32, Remembered>>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Part {
     Key,
     Value,
-}
-
-/// The schema id a record part starts with, if it starts with Confluent's prefix.
-fn schema_id(part: Option<&[u8]>) -> Option<i32> {
-    match part? {
-        [0, a, b, c, d, ..] => Some(i32::from_be_bytes([*a, *b, *c, *d])),
-        _ => None,
-    }
 }
 
 /// (index in its batch, key id, value id) of every record of the payload's data batches.
@@ -83,15 +76,14 @@ fn record_ids(
             continue;
         }
         // The payload was checked already: a failure here is the same INVALID_RECORD.
-        let inflated = inflate_payload(batch, header, inflated_max)
-            .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
-        let parsed = keyed_records(&inflated, header)
-            .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
-        ids.extend(
-            parsed
-                .iter()
-                .map(|r| (r.offset_delta, schema_id(r.key), schema_id(r.value))),
-        );
+        with_keyed_records(batch, header, inflated_max, |parsed| {
+            ids.extend(
+                parsed
+                    .iter()
+                    .map(|r| (r.offset_delta, schema_id(r.key), schema_id(r.value))),
+            )
+        })
+        .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
     }
     Ok(ids)
 }
@@ -114,7 +106,8 @@ impl SchemaChecker {
         inflated_max: usize,
     ) -> Result<(), Refusal> {
         let ids = record_ids(records, headers, inflated_max)?;
-        let mut answers: HashMap<i32, Option<Rc<Known>>> = HashMap::new();
+        // Each (id, part) is decided once per payload: records mostly share one schema.
+        let mut decided: HashMap<(i32, Part), bool> = HashMap::new();
         let mut bad = Vec::new();
         for (index, key, value) in ids {
             let mut fine = true;
@@ -129,11 +122,13 @@ impl SchemaChecker {
                     fine = false;
                     continue;
                 };
-                let known = match answers.entry(id) {
-                    Entry::Occupied(found) => found.into_mut(),
-                    Entry::Vacant(place) => place.insert(self.known(id).await?),
+                fine &= match decided.entry((id, part)) {
+                    Entry::Occupied(found) => *found.get(),
+                    Entry::Vacant(place) => {
+                        let known = self.known(id).await?;
+                        *place.insert(known.as_deref().is_some_and(|k| allowed(k, rule, part)))
+                    }
                 };
-                fine &= known.as_deref().is_some_and(|k| allowed(k, rule, part));
             }
             if !fine {
                 bad.push(index);
@@ -206,15 +201,6 @@ fn allowed(known: &Known, rule: &SchemaRule, part: Part) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_prefix_is_magic_zero_and_four_bytes() {
-        assert_eq!(schema_id(Some(&[0, 0, 0, 1, 7, 9])), Some(263));
-        assert_eq!(schema_id(Some(&[0, 0, 0, 0, 3])), Some(3));
-        assert_eq!(schema_id(Some(&[1, 0, 0, 0, 3])), None);
-        assert_eq!(schema_id(Some(&[0, 0, 0])), None);
-        assert_eq!(schema_id(None), None);
-    }
 
     #[test]
     fn subjects_by_strategy() {
