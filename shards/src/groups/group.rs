@@ -242,7 +242,6 @@ impl Group {
         if let Some(pending) = old.pending_sync.take() {
             let _ = pending.send(SyncResponse::failed(GroupError::FencedInstanceId));
         }
-        let unchanged = old.protocols == req.protocols;
         if self.leader.as_deref() == Some(old_id.as_str()) {
             self.leader = Some(new_id.clone());
         }
@@ -253,12 +252,18 @@ impl Group {
         old.last_heard = now;
         old.client_id = req.client_id.clone();
         old.client_host = req.client_host.clone();
-        if self.phase == Phase::Stable && unchanged {
-            self.members.insert(new_id.clone(), old);
+        // As Kafka: a stable group does not rebalance for it unless the protocol the group
+        // would select changes. Its metadata may differ from the old process's last join
+        // (a new consumer's subscription carries no generation) and is taken as it is.
+        let old_protocols = std::mem::replace(&mut old.protocols, req.protocols.clone());
+        self.members.insert(new_id.clone(), old);
+        if self.phase == Phase::Stable && self.choose_protocol() == self.protocol {
             let _ = reply.send(self.current_generation(&new_id));
             return;
         }
-        self.members.insert(new_id.clone(), old);
+        if let Some(member) = self.members.get_mut(&new_id) {
+            member.protocols = old_protocols;
+        }
         self.add_member(new_id, req, now, reply);
     }
 

@@ -247,6 +247,55 @@ fn a_restarted_static_member_takes_its_place_without_a_rebalance() {
 }
 
 #[test]
+fn a_restarted_static_member_with_new_metadata_rebalances_only_when_the_protocol_changes() {
+    let now = Instant::now();
+    let mut group = Group::new("g", config());
+    let mut j = join(
+        &mut group,
+        join_request("", Some("host-1"), &["range", "sticky"]),
+        now,
+    );
+    let first = answered(&mut j).unwrap();
+    let assignment = vec![(first.member_id.clone(), Bytes::from_static(b"A"))];
+    let mut s = sync(
+        &mut group,
+        &first.member_id,
+        first.generation_id,
+        assignment,
+        now,
+    );
+    assert!(answered(&mut s).unwrap().error.is_none());
+    // A new process's subscription differs (no generation, nothing owned): same protocols,
+    // new bytes. Kafka keeps the group as it is.
+    let mut restarted = join_request("", Some("host-1"), &["range", "sticky"]);
+    restarted.protocols = vec![
+        ("range".into(), Bytes::from_static(b"fresh")),
+        ("sticky".into(), Bytes::from_static(b"fresh")),
+    ];
+    let mut rejoin = join(&mut group, restarted, now);
+    let again = answered(&mut rejoin).unwrap();
+    assert_eq!(again.error, None);
+    assert_eq!(
+        again.generation_id, first.generation_id,
+        "no new generation"
+    );
+    assert_eq!(group.phase(), Phase::Stable);
+    // Dropping the protocol the group uses changes the selection: a rebalance.
+    let mut changed = join(
+        &mut group,
+        join_request("", Some("host-1"), &["sticky"]),
+        now,
+    );
+    let rebalanced = answered(&mut changed).unwrap();
+    assert_eq!(rebalanced.error, None);
+    assert!(
+        rebalanced.generation_id > first.generation_id,
+        "a new generation"
+    );
+    assert_eq!(rebalanced.protocol_name.as_deref(), Some("sticky"));
+}
+
+#[test]
 fn joins_outside_the_session_limits_or_without_a_common_protocol_are_refused() {
     let now = Instant::now();
     let mut group = Group::new("g", config());
