@@ -186,21 +186,18 @@ impl Command for RegistryListSchemas {
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         let registry = round.state().schema_registry();
         let mut found = Vec::new();
-        for subject in registry.subjects(&self.prefix, self.deleted) {
-            let mut versions = registry
-                .versions(&subject, self.deleted)
-                .unwrap_or_default();
-            if self.latest_only {
-                versions = versions.split_off(versions.len().saturating_sub(1));
-            }
-            for number in versions {
+        'subjects: for subject in registry.subjects(&self.prefix, self.deleted) {
+            let listed: Vec<_> = registry.listed(&subject, self.deleted).collect();
+            let skipped = if self.latest_only {
+                listed.len().saturating_sub(1)
+            } else {
+                0
+            };
+            for (number, v) in listed.into_iter().skip(skipped) {
                 if found.len() >= self.limit {
-                    break;
+                    break 'subjects;
                 }
-                let selector = VersionSelector::Number(number);
-                if let Ok((_, v)) = registry.version(&subject, selector, self.deleted) {
-                    found.push((subject.clone(), number, v.id, v.deleted));
-                }
+                found.push((subject.clone(), number, v.id, v.deleted));
             }
         }
         found

@@ -102,12 +102,7 @@ impl SchemaRegistry {
     /// A subject's version numbers, live ones (or all, with `deleted`); a subject with none
     /// to list is not found.
     pub fn versions(&self, subject: &str, deleted: bool) -> Result<Vec<i32>, RegistryError> {
-        let listed: Vec<i32> = self
-            .versions_of(subject)?
-            .iter()
-            .filter(|(_, v)| deleted || !v.deleted)
-            .map(|(n, _)| *n)
-            .collect();
+        let listed: Vec<i32> = self.listed(subject, deleted).map(|(n, _)| n).collect();
         if listed.is_empty() {
             return Err(RegistryError::SubjectNotFound(subject.to_string()));
         }
@@ -116,15 +111,24 @@ impl SchemaRegistry {
 
     /// (version, its schema's id) of the live versions, in order.
     pub fn live(&self, subject: &str) -> Vec<(i32, i32)> {
+        self.listed(subject, false)
+            .map(|(n, v)| (n, v.id))
+            .collect()
+    }
+
+    /// A subject's versions in order with their entries: live ones (or all, with `deleted`);
+    /// none for an unknown subject.
+    pub fn listed(
+        &self,
+        subject: &str,
+        deleted: bool,
+    ) -> impl Iterator<Item = (i32, SubjectVersion)> + '_ {
         self.subjects
             .get(subject)
-            .map_or_else(Vec::new, |versions| {
-                versions
-                    .iter()
-                    .filter(|(_, v)| !v.deleted)
-                    .map(|(n, v)| (*n, v.id))
-                    .collect()
-            })
+            .into_iter()
+            .flatten()
+            .filter(move |(_, v)| deleted || !v.deleted)
+            .map(|(n, v)| (*n, *v))
     }
 
     /// The version `selector` names: (number, entry). `latest` is the newest live one (the

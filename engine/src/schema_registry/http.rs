@@ -31,6 +31,11 @@ impl Request {
             .map_or(default, |v| v.eq_ignore_ascii_case("true"))
     }
 
+    /// `?subjectPrefix=`, the filter of the listing routes; empty lists every subject.
+    pub fn subject_prefix(&self) -> String {
+        self.query.get("subjectPrefix").cloned().unwrap_or_default()
+    }
+
     pub fn keep_alive(&self) -> bool {
         !self
             .headers
@@ -98,14 +103,7 @@ pub async fn read_request<S: AsyncRead + Unpin>(
         if carry.len() > HEAD_MAX_BYTES {
             return Err(ReadFailure::Refused(431, "request head too large".into()));
         }
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| ReadFailure::Closed)?;
-        if n == 0 {
-            return Err(ReadFailure::Closed);
-        }
-        carry.extend_from_slice(&chunk[..n]);
+        read_more(stream, carry, &mut chunk).await?;
     };
     let mut headers = [httparse::EMPTY_HEADER; HEADERS_MAX];
     let mut parsed = httparse::Request::new(&mut headers);
@@ -140,14 +138,7 @@ pub async fn read_request<S: AsyncRead + Unpin>(
     }
     carry.drain(..head_end);
     while carry.len() < length {
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| ReadFailure::Closed)?;
-        if n == 0 {
-            return Err(ReadFailure::Closed);
-        }
-        carry.extend_from_slice(&chunk[..n]);
+        read_more(stream, carry, &mut chunk).await?;
     }
     let body: Vec<u8> = carry.drain(..length).collect();
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
@@ -172,6 +163,20 @@ pub async fn read_request<S: AsyncRead + Unpin>(
         headers: header_map,
         body,
     })
+}
+
+/// Appends what the next read brings to `carry`; the end of the stream is `Closed`.
+async fn read_more<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    carry: &mut Vec<u8>,
+    chunk: &mut [u8],
+) -> Result<(), ReadFailure> {
+    let n = stream.read(chunk).await.map_err(|_| ReadFailure::Closed)?;
+    if n == 0 {
+        return Err(ReadFailure::Closed);
+    }
+    carry.extend_from_slice(&chunk[..n]);
+    Ok(())
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {

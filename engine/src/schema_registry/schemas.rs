@@ -89,11 +89,7 @@ pub async fn list(request: &Request, registry: &Registry) -> Result<Response, Re
     };
     let views = registry
         .run(RegistryListSchemas {
-            prefix: request
-                .query
-                .get("subjectPrefix")
-                .cloned()
-                .unwrap_or_default(),
+            prefix: request.subject_prefix(),
             deleted: request.flag("deleted", false),
             latest_only: request.flag("latestOnly", false),
             limit,

@@ -85,6 +85,12 @@ pub async fn get_mode(
     registry: &Registry,
 ) -> Result<Response, RegistryError> {
     let (_, mode) = settings(subject, request.flag("defaultToGlobal", false), registry).await?;
+    mode_answer(mode, subject)
+}
+
+/// `{"mode": ...}`: the mode found, the default for the registry, or 40409 for a subject
+/// without one of its own.
+fn mode_answer(mode: Option<Mode>, subject: Option<&str>) -> Result<Response, RegistryError> {
     let mode = match (mode, subject) {
         (Some(mode), _) => mode,
         (None, None) => Mode::DEFAULT,
@@ -122,7 +128,5 @@ pub async fn delete_mode(subject: &str, registry: &Registry) -> Result<Response,
             force: false,
         })
         .await??;
-    let before =
-        before.ok_or_else(|| RegistryError::SubjectModeNotConfigured(subject.to_string()))?;
-    Ok(Response::json(json!({"mode": before.name()})))
+    mode_answer(before, Some(subject))
 }

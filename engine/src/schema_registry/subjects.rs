@@ -20,11 +20,7 @@ const REGISTER_TRIES_MAX: usize = 8;
 pub async fn list(request: &Request, registry: &Registry) -> Result<Response, RegistryError> {
     let subjects = registry
         .run(RegistrySubjects {
-            prefix: request
-                .query
-                .get("subjectPrefix")
-                .cloned()
-                .unwrap_or_default(),
+            prefix: request.subject_prefix(),
             deleted: request.flag("deleted", false),
         })
         .await?;
