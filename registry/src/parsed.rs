@@ -2,24 +2,30 @@
 //! is, and what compatibility compares.
 
 use crate::compatibility::Problem;
-use crate::{avro, canonical, RegistryError, SchemaType};
+use crate::reference::Referenced;
+use crate::{avro, canonical, protobuf, RegistryError, SchemaType};
 
 #[derive(Debug, Clone)]
 pub enum ParsedSchema {
     Avro(apache_avro::Schema),
     /// A JSON Schema, kept as its JSON.
     Json(serde_json::Value),
+    /// A compiled `.proto` file (its imports in its pool).
+    Protobuf(prost_reflect::FileDescriptor),
 }
 
 impl ParsedSchema {
-    /// `text` in `schema_type`, able to use the schemas of `references` (their texts).
+    /// `text` in `schema_type`, able to use the schemas `references` name.
     pub fn parse(
         schema_type: SchemaType,
         text: &str,
-        references: &[&str],
+        references: &[Referenced<'_>],
     ) -> Result<ParsedSchema, RegistryError> {
         match schema_type {
-            SchemaType::Avro => avro::parse(text, references).map(ParsedSchema::Avro),
+            SchemaType::Avro => {
+                let texts: Vec<&str> = references.iter().map(|r| r.text).collect();
+                avro::parse(text, &texts).map(ParsedSchema::Avro)
+            }
             SchemaType::Json => {
                 let value: serde_json::Value = serde_json::from_str(text)
                     .map_err(|e| RegistryError::InvalidSchema(format!("{text}, details: {e}")))?;
@@ -30,9 +36,7 @@ impl ParsedSchema {
                 }
                 Ok(ParsedSchema::Json(value))
             }
-            SchemaType::Protobuf => Err(RegistryError::InvalidSchema(
-                "PROTOBUF schemas are not served by this registry yet".to_string(),
-            )),
+            SchemaType::Protobuf => protobuf::parse(text, references).map(ParsedSchema::Protobuf),
         }
     }
 
@@ -40,7 +44,7 @@ impl ParsedSchema {
     pub fn canonical_text(schema_type: SchemaType, text: &str) -> Result<String, RegistryError> {
         match schema_type {
             SchemaType::Avro | SchemaType::Json => canonical::compact_json(text),
-            SchemaType::Protobuf => Ok(text.trim().to_string()),
+            SchemaType::Protobuf => protobuf::canonical_text(text),
         }
     }
 
@@ -48,6 +52,7 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(_) => SchemaType::Avro,
             ParsedSchema::Json(_) => SchemaType::Json,
+            ParsedSchema::Protobuf(_) => SchemaType::Protobuf,
         }
     }
 
@@ -55,6 +60,9 @@ impl ParsedSchema {
     pub fn read_problems(writer: &ParsedSchema, reader: &ParsedSchema) -> Vec<Problem> {
         match (writer, reader) {
             (ParsedSchema::Avro(w), ParsedSchema::Avro(r)) => avro::read_problems(w, r),
+            (ParsedSchema::Protobuf(w), ParsedSchema::Protobuf(r)) => {
+                protobuf::compatibility::problems(w, r)
+            }
             (ParsedSchema::Json(w), ParsedSchema::Json(r)) if w == r => Vec::new(),
             (ParsedSchema::Json(_), ParsedSchema::Json(_)) => vec![Problem {
                 error_type: "JSON_SCHEMA_RULES_NOT_SERVED",

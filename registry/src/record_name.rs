@@ -1,11 +1,20 @@
 //! The name a schema gives its record, which RecordNameStrategy and TopicRecordNameStrategy
-//! make subjects of: an Avro named type's full name, a JSON Schema's `title`.
+//! make subjects of: an Avro named type's full name, a JSON Schema's `title`, a Protobuf
+//! file's first message's full name (the message Confluent's registry names the schema by).
 
 use crate::SchemaType;
 
 /// The record name of a stored schema's text; None when the schema has none (an Avro
-/// primitive, a JSON Schema without a title, Protobuf).
+/// primitive, a JSON Schema without a title, a Protobuf file without messages).
 pub fn record_name(schema_type: SchemaType, text: &str) -> Option<String> {
+    if schema_type == SchemaType::Protobuf {
+        let file = protox_parse::parse("record.proto", text).ok()?;
+        let message = file.message_type.first()?.name();
+        return Some(match file.package.as_deref() {
+            Some(package) if !package.is_empty() => format!("{package}.{message}"),
+            _ => message.to_string(),
+        });
+    }
     let value: serde_json::Value = serde_json::from_str(text).ok()?;
     match schema_type {
         SchemaType::Avro => {
@@ -19,7 +28,7 @@ pub fn record_name(schema_type: SchemaType, text: &str) -> Option<String> {
             }
         }
         SchemaType::Json => value.get("title")?.as_str().map(str::to_string),
-        SchemaType::Protobuf => None,
+        SchemaType::Protobuf => None, // answered above
     }
 }
 
@@ -44,6 +53,11 @@ mod tests {
         assert_eq!(
             record_name(SchemaType::Json, json).as_deref(),
             Some("Event")
+        );
+        let proto = "syntax = \"proto3\"; package shop; message Order {} message Line {}";
+        assert_eq!(
+            record_name(SchemaType::Protobuf, proto).as_deref(),
+            Some("shop.Order")
         );
     }
 }

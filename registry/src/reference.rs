@@ -10,3 +10,11 @@ pub struct SchemaReference {
     pub subject: String,
     pub version: i32,
 }
+
+/// A referenced schema as parsing needs it: the name the reference gives it and its stored
+/// text.
+#[derive(Debug, Clone, Copy)]
+pub struct Referenced<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}

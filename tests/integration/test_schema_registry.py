@@ -1,5 +1,5 @@
 """The schema registry in the broker ([schema_registry] listen), driven by confluent-kafka's
-SchemaRegistryClient and its Avro and JSON Schema serializers: records round-trip through a
+SchemaRegistryClient and its Avro, JSON Schema and Protobuf serializers: records round-trip through a
 topic, compatibility refuses a breaking change with 409, deletes and IMPORT mode answer as
 Confluent's registry does, ids survive kill -9, bad input gets the registry's error codes, and
 a topic with confluent.value.schema.validation refuses records without a registered schema id
@@ -19,6 +19,8 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from conftest import SHOAL_BIN, free_port
@@ -119,6 +121,84 @@ def test_json_schema_records_round_trip(registry_broker):
                       values) == values
     registered = registry.get_latest_version("events-value")
     assert registered.schema.schema_type == "JSON"
+
+
+def protobuf_classes():
+    """Message classes of two .proto files, one importing the other, built as protoc would
+    (a test needs no protoc): shoal/common.proto's Money, and shoal/order.proto's Order."""
+    pool = descriptor_pool.DescriptorPool()
+    common = descriptor_pb2.FileDescriptorProto(name="shoal/common.proto", package="common",
+                                                syntax="proto3")
+    money = common.message_type.add(name="Money")
+    money.field.add(name="units", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    money.field.add(name="currency", number=2,
+                    type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    order = descriptor_pb2.FileDescriptorProto(name="shoal/order.proto", package="shop",
+                                               syntax="proto3", dependency=["shoal/common.proto"])
+    message = order.message_type.add(name="Order")
+    message.field.add(name="id", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    message.field.add(name="total", number=2,
+                      type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                      type_name=".common.Money",
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    message.field.add(name="tags", number=3, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED)
+    pool.Add(common)
+    pool.Add(order)
+    return (message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Order")),
+            message_factory.GetMessageClass(pool.FindMessageTypeByName("common.Money")))
+
+
+def test_protobuf_records_round_trip_with_an_import(registry_broker):
+    registry = client(registry_broker)
+    Order, Money = protobuf_classes()
+    # The serializer registers the import (under its file name) and the schema that uses it.
+    serializer = ProtobufSerializer(Order, registry)
+    # The deserializer reads the writer's schema by id in the serialized (descriptor) format.
+    deserializer = ProtobufDeserializer(Order, {}, registry)
+    values = [Order(id=f"o-{i}", total=Money(units=i, currency="EUR"), tags=[str(i % 7)])
+              for i in range(1000)]
+    assert round_trip(registry_broker.bootstrap, "orders-pb", serializer, deserializer,
+                      values) == values
+    registered = registry.get_latest_version("orders-pb-value")
+    assert registered.schema.schema_type == "PROTOBUF"
+    assert [(r.name, r.subject, r.version) for r in registered.schema.references] == \
+        [("shoal/common.proto", "shoal/common.proto", 1)]
+    # Stored as .proto text, whatever form it came in.
+    assert 'import "shoal/common.proto";' in registered.schema.schema_str
+    assert "message Order {" in registered.schema.schema_str
+    imported = registry.get_latest_version("shoal/common.proto")
+    assert "message Money {" in imported.schema.schema_str
+    # The import cannot go while the schema refers to it.
+    assert error_of(lambda: registry.delete_subject("shoal/common.proto")) == (422, 42206)
+
+
+def test_protobuf_compatibility_follows_confluents_rules(registry_broker):
+    registry = client(registry_broker)
+    v1 = 'syntax = "proto3";\npackage shop;\nmessage Item {\n  string sku = 1;\n  int64 count = 2;\n}\n'
+    registry.register_schema("items-value", Schema(v1, "PROTOBUF"))
+    # The same schema, laid out differently and with a comment, is the same version.
+    compact = 'syntax="proto3"; package shop; /* one line */ message Item {string sku=1; int64 count=2;}'
+    assert registry.lookup_schema("items-value", Schema(compact, "PROTOBUF")).version == 1
+    # Renaming a field, or int64 to uint64 (both varints), reads the same bytes.
+    v2 = v1.replace("int64 count", "uint64 quantity")
+    assert registry.register_schema("items-value", Schema(v2, "PROTOBUF"))
+    # int64 to string does not.
+    v3 = v1.replace("int64 count", "string count")
+    status, _, answer = http(registry_broker, "POST",
+                             "/compatibility/subjects/items-value/versions/latest?verbose=true",
+                             {"schema": v3, "schemaType": "PROTOBUF"})
+    assert status == 200 and answer["is_compatible"] is False
+    assert any("FIELD_SCALAR_KIND_CHANGED" in m for m in answer["messages"]), answer
+    assert error_of(lambda: registry.register_schema("items-value", Schema(v3, "PROTOBUF"))) \
+        == (409, 409)
+    # Text that is not Protobuf is refused as an invalid schema.
+    assert error_of(lambda: registry.register_schema("items-value",
+                                                     Schema("message {", "PROTOBUF"))) \
+        == (422, 42201)
 
 
 def test_backward_compatibility_refuses_a_breaking_change_until_none(registry_broker):

@@ -1,14 +1,13 @@
 //! The schema registry's commands: reads for each REST resource, the context a registration's
 //! compatibility check needs, and the writes (register, delete, settings).
 
-use std::sync::Arc;
-
 use shoal_registry::{CompatibilityLevel, Mode, RegistryError, SchemaReference, VersionSelector};
 
 use crate::command::{Command, Round};
 use crate::entry::Entry;
 use crate::state::schema_registry::{
-    setting_record, Expectation, Registration, RegistryLimits, StoredSchema, SETTING_COMPATIBILITY,
+    setting_record, Expectation, ReferencedSchema, Registration, RegistryLimits, StoredSchema,
+    SETTING_COMPATIBILITY,
 };
 
 /// A subject's version as the API shows it.
@@ -257,7 +256,7 @@ pub struct EarlierVersion {
     pub version: i32,
     pub schema: StoredSchema,
     /// The texts of the schemas it refers to, dependencies first.
-    pub referenced: Vec<Arc<str>>,
+    pub referenced: Vec<ReferencedSchema>,
 }
 
 /// What checking a new schema against a subject needs: its level and mode, the earlier
@@ -267,7 +266,7 @@ pub struct EarlierVersion {
 pub struct CompatibilityContext {
     pub expectation: Expectation,
     pub earlier: Vec<EarlierVersion>,
-    pub referenced: Vec<Arc<str>>,
+    pub referenced: Vec<ReferencedSchema>,
     /// Already a live version of the subject: (id, version).
     pub registered: Option<(i32, i32)>,
 }

@@ -17,6 +17,23 @@ use shoal_registry::{
 
 use super::CoordinatorState;
 
+/// A schema a reference names, as parsing the referring schema needs it: the name the
+/// reference gives it (a Protobuf import path) and its stored text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferencedSchema {
+    pub name: String,
+    pub text: Arc<str>,
+}
+
+impl ReferencedSchema {
+    pub fn as_referenced(&self) -> shoal_registry::Referenced<'_> {
+        shoal_registry::Referenced {
+            name: &self.name,
+            text: &self.text,
+        }
+    }
+}
+
 /// A registered schema: what an id stands for, for ever.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StoredSchema {
@@ -209,14 +226,14 @@ impl SchemaRegistry {
             .collect()
     }
 
-    /// The texts of the schemas `references` name, each one's own references before it and
-    /// every schema once; at most `count_max` schemas, `depth_max` levels deep.
+    /// The schemas `references` name, each one's own references before it and every schema
+    /// once; at most `count_max` schemas, `depth_max` levels deep.
     pub fn resolve_references(
         &self,
         references: &[SchemaReference],
         depth_max: usize,
         count_max: usize,
-    ) -> Result<Vec<Arc<str>>, RegistryError> {
+    ) -> Result<Vec<ReferencedSchema>, RegistryError> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         self.resolve_into(references, depth_max, count_max, &mut seen, &mut out)?;
@@ -229,7 +246,7 @@ impl SchemaRegistry {
         depth_left: usize,
         count_max: usize,
         seen: &mut BTreeSet<i32>,
-        out: &mut Vec<Arc<str>>,
+        out: &mut Vec<ReferencedSchema>,
     ) -> Result<(), RegistryError> {
         if references.is_empty() {
             return Ok(());
@@ -262,7 +279,10 @@ impl SchemaRegistry {
                     "more than {count_max} referenced schemas"
                 )));
             }
-            out.push(schema.text.clone());
+            out.push(ReferencedSchema {
+                name: reference.name.clone(),
+                text: schema.text.clone(),
+            });
         }
         Ok(())
     }

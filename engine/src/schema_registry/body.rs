@@ -8,6 +8,8 @@ use shoal_coordinator::commands::VersionView;
 use shoal_coordinator::state::schema_registry::StoredSchema;
 use shoal_registry::{ParsedSchema, RegistryError, SchemaReference, SchemaType};
 
+use super::http::Request;
+
 /// `POST /subjects/{subject}/versions`, `POST /subjects/{subject}` and the compatibility
 /// routes' body.
 #[derive(Debug, Deserialize)]
@@ -74,8 +76,27 @@ pub fn setting_value(body: &[u8], key: &str) -> Result<String, RegistryError> {
         .ok_or_else(|| RegistryError::BadRequest(format!("the body has no \"{key}\"")))
 }
 
+/// A schema's text as `?format=` asks for it: `serialized` answers a Protobuf schema as a
+/// base64 `FileDescriptorProto` (what confluent-kafka's Python deserializer reads); other
+/// formats and types answer the stored text.
+pub fn schema_text(schema: &StoredSchema, request: &Request) -> Result<String, RegistryError> {
+    let serialized = request
+        .query
+        .get("format")
+        .is_some_and(|f| f.eq_ignore_ascii_case("serialized"));
+    if serialized && schema.schema_type == SchemaType::Protobuf {
+        shoal_registry::protobuf::serialized(&schema.text)
+    } else {
+        Ok(schema.text.to_string())
+    }
+}
+
 /// The fields every view of a schema has: schema, schemaType, references.
-fn schema_fields(schema: &StoredSchema, out: &mut Map<String, Value>) {
+fn schema_fields(
+    schema: &StoredSchema,
+    request: &Request,
+    out: &mut Map<String, Value>,
+) -> Result<(), RegistryError> {
     if schema.schema_type != SchemaType::Avro {
         out.insert("schemaType".into(), json!(schema.schema_type.name()));
     }
@@ -87,22 +108,23 @@ fn schema_fields(schema: &StoredSchema, out: &mut Map<String, Value>) {
             .collect();
         out.insert("references".into(), Value::Array(references));
     }
-    out.insert("schema".into(), json!(schema.text.as_ref()));
+    out.insert("schema".into(), json!(schema_text(schema, request)?));
+    Ok(())
 }
 
 /// `GET /schemas/ids/{id}`.
-pub fn schema_json(schema: &StoredSchema) -> Value {
+pub fn schema_json(schema: &StoredSchema, request: &Request) -> Result<Value, RegistryError> {
     let mut out = Map::new();
-    schema_fields(schema, &mut out);
-    Value::Object(out)
+    schema_fields(schema, request, &mut out)?;
+    Ok(Value::Object(out))
 }
 
 /// A subject's version.
-pub fn version_json(view: &VersionView) -> Value {
+pub fn version_json(view: &VersionView, request: &Request) -> Result<Value, RegistryError> {
     let mut out = Map::new();
     out.insert("subject".into(), json!(view.subject));
     out.insert("version".into(), json!(view.version));
     out.insert("id".into(), json!(view.id));
-    schema_fields(&view.schema, &mut out);
-    Value::Object(out)
+    schema_fields(&view.schema, request, &mut out)?;
+    Ok(Value::Object(out))
 }

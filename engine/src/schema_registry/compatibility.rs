@@ -1,21 +1,23 @@
 //! Compatibility: a new schema parsed and checked against the earlier versions its subject's
 //! level names (registration), or against one version (`POST /compatibility/...`).
 
-use std::sync::Arc;
-
 use serde_json::json;
 use shoal_coordinator::commands::{CompatibilityContext, RegistryCompatibilityContext};
-use shoal_coordinator::state::schema_registry::StoredSchema;
+use shoal_coordinator::state::schema_registry::{ReferencedSchema, StoredSchema};
 use shoal_registry::{
-    compatibility, CompatibilityLevel, Earlier, ParsedSchema, RegistryError, VersionSelector,
+    compatibility, CompatibilityLevel, Earlier, ParsedSchema, Referenced, RegistryError,
+    VersionSelector,
 };
 
 use super::body::SchemaBody;
 use super::http::{Request, Response};
 use super::Registry;
 
-fn texts(referenced: &[Arc<str>]) -> Vec<&str> {
-    referenced.iter().map(|t| t.as_ref()).collect()
+fn referenced(schemas: &[ReferencedSchema]) -> Vec<Referenced<'_>> {
+    schemas
+        .iter()
+        .map(ReferencedSchema::as_referenced)
+        .collect()
 }
 
 /// The context a check of `schema` under `subject` needs (the earlier versions, or the one
@@ -45,7 +47,7 @@ pub fn parse_new(
     ParsedSchema::parse(
         schema.schema_type,
         &schema.text,
-        &texts(&context.referenced),
+        &referenced(&context.referenced),
     )
 }
 
@@ -63,10 +65,14 @@ pub fn problems(
         .earlier
         .iter()
         .map(|e| {
-            ParsedSchema::parse(e.schema.schema_type, &e.schema.text, &texts(&e.referenced))
-                .map_err(|error| {
-                    RegistryError::Store(format!("version {} no longer parses: {error}", e.version))
-                })
+            ParsedSchema::parse(
+                e.schema.schema_type,
+                &e.schema.text,
+                &referenced(&e.referenced),
+            )
+            .map_err(|error| {
+                RegistryError::Store(format!("version {} no longer parses: {error}", e.version))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let earlier: Vec<Earlier<'_>> = context

@@ -14,8 +14,10 @@ pub async fn route(request: &Request, registry: &Registry) -> Result<Response, R
         ("GET", []) => Ok(Response::json(json!({}))),
         ("GET", ["schemas", "types"]) => Ok(schemas::types()),
         ("GET", ["schemas"]) => schemas::list(request, registry).await,
-        ("GET", ["schemas", "ids", id]) => schemas::by_id(id, registry).await,
-        ("GET", ["schemas", "ids", id, "schema"]) => schemas::raw_by_id(id, registry).await,
+        ("GET", ["schemas", "ids", id]) => schemas::by_id(id, request, registry).await,
+        ("GET", ["schemas", "ids", id, "schema"]) => {
+            schemas::raw_by_id(id, request, registry).await
+        }
         ("GET", ["schemas", "ids", id, "subjects"]) => {
             schemas::subjects_of(id, request, registry).await
         }

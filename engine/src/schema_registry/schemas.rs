@@ -5,7 +5,7 @@ use shoal_coordinator::commands::{RegistryIdUsages, RegistryListSchemas, Registr
 use shoal_coordinator::state::schema_registry::StoredSchema;
 use shoal_registry::{RegistryError, SchemaType};
 
-use super::body::{schema_json, version_json};
+use super::body::{schema_json, schema_text, version_json};
 use super::http::{Request, Response};
 use super::Registry;
 
@@ -13,12 +13,7 @@ use super::Registry;
 const LIST_MAX: usize = 10_000;
 
 pub fn types() -> Response {
-    // Protobuf is not served yet: the list says what registration takes.
-    let served: Vec<&str> = SchemaType::ALL
-        .iter()
-        .filter(|t| **t != SchemaType::Protobuf)
-        .map(|t| t.name())
-        .collect();
+    let served: Vec<&str> = SchemaType::ALL.iter().map(|t| t.name()).collect();
     Response::json(json!(served))
 }
 
@@ -34,12 +29,26 @@ async fn schema(id: &str, registry: &Registry) -> Result<StoredSchema, RegistryE
         .ok_or(RegistryError::SchemaIdNotFound(id))
 }
 
-pub async fn by_id(id: &str, registry: &Registry) -> Result<Response, RegistryError> {
-    Ok(Response::json(schema_json(&schema(id, registry).await?)))
+pub async fn by_id(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    Ok(Response::json(schema_json(
+        &schema(id, registry).await?,
+        request,
+    )?))
 }
 
-pub async fn raw_by_id(id: &str, registry: &Registry) -> Result<Response, RegistryError> {
-    Ok(Response::text(schema(id, registry).await?.text.to_string()))
+pub async fn raw_by_id(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    Ok(Response::text(schema_text(
+        &schema(id, registry).await?,
+        request,
+    )?))
 }
 
 async fn usages(
@@ -95,7 +104,9 @@ pub async fn list(request: &Request, registry: &Registry) -> Result<Response, Re
             limit,
         })
         .await?;
-    Ok(Response::json(Value::Array(
-        views.iter().map(version_json).collect(),
-    )))
+    let views = views
+        .iter()
+        .map(|view| version_json(view, request))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Response::json(Value::Array(views)))
 }

@@ -8,7 +8,7 @@ use shoal_coordinator::commands::{
 use shoal_coordinator::state::schema_registry::Registration;
 use shoal_registry::{check_subject, compatibility, Mode, RegistryError, VersionSelector};
 
-use super::body::{version_json, SchemaBody};
+use super::body::{schema_text, version_json, SchemaBody};
 use super::compatibility::{context, parse_new, problems};
 use super::http::{Request, Response};
 use super::Registry;
@@ -57,9 +57,9 @@ pub async fn version(
         })
         .await??;
     Ok(if raw {
-        Response::text(view.schema.text.to_string())
+        Response::text(schema_text(&view.schema, request)?)
     } else {
-        Response::json(version_json(&view))
+        Response::json(version_json(&view, request)?)
     })
 }
 
@@ -133,7 +133,7 @@ pub async fn lookup(
             deleted: request.flag("deleted", false),
         })
         .await??;
-    Ok(Response::json(version_json(&view)))
+    Ok(Response::json(version_json(&view, request)?))
 }
 
 pub async fn delete(
