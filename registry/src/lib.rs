@@ -8,6 +8,7 @@ pub mod canonical;
 pub mod compatibility;
 pub mod compatibility_level;
 pub mod error;
+pub mod json_schema;
 pub mod mode;
 pub mod parsed;
 pub mod protobuf;

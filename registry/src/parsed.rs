@@ -2,14 +2,15 @@
 //! is, and what compatibility compares.
 
 use crate::compatibility::Problem;
+use crate::json_schema::{self, JsonSchema};
 use crate::reference::Referenced;
 use crate::{avro, canonical, protobuf, RegistryError, SchemaType};
 
 #[derive(Debug, Clone)]
 pub enum ParsedSchema {
     Avro(apache_avro::Schema),
-    /// A JSON Schema, kept as its JSON.
-    Json(serde_json::Value),
+    /// A JSON Schema, with the schemas its references name.
+    Json(JsonSchema),
     /// A compiled `.proto` file (its imports in its pool).
     Protobuf(prost_reflect::FileDescriptor),
 }
@@ -26,16 +27,7 @@ impl ParsedSchema {
                 let texts: Vec<&str> = references.iter().map(|r| r.text).collect();
                 avro::parse(text, &texts).map(ParsedSchema::Avro)
             }
-            SchemaType::Json => {
-                let value: serde_json::Value = serde_json::from_str(text)
-                    .map_err(|e| RegistryError::InvalidSchema(format!("{text}, details: {e}")))?;
-                if !(value.is_object() || value.is_boolean()) {
-                    return Err(RegistryError::InvalidSchema(format!(
-                        "{text}, details: a JSON Schema is an object or a boolean"
-                    )));
-                }
-                Ok(ParsedSchema::Json(value))
-            }
+            SchemaType::Json => JsonSchema::parse(text, references).map(ParsedSchema::Json),
             SchemaType::Protobuf => protobuf::parse(text, references).map(ParsedSchema::Protobuf),
         }
     }
@@ -63,14 +55,9 @@ impl ParsedSchema {
             (ParsedSchema::Protobuf(w), ParsedSchema::Protobuf(r)) => {
                 protobuf::compatibility::problems(w, r)
             }
-            (ParsedSchema::Json(w), ParsedSchema::Json(r)) if w == r => Vec::new(),
-            (ParsedSchema::Json(_), ParsedSchema::Json(_)) => vec![Problem {
-                error_type: "JSON_SCHEMA_RULES_NOT_SERVED",
-                description: "this registry does not check JSON Schema changes yet: only an \
-                              identical schema is compatible (set the subject's compatibility \
-                              to NONE to register a change)"
-                    .to_string(),
-            }],
+            (ParsedSchema::Json(w), ParsedSchema::Json(r)) => {
+                json_schema::compatibility::problems(w, r)
+            }
             _ => vec![Problem {
                 error_type: "TYPE_MISMATCH",
                 description: format!(

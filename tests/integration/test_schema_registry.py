@@ -201,6 +201,35 @@ def test_protobuf_compatibility_follows_confluents_rules(registry_broker):
         == (422, 42201)
 
 
+def test_json_schema_compatibility_follows_content_models(registry_broker):
+    registry = client(registry_broker)
+
+    def schema(properties, closed=False, required=()):
+        body = {"type": "object", "properties": properties, "required": list(required)}
+        if closed:
+            body["additionalProperties"] = False
+        return Schema(json.dumps(body), "JSON")
+
+    base = {"id": {"type": "integer"}, "name": {"type": "string"}}
+    registry.register_schema("open-value", schema(base))
+    # An open content model: old documents may already hold "age" with any value.
+    with_age = {**base, "age": {"type": "integer"}}
+    status, _, answer = http(registry_broker, "POST",
+                             "/compatibility/subjects/open-value/versions/latest?verbose=true",
+                             {"schema": schema(with_age).schema_str, "schemaType": "JSON"})
+    assert status == 200 and answer["is_compatible"] is False
+    assert any("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL" in m for m in answer["messages"]), answer
+    # Widening integer to number is compatible.
+    registry.register_schema("open-value", schema({**base, "id": {"type": "number"}}))
+    assert registry.get_latest_version("open-value").version == 2
+    # A closed content model takes an optional property, not a required one without default.
+    registry.register_schema("closed-value", schema(base, closed=True))
+    assert registry.register_schema("closed-value", schema(with_age, closed=True))
+    more = {**with_age, "email": {"type": "string"}}
+    assert error_of(lambda: registry.register_schema(
+        "closed-value", schema(more, closed=True, required=["email"]))) == (409, 409)
+
+
 def test_backward_compatibility_refuses_a_breaking_change_until_none(registry_broker):
     registry = client(registry_broker)
     assert registry.get_compatibility() == "BACKWARD"
