@@ -1,12 +1,16 @@
 //! `shoal schema list|get|register|check|delete`: the schema registry (Confluent's REST API,
 //! served by Shoal's brokers on `[schema_registry] listen`, or any Confluent-compatible
-//! registry), over plain HTTP/1.1.
+//! registry), over HTTP/1.1 or HTTPS, with HTTP Basic credentials when given.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde_json::{json, Value};
 
 use super::{print_table, AdminError, Format};
@@ -20,9 +24,12 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(clap::Args, Debug)]
 #[command(next_help_heading = "Registry and output")]
 pub struct RegistryTarget {
-    /// The registry's URL (http only).
+    /// The registry's URL: http:// or https://host:port.
     #[arg(long, global = true, default_value = "http://127.0.0.1:8081")]
     pub registry: String,
+    /// A PEM CA to trust for an https registry's certificate, besides the system's.
+    #[arg(long, global = true)]
+    pub registry_ca: Option<PathBuf>,
     /// table for people, json for scripts.
     #[arg(long, value_enum, global = true, default_value = "table")]
     pub format: Format,
@@ -76,8 +83,12 @@ pub enum SchemaCommand {
     },
 }
 
+/// HTTP Basic credentials, `user:password`, from the environment (kept off the command line,
+/// where other users of the machine could read them).
+const USER_INFO_VARIABLE: &str = "SHOAL_REGISTRY_USER_INFO";
+
 pub fn run(target: &RegistryTarget, command: SchemaCommand) -> Result<(), AdminError> {
-    let registry = Registry::new(&target.registry)?;
+    let registry = Registry::new(target)?;
     let format = target.format;
     match command {
         SchemaCommand::List { prefix, deleted } => {
@@ -254,44 +265,89 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
+/// host:port of a registry's URL, and whether it is https.
+fn parse_url(url: &str) -> Result<(String, bool), AdminError> {
+    let wrong = || AdminError::Protocol(format!("{url}: give http:// or https://host:port"));
+    let (rest, https) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => (rest, false),
+        (_, Some(rest)) => (rest, true),
+        _ => return Err(wrong()),
+    };
+    let address = rest.trim_end_matches('/').to_string();
+    if address.is_empty() || address.contains('/') {
+        return Err(wrong());
+    }
+    Ok((address, https))
+}
+
 /// A registry at host:port.
 struct Registry {
     address: String,
+    /// For https: the TLS settings.
+    tls: Option<Arc<ClientConfig>>,
+    /// The `Authorization` header's value.
+    authorization: Option<String>,
 }
 
 impl Registry {
-    fn new(url: &str) -> Result<Registry, AdminError> {
-        let rest = url.strip_prefix("http://").ok_or_else(|| {
-            AdminError::Protocol(format!("{url}: only http:// registries are served"))
-        })?;
-        let address = rest.trim_end_matches('/').to_string();
-        if address.is_empty() || address.contains('/') {
-            return Err(AdminError::Protocol(format!(
-                "{url}: give http://host:port"
-            )));
-        }
-        Ok(Registry { address })
+    fn new(target: &RegistryTarget) -> Result<Registry, AdminError> {
+        let (address, https) = parse_url(&target.registry)?;
+        let tls = match https {
+            true => Some(
+                shoal_net::tls_client::client_config(target.registry_ca.as_deref(), None)
+                    .map_err(|e| AdminError::Connect(e.to_string()))?,
+            ),
+            false => None,
+        };
+        let authorization = std::env::var(USER_INFO_VARIABLE).ok().map(|user_info| {
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(user_info)
+            )
+        });
+        Ok(Registry {
+            address,
+            tls,
+            authorization,
+        })
     }
 
     /// One request (a connection each); the answer's JSON, or the registry's error.
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, AdminError> {
         let connect = |e: std::io::Error| AdminError::Connect(format!("{}: {e}", self.address));
-        let mut stream = TcpStream::connect(&self.address).map_err(connect)?;
+        let stream = TcpStream::connect(&self.address).map_err(connect)?;
         stream.set_read_timeout(Some(TIMEOUT)).map_err(connect)?;
         stream.set_write_timeout(Some(TIMEOUT)).map_err(connect)?;
         let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let authorization = self
+            .authorization
+            .as_ref()
+            .map(|value| format!("Authorization: {value}\r\n"))
+            .unwrap_or_default();
         let request = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {CONTENT_TYPE}\r\n\
-             Accept: {CONTENT_TYPE}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+             Accept: {CONTENT_TYPE}\r\n{authorization}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
             self.address,
             body.len()
         );
-        stream.write_all(request.as_bytes()).map_err(connect)?;
         let mut answer = Vec::new();
-        stream
-            .take(ANSWER_MAX_BYTES)
-            .read_to_end(&mut answer)
-            .map_err(connect)?;
+        match &self.tls {
+            None => exchange(stream, request.as_bytes(), &mut answer).map_err(connect)?,
+            Some(config) => {
+                let host = self
+                    .address
+                    .rsplit_once(':')
+                    .map_or(&*self.address, |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(host.to_string())
+                    .map_err(|e| AdminError::Connect(format!("{host}: {e}")))?;
+                let tls = ClientConnection::new(config.clone(), name)
+                    .map_err(|e| AdminError::Connect(format!("{}: TLS: {e}", self.address)))?;
+                let stream = StreamOwned::new(tls, stream);
+                exchange(stream, request.as_bytes(), &mut answer).map_err(connect)?;
+            }
+        }
         let bad = |why: &str| AdminError::Protocol(format!("{}: {why}", self.address));
         let split = answer
             .windows(4)
@@ -316,6 +372,23 @@ impl Registry {
     }
 }
 
+/// Writes `request`, reads the whole answer (bounded) into `answer`.
+fn exchange<S: Read + Write>(
+    mut stream: S,
+    request: &[u8],
+    answer: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    stream.write_all(request)?;
+    stream.flush()?;
+    match stream.take(ANSWER_MAX_BYTES).read_to_end(answer) {
+        Ok(_) => Ok(()),
+        // A TLS server that closes without close_notify after `Connection: close`: the
+        // answer is whole if it parses, which the caller checks.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,8 +396,12 @@ mod tests {
     #[test]
     fn subjects_are_encoded_and_urls_checked() {
         assert_eq!(encode("a/b c-value"), "a%2Fb%20c-value");
-        assert!(Registry::new("https://x:1").is_err());
-        assert!(Registry::new("http://x:1/path").is_err());
-        assert_eq!(Registry::new("http://x:1/").unwrap().address, "x:1");
+        assert!(parse_url("ftp://x:1").is_err());
+        assert_eq!(parse_url("https://x:1").unwrap(), ("x:1".to_string(), true));
+        assert!(parse_url("http://x:1/path").is_err());
+        assert_eq!(
+            parse_url("http://x:1/").unwrap(),
+            ("x:1".to_string(), false)
+        );
     }
 }

@@ -454,6 +454,15 @@ impl BrokerConfig {
         self.schema_registry
             .validate()
             .map_err(EngineError::Config)?;
+        if self.schema_registry.tls
+            && (self.ssl.certificate_file.is_none() || self.ssl.key_file.is_none())
+        {
+            return fail(
+                "[schema_registry] tls uses the broker's certificate: set ssl.certificate_file \
+                 and ssl.key_file"
+                    .into(),
+            );
+        }
         let listeners = self.listeners()?;
         if let Some(tls) = listeners.iter().find(|l| l.protocol.uses_tls()) {
             if self.ssl.certificate_file.is_none() || self.ssl.key_file.is_none() {

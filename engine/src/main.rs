@@ -288,7 +288,9 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
     });
 
-    let tls = match config.listeners()?.iter().any(|l| l.protocol.uses_tls()) {
+    let tls_wanted = config.listeners()?.iter().any(|l| l.protocol.uses_tls())
+        || (config.schema_registry.listen.is_some() && config.schema_registry.tls);
+    let tls = match tls_wanted {
         true => {
             let tls = Arc::new(security::TlsServer::load(&config.ssl)?);
             tls.clone().watch()?;

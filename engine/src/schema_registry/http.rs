@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use shoal_registry::RegistryError;
 
+use super::security::Caller;
+
 /// A request head (request line and headers) larger than this is refused.
 const HEAD_MAX_BYTES: usize = 16 << 10;
 const HEADERS_MAX: usize = 64;
@@ -21,6 +23,8 @@ pub struct Request {
     pub query: HashMap<String, String>,
     pub headers: HashMap<String, String>,
     pub body: Vec<u8>,
+    /// Who sent it, once authenticated; None before, and in unit tests.
+    pub caller: Option<Caller>,
 }
 
 impl Request {
@@ -162,6 +166,7 @@ pub async fn read_request<S: AsyncRead + Unpin>(
         query,
         headers: header_map,
         body,
+        caller: None,
     })
 }
 

@@ -7,21 +7,28 @@ mod compatibility;
 mod http;
 mod routes;
 mod schemas;
+pub mod security;
 mod settings;
 mod subjects;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
-use glommio::net::{TcpListener, TcpStream};
+use glommio::net::TcpListener;
 use serde::{Deserialize, Serialize};
 use shoal_coordinator::state::schema_registry::RegistryLimits;
 use shoal_coordinator::Command;
+use shoal_net::TcpOrTls;
 use shoal_registry::RegistryError;
 use shoal_shards::Shard;
 
+use crate::config::{AuthorizerConfig, SaslConfig};
+use crate::security::listeners::SecurityProtocol;
+use crate::security::TlsServer;
 use http::{read_request, write_response, ReadFailure, Response};
+use security::{Authentication, Gate};
 
 /// `[schema_registry]`: where the REST API is served and what bounds it.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -42,6 +49,12 @@ pub struct SchemaRegistryConfig {
     pub max_connections: usize,
     /// A request must arrive whole, and its answer be ready, within this long.
     pub request_timeout_ms: u64,
+    /// Serve HTTPS with the broker's `[ssl]` certificate and key.
+    pub tls: bool,
+    /// `none`, or `basic`: HTTP Basic with a SASL user's name and password (`[sasl]
+    /// plain_users`, or a SCRAM user's). What a caller may do follows the broker's ACLs when
+    /// `[authorizer] enabled`.
+    pub authentication: Authentication,
 }
 
 impl Default for SchemaRegistryConfig {
@@ -56,6 +69,8 @@ impl Default for SchemaRegistryConfig {
             max_references: 256,
             max_connections: 256,
             request_timeout_ms: 30_000,
+            tls: false,
+            authentication: Authentication::None,
         }
     }
 }
@@ -92,10 +107,12 @@ impl SchemaRegistryConfig {
     }
 }
 
-/// What every handler reaches: the coordinator (through the shard) and the bounds.
+/// What every handler reaches: the coordinator (through the shard), the bounds, and who may
+/// do what.
 pub struct Registry {
     shard: Rc<Shard>,
     config: SchemaRegistryConfig,
+    gate: Gate,
 }
 
 impl Registry {
@@ -109,10 +126,19 @@ impl Registry {
     }
 }
 
-pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
+/// The broker's settings the registry's listener needs besides its own.
+pub struct RegistrySecurity {
+    pub tls: Option<Arc<TlsServer>>,
+    pub sasl: SaslConfig,
+    pub authorizer: AuthorizerConfig,
+}
+
+pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig, security: RegistrySecurity) {
     let Some(listen) = config.listen else {
         return;
     };
+    // Configuration checks refuse `tls` without the broker's certificate.
+    let tls = security.tls.filter(|_| config.tls);
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -120,8 +146,13 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
             return;
         }
     };
-    tracing::info!(%listen, "schema registry ready");
-    let registry = Rc::new(Registry { shard, config });
+    tracing::info!(%listen, tls = tls.is_some(), authentication = ?config.authentication, "schema registry ready");
+    let gate = Gate::new(config.authentication, security.sasl, security.authorizer);
+    let registry = Rc::new(Registry {
+        shard,
+        config,
+        gate,
+    });
     let open = Rc::new(std::cell::Cell::new(0usize));
     loop {
         let Ok(stream) = listener.accept().await else {
@@ -134,9 +165,29 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig) {
             continue;
         }
         open.set(open.get() + 1);
-        let (registry, open) = (registry.clone(), open.clone());
+        let (registry, open, tls) = (registry.clone(), open.clone(), tls.clone());
         glommio::spawn_local(async move {
-            connection(stream, &registry).await;
+            let host = stream
+                .peer_addr()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default();
+            let timeout = Duration::from_millis(registry.config.request_timeout_ms);
+            let stream = match tls {
+                None => Some(TcpOrTls::Plain(stream)),
+                Some(tls) => {
+                    let acceptor = tls.acceptor(SecurityProtocol::Ssl);
+                    match shoal_net::deadline::within(timeout, acceptor.accept(stream)).await {
+                        Some(Ok(stream)) => Some(TcpOrTls::Tls(Box::new(stream.into()))),
+                        _ => {
+                            tracing::info!(%host, "schema registry TLS handshake failed");
+                            None
+                        }
+                    }
+                }
+            };
+            if let Some(stream) = stream {
+                connection(stream, &host, &registry).await;
+            }
             open.set(open.get() - 1);
         })
         .detach();
@@ -149,9 +200,17 @@ const LINGER_MAX_BYTES: usize = 16 << 20;
 const LINGER_FOR: Duration = Duration::from_secs(2);
 
 /// After a refusal: stop writing, drop what the client still sends (within bounds), close.
-async fn linger(stream: &mut TcpStream) {
-    use futures_lite::AsyncReadExt;
-    let _ = stream.shutdown(std::net::Shutdown::Write).await;
+async fn linger(stream: &mut TcpOrTls) {
+    use futures_lite::{AsyncReadExt, AsyncWriteExt};
+    match stream {
+        TcpOrTls::Plain(socket) => {
+            let _ = socket.shutdown(std::net::Shutdown::Write).await;
+        }
+        // close_notify: the client reads the answer, then the end.
+        TcpOrTls::Tls(_) => {
+            let _ = stream.close().await;
+        }
+    }
     let mut chunk = vec![0u8; 64 << 10];
     let mut dropped = 0;
     let _ = shoal_net::deadline::within(LINGER_FOR, async {
@@ -166,7 +225,7 @@ async fn linger(stream: &mut TcpStream) {
 }
 
 /// Requests of one connection, one after another, until it closes or errs.
-async fn connection(mut stream: TcpStream, registry: &Registry) {
+async fn connection(mut stream: TcpOrTls, host: &str, registry: &Registry) {
     let timeout = Duration::from_millis(registry.config.request_timeout_ms);
     let mut carry = Vec::new();
     loop {
@@ -190,8 +249,7 @@ async fn connection(mut stream: TcpStream, registry: &Registry) {
             Some(Ok(request)) => request,
         };
         let keep_alive = request.keep_alive();
-        let answered =
-            shoal_net::deadline::within(timeout, routes::route(&request, registry)).await;
+        let answered = shoal_net::deadline::within(timeout, answer(request, host, registry)).await;
         let response = match answered {
             Some(Ok(response)) => response,
             Some(Err(error)) => Response::error(&error),
@@ -207,4 +265,14 @@ async fn connection(mut stream: TcpStream, registry: &Registry) {
             return;
         }
     }
+}
+
+/// A request authenticated, then routed.
+async fn answer(
+    mut request: http::Request,
+    host: &str,
+    registry: &Registry,
+) -> Result<Response, RegistryError> {
+    request.caller = Some(registry.gate.authenticate(&request, host, registry).await?);
+    routes::route(&request, registry).await
 }

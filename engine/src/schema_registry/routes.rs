@@ -4,12 +4,45 @@
 use serde_json::json;
 use shoal_registry::RegistryError;
 
+use shoal_coordinator::acl::Operation;
+
 use super::http::{Request, Response};
 use super::{compatibility, schemas, settings, subjects, Registry};
+
+/// The broker's ACLs on the registry's resources: a subject's routes need an operation on its
+/// topic, global settings one on the cluster. Listings and schemas by id are filtered by what
+/// the caller may read where they are served.
+fn authorize(
+    method: &str,
+    segments: &[&str],
+    request: &Request,
+    registry: &Registry,
+) -> Result<(), RegistryError> {
+    let on_subject = |subject: &str, operation| registry.check_subject(request, operation, subject);
+    let on_cluster = |operation| registry.check_cluster(request, operation);
+    match (method, segments) {
+        ("GET", ["subjects", subject, ..]) | ("POST", ["subjects", subject]) => {
+            on_subject(subject, Operation::Read)
+        }
+        ("POST", ["compatibility", "subjects", subject, ..]) => {
+            on_subject(subject, Operation::Read)
+        }
+        ("POST", ["subjects", subject, "versions"]) => on_subject(subject, Operation::Write),
+        ("DELETE", ["subjects", subject, ..]) => on_subject(subject, Operation::Delete),
+        ("GET", ["config" | "mode", subject]) => on_subject(subject, Operation::DescribeConfigs),
+        ("PUT" | "DELETE", ["config" | "mode", subject]) => {
+            on_subject(subject, Operation::AlterConfigs)
+        }
+        ("GET", ["config" | "mode"]) => on_cluster(Operation::DescribeConfigs),
+        ("PUT" | "DELETE", ["config" | "mode"]) => on_cluster(Operation::AlterConfigs),
+        _ => Ok(()),
+    }
+}
 
 pub async fn route(request: &Request, registry: &Registry) -> Result<Response, RegistryError> {
     let segments: Vec<&str> = request.segments.iter().map(String::as_str).collect();
     let method = request.method.as_str();
+    authorize(method, &segments, request, registry)?;
     match (method, segments.as_slice()) {
         ("GET", []) => Ok(Response::json(json!({}))),
         ("GET", ["schemas", "types"]) => Ok(schemas::types()),

@@ -1,6 +1,7 @@
 //! `/schemas`: schemas by id, the types served, and the list of every subject's versions.
 
 use serde_json::{json, Value};
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{RegistryIdUsages, RegistryListSchemas, RegistrySchemaById};
 use shoal_coordinator::state::schema_registry::StoredSchema;
 use shoal_registry::{RegistryError, SchemaType};
@@ -21,12 +22,36 @@ fn parse_id(id: &str) -> Result<i32, RegistryError> {
     id.parse().map_err(|_| RegistryError::NoSuchRoute)
 }
 
-async fn schema(id: &str, registry: &Registry) -> Result<StoredSchema, RegistryError> {
-    let id = parse_id(id)?;
+/// The schema an id stands for; with the ACLs on, only for a caller who may read a subject
+/// that uses it.
+async fn schema(
+    id: &str,
+    request: &Request,
+    registry: &Registry,
+) -> Result<StoredSchema, RegistryError> {
+    let number = parse_id(id)?;
+    if registry.restricted(request) {
+        let used = registry
+            .run(RegistryIdUsages {
+                id: number,
+                deleted: true,
+            })
+            .await?
+            .ok_or(RegistryError::SchemaIdNotFound(number))?;
+        if !used
+            .iter()
+            .any(|(subject, _)| registry.may_subject(request, Operation::Read, subject))
+        {
+            return Err(RegistryError::Forbidden {
+                operation: "Read".to_string(),
+                resource: format!("schema {number}"),
+            });
+        }
+    }
     registry
-        .run(RegistrySchemaById { id })
+        .run(RegistrySchemaById { id: number })
         .await?
-        .ok_or(RegistryError::SchemaIdNotFound(id))
+        .ok_or(RegistryError::SchemaIdNotFound(number))
 }
 
 pub async fn by_id(
@@ -35,7 +60,7 @@ pub async fn by_id(
     registry: &Registry,
 ) -> Result<Response, RegistryError> {
     Ok(Response::json(schema_json(
-        &schema(id, registry).await?,
+        &schema(id, request, registry).await?,
         request,
     )?))
 }
@@ -46,7 +71,7 @@ pub async fn raw_by_id(
     registry: &Registry,
 ) -> Result<Response, RegistryError> {
     Ok(Response::text(schema_text(
-        &schema(id, registry).await?,
+        &schema(id, request, registry).await?,
         request,
     )?))
 }
@@ -58,10 +83,12 @@ async fn usages(
 ) -> Result<Vec<(String, i32)>, RegistryError> {
     let id = parse_id(id)?;
     let deleted = request.flag("deleted", false);
-    registry
+    let mut used = registry
         .run(RegistryIdUsages { id, deleted })
         .await?
-        .ok_or(RegistryError::SchemaIdNotFound(id))
+        .ok_or(RegistryError::SchemaIdNotFound(id))?;
+    used.retain(|(subject, _)| registry.may_subject(request, Operation::Read, subject));
+    Ok(used)
 }
 
 pub async fn subjects_of(
@@ -106,6 +133,7 @@ pub async fn list(request: &Request, registry: &Registry) -> Result<Response, Re
         .await?;
     let views = views
         .iter()
+        .filter(|view| registry.may_subject(request, Operation::Read, &view.subject))
         .map(|view| version_json(view, request))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Response::json(Value::Array(views)))

@@ -1,6 +1,7 @@
 //! `/subjects`: subjects and their versions; registering, looking up and deleting schemas.
 
 use serde_json::{json, Value};
+use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{
     DeleteRegistrySubject, DeleteRegistryVersion, RegisterSchema, RegistryLookup,
     RegistryReferencedBy, RegistrySubjects, RegistryVersion, RegistryVersions,
@@ -18,12 +19,13 @@ use super::Registry;
 const REGISTER_TRIES_MAX: usize = 8;
 
 pub async fn list(request: &Request, registry: &Registry) -> Result<Response, RegistryError> {
-    let subjects = registry
+    let mut subjects = registry
         .run(RegistrySubjects {
             prefix: request.subject_prefix(),
             deleted: request.flag("deleted", false),
         })
         .await?;
+    subjects.retain(|subject| registry.may_subject(request, Operation::Read, subject));
     Ok(Response::json(json!(subjects)))
 }
 

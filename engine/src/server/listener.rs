@@ -63,7 +63,15 @@ pub async fn serve_shard(
     if shard.index == 0 && config.schema_registry.listen.is_some() {
         tasks.spawn_background(
             "schema registry",
-            crate::schema_registry::serve(shard.clone(), config.schema_registry.clone()),
+            crate::schema_registry::serve(
+                shard.clone(),
+                config.schema_registry.clone(),
+                crate::schema_registry::RegistrySecurity {
+                    tls: tls.clone(),
+                    sasl: config.sasl.clone(),
+                    authorizer: config.authorizer.clone(),
+                },
+            ),
         );
     }
     if shard.index == 0 {
