@@ -18,6 +18,8 @@ mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;
+mod registry_client;
+mod schema_import;
 pub mod schemas;
 pub mod status;
 pub mod topics;

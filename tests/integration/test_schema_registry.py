@@ -468,3 +468,67 @@ def test_the_schema_cli_and_ids_in_consumed_records(registry_broker, tmp_path):
     assert record["value_schema_id"] == registered["id"] and "key_schema_id" not in record
     status, deleted, _ = schema_cli(registry_broker, "delete", "cli-value")
     assert (status, deleted) == (0, [1])
+
+
+def test_import_of_a_confluent_schemas_topic_keeps_ids_versions_and_deletes(registry_broker):
+    """A `_schemas` topic as Confluent's registry writes it (here produced by hand, as if
+    mirrored from another cluster), piped from `shoal consume` into `shoal schema import`."""
+    def key(keytype, subject=None, version=None):
+        body = {"keytype": keytype, "subject": subject, "magic": 1}
+        if version is not None:
+            body["version"] = version
+        return json.dumps(body)
+
+    def version(subject, number, schema_id, schema, **extra):
+        return json.dumps({"subject": subject, "version": number, "id": schema_id,
+                           "schema": json.dumps(schema), "deleted": False, **extra})
+
+    records = [
+        (key("CONFIG"), json.dumps({"compatibilityLevel": "FULL"})),
+        (key("SCHEMA", "users-value", 1), version("users-value", 1, 21, USER_V1)),
+        (key("SCHEMA", "users-value", 2), version("users-value", 2, 34, USER_V2)),
+        (key("SCHEMA", "old-value", 1), version("old-value", 1, 21, USER_V1)),
+        (key("DELETE_SUBJECT", "old-value"), json.dumps({"subject": "old-value", "version": 1})),
+        (key("SCHEMA", "gone-value", 1), version("gone-value", 1, 40, USER_V3)),
+        (key("SCHEMA", "gone-value", 1), None),
+        (key("CONFIG", "users-value"), json.dumps({"compatibilityLevel": "NONE"})),
+        (key("NOOP"), None),
+    ]
+    producer = Producer({"bootstrap.servers": registry_broker.bootstrap, "acks": "all"})
+    for k, v in records:
+        producer.produce("_schemas", key=k, value=v)
+    assert producer.flush(30) == 0
+
+    def pipeline():
+        consume = subprocess.run([SHOAL_BIN, "consume", "_schemas", "--bootstrap",
+                                  registry_broker.bootstrap, "--format", "json"],
+                                 capture_output=True, timeout=60, check=True)
+        return subprocess.run([SHOAL_BIN, "schema", "--registry", registry_broker.registry_url,
+                               "--format", "json", "import", "-"], input=consume.stdout,
+                              capture_output=True, timeout=60)
+
+    done = pipeline()
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["registered"], summary["deleted"], summary["failed"]) == (3, 1, [])
+    registry = client(registry_broker)
+    latest = registry.get_latest_version("users-value")
+    assert (latest.version, latest.schema_id) == (2, 34)
+    assert json.loads(registry.get_schema(21).schema_str) == USER_V1
+    assert registry.get_versions("users-value") == [1, 2]
+    assert "old-value" not in registry.get_subjects()
+    status, _, listed = http(registry_broker, "GET", "/subjects?deleted=true")
+    assert "old-value" in listed and "gone-value" not in listed
+    assert registry.get_compatibility() == "FULL"
+    assert registry.get_compatibility("users-value") == "NONE"
+    # The registry is writable again, and new ids go on above the imported ones.
+    status, _, mode = http(registry_broker, "GET", "/mode")
+    assert mode == {"mode": "READWRITE"}
+    assert registry.register_schema("new-value", avro(USER_V3)) == 41 or \
+        registry.get_latest_version("new-value").schema_id > 34
+    # Importing the same topic again changes nothing and fails nothing.
+    again = pipeline()
+    assert again.returncode == 0, again.stdout
+    assert json.loads(again.stdout)["failed"] == []
+    assert json.loads(again.stdout)["present"] >= 1
+    assert registry.get_versions("users-value") == [1, 2]
