@@ -25,6 +25,9 @@ pub enum ErrorKind {
     /// A record without the id of a schema registered under its subject, on a topic with
     /// schema validation (INVALID_RECORD too, with its reason).
     UnregisteredSchema,
+    /// A record whose data does not decode with the schema its id names, on a topic with
+    /// `shoal.schema.validation.decode` (INVALID_RECORD too, with its reason).
+    UndecodableRecord,
     InvalidTimestamp,
     UnsupportedCompressionType,
     OutOfOrderSequence,

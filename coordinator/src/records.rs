@@ -58,6 +58,8 @@ pub struct SchemaValidation {
     pub value: bool,
     pub key_strategy: SubjectNameStrategy,
     pub value_strategy: SubjectNameStrategy,
+    /// The checked parts' data must also decode with the schema their id names.
+    pub decode: bool,
 }
 
 impl SchemaValidation {

@@ -106,6 +106,17 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         value: |c| c.schema_validation.value_strategy.class_name(),
     },
     TopicConfigDef {
+        name: "shoal.schema.validation.decode",
+        broker_default: None,
+        config_type: ConfigType::Boolean,
+        doc: "With confluent.key/value.schema.validation: each checked key or value must also decode with the schema its id names (Avro binary read whole, JSON the JSON Schema accepts, Protobuf as the message its indexes name); others get INVALID_RECORD naming them. Costs broker CPU on every record.",
+        set: |c, v| {
+            c.schema_validation.decode = boolean("shoal.schema.validation.decode", v)?;
+            Ok(())
+        },
+        value: |c| c.schema_validation.decode.to_string(),
+    },
+    TopicConfigDef {
         name: "delete.retention.ms",
         broker_default: Some("log.cleaner.delete.retention.ms"),
         config_type: ConfigType::Long,

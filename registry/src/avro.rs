@@ -12,14 +12,20 @@ use crate::RegistryError;
 /// `text` parsed; `references` are the texts of the schemas it refers to (each named type
 /// defined once), whose names it may use.
 pub fn parse(text: &str, references: &[&str]) -> Result<Schema, RegistryError> {
+    parse_with_referenced(text, references).map(|(schema, _)| schema)
+}
+
+/// `parse`, with the referenced schemas parsed too (decoding data needs their named types).
+pub fn parse_with_referenced(
+    text: &str,
+    references: &[&str],
+) -> Result<(Schema, Vec<Schema>), RegistryError> {
     let parsed = if references.is_empty() {
         Schema::parse_str(text).map(|schema| (schema, Vec::new()))
     } else {
         Schema::parse_str_with_list(text, references)
     };
-    parsed
-        .map(|(schema, _)| schema)
-        .map_err(|e| RegistryError::InvalidSchema(format!("{text}, details: {e}")))
+    parsed.map_err(|e| RegistryError::InvalidSchema(format!("{text}, details: {e}")))
 }
 
 /// Why `reader` cannot read everything written with `writer`; empty when it can.

@@ -7,6 +7,7 @@ pub mod avro;
 pub mod canonical;
 pub mod compatibility;
 pub mod compatibility_level;
+pub mod decode;
 pub mod error;
 pub mod json_schema;
 pub mod mode;
@@ -21,6 +22,7 @@ pub mod wire;
 
 pub use compatibility::{Earlier, Problem};
 pub use compatibility_level::CompatibilityLevel;
+pub use decode::Decoder;
 pub use error::RegistryError;
 pub use mode::Mode;
 pub use parsed::ParsedSchema;

@@ -4,6 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How deep references may nest, and how many schemas one schema may refer to in all, unless
+/// `[schema_registry]` says otherwise.
+pub const REFERENCE_DEPTH_MAX_DEFAULT: usize = 16;
+pub const REFERENCES_MAX_DEFAULT: usize = 256;
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SchemaReference {
     pub name: String,

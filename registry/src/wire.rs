@@ -9,6 +9,13 @@ pub fn schema_id(bytes: Option<&[u8]>) -> Option<i32> {
     }
 }
 
+/// The data after the prefix, when `bytes` are in the wire format.
+pub fn data(bytes: &[u8]) -> Option<&[u8]> {
+    schema_id(Some(bytes)).map(|_| &bytes[PREFIX_BYTES..])
+}
+
+const PREFIX_BYTES: usize = 5;
+
 /// The prefix a serializer writes before data of schema `id`.
 pub fn prefix(id: i32) -> [u8; 5] {
     let [a, b, c, d] = id.to_be_bytes();
@@ -26,5 +33,6 @@ mod tests {
         assert_eq!(schema_id(Some(&[1, 0, 0, 0, 3])), None);
         assert_eq!(schema_id(Some(&[0, 0, 0])), None);
         assert_eq!(schema_id(None), None);
+        assert_eq!(data(&[0, 0, 0, 0, 1, 42]), Some(&[42u8][..]));
     }
 }

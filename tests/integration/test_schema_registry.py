@@ -425,6 +425,38 @@ def test_a_validating_topic_takes_registered_schemas_only(registry_broker):
     assert produce_raw(bootstrap, "validated", [b"plain"]) == [None]
 
 
+def test_a_decoding_topic_takes_only_data_its_schema_reads(registry_broker):
+    """shoal.schema.validation.decode: the id must be registered, and the data must decode."""
+    bootstrap = registry_broker.bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("decoded", num_partitions=1, config={
+        "confluent.value.schema.validation": "true",
+        "shoal.schema.validation.decode": "true"})])["decoded"].result(15)
+    registry = client(registry_broker)
+    serializer = AvroSerializer(registry, json.dumps(USER_V1))
+    values = [{"id": i, "name": f"user-{i}"} for i in range(1000)]
+    assert round_trip(bootstrap, "decoded", serializer, AvroDeserializer(registry),
+                      values) == values
+    good = serializer({"id": 7, "name": "seven"}, SerializationContext("decoded",
+                                                                        MessageField.VALUE))
+    schema_id = registry.get_latest_version("decoded-value").schema_id
+    prefix = b"\0" + schema_id.to_bytes(4, "big")
+    # A registered id with data cut short, with bytes left over, and with garbage.
+    assert produce_raw(bootstrap, "decoded", [
+        good[:-2], good + b"\0", prefix + b"\xff\xff\xff", good,
+    ]) == [KafkaError.INVALID_RECORD] * 3 + [None]
+    # JSON Schema: the document must satisfy the schema.
+    schema = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    admin.create_topics([NewTopic("decoded-json", num_partitions=1, config={
+        "confluent.value.schema.validation": "true",
+        "shoal.schema.validation.decode": "true"})])["decoded-json"].result(15)
+    json_id = registry.register_schema("decoded-json-value", Schema(json.dumps(schema), "JSON"))
+    json_prefix = b"\0" + json_id.to_bytes(4, "big")
+    assert produce_raw(bootstrap, "decoded-json", [
+        json_prefix + b'{"id": 1}', json_prefix + b'{"id": "one"}', json_prefix + b"{",
+    ]) == [None, KafkaError.INVALID_RECORD, KafkaError.INVALID_RECORD]
+
+
 def schema_cli(broker, *args):
     """(exit status, stdout parsed as JSON when it is, stderr) of `shoal schema ...`."""
     done = subprocess.run([SHOAL_BIN, "schema", *args, "--registry", broker.registry_url,

@@ -75,14 +75,23 @@ impl Command for RegistryIdUsages {
 }
 
 /// What a produced record's schema id stands for, for topics that validate records: the
-/// schema's type and text and the subjects it is live under; None when the id is unknown.
+/// schema, the subjects it is live under, and the schemas its references name (decoding needs
+/// them); None when the id is unknown.
 #[derive(Debug, Clone)]
 pub struct RegistryIdSubjects {
     pub id: i32,
 }
 
+#[derive(Debug, Clone)]
+pub struct IdInUse {
+    pub schema: StoredSchema,
+    pub subjects: Vec<String>,
+    /// Empty when they do not resolve (within the default bounds): decoding then fails.
+    pub referenced: Vec<ReferencedSchema>,
+}
+
 impl Command for RegistryIdSubjects {
-    type Reply = Option<(StoredSchema, Vec<String>)>;
+    type Reply = Option<IdInUse>;
     const WRITE: bool = false;
     // On a cluster's shared log: what another broker registered a moment ago is found.
     const FRESH: bool = true;
@@ -96,7 +105,18 @@ impl Command for RegistryIdSubjects {
             .map(|(subject, _)| subject)
             .collect();
         subjects.dedup();
-        Some((schema, subjects))
+        let referenced = registry
+            .resolve_references(
+                &schema.references,
+                shoal_registry::reference::REFERENCE_DEPTH_MAX_DEFAULT,
+                shoal_registry::reference::REFERENCES_MAX_DEFAULT,
+            )
+            .unwrap_or_default();
+        Some(IdInUse {
+            schema,
+            subjects,
+            referenced,
+        })
     }
 }
 

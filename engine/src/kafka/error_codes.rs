@@ -82,9 +82,10 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidRequest => K::InvalidRequest,
         ErrorKind::StorageError => K::KafkaStorageError,
         ErrorKind::CorruptMessage => K::CorruptMessage,
-        ErrorKind::InvalidRecord | ErrorKind::KeylessRecord | ErrorKind::UnregisteredSchema => {
-            K::InvalidRecord
-        }
+        ErrorKind::InvalidRecord
+        | ErrorKind::KeylessRecord
+        | ErrorKind::UnregisteredSchema
+        | ErrorKind::UndecodableRecord => K::InvalidRecord,
         ErrorKind::InvalidTimestamp => K::InvalidTimestamp,
         ErrorKind::UnsupportedCompressionType => K::UnsupportedCompressionType,
         ErrorKind::OutOfOrderSequence => K::OutOfOrderSequenceNumber,
@@ -156,6 +157,10 @@ pub fn message_of(error: ErrorKind) -> &'static str {
         ErrorKind::UnregisteredSchema => {
             "The record does not start with a schema id (magic byte 0 and 4 bytes) registered \
              under its subject in the schema registry (confluent.key/value.schema.validation)."
+        }
+        ErrorKind::UndecodableRecord => {
+            "The record's data does not decode with the schema its id names \
+             (shoal.schema.validation.decode)."
         }
         ErrorKind::InvalidTimestamp => {
             "A record's timestamp is negative, or out of the topic's bounds of the broker's clock \

@@ -3,9 +3,11 @@
 //! must start with Confluent's wire-format prefix (magic byte 0, a 4-byte schema id), and the
 //! id must be live under the subject the topic's name strategy gives. What an id stands for
 //! comes from the coordinator and is kept a short while per shard (ids never change meaning;
-//! the subjects they are live under rarely do), so steady produce asks nothing.
+//! the subjects they are live under rarely do), so steady produce asks nothing. With
+//! `shoal.schema.validation.decode` each checked part's data must also decode with its
+//! schema; the decoder is built once per id and shard.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -13,9 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use shoal_coordinator::commands::RegistryIdSubjects;
+use shoal_coordinator::commands::{IdInUse, RegistryIdSubjects};
+use shoal_coordinator::state::schema_registry::ReferencedSchema;
 use shoal_coordinator::{ErrorKind, SchemaValidation, SubjectNameStrategy};
-use shoal_registry::wire::schema_id;
+use shoal_registry::wire::{self, schema_id};
+use shoal_registry::Decoder;
 use shoal_wal::records::with_keyed_records;
 use shoal_wal::BatchHeader;
 
@@ -37,10 +41,36 @@ pub struct SchemaRule {
     pub topic: Arc<str>,
 }
 
-/// What an id stands for: the subjects it is live under and its record name.
+/// What an id stands for: the subjects it is live under, its record name, and (to decode
+/// with) the schema, built into a decoder the first time a record needs it.
 struct Known {
     subjects: Vec<String>,
     record_name: Option<String>,
+    used: IdInUse,
+    decoder: OnceCell<Result<Decoder, String>>,
+}
+
+impl Known {
+    fn decode(&self, data: &[u8]) -> Result<(), String> {
+        let decoder = self.decoder.get_or_init(|| {
+            let referenced: Vec<_> = self
+                .used
+                .referenced
+                .iter()
+                .map(ReferencedSchema::as_referenced)
+                .collect();
+            Decoder::new(
+                self.used.schema.schema_type,
+                &self.used.schema.text,
+                &referenced,
+            )
+            .map_err(|e| e.to_string())
+        });
+        match decoder {
+            Ok(decoder) => decoder.decode(data),
+            Err(error) => Err(error.clone()),
+        }
+    }
 }
 
 struct Remembered {
@@ -96,8 +126,8 @@ impl SchemaChecker {
         }
     }
 
-    /// Ok when every record's checked parts name a schema live under their subject; else
-    /// INVALID_RECORD naming the records that do not.
+    /// Ok when every record's checked parts name a schema live under their subject (and,
+    /// with `decode`, decode with it); else INVALID_RECORD naming the records that do not.
     pub async fn check(
         &self,
         records: &Bytes,
@@ -107,7 +137,7 @@ impl SchemaChecker {
     ) -> Result<(), Refusal> {
         let ids = record_ids(records, headers, inflated_max)?;
         // Each (id, part) is decided once per payload: records mostly share one schema.
-        let mut decided: HashMap<(i32, Part), bool> = HashMap::new();
+        let mut decided: HashMap<(i32, Part), Option<Rc<Known>>> = HashMap::new();
         let mut bad = Vec::new();
         for (index, key, value) in ids {
             let mut fine = true;
@@ -123,10 +153,10 @@ impl SchemaChecker {
                     continue;
                 };
                 fine &= match decided.entry((id, part)) {
-                    Entry::Occupied(found) => *found.get(),
+                    Entry::Occupied(found) => found.get().is_some(),
                     Entry::Vacant(place) => {
-                        let known = self.known(id).await?;
-                        *place.insert(known.as_deref().is_some_and(|k| allowed(k, rule, part)))
+                        let known = self.known(id).await?.filter(|k| allowed(k, rule, part));
+                        place.insert(known).is_some()
                     }
                 };
             }
@@ -134,14 +164,22 @@ impl SchemaChecker {
                 bad.push(index);
             }
         }
-        if bad.is_empty() {
-            Ok(())
-        } else {
-            Err(Refusal {
+        if !bad.is_empty() {
+            return Err(Refusal {
                 error: ErrorKind::UnregisteredSchema,
                 records: bad,
-            })
+            });
         }
+        if rule.validation.decode {
+            let undecodable = undecodable(records, headers, rule, &decided, inflated_max)?;
+            if !undecodable.is_empty() {
+                return Err(Refusal {
+                    error: ErrorKind::UndecodableRecord,
+                    records: undecodable,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// What `id` stands for, remembered or asked; a coordinator that does not answer is a
@@ -162,10 +200,15 @@ impl SchemaChecker {
             .run(RegistryIdSubjects { id })
             .await
             .map_err(|_| Refusal::from(ErrorKind::NotAvailable))?;
-        let known = answer.map(|(schema, subjects)| {
+        let known = answer.map(|used| {
             Rc::new(Known {
-                subjects,
-                record_name: shoal_registry::record_name(schema.schema_type, &schema.text),
+                subjects: used.subjects.clone(),
+                record_name: shoal_registry::record_name(
+                    used.schema.schema_type,
+                    &used.schema.text,
+                ),
+                used,
+                decoder: OnceCell::new(),
             })
         });
         let mut ids = self.ids.borrow_mut();
@@ -181,6 +224,51 @@ impl SchemaChecker {
         );
         Ok(known)
     }
+}
+
+/// The records (by index in their batch) whose checked parts do not decode with their
+/// schemas; every checked part is known to name one (`decided`).
+fn undecodable(
+    records: &Bytes,
+    headers: &[BatchHeader],
+    rule: &SchemaRule,
+    decided: &HashMap<(i32, Part), Option<Rc<Known>>>,
+    inflated_max: usize,
+) -> Result<Vec<i32>, Refusal> {
+    let mut bad = Vec::new();
+    let mut at = 0;
+    for header in headers {
+        let batch = &records[at..at + header.size_bytes];
+        at += header.size_bytes;
+        if header.is_control() {
+            continue;
+        }
+        with_keyed_records(batch, header, inflated_max, |parsed| {
+            for record in parsed {
+                let fine = [
+                    (rule.validation.key, record.key, Part::Key),
+                    (rule.validation.value, record.value, Part::Value),
+                ]
+                .into_iter()
+                .filter(|(checked, _, _)| *checked)
+                .all(|(_, bytes, part)| {
+                    let (Some(id), Some(data)) = (schema_id(bytes), bytes.and_then(wire::data))
+                    else {
+                        return false;
+                    };
+                    decided
+                        .get(&(id, part))
+                        .and_then(Option::as_ref)
+                        .is_some_and(|known| known.decode(data).is_ok())
+                });
+                if !fine {
+                    bad.push(record.offset_delta);
+                }
+            }
+        })
+        .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
+    }
+    Ok(bad)
 }
 
 /// Whether a schema is live under the subject `rule` names for `part`.
@@ -204,9 +292,20 @@ mod tests {
 
     #[test]
     fn subjects_by_strategy() {
+        let subjects: Vec<String> = vec!["t-value".into(), "a.User".into(), "t-a.User".into()];
         let known = Known {
-            subjects: vec!["t-value".into(), "a.User".into(), "t-a.User".into()],
+            subjects: subjects.clone(),
             record_name: Some("a.User".into()),
+            used: IdInUse {
+                schema: shoal_coordinator::state::schema_registry::StoredSchema {
+                    schema_type: shoal_registry::SchemaType::Avro,
+                    text: r#"{"type":"record","name":"User","namespace":"a","fields":[]}"#.into(),
+                    references: Vec::new(),
+                },
+                subjects,
+                referenced: Vec::new(),
+            },
+            decoder: OnceCell::new(),
         };
         let rule = |strategy| SchemaRule {
             validation: SchemaValidation {
