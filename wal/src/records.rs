@@ -34,6 +34,31 @@ pub struct RecordPosition {
     pub has_key: bool,
 }
 
+/// How many of a field's first bytes `check_records_noting_heads` keeps.
+pub const FIELD_HEAD_BYTES: usize = 5;
+
+/// The first bytes of a record's key or value (all of it when shorter): what a check that
+/// needs only a field's start looks at (a schema registry's wire-format prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldHead {
+    bytes: [u8; FIELD_HEAD_BYTES],
+    len: u8,
+}
+
+impl FieldHead {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// A record's offset delta and the heads of its key and value (None: null).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldHeads {
+    pub offset_delta: i32,
+    pub key: Option<FieldHead>,
+    pub value: Option<FieldHead>,
+}
+
 /// How a batch's records must be numbered: as a producer sends them (offset deltas 0, 1, 2,
 /// ... to the header's last delta), or as stored after compaction (rising, some missing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +97,45 @@ pub fn check_records(
     let count = for_each_record(batch, header, inflated_max, Numbering::Produced, |p| {
         summary.visit(p)
     })?;
+    Ok(summary.finish(count))
+}
+
+/// `check_records`, noting each record's field heads in `heads` on the way (one pass).
+pub fn check_records_noting_heads(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+    heads: &mut Vec<FieldHeads>,
+) -> Result<RecordsSummary, WalError> {
+    check_count(header)?;
+    let mut summary = Summarize::default();
+    let payload = payload(batch, header)?;
+    let codec = Codec::from_id(header.compression_codec())?;
+    let visit = |p| summary.visit(p);
+    let count = match codec {
+        Codec::None => {
+            let reader = Reader::new(payload);
+            visit_records(
+                reader,
+                header,
+                codec,
+                Numbering::Produced,
+                Some(heads),
+                visit,
+            )
+        }
+        _ => {
+            let reader = Reader::new(inflate(codec, payload, inflated_max)?);
+            visit_records(
+                reader,
+                header,
+                codec,
+                Numbering::Produced,
+                Some(heads),
+                visit,
+            )
+        }
+    }?;
     Ok(summary.finish(count))
 }
 
@@ -178,6 +242,7 @@ pub fn check_and_inflate_records(
         header,
         codec,
         Numbering::Produced,
+        None,
         |p| summary.visit(p),
     )?;
     Ok((summary.finish(count), inflated))
@@ -258,6 +323,15 @@ impl Summarize {
     }
 }
 
+/// A record's timestamp from its batch's base ("none" stays "none").
+fn record_timestamp(base_timestamp: i64, timestamp_delta: i64) -> i64 {
+    if base_timestamp == NO_TIMESTAMP {
+        NO_TIMESTAMP
+    } else {
+        base_timestamp.saturating_add(timestamp_delta)
+    }
+}
+
 /// The first record whose timestamp is `target` or later (ListOffsets by time).
 pub fn first_record_at_or_after(
     batch: &[u8],
@@ -323,10 +397,10 @@ fn for_each_record(
     let codec = Codec::from_id(header.compression_codec())?;
     // Uncompressed records are walked in place: skipping a value copies nothing.
     match codec {
-        Codec::None => visit_records(Reader::new(payload), header, codec, numbering, visit),
+        Codec::None => visit_records(Reader::new(payload), header, codec, numbering, None, visit),
         _ => {
             let inflated = inflate(codec, payload, inflated_max)?;
-            visit_records(Reader::new(inflated), header, codec, numbering, visit)
+            visit_records(Reader::new(inflated), header, codec, numbering, None, visit)
         }
     }
 }
@@ -338,17 +412,33 @@ fn payload<'a>(batch: &'a [u8], header: &BatchHeader) -> Result<&'a [u8], WalErr
         .ok_or_else(|| invalid("the batch is shorter than its header says".into()))
 }
 
+/// `heads`: where each record's field heads go, when a caller wants them.
 fn visit_records<R: Skip>(
     mut records: Reader<R>,
     header: &BatchHeader,
     codec: Codec,
     numbering: Numbering,
+    mut heads: Option<&mut Vec<FieldHeads>>,
     mut visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
     let mut previous = -1;
     for index in 0..header.record_count {
         let at_fault = |what: String| WalError::InvalidRecord { index, what };
-        let mut position = records.record(header.base_timestamp).map_err(|e| match e {
+        let read =
+            match heads.as_deref_mut() {
+                None => records.record(header.base_timestamp),
+                Some(heads) => records.record_noting_heads(header.base_timestamp).map(
+                    |(position, key, value)| {
+                        heads.push(FieldHeads {
+                            offset_delta: position.offset_delta,
+                            key,
+                            value,
+                        });
+                        position
+                    },
+                ),
+            };
+        let mut position = read.map_err(|e| match e {
             RecordError::Malformed(what) => at_fault(what),
             RecordError::Io(e) if codec == Codec::None => at_fault(e.to_string()),
             RecordError::Io(e) => WalError::CorruptCompression(e.to_string()),
@@ -520,21 +610,54 @@ impl<R: Skip> Reader<R> {
         let (timestamp_delta, offset_delta, has_key, _) = self.record_with(
             |r| r.skip_field("key", true),
             |r| r.skip_field("value", true),
-            |r| {
-                r.skip_field("header key", false)?;
-                r.skip_field("header value", true).map(drop)
-            },
+            Self::skip_header,
         )?;
-        let timestamp = if base_timestamp == NO_TIMESTAMP {
-            NO_TIMESTAMP
-        } else {
-            base_timestamp.saturating_add(timestamp_delta)
-        };
         Ok(RecordPosition {
             offset_delta,
-            timestamp,
+            timestamp: record_timestamp(base_timestamp, timestamp_delta),
             has_key,
         })
+    }
+
+    /// `record`, with the heads of its key and value.
+    fn record_noting_heads(
+        &mut self,
+        base_timestamp: i64,
+    ) -> Result<(RecordPosition, Option<FieldHead>, Option<FieldHead>), RecordError> {
+        let (timestamp_delta, offset_delta, key, value) = self.record_with(
+            |r| r.head_field("key"),
+            |r| r.head_field("value"),
+            Self::skip_header,
+        )?;
+        let position = RecordPosition {
+            offset_delta,
+            timestamp: record_timestamp(base_timestamp, timestamp_delta),
+            has_key: key.is_some(),
+        };
+        Ok((position, key, value))
+    }
+
+    fn skip_header(&mut self) -> Result<(), RecordError> {
+        self.skip_field("header key", false)?;
+        self.skip_field("header value", true).map(drop)
+    }
+
+    /// A nullable length-prefixed field passed over, its first bytes kept (None: null).
+    fn head_field(&mut self, what: &str) -> Result<Option<FieldHead>, RecordError> {
+        let n = match self.varint32()? {
+            -1 => return Ok(None),
+            n if n < 0 => return Err(RecordError::Malformed(format!("{what} length {n}"))),
+            n => n as u64,
+        };
+        let mut head = FieldHead {
+            bytes: [0; FIELD_HEAD_BYTES],
+            len: n.min(FIELD_HEAD_BYTES as u64) as u8,
+        };
+        self.inner
+            .read_exact(&mut head.bytes[..head.len as usize])?;
+        self.read += u64::from(head.len);
+        self.skip(n - u64::from(head.len))?;
+        Ok(Some(head))
     }
 }
 
@@ -618,6 +741,38 @@ pub(crate) mod tests {
         assert_eq!(records[0].headers, headers);
         assert_eq!((records[1].key, records[1].value), (None, None));
         assert!(records[1].is_tombstone && records[1].headers.is_empty());
+    }
+
+    #[test]
+    fn heads_are_noted_in_the_same_pass_as_the_checks() {
+        let mut body = Vec::new();
+        encode_record(
+            &mut body,
+            0,
+            5,
+            Some(b"key"),
+            Some(b"\0\0\0\0\x07data"),
+            &[(b"h", None)],
+        );
+        encode_record(&mut body, 1, 7, None, None, &[]);
+        let batch = sample_batch(2, &body);
+        let mut heads = Vec::new();
+        let summary =
+            check_records_noting_heads(&batch, &header(&batch), 1 << 20, &mut heads).unwrap();
+        assert_eq!(
+            summary,
+            check_records(&batch, &header(&batch), 1 << 20).unwrap()
+        );
+        assert_eq!(heads.len(), 2);
+        assert_eq!(heads[0].key.unwrap().as_slice(), b"key");
+        assert_eq!(heads[0].value.unwrap().as_slice(), b"\0\0\0\0\x07");
+        assert_eq!(
+            (heads[1].offset_delta, heads[1].key, heads[1].value),
+            (1, None, None)
+        );
+        // A record cut short is refused as check_records refuses it.
+        let short = sample_batch(2, &body[..body.len() - 1]);
+        assert!(check_records_noting_heads(&short, &header(&short), 1 << 20, &mut heads).is_err());
     }
 
     #[test]

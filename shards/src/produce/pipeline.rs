@@ -103,6 +103,7 @@ impl ProducePipeline {
             records,
             headers,
             stamped_at,
+            heads,
         } = match validate_payload(records, &rules, inflated_max, crate::maintenance::now_ms) {
             Ok(valid) => valid,
             Err(refusal) => return refused(refusal),
@@ -110,7 +111,7 @@ impl ProducePipeline {
         if let Some(rule) = &rules.schemas {
             let checked = self
                 .schemas
-                .check(&records, &headers, rule, inflated_max)
+                .check(&records, &headers, heads.as_deref(), rule, inflated_max)
                 .await;
             if let Err(refusal) = checked {
                 return refused(refusal);

@@ -20,7 +20,7 @@ use shoal_coordinator::state::schema_registry::ReferencedSchema;
 use shoal_coordinator::{ErrorKind, SchemaValidation, SubjectNameStrategy};
 use shoal_registry::wire::{self, schema_id};
 use shoal_registry::Decoder;
-use shoal_wal::records::with_keyed_records;
+use shoal_wal::records::{with_keyed_records, FieldHead, FieldHeads};
 use shoal_wal::BatchHeader;
 
 use super::validate::Refusal;
@@ -128,14 +128,26 @@ impl SchemaChecker {
 
     /// Ok when every record's checked parts name a schema live under their subject (and,
     /// with `decode`, decode with it); else INVALID_RECORD naming the records that do not.
+    /// `heads`: the records' key and value heads when the payload's checks read them.
     pub async fn check(
         &self,
         records: &Bytes,
         headers: &[BatchHeader],
+        heads: Option<&[FieldHeads]>,
         rule: &SchemaRule,
         inflated_max: usize,
     ) -> Result<(), Refusal> {
-        let ids = record_ids(records, headers, inflated_max)?;
+        let ids = match heads {
+            Some(heads) => heads
+                .iter()
+                .map(|h| {
+                    let id =
+                        |head: Option<FieldHead>| schema_id(head.as_ref().map(FieldHead::as_slice));
+                    (h.offset_delta, id(h.key), id(h.value))
+                })
+                .collect(),
+            None => record_ids(records, headers, inflated_max)?,
+        };
         // Each (id, part) is decided once per payload: records mostly share one schema.
         let mut decided: HashMap<(i32, Part), Option<Rc<Known>>> = HashMap::new();
         let mut bad = Vec::new();

@@ -15,7 +15,8 @@ use shoal_wal::batch::{set_max_timestamps, stamp_log_append_time, validate_batch
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
 use shoal_wal::records::{
-    check_and_inflate_records, check_records, keyless_records, RecordsSummary,
+    check_and_inflate_records, check_records, check_records_noting_heads, keyless_records,
+    FieldHeads, RecordsSummary,
 };
 use shoal_wal::{BatchHeader, WalError};
 
@@ -27,6 +28,10 @@ pub struct ValidPayload {
     pub headers: Vec<BatchHeader>,
     /// The LogAppendTime the batches were stamped with.
     pub stamped_at: Option<i64>,
+    /// For a topic that validates schemas, every data record's key and value heads, read in
+    /// the same pass as the checks; None when not read (a recompressed batch: the schema
+    /// check reads them itself).
+    pub heads: Option<Vec<FieldHeads>>,
 }
 
 /// Why a payload was refused, and which records of its batch were at fault when any were
@@ -64,6 +69,7 @@ pub fn validate_payload(
         return Err(ErrorKind::UnsupportedCompressionType.into());
     }
     let mut maxes = Vec::with_capacity(headers.len());
+    let mut heads = rules.schemas.is_some().then(Vec::new);
     let mut at = 0;
     // Set once a batch is recompressed: the payload from there on, and every batch's header.
     let mut recompressed: Option<(BytesMut, Vec<BatchHeader>)> = None;
@@ -78,8 +84,13 @@ pub fn validate_payload(
             .recompress_to
             .filter(|target| *target != codec && !header.is_control());
         let Some(target) = target else {
-            let summary =
-                check_records(batch, header, inflated_batch_bytes_max).map_err(|e| rejected(&e))?;
+            let summary = match heads.as_mut().filter(|_| !header.is_control()) {
+                Some(heads) => {
+                    check_records_noting_heads(batch, header, inflated_batch_bytes_max, heads)
+                }
+                None => check_records(batch, header, inflated_batch_bytes_max),
+            }
+            .map_err(|e| rejected(&e))?;
             if rules.keys_required && summary.first_keyless.is_some() {
                 return Err(keyless(batch, header, inflated_batch_bytes_max));
             }
@@ -91,7 +102,9 @@ pub fn validate_payload(
             }
             continue;
         };
-        // One inflation serves both the record checks and the new codec.
+        // One inflation serves both the record checks and the new codec; the schema check
+        // reads the heads itself.
+        heads = None;
         let (summary, inflated) =
             check_and_inflate_records(batch, header, inflated_batch_bytes_max)
                 .map_err(|e| rejected(&e))?;
@@ -127,6 +140,7 @@ pub fn validate_payload(
             records: stamped.freeze(),
             headers,
             stamped_at: Some(now),
+            heads,
         });
     }
     let records = if headers
@@ -144,6 +158,7 @@ pub fn validate_payload(
         records,
         headers,
         stamped_at: None,
+        heads,
     })
 }
 
