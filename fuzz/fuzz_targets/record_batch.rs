@@ -10,8 +10,8 @@ use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
 use shoal_wal::compaction::rebuild_batch;
 use shoal_wal::records::{
-    check_and_inflate_records, check_records, first_record_at_or_after, inflate_payload,
-    keyed_records, latest_record, KeyedRecord,
+    check_and_inflate_records, check_records, check_records_noting_heads,
+    first_record_at_or_after, inflate_payload, keyed_records, latest_record, KeyedRecord,
 };
 use shoal_wal::BatchHeader;
 
@@ -22,7 +22,14 @@ fuzz_target!(|data: &[u8]| {
     let mut at = 0;
     while let Ok(header) = BatchHeader::parse(&data[at..]) {
         let batch = &data[at..at + header.size_bytes];
-        let _ = check_records(batch, &header, INFLATED_MAX);
+        let checked = check_records(batch, &header, INFLATED_MAX);
+        // Noting the fields' heads changes no verdict (the schema check's single pass).
+        let mut heads = Vec::new();
+        let noted = check_records_noting_heads(batch, &header, INFLATED_MAX, &mut heads);
+        assert_eq!(checked.is_ok(), noted.is_ok(), "the same verdict with heads noted");
+        if let (Ok(summary), Ok(_)) = (&checked, &noted) {
+            assert_eq!(heads.len(), summary.count as usize);
+        }
         let _ = first_record_at_or_after(batch, &header, 0, INFLATED_MAX);
         let _ = latest_record(batch, &header, INFLATED_MAX);
         if let Ok((_, inflated)) = check_and_inflate_records(batch, &header, INFLATED_MAX) {

@@ -1,14 +1,15 @@
 //! Schemas from registry clients: the canonical text, parsing as Avro, JSON Schema and
 //! Protobuf (with the input's second half as a referenced schema), compatibility checks
-//! between the two halves at every level, and the record name a subject strategy takes. Any
-//! input gets an answer or an error, never a crash or an unbounded allocation; a canonical
-//! text is its own canonical text.
+//! between the two halves at every level, the record name a subject strategy takes, and the
+//! second half decoded as data of the first (what `shoal.schema.validation.decode` does to
+//! produced records). Any input gets an answer or an error, never a crash or an unbounded
+//! allocation; a canonical text is its own canonical text.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use shoal_registry::{
-    canonical, compatibility, record_name, CompatibilityLevel, Earlier, ParsedSchema, Referenced,
-    SchemaType,
+    canonical, compatibility, record_name, CompatibilityLevel, Decoder, Earlier, ParsedSchema,
+    Referenced, SchemaType,
 };
 
 /// Where a Protobuf input's referenced file starts (its text has newlines of its own).
@@ -40,6 +41,9 @@ fuzz_target!(|data: &[u8]| {
         };
         if schema_type == SchemaType::Protobuf {
             let _ = shoal_registry::protobuf::serialized(&first);
+        }
+        if let Ok(decoder) = Decoder::new(schema_type, &first, &[]) {
+            let _ = decoder.decode(second.as_bytes());
         }
         let Ok(old) = ParsedSchema::parse(schema_type, second, &[]) else {
             continue;

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic, ResourceType)
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -70,6 +70,15 @@ def error_of(call):
 
 
 def round_trip(bootstrap, topic, serializer, deserializer, values):
+    """The values through `topic`, created (unless it is already) with the value schema
+    validation on, so every record's id is checked by the broker on the way."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic(topic, num_partitions=1, config={
+        "confluent.value.schema.validation": "true"})])[topic]
+    try:
+        created.result(15)
+    except KafkaException as error:
+        assert error.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS, error
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
     for value in values:
         payload = serializer(value, SerializationContext(topic, MessageField.VALUE))
@@ -343,9 +352,28 @@ def test_bad_input_gets_the_registrys_error_codes(registry_broker):
                               "references": [{"name": "shoal.test.Missing",
                                               "subject": "nowhere", "version": 1}]})
     assert (status, answer["error_code"]) == (422, 42201)
+    # Protobuf messages nested past what .proto text allows; a JSON Schema whose $ref points
+    # nowhere; a Protobuf import no reference supplies.
+    nested = "message M {" * 40 + "}" * 40
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": 'syntax = "proto3";' + nested, "schemaType": "PROTOBUF"})
+    assert (status, answer["error_code"]) == (422, 42201)
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": json.dumps({"$ref": "#/definitions/none"}),
+                              "schemaType": "JSON"})
+    assert (status, answer["error_code"]) == (422, 42201)
+    status, _, answer = http(registry_broker, "POST", "/subjects/x/versions",
+                             {"schema": 'syntax = "proto3"; import "other.proto";',
+                              "schemaType": "PROTOBUF"})
+    assert (status, answer["error_code"]) == (422, 42201)
     # Nothing bad was registered, and the registry still answers.
     status, _, subjects = http(registry_broker, "GET", "/subjects")
     assert (status, subjects) == (200, [])
+    # A recursive schema that is well formed (a tree by $ref) is a schema like any other.
+    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
+    status, _, answer = http(registry_broker, "POST", "/subjects/tree/versions",
+                             {"schema": json.dumps(tree), "schemaType": "JSON"})
+    assert status == 200 and answer["id"] >= 1
 
 
 def test_references_lend_their_types(registry_broker):
