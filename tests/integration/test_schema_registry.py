@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic, ResourceType)
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -23,7 +23,8 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import SHOAL_BIN, free_port
+from conftest import SHOAL_BIN
+from registry_helpers import round_trip, start_registry_broker
 
 USER_V1 = {"type": "record", "name": "User", "namespace": "shoal.test",
            "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}
@@ -40,10 +41,7 @@ def avro(schema):
 
 @pytest.fixture
 def registry_broker(make_broker):
-    port = free_port()
-    broker = make_broker(extra_config=f'[schema_registry]\nlisten = "127.0.0.1:{port}"\n')
-    broker.registry_url = f"http://127.0.0.1:{port}"
-    return broker.start()
+    return start_registry_broker(make_broker)
 
 
 def client(broker):
@@ -67,39 +65,6 @@ def error_of(call):
     with pytest.raises(SchemaRegistryError) as raised:
         call()
     return raised.value.http_status_code, raised.value.error_code
-
-
-def round_trip(bootstrap, topic, serializer, deserializer, values):
-    """The values through `topic`, created (unless it is already) with the value schema
-    validation on, so every record's id is checked by the broker on the way."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    created = admin.create_topics([NewTopic(topic, num_partitions=1, config={
-        "confluent.value.schema.validation": "true"})])[topic]
-    try:
-        created.result(15)
-    except KafkaException as error:
-        assert error.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS, error
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for value in values:
-        payload = serializer(value, SerializationContext(topic, MessageField.VALUE))
-        producer.produce(topic, value=payload)
-    assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
-                         "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    read = []
-    try:
-        while len(read) < len(values):
-            message = consumer.poll(10)
-            assert message is not None, f"only {len(read)} of {len(values)} records came back"
-            assert message.error() is None, message.error()
-            payload = message.value()
-            # Confluent's wire format: magic byte 0, then the schema id.
-            assert payload[0] == 0
-            read.append(deserializer(payload, SerializationContext(topic, MessageField.VALUE)))
-    finally:
-        consumer.close()
-    return read
 
 
 def test_avro_records_round_trip_with_the_registered_schema(registry_broker):

@@ -92,12 +92,7 @@ pub fn check_records(
     header: &BatchHeader,
     inflated_max: usize,
 ) -> Result<RecordsSummary, WalError> {
-    check_count(header)?;
-    let mut summary = Summarize::default();
-    let count = for_each_record(batch, header, inflated_max, Numbering::Produced, |p| {
-        summary.visit(p)
-    })?;
-    Ok(summary.finish(count))
+    summarize(batch, header, inflated_max, None)
 }
 
 /// `check_records`, noting each record's field heads in `heads` on the way (one pass).
@@ -107,35 +102,26 @@ pub fn check_records_noting_heads(
     inflated_max: usize,
     heads: &mut Vec<FieldHeads>,
 ) -> Result<RecordsSummary, WalError> {
+    summarize(batch, header, inflated_max, Some(heads))
+}
+
+fn summarize(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+    heads: Option<&mut Vec<FieldHeads>>,
+) -> Result<RecordsSummary, WalError> {
     check_count(header)?;
     let mut summary = Summarize::default();
-    let payload = payload(batch, header)?;
-    let codec = Codec::from_id(header.compression_codec())?;
     let visit = |p| summary.visit(p);
-    let count = match codec {
-        Codec::None => {
-            let reader = Reader::new(payload);
-            visit_records(
-                reader,
-                header,
-                codec,
-                Numbering::Produced,
-                Some(heads),
-                visit,
-            )
-        }
-        _ => {
-            let reader = Reader::new(inflate(codec, payload, inflated_max)?);
-            visit_records(
-                reader,
-                header,
-                codec,
-                Numbering::Produced,
-                Some(heads),
-                visit,
-            )
-        }
-    }?;
+    let count = for_each_record(
+        batch,
+        header,
+        inflated_max,
+        Numbering::Produced,
+        heads,
+        visit,
+    )?;
     Ok(summary.finish(count))
 }
 
@@ -147,12 +133,19 @@ pub fn keyless_records(
     inflated_max: usize,
 ) -> Result<Vec<i32>, WalError> {
     let mut keyless = Vec::new();
-    for_each_record(batch, header, inflated_max, Numbering::Produced, |p| {
-        if !p.has_key {
-            keyless.push(p.offset_delta);
-        }
-        Ok(true)
-    })?;
+    for_each_record(
+        batch,
+        header,
+        inflated_max,
+        Numbering::Produced,
+        None,
+        |p| {
+            if !p.has_key {
+                keyless.push(p.offset_delta);
+            }
+            Ok(true)
+        },
+    )?;
     Ok(keyless)
 }
 
@@ -332,6 +325,17 @@ fn record_timestamp(base_timestamp: i64, timestamp_delta: i64) -> i64 {
     }
 }
 
+/// `for_each_record` over a stored batch (compaction may have left gaps in its offsets).
+fn for_each_stored_record(
+    batch: &[u8],
+    header: &BatchHeader,
+    inflated_max: usize,
+    visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
+) -> Result<i32, WalError> {
+    check_stored_count(header)?;
+    for_each_record(batch, header, inflated_max, Numbering::Stored, None, visit)
+}
+
 /// The first record whose timestamp is `target` or later (ListOffsets by time).
 pub fn first_record_at_or_after(
     batch: &[u8],
@@ -340,8 +344,7 @@ pub fn first_record_at_or_after(
     inflated_max: usize,
 ) -> Result<Option<RecordPosition>, WalError> {
     let mut found = None;
-    check_stored_count(header)?;
-    for_each_record(batch, header, inflated_max, Numbering::Stored, |position| {
+    for_each_stored_record(batch, header, inflated_max, |position| {
         if position.timestamp >= target {
             found = Some(position);
             return Ok(false);
@@ -358,8 +361,7 @@ pub fn latest_record(
     inflated_max: usize,
 ) -> Result<Option<RecordPosition>, WalError> {
     let mut latest: Option<RecordPosition> = None;
-    check_stored_count(header)?;
-    for_each_record(batch, header, inflated_max, Numbering::Stored, |position| {
+    for_each_stored_record(batch, header, inflated_max, |position| {
         if latest.is_none_or(|l| position.timestamp > l.timestamp) {
             latest = Some(position);
         }
@@ -386,21 +388,30 @@ pub fn control_record_type(batch: &[u8]) -> Option<i16> {
 
 /// Calls `visit` for each record in order until it returns false; how many were visited.
 /// Reading every record also proves none is missing, extra or cut short.
+/// `heads`: where each record's field heads go, when a caller wants them.
 fn for_each_record(
     batch: &[u8],
     header: &BatchHeader,
     inflated_max: usize,
     numbering: Numbering,
+    heads: Option<&mut Vec<FieldHeads>>,
     visit: impl FnMut(RecordPosition) -> Result<bool, WalError>,
 ) -> Result<i32, WalError> {
     let payload = payload(batch, header)?;
     let codec = Codec::from_id(header.compression_codec())?;
     // Uncompressed records are walked in place: skipping a value copies nothing.
     match codec {
-        Codec::None => visit_records(Reader::new(payload), header, codec, numbering, None, visit),
+        Codec::None => visit_records(Reader::new(payload), header, codec, numbering, heads, visit),
         _ => {
             let inflated = inflate(codec, payload, inflated_max)?;
-            visit_records(Reader::new(inflated), header, codec, numbering, None, visit)
+            visit_records(
+                Reader::new(inflated),
+                header,
+                codec,
+                numbering,
+                heads,
+                visit,
+            )
         }
     }
 }

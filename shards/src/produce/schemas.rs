@@ -20,7 +20,7 @@ use shoal_coordinator::state::schema_registry::ReferencedSchema;
 use shoal_coordinator::{ErrorKind, SchemaValidation, SubjectNameStrategy};
 use shoal_registry::wire::{self, schema_id};
 use shoal_registry::Decoder;
-use shoal_wal::records::{with_keyed_records, FieldHead, FieldHeads};
+use shoal_wal::records::{with_keyed_records, FieldHead, FieldHeads, KeyedRecord};
 use shoal_wal::BatchHeader;
 
 use super::validate::Refusal;
@@ -98,6 +98,19 @@ fn record_ids(
     inflated_max: usize,
 ) -> Result<RecordIds, Refusal> {
     let mut ids = Vec::new();
+    for_each_data_record(records, headers, inflated_max, |r| {
+        ids.push((r.offset_delta, schema_id(r.key), schema_id(r.value)))
+    })?;
+    Ok(ids)
+}
+
+/// `visit` gets every record of the payload's data batches, in order.
+fn for_each_data_record(
+    records: &Bytes,
+    headers: &[BatchHeader],
+    inflated_max: usize,
+    mut visit: impl FnMut(&KeyedRecord<'_>),
+) -> Result<(), Refusal> {
     let mut at = 0;
     for header in headers {
         let batch = &records[at..at + header.size_bytes];
@@ -107,15 +120,11 @@ fn record_ids(
         }
         // The payload was checked already: a failure here is the same INVALID_RECORD.
         with_keyed_records(batch, header, inflated_max, |parsed| {
-            ids.extend(
-                parsed
-                    .iter()
-                    .map(|r| (r.offset_delta, schema_id(r.key), schema_id(r.value))),
-            )
+            parsed.iter().for_each(&mut visit)
         })
         .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
     }
-    Ok(ids)
+    Ok(())
 }
 
 impl SchemaChecker {
@@ -248,38 +257,26 @@ fn undecodable(
     inflated_max: usize,
 ) -> Result<Vec<i32>, Refusal> {
     let mut bad = Vec::new();
-    let mut at = 0;
-    for header in headers {
-        let batch = &records[at..at + header.size_bytes];
-        at += header.size_bytes;
-        if header.is_control() {
-            continue;
+    for_each_data_record(records, headers, inflated_max, |record| {
+        let fine = [
+            (rule.validation.key, record.key, Part::Key),
+            (rule.validation.value, record.value, Part::Value),
+        ]
+        .into_iter()
+        .filter(|(checked, _, _)| *checked)
+        .all(|(_, bytes, part)| {
+            let (Some(id), Some(data)) = (schema_id(bytes), bytes.and_then(wire::data)) else {
+                return false;
+            };
+            decided
+                .get(&(id, part))
+                .and_then(Option::as_ref)
+                .is_some_and(|known| known.decode(data).is_ok())
+        });
+        if !fine {
+            bad.push(record.offset_delta);
         }
-        with_keyed_records(batch, header, inflated_max, |parsed| {
-            for record in parsed {
-                let fine = [
-                    (rule.validation.key, record.key, Part::Key),
-                    (rule.validation.value, record.value, Part::Value),
-                ]
-                .into_iter()
-                .filter(|(checked, _, _)| *checked)
-                .all(|(_, bytes, part)| {
-                    let (Some(id), Some(data)) = (schema_id(bytes), bytes.and_then(wire::data))
-                    else {
-                        return false;
-                    };
-                    decided
-                        .get(&(id, part))
-                        .and_then(Option::as_ref)
-                        .is_some_and(|known| known.decode(data).is_ok())
-                });
-                if !fine {
-                    bad.push(record.offset_delta);
-                }
-            }
-        })
-        .map_err(|_| Refusal::from(ErrorKind::InvalidRecord))?;
-    }
+    })?;
     Ok(bad)
 }
 
