@@ -1,6 +1,8 @@
 //! Authentication bytes from clients and from mirror sources: PLAIN tokens, the SCRAM
 //! server's view of a client's first and final messages, the SCRAM client's view of a
-//! server's first and final messages, and certificate subjects.
+//! server's first and final messages, certificate subjects, OAUTHBEARER client messages and
+//! the JWTs in them (against a key set that is itself the input's second half), and JWKS
+//! documents.
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -9,6 +11,9 @@ use libfuzzer_sys::fuzz_target;
 use shoal_auth::scram::{ClientFirst, Exchange, ScramMechanism, MIN_ITERATIONS};
 use shoal_auth::client_login::ClientLogin;
 use shoal_auth::SaslMechanism;
+use shoal_auth::jwks::Jwks;
+use shoal_auth::jwt::{self, TokenRules};
+use shoal_auth::oauthbearer::ClientMessage;
 use shoal_auth::{certificate, plain};
 
 fuzz_target!(|data: &[u8]| {
@@ -27,6 +32,18 @@ fuzz_target!(|data: &[u8]| {
         let credential = mechanism.credential(b"salt", &salted, MIN_ITERATIONS);
         let (exchange, _) = Exchange::start(mechanism, client_first, Some(credential));
         let _ = exchange.finish(rest);
+    }
+    let jwks = Jwks::parse(rest).unwrap_or_default();
+    let _ = Jwks::parse(data);
+    let rules = TokenRules {
+        allow_unsecured: true,
+        ..TokenRules::default()
+    };
+    if let Ok(message) = ClientMessage::parse(first) {
+        let _ = jwt::validate(&message.token, &jwks, &rules, 1_800_000_000_000);
+    }
+    if let Ok(token) = std::str::from_utf8(first) {
+        let _ = jwt::validate(token, &jwks, &TokenRules::default(), 1_800_000_000_000);
     }
     for mechanism in SaslMechanism::ALL {
         let (mut login, _) = ClientLogin::start(mechanism, "alice", "secret");
