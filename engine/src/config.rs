@@ -168,6 +168,13 @@ pub struct SaslConfig {
     /// Kafka's `connection.failed.authentication.delay.ms`: a failed login is answered after
     /// this long, which slows password guessing.
     pub failed_authentication_delay_ms: u64,
+    /// Kafka's `connections.max.reauth.ms` (KIP-368): a SASL session lasts at most this long
+    /// (an OAUTHBEARER session no longer than its token); the client re-authenticates on its
+    /// connection before then, or the connection is closed at its next request. 0: sessions
+    /// never end.
+    pub connections_max_reauth_ms: u64,
+    /// How OAUTHBEARER tokens are checked (KIP-768).
+    pub oauthbearer: OAuthBearerConfig,
 }
 
 impl Default for SaslConfig {
@@ -177,6 +184,67 @@ impl Default for SaslConfig {
             plain_users: Default::default(),
             authentication_timeout_ms: 10_000,
             failed_authentication_delay_ms: 100,
+            connections_max_reauth_ms: 0,
+            oauthbearer: OAuthBearerConfig::default(),
+        }
+    }
+}
+
+/// SASL/OAUTHBEARER token validation: Kafka's `sasl.oauthbearer.*` broker settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OAuthBearerConfig {
+    /// `sasl.oauthbearer.jwks.endpoint.url`: where the identity provider's keys are; a
+    /// `file://` URL (re-read when the file changes).
+    pub jwks_endpoint_url: Option<String>,
+    /// `sasl.oauthbearer.jwks.endpoint.refresh.ms`: the keys are read again this often even
+    /// when the file seems unchanged.
+    pub jwks_endpoint_refresh_ms: u64,
+    /// `sasl.oauthbearer.expected.audience`: a token's `aud` must name one of these (empty:
+    /// not checked).
+    pub expected_audience: Vec<String>,
+    /// `sasl.oauthbearer.expected.issuer`: a token's `iss` must be this (unset: not checked).
+    pub expected_issuer: Option<String>,
+    /// `sasl.oauthbearer.sub.claim.name`: the claim that names the principal.
+    pub sub_claim_name: String,
+    /// `sasl.oauthbearer.scope.claim.name`.
+    pub scope_claim_name: String,
+    /// Scopes every token must carry (empty: none).
+    pub required_scopes: Vec<String>,
+    /// `sasl.oauthbearer.clock.skew.seconds`: leeway for `exp`, `nbf` and `iat`.
+    pub clock_skew_seconds: i64,
+    /// Kafka's unsecured validator, for tests only: tokens with `alg` `none` and no
+    /// signature are taken. Never on a network anyone else reaches.
+    pub allow_unsecured_tokens: bool,
+}
+
+impl Default for OAuthBearerConfig {
+    fn default() -> Self {
+        let rules = shoal_auth::jwt::TokenRules::default();
+        OAuthBearerConfig {
+            jwks_endpoint_url: None,
+            jwks_endpoint_refresh_ms: 3_600_000,
+            expected_audience: rules.expected_audience,
+            expected_issuer: rules.expected_issuer,
+            sub_claim_name: rules.principal_claim,
+            scope_claim_name: rules.scope_claim,
+            required_scopes: rules.required_scopes,
+            clock_skew_seconds: rules.clock_skew_s,
+            allow_unsecured_tokens: rules.allow_unsecured,
+        }
+    }
+}
+
+impl OAuthBearerConfig {
+    pub fn rules(&self) -> shoal_auth::jwt::TokenRules {
+        shoal_auth::jwt::TokenRules {
+            expected_issuer: self.expected_issuer.clone(),
+            expected_audience: self.expected_audience.clone(),
+            principal_claim: self.sub_claim_name.clone(),
+            scope_claim: self.scope_claim_name.clone(),
+            required_scopes: self.required_scopes.clone(),
+            clock_skew_s: self.clock_skew_seconds,
+            allow_unsecured: self.allow_unsecured_tokens,
         }
     }
 }
@@ -469,6 +537,28 @@ impl BrokerConfig {
                 return fail(format!(
                     "listener {} uses TLS: set ssl.certificate_file and ssl.key_file",
                     tls.name
+                ));
+            }
+        }
+        let oauth = &self.sasl.oauthbearer;
+        if self
+            .sasl
+            .enabled_mechanisms
+            .iter()
+            .any(|m| m == "OAUTHBEARER")
+            && oauth.jwks_endpoint_url.is_none()
+            && !oauth.allow_unsecured_tokens
+        {
+            return fail(
+                "sasl.enabled_mechanisms has OAUTHBEARER: set sasl.oauthbearer.jwks_endpoint_url \
+                 (the identity provider's keys)"
+                    .into(),
+            );
+        }
+        if let Some(url) = &oauth.jwks_endpoint_url {
+            if !url.starts_with("file://") {
+                return fail(format!(
+                    "sasl.oauthbearer.jwks_endpoint_url {url}: only file:// URLs are served"
                 ));
             }
         }

@@ -320,12 +320,28 @@ fn run(args: Args) -> Result<(), EngineError> {
     let limits =
         server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
     let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits, tls.clone());
+    let oauth = match config
+        .sasl
+        .enabled_mechanisms
+        .iter()
+        .any(|m| m == "OAUTHBEARER")
+    {
+        true => {
+            let validator = Arc::new(security::OAuthValidator::load(&config.sasl.oauthbearer)?);
+            validator.clone().watch()?;
+            Some(validator)
+        }
+        false => None,
+    };
     let serve: ServeFn = Arc::new(move |shard| {
         Box::pin(server::serve_shard(
             shard,
             config.clone(),
             live.clone(),
-            tls.clone(),
+            server::Security {
+                tls: tls.clone(),
+                oauth: oauth.clone(),
+            },
             membership.clone(),
             quotas.clone(),
         ))

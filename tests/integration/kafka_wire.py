@@ -294,3 +294,47 @@ def parse_describe_configs_v1(body):
         return error, message, dict(r.array(config))
 
     return r.array(result)
+
+
+# SASL by hand: SaslHandshake v1, then SaslAuthenticate v1 with the given bytes.
+
+def sasl_login(conn, mechanism, auth_bytes, correlation_id=1):
+    """(SaslHandshake's error, SaslAuthenticate's error, its auth bytes, the session lifetime
+    in ms) on `conn`; SaslAuthenticate's are None when the handshake was refused."""
+    conn.send(request(17, 1, correlation_id, string(mechanism)))
+    _, body = conn.recv_response()
+    handshake_error = struct.unpack(">h", body[:2])[0]
+    if handshake_error:
+        return handshake_error, None, b"", 0
+    conn.send(request(36, 1, correlation_id + 1, struct.pack(">i", len(auth_bytes)) + auth_bytes))
+    answer = conn.recv_response()
+    if answer is None:
+        return handshake_error, None, b"", 0
+    reader = Reader(answer[1])
+    error = reader.int("h")
+    message_length = reader.int("h")
+    if message_length > 0:
+        reader.take(message_length)
+    returned = reader.take(reader.int("i"))
+    lifetime = reader.int("q")
+    return handshake_error, error, returned, lifetime
+
+
+def sasl_authenticate_raw(bootstrap, mechanism, auth_bytes):
+    """(SaslAuthenticate's error code, its auth bytes) for `auth_bytes` sent with `mechanism`
+    on a new connection."""
+    conn = Connection(bootstrap)
+    try:
+        handshake_error, error, returned, _ = sasl_login(conn, mechanism, auth_bytes)
+        assert handshake_error == 0, "the mechanism is enabled"
+        return error, returned
+    finally:
+        conn.close()
+
+
+
+def metadata_v0(conn, correlation_id):
+    """Sends Metadata v0 for no topic (a request that needs a live session); True when it was
+    answered, None when the broker closed the connection."""
+    conn.send(request(3, 0, correlation_id, struct.pack(">i", 0)))
+    return None if conn.recv_response() is None else True

@@ -9,6 +9,7 @@ use crate::cluster::Membership;
 use crate::config::BrokerConfig;
 use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
+use crate::security::OAuthValidator;
 use crate::server::memory::RequestBudget;
 
 /// What every handler on a shard works with.
@@ -25,6 +26,8 @@ pub struct Broker {
     pub quotas: Arc<QuotaBoard>,
     /// The dynamic broker configs in effect, and what puts changes into effect.
     pub live: Arc<LiveConfigs>,
+    /// What checks OAUTHBEARER tokens; None when the mechanism is not enabled.
+    pub oauth: Option<Arc<OAuthValidator>>,
 }
 
 impl Broker {
@@ -34,6 +37,7 @@ impl Broker {
         cluster: Option<Arc<Membership>>,
         quotas: Arc<QuotaBoard>,
         live: Arc<LiveConfigs>,
+        oauth: Option<Arc<OAuthValidator>>,
     ) -> Broker {
         let (advertised_host, advertised_port) = config.advertised();
         let request_memory =
@@ -47,6 +51,7 @@ impl Broker {
             request_memory,
             quotas,
             live,
+            oauth,
         }
     }
 }

@@ -1,7 +1,10 @@
 //! SaslHandshake (17) and SaslAuthenticate (36): a SASL listener's client names a mechanism,
 //! then authenticates with it before any other request is served. A failed login is answered
 //! with `SASL_AUTHENTICATION_FAILED` after `failed_authentication_delay_ms`, logged without
-//! secrets, and the connection is closed.
+//! secrets, and the connection is closed. OAUTHBEARER answers a refused token with RFC 7628's
+//! error challenge first, as Kafka does. With `connections_max_reauth_ms` a session has a
+//! lifetime (KIP-368): the client logs in again on its connection, as the same principal and
+//! with the same mechanism, while its other requests go on.
 
 use std::time::Duration;
 
@@ -9,6 +12,7 @@ use kafka_protocol::messages::{
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
+use shoal_auth::oauthbearer::{error_challenge, ClientMessage};
 use shoal_protocol::ResponseError;
 
 use crate::context::{Broker, Call};
@@ -23,17 +27,25 @@ pub async fn handshake(call: &Call<'_>, request: SaslHandshakeRequest) -> SaslHa
         .map(|m| StrBytes::from_string(m.clone()))
         .collect();
     let session = &call.client.session;
-    let error = if session.state() != AuthState::AwaitingHandshake {
-        Some(ResponseError::IllegalSaslState)
-    } else {
-        let asked = request.mechanism.as_str();
-        match Mechanism::parse(asked).filter(|_| enabled.iter().any(|m| m == asked)) {
-            Some(mechanism) => {
-                session.start(mechanism, call.version == 0);
-                None
-            }
-            None => Some(ResponseError::UnsupportedSaslMechanism),
+    let asked = request.mechanism.as_str();
+    let chosen = Mechanism::parse(asked).filter(|_| enabled.iter().any(|m| m == asked));
+    let error = match (session.state(), chosen) {
+        (AuthState::AwaitingHandshake, Some(mechanism)) => {
+            session.start(mechanism, call.version == 0);
+            None
         }
+        (AuthState::AwaitingHandshake, None) => Some(ResponseError::UnsupportedSaslMechanism),
+        // KIP-368: an authenticated session with a lifetime logs in again, with v1 and the
+        // mechanism it logged in with first.
+        (AuthState::Authenticated, Some(mechanism))
+            if call.version >= 1
+                && session.ends_at_ms().is_some()
+                && session.mechanism() == Some(mechanism) =>
+        {
+            session.start_reauthentication(mechanism);
+            None
+        }
+        _ => Some(ResponseError::IllegalSaslState),
     };
     SaslHandshakeResponse::default()
         .with_error_code(error.map_or(0, |e| e.code()))
@@ -45,7 +57,9 @@ pub async fn authenticate(
     request: SaslAuthenticateRequest,
 ) -> SaslAuthenticateResponse {
     let session = &call.client.session;
-    let AuthState::AwaitingToken(mechanism) = session.state() else {
+    let (AuthState::AwaitingToken(mechanism) | AuthState::Reauthenticating(mechanism)) =
+        session.state()
+    else {
         session.failed();
         return failure(
             ResponseError::IllegalSaslState,
@@ -53,16 +67,48 @@ pub async fn authenticate(
         );
     };
     let host = &call.client.host;
-    match check_token(call.broker, session, host, mechanism, &request.auth_bytes).await {
-        Some(token) => SaslAuthenticateResponse::default().with_auth_bytes(token.into()),
-        None => failure(
+    // RFC 7628: a refused token got an error challenge; whatever the client answers, the
+    // authentication has failed.
+    if let Some(why) = session.take_refused_token() {
+        refuse(call.broker, session, host, mechanism, &why).await;
+        return failure(
             ResponseError::SaslAuthenticationFailed,
-            "Authentication failed: invalid credentials",
-        ),
+            "Authentication failed: invalid token",
+        );
+    }
+    let step = match mechanism {
+        Mechanism::OAuthBearer => match oauth_login(call.broker, &request.auth_bytes) {
+            Ok(login) => Ok(Step::LoggedIn(login, Vec::new())),
+            // A token refused: the error challenge first (RFC 7628 3.2.2), as Kafka answers.
+            Err(OAuthRefusal::Token(why)) => {
+                session.refuse_token(why);
+                return SaslAuthenticateResponse::default()
+                    .with_auth_bytes(error_challenge(None).into());
+            }
+            Err(OAuthRefusal::Message(why)) => Err(why),
+        },
+        _ => password_step(call.broker, session, mechanism, &request.auth_bytes).await,
+    };
+    match step.and_then(|step| finish(call.broker, session, host, step)) {
+        Ok((reply, lifetime_ms)) => {
+            let answer = SaslAuthenticateResponse::default().with_auth_bytes(reply.into());
+            // The session's lifetime exists from v1 (KIP-368).
+            match call.version {
+                0 => answer,
+                _ => answer.with_session_lifetime_ms(lifetime_ms),
+            }
+        }
+        Err(why) => {
+            refuse(call.broker, session, host, mechanism, &why).await;
+            failure(
+                ResponseError::SaslAuthenticationFailed,
+                "Authentication failed: invalid credentials",
+            )
+        }
     }
 }
 
-/// Checks a mechanism's token and moves the session on. Some: the token to send back (the
+/// After a v0 SaslHandshake: the bare token checked. Some: the reply to frame back (the
 /// session is authenticated, or a SCRAM exchange awaits its final message). None: failed,
 /// after the failed-login delay, with a log line that holds no secret.
 pub async fn check_token(
@@ -72,34 +118,178 @@ pub async fn check_token(
     mechanism: Mechanism,
     token: &[u8],
 ) -> Option<Vec<u8>> {
-    let outcome = match mechanism {
-        Mechanism::Plain => plain::authenticate(token, &broker.config.sasl.plain_users)
-            .map(|user| (Some(user), Vec::new()))
-            .ok_or("invalid username or password"),
-        Mechanism::Scram(scram) => scram_step(broker, session, scram, token).await,
+    let step = match mechanism {
+        // No error challenge without SaslAuthenticate: a refusal fails at once.
+        Mechanism::OAuthBearer => oauth_login(broker, token)
+            .map(|login| Step::LoggedIn(login, Vec::new()))
+            .map_err(OAuthRefusal::why),
+        _ => password_step(broker, session, mechanism, token).await,
     };
-    match outcome {
-        Ok((Some(user), reply)) => {
-            session.authenticated(Principal::user(user));
-            let principal = session.principal();
-            tracing::debug!(%principal, listener = %session.listener.name, "authenticated");
-            Some(reply)
-        }
-        Ok((None, reply)) => Some(reply),
+    match step.and_then(|step| finish(broker, session, client_host, step)) {
+        Ok((reply, _lifetime_ms)) => Some(reply),
         Err(why) => {
-            tracing::warn!(
-                client = %client_host,
-                listener = %session.listener.name,
-                mechanism = mechanism.name(),
-                why,
-                "authentication failed"
-            );
-            session.failed();
-            let delay = broker.config.sasl.failed_authentication_delay_ms;
-            glommio::timer::sleep(Duration::from_millis(delay)).await;
+            refuse(broker, session, client_host, mechanism, &why).await;
             None
         }
     }
+}
+
+/// Who a login proved the client to be, and until when its credential holds.
+struct Login {
+    principal: Principal,
+    credential_ends_at_ms: Option<i64>,
+}
+
+/// Where a mechanism's message left the exchange.
+enum Step {
+    /// Logged in; the reply to send.
+    LoggedIn(Login, Vec<u8>),
+    /// A SCRAM exchange goes on: its next message to send.
+    Continue(Vec<u8>),
+}
+
+/// A PLAIN token, or one SCRAM message.
+async fn password_step(
+    broker: &Broker,
+    session: &Session,
+    mechanism: Mechanism,
+    token: &[u8],
+) -> Result<Step, String> {
+    let login = |user: String| Login {
+        principal: Principal::user(user),
+        credential_ends_at_ms: None,
+    };
+    match mechanism {
+        Mechanism::Plain => plain::authenticate(token, &broker.config.sasl.plain_users)
+            .map(|user| Step::LoggedIn(login(user), Vec::new()))
+            .ok_or_else(|| "invalid username or password".to_string()),
+        Mechanism::Scram(scram) => match scram_step(broker, session, scram, token).await {
+            Ok((Some(user), reply)) => Ok(Step::LoggedIn(login(user), reply)),
+            Ok((None, reply)) => Ok(Step::Continue(reply)),
+            Err(why) => Err(why.to_string()),
+        },
+        Mechanism::OAuthBearer => Err("not a password mechanism".to_string()),
+    }
+}
+
+/// A step taken: a login moves the session on (authenticated, or re-authenticated as the
+/// same principal) and sets its lifetime. Ok((reply, session lifetime in ms, 0: none)).
+fn finish(
+    broker: &Broker,
+    session: &Session,
+    client_host: &str,
+    step: Step,
+) -> Result<(Vec<u8>, i64), String> {
+    let (login, reply) = match step {
+        Step::Continue(reply) => return Ok((reply, 0)),
+        Step::LoggedIn(login, reply) => (login, reply),
+    };
+    let reauthenticating = matches!(session.state(), AuthState::Reauthenticating(_));
+    if reauthenticating && session.principal() != login.principal {
+        return Err(format!(
+            "re-authentication as {} on a session of {}: principals cannot change",
+            login.principal,
+            session.principal()
+        ));
+    }
+    let now = now_ms();
+    let lifetime_ms = session_lifetime_ms(
+        broker.config.sasl.connections_max_reauth_ms,
+        login.credential_ends_at_ms,
+        now,
+    );
+    session.authenticated(login.principal);
+    session.ends_at((lifetime_ms > 0).then(|| now + lifetime_ms));
+    let principal = session.principal();
+    if reauthenticating {
+        broker.shard.metrics.counters.sasl_reauthentications.add(1);
+        tracing::info!(%principal, client = client_host, lifetime_ms, "re-authenticated");
+    } else {
+        tracing::debug!(%principal, listener = %session.listener.name, lifetime_ms, "authenticated");
+    }
+    Ok((reply, lifetime_ms))
+}
+
+/// KIP-368: with `connections.max.reauth.ms` set, a session lasts that long, and no longer
+/// than its credential (a token) holds; 0 (off): sessions never end.
+fn session_lifetime_ms(max_reauth_ms: u64, credential_ends_at_ms: Option<i64>, now_ms: i64) -> i64 {
+    if max_reauth_ms == 0 {
+        return 0;
+    }
+    let max = i64::try_from(max_reauth_ms).unwrap_or(i64::MAX);
+    match credential_ends_at_ms {
+        Some(end) => max.min(end - now_ms).max(1),
+        None => max,
+    }
+}
+
+/// Why an OAUTHBEARER login failed (for the log, not the client).
+enum OAuthRefusal {
+    /// The client message itself is malformed: refused at once.
+    Message(String),
+    /// The token is refused: answered with the error challenge first.
+    Token(String),
+}
+
+impl OAuthRefusal {
+    fn why(self) -> String {
+        match self {
+            OAuthRefusal::Message(why) | OAuthRefusal::Token(why) => why,
+        }
+    }
+}
+
+/// An OAUTHBEARER client message: its token checked, the token's principal and expiry.
+fn oauth_login(broker: &Broker, message: &[u8]) -> Result<Login, OAuthRefusal> {
+    let message =
+        ClientMessage::parse(message).map_err(|e| OAuthRefusal::Message(e.to_string()))?;
+    let validator = broker
+        .oauth
+        .as_ref()
+        .ok_or_else(|| OAuthRefusal::Token("OAUTHBEARER has no validator".into()))?;
+    let token = validator
+        .validate(&message.token, now_ms())
+        .map_err(|e| OAuthRefusal::Token(e.to_string()))?;
+    if message
+        .authzid
+        .as_ref()
+        .is_some_and(|authzid| *authzid != token.principal)
+    {
+        return Err(OAuthRefusal::Token(
+            "the authzid is not the token's principal".into(),
+        ));
+    }
+    Ok(Login {
+        principal: Principal::user(token.principal),
+        credential_ends_at_ms: Some(token.valid_until_ms),
+    })
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A failed login: logged without secrets, the session failed, after the failed-login delay
+/// (the caller answers with the failure).
+async fn refuse(
+    broker: &Broker,
+    session: &Session,
+    client_host: &str,
+    mechanism: Mechanism,
+    why: &str,
+) {
+    tracing::warn!(
+        client = %client_host,
+        listener = %session.listener.name,
+        mechanism = mechanism.name(),
+        why,
+        "authentication failed"
+    );
+    session.failed();
+    let delay = broker.config.sasl.failed_authentication_delay_ms;
+    glommio::timer::sleep(Duration::from_millis(delay)).await;
 }
 
 /// One SCRAM message: the first gets the server's first message (after looking the user's
@@ -138,4 +328,19 @@ fn failure(error: ResponseError, message: &'static str) -> SaslAuthenticateRespo
     SaslAuthenticateResponse::default()
         .with_error_code(error.code())
         .with_error_message(Some(StrBytes::from_static_str(message)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_last_the_setting_and_no_longer_than_their_token() {
+        assert_eq!(session_lifetime_ms(0, Some(5_000), 1_000), 0);
+        assert_eq!(session_lifetime_ms(60_000, None, 1_000), 60_000);
+        assert_eq!(session_lifetime_ms(60_000, Some(11_000), 1_000), 10_000);
+        assert_eq!(session_lifetime_ms(60_000, Some(500_000), 1_000), 60_000);
+        // A token that ends now still gets a session (of a moment): the client refreshes.
+        assert_eq!(session_lifetime_ms(60_000, Some(1_000), 1_000), 1);
+    }
 }

@@ -2,11 +2,13 @@
 //! authentication, and each connection's principal.
 
 pub mod listeners;
+pub mod oauth;
 pub mod session;
 pub mod stream;
 pub mod tls;
 
 pub use listeners::Listener;
+pub use oauth::OAuthValidator;
 pub use session::{AuthState, Mechanism, Session};
 pub use shoal_auth::{certificate, plain, scram, Principal};
 pub use tls::TlsServer;

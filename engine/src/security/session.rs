@@ -13,6 +13,7 @@ use shoal_auth::Principal;
 pub enum Mechanism {
     Plain,
     Scram(ScramMechanism),
+    OAuthBearer,
 }
 
 impl Mechanism {
@@ -21,6 +22,7 @@ impl Mechanism {
             "PLAIN" => Some(Mechanism::Plain),
             "SCRAM-SHA-256" => Some(Mechanism::Scram(ScramMechanism::Sha256)),
             "SCRAM-SHA-512" => Some(Mechanism::Scram(ScramMechanism::Sha512)),
+            "OAUTHBEARER" => Some(Mechanism::OAuthBearer),
             _ => None,
         }
     }
@@ -29,6 +31,7 @@ impl Mechanism {
         match self {
             Mechanism::Plain => "PLAIN",
             Mechanism::Scram(scram) => scram.name(),
+            Mechanism::OAuthBearer => "OAUTHBEARER",
         }
     }
 }
@@ -42,6 +45,9 @@ pub enum AuthState {
     /// After a v0 SaslHandshake: the next frame is the mechanism's bare token, not a request.
     AwaitingBareToken(Mechanism),
     Authenticated,
+    /// An authenticated session logging in again with this mechanism (KIP-368): its
+    /// requests go on meanwhile.
+    Reauthenticating(Mechanism),
     /// Authentication failed: the connection closes once the answer is written.
     Failed,
 }
@@ -53,6 +59,13 @@ pub struct Session {
     principal: RefCell<Principal>,
     /// A SCRAM exchange between its first and final messages.
     scram: RefCell<Option<Exchange>>,
+    /// Why an OAUTHBEARER token was refused, between the error challenge and the client's
+    /// acknowledgement of it (RFC 7628 3.2.2).
+    refused_token: RefCell<Option<String>>,
+    /// The mechanism the session logged in with: a re-authentication must use it again.
+    mechanism: Cell<Option<Mechanism>>,
+    /// When the session ends unless it re-authenticates (KIP-368), in ms since the epoch.
+    session_ends_at_ms: Cell<Option<i64>>,
 }
 
 impl Session {
@@ -67,6 +80,9 @@ impl Session {
             state: Cell::new(state),
             principal: RefCell::new(Principal::anonymous()),
             scram: RefCell::new(None),
+            refused_token: RefCell::new(None),
+            mechanism: Cell::new(None),
+            session_ends_at_ms: Cell::new(None),
         }
     }
 
@@ -86,7 +102,36 @@ impl Session {
     }
 
     pub fn is_authenticated(&self) -> bool {
-        self.state.get() == AuthState::Authenticated
+        matches!(
+            self.state.get(),
+            AuthState::Authenticated | AuthState::Reauthenticating(_)
+        )
+    }
+
+    /// An authenticated session starts logging in again (KIP-368).
+    pub fn start_reauthentication(&self, mechanism: Mechanism) {
+        self.state.set(AuthState::Reauthenticating(mechanism));
+    }
+
+    /// Whether the session ended (its lifetime passed) at `now_ms` without re-authenticating.
+    pub fn expired(&self, now_ms: i64) -> bool {
+        self.session_ends_at_ms
+            .get()
+            .is_some_and(|end| now_ms >= end)
+    }
+
+    /// The session lasts until `at_ms` (None: for ever).
+    pub fn ends_at(&self, at_ms: Option<i64>) {
+        self.session_ends_at_ms.set(at_ms);
+    }
+
+    pub fn ends_at_ms(&self) -> Option<i64> {
+        self.session_ends_at_ms.get()
+    }
+
+    /// The mechanism the session logged in with.
+    pub fn mechanism(&self) -> Option<Mechanism> {
+        self.mechanism.get()
     }
 
     pub fn has_failed(&self) -> bool {
@@ -104,6 +149,7 @@ impl Session {
 
     /// The handshake chose `mechanism`; `bare`: the token comes without a request (v0).
     pub fn start(&self, mechanism: Mechanism, bare: bool) {
+        self.mechanism.set(Some(mechanism));
         self.state.set(if bare {
             AuthState::AwaitingBareToken(mechanism)
         } else {
@@ -121,6 +167,17 @@ impl Session {
     pub fn authenticated(&self, principal: Principal) {
         *self.principal.borrow_mut() = principal;
         self.state.set(AuthState::Authenticated);
+    }
+
+    /// An OAUTHBEARER token was refused and the error challenge sent; `why` is logged when
+    /// the client acknowledges it.
+    pub fn refuse_token(&self, why: String) {
+        *self.refused_token.borrow_mut() = Some(why);
+    }
+
+    /// The refusal awaiting the client's acknowledgement, taken out.
+    pub fn take_refused_token(&self) -> Option<String> {
+        self.refused_token.borrow_mut().take()
     }
 
     pub fn failed(&self) {

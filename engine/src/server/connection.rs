@@ -211,6 +211,15 @@ pub async fn serve_connection(
                 continue;
             }
             Ok(Incoming::Handle(mut request)) => {
+                // The session ended without re-authenticating (KIP-368): the connection
+                // closes at its next request, as Kafka closes it. (A failed re-authentication
+                // leaves the session unauthenticated: the branch above closes it.)
+                if !request.spec.before_authentication && session.expired(sasl::now_ms()) {
+                    let principal = session.principal();
+                    broker.shard.metrics.counters.sasl_sessions_expired.add(1);
+                    tracing::info!(%peer, %principal, "SASL session ended without re-authentication; closing");
+                    break;
+                }
                 if request.spec.internal && !internal_api_allowed(&broker, &request) {
                     let principal = session.principal();
                     tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing (for brokers and tools: name their listener in authorizer.internal_listeners, or grant ClusterAction)");

@@ -14,21 +14,28 @@ use crate::config::BrokerConfig;
 use crate::context::Broker;
 use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
-use crate::security::{Listener, TlsServer};
+use crate::security::{Listener, OAuthValidator, TlsServer};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
 /// Accepts connections on every listener until the broker stops; returns only if a listener
 /// cannot bind.
+/// What secures the listeners: TLS, and the OAUTHBEARER token validator.
+pub struct Security {
+    pub tls: Option<Arc<TlsServer>>,
+    pub oauth: Option<Arc<OAuthValidator>>,
+}
+
 pub async fn serve_shard(
     shard: Rc<Shard>,
     config: Arc<BrokerConfig>,
     live: Arc<LiveConfigs>,
-    tls: Option<Arc<TlsServer>>,
+    security: Security,
     cluster: Option<Arc<Membership>>,
     quotas: Arc<QuotaBoard>,
 ) -> Result<(), ShardError> {
+    let Security { tls, oauth } = security;
     let listeners = config
         .listeners()
         .map_err(|e| ShardError::Config(e.to_string()))?;
@@ -79,7 +86,7 @@ pub async fn serve_shard(
         live.apply_at_start(&shard.topics.load());
         tasks.spawn_background("dynamic broker configs", live.clone().watch(shard.clone()));
     }
-    let broker = Rc::new(Broker::new(shard, config, cluster, quotas, live));
+    let broker = Rc::new(Broker::new(shard, config, cluster, quotas, live, oauth));
     tasks.spawn_background(
         "mirror fetchers",
         crate::mirror::fetcher::run(broker.clone()),

@@ -11,4 +11,4 @@ mod request;
 mod watchdog;
 
 pub use limits::ConnectionLimits;
-pub use listener::serve_shard;
+pub use listener::{serve_shard, Security};

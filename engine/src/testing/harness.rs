@@ -86,7 +86,7 @@ where
             let limits =
                 ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
             let live = LiveConfigs::new(config.clone(), shard.config.live.clone(), limits, None);
-            let broker = Rc::new(Broker::new(shard, config, None, quotas, live));
+            let broker = Rc::new(Broker::new(shard, config, None, quotas, live, None));
             // A failed assertion stops the broker cleanly (an error from the listener's place
             // stops every executor) and fails the run with its message.
             let outcome = AssertUnwindSafe(body(broker)).catch_unwind().await;

@@ -38,6 +38,10 @@ shard_counters! {
             "Records compaction dropped (superseded or expired).";
         connections_refused: "shoal_connections_refused_total",
             "Connections closed at once because max.connections or max.connections.per.ip was reached.";
+        sasl_reauthentications: "shoal_sasl_reauthentications_total",
+            "SASL sessions that re-authenticated on their connection before they ended (KIP-368).";
+        sasl_sessions_expired: "shoal_sasl_sessions_expired_total",
+            "Connections closed because their SASL session ended without re-authentication.";
         quota_throttles: "shoal_quota_throttles_total", "Answers that told a client over a quota to wait.";
         quota_throttle_ms: "shoal_quota_throttle_milliseconds_total", "Milliseconds those answers told clients to wait.";
         fetch_cache_hits: "shoal_fetch_cache_hits_total", "Fetches served from the cache of recent objects.";
