@@ -238,3 +238,28 @@ def test_scram_credentials_are_described_deleted_and_survive_a_kill_9(secured):
         admin.alter_user_scram_credentials([too_few])["erin"].result(10)
     remaining = admin.describe_user_scram_credentials(["erin"])["erin"].result(10)
     assert [i.mechanism for i in remaining.scram_credential_infos] == [ScramMechanism.SCRAM_SHA_512]
+
+
+def test_tens_of_thousands_of_connections_to_one_listener_leave_the_broker_serving(make_broker):
+    """33,000 connections to one shard, each with one request before logging in, on the SASL
+    listener while the PLAINTEXT one stays idle. Each listener accepts in a task of its own:
+    polled together, the idle listener's accept piled up a waker per wake-up until the count
+    overflowed (at 32,767) and the shard panicked."""
+    from kafka_wire import Connection, request
+    sasl_port = free_port()
+    broker = make_broker("one-shard")
+    broker.config_path.write_text(
+        f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
+        f'data_dir = "{broker.data_dir}"\n'
+        "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n"
+        '[sasl.plain_users]\nalice = "alice-secret"\n'
+    )
+    broker.start()
+    for correlation_id in range(33_000):
+        conn = Connection(f"127.0.0.1:{sasl_port}")
+        conn.send(request(18, 0, correlation_id, b""))
+        assert conn.recv_response() is not None, f"connection {correlation_id} answered"
+        conn.close()
+    assert "panicked" not in broker.log()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert admin.list_topics(timeout=10) is not None

@@ -101,11 +101,20 @@ pub async fn serve_shard(
             crate::handlers::transactions::end_transactions_chore(broker.clone()),
         );
     }
-    let accepting = bound.into_iter().map(|(socket, listener)| {
-        let tls = listener.protocol.uses_tls().then(|| tls.clone()).flatten();
-        accept(socket, listener, tls, broker.clone())
-    });
-    futures::future::join_all(accepting).await;
+    // Each listener accepts in a task of its own. Polled together in one task, every wake-up
+    // by one listener polled the others' pending accepts too, and glommio keeps a waker clone
+    // for each such poll until a connection comes: after 32,767 connections on one listener
+    // while another stayed idle, the task's waker count overflowed and the shard panicked.
+    let accepting: Vec<_> = bound
+        .into_iter()
+        .map(|(socket, listener)| {
+            let tls = listener.protocol.uses_tls().then(|| tls.clone()).flatten();
+            glommio::spawn_local(accept(socket, listener, tls, broker.clone()))
+        })
+        .collect();
+    for listener in accepting {
+        listener.await;
+    }
     Ok(())
 }
 
