@@ -116,6 +116,15 @@ pub fn validate(
     check_claims(&claims, rules, now_ms)
 }
 
+/// The key id a token's header names, if it is a readable JWS at all.
+pub fn key_id(token: &str) -> Option<String> {
+    if token.len() > TOKEN_MAX_BYTES {
+        return None;
+    }
+    let header = json_part(token.split('.').next()?, "header").ok()?;
+    header.get("kid")?.as_str().map(str::to_string)
+}
+
 fn json_part(part: &str, what: &str) -> Result<Map<String, Value>, AuthError> {
     let bytes = URL_SAFE_NO_PAD
         .decode(part)

@@ -194,11 +194,13 @@ impl Default for SaslConfig {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthBearerConfig {
-    /// `sasl.oauthbearer.jwks.endpoint.url`: where the identity provider's keys are; a
-    /// `file://` URL (re-read when the file changes).
+    /// `sasl.oauthbearer.jwks.endpoint.url`: where the identity provider's keys are: its
+    /// `https://` JWKS endpoint, or a `file://` URL (re-read when the file changes).
     pub jwks_endpoint_url: Option<String>,
-    /// `sasl.oauthbearer.jwks.endpoint.refresh.ms`: the keys are read again this often even
-    /// when the file seems unchanged.
+    /// CAs (PEM) trusted for an `https://` endpoint's certificate, besides the system's.
+    pub jwks_endpoint_ca_file: Option<std::path::PathBuf>,
+    /// `sasl.oauthbearer.jwks.endpoint.refresh.ms`: the keys are read again this often (and
+    /// an endpoint fetched again at once when a token names a key id the set lacks).
     pub jwks_endpoint_refresh_ms: u64,
     /// `sasl.oauthbearer.expected.audience`: a token's `aud` must name one of these (empty:
     /// not checked).
@@ -223,6 +225,7 @@ impl Default for OAuthBearerConfig {
         let rules = shoal_auth::jwt::TokenRules::default();
         OAuthBearerConfig {
             jwks_endpoint_url: None,
+            jwks_endpoint_ca_file: None,
             jwks_endpoint_refresh_ms: 3_600_000,
             expected_audience: rules.expected_audience,
             expected_issuer: rules.expected_issuer,
@@ -556,9 +559,9 @@ impl BrokerConfig {
             );
         }
         if let Some(url) = &oauth.jwks_endpoint_url {
-            if !url.starts_with("file://") {
+            if !url.starts_with("file://") && !url.starts_with("https://") {
                 return fail(format!(
-                    "sasl.oauthbearer.jwks_endpoint_url {url}: only file:// URLs are served"
+                    "sasl.oauthbearer.jwks_endpoint_url {url}: give an https:// or file:// URL"
                 ));
             }
         }

@@ -7,6 +7,7 @@ error, logged without the token."""
 import base64
 import http.server
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -21,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import free_port, metric_value, scrape_metrics
 from kafka_wire import sasl_authenticate_raw
+from tls_certs import CertificateAuthority
 
 ISSUER = "https://idp.shoal.test/realms/kafka"
 AUDIENCE = "kafka-broker"
@@ -317,3 +319,83 @@ def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_brok
     scraped = scrape_metrics(metrics_port)
     assert (metric_value(scraped, "shoal_sasl_reauthentications_total") or 0) >= 2
     assert (metric_value(scraped, "shoal_sasl_sessions_expired_total") or 0) == 0
+
+
+class JwksEndpoint:
+    """The identity provider's JWKS over HTTPS (a certificate from the test CA), serving
+    whatever key set `document` holds at each request."""
+
+    def __init__(self, ca, document):
+        endpoint = self
+        self.document, self.fetches = document, 0
+        cert, key = ca.issue("idp", "/CN=localhost", server=True)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                endpoint.fetches += 1
+                body = endpoint.document.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.server.server_port}/realms/kafka/certs"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_keys_come_from_an_https_endpoint_and_a_rotated_key_is_fetched(make_broker, idp,
+                                                                         tmp_path):
+    ca = CertificateAuthority(tmp_path / "ca")
+    endpoint = JwksEndpoint(ca, idp.jwks_path.read_text())
+    try:
+        sasl_port = free_port()
+        broker = make_broker("oauth-https")
+        broker.config_path.write_text(
+            f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},'
+            f'SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
+            f'data_dir = "{broker.data_dir}"\n'
+            "[sasl]\n"
+            'enabled_mechanisms = ["OAUTHBEARER"]\n'
+            "[sasl.oauthbearer]\n"
+            f'jwks_endpoint_url = "{endpoint.url}"\n'
+            f'jwks_endpoint_ca_file = "{ca.ca_cert}"\n'
+            f'expected_issuer = "{ISSUER}"\n'
+            f'expected_audience = ["{AUDIENCE}"]\n'
+        )
+        broker.start()
+        broker.sasl_bootstrap = f"127.0.0.1:{sasl_port}"
+        admin = AdminClient(oauth_config(broker, lambda: idp.token("alice")))
+        assert admin.list_topics(timeout=10) is not None
+        assert endpoint.fetches == 1
+        # The provider rotates: a new key with a new id. The first token signed with it names
+        # an id the broker's set lacks, which has the broker fetch the endpoint again.
+        rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        numbers = rotated.public_key().public_numbers()
+        document = json.loads(endpoint.document)
+        document["keys"].append({"kty": "RSA", "kid": "rsa-2", "use": "sig",
+                                 "n": b64url(numbers.n), "e": b64url(numbers.e)})
+        endpoint.document = json.dumps(document)
+        new_token = lambda: idp.token("alice", kid="rsa-2", key=rotated)  # noqa: E731
+        deadline = time.time() + 20
+        accepted = False
+        while not accepted and time.time() < deadline:
+            try:
+                AdminClient(oauth_config(broker, new_token)).list_topics(timeout=3)
+                accepted = True
+            except KafkaException:
+                time.sleep(0.5)
+        assert accepted, "a token signed with the rotated key is accepted once it is fetched"
+        assert endpoint.fetches >= 2
+    finally:
+        endpoint.close()

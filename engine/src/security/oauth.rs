@@ -1,100 +1,171 @@
-//! OAUTHBEARER tokens checked against the identity provider's keys (KIP-768): the JWKS is
-//! read from `sasl.oauthbearer.jwks_endpoint_url` (a `file://` URL) at start, then again by a
-//! watcher thread when the file changes and every `jwks_endpoint_refresh_ms`. A read that
-//! fails keeps the keys in use and says why. Shards read the current keys without locking.
+//! OAUTHBEARER tokens checked against the identity provider's keys (KIP-768). The JWKS comes
+//! from `sasl.oauthbearer.jwks_endpoint_url`: a `file://` URL, read at start and again when the
+//! file changes; or the provider's `https://` endpoint, fetched at start and every
+//! `jwks_endpoint_refresh_ms`, and at once (at most every 10 s) when a token names a key id the
+//! set lacks (the provider rotated its keys). A watcher thread does the reading; one that fails
+//! keeps the keys in use and says why. Shards read the current keys without locking.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use arc_swap::ArcSwap;
+use rustls::ClientConfig;
 use shoal_auth::jwks::{Jwks, JWKS_MAX_BYTES};
 use shoal_auth::jwt::{self, TokenRules, ValidToken};
 use shoal_auth::AuthError;
 
+use super::jwks_fetch::{self, HttpsUrl};
 use crate::config::OAuthBearerConfig;
 use crate::EngineError;
 
-/// How often the watcher looks at the file's modification time.
+/// How often the watcher wakes to look for work.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// The soonest a key id the set lacks makes the endpoint be fetched again.
+const UNKNOWN_KEY_REFETCH_EVERY: Duration = Duration::from_secs(10);
+
+/// Where the keys come from.
+enum Source {
+    File(PathBuf),
+    Https(HttpsUrl, Arc<ClientConfig>),
+    /// Unsecured tokens only: no keys.
+    None,
+}
+
+impl Source {
+    fn read(&self) -> Result<Jwks, String> {
+        match self {
+            Source::File(path) => read_jwks(path),
+            Source::Https(url, tls) => {
+                let document = jwks_fetch::fetch(url, tls)
+                    .map_err(|e| format!("https://{}{}: {e}", url.host, url.path))?;
+                Jwks::parse(&document).map_err(|e| e.to_string())
+            }
+            Source::None => Ok(Jwks::default()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Source::File(path) => path.display().to_string(),
+            Source::Https(url, _) => format!("https://{}:{}{}", url.host, url.port, url.path),
+            Source::None => "none".to_string(),
+        }
+    }
+}
 
 pub struct OAuthValidator {
     rules: TokenRules,
-    /// The JWKS file; None with unsecured tokens only.
-    path: Option<PathBuf>,
+    source: Source,
     refresh: Duration,
     keys: ArcSwap<Jwks>,
+    /// A token named a key id the set lacks: fetch the endpoint again soon.
+    unknown_key_seen: AtomicBool,
 }
 
 impl OAuthValidator {
-    /// The validator `config` describes, its keys read now (an unreadable file is an error
-    /// that names it).
+    /// The validator `config` describes, its keys read now. An unreadable file is an error
+    /// that names it; an endpoint that does not answer leaves the set empty (every token
+    /// refused) until the watcher fetches it.
     pub fn load(config: &OAuthBearerConfig) -> Result<OAuthValidator, EngineError> {
-        let path = config
-            .jwks_endpoint_url
-            .as_deref()
-            .map(|url| {
-                url.strip_prefix("file://")
-                    .map(PathBuf::from)
-                    .ok_or_else(|| {
-                        EngineError::Config(format!("{url}: only file:// JWKS URLs are served"))
-                    })
-            })
-            .transpose()?;
-        let keys = match &path {
-            Some(path) => read_jwks(path).map_err(EngineError::Config)?,
-            None => Jwks::default(),
+        let source = match config.jwks_endpoint_url.as_deref() {
+            None => Source::None,
+            Some(url) => match url.strip_prefix("file://") {
+                Some(path) => Source::File(PathBuf::from(path)),
+                None => {
+                    let parsed = HttpsUrl::parse(url).map_err(EngineError::Config)?;
+                    let tls = jwks_fetch::tls_config(config.jwks_endpoint_ca_file.as_deref())
+                        .map_err(EngineError::Config)?;
+                    Source::Https(parsed, tls)
+                }
+            },
+        };
+        let keys = match (&source, source.read()) {
+            (_, Ok(keys)) => keys,
+            (Source::File(_), Err(why)) => return Err(EngineError::Config(why)),
+            (_, Err(why)) => {
+                tracing::warn!(%why, "JWKS not fetched at start: OAUTHBEARER logins fail until it is");
+                Jwks::default()
+            }
         };
         Ok(OAuthValidator {
             rules: config.rules(),
-            path,
+            source,
             refresh: Duration::from_millis(config.jwks_endpoint_refresh_ms.max(1_000)),
             keys: ArcSwap::from_pointee(keys),
+            unknown_key_seen: AtomicBool::new(false),
         })
     }
 
     /// The token checked at `now_ms` with the keys read last.
     pub fn validate(&self, token: &str, now_ms: i64) -> Result<ValidToken, AuthError> {
-        jwt::validate(token, &self.keys.load(), &self.rules, now_ms)
+        let keys = self.keys.load();
+        if let Some(kid) = jwt::key_id(token) {
+            if !keys
+                .keys
+                .iter()
+                .any(|k| k.kid.as_deref() == Some(kid.as_str()))
+            {
+                self.unknown_key_seen.store(true, Ordering::Relaxed);
+            }
+        }
+        jwt::validate(token, &keys, &self.rules, now_ms)
     }
 
-    /// Re-reads the keys when the file changes and every refresh interval, on a thread of
-    /// its own (file reads block).
+    /// Reads the keys again as the source wants (see the module's notes), on a thread of its
+    /// own (file reads and HTTPS block).
     pub fn watch(self: Arc<Self>) -> Result<(), EngineError> {
-        let Some(path) = self.path.clone() else {
+        if matches!(self.source, Source::None) {
             return Ok(());
-        };
+        }
         std::thread::Builder::new()
             .name("jwks-watcher".into())
-            .spawn(move || {
-                let mut stamp = modified(&path);
-                let mut read_at = Instant::now();
-                loop {
-                    std::thread::sleep(CHECK_EVERY);
-                    let now = modified(&path);
-                    if now == stamp && read_at.elapsed() < self.refresh {
-                        continue;
-                    }
-                    stamp = now;
-                    read_at = Instant::now();
-                    match read_jwks(&path) {
-                        Ok(keys) => {
-                            tracing::info!(path = %path.display(), keys = keys.keys.len(), "JWKS read");
-                            self.keys.store(Arc::new(keys));
-                        }
-                        Err(why) => {
-                            tracing::warn!(path = %path.display(), %why, "JWKS not re-read: the keys in use stay")
-                        }
-                    }
-                }
-            })
+            .spawn(move || self.watch_loop())
             .map_err(|e| EngineError::Config(format!("cannot start the JWKS watcher: {e}")))?;
         Ok(())
     }
-}
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+    fn watch_loop(&self) {
+        let mut stamp = self.stamp();
+        let mut read_at = Instant::now();
+        let mut unknown_fetch_at: Option<Instant> = None;
+        loop {
+            std::thread::sleep(CHECK_EVERY);
+            let changed = self.stamp() != stamp;
+            let due = read_at.elapsed() >= self.refresh;
+            let unknown = matches!(self.source, Source::Https(..))
+                && self.unknown_key_seen.load(Ordering::Relaxed)
+                && unknown_fetch_at.is_none_or(|at| at.elapsed() >= UNKNOWN_KEY_REFETCH_EVERY);
+            if !(changed || due || unknown) {
+                continue;
+            }
+            if unknown {
+                unknown_fetch_at = Some(Instant::now());
+            }
+            self.unknown_key_seen.store(false, Ordering::Relaxed);
+            stamp = self.stamp();
+            read_at = Instant::now();
+            let from = self.source.describe();
+            match self.source.read() {
+                Ok(keys) => {
+                    tracing::info!(%from, keys = keys.keys.len(), "JWKS read");
+                    self.keys.store(Arc::new(keys));
+                }
+                Err(why) => {
+                    tracing::warn!(%from, %why, "JWKS not read again: the keys in use stay")
+                }
+            }
+        }
+    }
+
+    /// A file's modification time (None for an endpoint).
+    fn stamp(&self) -> Option<SystemTime> {
+        match &self.source {
+            Source::File(path) => std::fs::metadata(path).and_then(|m| m.modified()).ok(),
+            _ => None,
+        }
+    }
 }
 
 /// The JWKS in `path`, bounded in size.
