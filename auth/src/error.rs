@@ -9,6 +9,9 @@ pub enum AuthError {
     ClientMessage(&'static str),
     #[error("token refused: {0}")]
     Token(String),
+    /// The token names a key id no key of the set has (the provider may have rotated).
+    #[error("token refused: no key with id {0:?}")]
+    UnknownKey(String),
     #[error("JWKS unusable: {0}")]
     Jwks(String),
 }

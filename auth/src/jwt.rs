@@ -104,25 +104,19 @@ pub fn validate(
             .filter(|key| algorithm.fits(key))
             .peekable();
         if candidates.peek().is_none() {
-            return Err(refused(match kid {
-                Some(kid) => format!("no key with id {kid:?} for {alg}"),
-                None => format!("no key for {alg}"),
-            }));
+            return Err(match kid {
+                Some(kid) if jwks.candidates(Some(kid)).next().is_none() => {
+                    AuthError::UnknownKey(kid.to_string())
+                }
+                Some(kid) => refused(format!("the key with id {kid:?} is not for {alg}")),
+                None => refused(format!("no key for {alg}")),
+            });
         }
         if !candidates.any(|key| algorithm.verify(key, signed, &signature)) {
             return Err(refused("the signature does not verify"));
         }
     }
     check_claims(&claims, rules, now_ms)
-}
-
-/// The key id a token's header names, if it is a readable JWS at all.
-pub fn key_id(token: &str) -> Option<String> {
-    if token.len() > TOKEN_MAX_BYTES {
-        return None;
-    }
-    let header = json_part(token.split('.').next()?, "header").ok()?;
-    header.get("kid")?.as_str().map(str::to_string)
 }
 
 fn json_part(part: &str, what: &str) -> Result<Map<String, Value>, AuthError> {

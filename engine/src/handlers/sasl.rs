@@ -19,6 +19,7 @@ use crate::context::{Broker, Call};
 use crate::security::scram::{ClientFirst, Exchange, ScramMechanism};
 use crate::security::{plain, AuthState, Mechanism, Principal, Session};
 use shoal_coordinator::commands::LookupScramCredential;
+use shoal_shards::maintenance::now_ms;
 
 pub async fn handshake(call: &Call<'_>, request: SaslHandshakeRequest) -> SaslHandshakeResponse {
     let enabled = &call.broker.config.sasl.enabled_mechanisms;
@@ -263,12 +264,6 @@ fn oauth_login(broker: &Broker, message: &[u8]) -> Result<Login, OAuthRefusal> {
         principal: Principal::user(token.principal),
         credential_ends_at_ms: Some(token.valid_until_ms),
     })
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A failed login: logged without secrets, the session failed, after the failed-login delay

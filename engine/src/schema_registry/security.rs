@@ -134,8 +134,8 @@ impl Gate {
                 &credential.salt,
                 credential.iterations,
             );
-            let stored_key = mechanism.hash(&mechanism.hmac(&salted, b"Client Key"));
-            if constant_time_eq(&stored_key, &credential.stored_key) {
+            let derived = mechanism.credential(&credential.salt, &salted, credential.iterations);
+            if constant_time_eq(&derived.stored_key, &credential.stored_key) {
                 let mut verified = self.verified.borrow_mut();
                 verified.retain(|_, until| *until > now);
                 if verified.len() >= VERIFIED_MAX {

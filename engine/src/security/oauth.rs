@@ -100,17 +100,11 @@ impl OAuthValidator {
 
     /// The token checked at `now_ms` with the keys read last.
     pub fn validate(&self, token: &str, now_ms: i64) -> Result<ValidToken, AuthError> {
-        let keys = self.keys.load();
-        if let Some(kid) = jwt::key_id(token) {
-            if !keys
-                .keys
-                .iter()
-                .any(|k| k.kid.as_deref() == Some(kid.as_str()))
-            {
-                self.unknown_key_seen.store(true, Ordering::Relaxed);
-            }
+        let checked = jwt::validate(token, &self.keys.load(), &self.rules, now_ms);
+        if let Err(AuthError::UnknownKey(_)) = &checked {
+            self.unknown_key_seen.store(true, Ordering::Relaxed);
         }
-        jwt::validate(token, &keys, &self.rules, now_ms)
+        checked
     }
 
     /// Reads the keys again as the source wants (see the module's notes), on a thread of its

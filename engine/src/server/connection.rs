@@ -214,7 +214,9 @@ pub async fn serve_connection(
                 // The session ended without re-authenticating (KIP-368): the connection
                 // closes at its next request, as Kafka closes it. (A failed re-authentication
                 // leaves the session unauthenticated: the branch above closes it.)
-                if !request.spec.before_authentication && session.expired(sasl::now_ms()) {
+                if !request.spec.before_authentication
+                    && session.expired(shoal_shards::maintenance::now_ms())
+                {
                     let principal = session.principal();
                     broker.shard.metrics.counters.sasl_sessions_expired.add(1);
                     tracing::info!(%peer, %principal, "SASL session ended without re-authentication; closing");
