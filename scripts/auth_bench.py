@@ -26,18 +26,16 @@ import os
 import pathlib
 import shutil
 import statistics
-import subprocess
+import struct
 import sys
 import tempfile
 import time
 
 import jwt
-from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                   UserScramCredentialUpsertion)
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from benchlib import cpu_seconds, free_port, stop, wait_for_port, write_results
-from peer_compare import BIN
+from benchlib import cpu_seconds, stop, write_results
+from peer_compare import add_scram_user, start_shoal_with_sasl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "integration"))
 from kafka_wire import Connection, Reader, request, sasl_login  # noqa: E402
@@ -68,7 +66,6 @@ def keys(work):
 
 def authenticate_again(conn, correlation_id, auth_bytes):
     """A SaslAuthenticate v1 after the first: (error, auth bytes)."""
-    import struct
     conn.send(request(36, 1, correlation_id, struct.pack(">i", len(auth_bytes)) + auth_bytes))
     reader = Reader(conn.recv_response()[1])
     error = reader.int("h")
@@ -123,32 +120,15 @@ def logins(bootstrap, process, login, seconds):
 def one_round(args):
     work = pathlib.Path(tempfile.mkdtemp())
     jwks_path, tokens = keys(work)
-    sasl_port = free_port()
     extra = ('[sasl]\nenabled_mechanisms = ["PLAIN", "SCRAM-SHA-512", "OAUTHBEARER"]\n'
              "failed_authentication_delay_ms = 0\n"
              "[sasl.oauthbearer]\n"
              f'jwks_endpoint_url = "file://{jwks_path}"\n'
              f'expected_issuer = "{ISSUER}"\nexpected_audience = ["{AUDIENCE}"]\n'
              '[sasl.plain_users]\nalice = "alice-secret"\n')
-    port = free_port()
-    cores = ", ".join(args.broker_cpus.split(","))
-    (work / "shoal.toml").write_text(
-        f'listeners = "PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
-        f'data_dir = "{work / "data"}"\n'
-        f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {args.broker_cpus.split(',')[0]}\n"
-        + extra)
-    # The broker pins its own cores: it is not held to the client's.
-    every_cpu = set(range(os.cpu_count()))
-    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
-                               stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT,
-                               preexec_fn=lambda: os.sched_setaffinity(0, every_cpu))
+    process, port, sasl_port = start_shoal_with_sasl(work, args.broker_cpus, extra)
     try:
-        wait_for_port(sasl_port, 30)
-        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
-        upsert = UserScramCredentialUpsertion(
-            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"carol-secret")
-        for future in admin.alter_user_scram_credentials([upsert]).values():
-            future.result(10)
+        add_scram_user(port, "carol", b"carol-secret")
         bootstrap = f"127.0.0.1:{sasl_port}"
         scram = ScramClient("carol", b"carol-secret")
 
@@ -157,8 +137,10 @@ def one_round(args):
 
         def oauth(algorithm):
             message = b"n,,\x01auth=Bearer " + tokens[algorithm].encode() + b"\x01\x01"
-            return lambda conn: (sasl_login(conn, "OAUTHBEARER", message)[1] == 0) or \
-                (_ for _ in ()).throw(AssertionError(algorithm))
+
+            def login(conn):
+                assert sasl_login(conn, "OAUTHBEARER", message)[1] == 0, algorithm
+            return login
 
         result = {}
         for name, login in [("plain", plain), ("scram_sha_512", scram.login),
@@ -168,7 +150,10 @@ def one_round(args):
             result.update({f"{name}_{k}": v for k, v in measured.items()})
         return result
     except Exception:
-        print([l for l in (work / "shoal.log").read_text().splitlines() if "panicked" in l or "ERROR" in l or "Too many" in l][:5], file=sys.stderr)
+        # What the broker said of its end, if it ended.
+        log = (work / "shoal.log").read_text().splitlines()
+        print([line for line in log if "panicked" in line or "ERROR" in line][:5],
+              file=sys.stderr)
         raise
     finally:
         stop(process)

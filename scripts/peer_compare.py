@@ -65,6 +65,40 @@ def start_shoal(work, cpus, s3_endpoint, extra_toml="", metrics_port=None):
     return process, port
 
 
+def start_shoal_with_sasl(work, cpus, extra_toml, metrics_port=None):
+    """start_shoal's broker with a PLAINTEXT and a SASL_PLAINTEXT listener (extra_toml holds
+    the [sasl] sections), started outside the caller's CPU affinity (its cores are its
+    config's). (process, PLAINTEXT port, SASL port), the SASL listener up."""
+    port, sasl_port = free_port(), free_port()
+    cores = ", ".join(cpus.split(","))
+    text = f'metrics_listen = "127.0.0.1:{metrics_port}"\n' if metrics_port else ""
+    text += (f'listeners = "PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
+             f'data_dir = "{work / "data"}"\n'
+             f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {cpus.split(',')[0]}\n")
+    (work / "shoal.toml").write_text(text + extra_toml)
+    every_cpu = set(range(os.cpu_count()))
+    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
+                               stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT,
+                               preexec_fn=lambda: os.sched_setaffinity(0, every_cpu))
+    try:
+        wait_for_port(sasl_port, 30)
+    except RuntimeError:
+        stop(process)
+        raise
+    return process, port, sasl_port
+
+
+def add_scram_user(port, user, password):
+    """A SCRAM-SHA-512 user (4096 iterations), set through the PLAINTEXT listener on `port`."""
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialUpsertion)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    upsert = UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), password)
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(10)
+
+
 def start_tansu(work, cpus, s3_endpoint):
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"

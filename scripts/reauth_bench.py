@@ -18,16 +18,13 @@ import os
 import pathlib
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                   UserScramCredentialUpsertion)
 
-from benchlib import cpu_seconds, free_port, stop, wait_for_port, write_results
-from peer_compare import BIN
+from benchlib import cpu_seconds, free_port, stop, write_results
+from peer_compare import add_scram_user, start_shoal_with_sasl
 
 VALUE = os.urandom(512).hex().encode()  # 1 KiB
 
@@ -43,25 +40,12 @@ def metric(port, name):
 
 def one_run(args, reauth_ms):
     work = pathlib.Path(tempfile.mkdtemp())
-    port, sasl_port, metrics_port = free_port(), free_port(), free_port()
-    cores = ", ".join(args.broker_cpus.split(","))
-    (work / "shoal.toml").write_text(
-        f'listeners = "PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
-        f'data_dir = "{work / "data"}"\nmetrics_listen = "127.0.0.1:{metrics_port}"\n'
-        f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {args.broker_cpus.split(',')[0]}\n"
-        '[sasl]\nenabled_mechanisms = ["SCRAM-SHA-512"]\n'
-        f"connections_max_reauth_ms = {reauth_ms}\n")
-    every_cpu = set(range(os.cpu_count()))
-    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
-                               stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT,
-                               preexec_fn=lambda: os.sched_setaffinity(0, every_cpu))
+    metrics_port = free_port()
+    extra = ('[sasl]\nenabled_mechanisms = ["SCRAM-SHA-512"]\n'
+             f"connections_max_reauth_ms = {reauth_ms}\n")
+    process, port, sasl_port = start_shoal_with_sasl(work, args.broker_cpus, extra, metrics_port)
     try:
-        wait_for_port(sasl_port, 30)
-        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
-        upsert = UserScramCredentialUpsertion(
-            "bench", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"bench-secret")
-        for future in admin.alter_user_scram_credentials([upsert]).values():
-            future.result(10)
+        add_scram_user(port, "bench", b"bench-secret")
         errors = []
         producer = Producer({"bootstrap.servers": f"127.0.0.1:{sasl_port}",
                              "security.protocol": "SASL_PLAINTEXT",

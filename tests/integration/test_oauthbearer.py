@@ -116,28 +116,34 @@ def token_endpoint(idp):
     endpoint.close()
 
 
-@pytest.fixture
-def oauth_broker(make_broker, idp):
+def start_oauth_broker(make_broker, name, jwks_url, top="", sasl="", oauth="", rest="",
+                       mechanisms='["OAUTHBEARER"]'):
+    """A broker with PLAINTEXT and SASL_PLAINTEXT listeners checking tokens against
+    `jwks_url` with the test's issuer and audience; the other arguments add lines to the
+    config's top, its [sasl] and [sasl.oauthbearer] sections, and its end."""
     sasl_port = free_port()
-    broker = make_broker("oauth")
+    broker = make_broker(name)
     broker.config_path.write_text(
         f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
-        f'data_dir = "{broker.data_dir}"\n'
-        "[authorizer]\n"
-        "enabled = true\n"
-        'super_users = ["User:admin"]\n'
-        "[sasl]\n"
-        'enabled_mechanisms = ["PLAIN", "OAUTHBEARER"]\n'
+        f'data_dir = "{broker.data_dir}"\n' + top +
+        f"[sasl]\nenabled_mechanisms = {mechanisms}\n" + sasl +
         "[sasl.oauthbearer]\n"
-        f'jwks_endpoint_url = "file://{idp.jwks_path}"\n'
+        f'jwks_endpoint_url = "{jwks_url}"\n'
         f'expected_issuer = "{ISSUER}"\n'
-        f'expected_audience = ["{AUDIENCE}"]\n'
-        "[sasl.plain_users]\n"
-        'admin = "admin-secret"\n'
+        f'expected_audience = ["{AUDIENCE}"]\n' + oauth + rest
     )
     broker.start()
     broker.sasl_bootstrap = f"127.0.0.1:{sasl_port}"
     return broker
+
+
+@pytest.fixture
+def oauth_broker(make_broker, idp):
+    return start_oauth_broker(
+        make_broker, "oauth", f"file://{idp.jwks_path}",
+        top='[authorizer]\nenabled = true\nsuper_users = ["User:admin"]\n',
+        mechanisms='["PLAIN", "OAUTHBEARER"]',
+        rest='[sasl.plain_users]\nadmin = "admin-secret"\n')
 
 
 def oauth_config(broker, make_token):
@@ -270,24 +276,13 @@ def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_brok
     """Tokens valid for 4 s, sessions as long as their token is taken (connections_max_reauth_ms
     is longer): a producer and a consumer running for 15 s re-authenticate several times, lose
     nothing and see no error."""
-    sasl_port, metrics_port = free_port(), free_port()
-    broker = make_broker("oauth-reauth")
-    broker.config_path.write_text(
-        f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
-        f'data_dir = "{broker.data_dir}"\n'
-        f'metrics_listen = "127.0.0.1:{metrics_port}"\n'
-        "[sasl]\n"
-        'enabled_mechanisms = ["OAUTHBEARER"]\n'
-        "connections_max_reauth_ms = 600000\n"
-        "[sasl.oauthbearer]\n"
-        f'jwks_endpoint_url = "file://{idp.jwks_path}"\n'
+    metrics_port = free_port()
+    broker = start_oauth_broker(
+        make_broker, "oauth-reauth", f"file://{idp.jwks_path}",
+        top=f'metrics_listen = "127.0.0.1:{metrics_port}"\n',
+        sasl="connections_max_reauth_ms = 600000\n",
         # Sessions last as long as their token is taken: exp plus this skew.
-        "clock_skew_seconds = 2\n"
-        f'expected_issuer = "{ISSUER}"\n'
-        f'expected_audience = ["{AUDIENCE}"]\n'
-    )
-    broker.start()
-    broker.sasl_bootstrap = f"127.0.0.1:{sasl_port}"
+        oauth="clock_skew_seconds = 2\n")
     short = lambda: idp.token("alice", lifetime=4)  # noqa: E731
     errors, delivered = [], []
     producer = Producer({**oauth_config(broker, short), "acks": "all",
@@ -359,22 +354,8 @@ def test_keys_come_from_an_https_endpoint_and_a_rotated_key_is_fetched(make_brok
     ca = CertificateAuthority(tmp_path / "ca")
     endpoint = JwksEndpoint(ca, idp.jwks_path.read_text())
     try:
-        sasl_port = free_port()
-        broker = make_broker("oauth-https")
-        broker.config_path.write_text(
-            f'listeners = "PLAINTEXT://127.0.0.1:{broker.port},'
-            f'SASL_PLAINTEXT://127.0.0.1:{sasl_port}"\n'
-            f'data_dir = "{broker.data_dir}"\n'
-            "[sasl]\n"
-            'enabled_mechanisms = ["OAUTHBEARER"]\n'
-            "[sasl.oauthbearer]\n"
-            f'jwks_endpoint_url = "{endpoint.url}"\n'
-            f'jwks_endpoint_ca_file = "{ca.ca_cert}"\n'
-            f'expected_issuer = "{ISSUER}"\n'
-            f'expected_audience = ["{AUDIENCE}"]\n'
-        )
-        broker.start()
-        broker.sasl_bootstrap = f"127.0.0.1:{sasl_port}"
+        broker = start_oauth_broker(make_broker, "oauth-https", endpoint.url,
+                                    oauth=f'jwks_endpoint_ca_file = "{ca.ca_cert}"\n')
         admin = AdminClient(oauth_config(broker, lambda: idp.token("alice")))
         assert admin.list_topics(timeout=10) is not None
         assert endpoint.fetches == 1
