@@ -84,7 +84,9 @@ impl WalError {
 impl From<shoal_net::NetError> for WalError {
     fn from(e: shoal_net::NetError) -> Self {
         match e {
-            shoal_net::NetError::Config(message) => WalError::Config(message),
+            shoal_net::NetError::Config(message) | shoal_net::NetError::Http(message) => {
+                WalError::Config(message)
+            }
         }
     }
 }

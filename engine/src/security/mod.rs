@@ -1,7 +1,6 @@
 //! Who may connect and as whom: named listeners with Kafka's security protocols, TLS, SASL
 //! authentication, and each connection's principal.
 
-pub mod jwks_fetch;
 pub mod listeners;
 pub mod oauth;
 pub mod session;

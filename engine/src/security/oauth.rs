@@ -16,10 +16,13 @@ use shoal_auth::jwks::{Jwks, JWKS_MAX_BYTES};
 use shoal_auth::jwt::{self, TokenRules, ValidToken};
 use shoal_auth::AuthError;
 
-use super::jwks_fetch::{self, HttpsUrl};
+use shoal_net::http_client::{self, HttpLimits, HttpRequest, HttpUrl};
+
 use crate::config::OAuthBearerConfig;
 use crate::EngineError;
 
+/// How long connecting to the endpoint, and each read and write, may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the watcher wakes to look for work.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The soonest a key id the set lacks makes the endpoint be fetched again.
@@ -28,7 +31,7 @@ const UNKNOWN_KEY_REFETCH_EVERY: Duration = Duration::from_secs(10);
 /// Where the keys come from.
 enum Source {
     File(PathBuf),
-    Https(HttpsUrl, Arc<ClientConfig>),
+    Https(HttpUrl, Arc<ClientConfig>),
     /// Unsecured tokens only: no keys.
     None,
 }
@@ -38,9 +41,22 @@ impl Source {
         match self {
             Source::File(path) => read_jwks(path),
             Source::Https(url, tls) => {
-                let document = jwks_fetch::fetch(url, tls)
-                    .map_err(|e| format!("https://{}{}: {e}", url.host, url.path))?;
-                Jwks::parse(&document).map_err(|e| e.to_string())
+                let request = HttpRequest {
+                    method: "GET",
+                    url,
+                    headers: &[("Accept", "application/json")],
+                    body: &[],
+                };
+                let limits = HttpLimits {
+                    tls: Some(tls),
+                    timeout: FETCH_TIMEOUT,
+                    body_max_bytes: JWKS_MAX_BYTES as u64,
+                };
+                let answer = http_client::send(&request, &limits).map_err(|e| e.to_string())?;
+                if answer.status != 200 {
+                    return Err(format!("{}: HTTP status {}", url.describe(), answer.status));
+                }
+                Jwks::parse(&answer.body).map_err(|e| format!("{}: {e}", url.describe()))
             }
             Source::None => Ok(Jwks::default()),
         }
@@ -49,7 +65,7 @@ impl Source {
     fn describe(&self) -> String {
         match self {
             Source::File(path) => path.display().to_string(),
-            Source::Https(url, _) => format!("https://{}:{}{}", url.host, url.port, url.path),
+            Source::Https(url, _) => url.describe(),
             Source::None => "none".to_string(),
         }
     }
@@ -74,9 +90,17 @@ impl OAuthValidator {
             Some(url) => match url.strip_prefix("file://") {
                 Some(path) => Source::File(PathBuf::from(path)),
                 None => {
-                    let parsed = HttpsUrl::parse(url).map_err(EngineError::Config)?;
-                    let tls = jwks_fetch::tls_config(config.jwks_endpoint_ca_file.as_deref())
-                        .map_err(EngineError::Config)?;
+                    let parsed = HttpUrl::parse(url)
+                        .ok()
+                        .filter(|parsed| parsed.https)
+                        .ok_or_else(|| {
+                            EngineError::Config(format!(
+                                "sasl.oauthbearer.jwks_endpoint_url {url}: give file:// or https://"
+                            ))
+                        })?;
+                    let ca_file = config.jwks_endpoint_ca_file.as_deref();
+                    let tls = shoal_net::tls_client::client_config(ca_file, None)
+                        .map_err(|e| EngineError::Config(e.to_string()))?;
                     Source::Https(parsed, tls)
                 }
             },

@@ -16,7 +16,6 @@ use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use shoal_net::tls_client::pem_certificates;
-use shoal_net::NetError;
 
 use super::listeners::SecurityProtocol;
 use crate::config::{ClientAuth, SslConfig};
@@ -225,7 +224,7 @@ fn server_config(
 /// Every certificate in a PEM file (the reader HTTPS to S3 and mirror sources use too).
 fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, EngineError> {
     // Its message already names the file.
-    pem_certificates(path).map_err(|NetError::Config(message)| EngineError::Config(message))
+    pem_certificates(path).map_err(|e| EngineError::Config(e.to_string()))
 }
 
 fn file_error(path: &Path, message: String) -> EngineError {
