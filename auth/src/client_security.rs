@@ -57,13 +57,15 @@ pub enum SaslMechanism {
     Plain,
     ScramSha256,
     ScramSha512,
+    OAuthBearer,
 }
 
 impl SaslMechanism {
-    pub const ALL: [SaslMechanism; 3] = [
+    pub const ALL: [SaslMechanism; 4] = [
         SaslMechanism::Plain,
         SaslMechanism::ScramSha256,
         SaslMechanism::ScramSha512,
+        SaslMechanism::OAuthBearer,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -71,7 +73,13 @@ impl SaslMechanism {
             SaslMechanism::Plain => "PLAIN",
             SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
             SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+            SaslMechanism::OAuthBearer => "OAUTHBEARER",
         }
+    }
+
+    /// Whether the login proves a password (PLAIN, SCRAM) rather than carrying a token.
+    pub const fn uses_password(self) -> bool {
+        !matches!(self, SaslMechanism::OAuthBearer)
     }
 
     pub fn from_name(name: &str) -> Option<SaslMechanism> {
@@ -93,6 +101,36 @@ pub struct ClientSecurity {
     /// A client certificate and its key (PEM), for brokers that require one.
     pub ssl_certificate_file: Option<PathBuf>,
     pub ssl_key_file: Option<PathBuf>,
+    /// Where an OAUTHBEARER client gets its tokens.
+    pub oauthbearer: OAuthBearerClient,
+}
+
+/// An OAUTHBEARER client's token source, by the names Kafka's Java client (KIP-768,
+/// KIP-1139) and librdkafka (`sasl.oauthbearer.method=oidc`) give it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OAuthBearerClient {
+    /// `sasl.oauthbearer.token.endpoint.url`: a `file://` URL names a file holding the token
+    /// (read again at each login, so whatever renews it is free to); an `http(s)://` URL is
+    /// the provider's token endpoint, asked with the client-credentials grant.
+    pub token_endpoint_url: String,
+    pub client_id: String,
+    pub client_secret: String,
+    /// The scope asked for, space-separated; empty asks for none.
+    pub scope: String,
+    /// SASL extensions (KIP-342) sent with the token.
+    pub extensions: Vec<(String, String)>,
+    /// PEM CAs trusted for an https token endpoint besides the system's (librdkafka's
+    /// `https.ca.location`); without it, the broker's CA file (`ssl.truststore.location`).
+    pub https_ca_file: Option<PathBuf>,
+}
+
+impl OAuthBearerClient {
+    /// The token file a `file://` endpoint names.
+    pub fn token_file(&self) -> Option<PathBuf> {
+        self.token_endpoint_url
+            .strip_prefix("file://")
+            .map(PathBuf::from)
+    }
 }
 
 impl ClientSecurity {
@@ -130,20 +168,38 @@ impl ClientSecurity {
                 self.protocol =
                     SecurityProtocol::from_name(value).ok_or("unknown security.protocol")?;
             }
-            "sasl.mechanism" => {
-                self.sasl_mechanism = Some(
-                    SaslMechanism::from_name(value)
-                        .ok_or("sasl.mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")?,
-                );
+            // librdkafka's plural name too.
+            "sasl.mechanism" | "sasl.mechanisms" => {
+                self.sasl_mechanism =
+                    Some(SaslMechanism::from_name(value).ok_or(
+                        "sasl.mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
+                    )?);
             }
             "sasl.username" => self.sasl_username = value.to_string(),
             "sasl.password" => self.sasl_password = value.to_string(),
-            "sasl.jaas.config" => {
-                let (user, password) = jaas_credentials(value)
-                    .ok_or("sasl.jaas.config needs username=\"...\" and password=\"...\"")?;
-                self.sasl_username = user;
-                self.sasl_password = password;
+            "sasl.jaas.config" => self.set_jaas(value)?,
+            "sasl.oauthbearer.token.endpoint.url" => {
+                self.oauthbearer.token_endpoint_url = value.to_string()
             }
+            "sasl.oauthbearer.client.id" | "sasl.oauthbearer.client.credentials.client.id" => {
+                self.oauthbearer.client_id = value.to_string()
+            }
+            "sasl.oauthbearer.client.secret"
+            | "sasl.oauthbearer.client.credentials.client.secret" => {
+                self.oauthbearer.client_secret = value.to_string()
+            }
+            "sasl.oauthbearer.scope" => self.oauthbearer.scope = value.to_string(),
+            "sasl.oauthbearer.extensions" => {
+                self.oauthbearer.extensions = extensions(value)
+                    .ok_or("sasl.oauthbearer.extensions: key=value pairs, comma-separated")?
+            }
+            // The token comes from the endpoint (oidc); librdkafka's `default`, unsecured
+            // tokens the client makes up, is not offered.
+            "sasl.oauthbearer.method" if value.eq_ignore_ascii_case("oidc") => {}
+            // The Java client's handler for the same settings: named in its properties files.
+            "sasl.login.callback.handler.class"
+                if value.ends_with(".OAuthBearerLoginCallbackHandler") => {}
+            "https.ca.location" => self.oauthbearer.https_ca_file = path(),
             "ssl.truststore.location" | "ssl.ca.location" => self.ssl_ca_file = path(),
             "ssl.truststore.type" | "ssl.keystore.type" if value.eq_ignore_ascii_case("PEM") => {}
             "ssl.keystore.location" | "ssl.certificate.location" => {
@@ -159,12 +215,35 @@ impl ClientSecurity {
 
     /// Whether the settings taken together can log in.
     pub fn check(&self) -> Result<(), &'static str> {
-        if self.uses_sasl()
-            && (self.sasl_mechanism.is_none()
-                || self.sasl_username.is_empty()
-                || self.sasl_password.is_empty())
-        {
-            return Err("SASL needs sasl.mechanism and a username and password");
+        if self.uses_sasl() {
+            let oauth = &self.oauthbearer;
+            match self.sasl_mechanism {
+                None => {
+                    return Err(
+                        "SASL needs sasl.mechanism, with a username and password or a token source",
+                    )
+                }
+                Some(m) if m.uses_password() => {
+                    if self.sasl_username.is_empty() || self.sasl_password.is_empty() {
+                        return Err("SASL PLAIN and SCRAM need a username and password");
+                    }
+                }
+                Some(_) if oauth.token_endpoint_url.is_empty() => {
+                    return Err("OAUTHBEARER needs sasl.oauthbearer.token.endpoint.url");
+                }
+                Some(_) if oauth.token_file().is_some() => {}
+                Some(_) => {
+                    let url = &oauth.token_endpoint_url;
+                    if !url.starts_with("https://") && !url.starts_with("http://") {
+                        return Err(
+                            "sasl.oauthbearer.token.endpoint.url: file://, https:// or http://",
+                        );
+                    }
+                    if oauth.client_id.is_empty() || oauth.client_secret.is_empty() {
+                        return Err("OAUTHBEARER's token endpoint needs a client id and secret");
+                    }
+                }
+            }
         }
         if self.ssl_certificate_file.is_some() != self.ssl_key_file.is_some() {
             return Err("a client certificate needs both its certificate and key locations");
@@ -186,6 +265,32 @@ impl ClientSecurity {
             ("ssl.truststore.location", path(&self.ssl_ca_file)),
             ("ssl.keystore.location", path(&self.ssl_certificate_file)),
             ("ssl.key.location", path(&self.ssl_key_file)),
+            (
+                "sasl.oauthbearer.token.endpoint.url",
+                Some(self.oauthbearer.token_endpoint_url.clone()),
+            ),
+            (
+                "sasl.oauthbearer.client.id",
+                Some(self.oauthbearer.client_id.clone()),
+            ),
+            (
+                "sasl.oauthbearer.client.secret",
+                Some(self.oauthbearer.client_secret.clone()),
+            ),
+            (
+                "sasl.oauthbearer.scope",
+                Some(self.oauthbearer.scope.clone()),
+            ),
+            (
+                "sasl.oauthbearer.extensions",
+                Some(
+                    (self.oauthbearer.extensions.iter())
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+            ),
+            ("https.ca.location", path(&self.oauthbearer.https_ca_file)),
         ]
         .into_iter()
         .filter_map(|(name, value)| Some((name, value?)))
@@ -211,15 +316,65 @@ pub fn properties(text: &str) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-/// The username and password of a PlainLoginModule or ScramLoginModule line:
-/// `org.apache...Module required username="alice" password="secret";`.
-fn jaas_credentials(jaas: &str) -> Option<(String, String)> {
-    let value_of = |key: &str| {
-        let start = jaas.find(&format!("{key}=\""))? + key.len() + 2;
-        let end = start + jaas[start..].find('"')?;
-        Some(jaas[start..end].to_string())
-    };
-    Some((value_of("username")?, value_of("password")?))
+impl ClientSecurity {
+    /// A JAAS line's options: `username` and `password` for PlainLoginModule and
+    /// ScramLoginModule; `clientId`, `clientSecret`, `scope` and `extension_<key>` for
+    /// OAuthBearerLoginModule.
+    fn set_jaas(&mut self, jaas: &str) -> Result<(), &'static str> {
+        let options = jaas_options(jaas).ok_or("sasl.jaas.config: options are key=\"value\"")?;
+        if jaas.contains("OAuthBearerLoginModule") {
+            for (key, value) in options {
+                match key.as_str() {
+                    "clientId" => self.oauthbearer.client_id = value,
+                    "clientSecret" => self.oauthbearer.client_secret = value,
+                    "scope" => self.oauthbearer.scope = value,
+                    _ => {
+                        if let Some(name) = key.strip_prefix("extension_") {
+                            self.oauthbearer.extensions.push((name.to_string(), value));
+                        }
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let value_of = |name: &str| options.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        match (value_of("username"), value_of("password")) {
+            (Some(user), Some(password)) => {
+                self.sasl_username = user.clone();
+                self.sasl_password = password.clone();
+                Ok(())
+            }
+            _ => Err("sasl.jaas.config needs username=\"...\" and password=\"...\""),
+        }
+    }
+}
+
+/// The `key="value"` options of a JAAS line: `org.apache...Module required k="v" k2="v2";`.
+fn jaas_options(jaas: &str) -> Option<Vec<(String, String)>> {
+    let mut options = Vec::new();
+    let mut rest = jaas;
+    while let Some(equals) = rest.find("=\"") {
+        let key = rest[..equals].split_whitespace().last()?.to_string();
+        let value_start = equals + 2;
+        let value_len = rest[value_start..].find('"')?;
+        options.push((key, rest[value_start..value_start + value_len].to_string()));
+        rest = &rest[value_start + value_len + 1..];
+    }
+    Some(options)
+}
+
+/// librdkafka's `sasl.oauthbearer.extensions`: `key=value` pairs, comma-separated.
+fn extensions(text: &str) -> Option<Vec<(String, String)>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=')?;
+            let key = key.trim();
+            let letters = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphabetic());
+            letters.then(|| (key.to_string(), value.trim().to_string()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -260,6 +415,77 @@ mod tests {
         let unnamed = [("ssl.endpoint.identification.algorithm", "")];
         assert!(ClientSecurity::from_client_settings(unnamed).is_err());
         assert!(ClientSecurity::from_client_settings([("acks", "all")]).is_err());
+    }
+
+    #[test]
+    fn oauthbearer_takes_kafkas_and_librdkafkas_names() {
+        let jaas = r#"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="svc" clientSecret="s3cret" scope="kafka" extension_traceId="42";"#;
+        let java = ClientSecurity::from_client_settings([
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+            ("sasl.jaas.config", jaas),
+            (
+                "sasl.login.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+            ),
+            ("sasl.oauthbearer.token.endpoint.url", "https://idp/token"),
+        ])
+        .unwrap();
+        let oauth = &java.oauthbearer;
+        assert_eq!(
+            (oauth.client_id.as_str(), oauth.scope.as_str()),
+            ("svc", "kafka")
+        );
+        assert_eq!(
+            oauth.extensions,
+            [("traceId".to_string(), "42".to_string())]
+        );
+        let librdkafka = ClientSecurity::from_client_settings([
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanisms", "OAUTHBEARER"),
+            ("sasl.oauthbearer.method", "oidc"),
+            ("sasl.oauthbearer.client.id", "svc"),
+            ("sasl.oauthbearer.client.secret", "s3cret"),
+            ("sasl.oauthbearer.scope", "kafka"),
+            ("sasl.oauthbearer.extensions", "traceId=42"),
+            ("sasl.oauthbearer.token.endpoint.url", "https://idp/token"),
+        ])
+        .unwrap();
+        assert_eq!(librdkafka, java);
+        let pairs = java.to_pairs();
+        let again =
+            ClientSecurity::from_client_settings(pairs.iter().map(|(n, v)| (*n, v.as_str())));
+        assert_eq!(again.unwrap(), java);
+
+        let file = [
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+            (
+                "sasl.oauthbearer.token.endpoint.url",
+                "file:///run/token.jwt",
+            ),
+        ];
+        let from_file = ClientSecurity::from_client_settings(file).unwrap();
+        let token_file = from_file.oauthbearer.token_file();
+        assert_eq!(token_file, Some(PathBuf::from("/run/token.jwt")));
+
+        let no_secret = [
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+            ("sasl.oauthbearer.token.endpoint.url", "https://idp/token"),
+            ("sasl.oauthbearer.client.id", "svc"),
+        ];
+        assert!(ClientSecurity::from_client_settings(no_secret).is_err());
+        let no_endpoint = [
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+        ];
+        assert!(ClientSecurity::from_client_settings(no_endpoint).is_err());
+        assert!(
+            ClientSecurity::from_client_settings([("sasl.oauthbearer.method", "default")]).is_err()
+        );
+        let bad_extension = [("sasl.oauthbearer.extensions", "k3y=v")];
+        assert!(ClientSecurity::from_client_settings(bad_extension).is_err());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Connections as a secured Kafka client makes them: TLS (rustls) and a SASL login (PLAIN or
-//! SCRAM), with the settings, TLS configuration and login every client of Shoal's shares
+//! Connections as a secured Kafka client makes them: TLS (rustls) and a SASL login (PLAIN, SCRAM
+//! or OAUTHBEARER), with the settings, TLS configuration and login every client of Shoal's shares
 //! (`shoal_auth::ClientSecurity`, `shoal_net::tls_client`, `shoal_protocol::sasl_login`), so
 //! the cost of SSL and SASL_SSL can be measured against PLAINTEXT in one run. A TLS connection
 //! splits into a reader and a writer for the generator's two threads: they share the rustls
@@ -30,7 +30,9 @@ pub struct Security {
     /// The name the broker's certificate must carry (default: the bootstrap host).
     #[arg(long)]
     pub ssl_server_name: Option<String>,
-    /// PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, for SASL_PLAINTEXT and SASL_SSL.
+    /// PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with the username and password flags), for
+    /// SASL_PLAINTEXT and SASL_SSL; OAUTHBEARER through -X sasl.mechanism=OAUTHBEARER and
+    /// the sasl.oauthbearer.* settings.
     #[arg(long, default_value = "PLAIN")]
     pub sasl_mechanism: String,
     #[arg(long, default_value = "")]
@@ -99,8 +101,9 @@ impl Connection {
             true => tls(address, tcp, &settings, security.ssl_server_name.as_deref())?,
             false => Connection::Plain(tcp),
         };
+        let credential = shoal_net::oauth_token::credential_source(&settings);
         BlockingClient::over(&mut connection, "shoal-bench", 1 << 20)
-            .log_in(&settings)
+            .log_in(&settings, credential)
             .map_err(|e| BenchError::Protocol(format!("{address}: {e}")))?;
         Ok(connection)
     }

@@ -1,6 +1,6 @@
 //! The admin CLI's connections to brokers, secured and logged in as Kafka's client settings
-//! say (`security.protocol`, `sasl.*`, `ssl.*`): TLS with rustls, then SASL (PLAIN or SCRAM)
-//! before the first request.
+//! say (`security.protocol`, `sasl.*`, `ssl.*`): TLS with rustls, then SASL (PLAIN, SCRAM or
+//! OAUTHBEARER) before the first request, and again before the session ends.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -53,7 +53,8 @@ pub fn open(
         false => Connection::Plain(tcp),
     };
     let mut client = BlockingClient::over(connection, CLIENT_ID, RESPONSE_MAX_BYTES);
-    client.log_in(security).map_err(|e| match e {
+    let credential = shoal_net::oauth_token::credential_source(security);
+    client.log_in(security, credential).map_err(|e| match e {
         // A refused login is the broker's answer (exit 1), as any other refusal.
         ProtocolError::LoginRefused { code, message } => AdminError::Refused {
             code,

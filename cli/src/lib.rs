@@ -1,7 +1,7 @@
 //! `shoal topic|group|acl|user|schema|produce|consume|mirror|transactions|cluster ...`: everyday admin
 //! over the Kafka protocol against any broker, as Redpanda's `rpk` does it: one way to connect
-//! (`-b`, `-X`, `--command-config`: TLS, SASL PLAIN or SCRAM), tables by default, `--format
-//! json` for scripts.
+//! (`-b`, `-X`, `--command-config`: TLS, SASL PLAIN, SCRAM or OAUTHBEARER), tables by default,
+//! `--format json` for scripts.
 //! Exit status: 0 done, 1 a broker refused (the error and its message are printed), 2 the
 //! command or the connection failed.
 
@@ -45,7 +45,9 @@ pub struct Target {
     pub format: Format,
     /// A Kafka client security setting, name=value (repeatable): security.protocol,
     /// sasl.mechanism, sasl.username, sasl.password, sasl.jaas.config, ssl.ca.location,
-    /// ssl.certificate.location, ssl.key.location (PEM files).
+    /// ssl.certificate.location, ssl.key.location (PEM files); for OAUTHBEARER,
+    /// sasl.oauthbearer.token.endpoint.url (file:// for a token file), .client.id,
+    /// .client.secret, .scope, .extensions, and https.ca.location.
     #[arg(short = 'X', long = "client-config", global = true, value_parser = name_value)]
     pub client_config: Vec<(String, String)>,
     /// A file of those settings, one name=value a line ('#' starts a comment), as Kafka's

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use shoal_auth::scram::{ClientFirst, Exchange, ScramMechanism, MIN_ITERATIONS};
-use shoal_auth::client_login::ClientLogin;
-use shoal_auth::SaslMechanism;
+use shoal_auth::client_login::{ClientLogin, LoginCredential};
 use shoal_auth::jwks::Jwks;
 use shoal_auth::jwt::{self, TokenRules};
 use shoal_auth::oauthbearer::ClientMessage;
+use shoal_auth::scram::{ClientFirst, Exchange, ScramMechanism, MIN_ITERATIONS};
+use shoal_auth::SaslMechanism;
 use shoal_auth::{certificate, plain};
 
 fuzz_target!(|data: &[u8]| {
@@ -45,8 +45,21 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(token) = std::str::from_utf8(first) {
         let _ = jwt::validate(token, &jwks, &TokenRules::default(), 1_800_000_000_000);
     }
+    let password = LoginCredential::Password {
+        user: "alice".into(),
+        password: "secret".into(),
+    };
+    let bearer = LoginCredential::Bearer {
+        token: "eyJ.a.b".into(),
+        extensions: Vec::new(),
+    };
     for mechanism in SaslMechanism::ALL {
-        let (mut login, _) = ClientLogin::start(mechanism, "alice", "secret");
+        let credential = if mechanism.uses_password() {
+            &password
+        } else {
+            &bearer
+        };
+        let (mut login, _) = ClientLogin::start(mechanism, credential).expect("its credential");
         if let Ok(Some(_)) = login.next(first) {
             let _ = login.next(rest);
         }

@@ -1,12 +1,15 @@
 //! A client's SASL login over the Kafka protocol, written once for every client: SaslHandshake
 //! naming the mechanism, then SaslAuthenticate carrying `ClientLogin`'s tokens until the login
 //! is done. It runs on `Caller`, which the blocking client (the admin commands, the benchmark)
-//! and a mirror's async source connection both implement.
+//! and a mirror's async source connection both implement. The same exchange on a connection
+//! already logged in is KIP-368's re-authentication.
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
-use shoal_auth::client_login::ClientLogin;
+use shoal_auth::client_login::{ClientLogin, LoginCredential};
 use shoal_auth::SaslMechanism;
 
 use crate::ProtocolError;
@@ -26,13 +29,13 @@ pub trait Caller {
     ) -> Result<R::Response, ProtocolError>;
 }
 
-/// Logs in on `connection` with `mechanism`: Ok once the broker accepted the credentials.
+/// Logs in on `connection` with `mechanism`: Ok once the broker accepted the credential, with
+/// the session's lifetime when the broker gave one (KIP-368: log in again before it ends).
 pub async fn log_in(
     connection: &mut impl Caller,
     mechanism: SaslMechanism,
-    user: &str,
-    password: &str,
-) -> Result<(), ProtocolError> {
+    credential: &LoginCredential,
+) -> Result<Option<Duration>, ProtocolError> {
     let handshake =
         SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism.name()));
     let answer = connection.call(SASL_HANDSHAKE_VERSION, &handshake).await?;
@@ -46,7 +49,8 @@ pub async fn log_in(
             )),
         });
     }
-    let (mut login, mut token) = ClientLogin::start(mechanism, user, password);
+    let (mut login, mut token) = ClientLogin::start(mechanism, credential)
+        .map_err(|e| ProtocolError::Login(e.0.to_string()))?;
     loop {
         let request = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
         let answer = connection.call(SASL_AUTHENTICATE_VERSION, &request).await?;
@@ -61,7 +65,10 @@ pub async fn log_in(
             .map_err(|e| ProtocolError::Login(e.0.to_string()))?
         {
             Some(next) => token = next,
-            None => return Ok(()),
+            None => {
+                let lifetime = u64::try_from(answer.session_lifetime_ms).unwrap_or(0);
+                return Ok(Some(Duration::from_millis(lifetime)).filter(|l| !l.is_zero()));
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A minimal Kafka client for reading a mirror's source cluster: one connection, one request
-//! in flight, bounded responses and timeouts, over TLS and logged in with SASL (PLAIN or
-//! SCRAM) when the mirror's settings say so. Framing and codecs are `shoal_protocol`'s.
+//! in flight, bounded responses and timeouts, over TLS and logged in with SASL (PLAIN, SCRAM
+//! or OAUTHBEARER) when the mirror's settings say so, and again before a session the source
+//! gave a lifetime ends (KIP-368). Framing and codecs are `shoal_protocol`'s.
 //!
 //! Sources are any Kafka-protocol broker, so every API's version is the newest both sides
 //! speak (from the source's ApiVersions). Some brokers send tagged fields a strict decoder
@@ -10,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_lite::AsyncWriteExt;
 use futures_rustls::TlsConnector;
@@ -100,7 +101,13 @@ pub struct SourceClient {
     /// The source's versions per API key, from its ApiVersions.
     versions: HashMap<i16, (i16, i16)>,
     rigid: bool,
+    /// When to log in again (KIP-368): within the session's last 15 %.
+    renew_session_at: Option<Instant>,
 }
+
+/// The part of a session's life after which the client logs in again (Kafka's clients pick
+/// between 85 % and 95 %; one connection a source needs no spread).
+const SESSION_RENEWAL_FACTOR: f64 = 0.85;
 
 impl SourceClient {
     /// Connects to the first answering address of the mirror's `bootstrap.servers`, then
@@ -143,12 +150,13 @@ impl SourceClient {
                 config: config.clone(),
                 versions: HashMap::new(),
                 rigid: RIGID_SOURCES.with(|rigid| rigid.borrow().contains(address)),
+                renew_session_at: None,
             };
             if security.uses_sasl() {
                 client.log_in(security).await?;
             }
             let versions = client
-                .call(0, &ApiVersionsRequest::default(), Duration::ZERO)
+                .exchange(0, &ApiVersionsRequest::default(), Duration::ZERO)
                 .await?;
             client.versions = versions
                 .api_keys
@@ -160,21 +168,42 @@ impl SourceClient {
         Err(EngineError::Source(last_error))
     }
 
-    /// Logs in as the mirror's settings say (the login every client of Shoal's shares).
+    /// Logs in as the mirror's settings say (the login every client of Shoal's shares). A
+    /// token is read or fetched on the executor's blocking pool, off the shard.
     async fn log_in(&mut self, security: &ClientSecurity) -> Result<(), EngineError> {
         let Some(mechanism) = security.sasl_mechanism else {
             return Err(EngineError::Source("SASL needs sasl.mechanism".into()));
         };
-        let (user, password) = (&security.sasl_username, &security.sasl_password);
         let address = self.address.clone();
-        log_in(&mut LoginCalls(self), mechanism, user, password)
+        let settings = security.clone();
+        let credential = glommio::executor()
+            .spawn_blocking(move || shoal_net::oauth_token::login_credential(&settings))
+            .await
+            .map_err(|e| EngineError::Source(format!("{address}: SASL credential: {e}")))?
+            .ok_or_else(|| EngineError::Source("SASL needs sasl.mechanism".into()))?;
+        let lifetime = log_in(&mut LoginCalls(self), mechanism, &credential)
             .await
             .map_err(|e| match e {
                 ProtocolError::LoginRefused { .. } => {
                     EngineError::Source(format!("{address}: SASL authentication failed: {e}"))
                 }
                 other => EngineError::Source(format!("{address}: SASL login: {other}")),
-            })
+            })?;
+        self.renew_session_at =
+            lifetime.map(|life| Instant::now() + life.mul_f64(SESSION_RENEWAL_FACTOR));
+        Ok(())
+    }
+
+    /// Logs in again on this connection when the session is due (before any other call).
+    async fn renew_session_if_due(&mut self) -> Result<(), EngineError> {
+        if self.renew_session_at.is_none_or(|at| Instant::now() < at) {
+            return Ok(());
+        }
+        self.renew_session_at = None;
+        let security = self.config.security.clone();
+        self.log_in(&security).await?;
+        tracing::debug!(source = %self.address, "logged in again to the mirror's source");
+        Ok(())
     }
 
     /// Whether the source serves the API with the given key at all.
@@ -198,8 +227,9 @@ impl SourceClient {
         request: &R,
         extra_wait: Duration,
     ) -> Result<R::Response, EngineError> {
+        self.renew_session_if_due().await?;
         let version = self.version_of(api)?;
-        let failure = match self.call(version, request, extra_wait).await {
+        let failure = match self.exchange(version, request, extra_wait).await {
             Ok(response) => return Ok(response),
             Err(e) if version > api.last_rigid && !self.rigid && looks_flexible_related(&e) => e,
             Err(e) => return Err(e),
@@ -221,7 +251,7 @@ impl SourceClient {
                 SourceClient::connect(&self.config, self.timeout, self.max_response_bytes).await?;
         }
         let version = self.version_of(api)?;
-        let retried = self.call(version, request, extra_wait).await;
+        let retried = self.exchange(version, request, extra_wait).await;
         if retried.is_err() && newly {
             // Not the encoding after all (the source may simply be down): forget it.
             RIGID_SOURCES.with(|rigid| rigid.borrow_mut().remove(&self.address));
@@ -230,9 +260,21 @@ impl SourceClient {
         retried
     }
 
-    /// Sends `request` at `version` and decodes its answer; the source may take `extra_wait`
-    /// beyond the client's timeout (a long-polling Fetch).
+    /// Sends `request` at `version` and decodes its answer, logging in again first when the
+    /// session is due; the source may take `extra_wait` beyond the client's timeout (a
+    /// long-polling Fetch).
     pub async fn call<R: Request>(
+        &mut self,
+        version: i16,
+        request: &R,
+        extra_wait: Duration,
+    ) -> Result<R::Response, EngineError> {
+        self.renew_session_if_due().await?;
+        self.exchange(version, request, extra_wait).await
+    }
+
+    /// One request and its answer.
+    async fn exchange<R: Request>(
         &mut self,
         version: i16,
         request: &R,
@@ -275,7 +317,7 @@ impl Caller for LoginCalls<'_> {
         request: &R,
     ) -> Result<R::Response, ProtocolError> {
         self.0
-            .call(version, request, Duration::ZERO)
+            .exchange(version, request, Duration::ZERO)
             .await
             .map_err(|e| ProtocolError::Io(std::io::Error::other(e.to_string())))
     }
