@@ -35,6 +35,8 @@ public abstract class Broker implements AutoCloseable {
   /** The PLAINTEXT port Metadata names: the listener's own, or a proxy's in front of it. */
   protected int advertisedPort;
   protected final int saslPort;
+  /** When set before start, the SASL listener takes OAUTHBEARER tokens too. */
+  protected OAuthBearerSettings oauthBearer;
   private Process process;
 
   /** dir is emptied first: each run starts from a new broker. */
@@ -63,6 +65,14 @@ public abstract class Broker implements AutoCloseable {
 
   public String saslBootstrap() {
     return "127.0.0.1:" + saslPort;
+  }
+
+  /**
+   * Before start: the SASL_PLAINTEXT listener also takes OAUTHBEARER tokens, checked against
+   * a JWKS file with an issuer and audience, as KIP-768's validator does.
+   */
+  public void acceptOAuthBearer(OAuthBearerSettings settings) {
+    oauthBearer = settings;
   }
 
   /** Before start: clients are sent to `proxyPort` (a proxy in front of the listener). */

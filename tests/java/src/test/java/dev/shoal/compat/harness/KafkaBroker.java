@@ -46,6 +46,12 @@ public final class KafkaBroker extends Broker {
     }
     List<String> command = java("kafka.Kafka");
     command.add(properties.toString());
+    if (oauthBearer != null) {
+      // Kafka reads a JWKS only from URLs (and files) allowed by these system properties.
+      String jwks = oauthBearer.jwksFile().toUri().toString();
+      command.add(1, "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + jwks);
+      command.add(1, "-Dorg.apache.kafka.sasl.oauthbearer.allowed.files=" + oauthBearer.jwksFile());
+    }
     return command;
   }
 
@@ -96,6 +102,21 @@ public final class KafkaBroker extends Broker {
                 "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users=User:" + ADMIN_USER + ";User:ANONYMOUS",
                 "allow.everyone.if.no.acl.found=true"));
+    if (oauthBearer != null) {
+      String prefix = "listener.name.sasl_plaintext.oauthbearer.";
+      lines.addAll(
+          List.of(
+              "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+              prefix
+                  + "sasl.jaas.config="
+                  + "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+              prefix
+                  + "sasl.server.callback.handler.class="
+                  + "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+              "sasl.oauthbearer.jwks.endpoint.url=" + oauthBearer.jwksFile().toUri(),
+              "sasl.oauthbearer.expected.issuer=" + oauthBearer.issuer(),
+              "sasl.oauthbearer.expected.audience=" + oauthBearer.audience()));
+    }
     lines.addAll(extraProperties);
     return String.join("\n", lines) + "\n";
   }

@@ -52,12 +52,13 @@ public final class ShoalBroker extends Broker {
         allow_everyone_if_no_acl_found = true
 
         [sasl]
-        enabled_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        enabled_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"%s]
 
         [sasl.plain_users]
         %s = "%s"
         %s = "%s"
         %s = "%s"
+        %s
         %s
         """
         .formatted(
@@ -67,12 +68,28 @@ public final class ShoalBroker extends Broker {
             saslPort,
             dir.resolve("data"),
             ADMIN_USER,
+            oauthBearer == null ? "" : ", \"OAUTHBEARER\"",
             ADMIN_USER,
             ADMIN_PASSWORD,
             ALICE,
             ALICE_PASSWORD,
             BOB,
             BOB_PASSWORD,
+            oauthBearerSection(),
             System.getenv().getOrDefault("SHOAL_JAVA_EXTRA_CONFIG", ""));
+  }
+
+  private String oauthBearerSection() {
+    if (oauthBearer == null) {
+      return "";
+    }
+    return """
+        [sasl.oauthbearer]
+        jwks_endpoint_url = "%s"
+        expected_issuer = "%s"
+        expected_audience = ["%s"]
+        """
+        .formatted(
+            oauthBearer.jwksFile().toUri(), oauthBearer.issuer(), oauthBearer.audience());
   }
 }
