@@ -381,6 +381,14 @@ fn extensions(text: &str) -> Option<Vec<(String, String)>> {
 mod tests {
     use super::*;
 
+    /// The settings stored by name read back the same.
+    fn assert_round_trips(security: &ClientSecurity) {
+        let pairs = security.to_pairs();
+        let again =
+            ClientSecurity::from_client_settings(pairs.iter().map(|(n, v)| (*n, v.as_str())));
+        assert_eq!(&again.unwrap(), security);
+    }
+
     #[test]
     fn settings_by_kafkas_names_round_trip_and_are_checked() {
         let jaas = r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="s3cret";"#;
@@ -398,10 +406,7 @@ mod tests {
         assert_eq!(security.sasl_password, "s3cret");
         assert_eq!(security.ssl_ca_file, Some(PathBuf::from("/etc/ca.pem")));
         assert!(security.uses_tls() && security.uses_sasl());
-        let pairs = security.to_pairs();
-        let again =
-            ClientSecurity::from_client_settings(pairs.iter().map(|(n, v)| (*n, v.as_str())));
-        assert_eq!(again.unwrap(), security);
+        assert_round_trips(&security);
 
         let no_password = [
             ("security.protocol", "SASL_PLAINTEXT"),
@@ -452,10 +457,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(librdkafka, java);
-        let pairs = java.to_pairs();
-        let again =
-            ClientSecurity::from_client_settings(pairs.iter().map(|(n, v)| (*n, v.as_str())));
-        assert_eq!(again.unwrap(), java);
+        assert_round_trips(&java);
 
         let file = [
             ("security.protocol", "SASL_PLAINTEXT"),

@@ -4,6 +4,7 @@ client-credentials token endpoint on loopback) and brokers that check its tokens
 import base64
 import http.server
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -56,6 +57,15 @@ class IdentityProvider:
         return jwt.encode(claims, key, algorithm=algorithm, headers={"kid": kid})
 
 
+def answer_json(handler, body):
+    """A 200 answer with a JSON body, from an http.server handler."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class TokenEndpoint:
     """The identity provider's client-credentials token endpoint, on loopback: a client that
     POSTs grant_type=client_credentials with the right id and secret gets a signed token."""
@@ -78,11 +88,7 @@ class TokenEndpoint:
                 token = idp.token(client_id, lifetime=lifetime)
                 body = json.dumps({"access_token": token, "token_type": "Bearer",
                                    "expires_in": lifetime}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                answer_json(self, body)
 
             def log_message(self, *_args):
                 pass
@@ -90,6 +96,35 @@ class TokenEndpoint:
         self.issued = 0
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/token"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+class JwksEndpoint:
+    """The identity provider's JWKS over HTTPS (a certificate from the test CA), serving
+    whatever key set `document` holds at each request."""
+
+    def __init__(self, ca, document):
+        endpoint = self
+        self.document, self.fetches = document, 0
+        cert, key = ca.issue("idp", "/CN=localhost", server=True)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                endpoint.fetches += 1
+                body = endpoint.document.encode()
+                answer_json(self, body)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.server.server_port}/realms/kafka/certs"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):

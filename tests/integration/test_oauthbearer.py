@@ -4,10 +4,7 @@ publish; confluent-kafka logs in through `oauth_cb`, produces and consumes, and 
 to the token's principal. Each fault a validator must catch is refused with an authentication
 error, logged without the token."""
 
-import http.server
 import json
-import ssl
-import threading
 import time
 import uuid
 
@@ -19,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from conftest import free_port, metric_value, scrape_metrics
 from kafka_wire import sasl_authenticate_raw
-from oauth_helpers import (IdentityProvider, TokenEndpoint, allow, b64url,
+from oauth_helpers import (IdentityProvider, JwksEndpoint, TokenEndpoint, allow, b64url,
                            start_oauth_broker)
 from tls_certs import CertificateAuthority
 
@@ -200,39 +197,6 @@ def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_brok
     # Sessions of about 6 s over a minute, for each client's connections.
     assert (metric_value(scraped, "shoal_sasl_reauthentications_total") or 0) >= 10
     assert (metric_value(scraped, "shoal_sasl_sessions_expired_total") or 0) == 0
-
-
-class JwksEndpoint:
-    """The identity provider's JWKS over HTTPS (a certificate from the test CA), serving
-    whatever key set `document` holds at each request."""
-
-    def __init__(self, ca, document):
-        endpoint = self
-        self.document, self.fetches = document, 0
-        cert, key = ca.issue("idp", "/CN=localhost", server=True)
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                endpoint.fetches += 1
-                body = endpoint.document.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.url = f"https://127.0.0.1:{self.server.server_port}/realms/kafka/certs"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
 
 
 def test_keys_come_from_an_https_endpoint_and_a_rotated_key_is_fetched(make_broker, idp,
