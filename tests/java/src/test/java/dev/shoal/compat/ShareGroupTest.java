@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.Eventually;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,9 +83,24 @@ class ShareGroupTest extends BrokerTest {
     String topic = clients.createTopic("queue", 1);
     String group = Clients.unique("workers");
     configure(group, Map.of("share.auto.offset.reset", "earliest"));
-    produce(topic, 1000);
     KafkaShareConsumer<String, String> first = member(group, topic, false);
     KafkaShareConsumer<String, String> second = member(group, topic, false);
+    // Both members hold the partition before any record exists: otherwise a member that
+    // joined first may take every record before the other is assigned (on a loaded machine).
+    try (Admin admin = Admin.create(clients.base())) {
+      Eventually.until(
+          () -> {
+            first.poll(POLL);
+            second.poll(POLL);
+            ShareGroupDescription described =
+                admin.describeShareGroups(List.of(group)).describedGroups().get(group).get();
+            return described.members().size() == 2
+                && described.members().stream()
+                    .allMatch(m -> !m.assignment().topicPartitions().isEmpty());
+          },
+          () -> "both members are assigned the partition");
+    }
+    produce(topic, 1000);
     Map<String, Integer> byFirst = new HashMap<>();
     Map<String, Integer> bySecond = new HashMap<>();
     long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos() * 2;
