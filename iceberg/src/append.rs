@@ -1,0 +1,192 @@
+//! One append commit, planned without I/O: the objects to store (a data file, its manifest,
+//! the snapshot's manifest list, the new table metadata, in that order) and the metadata's
+//! location for the catalog's compare-and-swap. A commit that loses the swap is planned again
+//! from the table the catalog then points at; its objects are left unreferenced.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::manifest::{self, DataFile, ManifestFile};
+use crate::metadata::{self, NewSnapshot};
+use crate::{data_file, IcebergError, Row};
+
+/// The table a commit starts from, as the catalog points at it.
+pub struct TableState {
+    pub metadata_location: String,
+    pub metadata: Value,
+    /// The current snapshot's manifest list, read by the caller (None for a new table).
+    pub manifest_list: Option<Vec<u8>>,
+}
+
+/// An object to store at an absolute location (`file://…` or `s3://…`).
+pub struct Object {
+    pub location: String,
+    pub bytes: Vec<u8>,
+}
+
+pub struct Append {
+    /// To store before the catalog swaps to `metadata_location` (the metadata last).
+    pub objects: Vec<Object>,
+    pub metadata_location: String,
+}
+
+/// The commit that appends `rows` to `table`, after which the table takes `next_offsets`.
+pub fn plan(
+    table: &TableState,
+    rows: &[Row],
+    next_offsets: &BTreeMap<i32, i64>,
+    now_ms: i64,
+) -> Result<Append, IcebergError> {
+    let location = table.metadata["location"]
+        .as_str()
+        .ok_or_else(|| IcebergError::Metadata(format!("{}: no location", table.metadata_location)))?
+        .trim_end_matches('/')
+        .to_string();
+    let commit_id = Uuid::new_v4();
+    let snapshot_id = (commit_id.as_u128() as i64) & i64::MAX;
+    let mut objects = Vec::new();
+    let mut added = Vec::new();
+    if !rows.is_empty() {
+        let bytes = data_file::write(rows)?;
+        let path = format!("{location}/data/{commit_id}.parquet");
+        added.push(DataFile {
+            path: path.clone(),
+            record_count: rows.len() as i64,
+            size_bytes: bytes.len() as i64,
+        });
+        objects.push(Object {
+            location: path,
+            bytes,
+        });
+    }
+    let sequence_number = table.metadata["last-sequence-number"].as_i64().unwrap_or(0) + 1;
+    let mut manifests = match &table.manifest_list {
+        Some(list) => manifest::read_manifest_list(list)?,
+        None => Vec::new(),
+    };
+    if !added.is_empty() {
+        let bytes = manifest::write_manifest(snapshot_id, &added)?;
+        let path = format!("{location}/metadata/{commit_id}-m0.avro");
+        let length = bytes.len() as i64;
+        manifests.push(ManifestFile::added(
+            path.clone(),
+            length,
+            snapshot_id,
+            sequence_number,
+            &added,
+        ));
+        objects.push(Object {
+            location: path,
+            bytes,
+        });
+    }
+    let parent = metadata::current_snapshot(&table.metadata)?.map(|s| s.snapshot_id);
+    let list = manifest::write_manifest_list(snapshot_id, parent, sequence_number, &manifests)?;
+    let list_location = format!("{location}/metadata/snap-{snapshot_id}-1-{commit_id}.avro");
+    objects.push(Object {
+        location: list_location.clone(),
+        bytes: list,
+    });
+    let snapshot = NewSnapshot {
+        snapshot_id,
+        manifest_list: &list_location,
+        added_files: added.len(),
+        added_records: rows.len() as u64,
+        next_offsets,
+        now_ms,
+    };
+    let (next, _) = metadata::append(&table.metadata, &table.metadata_location, &snapshot)?;
+    let version = next["metadata-log"].as_array().map_or(0, Vec::len);
+    let metadata_location = format!("{location}/metadata/{version:05}-{commit_id}.metadata.json");
+    objects.push(Object {
+        location: metadata_location.clone(),
+        bytes: serde_json::to_vec(&next)
+            .map_err(|e| IcebergError::Metadata(format!("{metadata_location}: {e}")))?,
+    });
+    Ok(Append {
+        objects,
+        metadata_location,
+    })
+}
+
+/// The objects and metadata location of a new table at `location`.
+pub fn create(location: &str, now_ms: i64) -> Result<Append, IcebergError> {
+    let location = location.trim_end_matches('/');
+    let table_uuid = Uuid::new_v4();
+    let metadata = metadata::new_table(location, &table_uuid.to_string(), now_ms);
+    let metadata_location = format!("{location}/metadata/00000-{table_uuid}.metadata.json");
+    let bytes = serde_json::to_vec(&metadata)
+        .map_err(|e| IcebergError::Metadata(format!("{metadata_location}: {e}")))?;
+    Ok(Append {
+        objects: vec![Object {
+            location: metadata_location.clone(),
+            bytes,
+        }],
+        metadata_location,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    /// Stores `append`'s objects under the file:// locations; the table's new state.
+    fn store(append: &Append, list: Option<Vec<u8>>) -> TableState {
+        for object in &append.objects {
+            let path = object.location.strip_prefix("file://").unwrap();
+            std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).unwrap();
+            std::fs::write(path, &object.bytes).unwrap();
+        }
+        let metadata_bytes = &append.objects.last().unwrap().bytes;
+        TableState {
+            metadata_location: append.metadata_location.clone(),
+            metadata: serde_json::from_slice(metadata_bytes).unwrap(),
+            manifest_list: list,
+        }
+    }
+
+    fn rows(partition: i32, offsets: std::ops::Range<i64>) -> Vec<Row> {
+        offsets
+            .map(|offset| Row {
+                partition,
+                offset,
+                timestamp_ms: 1_700_000_000_000,
+                key: None,
+                value: Some(Bytes::from(format!("v{offset}"))),
+                headers: vec![],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn appends_chain_their_manifests_and_offsets() {
+        let dir = std::env::var("SHOAL_ICEBERG_TEST_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|_| std::env::temp_dir().join(format!("iceberg-{}", Uuid::new_v4())));
+        let location = format!("file://{}/db/orders", dir.display());
+        let table = store(&create(&location, 1).unwrap(), None);
+        let first_offsets = BTreeMap::from([(0, 10)]);
+        let first = plan(&table, &rows(0, 0..10), &first_offsets, 2).unwrap();
+        let list = first.objects[2].bytes.clone();
+        let table = store(&first, Some(list));
+        let second_offsets = BTreeMap::from([(0, 10), (1, 5)]);
+        let second = plan(&table, &rows(1, 0..5), &second_offsets, 3).unwrap();
+        let list = second.objects[2].bytes.clone();
+        assert_eq!(manifest::read_manifest_list(&list).unwrap().len(), 2);
+        let table = store(&second, Some(list));
+        assert_eq!(
+            metadata::next_offsets(&table.metadata).unwrap(),
+            second_offsets
+        );
+        assert!(table.metadata_location.contains("/metadata/00002-"));
+        if std::env::var("SHOAL_ICEBERG_TEST_DIR").is_err() {
+            std::fs::remove_dir_all(&dir).unwrap();
+        } else {
+            println!("{}", table.metadata_location);
+        }
+    }
+}

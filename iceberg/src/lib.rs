@@ -1,0 +1,20 @@
+//! Topics as Apache Iceberg tables (format version 2), written without a JVM: the rows a
+//! topic's records become, Parquet data files holding them, the Avro manifests and manifest
+//! lists that name those files, and the table metadata a catalog points at. I/O-free: the
+//! table writer stores the bytes in the object store and commits the metadata's location to
+//! the catalog.
+//!
+//! Exactly once: each snapshot's summary carries, per partition, the next offset the table
+//! will take (`shoal.next-offsets`), written in the same commit as the data files, so a
+//! writer resumes from the table itself.
+
+pub mod append;
+pub mod data_file;
+pub mod error;
+pub mod manifest;
+pub mod metadata;
+pub mod row;
+pub mod table_schema;
+
+pub use error::IcebergError;
+pub use row::Row;

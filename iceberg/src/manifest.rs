@@ -1,0 +1,304 @@
+//! Avro manifests (the data files one commit added) and manifest lists (every manifest of a
+//! snapshot), with the Iceberg v2 schemas' field ids, by which readers resolve them. Only the
+//! fields a v2 reader requires are written; column statistics are left out (readers then scan
+//! every file a snapshot names).
+
+use apache_avro::types::Value;
+use apache_avro::{Codec, DeflateSettings, Schema, Writer};
+
+use crate::table_schema;
+use crate::IcebergError;
+
+/// A manifest entry's status: the file was added by the entry's snapshot.
+const STATUS_ADDED: i32 = 1;
+/// A data file's and a manifest's content: data (not deletes).
+const CONTENT_DATA: i32 = 0;
+/// Deflate, which every Iceberg reader takes; the file then names its codec (pyiceberg takes
+/// a file that names none for gzip, which it does not read).
+fn codec() -> Codec {
+    Codec::Deflate(DeflateSettings::default())
+}
+/// The only partition spec: unpartitioned.
+pub const PARTITION_SPEC_ID: i32 = 0;
+
+const MANIFEST_ENTRY_SCHEMA: &str = r#"{
+  "type": "record", "name": "manifest_entry", "fields": [
+    {"name": "status", "type": "int", "field-id": 0},
+    {"name": "snapshot_id", "type": ["null", "long"], "default": null, "field-id": 1},
+    {"name": "sequence_number", "type": ["null", "long"], "default": null, "field-id": 3},
+    {"name": "file_sequence_number", "type": ["null", "long"], "default": null, "field-id": 4},
+    {"name": "data_file", "field-id": 2, "type": {
+      "type": "record", "name": "r2", "fields": [
+        {"name": "content", "type": "int", "field-id": 134},
+        {"name": "file_path", "type": "string", "field-id": 100},
+        {"name": "file_format", "type": "string", "field-id": 101},
+        {"name": "partition", "field-id": 102,
+         "type": {"type": "record", "name": "r102", "fields": []}},
+        {"name": "record_count", "type": "long", "field-id": 103},
+        {"name": "file_size_in_bytes", "type": "long", "field-id": 104}
+      ]
+    }}
+  ]
+}"#;
+
+const MANIFEST_FILE_SCHEMA: &str = r#"{
+  "type": "record", "name": "manifest_file", "fields": [
+    {"name": "manifest_path", "type": "string", "field-id": 500},
+    {"name": "manifest_length", "type": "long", "field-id": 501},
+    {"name": "partition_spec_id", "type": "int", "field-id": 502},
+    {"name": "content", "type": "int", "field-id": 517},
+    {"name": "sequence_number", "type": "long", "field-id": 515},
+    {"name": "min_sequence_number", "type": "long", "field-id": 516},
+    {"name": "added_snapshot_id", "type": "long", "field-id": 503},
+    {"name": "added_files_count", "type": "int", "field-id": 504},
+    {"name": "existing_files_count", "type": "int", "field-id": 505},
+    {"name": "deleted_files_count", "type": "int", "field-id": 506},
+    {"name": "added_rows_count", "type": "long", "field-id": 512},
+    {"name": "existing_rows_count", "type": "long", "field-id": 513},
+    {"name": "deleted_rows_count", "type": "long", "field-id": 514}
+  ]
+}"#;
+
+/// A data file a commit adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    pub path: String,
+    pub record_count: i64,
+    pub size_bytes: i64,
+}
+
+/// A manifest as a manifest list names it (the counts Iceberg requires; a list written by
+/// another writer is read into this, so its optional partition summaries are not carried).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestFile {
+    pub path: String,
+    pub length: i64,
+    pub content: i32,
+    /// The sequence number of the snapshot that added it, and the lowest of its files'.
+    pub sequence_number: i64,
+    pub min_sequence_number: i64,
+    pub added_snapshot_id: i64,
+    pub added_files_count: i32,
+    pub existing_files_count: i32,
+    pub deleted_files_count: i32,
+    pub added_rows_count: i64,
+    pub existing_rows_count: i64,
+    pub deleted_rows_count: i64,
+}
+
+impl ManifestFile {
+    /// The entry for a manifest a snapshot adds with `files`.
+    pub fn added(
+        path: String,
+        length: i64,
+        snapshot_id: i64,
+        sequence_number: i64,
+        files: &[DataFile],
+    ) -> ManifestFile {
+        ManifestFile {
+            path,
+            length,
+            content: CONTENT_DATA,
+            sequence_number,
+            min_sequence_number: sequence_number,
+            added_snapshot_id: snapshot_id,
+            added_files_count: files.len() as i32,
+            existing_files_count: 0,
+            deleted_files_count: 0,
+            added_rows_count: files.iter().map(|f| f.record_count).sum(),
+            existing_rows_count: 0,
+            deleted_rows_count: 0,
+        }
+    }
+}
+
+/// The manifests a manifest list names, by field name (any writer's list).
+pub fn read_manifest_list(list: &[u8]) -> Result<Vec<ManifestFile>, IcebergError> {
+    let reader = apache_avro::Reader::new(list)?;
+    let mut manifests = Vec::new();
+    for value in reader {
+        let Value::Record(fields) = value? else {
+            return Err(IcebergError::Avro(
+                "a manifest list entry is not a record".into(),
+            ));
+        };
+        let field = |name: &str| {
+            let found = fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            match found {
+                Some(Value::Union(_, inner)) => Some(inner.as_ref().clone()),
+                other => other.cloned(),
+            }
+        };
+        let long = |name: &str| match field(name) {
+            Some(Value::Long(v)) => Ok(v),
+            Some(Value::Int(v)) => Ok(i64::from(v)),
+            Some(Value::Null) | None => Ok(0),
+            Some(other) => Err(IcebergError::Avro(format!("{name} is {other:?}"))),
+        };
+        let path = match field("manifest_path") {
+            Some(Value::String(path)) => path,
+            _ => return Err(IcebergError::Avro("a manifest without its path".into())),
+        };
+        let count = |name: &str| long(name).map(|v| v as i32);
+        manifests.push(ManifestFile {
+            path,
+            length: long("manifest_length")?,
+            content: count("content")?,
+            sequence_number: long("sequence_number")?,
+            min_sequence_number: long("min_sequence_number")?,
+            added_snapshot_id: long("added_snapshot_id")?,
+            added_files_count: count("added_files_count")?,
+            existing_files_count: count("existing_files_count")?,
+            deleted_files_count: count("deleted_files_count")?,
+            added_rows_count: long("added_rows_count")?,
+            existing_rows_count: long("existing_rows_count")?,
+            deleted_rows_count: long("deleted_rows_count")?,
+        });
+    }
+    Ok(manifests)
+}
+
+/// The manifest of `files`, all added by `snapshot_id` (their sequence number is inherited
+/// from the manifest list's entry).
+pub fn write_manifest(snapshot_id: i64, files: &[DataFile]) -> Result<Vec<u8>, IcebergError> {
+    let schema = Schema::parse_str(MANIFEST_ENTRY_SCHEMA)?;
+    let mut writer = Writer::with_codec(&schema, Vec::new(), codec())?;
+    let metadata = [
+        ("schema", table_schema::iceberg_schema().to_string()),
+        ("schema-id", table_schema::SCHEMA_ID.to_string()),
+        ("partition-spec", "[]".to_string()),
+        ("partition-spec-id", PARTITION_SPEC_ID.to_string()),
+        ("format-version", "2".to_string()),
+        ("content", "data".to_string()),
+    ];
+    for (key, value) in metadata {
+        writer.add_user_metadata(key.to_string(), value)?;
+    }
+    for file in files {
+        let data_file = Value::Record(vec![
+            ("content".into(), Value::Int(CONTENT_DATA)),
+            ("file_path".into(), Value::String(file.path.clone())),
+            ("file_format".into(), Value::String("PARQUET".into())),
+            ("partition".into(), Value::Record(Vec::new())),
+            ("record_count".into(), Value::Long(file.record_count)),
+            ("file_size_in_bytes".into(), Value::Long(file.size_bytes)),
+        ]);
+        writer.append_value(Value::Record(vec![
+            ("status".into(), Value::Int(STATUS_ADDED)),
+            (
+                "snapshot_id".into(),
+                Value::Union(1, Box::new(Value::Long(snapshot_id))),
+            ),
+            (
+                "sequence_number".into(),
+                Value::Union(0, Box::new(Value::Null)),
+            ),
+            (
+                "file_sequence_number".into(),
+                Value::Union(0, Box::new(Value::Null)),
+            ),
+            ("data_file".into(), data_file),
+        ]))?;
+    }
+    Ok(writer.into_inner()?)
+}
+
+/// The manifest list of a snapshot: every manifest it holds.
+pub fn write_manifest_list(
+    snapshot_id: i64,
+    parent_snapshot_id: Option<i64>,
+    sequence_number: i64,
+    manifests: &[ManifestFile],
+) -> Result<Vec<u8>, IcebergError> {
+    let schema = Schema::parse_str(MANIFEST_FILE_SCHEMA)?;
+    let mut writer = Writer::with_codec(&schema, Vec::new(), codec())?;
+    let parent = parent_snapshot_id.map_or("null".to_string(), |id| id.to_string());
+    let metadata = [
+        ("snapshot-id", snapshot_id.to_string()),
+        ("parent-snapshot-id", parent),
+        ("sequence-number", sequence_number.to_string()),
+        ("format-version", "2".to_string()),
+    ];
+    for (key, value) in metadata {
+        writer.add_user_metadata(key.to_string(), value)?;
+    }
+    for manifest in manifests {
+        writer.append_value(Value::Record(vec![
+            ("manifest_path".into(), Value::String(manifest.path.clone())),
+            ("manifest_length".into(), Value::Long(manifest.length)),
+            ("partition_spec_id".into(), Value::Int(PARTITION_SPEC_ID)),
+            ("content".into(), Value::Int(manifest.content)),
+            (
+                "sequence_number".into(),
+                Value::Long(manifest.sequence_number),
+            ),
+            (
+                "min_sequence_number".into(),
+                Value::Long(manifest.min_sequence_number),
+            ),
+            (
+                "added_snapshot_id".into(),
+                Value::Long(manifest.added_snapshot_id),
+            ),
+            (
+                "added_files_count".into(),
+                Value::Int(manifest.added_files_count),
+            ),
+            (
+                "existing_files_count".into(),
+                Value::Int(manifest.existing_files_count),
+            ),
+            (
+                "deleted_files_count".into(),
+                Value::Int(manifest.deleted_files_count),
+            ),
+            (
+                "added_rows_count".into(),
+                Value::Long(manifest.added_rows_count),
+            ),
+            (
+                "existing_rows_count".into(),
+                Value::Long(manifest.existing_rows_count),
+            ),
+            (
+                "deleted_rows_count".into(),
+                Value::Long(manifest.deleted_rows_count),
+            ),
+        ]))?;
+    }
+    Ok(writer.into_inner()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use apache_avro::Reader;
+
+    use super::*;
+
+    #[test]
+    fn manifests_read_back_with_their_field_ids() {
+        let files = [DataFile {
+            path: "file:///w/t/data/a.parquet".into(),
+            record_count: 10,
+            size_bytes: 1234,
+        }];
+        let manifest = write_manifest(77, &files).unwrap();
+        let reader = Reader::new(manifest.as_slice()).unwrap();
+        let schema_text = serde_json::to_string(reader.writer_schema()).unwrap();
+        assert!(schema_text.contains(r#""field-id":102"#), "{schema_text}");
+        assert_eq!(reader.user_metadata()["format-version"], b"2");
+        let entries: Vec<Value> = reader.map(Result::unwrap).collect();
+        assert_eq!(entries.len(), 1);
+        let Value::Record(fields) = &entries[0] else {
+            panic!("{:?}", entries[0])
+        };
+        assert_eq!(fields[0], ("status".into(), Value::Int(STATUS_ADDED)));
+
+        let path = "file:///w/t/metadata/m.avro".to_string();
+        let listed = ManifestFile::added(path, manifest.len() as i64, 77, 3, &files);
+        let list = write_manifest_list(77, Some(76), 3, std::slice::from_ref(&listed)).unwrap();
+        let reader = Reader::new(list.as_slice()).unwrap();
+        assert_eq!(reader.user_metadata()["parent-snapshot-id"], b"76");
+        assert_eq!(read_manifest_list(&list).unwrap(), [listed]);
+    }
+}
