@@ -9,6 +9,9 @@ pub enum IcebergError {
     /// Writing an Avro manifest failed.
     #[error("avro: {0}")]
     Avro(String),
+    /// The catalog's database refused or failed a statement.
+    #[error("catalog: {0}")]
+    Catalog(String),
     /// A table's metadata that does not parse or does not hold what a commit needs; the
     /// message names the file.
     #[error("table metadata: {0}")]

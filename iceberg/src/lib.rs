@@ -1,8 +1,8 @@
 //! Topics as Apache Iceberg tables (format version 2), written without a JVM: the rows a
 //! topic's records become, Parquet data files holding them, the Avro manifests and manifest
-//! lists that name those files, and the table metadata a catalog points at. I/O-free: the
-//! table writer stores the bytes in the object store and commits the metadata's location to
-//! the catalog.
+//! lists that name those files, and the table metadata a catalog points at; and the SQL
+//! catalog that points at it. Apart from the catalog, I/O-free: the table writer stores the
+//! bytes in the object store, then swaps the catalog's pointer.
 //!
 //! Exactly once: each snapshot's summary carries, per partition, the next offset the table
 //! will take (`shoal.next-offsets`), written in the same commit as the data files, so a
@@ -14,6 +14,7 @@ pub mod error;
 pub mod manifest;
 pub mod metadata;
 pub mod row;
+pub mod sql_catalog;
 pub mod table_schema;
 
 pub use error::IcebergError;

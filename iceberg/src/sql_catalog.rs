@@ -1,0 +1,154 @@
+//! Iceberg's SQL catalog (the JDBC catalog's tables, as pyiceberg's `SqlCatalog` and Java's
+//! `JdbcCatalog` create and read them): a row per table naming its current metadata file.
+//! A commit is a compare-and-swap of that name, so of two writers racing, one loses and
+//! plans again. Here on SQLite (one node's catalog, a file under its data directory); the
+//! statements are written to run unchanged on PostgreSQL (a cluster's).
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::IcebergError;
+
+/// The catalog's tables, created when missing.
+pub const CREATE_TABLES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS iceberg_tables (
+        catalog_name VARCHAR(255) NOT NULL,
+        table_namespace VARCHAR(255) NOT NULL,
+        table_name VARCHAR(255) NOT NULL,
+        metadata_location VARCHAR(1000),
+        previous_metadata_location VARCHAR(1000),
+        PRIMARY KEY (catalog_name, table_namespace, table_name))",
+    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+        catalog_name VARCHAR(255) NOT NULL,
+        namespace VARCHAR(255) NOT NULL,
+        property_key VARCHAR(255) NOT NULL,
+        property_value VARCHAR(1000) NOT NULL,
+        PRIMARY KEY (catalog_name, namespace, property_key))",
+];
+
+const LOAD: &str = "SELECT metadata_location FROM iceberg_tables
+    WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3";
+/// A namespace exists once it has a property (what pyiceberg writes for an empty one).
+const CREATE_NAMESPACE: &str = "INSERT INTO iceberg_namespace_properties
+    (catalog_name, namespace, property_key, property_value) VALUES ($1, $2, 'exists', 'true')
+    ON CONFLICT DO NOTHING";
+const CREATE_TABLE: &str = "INSERT INTO iceberg_tables
+    (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location)
+    VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING";
+const SWAP: &str = "UPDATE iceberg_tables
+    SET metadata_location = $1, previous_metadata_location = $2
+    WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5
+      AND metadata_location = $2";
+
+/// A table's name in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub namespace: String,
+    pub table: String,
+}
+
+/// The SQL catalog in a SQLite file.
+pub struct SqliteCatalog {
+    connection: Connection,
+    name: String,
+}
+
+fn failed(e: rusqlite::Error) -> IcebergError {
+    IcebergError::Catalog(e.to_string())
+}
+
+impl SqliteCatalog {
+    /// The catalog `name` in the file at `path` (made with its tables when missing).
+    pub fn open(path: &Path, name: &str) -> Result<SqliteCatalog, IcebergError> {
+        let connection = Connection::open(path)
+            .map_err(|e| IcebergError::Catalog(format!("{}: {e}", path.display())))?;
+        // Readers (pyiceberg, DuckDB) may hold the file: wait for them rather than fail.
+        connection
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(failed)?;
+        for statement in CREATE_TABLES {
+            connection.execute(statement, []).map_err(failed)?;
+        }
+        Ok(SqliteCatalog {
+            connection,
+            name: name.to_string(),
+        })
+    }
+
+    /// The table's current metadata location, or None when the catalog has no such table.
+    pub fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError> {
+        self.connection
+            .query_row(
+                LOAD,
+                params![self.name, table.namespace, table.table],
+                |row| row.get::<_, Option<String>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(failed)
+    }
+
+    /// Registers a new table at `metadata_location` (its namespace too): false when another
+    /// writer registered it first.
+    pub fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError> {
+        self.connection
+            .execute(CREATE_NAMESPACE, params![self.name, table.namespace])
+            .map_err(failed)?;
+        let created = self
+            .connection
+            .execute(
+                CREATE_TABLE,
+                params![self.name, table.namespace, table.table, metadata_location],
+            )
+            .map_err(failed)?;
+        Ok(created == 1)
+    }
+
+    /// Points the table at `next` if it still points at `expected`: false when another writer
+    /// committed meanwhile.
+    pub fn swap(
+        &self,
+        table: &TableName,
+        expected: &str,
+        next: &str,
+    ) -> Result<bool, IcebergError> {
+        let swapped = self
+            .connection
+            .execute(
+                SWAP,
+                params![next, expected, self.name, table.namespace, table.table],
+            )
+            .map_err(failed)?;
+        Ok(swapped == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_is_created_once_and_swapped_only_from_where_it_points() {
+        let dir = std::env::temp_dir().join(format!("catalog-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("catalog.db");
+        let catalog = SqliteCatalog::open(&path, "shoal").unwrap();
+        let orders = TableName {
+            namespace: "kafka".into(),
+            table: "orders".into(),
+        };
+        assert_eq!(catalog.load(&orders).unwrap(), None);
+        assert!(catalog.create(&orders, "v0.json").unwrap());
+        assert!(!catalog.create(&orders, "other.json").unwrap());
+        assert_eq!(catalog.load(&orders).unwrap().as_deref(), Some("v0.json"));
+        assert!(catalog.swap(&orders, "v0.json", "v1.json").unwrap());
+        // A writer that planned from v0 lost the race.
+        assert!(!catalog.swap(&orders, "v0.json", "v1-other.json").unwrap());
+        let again = SqliteCatalog::open(&path, "shoal").unwrap();
+        assert_eq!(again.load(&orders).unwrap().as_deref(), Some("v1.json"));
+        let other_catalog = SqliteCatalog::open(&path, "another").unwrap();
+        assert_eq!(other_catalog.load(&orders).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
