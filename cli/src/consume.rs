@@ -3,7 +3,7 @@
 //! end as it was when the command started, or on with `--follow`. Reads committed records by
 //! default, as Kafka's consumers do, leaving out aborted transactions.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,7 +13,8 @@ use kafka_protocol::messages::fetch_response::AbortedTransaction;
 use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
-use shoal_wal::records::{control_record_type, inflate_payload, keyed_records, KeyedRecord};
+use shoal_wal::committed::walk_committed;
+use shoal_wal::records::{inflate_payload, keyed_records, KeyedRecord};
 use shoal_wal::BatchHeader;
 
 use super::datetime::parse_millis;
@@ -32,10 +33,6 @@ const RESPONSE_MAX_BYTES: i32 = 16 << 20;
 const INFLATED_MAX_BYTES: usize = 64 << 20;
 /// Rounds without a record while records remain before the end, before giving up.
 const STALLED_ROUNDS_MAX: u32 = 60;
-/// A control record's type: the end of an aborted transaction.
-const ABORT_MARKER: i16 = 0;
-/// Bytes of a batch before its header's length field ends: offset and length.
-const LOG_OVERHEAD: usize = 12;
 
 #[derive(clap::Args, Debug)]
 pub struct ConsumeArgs {
@@ -286,43 +283,22 @@ fn fetch_round(
 /// the next fetch) from `position` on, skipping aborted transactions; the next position.
 fn read_batches(
     partition: i32,
-    mut records: &[u8],
-    mut position: i64,
-    mut aborted: Vec<AbortedTransaction>,
+    records: &[u8],
+    position: i64,
+    aborted: Vec<AbortedTransaction>,
     printer: &mut Printer<'_>,
 ) -> Result<i64, String> {
-    aborted.sort_by_key(|a| std::cmp::Reverse(a.first_offset));
-    let mut aborting: HashSet<i64> = HashSet::new();
-    while records.len() >= LOG_OVERHEAD {
-        let length = i32::from_be_bytes([records[8], records[9], records[10], records[11]]);
-        let size = LOG_OVERHEAD + usize::try_from(length).map_err(|_| "a negative batch length")?;
-        if size > records.len() {
-            break;
-        }
-        let (batch, rest) = records.split_at(size);
-        records = rest;
-        let header = BatchHeader::parse_validated(batch).map_err(|e| e.to_string())?;
-        let next = header.base_offset + header.offset_count();
-        while aborted.last().is_some_and(|a| a.first_offset < next) {
-            let started = aborted.pop().expect("just seen");
-            aborting.insert(started.producer_id.0);
-        }
-        if header.is_control() {
-            if control_record_type(batch) == Some(ABORT_MARKER) {
-                aborting.remove(&header.producer_id);
-            }
-        } else if !(header.is_transactional() && aborting.contains(&header.producer_id)) {
-            if let Some(unprinted) = printer.batch(partition, batch, &header, position)? {
-                // The count ran out inside the batch: resume (and commit) there.
-                return Ok(unprinted);
-            }
-        }
-        position = position.max(next);
+    let aborted = aborted
+        .iter()
+        .map(|a| (a.producer_id.0, a.first_offset))
+        .collect();
+    walk_committed(records, position, aborted, |batch, header| {
         if printer.left == 0 {
-            break;
+            return Ok(Some(header.base_offset));
         }
-    }
-    Ok(position)
+        // The count running out inside the batch resumes (and commits) there.
+        printer.batch(partition, batch, header, position)
+    })
 }
 
 struct Printer<'a> {

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod body;
+pub mod committed;
 pub mod compaction;
 pub mod compress;
 pub mod control;
