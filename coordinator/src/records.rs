@@ -49,6 +49,9 @@ pub struct TopicConfig {
     /// `confluent.{key,value}.schema.validation` and their subject name strategies: records
     /// must carry the id of a schema registered under their subject.
     pub schema_validation: SchemaValidation,
+    /// `shoal.iceberg.enabled`: the broker's table writer keeps an Iceberg table of the
+    /// topic's committed records.
+    pub iceberg_enabled: bool,
 }
 
 /// Which of a record's parts must name a registered schema, and under which subject.
@@ -234,6 +237,7 @@ impl Default for TopicConfig {
             cleanup: CleanupPolicy::Delete,
             compaction: CompactionConfig::default(),
             schema_validation: SchemaValidation::default(),
+            iceberg_enabled: false,
         }
     }
 }

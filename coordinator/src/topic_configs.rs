@@ -117,6 +117,17 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         value: |c| c.schema_validation.decode.to_string(),
     },
     TopicConfigDef {
+        name: "shoal.iceberg.enabled",
+        broker_default: None,
+        config_type: ConfigType::Boolean,
+        doc: "Keep an Apache Iceberg table of the topic's committed records (aborted transactions left out), written by the broker's table writer (`[iceberg]`) every commit interval, exactly once per record.",
+        set: |c, v| {
+            c.iceberg_enabled = boolean("shoal.iceberg.enabled", v)?;
+            Ok(())
+        },
+        value: |c| c.iceberg_enabled.to_string(),
+    },
+    TopicConfigDef {
         name: "delete.retention.ms",
         broker_default: Some("log.cleaner.delete.retention.ms"),
         config_type: ConfigType::Long,

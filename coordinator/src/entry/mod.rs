@@ -247,6 +247,7 @@ pub(crate) mod tests {
                             segment_bytes: 9,
                         },
                         schema_validation: Default::default(),
+                        iceberg_enabled: true,
                     },
                 ),
             ),
