@@ -14,7 +14,7 @@ mod datetime;
 mod error;
 pub mod groups;
 pub mod mirrors;
-mod offsets;
+pub mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;

@@ -69,6 +69,7 @@ pub struct BrokerConfig {
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
     pub schema_registry: crate::schema_registry::SchemaRegistryConfig,
+    pub iceberg: crate::iceberg::IcebergConfig,
     pub log: LogConfig,
 }
 
@@ -474,6 +475,7 @@ impl Default for BrokerConfig {
             rewrite: RewriteConfig::default(),
             quotas: QuotasConfig::default(),
             schema_registry: Default::default(),
+            iceberg: Default::default(),
             log: LogConfig::default(),
         }
     }

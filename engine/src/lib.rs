@@ -11,6 +11,7 @@ pub mod datadir;
 pub mod dynamic_configs;
 pub mod error;
 pub mod handlers;
+pub mod iceberg;
 pub mod kafka;
 pub mod log_filter;
 pub mod mirror;

@@ -316,6 +316,12 @@ fn run(args: Args) -> Result<(), EngineError> {
         _ => None,
     };
     let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
+    if let Some(setup) = config
+        .iceberg
+        .setup(&config.data_dir, &config.listeners()?)?
+    {
+        shoal::iceberg::start(setup)?;
+    }
     let config = Arc::new(config);
     let limits =
         server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);

@@ -1,0 +1,132 @@
+//! The table writer: topics with `shoal.iceberg.enabled` kept as Apache Iceberg tables
+//! (`shoal_iceberg` has the formats). It runs on a thread of its own, beside the shards, as a
+//! Kafka client of its own broker: every `commit_interval_ms` it reads each such topic's
+//! committed records (read_committed, so aborted transactions are left out) from where the
+//! table's last snapshot says each partition ends, writes them as one Parquet file, and
+//! commits the snapshot to the SQL catalog with a compare-and-swap. The offsets a table has
+//! reached live in its snapshots only, so a writer that restarts or loses a race continues
+//! with no record missing or twice.
+
+mod reader;
+mod writer;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::security::listeners::SecurityProtocol;
+use crate::security::Listener;
+use crate::EngineError;
+
+/// `[iceberg]`: whether this broker writes tables, where, and how often.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IcebergConfig {
+    /// Write the tables of topics with `shoal.iceberg.enabled=true`.
+    pub enabled: bool,
+    /// How often each table gets a snapshot of what was committed since the last one.
+    pub commit_interval_ms: u64,
+    /// The most record bytes one commit reads per table (the rest waits for the next).
+    pub max_bytes_per_commit: u64,
+    /// The catalog namespace tables are created in; a table is named after its topic.
+    pub namespace: String,
+    /// The SQL catalog's name (`catalog_name` in its tables), as readers configure it.
+    pub catalog_name: String,
+    /// The SQLite file of the SQL catalog (default: `iceberg/catalog.db` in the data
+    /// directory).
+    pub catalog_file: Option<PathBuf>,
+    /// Where tables are stored, a `file://` URL (default: `iceberg/warehouse` in the data
+    /// directory).
+    pub warehouse: Option<String>,
+}
+
+impl Default for IcebergConfig {
+    fn default() -> Self {
+        IcebergConfig {
+            enabled: false,
+            commit_interval_ms: 60_000,
+            max_bytes_per_commit: 128 << 20,
+            namespace: "kafka".into(),
+            catalog_name: "shoal".into(),
+            catalog_file: None,
+            warehouse: None,
+        }
+    }
+}
+
+/// Where the writer works: resolved from the config and the broker's own settings.
+pub struct WriterSetup {
+    pub config: IcebergConfig,
+    /// This broker's PLAINTEXT listener, which the writer reads through.
+    pub bootstrap: String,
+    pub catalog_file: PathBuf,
+    /// The warehouse directory (file:// locations name it).
+    pub warehouse_dir: PathBuf,
+}
+
+impl IcebergConfig {
+    /// The writer's setup, or None when tables are not written here.
+    pub fn setup(
+        &self,
+        data_dir: &Path,
+        listeners: &[Listener],
+    ) -> Result<Option<WriterSetup>, EngineError> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        if self.commit_interval_ms == 0 || self.max_bytes_per_commit == 0 {
+            return Err(EngineError::Config(
+                "[iceberg] commit_interval_ms and max_bytes_per_commit must be positive".into(),
+            ));
+        }
+        let listener = listeners
+            .iter()
+            .find(|l| l.protocol == SecurityProtocol::Plaintext)
+            .ok_or_else(|| {
+                EngineError::Config(
+                    "[iceberg] the table writer reads through a PLAINTEXT listener; this broker \
+                     has none"
+                        .into(),
+                )
+            })?;
+        let mut address = listener.address;
+        if address.ip().is_unspecified() {
+            address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let warehouse_dir = match &self.warehouse {
+            None => data_dir.join("iceberg").join("warehouse"),
+            Some(url) => PathBuf::from(url.strip_prefix("file://").ok_or_else(|| {
+                EngineError::Config(format!(
+                    "[iceberg] warehouse {url}: only file:// warehouses are written so far"
+                ))
+            })?),
+        };
+        let catalog_file = (self.catalog_file.clone())
+            .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db"));
+        Ok(Some(WriterSetup {
+            config: self.clone(),
+            bootstrap: address.to_string(),
+            catalog_file,
+            warehouse_dir,
+        }))
+    }
+}
+
+/// Starts the table writer's thread.
+pub fn start(setup: WriterSetup) -> Result<(), EngineError> {
+    for dir in [
+        Some(setup.warehouse_dir.as_path()),
+        setup.catalog_file.parent(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| EngineError::Config(format!("{}: {e}", dir.display())))?;
+    }
+    std::thread::Builder::new()
+        .name("iceberg-writer".into())
+        .spawn(move || writer::run(setup))
+        .map_err(|e| EngineError::Config(format!("cannot start the table writer: {e}")))?;
+    Ok(())
+}

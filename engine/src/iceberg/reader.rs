@@ -1,0 +1,159 @@
+//! What a table commit takes: a topic's committed records from each partition's position on,
+//! read as a read_committed consumer reads them (through the broker's own listener), as rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use shoal_cli::offsets::{list_offsets, EARLIEST, READ_COMMITTED};
+use shoal_cli::Admin;
+use shoal_iceberg::Row;
+use shoal_wal::committed::walk_committed;
+use shoal_wal::records::{inflate_payload, keyed_records};
+
+const FETCH_VERSION: i16 = 12;
+const PARTITION_MAX_BYTES: i32 = 1 << 20;
+const RESPONSE_MAX_BYTES: i32 = 16 << 20;
+/// A batch may not inflate past this: a compressed bomb stops here.
+const INFLATED_MAX_BYTES: usize = 64 << 20;
+/// Kafka's OFFSET_OUT_OF_RANGE: the position was deleted (retention) before it was read.
+const OFFSET_OUT_OF_RANGE: i16 = 1;
+
+/// The rows read, and where each partition's next read starts.
+pub struct Read {
+    pub rows: Vec<Row>,
+    pub next_offsets: BTreeMap<i32, i64>,
+}
+
+/// `topic`'s committed records from `from` on (a partition it lacks: from its log start),
+/// until every partition is read up to its last stable offset or about `max_bytes` are read.
+pub fn read_committed(
+    admin: &mut Admin,
+    topic: &str,
+    from: &BTreeMap<i32, i64>,
+    max_bytes: u64,
+) -> Result<Read, String> {
+    let leaders = admin.leaders(topic).map_err(|e| e.to_string())?;
+    let mut positions = from.clone();
+    let unknown: BTreeSet<(String, i32)> = (leaders.keys())
+        .filter(|p| !positions.contains_key(p))
+        .map(|p| (topic.to_string(), *p))
+        .collect();
+    if !unknown.is_empty() {
+        for ((_, p), start) in earliest(admin, &unknown)? {
+            positions.insert(p, start);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut bytes = 0u64;
+    loop {
+        let mut moved = false;
+        let mut by_leader: BTreeMap<i32, Vec<FetchPartition>> = BTreeMap::new();
+        for (p, leader) in &leaders {
+            by_leader.entry(*leader).or_default().push(
+                FetchPartition::default()
+                    .with_partition(*p)
+                    .with_current_leader_epoch(-1)
+                    .with_fetch_offset(positions[p])
+                    .with_log_start_offset(-1)
+                    .with_partition_max_bytes(PARTITION_MAX_BYTES),
+            );
+        }
+        for (leader, partitions) in by_leader {
+            let request = FetchRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_max_wait_ms(0)
+                .with_min_bytes(1)
+                .with_max_bytes(RESPONSE_MAX_BYTES)
+                .with_isolation_level(READ_COMMITTED)
+                .with_session_id(0)
+                .with_session_epoch(-1)
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partitions(partitions)]);
+            let answer = admin
+                .call_node(leader, FETCH_VERSION, &request)
+                .map_err(|e| e.to_string())?;
+            if answer.error_code != 0 {
+                return Err(format!("{topic}: fetch error {}", answer.error_code));
+            }
+            for p in answer.responses.into_iter().flat_map(|t| t.partitions) {
+                let partition = p.partition_index;
+                let Some(position) = positions.get(&partition).copied() else {
+                    continue;
+                };
+                if p.error_code == OFFSET_OUT_OF_RANGE {
+                    let wanted = BTreeSet::from([(topic.to_string(), partition)]);
+                    let start = earliest(admin, &wanted)?
+                        .into_values()
+                        .next()
+                        .unwrap_or(position);
+                    tracing::warn!(
+                        topic,
+                        partition,
+                        from = position,
+                        to = start,
+                        "records deleted before the table took them: the table skips them"
+                    );
+                    positions.insert(partition, start);
+                    moved = true;
+                    continue;
+                }
+                if p.error_code != 0 {
+                    return Err(format!("{topic} {partition}: fetch error {}", p.error_code));
+                }
+                let records = p.records.unwrap_or_default();
+                bytes += records.len() as u64;
+                let aborted = (p.aborted_transactions.unwrap_or_default().iter())
+                    .map(|a| (a.producer_id.0, a.first_offset))
+                    .collect();
+                let next = walk_committed(&records, position, aborted, |batch, header| {
+                    let inflated = inflate_payload(batch, header, INFLATED_MAX_BYTES)
+                        .map_err(|e| e.to_string())?;
+                    for record in keyed_records(&inflated, header).map_err(|e| e.to_string())? {
+                        let offset = header.base_offset + i64::from(record.offset_delta);
+                        if offset < position {
+                            continue;
+                        }
+                        let timestamp_ms = match header.is_log_append_time() {
+                            true => header.max_timestamp,
+                            false => header.base_timestamp.saturating_add(record.timestamp_delta),
+                        };
+                        let copy = |b: Option<&[u8]>| b.map(Bytes::copy_from_slice);
+                        rows.push(Row {
+                            partition,
+                            offset,
+                            timestamp_ms,
+                            key: copy(record.key),
+                            value: copy(record.value),
+                            headers: (record.headers.iter())
+                                .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), copy(*v)))
+                                .collect(),
+                        });
+                    }
+                    Ok(None)
+                })?;
+                if next > position {
+                    positions.insert(partition, next);
+                    moved = true;
+                }
+            }
+        }
+        if !moved || bytes >= max_bytes {
+            return Ok(Read {
+                rows,
+                next_offsets: positions,
+            });
+        }
+    }
+}
+
+/// Each partition's log start offset.
+fn earliest(
+    admin: &mut Admin,
+    partitions: &BTreeSet<(String, i32)>,
+) -> Result<BTreeMap<(String, i32), i64>, String> {
+    list_offsets(admin, partitions, |_| EARLIEST, READ_COMMITTED).map_err(|e| e.to_string())
+}

@@ -1,0 +1,228 @@
+//! The writer's rounds: which topics have tables, and one commit per table per round.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::DescribeConfigsRequest;
+use kafka_protocol::protocol::StrBytes;
+use shoal_auth::ClientSecurity;
+use shoal_cli::Admin;
+use shoal_iceberg::append::{self, Append, TableState};
+use shoal_iceberg::metadata;
+use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+
+use super::reader::read_committed;
+use super::WriterSetup;
+
+const DESCRIBE_CONFIGS_VERSION: i16 = 4;
+/// Kafka's resource type for a topic.
+const TOPIC_RESOURCE: i8 = 2;
+const ENABLED_KEY: &str = "shoal.iceberg.enabled";
+/// The most a table's metadata, or a manifest list, may hold when read back.
+const METADATA_MAX_BYTES: u64 = 64 << 20;
+
+pub fn run(setup: WriterSetup) {
+    let interval = Duration::from_millis(setup.config.commit_interval_ms);
+    let mut admin: Option<Admin> = None;
+    let mut catalog: Option<SqliteCatalog> = None;
+    // The first round waits an interval too: the broker's listeners are up by then.
+    let mut round_started = Instant::now();
+    loop {
+        std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
+        round_started = Instant::now();
+        if let Err(why) = round(&setup, &mut admin, &mut catalog) {
+            tracing::warn!(%why, "table writer: the round failed; the next one retries");
+            admin = None;
+        }
+    }
+}
+
+/// One commit for each table.
+fn round(
+    setup: &WriterSetup,
+    admin: &mut Option<Admin>,
+    catalog: &mut Option<SqliteCatalog>,
+) -> Result<(), String> {
+    if admin.is_none() {
+        *admin = Some(
+            Admin::connect(&setup.bootstrap, ClientSecurity::default())
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let admin = admin.as_mut().expect("just connected");
+    if catalog.is_none() {
+        *catalog = Some(
+            SqliteCatalog::open(&setup.catalog_file, &setup.config.catalog_name)
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let catalog = catalog.as_ref().expect("just opened");
+    for topic in table_topics(admin)? {
+        let table = TableName {
+            namespace: setup.config.namespace.clone(),
+            table: topic.clone(),
+        };
+        if let Err(why) = commit(setup, admin, catalog, &topic, &table) {
+            tracing::warn!(%topic, %why, "table writer: no commit this round");
+        }
+    }
+    Ok(())
+}
+
+/// The topics with `shoal.iceberg.enabled=true`.
+fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
+    let metadata = admin.metadata(None).map_err(|e| e.to_string())?;
+    let names: Vec<String> = (metadata.topics.iter())
+        .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+        .collect();
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let request = DescribeConfigsRequest::default().with_resources(
+        names
+            .iter()
+            .map(|name| {
+                DescribeConfigsResource::default()
+                    .with_resource_type(TOPIC_RESOURCE)
+                    .with_resource_name(StrBytes::from_string(name.clone()))
+                    .with_configuration_keys(Some(vec![StrBytes::from_static_str(ENABLED_KEY)]))
+            })
+            .collect(),
+    );
+    let answer = admin
+        .call(DESCRIBE_CONFIGS_VERSION, &request)
+        .map_err(|e| e.to_string())?;
+    Ok(answer
+        .results
+        .iter()
+        .filter(|r| r.error_code == 0)
+        .filter(|r| {
+            r.configs
+                .iter()
+                .any(|c| c.name.as_str() == ENABLED_KEY && c.value.as_deref() == Some("true"))
+        })
+        .map(|r| r.resource_name.to_string())
+        .collect())
+}
+
+/// One commit of `topic`'s new committed records to its table (created first if missing).
+fn commit(
+    setup: &WriterSetup,
+    admin: &mut Admin,
+    catalog: &SqliteCatalog,
+    topic: &str,
+    table: &TableName,
+) -> Result<(), String> {
+    let metadata_location = match catalog.load(table).map_err(|e| e.to_string())? {
+        Some(location) => location,
+        None => create(setup, catalog, table)?,
+    };
+    let metadata_bytes = read_object(&metadata_location)?;
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&metadata_bytes).map_err(|e| format!("{metadata_location}: {e}"))?;
+    let from = metadata::next_offsets(&metadata).map_err(|e| e.to_string())?;
+    let read = read_committed(admin, topic, &from, setup.config.max_bytes_per_commit)?;
+    if read.next_offsets == from {
+        return Ok(());
+    }
+    let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
+        Some(current) => Some(read_object(&current.manifest_list)?),
+        None => None,
+    };
+    let state = TableState {
+        metadata_location: metadata_location.clone(),
+        metadata,
+        manifest_list,
+    };
+    let now_ms = shoal_shards::maintenance::now_ms();
+    let planned =
+        append::plan(&state, &read.rows, &read.next_offsets, now_ms).map_err(|e| e.to_string())?;
+    store(&planned)?;
+    if !catalog
+        .swap(table, &metadata_location, &planned.metadata_location)
+        .map_err(|e| e.to_string())?
+    {
+        return Err("another writer committed first; planning again next round".into());
+    }
+    tracing::debug!(%topic, rows = read.rows.len(), metadata = %planned.metadata_location, "table commit");
+    Ok(())
+}
+
+/// A new table in the warehouse, registered in the catalog: its metadata location (another
+/// writer's, when it registered the table first).
+fn create(
+    setup: &WriterSetup,
+    catalog: &SqliteCatalog,
+    table: &TableName,
+) -> Result<String, String> {
+    let location = format!(
+        "file://{}",
+        setup
+            .warehouse_dir
+            .join(&table.namespace)
+            .join(&table.table)
+            .display()
+    );
+    let now_ms = shoal_shards::maintenance::now_ms();
+    let created = append::create(&location, now_ms).map_err(|e| e.to_string())?;
+    store(&created)?;
+    if catalog
+        .create(table, &created.metadata_location)
+        .map_err(|e| e.to_string())?
+    {
+        tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
+        return Ok(created.metadata_location);
+    }
+    catalog
+        .load(table)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "the table was created and dropped meanwhile".into())
+}
+
+/// The path a file:// location names.
+fn path_of(location: &str) -> Result<PathBuf, String> {
+    location
+        .strip_prefix("file://")
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{location}: only file:// locations are read and written so far"))
+}
+
+fn read_object(location: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let path = path_of(location)?;
+    let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(METADATA_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > METADATA_MAX_BYTES {
+        return Err(format!(
+            "{}: over {METADATA_MAX_BYTES} bytes",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Stores each object durably (written beside, synced, renamed into place), in order: the
+/// metadata last, so the catalog never names a file that is not whole.
+fn store(planned: &Append) -> Result<(), String> {
+    for object in &planned.objects {
+        let path = path_of(&object.location)?;
+        write_durably(&path, &object.bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let partial = path.with_extension("partial");
+    let mut file = std::fs::File::create(&partial)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&partial, path)?;
+    std::fs::File::open(dir)?.sync_all()
+}

@@ -1,0 +1,155 @@
+"""Topics as Iceberg tables: the broker's table writer keeps a table of each topic with
+shoal.iceberg.enabled in a SQL catalog (SQLite), and pyiceberg (with pyarrow) reads it. Every
+committed record appears once, aborted ones never, across kill -9 of the broker."""
+
+import signal
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+COMMIT_INTERVAL_MS = 300
+
+
+def start(make_broker, name="iceberg"):
+    return make_broker(name, f"[iceberg]\nenabled = true\ncommit_interval_ms = {COMMIT_INTERVAL_MS}\n"
+                       ).start()
+
+
+def create_table_topic(broker, topic, partitions=3):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    new = NewTopic(topic, num_partitions=partitions, config={"shoal.iceberg.enabled": "true"})
+    admin.create_topics([new])[topic].result(15)
+
+
+def catalog_of(broker):
+    return SqlCatalog("shoal", uri=f"sqlite:///{broker.data_dir}/iceberg/catalog.db",
+                      warehouse=f"file://{broker.data_dir}/iceberg/warehouse")
+
+
+def table_rows(broker, topic):
+    """(partition, offset) -> (key, value, headers) of every row of the topic's table; None
+    while the writer has not created it."""
+    try:
+        table = catalog_of(broker).load_table(f"kafka.{topic}")
+    except (NoSuchTableError, NoSuchNamespaceError):
+        return None
+    rows = {}
+    duplicates = []
+    for row in table.scan().to_arrow().to_pylist():
+        kafka = row["kafka"]
+        at = (kafka["partition"], kafka["offset"])
+        if at in rows:
+            duplicates.append(at)
+        headers = [(h["key"], h["value"]) for h in kafka["headers"]]
+        rows[at] = (kafka["key"], row["value"], headers)
+    assert not duplicates, f"rows written twice: {duplicates[:10]}"
+    return rows
+
+
+def wait_for_rows(broker, topic, count, timeout=60):
+    deadline = time.time() + timeout
+    rows = None
+    while time.time() < deadline:
+        rows = table_rows(broker, topic)
+        if rows is not None and len(rows) >= count:
+            return rows
+        time.sleep(0.3)
+    raise AssertionError(f"{topic}: {len(rows or {})} rows, not {count}, after {timeout}s")
+
+
+def topic_records(broker, topic, partitions=3):
+    """(partition, offset) -> value of every committed record, read as a consumer (until two
+    seconds pass with nothing new)."""
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    records, quiet_since, deadline = {}, time.time(), time.time() + 60
+    while time.time() - quiet_since < 2 and time.time() < deadline:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            records[(message.partition(), message.offset())] = message.value()
+            quiet_since = time.time()
+    consumer.close()
+    return records
+
+
+def test_a_topic_becomes_a_table_with_each_record_once(make_broker):
+    broker = start(make_broker)
+    create_table_topic(broker, "orders")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                         "compression.type": "zstd"})
+    for i in range(10_000):
+        headers = [("trace", f"t{i}".encode())] if i % 10 == 0 else None
+        producer.produce("orders", key=f"k{i}".encode(), value=f"v{i}".encode(),
+                         partition=i % 3, headers=headers)
+    assert producer.flush(30) == 0
+    started = time.time()
+    rows = wait_for_rows(broker, "orders", 10_000)
+    print(f"10,000 rows queryable {time.time() - started:.1f}s after the last ack")
+    assert len(rows) == 10_000
+    expected = {(i % 3, i // 3): i for i in range(10_000)}
+    assert set(rows) == set(expected)
+    for at, i in expected.items():
+        key, value, headers = rows[at]
+        assert (key, value) == (f"k{i}".encode(), f"v{i}".encode())
+        assert headers == ([("trace", f"t{i}".encode())] if i % 10 == 0 else [])
+    # A topic without the config gets no table.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("plain", num_partitions=1)])["plain"].result(15)
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    assert table_rows(broker, "plain") is None
+
+
+def test_aborted_transactions_never_appear(make_broker):
+    broker = start(make_broker, "iceberg-txn")
+    create_table_topic(broker, "payments", partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "pay"})
+    producer.init_transactions(15)
+    for batch, commit in enumerate([True, False, True, False, True]):
+        producer.begin_transaction()
+        for i in range(50):
+            producer.produce("payments", value=f"{batch}-{i}".encode(), partition=0)
+        if commit:
+            producer.commit_transaction(15)
+        else:
+            producer.abort_transaction(15)
+    rows = wait_for_rows(broker, "payments", 150)
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    rows = table_rows(broker, "payments")
+    values = sorted(value.decode() for _, value, _ in rows.values())
+    assert values == sorted(f"{b}-{i}" for b in (0, 2, 4) for i in range(50))
+    assert set(rows) == set(topic_records(broker, "payments", partitions=1))
+
+
+def test_kill_9_while_committing_loses_and_duplicates_nothing(make_broker):
+    broker = start(make_broker, "iceberg-kill")
+    create_table_topic(broker, "events")
+    sent = 0
+    for _ in range(3):
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 2,
+                             "enable.idempotence": True})
+        # Produced over about a second, so the writer commits several times meanwhile.
+        for _ in range(20):
+            for _ in range(150):
+                producer.produce("events", value=f"e{sent}".encode(), partition=sent % 3)
+                sent += 1
+            producer.poll(0)
+            time.sleep(0.05)
+        assert producer.flush(30) == 0
+        # Killed while the writer is between (or inside) commits.
+        broker.stop(sig=signal.SIGKILL)
+        broker.wait_until_refused()
+        broker.start()
+    records = topic_records(broker, "events")
+    assert len(records) == sent
+    rows = wait_for_rows(broker, "events", sent)
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    rows = table_rows(broker, "events")
+    assert set(rows) == set(records), "exactly the topic's records"
+    assert all(rows[at][1] == records[at] for at in records)
+    snapshots = catalog_of(broker).load_table("kafka.events").snapshots()
+    assert len(snapshots) >= 4, "commits before, between and after the kills"
+
