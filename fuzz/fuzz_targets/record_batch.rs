@@ -1,11 +1,13 @@
 //! Record-batch validation and decompression, as produce and ListOffsets read batches: the
 //! batches are split and CRC-checked, then each one's records read (inflated within a cap),
 //! recompressed as a topic with another `compression.type` would have them, and read with
-//! their keys and rebuilt with some of them as compaction does.
+//! their keys and rebuilt with some of them as compaction does; and a Fetch answer's records
+//! walked as a read_committed reader (the CLI, the Iceberg table writer) walks them.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use shoal_wal::batch::validate_batches;
+use shoal_wal::committed::walk_committed;
 use shoal_wal::decompress::Codec;
 use shoal_wal::recompress::recompress_batch;
 use shoal_wal::compaction::rebuild_batch;
@@ -45,6 +47,15 @@ fuzz_target!(|data: &[u8]| {
         at += header.size_bytes;
     }
     let _ = validate_batches(data);
+    // A read_committed walk over the same bytes: its position never moves back.
+    let aborted = vec![(0, 0), (1, 5)];
+    let walked = walk_committed(data, 3, aborted, |batch, header| {
+        let _ = inflate_payload(batch, header, INFLATED_MAX);
+        Ok(None)
+    });
+    if let Ok(next) = walked {
+        assert!(next >= 3, "the position never moves back");
+    }
 });
 
 /// Compaction's reading of a stored batch: every other record kept, the rebuilt batch whole
