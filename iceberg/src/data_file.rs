@@ -18,7 +18,11 @@ type Level = i16;
 /// The Parquet file for `rows`.
 pub fn write(rows: &[Row]) -> Result<Vec<u8>, IcebergError> {
     let schema = Arc::new(parse_message_type(PARQUET_MESSAGE)?);
+    // No dictionaries: keys and values are mostly distinct, and interning each one cost more
+    // than the rest of the encoding (a profile of the writer catching up); zstd finds what
+    // repeats.
     let properties = WriterProperties::builder()
+        .set_dictionary_enabled(false)
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_created_by(format!("shoal {}", env!("CARGO_PKG_VERSION")))
         .build();

@@ -25,6 +25,8 @@ const OFFSET_OUT_OF_RANGE: i16 = 1;
 pub struct Read {
     pub rows: Vec<Row>,
     pub next_offsets: BTreeMap<i32, i64>,
+    /// The read stopped at its byte bound with records left to read.
+    pub more: bool,
 }
 
 /// `topic`'s committed records from `from` on (a partition it lacks: from its log start),
@@ -145,6 +147,7 @@ pub fn read_committed(
             return Ok(Read {
                 rows,
                 next_offsets: positions,
+                more: moved,
             });
         }
     }

@@ -26,24 +26,32 @@ pub fn run(setup: WriterSetup) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
     let mut admin: Option<Admin> = None;
     let mut catalog: Option<SqliteCatalog> = None;
-    // The first round waits an interval too: the broker's listeners are up by then.
+    // The first round waits an interval too: the broker's listeners are up by then. A table
+    // whose commit stopped at max_bytes_per_commit is behind: the next round starts at once.
     let mut round_started = Instant::now();
+    let mut behind = false;
     loop {
-        std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
-        round_started = Instant::now();
-        if let Err(why) = round(&setup, &mut admin, &mut catalog) {
-            tracing::warn!(%why, "table writer: the round failed; the next one retries");
-            admin = None;
+        if !behind {
+            std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
         }
+        round_started = Instant::now();
+        behind = match round(&setup, &mut admin, &mut catalog) {
+            Ok(behind) => behind,
+            Err(why) => {
+                tracing::warn!(%why, "table writer: the round failed; the next one retries");
+                admin = None;
+                false
+            }
+        };
     }
 }
 
-/// One commit for each table.
+/// One commit for each table; whether some table has more to take at once.
 fn round(
     setup: &WriterSetup,
     admin: &mut Option<Admin>,
     catalog: &mut Option<SqliteCatalog>,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     if admin.is_none() {
         *admin = Some(
             Admin::connect(&setup.bootstrap, ClientSecurity::default())
@@ -58,16 +66,18 @@ fn round(
         );
     }
     let catalog = catalog.as_ref().expect("just opened");
+    let mut behind = false;
     for topic in table_topics(admin)? {
         let table = TableName {
             namespace: setup.config.namespace.clone(),
             table: topic.clone(),
         };
-        if let Err(why) = commit(setup, admin, catalog, &topic, &table) {
-            tracing::warn!(%topic, %why, "table writer: no commit this round");
+        match commit(setup, admin, catalog, &topic, &table) {
+            Ok(more) => behind |= more,
+            Err(why) => tracing::warn!(%topic, %why, "table writer: no commit this round"),
         }
     }
-    Ok(())
+    Ok(behind)
 }
 
 /// The topics with `shoal.iceberg.enabled=true`.
@@ -106,14 +116,15 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// One commit of `topic`'s new committed records to its table (created first if missing).
+/// One commit of `topic`'s new committed records to its table (created first if missing);
+/// whether records were left for the next.
 fn commit(
     setup: &WriterSetup,
     admin: &mut Admin,
     catalog: &SqliteCatalog,
     topic: &str,
     table: &TableName,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let metadata_location = match catalog.load(table).map_err(|e| e.to_string())? {
         Some(location) => location,
         None => create(setup, catalog, table)?,
@@ -124,7 +135,7 @@ fn commit(
     let from = metadata::next_offsets(&metadata).map_err(|e| e.to_string())?;
     let read = read_committed(admin, topic, &from, setup.config.max_bytes_per_commit)?;
     if read.next_offsets == from {
-        return Ok(());
+        return Ok(false);
     }
     let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
         Some(current) => Some(read_object(&current.manifest_list)?),
@@ -146,7 +157,7 @@ fn commit(
         return Err("another writer committed first; planning again next round".into());
     }
     tracing::debug!(%topic, rows = read.rows.len(), metadata = %planned.metadata_location, "table commit");
-    Ok(())
+    Ok(read.more)
 }
 
 /// A new table in the warehouse, registered in the catalog: its metadata location (another
