@@ -33,7 +33,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic)
 
-from benchlib import ROOT, cpu_seconds, free_port, percentile, stop, wait_for_port, write_results
+from benchlib import (ROOT, alternating_rounds, cpu_seconds, free_port, percentile, stop,
+                      wait_for_port, write_results)
 
 VALUE = os.urandom(512).hex().encode()  # 1 KiB
 TOPIC = "load"
@@ -199,14 +200,12 @@ def main():
     os.sched_setaffinity(0, {int(c) for c in args.bench_cpus.split(",")})
     results = catch_up(args)
     print(json.dumps(results), flush=True)
-    runs = []
-    for round_ in range(args.rounds):
-        run = {}
-        for table in ([True, False] if round_ % 2 == 0 else [False, True]):
-            name = "table" if table else "none"
-            run.update({f"{name}_{k}": v for k, v in produce_run(args, table).items()})
-        print(json.dumps(run), flush=True)
-        runs.append(run)
+    runs = [{} for _ in range(args.rounds)]
+    for round_, side in alternating_rounds(args.rounds):
+        name = "table" if side == "a" else "none"
+        measured = produce_run(args, table=side == "a")
+        runs[round_].update({f"{name}_{k}": v for k, v in measured.items()})
+    print(json.dumps(runs), flush=True)
     medians = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     results.update(medians)
     results["table_over_none_mb_per_s"] = round(

@@ -23,7 +23,7 @@ import time
 
 from confluent_kafka import Producer
 
-from benchlib import cpu_seconds, free_port, stop, write_results
+from benchlib import alternating_rounds, cpu_seconds, free_port, stop, write_results
 from peer_compare import add_scram_user, start_shoal_with_sasl
 
 VALUE = os.urandom(512).hex().encode()  # 1 KiB
@@ -86,15 +86,11 @@ def main():
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
     os.sched_setaffinity(0, {int(c) for c in args.bench_cpus.split(",")})
-    runs = []
-    for round_ in range(args.rounds):
-        order = [10_000, 0] if round_ % 2 == 0 else [0, 10_000]
-        run = {}
-        for reauth_ms in order:
-            name = "reauth" if reauth_ms else "none"
-            run.update({f"{name}_{k}": v for k, v in one_run(args, reauth_ms).items()})
-        print(json.dumps(run), flush=True)
-        runs.append(run)
+    runs = [{} for _ in range(args.rounds)]
+    for round_, side in alternating_rounds(args.rounds):
+        name, reauth_ms = ("reauth", 10_000) if side == "a" else ("none", 0)
+        runs[round_].update({f"{name}_{k}": v for k, v in one_run(args, reauth_ms).items()})
+    print(json.dumps(runs), flush=True)
     medians = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     results = {**medians,
                "reauth_over_none_mb_per_s": round(
