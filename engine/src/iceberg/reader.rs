@@ -112,8 +112,11 @@ pub fn read_committed(
                     .map(|a| (a.producer_id.0, a.first_offset))
                     .collect();
                 let next = walk_committed(&records, position, aborted, |batch, header| {
-                    let inflated = inflate_payload(batch, header, INFLATED_MAX_BYTES)
-                        .map_err(|e| e.to_string())?;
+                    // One buffer a batch: the rows' keys and values are slices of it.
+                    let inflated = Bytes::from(
+                        inflate_payload(batch, header, INFLATED_MAX_BYTES)
+                            .map_err(|e| e.to_string())?,
+                    );
                     for record in keyed_records(&inflated, header).map_err(|e| e.to_string())? {
                         let offset = header.base_offset + i64::from(record.offset_delta);
                         if offset < position {
@@ -123,7 +126,7 @@ pub fn read_committed(
                             true => header.max_timestamp,
                             false => header.base_timestamp.saturating_add(record.timestamp_delta),
                         };
-                        let copy = |b: Option<&[u8]>| b.map(Bytes::copy_from_slice);
+                        let copy = |b: Option<&[u8]>| b.map(|part| inflated.slice_ref(part));
                         rows.push(Row {
                             partition,
                             offset,
