@@ -10,6 +10,7 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_cli::offsets::{list_offsets, EARLIEST, READ_COMMITTED};
 use shoal_cli::Admin;
 use shoal_iceberg::Row;
+use shoal_protocol::ResponseError;
 use shoal_wal::committed::walk_committed;
 use shoal_wal::records::{inflate_payload, keyed_records};
 
@@ -18,8 +19,6 @@ const PARTITION_MAX_BYTES: i32 = 1 << 20;
 const RESPONSE_MAX_BYTES: i32 = 16 << 20;
 /// A batch may not inflate past this: a compressed bomb stops here.
 const INFLATED_MAX_BYTES: usize = 64 << 20;
-/// Kafka's OFFSET_OUT_OF_RANGE: the position was deleted (retention) before it was read.
-const OFFSET_OUT_OF_RANGE: i16 = 1;
 
 /// The rows read, and where each partition's next read starts.
 pub struct Read {
@@ -86,7 +85,8 @@ pub fn read_committed(
                 let Some(position) = positions.get(&partition).copied() else {
                     continue;
                 };
-                if p.error_code == OFFSET_OUT_OF_RANGE {
+                // The position was deleted (retention) before the table took it.
+                if p.error_code == ResponseError::OffsetOutOfRange.code() {
                     let wanted = BTreeSet::from([(topic.to_string(), partition)]);
                     let start = earliest(admin, &wanted)?
                         .into_values()

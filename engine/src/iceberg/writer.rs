@@ -11,13 +11,12 @@ use shoal_cli::Admin;
 use shoal_iceberg::append::{self, Append, TableState};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+use shoal_protocol::config_codes::ConfigResource;
 
 use super::reader::read_committed;
 use super::WriterSetup;
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
-/// Kafka's resource type for a topic.
-const TOPIC_RESOURCE: i8 = 2;
 const ENABLED_KEY: &str = "shoal.iceberg.enabled";
 /// The most a table's metadata, or a manifest list, may hold when read back.
 const METADATA_MAX_BYTES: u64 = 64 << 20;
@@ -94,7 +93,7 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
             .iter()
             .map(|name| {
                 DescribeConfigsResource::default()
-                    .with_resource_type(TOPIC_RESOURCE)
+                    .with_resource_type(ConfigResource::Topic as i8)
                     .with_resource_name(StrBytes::from_string(name.clone()))
                     .with_configuration_keys(Some(vec![StrBytes::from_static_str(ENABLED_KEY)]))
             })
