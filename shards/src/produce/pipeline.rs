@@ -45,7 +45,7 @@ pub struct ProducePipeline {
     /// Notified each time an object's producers have been answered.
     finished: LocalSignal,
     /// Writes enter the buffer in the order they reached the shard, also when one of them
-    /// first waits for an upload slot: otherwise a later write could take the next buffer
+    /// first waits for the schema registry or an upload slot: otherwise a later write could take the next buffer
     /// while an earlier one waits, and a partition's records would land out of order.
     admission: Turnstile,
     /// Records of topics that validate schemas, checked against the registry.
@@ -108,6 +108,9 @@ impl ProducePipeline {
             Ok(valid) => valid,
             Err(refusal) => return refused(refusal),
         };
+        // The place in line is taken before the schema check, which may wait for the
+        // coordinator: a later write whose check is answered from memory must not pass it.
+        let ticket = self.admission.enter();
         if let Some(rule) = &rules.schemas {
             let checked = self
                 .schemas
@@ -117,7 +120,7 @@ impl ProducePipeline {
                 return refused(refusal);
             }
         }
-        let admitted = self.admission.enter().await;
+        let admitted = ticket.await;
         while self.would_overflow(records.len()) {
             self.rotate().await;
         }
