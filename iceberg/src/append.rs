@@ -10,6 +10,8 @@ use uuid::Uuid;
 
 use crate::manifest::{self, DataFile, ManifestFile};
 use crate::metadata::{self, NewSnapshot};
+use crate::shred::ValueLeaves;
+use crate::table_schema::TableSchema;
 use crate::{data_file, IcebergError, Row};
 
 /// The table a commit starts from, as the catalog points at it.
@@ -26,16 +28,25 @@ pub struct Object {
     pub bytes: Vec<u8>,
 }
 
+/// The rows a commit adds, and the schema they are written with (the table's, or the next
+/// one when their value schemas added fields).
+pub struct NewRows<'a> {
+    pub rows: &'a [Row],
+    pub schema: &'a TableSchema,
+    /// The rows' value fields, for a table that has them.
+    pub values: Option<&'a ValueLeaves>,
+}
+
 pub struct Append {
     /// To store before the catalog swaps to `metadata_location` (the metadata last).
     pub objects: Vec<Object>,
     pub metadata_location: String,
 }
 
-/// The commit that appends `rows` to `table`, after which the table takes `next_offsets`.
+/// The commit that appends `new` to `table`, after which the table takes `next_offsets`.
 pub fn plan(
     table: &TableState,
-    rows: &[Row],
+    new: &NewRows<'_>,
     next_offsets: &BTreeMap<i32, i64>,
     now_ms: i64,
 ) -> Result<Append, IcebergError> {
@@ -48,8 +59,9 @@ pub fn plan(
     let snapshot_id = (commit_id.as_u128() as i64) & i64::MAX;
     let mut objects = Vec::new();
     let mut added = Vec::new();
+    let rows = new.rows;
     if !rows.is_empty() {
-        let bytes = data_file::write(rows)?;
+        let bytes = data_file::write(rows, new.schema, new.values)?;
         let path = format!("{location}/data/{commit_id}.parquet");
         added.push(DataFile {
             path: path.clone(),
@@ -67,7 +79,7 @@ pub fn plan(
         None => Vec::new(),
     };
     if !added.is_empty() {
-        let bytes = manifest::write_manifest(snapshot_id, &added)?;
+        let bytes = manifest::write_manifest(snapshot_id, &added, new.schema)?;
         let path = format!("{location}/metadata/{commit_id}-m0.avro");
         let length = bytes.len() as i64;
         manifests.push(ManifestFile::added(
@@ -90,6 +102,7 @@ pub fn plan(
         bytes: list,
     });
     let snapshot = NewSnapshot {
+        schema: new.schema,
         snapshot_id,
         manifest_list: &list_location,
         added_files: added.len(),
@@ -111,11 +124,11 @@ pub fn plan(
     })
 }
 
-/// The objects and metadata location of a new table at `location`.
-pub fn create(location: &str, now_ms: i64) -> Result<Append, IcebergError> {
+/// The objects and metadata location of a new table of `schema` at `location`.
+pub fn create(location: &str, schema: &TableSchema, now_ms: i64) -> Result<Append, IcebergError> {
     let location = location.trim_end_matches('/');
     let table_uuid = Uuid::new_v4();
-    let metadata = metadata::new_table(location, &table_uuid.to_string(), now_ms);
+    let metadata = metadata::new_table(location, &table_uuid.to_string(), schema, now_ms);
     let metadata_location = format!("{location}/metadata/00000-{table_uuid}.metadata.json");
     let bytes = serde_json::to_vec(&metadata)
         .map_err(|e| IcebergError::Metadata(format!("{metadata_location}: {e}")))?;
@@ -168,13 +181,21 @@ mod tests {
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|_| std::env::temp_dir().join(format!("iceberg-{}", Uuid::new_v4())));
         let location = format!("file://{}/db/orders", dir.display());
-        let table = store(&create(&location, 1).unwrap(), None);
+        let schema = TableSchema::new(crate::table_schema::ValueColumns::Binary);
+        let table = store(&create(&location, &schema, 1).unwrap(), None);
         let first_offsets = BTreeMap::from([(0, 10)]);
-        let first = plan(&table, &rows(0, 0..10), &first_offsets, 2).unwrap();
+        let first_rows = rows(0, 0..10);
+        let new = |rows| NewRows {
+            rows,
+            schema: &schema,
+            values: None,
+        };
+        let first = plan(&table, &new(&first_rows), &first_offsets, 2).unwrap();
         let list = first.objects[2].bytes.clone();
         let table = store(&first, Some(list));
         let second_offsets = BTreeMap::from([(0, 10), (1, 5)]);
-        let second = plan(&table, &rows(1, 0..5), &second_offsets, 3).unwrap();
+        let second_rows = rows(1, 0..5);
+        let second = plan(&table, &new(&second_rows), &second_offsets, 3).unwrap();
         let list = second.objects[2].bytes.clone();
         assert_eq!(manifest::read_manifest_list(&list).unwrap().len(), 2);
         let table = store(&second, Some(list));

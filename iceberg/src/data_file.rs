@@ -1,23 +1,31 @@
 //! A Parquet data file holding rows, one row group, zstd-compressed, its columns carrying the
-//! table's field ids (`table_schema`).
+//! table's field ids (`table_schema`): the `kafka` struct's leaves written from the rows, then
+//! the value's, from the rows' bytes or from the value fields' leaves (`shred`).
 
 use std::sync::Arc;
 
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::data_type::{
+    BoolType, ByteArray, ByteArrayType, DoubleType, FixedLenByteArrayType, FloatType, Int32Type,
+    Int64Type,
+};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 
-use crate::table_schema::PARQUET_MESSAGE;
+use crate::shred::{Leaf, LeafValues, Level, ValueLeaves};
+use crate::table_schema::{TableSchema, ValueColumns};
 use crate::{IcebergError, Row};
 
-/// A definition level: how many of a leaf's optional or repeated ancestors are present.
-type Level = i16;
-
-/// The Parquet file for `rows`.
-pub fn write(rows: &[Row]) -> Result<Vec<u8>, IcebergError> {
-    let schema = Arc::new(parse_message_type(PARQUET_MESSAGE)?);
+/// The Parquet file for `rows` in a table of `schema`; `values` are the rows' value fields
+/// when the table has them.
+pub fn write(
+    rows: &[Row],
+    schema: &TableSchema,
+    values: Option<&ValueLeaves>,
+) -> Result<Vec<u8>, IcebergError> {
+    let message = schema.parquet_message();
+    let parquet_schema = Arc::new(parse_message_type(&message)?);
     // No dictionaries: keys and values are mostly distinct, and interning each one cost more
     // than the rest of the encoding (a profile of the writer catching up); zstd finds what
     // repeats.
@@ -27,7 +35,7 @@ pub fn write(rows: &[Row]) -> Result<Vec<u8>, IcebergError> {
         .set_created_by(format!("shoal {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut out = Vec::new();
-    let mut writer = SerializedFileWriter::new(&mut out, schema, Arc::new(properties))?;
+    let mut writer = SerializedFileWriter::new(&mut out, parquet_schema, Arc::new(properties))?;
     let mut group = writer.next_row_group()?;
     let partitions: Vec<i32> = rows.iter().map(|r| r.partition).collect();
     let offsets: Vec<i64> = rows.iter().map(|r| r.offset).collect();
@@ -50,8 +58,22 @@ pub fn write(rows: &[Row]) -> Result<Vec<u8>, IcebergError> {
         &headers.value_definitions,
         Some(&headers.repetitions),
     )?;
-    let (values, value_levels) = optional_bytes(rows.iter().map(|r| r.value.as_ref()));
-    write_bytes(&mut group, &values, &value_levels, None)?;
+    match (&schema.value, values) {
+        (ValueColumns::Binary, None) => {
+            let (values, value_levels) = optional_bytes(rows.iter().map(|r| r.value.as_ref()));
+            write_bytes(&mut group, &values, &value_levels, None)?;
+        }
+        (ValueColumns::Fields(_), Some(values)) => {
+            for leaf in &values.leaves {
+                write_leaf(&mut group, leaf)?;
+            }
+        }
+        _ => {
+            return Err(IcebergError::Metadata(
+                "value fields are written with a table that has them".into(),
+            ))
+        }
+    }
     group.close()?;
     writer.close()?;
     Ok(out)
@@ -154,6 +176,28 @@ fn write_bytes(
     Ok(column.close()?)
 }
 
+fn write_leaf(group: &mut Group<'_, '_>, leaf: &Leaf) -> Result<(), IcebergError> {
+    let mut column = next_column(group)?;
+    let definitions = Some(leaf.definitions.as_slice());
+    let repetitions = Some(leaf.repetitions.as_slice());
+    match &leaf.values {
+        LeafValues::Boolean(v) => column.typed::<BoolType>().write_batch(v, definitions, repetitions),
+        LeafValues::Int32(v) => column.typed::<Int32Type>().write_batch(v, definitions, repetitions),
+        LeafValues::Int64(v) => column.typed::<Int64Type>().write_batch(v, definitions, repetitions),
+        LeafValues::Float(v) => column.typed::<FloatType>().write_batch(v, definitions, repetitions),
+        LeafValues::Double(v) => {
+            column.typed::<DoubleType>().write_batch(v, definitions, repetitions)
+        }
+        LeafValues::Bytes(v) => {
+            column.typed::<ByteArrayType>().write_batch(v, definitions, repetitions)
+        }
+        LeafValues::Fixed(v) => {
+            (column.typed::<FixedLenByteArrayType>()).write_batch(v, definitions, repetitions)
+        }
+    }?;
+    Ok(column.close()?)
+}
+
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
@@ -189,7 +233,7 @@ mod tests {
                 ..row(12, vec![("one".into(), Some(Bytes::from_static(b"1")))])
             },
         ];
-        let file = write(&rows).unwrap();
+        let file = write(&rows, &TableSchema::new(ValueColumns::Binary), None).unwrap();
         let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 3);
         let read: Vec<String> = reader
@@ -212,5 +256,74 @@ mod tests {
         let last = reader.get_row_iter(None).unwrap().nth(2).unwrap().unwrap();
         let (name, value) = last.get_column_iter().last().unwrap();
         assert_eq!((name.as_str(), value), ("value", &Field::Null));
+    }
+
+    #[test]
+    fn value_fields_read_back_nested() {
+        use apache_avro::types::Value as Avro;
+
+        use crate::avro_columns::{as_record, merge, Names};
+
+        let avro = apache_avro::Schema::parse_str(
+            r#"{"type":"record","name":"User","fields":[
+                {"name":"name","type":"string"},
+                {"name":"tags","type":{"type":"array","items":"string"}},
+                {"name":"scores","type":{"type":"map","values":"int"}},
+                {"name":"home","type":["null",{"type":"record","name":"Home","fields":[
+                    {"name":"city","type":"string"}]}]}]}"#,
+        )
+        .unwrap();
+        let names = Names::of([&avro]);
+        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
+        let schema = merge(&empty, as_record(&avro, &names).unwrap(), &names).unwrap();
+        let ValueColumns::Fields(fields) = &schema.value else {
+            panic!()
+        };
+        let mut values = ValueLeaves::new(fields);
+        let user = |name: &str, tags: &[&str], city: Option<&str>| {
+            Avro::Record(vec![
+                ("name".into(), Avro::String(name.into())),
+                (
+                    "tags".into(),
+                    Avro::Array(tags.iter().map(|t| Avro::String(t.to_string())).collect()),
+                ),
+                (
+                    "scores".into(),
+                    Avro::Map([("a".to_string(), Avro::Int(1))].into_iter().collect()),
+                ),
+                (
+                    "home".into(),
+                    match city {
+                        Some(city) => Avro::Union(
+                            1,
+                            Box::new(Avro::Record(vec![("city".into(), Avro::String(city.into()))])),
+                        ),
+                        None => Avro::Union(0, Box::new(Avro::Null)),
+                    },
+                ),
+            ])
+        };
+        values.push(Some(user("ann", &["x", "y"], Some("Oslo")))).unwrap();
+        values.push(Some(user("bob", &[], None))).unwrap();
+        values.push(None).unwrap();
+        let rows: Vec<Row> = (0..3).map(|i| row(i, vec![])).collect();
+        let file = write(&rows, &schema, Some(&values)).unwrap();
+        let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
+        let read: Vec<String> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().to_string())
+            .collect();
+        assert!(
+            read[0].contains(r#"value: {name: "ann", tags: ["x", "y"], scores: {"a" -> 1}, home: {city: "Oslo"}}"#),
+            "{}",
+            read[0]
+        );
+        assert!(
+            read[1].contains(r#"value: {name: "bob", tags: [], scores: {"a" -> 1}, home: null}"#),
+            "{}",
+            read[1]
+        );
+        assert!(read[2].contains("value: null"), "{}", read[2]);
     }
 }

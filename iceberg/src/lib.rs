@@ -9,11 +9,14 @@
 //! writer resumes from the table itself.
 
 pub mod append;
+pub mod avro_columns;
+pub mod columns;
 pub mod data_file;
 pub mod error;
 pub mod manifest;
 pub mod metadata;
 pub mod row;
+pub mod shred;
 pub mod sql_catalog;
 pub mod table_schema;
 

@@ -6,7 +6,7 @@
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Schema, Writer};
 
-use crate::table_schema;
+use crate::table_schema::TableSchema;
 use crate::IcebergError;
 
 /// A manifest entry's status: the file was added by the entry's snapshot.
@@ -158,14 +158,18 @@ pub fn read_manifest_list(list: &[u8]) -> Result<Vec<ManifestFile>, IcebergError
     Ok(manifests)
 }
 
-/// The manifest of `files`, all added by `snapshot_id` (their sequence number is inherited
-/// from the manifest list's entry).
-pub fn write_manifest(snapshot_id: i64, files: &[DataFile]) -> Result<Vec<u8>, IcebergError> {
+/// The manifest of `files` written with `table`, all added by `snapshot_id` (their sequence
+/// number is inherited from the manifest list's entry).
+pub fn write_manifest(
+    snapshot_id: i64,
+    files: &[DataFile],
+    table: &TableSchema,
+) -> Result<Vec<u8>, IcebergError> {
     let schema = Schema::parse_str(MANIFEST_ENTRY_SCHEMA)?;
     let mut writer = Writer::with_codec(&schema, Vec::new(), codec())?;
     let metadata = [
-        ("schema", table_schema::iceberg_schema().to_string()),
-        ("schema-id", table_schema::SCHEMA_ID.to_string()),
+        ("schema", table.to_json().to_string()),
+        ("schema-id", table.schema_id.to_string()),
         ("partition-spec", "[]".to_string()),
         ("partition-spec-id", PARTITION_SPEC_ID.to_string()),
         ("format-version", "2".to_string()),
@@ -282,7 +286,8 @@ mod tests {
             record_count: 10,
             size_bytes: 1234,
         }];
-        let manifest = write_manifest(77, &files).unwrap();
+        let table = TableSchema::new(crate::table_schema::ValueColumns::Binary);
+        let manifest = write_manifest(77, &files, &table).unwrap();
         let reader = Reader::new(manifest.as_slice()).unwrap();
         let schema_text = serde_json::to_string(reader.writer_schema()).unwrap();
         assert!(schema_text.contains(r#""field-id":102"#), "{schema_text}");

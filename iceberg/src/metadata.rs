@@ -7,23 +7,23 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::manifest::PARTITION_SPEC_ID;
-use crate::table_schema;
+use crate::table_schema::TableSchema;
 use crate::IcebergError;
 
 /// The snapshot summary key holding, per partition, the next offset the table takes.
 pub const NEXT_OFFSETS_KEY: &str = "shoal.next-offsets";
 
-/// The metadata of a new, empty table at `location` (no trailing slash).
-pub fn new_table(location: &str, table_uuid: &str, now_ms: i64) -> Value {
+/// The metadata of a new, empty table of `schema` at `location` (no trailing slash).
+pub fn new_table(location: &str, table_uuid: &str, schema: &TableSchema, now_ms: i64) -> Value {
     json!({
         "format-version": 2,
         "table-uuid": table_uuid,
         "location": location,
         "last-sequence-number": 0,
         "last-updated-ms": now_ms,
-        "last-column-id": table_schema::LAST_COLUMN_ID,
-        "current-schema-id": table_schema::SCHEMA_ID,
-        "schemas": [table_schema::iceberg_schema()],
+        "last-column-id": schema.last_column_id,
+        "current-schema-id": schema.schema_id,
+        "schemas": [schema.to_json()],
         "default-spec-id": PARTITION_SPEC_ID,
         "partition-specs": [{"spec-id": PARTITION_SPEC_ID, "fields": []}],
         "last-partition-id": 999,
@@ -40,6 +40,9 @@ pub fn new_table(location: &str, table_uuid: &str, now_ms: i64) -> Value {
 
 /// A snapshot to append.
 pub struct NewSnapshot<'a> {
+    /// The schema its files were written with: the table's current one, or its next (which
+    /// becomes current with this snapshot).
+    pub schema: &'a TableSchema,
     pub snapshot_id: i64,
     pub manifest_list: &'a str,
     pub added_files: usize,
@@ -79,7 +82,7 @@ pub fn append(
         "sequence-number": sequence_number,
         "timestamp-ms": snapshot.now_ms,
         "manifest-list": snapshot.manifest_list,
-        "schema-id": table_schema::SCHEMA_ID,
+        "schema-id": snapshot.schema.schema_id,
         "summary": {
             "operation": "append",
             "added-data-files": snapshot.added_files.to_string(),
@@ -91,6 +94,12 @@ pub fn append(
         entry["parent-snapshot-id"] = json!(parent);
     }
     push(object, "snapshots", entry)?;
+    let schema_id = i64::from(snapshot.schema.schema_id);
+    if object.get("current-schema-id").and_then(Value::as_i64) != Some(schema_id) {
+        push(object, "schemas", snapshot.schema.to_json())?;
+        object.insert("current-schema-id".into(), json!(schema_id));
+        object.insert("last-column-id".into(), json!(snapshot.schema.last_column_id));
+    }
     push(
         object,
         "snapshot-log",
@@ -184,15 +193,18 @@ mod tests {
 
     #[test]
     fn appended_snapshots_carry_the_next_offsets_and_chain() {
+        let schema = TableSchema::new(crate::table_schema::ValueColumns::Binary);
         let table = new_table(
             "file:///w/db/orders",
             "2c9c5a3e-0000-4000-8000-000000000001",
+            &schema,
             1,
         );
         assert_eq!(next_offsets(&table).unwrap(), BTreeMap::new());
         assert!(current_snapshot(&table).unwrap().is_none());
         let offsets = BTreeMap::from([(0, 100), (1, 42)]);
         let first = NewSnapshot {
+            schema: &schema,
             snapshot_id: 11,
             manifest_list: "file:///w/db/orders/metadata/snap-11.avro",
             added_files: 1,

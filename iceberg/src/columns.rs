@@ -1,0 +1,442 @@
+//! A table's columns as one tree, from which both of their declarations are made: the Iceberg
+//! schema in the table's metadata, and the Parquet message type of its data files, carrying
+//! the same field ids (which is how Iceberg readers match a file's columns to the table's).
+//! The tree is also read back from a table's metadata, so a writer that restarts keeps the
+//! ids the table gave its columns.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::IcebergError;
+
+/// An Iceberg field id.
+pub type FieldId = i32;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub id: FieldId,
+    pub name: String,
+    pub required: bool,
+    pub kind: ColumnType,
+}
+
+/// A list's element, or a map's key or value: a field without a name of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Element {
+    pub id: FieldId,
+    pub required: bool,
+    pub kind: ColumnType,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnType {
+    Boolean,
+    Int,
+    Long,
+    Float,
+    Double,
+    Date,
+    /// Microseconds since midnight.
+    Time,
+    /// Microseconds since the epoch, without and with a time zone (UTC).
+    Timestamp,
+    TimestampTz,
+    String,
+    Binary,
+    Fixed(usize),
+    Struct(Vec<Column>),
+    List(Box<Element>),
+    Map(Box<Element>, Box<Element>),
+}
+
+/// What one leaf of the Parquet file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Physical {
+    Boolean,
+    Int32,
+    Int64,
+    Float,
+    Double,
+    ByteArray,
+    FixedLenByteArray,
+}
+
+impl ColumnType {
+    /// Iceberg's name of the type, for messages.
+    pub fn describe(&self) -> String {
+        match self.primitive_name() {
+            Some(name) => name,
+            None => match self {
+                ColumnType::Struct(_) => "struct".into(),
+                ColumnType::List(_) => "list".into(),
+                _ => "map".into(),
+            },
+        }
+    }
+
+    fn primitive_name(&self) -> Option<String> {
+        Some(match self {
+            ColumnType::Boolean => "boolean".into(),
+            ColumnType::Int => "int".into(),
+            ColumnType::Long => "long".into(),
+            ColumnType::Float => "float".into(),
+            ColumnType::Double => "double".into(),
+            ColumnType::Date => "date".into(),
+            ColumnType::Time => "time".into(),
+            ColumnType::Timestamp => "timestamp".into(),
+            ColumnType::TimestampTz => "timestamptz".into(),
+            ColumnType::String => "string".into(),
+            ColumnType::Binary => "binary".into(),
+            ColumnType::Fixed(length) => format!("fixed[{length}]"),
+            _ => return None,
+        })
+    }
+
+    /// The leaf a primitive type is stored in, and its Parquet annotation.
+    fn parquet_leaf(&self) -> Option<(Physical, &'static str, String)> {
+        Some(match self {
+            ColumnType::Boolean => (Physical::Boolean, "boolean", String::new()),
+            ColumnType::Int => (Physical::Int32, "int32", String::new()),
+            ColumnType::Long => (Physical::Int64, "int64", String::new()),
+            ColumnType::Float => (Physical::Float, "float", String::new()),
+            ColumnType::Double => (Physical::Double, "double", String::new()),
+            ColumnType::Date => (Physical::Int32, "int32", " (DATE)".into()),
+            ColumnType::Time => (Physical::Int64, "int64", " (TIME(MICROS,false))".into()),
+            ColumnType::Timestamp => (Physical::Int64, "int64", " (TIMESTAMP(MICROS,false))".into()),
+            ColumnType::TimestampTz => (Physical::Int64, "int64", " (TIMESTAMP(MICROS,true))".into()),
+            ColumnType::String => (Physical::ByteArray, "binary", " (STRING)".into()),
+            ColumnType::Binary => (Physical::ByteArray, "binary", String::new()),
+            ColumnType::Fixed(length) => (
+                Physical::FixedLenByteArray,
+                "fixed_len_byte_array",
+                format!("({length})"),
+            ),
+            _ => return None,
+        })
+    }
+
+    /// How many Parquet leaves the type takes.
+    pub fn leaf_count(&self) -> usize {
+        match self {
+            ColumnType::Struct(fields) => fields.iter().map(|f| f.kind.leaf_count()).sum(),
+            ColumnType::List(element) => element.kind.leaf_count(),
+            ColumnType::Map(key, value) => key.kind.leaf_count() + value.kind.leaf_count(),
+            _ => 1,
+        }
+    }
+
+    /// The physical type of each leaf, depth first.
+    pub fn leaves(&self, out: &mut Vec<Physical>) {
+        match self {
+            ColumnType::Struct(fields) => fields.iter().for_each(|f| f.kind.leaves(out)),
+            ColumnType::List(element) => element.kind.leaves(out),
+            ColumnType::Map(key, value) => {
+                key.kind.leaves(out);
+                value.kind.leaves(out);
+            }
+            primitive => out.extend(primitive.parquet_leaf().map(|(physical, _, _)| physical)),
+        }
+    }
+
+    /// The type as Iceberg's table metadata writes it.
+    pub fn to_json(&self) -> Value {
+        if let Some(name) = self.primitive_name() {
+            return json!(name);
+        }
+        match self {
+            ColumnType::Struct(fields) => json!({
+                "type": "struct",
+                "fields": fields.iter().map(Column::to_json).collect::<Vec<_>>(),
+            }),
+            ColumnType::List(element) => json!({
+                "type": "list",
+                "element-id": element.id,
+                "element-required": element.required,
+                "element": element.kind.to_json(),
+            }),
+            ColumnType::Map(key, value) => json!({
+                "type": "map",
+                "key-id": key.id,
+                "key": key.kind.to_json(),
+                "value-id": value.id,
+                "value-required": value.required,
+                "value": value.kind.to_json(),
+            }),
+            _ => unreachable!("primitive types are named above"),
+        }
+    }
+
+    /// A type read from table metadata; one this writer does not write is refused.
+    pub fn from_json(json: &Value) -> Result<ColumnType, IcebergError> {
+        let unknown = || IcebergError::Metadata(format!("a column of type {json} is not written"));
+        if let Some(name) = json.as_str() {
+            return Ok(match name {
+                "boolean" => ColumnType::Boolean,
+                "int" => ColumnType::Int,
+                "long" => ColumnType::Long,
+                "float" => ColumnType::Float,
+                "double" => ColumnType::Double,
+                "date" => ColumnType::Date,
+                "time" => ColumnType::Time,
+                "timestamp" => ColumnType::Timestamp,
+                "timestamptz" => ColumnType::TimestampTz,
+                "string" => ColumnType::String,
+                "binary" => ColumnType::Binary,
+                fixed => {
+                    let length = (fixed.strip_prefix("fixed["))
+                        .and_then(|rest| rest.strip_suffix(']'))
+                        .and_then(|n| n.parse().ok())
+                        .ok_or_else(unknown)?;
+                    ColumnType::Fixed(length)
+                }
+            });
+        }
+        let element = |id: &str, required: &str, kind: &str| -> Result<Box<Element>, IcebergError> {
+            Ok(Box::new(Element {
+                id: field_id(&json[id])?,
+                required: json[required].as_bool().unwrap_or(true),
+                kind: ColumnType::from_json(&json[kind])?,
+            }))
+        };
+        match json["type"].as_str() {
+            Some("struct") => Ok(ColumnType::Struct(
+                (json["fields"].as_array().ok_or_else(unknown)?)
+                    .iter()
+                    .map(Column::from_json)
+                    .collect::<Result<_, _>>()?,
+            )),
+            Some("list") => Ok(ColumnType::List(element(
+                "element-id",
+                "element-required",
+                "element",
+            )?)),
+            // A map's keys are always required.
+            Some("map") => Ok(ColumnType::Map(
+                element("key-id", "key-required", "key")?,
+                element("value-id", "value-required", "value")?,
+            )),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// Renumbers every field below this type from `next_id` on (a type made from a value
+    /// schema carries no ids of its own until it joins a table).
+    pub fn assign_ids(&mut self, next_id: &mut FieldId) {
+        let mut take = || {
+            let id = *next_id;
+            *next_id += 1;
+            id
+        };
+        match self {
+            ColumnType::Struct(fields) => {
+                for field in fields.iter_mut() {
+                    field.id = take();
+                }
+                for field in fields.iter_mut() {
+                    field.kind.assign_ids(next_id);
+                }
+            }
+            ColumnType::List(element) => {
+                element.id = take();
+                element.kind.assign_ids(next_id);
+            }
+            ColumnType::Map(key, value) => {
+                key.id = take();
+                value.id = take();
+                key.kind.assign_ids(next_id);
+                value.kind.assign_ids(next_id);
+            }
+            _ => {}
+        }
+    }
+
+    /// The highest field id below this type (0 when none).
+    pub fn max_id(&self) -> FieldId {
+        match self {
+            ColumnType::Struct(fields) => fields
+                .iter()
+                .map(|f| f.id.max(f.kind.max_id()))
+                .max()
+                .unwrap_or(0),
+            ColumnType::List(element) => element.id.max(element.kind.max_id()),
+            ColumnType::Map(key, value) => key
+                .id
+                .max(value.id)
+                .max(key.kind.max_id())
+                .max(value.kind.max_id()),
+            _ => 0,
+        }
+    }
+}
+
+fn field_id(json: &Value) -> Result<FieldId, IcebergError> {
+    (json.as_i64())
+        .and_then(|id| FieldId::try_from(id).ok())
+        .ok_or_else(|| IcebergError::Metadata(format!("a field id {json} is not an int")))
+}
+
+impl Column {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "required": self.required,
+            "type": self.kind.to_json(),
+        })
+    }
+
+    pub fn from_json(json: &Value) -> Result<Column, IcebergError> {
+        Ok(Column {
+            id: field_id(&json["id"])?,
+            name: (json["name"].as_str())
+                .ok_or_else(|| IcebergError::Metadata(format!("a field without a name: {json}")))?
+                .to_string(),
+            required: json["required"].as_bool().unwrap_or(false),
+            kind: ColumnType::from_json(&json["type"])?,
+        })
+    }
+
+    /// Appends the column as a Parquet message type's field.
+    pub fn write_parquet(&self, out: &mut String) {
+        write_parquet_field(out, &self.name, self.id, self.required, &self.kind);
+    }
+}
+
+fn write_parquet_field(
+    out: &mut String,
+    name: &str,
+    id: FieldId,
+    required: bool,
+    kind: &ColumnType,
+) {
+    let repetition = if required { "required" } else { "optional" };
+    if let Some((_, physical, annotation)) = kind.parquet_leaf() {
+        // Fixed's length follows the physical type; other annotations follow the name.
+        let (after_type, after_name) = match kind {
+            ColumnType::Fixed(_) => (annotation.as_str(), ""),
+            _ => ("", annotation.as_str()),
+        };
+        let _ = writeln!(
+            out,
+            "{repetition} {physical}{after_type} {name}{after_name} = {id};"
+        );
+        return;
+    }
+    match kind {
+        ColumnType::Struct(fields) => {
+            let _ = writeln!(out, "{repetition} group {name} = {id} {{");
+            fields.iter().for_each(|f| f.write_parquet(out));
+        }
+        ColumnType::List(element) => {
+            let _ = writeln!(
+                out,
+                "{repetition} group {name} (LIST) = {id} {{\nrepeated group list {{"
+            );
+            write_parquet_field(out, "element", element.id, element.required, &element.kind);
+            out.push_str("}\n");
+        }
+        ColumnType::Map(key, value) => {
+            let _ = writeln!(
+                out,
+                "{repetition} group {name} (MAP) = {id} {{\nrepeated group key_value {{"
+            );
+            write_parquet_field(out, "key", key.id, true, &key.kind);
+            write_parquet_field(out, "value", value.id, value.required, &value.kind);
+            out.push_str("}\n");
+        }
+        _ => unreachable!("primitive types are written above"),
+    }
+    out.push_str("}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested() -> ColumnType {
+        let mut kind = ColumnType::Struct(vec![
+            Column {
+                id: 0,
+                name: "tags".into(),
+                required: false,
+                kind: ColumnType::List(Box::new(Element {
+                    id: 0,
+                    required: false,
+                    kind: ColumnType::String,
+                })),
+            },
+            Column {
+                id: 0,
+                name: "scores".into(),
+                required: false,
+                kind: ColumnType::Map(
+                    Box::new(Element {
+                        id: 0,
+                        required: true,
+                        kind: ColumnType::String,
+                    }),
+                    Box::new(Element {
+                        id: 0,
+                        required: false,
+                        kind: ColumnType::Fixed(4),
+                    }),
+                ),
+            },
+            Column {
+                id: 0,
+                name: "at".into(),
+                required: false,
+                kind: ColumnType::TimestampTz,
+            },
+        ]);
+        kind.assign_ids(&mut 20);
+        kind
+    }
+
+    #[test]
+    fn types_round_trip_through_metadata_and_ids_are_unique() {
+        let kind = nested();
+        assert_eq!(ColumnType::from_json(&kind.to_json()).unwrap(), kind);
+        assert_eq!(kind.max_id(), 25);
+        assert_eq!(kind.leaf_count(), 4);
+        let mut leaves = Vec::new();
+        kind.leaves(&mut leaves);
+        assert_eq!(
+            leaves,
+            [
+                Physical::ByteArray,
+                Physical::ByteArray,
+                Physical::FixedLenByteArray,
+                Physical::Int64
+            ]
+        );
+        assert!(ColumnType::from_json(&json!("decimal(9,2)")).is_err());
+    }
+
+    #[test]
+    fn the_parquet_declaration_parses_with_the_same_ids() {
+        let column = Column {
+            id: 10,
+            name: "value".into(),
+            required: false,
+            kind: nested(),
+        };
+        let mut text = String::from("message table {\n");
+        column.write_parquet(&mut text);
+        text.push_str("}\n");
+        let parsed = parquet::schema::parser::parse_message_type(&text).unwrap();
+        let mut ids = Vec::new();
+        fn walk(t: &parquet::schema::types::Type, out: &mut Vec<i32>) {
+            if t.get_basic_info().has_id() {
+                out.push(t.get_basic_info().id());
+            }
+            if t.is_group() {
+                t.get_fields().iter().for_each(|f| walk(f, out));
+            }
+        }
+        walk(&parsed, &mut ids);
+        ids.sort();
+        assert_eq!(ids, [10, 20, 21, 22, 23, 24, 25]);
+    }
+}
