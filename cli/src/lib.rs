@@ -18,7 +18,7 @@ pub mod offsets;
 mod partitioner;
 pub mod produce;
 mod record_json;
-mod registry_client;
+pub mod registry_client;
 mod schema_import;
 pub mod schemas;
 pub mod status;

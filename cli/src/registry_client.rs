@@ -45,10 +45,15 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(target: &RegistryTarget) -> Result<Registry, AdminError> {
-        let url = parse_url(&target.registry)?;
+        Registry::at(&target.registry, target.registry_ca.as_deref())
+    }
+
+    /// The registry at `url`, an https one trusted by the system's CAs and `ca`.
+    pub fn at(url: &str, ca: Option<&std::path::Path>) -> Result<Registry, AdminError> {
+        let url = parse_url(url)?;
         let tls = match url.https {
             true => Some(
-                shoal_net::tls_client::client_config(target.registry_ca.as_deref(), None)
+                shoal_net::tls_client::client_config(ca, None)
                     .map_err(|e| AdminError::Connect(e.to_string()))?,
             ),
             false => None,

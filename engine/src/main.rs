@@ -316,10 +316,11 @@ fn run(args: Args) -> Result<(), EngineError> {
         _ => None,
     };
     let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
-    if let Some(setup) = config
-        .iceberg
-        .setup(&config.data_dir, &config.listeners()?)?
-    {
+    if let Some(setup) = config.iceberg.setup(
+        &config.data_dir,
+        &config.listeners()?,
+        &config.schema_registry,
+    )? {
         shoal::iceberg::start(setup)?;
     }
     let config = Arc::new(config);

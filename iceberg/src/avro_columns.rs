@@ -299,7 +299,10 @@ mod tests {
         let ColumnType::Struct(city) = &element.kind else {
             panic!()
         };
-        assert_eq!((city[0].name.as_str(), &city[0].kind), ("city", &ColumnType::String));
+        assert_eq!(
+            (city[0].name.as_str(), &city[0].kind),
+            ("city", &ColumnType::String)
+        );
         assert_eq!(table.last_column_id, table.value_column().kind.max_id());
         // The same version again changes nothing.
         assert_eq!(merged(&table, V1).unwrap(), table);
@@ -314,7 +317,8 @@ mod tests {
             {"name":"email","type":["null","string"],"default":null}]}"#;
         let next = merged(&table, v2).unwrap();
         assert_eq!(next.schema_id, table.schema_id + 1);
-        let (ValueColumns::Fields(before), ValueColumns::Fields(after)) = (&table.value, &next.value)
+        let (ValueColumns::Fields(before), ValueColumns::Fields(after)) =
+            (&table.value, &next.value)
         else {
             panic!()
         };
@@ -326,7 +330,10 @@ mod tests {
         assert_eq!(next.last_column_id, table.last_column_id + 1);
         let clash = r#"{"type":"record","name":"User","fields":[{"name":"age","type":"string"}]}"#;
         let error = merged(&next, clash).unwrap_err();
-        assert!(error.contains("User.age") && error.contains("long"), "{error}");
+        assert!(
+            error.contains("User.age") && error.contains("long"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -337,7 +344,10 @@ mod tests {
         assert!(error.unwrap_err().contains("R.either: a union"));
         let recursive = r#"{"type":"record","name":"Node","fields":[
             {"name":"next","type":["null","Node"]}]}"#;
-        let error = merged(&TableSchema::new(ValueColumns::Fields(Vec::new())), recursive);
+        let error = merged(
+            &TableSchema::new(ValueColumns::Fields(Vec::new())),
+            recursive,
+        );
         assert!(error.unwrap_err().contains("recursive"));
     }
 }

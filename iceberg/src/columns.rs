@@ -103,8 +103,14 @@ impl ColumnType {
             ColumnType::Double => (Physical::Double, "double", String::new()),
             ColumnType::Date => (Physical::Int32, "int32", " (DATE)".into()),
             ColumnType::Time => (Physical::Int64, "int64", " (TIME(MICROS,false))".into()),
-            ColumnType::Timestamp => (Physical::Int64, "int64", " (TIMESTAMP(MICROS,false))".into()),
-            ColumnType::TimestampTz => (Physical::Int64, "int64", " (TIMESTAMP(MICROS,true))".into()),
+            ColumnType::Timestamp => (
+                Physical::Int64,
+                "int64",
+                " (TIMESTAMP(MICROS,false))".into(),
+            ),
+            ColumnType::TimestampTz => {
+                (Physical::Int64, "int64", " (TIMESTAMP(MICROS,true))".into())
+            }
             ColumnType::String => (Physical::ByteArray, "binary", " (STRING)".into()),
             ColumnType::Binary => (Physical::ByteArray, "binary", String::new()),
             ColumnType::Fixed(length) => (
@@ -192,13 +198,14 @@ impl ColumnType {
                 }
             });
         }
-        let element = |id: &str, required: &str, kind: &str| -> Result<Box<Element>, IcebergError> {
-            Ok(Box::new(Element {
-                id: field_id(&json[id])?,
-                required: json[required].as_bool().unwrap_or(true),
-                kind: ColumnType::from_json(&json[kind])?,
-            }))
-        };
+        let element =
+            |id: &str, required: &str, kind: &str| -> Result<Box<Element>, IcebergError> {
+                Ok(Box::new(Element {
+                    id: field_id(&json[id])?,
+                    required: json[required].as_bool().unwrap_or(true),
+                    kind: ColumnType::from_json(&json[kind])?,
+                }))
+            };
         match json["type"].as_str() {
             Some("struct") => Ok(ColumnType::Struct(
                 (json["fields"].as_array().ok_or_else(unknown)?)

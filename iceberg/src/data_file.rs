@@ -181,15 +181,35 @@ fn write_leaf(group: &mut Group<'_, '_>, leaf: &Leaf) -> Result<(), IcebergError
     let definitions = Some(leaf.definitions.as_slice());
     let repetitions = Some(leaf.repetitions.as_slice());
     match &leaf.values {
-        LeafValues::Boolean(v) => column.typed::<BoolType>().write_batch(v, definitions, repetitions),
-        LeafValues::Int32(v) => column.typed::<Int32Type>().write_batch(v, definitions, repetitions),
-        LeafValues::Int64(v) => column.typed::<Int64Type>().write_batch(v, definitions, repetitions),
-        LeafValues::Float(v) => column.typed::<FloatType>().write_batch(v, definitions, repetitions),
+        LeafValues::Boolean(v) => {
+            column
+                .typed::<BoolType>()
+                .write_batch(v, definitions, repetitions)
+        }
+        LeafValues::Int32(v) => {
+            column
+                .typed::<Int32Type>()
+                .write_batch(v, definitions, repetitions)
+        }
+        LeafValues::Int64(v) => {
+            column
+                .typed::<Int64Type>()
+                .write_batch(v, definitions, repetitions)
+        }
+        LeafValues::Float(v) => {
+            column
+                .typed::<FloatType>()
+                .write_batch(v, definitions, repetitions)
+        }
         LeafValues::Double(v) => {
-            column.typed::<DoubleType>().write_batch(v, definitions, repetitions)
+            column
+                .typed::<DoubleType>()
+                .write_batch(v, definitions, repetitions)
         }
         LeafValues::Bytes(v) => {
-            column.typed::<ByteArrayType>().write_batch(v, definitions, repetitions)
+            column
+                .typed::<ByteArrayType>()
+                .write_batch(v, definitions, repetitions)
         }
         LeafValues::Fixed(v) => {
             (column.typed::<FixedLenByteArrayType>()).write_batch(v, definitions, repetitions)
@@ -296,14 +316,19 @@ mod tests {
                     match city {
                         Some(city) => Avro::Union(
                             1,
-                            Box::new(Avro::Record(vec![("city".into(), Avro::String(city.into()))])),
+                            Box::new(Avro::Record(vec![(
+                                "city".into(),
+                                Avro::String(city.into()),
+                            )])),
                         ),
                         None => Avro::Union(0, Box::new(Avro::Null)),
                     },
                 ),
             ])
         };
-        values.push(Some(user("ann", &["x", "y"], Some("Oslo")))).unwrap();
+        values
+            .push(Some(user("ann", &["x", "y"], Some("Oslo"))))
+            .unwrap();
         values.push(Some(user("bob", &[], None))).unwrap();
         values.push(None).unwrap();
         let rows: Vec<Row> = (0..3).map(|i| row(i, vec![])).collect();

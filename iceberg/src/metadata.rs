@@ -98,7 +98,10 @@ pub fn append(
     if object.get("current-schema-id").and_then(Value::as_i64) != Some(schema_id) {
         push(object, "schemas", snapshot.schema.to_json())?;
         object.insert("current-schema-id".into(), json!(schema_id));
-        object.insert("last-column-id".into(), json!(snapshot.schema.last_column_id));
+        object.insert(
+            "last-column-id".into(),
+            json!(snapshot.schema.last_column_id),
+        );
     }
     push(
         object,

@@ -107,9 +107,8 @@ impl ValueLeaves {
     /// does not fit the columns is refused and leaves nothing behind.
     pub fn push(&mut self, value: Option<AvroValue>) -> Result<(), String> {
         self.undo.clear();
-        self.undo.extend(
-            (self.leaves.iter()).map(|l| (l.values.len(), l.definitions.len())),
-        );
+        self.undo
+            .extend((self.leaves.iter()).map(|l| (l.values.len(), l.definitions.len())));
         let start = Place {
             definition: 0,
             repetition: 0,
@@ -195,7 +194,13 @@ impl ValueLeaves {
                     let slot = repeated_slot(present, i);
                     let name = Some(AvroValue::String(name));
                     self.shred(cursor, true, &key.kind, name, slot)?;
-                    self.shred(cursor, value_type.required, &value_type.kind, Some(item), slot)?;
+                    self.shred(
+                        cursor,
+                        value_type.required,
+                        &value_type.kind,
+                        Some(item),
+                        slot,
+                    )?;
                 }
                 Ok(())
             }
@@ -316,10 +321,8 @@ mod tests {
             required: false,
             kind: ColumnType::String,
         }));
-        let mut leaves = ValueLeaves::new(&[
-            column(11, "n", ColumnType::Long),
-            column(12, "tags", tags),
-        ]);
+        let mut leaves =
+            ValueLeaves::new(&[column(11, "n", ColumnType::Long), column(12, "tags", tags)]);
         let strings = |items: &[&str]| {
             AvroValue::Array(
                 (items.iter())
@@ -328,16 +331,25 @@ mod tests {
             )
         };
         leaves
-            .push(Some(record(vec![("n", AvroValue::Int(7)), ("tags", strings(&["a", "b"]))])))
+            .push(Some(record(vec![
+                ("n", AvroValue::Int(7)),
+                ("tags", strings(&["a", "b"])),
+            ])))
             .unwrap();
         leaves
-            .push(Some(record(vec![("n", AvroValue::Null), ("tags", strings(&[]))])))
+            .push(Some(record(vec![
+                ("n", AvroValue::Null),
+                ("tags", strings(&[])),
+            ])))
             .unwrap();
         leaves.push(None).unwrap();
         // A list item of the wrong type undoes the whole row.
         let wrong = AvroValue::Array(vec![AvroValue::Int(1)]);
         assert!(leaves
-            .push(Some(record(vec![("n", AvroValue::Long(1)), ("tags", wrong)])))
+            .push(Some(record(vec![
+                ("n", AvroValue::Long(1)),
+                ("tags", wrong)
+            ])))
             .is_err());
         let n = &leaves.leaves[0];
         assert!(matches!(&n.values, LeafValues::Int64(v) if v == &[7]));

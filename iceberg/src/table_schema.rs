@@ -119,7 +119,10 @@ impl TableSchema {
         let value = (schema["fields"].as_array().into_iter().flatten())
             .find(|f| f["id"].as_i64() == Some(i64::from(VALUE_ID)))
             .ok_or_else(|| bad(format!("schema {current} has no value column")))?;
-        let value = match Column::from_json(value).map_err(|e| bad(e.to_string()))?.kind {
+        let value = match Column::from_json(value)
+            .map_err(|e| bad(e.to_string()))?
+            .kind
+        {
             ColumnType::Binary => ValueColumns::Binary,
             ColumnType::Struct(fields) => ValueColumns::Fields(fields),
             other => return Err(bad(format!("a value column of type {}", other.describe()))),
@@ -179,12 +182,7 @@ mod tests {
 
     #[test]
     fn the_current_schema_is_read_back_from_metadata() {
-        let mut fields = vec![column(0, "name", false, ColumnType::String)];
-        let mut next = VALUE_ID + 1;
-        for field in &mut fields {
-            field.id = next;
-            next += 1;
-        }
+        let fields = vec![column(VALUE_ID + 1, "name", false, ColumnType::String)];
         let schema = TableSchema::new(ValueColumns::Fields(fields));
         assert_eq!(schema.last_column_id, 11);
         let metadata = json!({

@@ -67,6 +67,16 @@ impl Decoder {
 }
 
 fn decode_avro(schema: &Schema, referenced: &[Schema], data: &[u8]) -> Result<(), String> {
+    avro_value(schema, referenced, data).map(drop)
+}
+
+/// Avro `data` (a record's key or value after the wire-format prefix) decoded whole with
+/// `schema`, whose named types may come from `referenced`.
+pub fn avro_value(
+    schema: &Schema,
+    referenced: &[Schema],
+    data: &[u8],
+) -> Result<apache_avro::types::Value, String> {
     static BOUND: Once = Once::new();
     BOUND.call_once(|| {
         apache_avro::util::max_allocation_bytes(AVRO_ALLOCATION_MAX_BYTES);
@@ -75,7 +85,7 @@ fn decode_avro(schema: &Schema, referenced: &[Schema], data: &[u8]) -> Result<()
         data,
         ran_out: false,
     };
-    GenericDatumReader::builder(schema)
+    let value = GenericDatumReader::builder(schema)
         .writer_schemata(referenced.iter().collect())
         .and_then(|builder| builder.build())
         .and_then(|datum| datum.read_value(&mut reader))
@@ -85,7 +95,7 @@ fn decode_avro(schema: &Schema, referenced: &[Schema], data: &[u8]) -> Result<()
         return Err("the data ends inside a value".to_string());
     }
     match reader.data.len() {
-        0 => Ok(()),
+        0 => Ok(value),
         left => Err(format!("{left} bytes left after the datum")),
     }
 }

@@ -7,13 +7,16 @@
 //! reached live in its snapshots only, so a writer that restarts or loses a race continues
 //! with no record missing or twice.
 
+mod convert;
 mod reader;
+mod value_schemas;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::schema_registry::SchemaRegistryConfig;
 use crate::security::listeners::SecurityProtocol;
 use crate::security::Listener;
 use crate::EngineError;
@@ -38,6 +41,10 @@ pub struct IcebergConfig {
     /// Where tables are stored, a `file://` URL (default: `iceberg/warehouse` in the data
     /// directory).
     pub warehouse: Option<String>,
+    /// The schema registry that records' schema ids are looked up in, to make their values
+    /// columns (default: this broker's own, when `[schema_registry] listen` serves plain HTTP;
+    /// without one, values are kept as bytes).
+    pub schema_registry_url: Option<String>,
 }
 
 impl Default for IcebergConfig {
@@ -50,6 +57,7 @@ impl Default for IcebergConfig {
             catalog_name: "shoal".into(),
             catalog_file: None,
             warehouse: None,
+            schema_registry_url: None,
         }
     }
 }
@@ -62,6 +70,8 @@ pub struct WriterSetup {
     pub catalog_file: PathBuf,
     /// The warehouse directory (file:// locations name it).
     pub warehouse_dir: PathBuf,
+    /// Where value schemas are looked up, if anywhere.
+    pub schema_registry_url: Option<String>,
 }
 
 impl IcebergConfig {
@@ -70,6 +80,7 @@ impl IcebergConfig {
         &self,
         data_dir: &Path,
         listeners: &[Listener],
+        registry: &SchemaRegistryConfig,
     ) -> Result<Option<WriterSetup>, EngineError> {
         if !self.enabled {
             return Ok(None);
@@ -89,10 +100,7 @@ impl IcebergConfig {
                         .into(),
                 )
             })?;
-        let mut address = listener.address;
-        if address.ip().is_unspecified() {
-            address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-        }
+        let address = reachable(listener.address);
         let warehouse_dir = match &self.warehouse {
             None => data_dir.join("iceberg").join("warehouse"),
             Some(url) => PathBuf::from(url.strip_prefix("file://").ok_or_else(|| {
@@ -103,13 +111,26 @@ impl IcebergConfig {
         };
         let catalog_file = (self.catalog_file.clone())
             .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db"));
+        let own_registry = match (registry.listen, registry.tls) {
+            (Some(address), false) => Some(format!("http://{}", reachable(address))),
+            _ => None,
+        };
         Ok(Some(WriterSetup {
             config: self.clone(),
             bootstrap: address.to_string(),
             catalog_file,
             warehouse_dir,
+            schema_registry_url: self.schema_registry_url.clone().or(own_registry),
         }))
     }
+}
+
+/// A listener's address as this host reaches it (a wildcard one on the loopback).
+fn reachable(mut address: std::net::SocketAddr) -> std::net::SocketAddr {
+    if address.ip().is_unspecified() {
+        address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    address
 }
 
 /// Starts the table writer's thread.

@@ -1,5 +1,6 @@
 //! The writer's rounds: which topics have tables, and one commit per table per round.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -8,12 +9,15 @@ use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
 use shoal_auth::ClientSecurity;
 use shoal_cli::Admin;
-use shoal_iceberg::append::{self, Append, TableState};
+use shoal_iceberg::append::{self, Append, NewRows, TableState};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+use shoal_iceberg::table_schema::TableSchema;
 use shoal_protocol::config_codes::ConfigResource;
 
+use super::convert;
 use super::reader::read_committed;
+use super::value_schemas::ValueSchemas;
 use super::WriterSetup;
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
@@ -25,6 +29,13 @@ pub fn run(setup: WriterSetup) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
     let mut admin: Option<Admin> = None;
     let mut catalog: Option<SqliteCatalog> = None;
+    let mut schemas = match ValueSchemas::new(setup.schema_registry_url.as_deref()) {
+        Ok(schemas) => schemas,
+        Err(why) => {
+            tracing::error!(%why, "table writer: the schema registry's URL; tables are not written");
+            return;
+        }
+    };
     // The first round waits an interval too: the broker's listeners are up by then. A table
     // whose commit stopped at max_bytes_per_commit is behind: the next round starts at once.
     let mut round_started = Instant::now();
@@ -34,7 +45,7 @@ pub fn run(setup: WriterSetup) {
             std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
         }
         round_started = Instant::now();
-        behind = match round(&setup, &mut admin, &mut catalog) {
+        behind = match round(&setup, &mut admin, &mut catalog, &mut schemas) {
             Ok(behind) => behind,
             Err(why) => {
                 tracing::warn!(%why, "table writer: the round failed; the next one retries");
@@ -50,6 +61,7 @@ fn round(
     setup: &WriterSetup,
     admin: &mut Option<Admin>,
     catalog: &mut Option<SqliteCatalog>,
+    schemas: &mut ValueSchemas,
 ) -> Result<bool, String> {
     if admin.is_none() {
         *admin = Some(
@@ -71,7 +83,7 @@ fn round(
             namespace: setup.config.namespace.clone(),
             table: topic.clone(),
         };
-        match commit(setup, admin, catalog, &topic, &table) {
+        match commit(setup, admin, catalog, schemas, &topic, &table) {
             Ok(more) => behind |= more,
             Err(why) => tracing::warn!(%topic, %why, "table writer: no commit this round"),
         }
@@ -121,21 +133,50 @@ fn commit(
     setup: &WriterSetup,
     admin: &mut Admin,
     catalog: &SqliteCatalog,
+    schemas: &mut ValueSchemas,
     topic: &str,
     table: &TableName,
 ) -> Result<bool, String> {
-    let metadata_location = match catalog.load(table).map_err(|e| e.to_string())? {
-        Some(location) => location,
-        None => create(setup, catalog, table)?,
+    let existing = match catalog.load(table).map_err(|e| e.to_string())? {
+        Some(location) => {
+            let bytes = read_object(&location)?;
+            let metadata: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
+            Some((location, metadata))
+        }
+        None => None,
     };
-    let metadata_bytes = read_object(&metadata_location)?;
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&metadata_bytes).map_err(|e| format!("{metadata_location}: {e}"))?;
-    let from = metadata::next_offsets(&metadata).map_err(|e| e.to_string())?;
+    let from = match &existing {
+        Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
+        None => BTreeMap::new(),
+    };
     let read = read_committed(admin, topic, &from, setup.config.max_bytes_per_commit)?;
     if read.next_offsets == from {
         return Ok(false);
     }
+    let table_schema = match &existing {
+        Some((location, metadata)) => {
+            TableSchema::of_metadata(metadata, location).map_err(|e| e.to_string())?
+        }
+        None => convert::new_table_schema(&read.rows, schemas)?,
+    };
+    let mut converted = convert::convert(&read.rows, &table_schema, schemas)?;
+    if let Some(bad) = converted.bad.first() {
+        let row = &read.rows[bad.index];
+        return Err(format!(
+            "partition {} offset {} cannot become the table's columns: {}; the table stops \
+             before it",
+            row.partition, row.offset, bad.why
+        ));
+    }
+    let (metadata_location, metadata) = match existing {
+        Some(existing) => existing,
+        None => {
+            // The table's first schema is the one its first rows are written with.
+            converted.schema.schema_id = 0;
+            create(setup, catalog, table, &converted.schema)?
+        }
+    };
     let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
         Some(current) => Some(read_object(&current.manifest_list)?),
         None => None,
@@ -146,8 +187,13 @@ fn commit(
         manifest_list,
     };
     let now_ms = shoal_shards::maintenance::now_ms();
+    let new = NewRows {
+        rows: &read.rows,
+        schema: &converted.schema,
+        values: converted.values.as_ref(),
+    };
     let planned =
-        append::plan(&state, &read.rows, &read.next_offsets, now_ms).map_err(|e| e.to_string())?;
+        append::plan(&state, &new, &read.next_offsets, now_ms).map_err(|e| e.to_string())?;
     store(&planned)?;
     if !catalog
         .swap(table, &metadata_location, &planned.metadata_location)
@@ -159,13 +205,14 @@ fn commit(
     Ok(read.more)
 }
 
-/// A new table in the warehouse, registered in the catalog: its metadata location (another
-/// writer's, when it registered the table first).
+/// A new table of `schema` in the warehouse, registered in the catalog: its metadata location
+/// and metadata. Err when another writer registered it first (the next round takes it up).
 fn create(
     setup: &WriterSetup,
     catalog: &SqliteCatalog,
     table: &TableName,
-) -> Result<String, String> {
+    schema: &TableSchema,
+) -> Result<(String, serde_json::Value), String> {
     let location = format!(
         "file://{}",
         setup
@@ -175,19 +222,22 @@ fn create(
             .display()
     );
     let now_ms = shoal_shards::maintenance::now_ms();
-    let created = append::create(&location, now_ms).map_err(|e| e.to_string())?;
+    let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
     store(&created)?;
-    if catalog
+    if !catalog
         .create(table, &created.metadata_location)
         .map_err(|e| e.to_string())?
     {
-        tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
-        return Ok(created.metadata_location);
+        return Err("another writer created the table first; taking it up next round".into());
     }
-    catalog
-        .load(table)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| "the table was created and dropped meanwhile".into())
+    tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
+    let metadata = &created
+        .objects
+        .last()
+        .expect("the metadata is stored last")
+        .bytes;
+    let metadata = serde_json::from_slice(metadata).map_err(|e| e.to_string())?;
+    Ok((created.metadata_location, metadata))
 }
 
 /// The path a file:// location names.

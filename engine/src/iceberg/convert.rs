@@ -1,0 +1,121 @@
+//! Rows as a table's value columns: for a table whose values are fields, each value's schema
+//! (named by its wire-format id) is merged into the table's columns and the value decoded into
+//! them. A value that cannot be is a bad record, named with its partition and offset; whether
+//! that stops the table or sends the record to the dead-letter table is the writer's choice.
+
+use shoal_iceberg::avro_columns::{self, as_record, Names};
+use shoal_iceberg::shred::ValueLeaves;
+use shoal_iceberg::table_schema::{TableSchema, ValueColumns};
+use shoal_iceberg::Row;
+use shoal_registry::wire;
+
+use super::value_schemas::{Lookup, ValueSchemas};
+
+/// A row that cannot become the table's columns: its index among the rows read, and why.
+pub struct BadRecord {
+    pub index: usize,
+    pub why: String,
+}
+
+/// The rows' values as the table's columns.
+pub struct Converted {
+    /// The schema the good rows are written with: the table's, or its next version.
+    pub schema: TableSchema,
+    /// The good rows' value fields, for a table that has them.
+    pub values: Option<ValueLeaves>,
+    /// In the order read.
+    pub bad: Vec<BadRecord>,
+}
+
+/// The schema of a new table for `rows`: value fields when the first value names a
+/// registered Avro record schema, else bytes. Err when the registry could not be asked.
+pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<TableSchema, String> {
+    let first_id = (rows.iter())
+        .find_map(|r| r.value.as_deref())
+        .and_then(|value| wire::schema_id(Some(value)));
+    let fields = match first_id {
+        Some(id) if schemas.has_registry() => match schemas.lookup(id)? {
+            Lookup::Avro(avro) => {
+                let names = Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
+                as_record(&avro.schema, &names).is_some()
+            }
+            Lookup::Refused(_) => false,
+        },
+        _ => false,
+    };
+    Ok(TableSchema::new(match fields {
+        true => ValueColumns::Fields(Vec::new()),
+        false => ValueColumns::Binary,
+    }))
+}
+
+/// `rows` as `table`'s columns. Err when the registry could not be asked.
+pub fn convert(
+    rows: &[Row],
+    table: &TableSchema,
+    schemas: &mut ValueSchemas,
+) -> Result<Converted, String> {
+    if table.value == ValueColumns::Binary {
+        return Ok(Converted {
+            schema: table.clone(),
+            values: None,
+            bad: Vec::new(),
+        });
+    }
+    let mut bad = Vec::new();
+    // Each row's schema, merged into the columns before any value is decoded.
+    let mut schema = table.clone();
+    let mut plans = Vec::with_capacity(rows.len());
+    for (index, row) in rows.iter().enumerate() {
+        let plan = match row.value.as_deref() {
+            None => Ok(None),
+            Some(value) => match wire::schema_id(Some(value)) {
+                None => Err("the value does not start with a schema id".to_string()),
+                Some(id) => match schemas.lookup(id)? {
+                    Lookup::Refused(why) => Err(why),
+                    Lookup::Avro(avro) => {
+                        let names =
+                            Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
+                        match as_record(&avro.schema, &names) {
+                            None => Err(format!("schema id {id} is not a record")),
+                            Some(record) => avro_columns::merge(&schema, record, &names)
+                                .map(|merged| {
+                                    schema = merged;
+                                    Some(avro)
+                                })
+                                .map_err(|e| format!("schema id {id}: {e}")),
+                        }
+                    }
+                },
+            },
+        };
+        plans.push(plan.map_err(|why| bad.push(BadRecord { index, why })));
+    }
+    // Versions merged in one commit make one new schema version, not one each.
+    if schema != *table {
+        schema.schema_id = table.schema_id + 1;
+    }
+    let ValueColumns::Fields(fields) = &schema.value else {
+        unreachable!("a table with value fields keeps them")
+    };
+    let mut values = ValueLeaves::new(fields);
+    for (index, (row, plan)) in rows.iter().zip(plans).enumerate() {
+        let Ok(plan) = plan else { continue };
+        let decoded = match (plan, row.value.as_deref()) {
+            (Some(avro), Some(value)) => {
+                let data = wire::data(value).unwrap_or_default();
+                shoal_registry::decode::avro_value(&avro.schema, &avro.referenced, data).map(Some)
+            }
+            _ => Ok(None),
+        };
+        if let Err(why) = decoded.and_then(|value| values.push(value)) {
+            bad.push(BadRecord { index, why });
+        }
+    }
+    bad.sort_by_key(|b| b.index);
+    Ok(Converted {
+        schema,
+        values: Some(values),
+        bad,
+    })
+}

@@ -1,0 +1,127 @@
+//! The schemas a table's records name by id (Confluent's wire format), asked of the schema
+//! registry: the broker's own, or `[iceberg] schema_registry_url`. An id never changes what it
+//! stands for, so each is asked once for the writer's life.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::Value;
+use shoal_cli::registry_client::{encode, Registry};
+use shoal_cli::AdminError;
+use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
+
+/// An Avro schema ready to decode with: the schema and those it refers to.
+pub struct AvroValueSchema {
+    pub schema: apache_avro::Schema,
+    pub referenced: Vec<apache_avro::Schema>,
+}
+
+/// What an id stands for, as far as the table is concerned.
+#[derive(Clone)]
+pub enum Lookup {
+    Avro(Rc<AvroValueSchema>),
+    /// Records with this id cannot become columns, and why.
+    Refused(String),
+}
+
+pub struct ValueSchemas {
+    registry: Option<Registry>,
+    known: HashMap<i32, Lookup>,
+}
+
+impl ValueSchemas {
+    /// Schemas from the registry at `url`; none (every table keeps values as bytes) without.
+    pub fn new(url: Option<&str>) -> Result<ValueSchemas, String> {
+        let registry = match url {
+            Some(url) => Some(Registry::at(url, None).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Ok(ValueSchemas {
+            registry,
+            known: HashMap::new(),
+        })
+    }
+
+    pub fn has_registry(&self) -> bool {
+        self.registry.is_some()
+    }
+
+    /// What `id` stands for; Err when the registry could not be asked (try again later).
+    pub fn lookup(&mut self, id: i32) -> Result<Lookup, String> {
+        if let Some(known) = self.known.get(&id) {
+            return Ok(known.clone());
+        }
+        let Some(registry) = &self.registry else {
+            return Ok(Lookup::Refused("no schema registry to ask".into()));
+        };
+        let answer = match registry.call("GET", &format!("/schemas/ids/{id}"), None) {
+            Ok(answer) => answer,
+            // Not remembered: it may be registered again, or the id may come from elsewhere.
+            Err(AdminError::Registry { status: 404, .. }) => {
+                return Ok(Lookup::Refused(format!("schema id {id} is not registered")))
+            }
+            Err(error) => return Err(format!("the schema registry: {error}")),
+        };
+        let lookup = match answer["schemaType"].as_str().unwrap_or("AVRO") {
+            "AVRO" => parse(registry, &answer)?,
+            other => Lookup::Refused(format!(
+                "schema id {id} is {other}; only Avro values become columns so far"
+            )),
+        };
+        self.known.insert(id, lookup.clone());
+        Ok(lookup)
+    }
+}
+
+/// An Avro schema from the registry's answer, with the schemas its references name.
+fn parse(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
+    let text = answer["schema"].as_str().unwrap_or_default();
+    let mut referenced = Vec::new();
+    referenced_texts(registry, &answer["references"], 0, &mut referenced)?;
+    let texts: Vec<&str> = referenced.iter().map(String::as_str).collect();
+    Ok(
+        match shoal_registry::avro::parse_with_referenced(text, &texts) {
+            Ok((schema, referenced)) => {
+                Lookup::Avro(Rc::new(AvroValueSchema { schema, referenced }))
+            }
+            Err(error) => Lookup::Refused(error.to_string()),
+        },
+    )
+}
+
+/// The texts of the schemas `references` name, the deepest first.
+fn referenced_texts(
+    registry: &Registry,
+    references: &Value,
+    depth: usize,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
+    let Some(references) = references.as_array() else {
+        return Ok(());
+    };
+    if !references.is_empty() && depth >= REFERENCE_DEPTH_MAX_DEFAULT {
+        return Err(format!(
+            "references nest deeper than {REFERENCE_DEPTH_MAX_DEFAULT}"
+        ));
+    }
+    for reference in references {
+        if out.len() >= REFERENCES_MAX_DEFAULT {
+            return Err(format!("over {REFERENCES_MAX_DEFAULT} references"));
+        }
+        let subject = reference["subject"].as_str().unwrap_or_default();
+        let version = reference["version"].as_i64().unwrap_or(-1);
+        let path = format!(
+            "/subjects/{}/versions/{version}?deleted=true",
+            encode(subject)
+        );
+        let answer = registry
+            .call("GET", &path, None)
+            .map_err(|e| format!("the schema registry: {subject} version {version}: {e}"))?;
+        referenced_texts(registry, &answer["references"], depth + 1, out)?;
+        let text = answer["schema"].as_str().unwrap_or_default().to_string();
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+"""Topics as Iceberg tables with columns from the schema registry: records written with
+confluent-kafka's Avro serializer become rows whose value fields are columns; a new schema
+version with a new optional field adds a column that older rows read as null, and the columns
+keep their field ids; a record that cannot be decoded stops the table before it."""
+
+import json
+import time
+
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from registry_helpers import start_registry_broker
+from test_iceberg import COMMIT_INTERVAL_MS, catalog_of, create_table_topic
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+USER_V1 = {
+    "type": "record", "name": "User", "namespace": "shop",
+    "fields": [
+        {"name": "name", "type": "string"},
+        {"name": "age", "type": "int"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "address", "type": ["null", {
+            "type": "record", "name": "Address",
+            "fields": [{"name": "city", "type": "string"}]}], "default": None},
+        {"name": "joined", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    ],
+}
+# The second version: a new optional field, and age widened to a long.
+USER_V2 = {**USER_V1, "fields": [
+    *[f if f["name"] != "age" else {"name": "age", "type": "long"} for f in USER_V1["fields"]],
+    {"name": "email", "type": ["null", "string"], "default": None},
+]}
+
+
+def start(make_broker):
+    """A broker serving the registry and writing tables."""
+    def with_tables(name="broker", extra_config=""):
+        return make_broker(name, extra_config + "[iceberg]\nenabled = true\n"
+                           f"commit_interval_ms = {COMMIT_INTERVAL_MS}\n")
+    return start_registry_broker(with_tables)
+
+
+def user(i, email=False):
+    value = {"name": f"user-{i}", "age": 20 + i % 50, "tags": [f"t{i % 3}"] * (i % 3),
+             "address": {"city": f"city-{i % 7}"} if i % 2 else None,
+             "joined": 1_700_000_000_000 + i}
+    if email:
+        value["email"] = f"u{i}@example.com"
+    return value
+
+
+def produce(broker, topic, schema, values, partitions=3, start=0):
+    registry = SchemaRegistryClient({"url": broker.registry_url})
+    serializer = AvroSerializer(registry, json.dumps(schema))
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i, value in enumerate(values, start):
+        payload = serializer(value, SerializationContext(topic, MessageField.VALUE))
+        producer.produce(topic, value=payload, key=f"k{i}".encode(), partition=i % partitions)
+    assert producer.flush(30) == 0
+
+
+def table_of(broker, topic):
+    try:
+        return catalog_of(broker).load_table(f"kafka.{topic}")
+    except (NoSuchTableError, NoSuchNamespaceError):
+        return None
+
+
+def rows_of(broker, topic, count, timeout=60):
+    """The table's rows by key once it has `count` of them."""
+    deadline = time.time() + timeout
+    found = 0
+    while time.time() < deadline:
+        table = table_of(broker, topic)
+        if table is not None:
+            rows = table.scan().to_arrow().to_pylist()
+            found = len(rows)
+            if found >= count:
+                by_key = {r["kafka"]["key"].decode(): r for r in rows}
+                assert len(by_key) == len(rows), "a record written twice"
+                return table, by_key
+        time.sleep(0.2)
+    raise AssertionError(f"{topic}: {found} rows, not {count}, after {timeout}s")
+
+
+def field_ids(table):
+    return {name: table.schema().find_field(f"value.{name}").field_id
+            for name in ("name", "age", "tags", "address", "joined")}
+
+
+def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
+    broker = start(make_broker)
+    create_table_topic(broker, "users")
+    produce(broker, "users", USER_V1, [user(i) for i in range(10_000)])
+    acked = time.time()
+    table, rows = rows_of(broker, "users", 10_000)
+    waited = time.time() - acked
+    print(f"10,000 rows queryable {waited:.2f}s after the last ack "
+          f"(commit interval {COMMIT_INTERVAL_MS} ms)")
+    assert len(rows) == 10_000
+    for i in range(10_000):
+        row = rows[f"k{i}"]
+        expected = user(i)
+        value = row["value"]
+        assert (value["name"], value["age"], value["tags"]) == \
+            (expected["name"], expected["age"], expected["tags"])
+        assert value["address"] == expected["address"]
+        assert int(value["joined"].timestamp() * 1000) == expected["joined"]
+        assert (row["kafka"]["partition"], row["kafka"]["offset"]) == (i % 3, i // 3)
+    value_type = table.schema().find_field("value").field_type
+    assert [f.name for f in value_type.fields] == ["name", "age", "tags", "address", "joined"]
+    ids_before = field_ids(table)
+
+    produce(broker, "users", USER_V2, [user(i, email=True) for i in range(10_000, 10_100)],
+            start=10_000)
+    table, rows = rows_of(broker, "users", 10_100)
+    assert len(rows) == 10_100
+    assert field_ids(table) == ids_before, "columns keep their field ids"
+    email = table.schema().find_field("value.email")
+    assert not email.required
+    assert email.field_id > max(ids_before.values())
+    assert str(table.schema().find_field("value.age").field_type) == "long"
+    assert rows["k5"]["value"]["email"] is None, "older rows read the new column as null"
+    assert rows["k10005"]["value"]["email"] == "u10005@example.com"
+    assert rows["k10005"]["value"]["age"] == 20 + 10005 % 50
+    assert len(table.schemas()) == 2
+
+    # A record whose value is not Avro stops the table before it, and says where.
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce("users", value=b"not avro", key=b"bad", partition=1)
+    assert producer.flush(10) == 0
+    produce(broker, "users", USER_V2, [user(i, email=True) for i in range(10_100, 10_103)],
+            start=10_100)
+    deadline = time.time() + 30
+    while "cannot become the table's columns" not in broker.log() and time.time() < deadline:
+        time.sleep(0.2)
+    log = broker.log()
+    assert "partition 1 offset 3367 cannot become the table's columns" in log, log[-3000:]
+    assert "the value does not start with a schema id" in log
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    table = table_of(broker, "users")
+    assert len(table.scan().to_arrow()) == 10_100, "nothing past the bad record is committed"
