@@ -14,6 +14,9 @@ pub const KAFKA_ID: FieldId = 1;
 /// The value column's id; ids past it belong to the value's fields.
 pub const VALUE_ID: FieldId = 10;
 const VALUE_NAME: &str = "value";
+/// A dead-letter table's value fields.
+pub const DEAD_LETTER_BYTES: &str = "bytes";
+pub const DEAD_LETTER_ERROR: &str = "error";
 
 /// The value column: the record's bytes, or the fields its schema gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +82,15 @@ impl TableSchema {
         };
         schema.last_column_id = schema.value_column().kind.max_id().max(VALUE_ID);
         schema
+    }
+
+    /// A dead-letter table's: the value struct holds the record's bytes and why they could
+    /// not become the topic table's columns.
+    pub fn dead_letters() -> TableSchema {
+        TableSchema::new(ValueColumns::Fields(vec![
+            column(VALUE_ID + 1, DEAD_LETTER_BYTES, false, ColumnType::Binary),
+            column(VALUE_ID + 2, DEAD_LETTER_ERROR, false, ColumnType::String),
+        ]))
     }
 
     pub fn value_column(&self) -> Column {

@@ -1,7 +1,8 @@
 """Topics as Iceberg tables with columns from the schema registry: records written with
 confluent-kafka's Avro serializer become rows whose value fields are columns; a new schema
 version with a new optional field adds a column that older rows read as null, and the columns
-keep their field ids; a record that cannot be decoded stops the table before it."""
+keep their field ids; a record that cannot be decoded stops the table before it, or with
+`bad_records = "dead_letter"` goes to the topic's dead-letter table."""
 
 import json
 import time
@@ -34,11 +35,11 @@ USER_V2 = {**USER_V1, "fields": [
 ]}
 
 
-def start(make_broker):
+def start(make_broker, iceberg_config=""):
     """A broker serving the registry and writing tables."""
     def with_tables(name="broker", extra_config=""):
         return make_broker(name, extra_config + "[iceberg]\nenabled = true\n"
-                           f"commit_interval_ms = {COMMIT_INTERVAL_MS}\n")
+                           f"commit_interval_ms = {COMMIT_INTERVAL_MS}\n" + iceberg_config)
     return start_registry_broker(with_tables)
 
 
@@ -142,3 +143,31 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
     table = table_of(broker, "users")
     assert len(table.scan().to_arrow()) == 10_100, "nothing past the bad record is committed"
+
+
+def test_bad_records_go_to_the_dead_letter_table(make_broker):
+    broker = start(make_broker, 'bad_records = "dead_letter"\n')
+    create_table_topic(broker, "people", partitions=1)
+    produce(broker, "people", USER_V1, [user(i) for i in range(100)], partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce("people", value=b"not avro", key=b"bad", partition=0)
+    producer.produce("people", value=b"\0\0\0\0\x01" + b"\xff" * 3, key=b"bad-data", partition=0)
+    assert producer.flush(10) == 0
+    produce(broker, "people", USER_V1, [user(i) for i in range(100, 200)], partitions=1,
+            start=100)
+    _, rows = rows_of(broker, "people", 200)
+    _, dead = rows_of(broker, "people_dead_letters", 2)
+    assert len(rows) == 200 and len(dead) == 2
+    assert rows["k150"]["kafka"]["offset"] == 152
+    assert dead["bad"]["kafka"]["offset"] == 100
+    assert dead["bad"]["value"]["bytes"] == b"not avro"
+    assert dead["bad"]["value"]["error"] == "the value does not start with a schema id"
+    assert dead["bad-data"]["kafka"]["offset"] == 101
+    assert dead["bad-data"]["value"]["error"], dead["bad-data"]
+    # Nothing is set aside twice by later commits.
+    produce(broker, "people", USER_V1, [user(i) for i in range(200, 210)], partitions=1,
+            start=200)
+    rows_of(broker, "people", 210)
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    _, dead = rows_of(broker, "people_dead_letters", 2)
+    assert len(dead) == 2

@@ -3,9 +3,12 @@
 //! them. A value that cannot be is a bad record, named with its partition and offset; whether
 //! that stops the table or sends the record to the dead-letter table is the writer's choice.
 
+use apache_avro::types::Value as AvroValue;
 use shoal_iceberg::avro_columns::{self, as_record, Names};
 use shoal_iceberg::shred::ValueLeaves;
-use shoal_iceberg::table_schema::{TableSchema, ValueColumns};
+use shoal_iceberg::table_schema::{
+    TableSchema, ValueColumns, DEAD_LETTER_BYTES, DEAD_LETTER_ERROR,
+};
 use shoal_iceberg::Row;
 use shoal_registry::wire;
 
@@ -118,4 +121,22 @@ pub fn convert(
         values: Some(values),
         bad,
     })
+}
+
+/// The dead-letter table's value fields for `rows`: each one's bytes and why they could not
+/// become columns.
+pub fn dead_letter_values(rows: &[(&Row, &str)]) -> Result<ValueLeaves, String> {
+    let schema = TableSchema::dead_letters();
+    let ValueColumns::Fields(fields) = &schema.value else {
+        unreachable!("a dead-letter table has value fields")
+    };
+    let mut values = ValueLeaves::new(fields);
+    for (row, why) in rows {
+        let bytes = (row.value.as_ref()).map_or(AvroValue::Null, |b| AvroValue::Bytes(b.to_vec()));
+        values.push(Some(AvroValue::Record(vec![
+            (DEAD_LETTER_BYTES.into(), bytes),
+            (DEAD_LETTER_ERROR.into(), AvroValue::String(why.to_string())),
+        ])))?;
+    }
+    Ok(values)
 }

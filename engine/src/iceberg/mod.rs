@@ -45,6 +45,19 @@ pub struct IcebergConfig {
     /// columns (default: this broker's own, when `[schema_registry] listen` serves plain HTTP;
     /// without one, values are kept as bytes).
     pub schema_registry_url: Option<String>,
+    /// A record whose value cannot become the table's columns (no schema id, a schema that is
+    /// not an Avro record, data that does not decode): `stop` the table before it, or set it
+    /// aside in the dead-letter table `<topic>_dead_letters` and go on.
+    pub bad_records: BadRecords,
+}
+
+/// `[iceberg] bad_records`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BadRecords {
+    #[default]
+    Stop,
+    DeadLetter,
 }
 
 impl Default for IcebergConfig {
@@ -58,6 +71,7 @@ impl Default for IcebergConfig {
             catalog_file: None,
             warehouse: None,
             schema_registry_url: None,
+            bad_records: BadRecords::Stop,
         }
     }
 }

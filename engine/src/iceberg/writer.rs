@@ -13,15 +13,18 @@ use shoal_iceberg::append::{self, Append, NewRows, TableState};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
 use shoal_iceberg::table_schema::TableSchema;
+use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
 
 use super::convert;
 use super::reader::read_committed;
 use super::value_schemas::ValueSchemas;
-use super::WriterSetup;
+use super::{BadRecords, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
 const ENABLED_KEY: &str = "shoal.iceberg.enabled";
+/// A topic table's dead-letter table is named after it with this.
+pub const DEAD_LETTERS_SUFFIX: &str = "_dead_letters";
 /// The most a table's metadata, or a manifest list, may hold when read back.
 const METADATA_MAX_BYTES: u64 = 64 << 20;
 
@@ -127,6 +130,9 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// A table as the catalog names it: its metadata's location and the metadata.
+type Loaded = (String, serde_json::Value);
+
 /// One commit of `topic`'s new committed records to its table (created first if missing);
 /// whether records were left for the next.
 fn commit(
@@ -137,15 +143,7 @@ fn commit(
     topic: &str,
     table: &TableName,
 ) -> Result<bool, String> {
-    let existing = match catalog.load(table).map_err(|e| e.to_string())? {
-        Some(location) => {
-            let bytes = read_object(&location)?;
-            let metadata: serde_json::Value =
-                serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
-            Some((location, metadata))
-        }
-        None => None,
-    };
+    let existing = load(catalog, table)?;
     let from = match &existing {
         Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
         None => BTreeMap::new(),
@@ -161,15 +159,34 @@ fn commit(
         None => convert::new_table_schema(&read.rows, schemas)?,
     };
     let mut converted = convert::convert(&read.rows, &table_schema, schemas)?;
-    if let Some(bad) = converted.bad.first() {
-        let row = &read.rows[bad.index];
-        return Err(format!(
-            "partition {} offset {} cannot become the table's columns: {}; the table stops \
-             before it",
-            row.partition, row.offset, bad.why
-        ));
-    }
-    let (metadata_location, metadata) = match existing {
+    let good_rows;
+    let rows = match converted.bad.first() {
+        None => &read.rows,
+        Some(bad) if setup.config.bad_records == BadRecords::Stop => {
+            let row = &read.rows[bad.index];
+            return Err(format!(
+                "partition {} offset {} cannot become the table's columns: {}; the table stops \
+                 before it",
+                row.partition, row.offset, bad.why
+            ));
+        }
+        Some(_) => {
+            // The dead letters are committed first, up to the same offsets: if the topic's
+            // table then fails to commit, its next try finds them there and skips them.
+            let bad: Vec<(&Row, &str)> = (converted.bad.iter())
+                .map(|b| (&read.rows[b.index], b.why.as_str()))
+                .collect();
+            set_aside(setup, catalog, table, &bad, &read.next_offsets)?;
+            let mut is_bad = vec![false; read.rows.len()];
+            converted.bad.iter().for_each(|b| is_bad[b.index] = true);
+            good_rows = (read.rows.iter().zip(is_bad))
+                .filter(|(_, bad)| !bad)
+                .map(|(row, _)| row.clone())
+                .collect::<Vec<_>>();
+            &good_rows
+        }
+    };
+    let existing = match existing {
         Some(existing) => existing,
         None => {
             // The table's first schema is the one its first rows are written with.
@@ -177,6 +194,77 @@ fn commit(
             create(setup, catalog, table, &converted.schema)?
         }
     };
+    let new = NewRows {
+        rows,
+        schema: &converted.schema,
+        values: converted.values.as_ref(),
+    };
+    append_to(catalog, table, existing, &new, &read.next_offsets)?;
+    tracing::debug!(%topic, rows = rows.len(), "table commit");
+    Ok(read.more)
+}
+
+/// Commits `bad` records to the table's dead-letter table (`<table>_dead_letters`), but those
+/// an earlier try committed already; it then takes `next_offsets` too.
+fn set_aside(
+    setup: &WriterSetup,
+    catalog: &SqliteCatalog,
+    table: &TableName,
+    bad: &[(&Row, &str)],
+    next_offsets: &BTreeMap<i32, i64>,
+) -> Result<(), String> {
+    let dead_letters = TableName {
+        namespace: table.namespace.clone(),
+        table: format!("{}{DEAD_LETTERS_SUFFIX}", table.table),
+    };
+    let schema = TableSchema::dead_letters();
+    let existing = match load(catalog, &dead_letters)? {
+        Some(existing) => existing,
+        None => create(setup, catalog, &dead_letters, &schema)?,
+    };
+    let taken = metadata::next_offsets(&existing.1).map_err(|e| e.to_string())?;
+    let new_bad: Vec<(&Row, &str)> = (bad.iter().copied())
+        .filter(|(row, _)| row.offset >= taken.get(&row.partition).copied().unwrap_or(0))
+        .collect();
+    if new_bad.is_empty() {
+        return Ok(());
+    }
+    let mut offsets = taken;
+    for (partition, next) in next_offsets {
+        let at = offsets.entry(*partition).or_insert(*next);
+        *at = (*at).max(*next);
+    }
+    let rows: Vec<Row> = new_bad.iter().map(|(row, _)| (*row).clone()).collect();
+    let values = convert::dead_letter_values(&new_bad)?;
+    let new = NewRows {
+        rows: &rows,
+        schema: &schema,
+        values: Some(&values),
+    };
+    append_to(catalog, &dead_letters, existing, &new, &offsets)?;
+    tracing::warn!(namespace = %table.namespace, table = %dead_letters.table, records = rows.len(), "records set aside in the dead-letter table");
+    Ok(())
+}
+
+/// The table the catalog names, if any.
+fn load(catalog: &SqliteCatalog, table: &TableName) -> Result<Option<Loaded>, String> {
+    let Some(location) = catalog.load(table).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let bytes = read_object(&location)?;
+    let metadata = serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
+    Ok(Some((location, metadata)))
+}
+
+/// Appends `new` to the table `existing` is, after which it takes `next_offsets`: the files
+/// are stored, then the catalog swaps to the new metadata if it still names `existing`'s.
+fn append_to(
+    catalog: &SqliteCatalog,
+    table: &TableName,
+    (metadata_location, metadata): Loaded,
+    new: &NewRows<'_>,
+    next_offsets: &BTreeMap<i32, i64>,
+) -> Result<(), String> {
     let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
         Some(current) => Some(read_object(&current.manifest_list)?),
         None => None,
@@ -187,13 +275,7 @@ fn commit(
         manifest_list,
     };
     let now_ms = shoal_shards::maintenance::now_ms();
-    let new = NewRows {
-        rows: &read.rows,
-        schema: &converted.schema,
-        values: converted.values.as_ref(),
-    };
-    let planned =
-        append::plan(&state, &new, &read.next_offsets, now_ms).map_err(|e| e.to_string())?;
+    let planned = append::plan(&state, new, next_offsets, now_ms).map_err(|e| e.to_string())?;
     store(&planned)?;
     if !catalog
         .swap(table, &metadata_location, &planned.metadata_location)
@@ -201,18 +283,17 @@ fn commit(
     {
         return Err("another writer committed first; planning again next round".into());
     }
-    tracing::debug!(%topic, rows = read.rows.len(), metadata = %planned.metadata_location, "table commit");
-    Ok(read.more)
+    Ok(())
 }
 
-/// A new table of `schema` in the warehouse, registered in the catalog: its metadata location
-/// and metadata. Err when another writer registered it first (the next round takes it up).
+/// A new table of `schema` in the warehouse, registered in the catalog. Err when another
+/// writer registered it first (the next round takes it up).
 fn create(
     setup: &WriterSetup,
     catalog: &SqliteCatalog,
     table: &TableName,
     schema: &TableSchema,
-) -> Result<(String, serde_json::Value), String> {
+) -> Result<Loaded, String> {
     let location = format!(
         "file://{}",
         setup
