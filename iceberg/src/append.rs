@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::manifest::{self, DataFile, ManifestFile};
-use crate::metadata::{self, NewSnapshot};
+use crate::metadata::{self, Expired, NewSnapshot, Retention};
 use crate::shred::ValueLeaves;
 use crate::table_schema::TableSchema;
 use crate::{data_file, IcebergError, Row};
@@ -41,13 +41,17 @@ pub struct Append {
     /// To store before the catalog swaps to `metadata_location` (the metadata last).
     pub objects: Vec<Object>,
     pub metadata_location: String,
+    /// What the new metadata no longer names, to delete once the catalog names it.
+    pub expired: Expired,
 }
 
-/// The commit that appends `new` to `table`, after which the table takes `next_offsets`.
+/// The commit that appends `new` to `table`, after which the table takes `next_offsets`; it
+/// expires the snapshots `retention` lets go.
 pub fn plan(
     table: &TableState,
     new: &NewRows<'_>,
     next_offsets: &BTreeMap<i32, i64>,
+    retention: &Retention,
     now_ms: i64,
 ) -> Result<Append, IcebergError> {
     let location = table.metadata["location"]
@@ -110,8 +114,13 @@ pub fn plan(
         next_offsets,
         now_ms,
     };
-    let (next, _) = metadata::append(&table.metadata, &table.metadata_location, &snapshot)?;
-    let version = next["metadata-log"].as_array().map_or(0, Vec::len);
+    let (mut next, _) = metadata::append(&table.metadata, &table.metadata_location, &snapshot)?;
+    // The version counts every commit, also those whose log entries have expired.
+    let version = (table.metadata_location.rsplit('/').next())
+        .and_then(|name| name.split('-').next())
+        .and_then(|number| number.parse::<u64>().ok())
+        .map_or(0, |previous| previous + 1);
+    let expired = metadata::expire(&mut next, retention, now_ms)?;
     let metadata_location = format!("{location}/metadata/{version:05}-{commit_id}.metadata.json");
     objects.push(Object {
         location: metadata_location.clone(),
@@ -121,6 +130,7 @@ pub fn plan(
     Ok(Append {
         objects,
         metadata_location,
+        expired,
     })
 }
 
@@ -138,6 +148,7 @@ pub fn create(location: &str, schema: &TableSchema, now_ms: i64) -> Result<Appen
             bytes,
         }],
         metadata_location,
+        expired: Expired::default(),
     })
 }
 
@@ -190,12 +201,16 @@ mod tests {
             schema: &schema,
             values: None,
         };
-        let first = plan(&table, &new(&first_rows), &first_offsets, 2).unwrap();
+        let retention = Retention {
+            max_snapshots: 100,
+            max_age_ms: i64::MAX,
+        };
+        let first = plan(&table, &new(&first_rows), &first_offsets, &retention, 2).unwrap();
         let list = first.objects[2].bytes.clone();
         let table = store(&first, Some(list));
         let second_offsets = BTreeMap::from([(0, 10), (1, 5)]);
         let second_rows = rows(1, 0..5);
-        let second = plan(&table, &new(&second_rows), &second_offsets, 3).unwrap();
+        let second = plan(&table, &new(&second_rows), &second_offsets, &retention, 3).unwrap();
         let list = second.objects[2].bytes.clone();
         assert_eq!(manifest::read_manifest_list(&list).unwrap().len(), 2);
         let table = store(&second, Some(list));

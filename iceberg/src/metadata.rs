@@ -143,6 +143,89 @@ fn push(
     Ok(())
 }
 
+/// How many old snapshots a table keeps (time travel reaches them), and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// At most this many snapshots, the newest.
+    pub max_snapshots: usize,
+    /// None older than this, but the current one.
+    pub max_age_ms: i64,
+}
+
+/// Earlier metadata files a table's metadata log names, the newest (as Iceberg's
+/// `write.metadata.previous-versions-max`); older ones are deleted.
+pub const METADATA_LOG_MAX: usize = 100;
+
+/// What a commit's metadata no longer names: files to delete once it is the catalog's.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Expired {
+    pub manifest_lists: Vec<String>,
+    pub metadata_files: Vec<String>,
+}
+
+/// Drops the snapshots `retention` lets go from `metadata`, and the metadata log's entries past
+/// `METADATA_LOG_MAX`. Kept whatever their age: the snapshots refs name, and the newest on
+/// `main` that carries the next offsets (a writer resumes from it).
+pub fn expire(
+    metadata: &mut Value,
+    retention: &Retention,
+    now_ms: i64,
+) -> Result<Expired, IcebergError> {
+    let mut kept: Vec<i64> = (metadata["refs"].as_object().into_iter().flatten())
+        .filter_map(|(_, r)| r["snapshot-id"].as_i64())
+        .collect();
+    kept.extend(offsets_snapshot(metadata)?);
+    let mut by_age: Vec<(i64, i64)> = (metadata["snapshots"].as_array().into_iter().flatten())
+        .filter_map(|s| Some((s["timestamp-ms"].as_i64()?, s["snapshot-id"].as_i64()?)))
+        .collect();
+    by_age.sort_unstable_by(|a, b| b.cmp(a));
+    for (rank, (at, id)) in by_age.into_iter().enumerate() {
+        if rank < retention.max_snapshots && now_ms.saturating_sub(at) <= retention.max_age_ms {
+            kept.push(id);
+        }
+    }
+    let mut expired = Expired::default();
+    let object = metadata
+        .as_object_mut()
+        .ok_or_else(|| IcebergError::Metadata("metadata is not an object".into()))?;
+    if let Some(snapshots) = object.get_mut("snapshots").and_then(Value::as_array_mut) {
+        snapshots.retain(|s| {
+            let keep = s["snapshot-id"]
+                .as_i64()
+                .is_some_and(|id| kept.contains(&id));
+            if !keep {
+                expired
+                    .manifest_lists
+                    .extend(s["manifest-list"].as_str().map(str::to_string));
+            }
+            keep
+        });
+    }
+    if let Some(log) = object.get_mut("snapshot-log").and_then(Value::as_array_mut) {
+        log.retain(|entry| (entry["snapshot-id"].as_i64()).is_some_and(|id| kept.contains(&id)));
+    }
+    if let Some(log) = object.get_mut("metadata-log").and_then(Value::as_array_mut) {
+        let past = log.len().saturating_sub(METADATA_LOG_MAX);
+        expired.metadata_files = (log.drain(..past))
+            .filter_map(|entry| entry["metadata-file"].as_str().map(str::to_string))
+            .collect();
+    }
+    Ok(expired)
+}
+
+/// The newest snapshot on `main`'s ancestry that carries the next offsets.
+fn offsets_snapshot(metadata: &Value) -> Result<Option<i64>, IcebergError> {
+    let mut id = current_snapshot(metadata)?.map(|s| s.snapshot_id);
+    while let Some(snapshot_id) = id {
+        let snapshot = snapshot_by_id(metadata, snapshot_id)?;
+        if snapshot["summary"][NEXT_OFFSETS_KEY].is_string() {
+            return Ok(Some(snapshot_id));
+        }
+        id = snapshot["parent-snapshot-id"].as_i64();
+    }
+    Ok(None)
+}
+
 /// The snapshot `main` points at, if any.
 pub fn current_snapshot(metadata: &Value) -> Result<Option<CurrentSnapshot>, IcebergError> {
     let id = metadata["refs"]["main"]["snapshot-id"]
@@ -169,25 +252,23 @@ fn snapshot_by_id(metadata: &Value, id: i64) -> Result<&Value, IcebergError> {
 /// Per partition, the next offset the table takes: from the newest snapshot on `main`'s
 /// ancestry that carries them (a snapshot another writer made, a compaction's, has none).
 pub fn next_offsets(metadata: &Value) -> Result<BTreeMap<i32, i64>, IcebergError> {
-    let mut id = current_snapshot(metadata)?.map(|s| s.snapshot_id);
-    while let Some(snapshot_id) = id {
-        let snapshot = snapshot_by_id(metadata, snapshot_id)?;
-        if let Some(text) = snapshot["summary"][NEXT_OFFSETS_KEY].as_str() {
-            let offsets: BTreeMap<String, i64> = serde_json::from_str(text).map_err(|e| {
-                IcebergError::Metadata(format!("snapshot {snapshot_id}'s {NEXT_OFFSETS_KEY}: {e}"))
-            })?;
-            return offsets
-                .into_iter()
-                .map(|(p, o)| {
-                    p.parse::<i32>().map(|p| (p, o)).map_err(|_| {
-                        IcebergError::Metadata(format!("snapshot {snapshot_id}: partition {p}"))
-                    })
-                })
-                .collect();
-        }
-        id = snapshot["parent-snapshot-id"].as_i64();
-    }
-    Ok(BTreeMap::new())
+    let Some(snapshot_id) = offsets_snapshot(metadata)? else {
+        return Ok(BTreeMap::new());
+    };
+    let text = snapshot_by_id(metadata, snapshot_id)?["summary"][NEXT_OFFSETS_KEY]
+        .as_str()
+        .unwrap_or_default();
+    let offsets: BTreeMap<String, i64> = serde_json::from_str(text).map_err(|e| {
+        IcebergError::Metadata(format!("snapshot {snapshot_id}'s {NEXT_OFFSETS_KEY}: {e}"))
+    })?;
+    offsets
+        .into_iter()
+        .map(|(p, o)| {
+            p.parse::<i32>().map(|p| (p, o)).map_err(|_| {
+                IcebergError::Metadata(format!("snapshot {snapshot_id}: partition {p}"))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -238,5 +319,57 @@ mod tests {
             .push(json!({"snapshot-id": 13, "parent-snapshot-id": 12, "summary": {"operation": "replace"}, "manifest-list": "x"}));
         foreign["refs"]["main"]["snapshot-id"] = json!(13);
         assert_eq!(next_offsets(&foreign).unwrap(), later);
+    }
+
+    #[test]
+    fn expiry_keeps_the_newest_and_the_one_with_offsets() {
+        let schema = TableSchema::new(crate::table_schema::ValueColumns::Binary);
+        let mut table = new_table(
+            "file:///t",
+            "2c9c5a3e-0000-4000-8000-000000000002",
+            &schema,
+            0,
+        );
+        let offsets = BTreeMap::from([(0, 1)]);
+        for (i, at) in [(1, 1_000), (2, 2_000), (3, 3_000), (4, 4_000)] {
+            let list = format!("list-{i}");
+            let snapshot = NewSnapshot {
+                schema: &schema,
+                snapshot_id: i,
+                manifest_list: &list,
+                added_files: 1,
+                added_records: 1,
+                next_offsets: &offsets,
+                now_ms: at,
+            };
+            table = append(&table, &format!("m{i}"), &snapshot).unwrap().0;
+        }
+        // Another writer's snapshot without offsets becomes current.
+        table["snapshots"].as_array_mut().unwrap().push(
+            json!({"snapshot-id": 5, "parent-snapshot-id": 4, "timestamp-ms": 5_000,
+                   "summary": {"operation": "replace"}, "manifest-list": "list-5"}),
+        );
+        table["refs"]["main"]["snapshot-id"] = json!(5);
+        let retention = Retention {
+            max_snapshots: 2,
+            max_age_ms: 2_500,
+        };
+        let expired = expire(&mut table, &retention, 5_000).unwrap();
+        assert_eq!(expired.manifest_lists, ["list-1", "list-2", "list-3"]);
+        let ids: Vec<_> = (table["snapshots"].as_array().unwrap().iter())
+            .map(|s| s["snapshot-id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [4, 5]);
+        assert_eq!(next_offsets(&table).unwrap(), offsets);
+        // By age alone: only the current one and the one with offsets are left.
+        let retention = Retention {
+            max_snapshots: 10,
+            max_age_ms: 0,
+        };
+        assert!(expire(&mut table, &retention, 9_000)
+            .unwrap()
+            .manifest_lists
+            .is_empty());
+        assert_eq!(table["snapshot-log"].as_array().unwrap().len(), 1);
     }
 }

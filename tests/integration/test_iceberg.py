@@ -13,9 +13,9 @@ from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 COMMIT_INTERVAL_MS = 300
 
 
-def start(make_broker, name="iceberg"):
+def start(make_broker, name="iceberg", extra=""):
     return make_broker(name, f"[iceberg]\nenabled = true\ncommit_interval_ms = {COMMIT_INTERVAL_MS}\n"
-                       ).start()
+                       + extra).start()
 
 
 def create_table_topic(broker, topic, partitions=3):
@@ -153,3 +153,26 @@ def test_kill_9_while_committing_loses_and_duplicates_nothing(make_broker):
     snapshots = catalog_of(broker).load_table("kafka.events").snapshots()
     assert len(snapshots) >= 4, "commits before, between and after the kills"
 
+
+
+def test_snapshots_expire_and_their_files_are_deleted(make_broker):
+    broker = start(make_broker, "iceberg-expiry", "max_snapshots = 3\n")
+    create_table_topic(broker, "ticks", partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    sent = 0
+    for _ in range(8):
+        for _ in range(100):
+            producer.produce("ticks", value=f"t{sent}".encode(), partition=0)
+            sent += 1
+        assert producer.flush(10) == 0
+        wait_for_rows(broker, "ticks", sent)
+    rows = table_rows(broker, "ticks")
+    assert sorted(rows) == [(0, offset) for offset in range(sent)]
+    table = catalog_of(broker).load_table("kafka.ticks")
+    assert len(table.snapshots()) == 3
+    metadata_dir = broker.data_dir / "iceberg" / "warehouse" / "kafka" / "ticks" / "metadata"
+    lists = sorted(p.name for p in metadata_dir.glob("snap-*.avro"))
+    assert len(lists) == 3, lists
+    # The table reads the same at an older snapshot still kept.
+    oldest = min(table.snapshots(), key=lambda s: s.timestamp_ms)
+    assert len(table.scan(snapshot_id=oldest.snapshot_id).to_arrow()) < sent

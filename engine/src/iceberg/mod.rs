@@ -31,6 +31,10 @@ pub struct IcebergConfig {
     pub commit_interval_ms: u64,
     /// The most record bytes one commit reads per table (the rest waits for the next).
     pub max_bytes_per_commit: u64,
+    /// Each commit expires the table's snapshots past the newest `max_snapshots` or older than
+    /// `snapshot_max_age_ms` (time travel reaches the rest), and deletes their manifest lists.
+    pub max_snapshots: usize,
+    pub snapshot_max_age_ms: u64,
     /// The catalog namespace tables are created in; a table is named after its topic.
     pub namespace: String,
     /// The SQL catalog's name (`catalog_name` in its tables), as readers configure it.
@@ -66,6 +70,8 @@ impl Default for IcebergConfig {
             enabled: false,
             commit_interval_ms: 60_000,
             max_bytes_per_commit: 128 << 20,
+            max_snapshots: 100,
+            snapshot_max_age_ms: 24 * 60 * 60 * 1000,
             namespace: "kafka".into(),
             catalog_name: "shoal".into(),
             catalog_file: None,
@@ -89,6 +95,13 @@ pub struct WriterSetup {
 }
 
 impl IcebergConfig {
+    pub fn retention(&self) -> shoal_iceberg::metadata::Retention {
+        shoal_iceberg::metadata::Retention {
+            max_snapshots: self.max_snapshots,
+            max_age_ms: i64::try_from(self.snapshot_max_age_ms).unwrap_or(i64::MAX),
+        }
+    }
+
     /// The writer's setup, or None when tables are not written here.
     pub fn setup(
         &self,
@@ -99,9 +112,12 @@ impl IcebergConfig {
         if !self.enabled {
             return Ok(None);
         }
-        if self.commit_interval_ms == 0 || self.max_bytes_per_commit == 0 {
+        if self.commit_interval_ms == 0 || self.max_bytes_per_commit == 0 || self.max_snapshots == 0
+        {
             return Err(EngineError::Config(
-                "[iceberg] commit_interval_ms and max_bytes_per_commit must be positive".into(),
+                "[iceberg] commit_interval_ms, max_bytes_per_commit and max_snapshots must be \
+                 positive"
+                    .into(),
             ));
         }
         let listener = listeners

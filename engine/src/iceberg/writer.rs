@@ -199,7 +199,7 @@ fn commit(
         schema: &converted.schema,
         values: converted.values.as_ref(),
     };
-    append_to(catalog, table, existing, &new, &read.next_offsets)?;
+    append_to(setup, catalog, table, existing, &new, &read.next_offsets)?;
     tracing::debug!(%topic, rows = rows.len(), "table commit");
     Ok(read.more)
 }
@@ -241,7 +241,7 @@ fn set_aside(
         schema: &schema,
         values: Some(&values),
     };
-    append_to(catalog, &dead_letters, existing, &new, &offsets)?;
+    append_to(setup, catalog, &dead_letters, existing, &new, &offsets)?;
     tracing::warn!(namespace = %table.namespace, table = %dead_letters.table, records = rows.len(), "records set aside in the dead-letter table");
     Ok(())
 }
@@ -257,8 +257,10 @@ fn load(catalog: &SqliteCatalog, table: &TableName) -> Result<Option<Loaded>, St
 }
 
 /// Appends `new` to the table `existing` is, after which it takes `next_offsets`: the files
-/// are stored, then the catalog swaps to the new metadata if it still names `existing`'s.
+/// are stored, then the catalog swaps to the new metadata if it still names `existing`'s, and
+/// the files of the snapshots it expired are deleted.
 fn append_to(
+    setup: &WriterSetup,
     catalog: &SqliteCatalog,
     table: &TableName,
     (metadata_location, metadata): Loaded,
@@ -275,13 +277,25 @@ fn append_to(
         manifest_list,
     };
     let now_ms = shoal_shards::maintenance::now_ms();
-    let planned = append::plan(&state, new, next_offsets, now_ms).map_err(|e| e.to_string())?;
+    let retention = setup.config.retention();
+    let planned =
+        append::plan(&state, new, next_offsets, &retention, now_ms).map_err(|e| e.to_string())?;
     store(&planned)?;
     if !catalog
         .swap(table, &metadata_location, &planned.metadata_location)
         .map_err(|e| e.to_string())?
     {
         return Err("another writer committed first; planning again next round".into());
+    }
+    let expired = &planned.expired;
+    for location in expired.manifest_lists.iter().chain(&expired.metadata_files) {
+        // A file left behind costs only its space: the table no longer names it.
+        let removed = path_of(location).and_then(|path| {
+            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))
+        });
+        if let Err(why) = removed {
+            tracing::warn!(%why, "table writer: an expired file was not deleted");
+        }
     }
     Ok(())
 }
