@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::manifest::{self, DataFile, ManifestFile};
-use crate::metadata::{self, Expired, NewSnapshot, Retention};
+use crate::metadata::{self, Expired, NewSnapshot, Replaced, Retention};
 use crate::shred::ValueLeaves;
 use crate::table_schema::TableSchema;
 use crate::{data_file, IcebergError, Row};
@@ -54,6 +54,76 @@ pub fn plan(
     retention: &Retention,
     now_ms: i64,
 ) -> Result<Append, IcebergError> {
+    let data = match new.rows.is_empty() {
+        true => None,
+        false => Some((
+            data_file::write(new.rows, new.schema, new.values)?,
+            new.rows.len() as i64,
+        )),
+    };
+    let snapshot = Snapshot {
+        schema: new.schema,
+        data,
+        kept_manifests: current_manifests(table)?,
+        replaced: None,
+        next_offsets,
+    };
+    commit(table, snapshot, retention, now_ms)
+}
+
+/// The commit that replaces the data files of `replaced` (each the one file of its manifest)
+/// with `merged`, which holds their `record_count` rows: the table reads the same after it.
+pub fn plan_compaction(
+    table: &TableState,
+    schema: &TableSchema,
+    merged: Vec<u8>,
+    record_count: i64,
+    replaced: &[(ManifestFile, DataFile)],
+    retention: &Retention,
+    now_ms: i64,
+) -> Result<Append, IcebergError> {
+    let gone: Vec<&str> = replaced.iter().map(|(m, _)| m.path.as_str()).collect();
+    let mut kept_manifests = current_manifests(table)?;
+    kept_manifests.retain(|m| !gone.contains(&m.path.as_str()));
+    let next_offsets = metadata::next_offsets(&table.metadata)?;
+    let replaced = Replaced {
+        files: replaced.iter().map(|(_, f)| f.path.clone()).collect(),
+        manifests: gone.iter().map(|path| path.to_string()).collect(),
+    };
+    let snapshot = Snapshot {
+        schema,
+        data: Some((merged, record_count)),
+        kept_manifests,
+        replaced: Some(&replaced),
+        next_offsets: &next_offsets,
+    };
+    commit(table, snapshot, retention, now_ms)
+}
+
+/// The manifests of the table's current snapshot.
+pub fn current_manifests(table: &TableState) -> Result<Vec<ManifestFile>, IcebergError> {
+    match &table.manifest_list {
+        Some(list) => manifest::read_manifest_list(list),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// What a new snapshot holds: the manifests it keeps of the current one, and a data file of
+/// its own (its bytes and row count).
+struct Snapshot<'a> {
+    schema: &'a TableSchema,
+    data: Option<(Vec<u8>, i64)>,
+    kept_manifests: Vec<ManifestFile>,
+    replaced: Option<&'a Replaced>,
+    next_offsets: &'a BTreeMap<i32, i64>,
+}
+
+fn commit(
+    table: &TableState,
+    snapshot: Snapshot<'_>,
+    retention: &Retention,
+    now_ms: i64,
+) -> Result<Append, IcebergError> {
     let location = table.metadata["location"]
         .as_str()
         .ok_or_else(|| IcebergError::Metadata(format!("{}: no location", table.metadata_location)))?
@@ -63,13 +133,11 @@ pub fn plan(
     let snapshot_id = (commit_id.as_u128() as i64) & i64::MAX;
     let mut objects = Vec::new();
     let mut added = Vec::new();
-    let rows = new.rows;
-    if !rows.is_empty() {
-        let bytes = data_file::write(rows, new.schema, new.values)?;
+    if let Some((bytes, record_count)) = snapshot.data {
         let path = format!("{location}/data/{commit_id}.parquet");
         added.push(DataFile {
             path: path.clone(),
-            record_count: rows.len() as i64,
+            record_count,
             size_bytes: bytes.len() as i64,
         });
         objects.push(Object {
@@ -78,12 +146,9 @@ pub fn plan(
         });
     }
     let sequence_number = table.metadata["last-sequence-number"].as_i64().unwrap_or(0) + 1;
-    let mut manifests = match &table.manifest_list {
-        Some(list) => manifest::read_manifest_list(list)?,
-        None => Vec::new(),
-    };
+    let mut manifests = snapshot.kept_manifests;
     if !added.is_empty() {
-        let bytes = manifest::write_manifest(snapshot_id, &added, new.schema)?;
+        let bytes = manifest::write_manifest(snapshot_id, &added, snapshot.schema)?;
         let path = format!("{location}/metadata/{commit_id}-m0.avro");
         let length = bytes.len() as i64;
         manifests.push(ManifestFile::added(
@@ -105,16 +170,17 @@ pub fn plan(
         location: list_location.clone(),
         bytes: list,
     });
-    let snapshot = NewSnapshot {
-        schema: new.schema,
+    let new_snapshot = NewSnapshot {
+        schema: snapshot.schema,
         snapshot_id,
         manifest_list: &list_location,
         added_files: added.len(),
-        added_records: rows.len() as u64,
-        next_offsets,
+        added_records: added.iter().map(|f| f.record_count as u64).sum(),
+        replaced: snapshot.replaced,
+        next_offsets: snapshot.next_offsets,
         now_ms,
     };
-    let (mut next, _) = metadata::append(&table.metadata, &table.metadata_location, &snapshot)?;
+    let (mut next, _) = metadata::append(&table.metadata, &table.metadata_location, &new_snapshot)?;
     // The version counts every commit, also those whose log entries have expired.
     let version = (table.metadata_location.rsplit('/').next())
         .and_then(|name| name.split('-').next())

@@ -17,6 +17,19 @@ use crate::shred::{Leaf, LeafValues, Level, ValueLeaves};
 use crate::table_schema::{TableSchema, ValueColumns};
 use crate::{IcebergError, Row};
 
+/// How data files are written. No dictionaries: keys and values are mostly distinct, and
+/// interning each one cost more than the rest of the encoding (a profile of the writer
+/// catching up); zstd finds what repeats.
+pub fn properties() -> Arc<WriterProperties> {
+    Arc::new(
+        WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_created_by(format!("shoal {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    )
+}
+
 /// The Parquet file for `rows` in a table of `schema`; `values` are the rows' value fields
 /// when the table has them.
 pub fn write(
@@ -26,16 +39,8 @@ pub fn write(
 ) -> Result<Vec<u8>, IcebergError> {
     let message = schema.parquet_message();
     let parquet_schema = Arc::new(parse_message_type(&message)?);
-    // No dictionaries: keys and values are mostly distinct, and interning each one cost more
-    // than the rest of the encoding (a profile of the writer catching up); zstd finds what
-    // repeats.
-    let properties = WriterProperties::builder()
-        .set_dictionary_enabled(false)
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_created_by(format!("shoal {}", env!("CARGO_PKG_VERSION")))
-        .build();
     let mut out = Vec::new();
-    let mut writer = SerializedFileWriter::new(&mut out, parquet_schema, Arc::new(properties))?;
+    let mut writer = SerializedFileWriter::new(&mut out, parquet_schema, properties())?;
     let mut group = writer.next_row_group()?;
     let partitions: Vec<i32> = rows.iter().map(|r| r.partition).collect();
     let offsets: Vec<i64> = rows.iter().map(|r| r.offset).collect();

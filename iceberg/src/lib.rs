@@ -11,6 +11,7 @@
 pub mod append;
 pub mod avro_columns;
 pub mod columns;
+pub mod compact;
 pub mod data_file;
 pub mod error;
 pub mod manifest;

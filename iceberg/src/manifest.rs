@@ -9,8 +9,9 @@ use apache_avro::{Codec, DeflateSettings, Schema, Writer};
 use crate::table_schema::TableSchema;
 use crate::IcebergError;
 
-/// A manifest entry's status: the file was added by the entry's snapshot.
+/// A manifest entry's status: the file was added by the entry's snapshot; or it was deleted.
 const STATUS_ADDED: i32 = 1;
+const STATUS_DELETED: i32 = 2;
 /// A data file's and a manifest's content: data (not deletes).
 const CONTENT_DATA: i32 = 0;
 /// Deflate, which every Iceberg reader takes; the file then names its codec (pyiceberg takes
@@ -112,33 +113,71 @@ impl ManifestFile {
     }
 }
 
-/// The manifests a manifest list names, by field name (any writer's list).
-pub fn read_manifest_list(list: &[u8]) -> Result<Vec<ManifestFile>, IcebergError> {
-    let reader = apache_avro::Reader::new(list)?;
-    let mut manifests = Vec::new();
-    for value in reader {
+/// A record's field by name, outside its union.
+fn field<'a>(fields: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
+    match fields.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
+        Some(Value::Union(_, inner)) => Some(inner.as_ref()),
+        other => other,
+    }
+}
+
+/// A long (or int) field; 0 when null or missing.
+fn long_field(fields: &[(String, Value)], name: &str) -> Result<i64, IcebergError> {
+    match field(fields, name) {
+        Some(Value::Long(v)) => Ok(*v),
+        Some(Value::Int(v)) => Ok(i64::from(*v)),
+        Some(Value::Null) | None => Ok(0),
+        Some(other) => Err(IcebergError::Avro(format!("{name} is {other:?}"))),
+    }
+}
+
+fn string_field(fields: &[(String, Value)], name: &str) -> Result<String, IcebergError> {
+    match field(fields, name) {
+        Some(Value::String(text)) => Ok(text.clone()),
+        _ => Err(IcebergError::Avro(format!("an entry without its {name}"))),
+    }
+}
+
+fn records(bytes: &[u8], what: &str) -> Result<Vec<Vec<(String, Value)>>, IcebergError> {
+    let mut out = Vec::new();
+    for value in apache_avro::Reader::new(bytes)? {
         let Value::Record(fields) = value? else {
+            return Err(IcebergError::Avro(format!(
+                "a {what} entry is not a record"
+            )));
+        };
+        out.push(fields);
+    }
+    Ok(out)
+}
+
+/// The live data files a manifest names (any writer's manifest; deleted entries left out).
+pub fn read_manifest(manifest: &[u8]) -> Result<Vec<DataFile>, IcebergError> {
+    let mut files = Vec::new();
+    for entry in records(manifest, "manifest")? {
+        if long_field(&entry, "status")? == i64::from(STATUS_DELETED) {
+            continue;
+        }
+        let Some(Value::Record(data_file)) = field(&entry, "data_file") else {
             return Err(IcebergError::Avro(
-                "a manifest list entry is not a record".into(),
+                "a manifest entry without its data file".into(),
             ));
         };
-        let field = |name: &str| {
-            let found = fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-            match found {
-                Some(Value::Union(_, inner)) => Some(inner.as_ref().clone()),
-                other => other.cloned(),
-            }
-        };
-        let long = |name: &str| match field(name) {
-            Some(Value::Long(v)) => Ok(v),
-            Some(Value::Int(v)) => Ok(i64::from(v)),
-            Some(Value::Null) | None => Ok(0),
-            Some(other) => Err(IcebergError::Avro(format!("{name} is {other:?}"))),
-        };
-        let path = match field("manifest_path") {
-            Some(Value::String(path)) => path,
-            _ => return Err(IcebergError::Avro("a manifest without its path".into())),
-        };
+        files.push(DataFile {
+            path: string_field(data_file, "file_path")?,
+            record_count: long_field(data_file, "record_count")?,
+            size_bytes: long_field(data_file, "file_size_in_bytes")?,
+        });
+    }
+    Ok(files)
+}
+
+/// The manifests a manifest list names, by field name (any writer's list).
+pub fn read_manifest_list(list: &[u8]) -> Result<Vec<ManifestFile>, IcebergError> {
+    let mut manifests = Vec::new();
+    for fields in records(list, "manifest list")? {
+        let long = |name: &str| long_field(&fields, name);
+        let path = string_field(&fields, "manifest_path")?;
         let count = |name: &str| long(name).map(|v| v as i32);
         manifests.push(ManifestFile {
             path,
@@ -298,6 +337,7 @@ mod tests {
             panic!("{:?}", entries[0])
         };
         assert_eq!(fields[0], ("status".into(), Value::Int(STATUS_ADDED)));
+        assert_eq!(read_manifest(&manifest).unwrap(), files);
 
         let path = "file:///w/t/metadata/m.avro".to_string();
         let listed = ManifestFile::added(path, manifest.len() as i64, 77, 3, &files);

@@ -12,6 +12,16 @@ use crate::IcebergError;
 
 /// The snapshot summary key holding, per partition, the next offset the table takes.
 pub const NEXT_OFFSETS_KEY: &str = "shoal.next-offsets";
+/// The summary key of a compaction's snapshot naming what it replaced: deleted once no older
+/// snapshot is kept.
+pub const REPLACED_KEY: &str = "shoal.replaced";
+
+/// The data files a compaction merged, and the manifests that named them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Replaced {
+    pub files: Vec<String>,
+    pub manifests: Vec<String>,
+}
 
 /// The metadata of a new, empty table of `schema` at `location` (no trailing slash).
 pub fn new_table(location: &str, table_uuid: &str, schema: &TableSchema, now_ms: i64) -> Value {
@@ -47,6 +57,8 @@ pub struct NewSnapshot<'a> {
     pub manifest_list: &'a str,
     pub added_files: usize,
     pub added_records: u64,
+    /// For a compaction: the files (and their manifests) its file replaced.
+    pub replaced: Option<&'a Replaced>,
     /// Per partition, the next offset the table takes after this snapshot.
     pub next_offsets: &'a BTreeMap<i32, i64>,
     pub now_ms: i64,
@@ -90,6 +102,13 @@ pub fn append(
             NEXT_OFFSETS_KEY: serde_json::to_string(&offsets).unwrap_or_default(),
         }
     });
+    if let Some(replaced) = snapshot.replaced {
+        let summary = &mut entry["summary"];
+        summary["operation"] = json!("replace");
+        summary["deleted-data-files"] = json!(replaced.files.len().to_string());
+        summary["deleted-records"] = json!(snapshot.added_records.to_string());
+        summary[REPLACED_KEY] = json!(serde_json::to_string(replaced).unwrap_or_default());
+    }
     if let Some(parent) = parent {
         entry["parent-snapshot-id"] = json!(parent);
     }
@@ -161,6 +180,8 @@ pub const METADATA_LOG_MAX: usize = 100;
 pub struct Expired {
     pub manifest_lists: Vec<String>,
     pub metadata_files: Vec<String>,
+    /// What compactions replaced, once no snapshot older than the compaction is kept.
+    pub replaced: Replaced,
 }
 
 /// Drops the snapshots `retention` lets go from `metadata`, and the metadata log's entries past
@@ -185,6 +206,35 @@ pub fn expire(
         }
     }
     let mut expired = Expired::default();
+    // Sequence numbers of the snapshots before expiry, and of the compactions among them.
+    let snapshots = metadata["snapshots"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let sequence = |s: &Value| s["sequence-number"].as_i64().unwrap_or(0);
+    let oldest_before = snapshots.iter().map(sequence).min();
+    let oldest_after = (snapshots.iter())
+        .filter(|s| {
+            s["snapshot-id"]
+                .as_i64()
+                .is_some_and(|id| kept.contains(&id))
+        })
+        .map(sequence)
+        .min();
+    for compaction in &snapshots {
+        let Some(text) = compaction["summary"][REPLACED_KEY].as_str() else {
+            continue;
+        };
+        let at = sequence(compaction);
+        let was_needed = oldest_before.is_some_and(|oldest| oldest < at);
+        let still_needed = oldest_after.is_some_and(|oldest| oldest < at);
+        if was_needed && !still_needed {
+            let replaced: Replaced = serde_json::from_str(text)
+                .map_err(|e| IcebergError::Metadata(format!("a snapshot's {REPLACED_KEY}: {e}")))?;
+            expired.replaced.files.extend(replaced.files);
+            expired.replaced.manifests.extend(replaced.manifests);
+        }
+    }
     let object = metadata
         .as_object_mut()
         .ok_or_else(|| IcebergError::Metadata("metadata is not an object".into()))?;
@@ -293,6 +343,7 @@ mod tests {
             manifest_list: "file:///w/db/orders/metadata/snap-11.avro",
             added_files: 1,
             added_records: 142,
+            replaced: None,
             next_offsets: &offsets,
             now_ms: 2,
         };
@@ -339,6 +390,7 @@ mod tests {
                 manifest_list: &list,
                 added_files: 1,
                 added_records: 1,
+                replaced: None,
                 next_offsets: &offsets,
                 now_ms: at,
             };

@@ -176,3 +176,29 @@ def test_snapshots_expire_and_their_files_are_deleted(make_broker):
     # The table reads the same at an older snapshot still kept.
     oldest = min(table.snapshots(), key=lambda s: s.timestamp_ms)
     assert len(table.scan(snapshot_id=oldest.snapshot_id).to_arrow()) < sent
+
+
+def test_small_files_are_compacted_and_replaced_ones_deleted(make_broker):
+    broker = start(make_broker, "iceberg-compaction", "max_snapshots = 3\ncompact_min_files = 4\n")
+    create_table_topic(broker, "clicks", partitions=2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    sent = 0
+    for _ in range(12):
+        for _ in range(50):
+            producer.produce("clicks", value=f"c{sent}".encode(), partition=sent % 2)
+            sent += 1
+        assert producer.flush(10) == 0
+        wait_for_rows(broker, "clicks", sent)
+    time.sleep(COMMIT_INTERVAL_MS * 4 / 1000)
+    rows = table_rows(broker, "clicks")
+    assert sorted(rows) == sorted((i % 2, i // 2) for i in range(sent))
+    assert all(rows[(i % 2, i // 2)][1] == f"c{i}".encode() for i in range(sent))
+    table = catalog_of(broker).load_table("kafka.clicks")
+    current_files = table.inspect.files().num_rows
+    assert current_files < 4, f"{current_files} files after 12 commits"
+    assert broker.log().count("table files compacted") >= 2
+    # Merged files are deleted once no kept snapshot names them.
+    data_dir = broker.data_dir / "iceberg" / "warehouse" / "kafka" / "clicks" / "data"
+    on_disk = len(list(data_dir.glob("*.parquet")))
+    assert on_disk <= current_files + 3 * 4, f"{on_disk} data files on disk"
+    assert on_disk < 12, f"{on_disk} data files on disk after 12 commits"

@@ -7,9 +7,12 @@
 //! reached live in its snapshots only, so a writer that restarts or loses a race continues
 //! with no record missing or twice.
 
+mod compaction;
 mod convert;
 mod reader;
+mod tables;
 mod value_schemas;
+mod warehouse;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +38,11 @@ pub struct IcebergConfig {
     /// `snapshot_max_age_ms` (time travel reaches the rest), and deletes their manifest lists.
     pub max_snapshots: usize,
     pub snapshot_max_age_ms: u64,
+    /// A table with this many data files under half of `target_file_bytes` has its oldest
+    /// merged into one of up to `target_file_bytes` (the merged ones are deleted once the
+    /// snapshots naming them expire).
+    pub compact_min_files: usize,
+    pub target_file_bytes: u64,
     /// The catalog namespace tables are created in; a table is named after its topic.
     pub namespace: String,
     /// The SQL catalog's name (`catalog_name` in its tables), as readers configure it.
@@ -72,6 +80,8 @@ impl Default for IcebergConfig {
             max_bytes_per_commit: 128 << 20,
             max_snapshots: 100,
             snapshot_max_age_ms: 24 * 60 * 60 * 1000,
+            compact_min_files: 16,
+            target_file_bytes: 128 << 20,
             namespace: "kafka".into(),
             catalog_name: "shoal".into(),
             catalog_file: None,
@@ -112,11 +122,15 @@ impl IcebergConfig {
         if !self.enabled {
             return Ok(None);
         }
-        if self.commit_interval_ms == 0 || self.max_bytes_per_commit == 0 || self.max_snapshots == 0
+        if self.commit_interval_ms == 0
+            || self.max_bytes_per_commit == 0
+            || self.max_snapshots == 0
+            || self.target_file_bytes == 0
+            || self.compact_min_files < 2
         {
             return Err(EngineError::Config(
-                "[iceberg] commit_interval_ms, max_bytes_per_commit and max_snapshots must be \
-                 positive"
+                "[iceberg] commit_interval_ms, max_bytes_per_commit, max_snapshots and \
+                 target_file_bytes must be positive, compact_min_files at least 2"
                     .into(),
             ));
         }

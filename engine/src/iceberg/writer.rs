@@ -1,7 +1,6 @@
 //! The writer's rounds: which topics have tables, and one commit per table per round.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
@@ -9,24 +8,23 @@ use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
 use shoal_auth::ClientSecurity;
 use shoal_cli::Admin;
-use shoal_iceberg::append::{self, Append, NewRows, TableState};
+use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
 use shoal_iceberg::table_schema::TableSchema;
 use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
 
-use super::convert;
 use super::reader::read_committed;
+use super::tables::{self, Loaded};
 use super::value_schemas::ValueSchemas;
+use super::{compaction, convert};
 use super::{BadRecords, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
 const ENABLED_KEY: &str = "shoal.iceberg.enabled";
 /// A topic table's dead-letter table is named after it with this.
 pub const DEAD_LETTERS_SUFFIX: &str = "_dead_letters";
-/// The most a table's metadata, or a manifest list, may hold when read back.
-const METADATA_MAX_BYTES: u64 = 64 << 20;
 
 pub fn run(setup: WriterSetup) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
@@ -90,6 +88,9 @@ fn round(
             Ok(more) => behind |= more,
             Err(why) => tracing::warn!(%topic, %why, "table writer: no commit this round"),
         }
+        if let Err(why) = compaction::compact(setup, catalog, &table) {
+            tracing::warn!(%topic, %why, "table writer: no compaction this round");
+        }
     }
     Ok(behind)
 }
@@ -130,9 +131,6 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// A table as the catalog names it: its metadata's location and the metadata.
-type Loaded = (String, serde_json::Value);
-
 /// One commit of `topic`'s new committed records to its table (created first if missing);
 /// whether records were left for the next.
 fn commit(
@@ -143,7 +141,7 @@ fn commit(
     topic: &str,
     table: &TableName,
 ) -> Result<bool, String> {
-    let existing = load(catalog, table)?;
+    let existing = tables::load(catalog, table)?;
     let from = match &existing {
         Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
         None => BTreeMap::new(),
@@ -191,7 +189,7 @@ fn commit(
         None => {
             // The table's first schema is the one its first rows are written with.
             converted.schema.schema_id = 0;
-            create(setup, catalog, table, &converted.schema)?
+            tables::create(setup, catalog, table, &converted.schema)?
         }
     };
     let new = NewRows {
@@ -218,9 +216,9 @@ fn set_aside(
         table: format!("{}{DEAD_LETTERS_SUFFIX}", table.table),
     };
     let schema = TableSchema::dead_letters();
-    let existing = match load(catalog, &dead_letters)? {
+    let existing = match tables::load(catalog, &dead_letters)? {
         Some(existing) => existing,
-        None => create(setup, catalog, &dead_letters, &schema)?,
+        None => tables::create(setup, catalog, &dead_letters, &schema)?,
     };
     let taken = metadata::next_offsets(&existing.1).map_err(|e| e.to_string())?;
     let new_bad: Vec<(&Row, &str)> = (bad.iter().copied())
@@ -246,138 +244,19 @@ fn set_aside(
     Ok(())
 }
 
-/// The table the catalog names, if any.
-fn load(catalog: &SqliteCatalog, table: &TableName) -> Result<Option<Loaded>, String> {
-    let Some(location) = catalog.load(table).map_err(|e| e.to_string())? else {
-        return Ok(None);
-    };
-    let bytes = read_object(&location)?;
-    let metadata = serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
-    Ok(Some((location, metadata)))
-}
-
-/// Appends `new` to the table `existing` is, after which it takes `next_offsets`: the files
-/// are stored, then the catalog swaps to the new metadata if it still names `existing`'s, and
-/// the files of the snapshots it expired are deleted.
+/// Appends `new` to the table `existing` is, after which it takes `next_offsets`.
 fn append_to(
     setup: &WriterSetup,
     catalog: &SqliteCatalog,
     table: &TableName,
-    (metadata_location, metadata): Loaded,
+    existing: Loaded,
     new: &NewRows<'_>,
     next_offsets: &BTreeMap<i32, i64>,
 ) -> Result<(), String> {
-    let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
-        Some(current) => Some(read_object(&current.manifest_list)?),
-        None => None,
-    };
-    let state = TableState {
-        metadata_location: metadata_location.clone(),
-        metadata,
-        manifest_list,
-    };
+    let from = tables::state(existing)?;
     let now_ms = shoal_shards::maintenance::now_ms();
     let retention = setup.config.retention();
     let planned =
-        append::plan(&state, new, next_offsets, &retention, now_ms).map_err(|e| e.to_string())?;
-    store(&planned)?;
-    if !catalog
-        .swap(table, &metadata_location, &planned.metadata_location)
-        .map_err(|e| e.to_string())?
-    {
-        return Err("another writer committed first; planning again next round".into());
-    }
-    let expired = &planned.expired;
-    for location in expired.manifest_lists.iter().chain(&expired.metadata_files) {
-        // A file left behind costs only its space: the table no longer names it.
-        let removed = path_of(location).and_then(|path| {
-            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))
-        });
-        if let Err(why) = removed {
-            tracing::warn!(%why, "table writer: an expired file was not deleted");
-        }
-    }
-    Ok(())
-}
-
-/// A new table of `schema` in the warehouse, registered in the catalog. Err when another
-/// writer registered it first (the next round takes it up).
-fn create(
-    setup: &WriterSetup,
-    catalog: &SqliteCatalog,
-    table: &TableName,
-    schema: &TableSchema,
-) -> Result<Loaded, String> {
-    let location = format!(
-        "file://{}",
-        setup
-            .warehouse_dir
-            .join(&table.namespace)
-            .join(&table.table)
-            .display()
-    );
-    let now_ms = shoal_shards::maintenance::now_ms();
-    let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
-    store(&created)?;
-    if !catalog
-        .create(table, &created.metadata_location)
-        .map_err(|e| e.to_string())?
-    {
-        return Err("another writer created the table first; taking it up next round".into());
-    }
-    tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
-    let metadata = &created
-        .objects
-        .last()
-        .expect("the metadata is stored last")
-        .bytes;
-    let metadata = serde_json::from_slice(metadata).map_err(|e| e.to_string())?;
-    Ok((created.metadata_location, metadata))
-}
-
-/// The path a file:// location names.
-fn path_of(location: &str) -> Result<PathBuf, String> {
-    location
-        .strip_prefix("file://")
-        .map(PathBuf::from)
-        .ok_or_else(|| format!("{location}: only file:// locations are read and written so far"))
-}
-
-fn read_object(location: &str) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let path = path_of(location)?;
-    let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(METADATA_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() as u64 > METADATA_MAX_BYTES {
-        return Err(format!(
-            "{}: over {METADATA_MAX_BYTES} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
-}
-
-/// Stores each object durably (written beside, synced, renamed into place), in order: the
-/// metadata last, so the catalog never names a file that is not whole.
-fn store(planned: &Append) -> Result<(), String> {
-    for object in &planned.objects {
-        let path = path_of(&object.location)?;
-        write_durably(&path, &object.bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
-fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let partial = path.with_extension("partial");
-    let mut file = std::fs::File::create(&partial)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&partial, path)?;
-    std::fs::File::open(dir)?.sync_all()
+        append::plan(&from, new, next_offsets, &retention, now_ms).map_err(|e| e.to_string())?;
+    tables::publish(catalog, table, &from, &planned)
 }
