@@ -333,7 +333,8 @@ impl ObjectStoreConfig {
         host.ends_with(".amazonaws.com")
     }
 
-    fn store(&self, data_dir: &Path) -> StoreConfig {
+    /// The store the broker's objects are kept in.
+    pub fn store(&self, data_dir: &Path) -> StoreConfig {
         match self.kind {
             StoreKind::Local => StoreConfig::Local {
                 root: data_dir.join("objects"),

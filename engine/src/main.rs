@@ -320,6 +320,7 @@ fn run(args: Args) -> Result<(), EngineError> {
         &config.data_dir,
         &config.listeners()?,
         &config.schema_registry,
+        &config.object_store.store(&config.data_dir),
     )? {
         shoal::iceberg::start(setup)?;
     }

@@ -1,6 +1,7 @@
 """Topics as Iceberg tables: the broker's table writer keeps a table of each topic with
-shoal.iceberg.enabled in a SQL catalog (SQLite), and pyiceberg (with pyarrow) reads it. Every
-committed record appears once, aborted ones never, across kill -9 of the broker."""
+shoal.iceberg.enabled in a SQL catalog (SQLite), and pyiceberg (with pyarrow) reads it, from a
+local warehouse or from S3 (s3s-fs). Every committed record appears once, aborted ones never,
+across kill -9 of the broker; snapshots expire and small files are compacted."""
 
 import signal
 import time
@@ -9,6 +10,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+from conftest import S3_ACCESS_KEY, S3_BUCKET, S3_SECRET_KEY
 
 COMMIT_INTERVAL_MS = 300
 
@@ -202,3 +205,34 @@ def test_small_files_are_compacted_and_replaced_ones_deleted(make_broker):
     on_disk = len(list(data_dir.glob("*.parquet")))
     assert on_disk <= current_files + 3 * 4, f"{on_disk} data files on disk"
     assert on_disk < 12, f"{on_disk} data files on disk after 12 commits"
+
+
+def test_a_table_on_s3_is_read_from_the_s3_endpoint(make_broker, s3_server):
+    """With the broker's objects on S3, tables go to the same bucket under <prefix>/iceberg,
+    and pyiceberg reads their files from the S3 endpoint."""
+    config = s3_server.broker_config() + (
+        f"[iceberg]\nenabled = true\ncommit_interval_ms = {COMMIT_INTERVAL_MS}\n")
+    broker = make_broker("iceberg-s3", config).start()
+    create_table_topic(broker, "trades")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(3000):
+        producer.produce("trades", value=f"trade-{i}".encode(), partition=i % 3)
+    assert producer.flush(30) == 0
+    catalog = SqlCatalog("shoal", uri=f"sqlite:///{broker.data_dir}/iceberg/catalog.db", **{
+        "s3.endpoint": s3_server.endpoint, "s3.access-key-id": S3_ACCESS_KEY,
+        "s3.secret-access-key": S3_SECRET_KEY, "s3.region": "us-east-1"})
+    deadline, rows = time.time() + 60, []
+    while time.time() < deadline:
+        try:
+            rows = catalog.load_table("kafka.trades").scan().to_arrow().to_pylist()
+        except (NoSuchTableError, NoSuchNamespaceError):
+            pass
+        if len(rows) >= 3000:
+            break
+        time.sleep(0.3)
+    assert sorted(r["value"] for r in rows) == sorted(f"trade-{i}".encode() for i in range(3000))
+    table = catalog.load_table("kafka.trades")
+    assert table.location() == f"s3://{S3_BUCKET}/shoal-test/iceberg/kafka/trades"
+    stored = s3_server.root / S3_BUCKET / "shoal-test" / "iceberg" / "kafka" / "trades"
+    assert list((stored / "data").glob("*.parquet")), "the data files are in the bucket"
+    assert not (broker.data_dir / "iceberg" / "warehouse").exists()

@@ -9,24 +9,20 @@ use bytes::Bytes;
 use shoal_iceberg::append;
 use shoal_iceberg::compact::{merge_files, schema_of};
 use shoal_iceberg::manifest::{self, DataFile, ManifestFile};
-use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+use shoal_iceberg::sql_catalog::TableName;
 use shoal_iceberg::table_schema::TableSchema;
 
-use super::tables::{self, METADATA_MAX_BYTES};
-use super::{warehouse, WriterSetup};
+use super::tables::{Tables, METADATA_MAX_BYTES};
+use super::WriterSetup;
 
 /// Compacts `table` if it has enough small files; whether it did.
-pub fn compact(
-    setup: &WriterSetup,
-    catalog: &SqliteCatalog,
-    table: &TableName,
-) -> Result<bool, String> {
+pub fn compact(setup: &WriterSetup, tables: &Tables, table: &TableName) -> Result<bool, String> {
     let config = &setup.config;
-    let Some(loaded) = tables::load(catalog, table)? else {
+    let Some(loaded) = tables.load(table)? else {
         return Ok(false);
     };
     let schema = TableSchema::of_metadata(&loaded.1, &loaded.0).map_err(|e| e.to_string())?;
-    let from = tables::state(loaded)?;
+    let from = tables.state(loaded)?;
     let mut singles: Vec<ManifestFile> = (append::current_manifests(&from))
         .map_err(|e| e.to_string())?
         .into_iter()
@@ -44,7 +40,9 @@ pub fn compact(
     let small_bytes = i64::try_from(config.target_file_bytes / 2).unwrap_or(i64::MAX);
     let mut small = Vec::new();
     for manifest_file in singles {
-        let bytes = warehouse::read(&manifest_file.path, METADATA_MAX_BYTES)?;
+        let bytes = tables
+            .warehouse
+            .read(&manifest_file.path, METADATA_MAX_BYTES)?;
         let files = manifest::read_manifest(&bytes).map_err(|e| e.to_string())?;
         if let [file] = files.as_slice() {
             if file.size_bytes < small_bytes {
@@ -65,7 +63,11 @@ pub fn compact(
         if total + size > config.target_file_bytes && taken.len() >= 2 {
             break;
         }
-        let content = Bytes::from(warehouse::read(&file.path, config.target_file_bytes)?);
+        let content = Bytes::from(
+            tables
+                .warehouse
+                .read(&file.path, config.target_file_bytes)?,
+        );
         let file_schema = schema_of(&content).map_err(|e| e.to_string())?;
         match &first_schema {
             None => first_schema = Some(file_schema),
@@ -91,7 +93,7 @@ pub fn compact(
         now_ms,
     )
     .map_err(|e| e.to_string())?;
-    tables::publish(catalog, table, &from, &planned)?;
+    tables.publish(table, &from, &planned)?;
     tracing::info!(namespace = %table.namespace, table = %table.table, files = taken.len(), rows, bytes = total, "table files compacted");
     Ok(true)
 }

@@ -10,14 +10,19 @@
 mod compaction;
 mod convert;
 mod reader;
+mod s3_client;
 mod tables;
 mod value_schemas;
 mod warehouse;
 mod writer;
 
+use warehouse::WarehouseSetup;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use shoal_wal::store::StoreConfig;
 
 use crate::schema_registry::SchemaRegistryConfig;
 use crate::security::listeners::SecurityProtocol;
@@ -50,8 +55,9 @@ pub struct IcebergConfig {
     /// The SQLite file of the SQL catalog (default: `iceberg/catalog.db` in the data
     /// directory).
     pub catalog_file: Option<PathBuf>,
-    /// Where tables are stored, a `file://` URL (default: `iceberg/warehouse` in the data
-    /// directory).
+    /// Where tables are stored: a `file://` URL, or `s3://bucket[/prefix]` reached with
+    /// `[object_store]`'s endpoint and credentials (default: beside the broker's objects,
+    /// `iceberg/warehouse` in the data directory or `<prefix>/iceberg` in its bucket).
     pub warehouse: Option<String>,
     /// The schema registry that records' schema ids are looked up in, to make their values
     /// columns (default: this broker's own, when `[schema_registry] listen` serves plain HTTP;
@@ -98,8 +104,7 @@ pub struct WriterSetup {
     /// This broker's PLAINTEXT listener, which the writer reads through.
     pub bootstrap: String,
     pub catalog_file: PathBuf,
-    /// The warehouse directory (file:// locations name it).
-    pub warehouse_dir: PathBuf,
+    pub warehouse: WarehouseSetup,
     /// Where value schemas are looked up, if anywhere.
     pub schema_registry_url: Option<String>,
 }
@@ -118,6 +123,7 @@ impl IcebergConfig {
         data_dir: &Path,
         listeners: &[Listener],
         registry: &SchemaRegistryConfig,
+        store: &StoreConfig,
     ) -> Result<Option<WriterSetup>, EngineError> {
         if !self.enabled {
             return Ok(None);
@@ -145,14 +151,7 @@ impl IcebergConfig {
                 )
             })?;
         let address = reachable(listener.address);
-        let warehouse_dir = match &self.warehouse {
-            None => data_dir.join("iceberg").join("warehouse"),
-            Some(url) => PathBuf::from(url.strip_prefix("file://").ok_or_else(|| {
-                EngineError::Config(format!(
-                    "[iceberg] warehouse {url}: only file:// warehouses are written so far"
-                ))
-            })?),
-        };
+        let warehouse = self.warehouse_setup(data_dir, store)?;
         let catalog_file = (self.catalog_file.clone())
             .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db"));
         let own_registry = match (registry.listen, registry.tls) {
@@ -163,9 +162,59 @@ impl IcebergConfig {
             config: self.clone(),
             bootstrap: address.to_string(),
             catalog_file,
-            warehouse_dir,
+            warehouse,
             schema_registry_url: self.schema_registry_url.clone().or(own_registry),
         }))
+    }
+}
+
+impl IcebergConfig {
+    /// Where tables are kept: `warehouse` if set (an s3:// one reached with `[object_store]`'s
+    /// endpoint and credentials); else beside the broker's objects: `iceberg/warehouse` in the
+    /// data directory, or `<prefix>/iceberg` in its bucket.
+    fn warehouse_setup(
+        &self,
+        data_dir: &Path,
+        store: &StoreConfig,
+    ) -> Result<WarehouseSetup, EngineError> {
+        let bad =
+            |url: &str, why: &str| EngineError::Config(format!("[iceberg] warehouse {url}: {why}"));
+        match (&self.warehouse, store) {
+            (None, StoreConfig::Local { .. }) => Ok(WarehouseSetup::Local(
+                data_dir.join("iceberg").join("warehouse"),
+            )),
+            (None, StoreConfig::S3(s3)) => Ok(WarehouseSetup::S3 {
+                prefix: [s3.key_prefix.trim_matches('/'), "iceberg"]
+                    .iter()
+                    .filter(|part| !part.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                s3: s3.clone(),
+            }),
+            (Some(url), _) if url.starts_with("file://") => Ok(WarehouseSetup::Local(
+                PathBuf::from(&url["file://".len()..]),
+            )),
+            (Some(url), StoreConfig::S3(s3)) if url.starts_with("s3://") => {
+                let rest = &url["s3://".len()..];
+                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                if bucket.is_empty() {
+                    return Err(bad(url, "no bucket"));
+                }
+                let mut s3 = s3.clone();
+                s3.bucket = bucket.to_string();
+                Ok(WarehouseSetup::S3 {
+                    s3,
+                    prefix: prefix.trim_matches('/').to_string(),
+                })
+            }
+            (Some(url), _) if url.starts_with("s3://") => Err(bad(
+                url,
+                "an s3:// warehouse is reached with [object_store]'s endpoint and credentials, \
+                 and [object_store] is not kind = \"s3\"",
+            )),
+            (Some(url), _) => Err(bad(url, "give a file:// or s3:// URL")),
+        }
     }
 }
 
@@ -179,13 +228,7 @@ fn reachable(mut address: std::net::SocketAddr) -> std::net::SocketAddr {
 
 /// Starts the table writer's thread.
 pub fn start(setup: WriterSetup) -> Result<(), EngineError> {
-    for dir in [
-        Some(setup.warehouse_dir.as_path()),
-        setup.catalog_file.parent(),
-    ]
-    .into_iter()
-    .flatten()
-    {
+    if let Some(dir) = setup.catalog_file.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| EngineError::Config(format!("{}: {e}", dir.display())))?;
     }

@@ -7,7 +7,7 @@ use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
 use shoal_iceberg::table_schema::TableSchema;
 
-use super::{warehouse, WriterSetup};
+use super::warehouse::Warehouse;
 
 /// The most a table's metadata, a manifest list or a manifest may hold when read back.
 pub const METADATA_MAX_BYTES: u64 = 64 << 20;
@@ -15,85 +15,89 @@ pub const METADATA_MAX_BYTES: u64 = 64 << 20;
 /// A table as the catalog names it: its metadata's location and the metadata.
 pub type Loaded = (String, serde_json::Value);
 
-/// The table the catalog names, if any.
-pub fn load(catalog: &SqliteCatalog, table: &TableName) -> Result<Option<Loaded>, String> {
-    let Some(location) = catalog.load(table).map_err(|e| e.to_string())? else {
-        return Ok(None);
-    };
-    let bytes = warehouse::read(&location, METADATA_MAX_BYTES)?;
-    let metadata = serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
-    Ok(Some((location, metadata)))
+/// The catalog and the warehouse its tables are kept in.
+pub struct Tables {
+    pub catalog: SqliteCatalog,
+    pub warehouse: Warehouse,
 }
 
-/// The table as a commit starts from it: with its current manifest list read.
-pub fn state((metadata_location, metadata): Loaded) -> Result<TableState, String> {
-    let manifest_list = match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
-        Some(current) => Some(warehouse::read(&current.manifest_list, METADATA_MAX_BYTES)?),
-        None => None,
-    };
-    Ok(TableState {
-        metadata_location,
-        metadata,
-        manifest_list,
-    })
-}
-
-/// Makes `planned` (planned from `from`) the table's state; Err when another writer committed
-/// first (the next round plans again).
-pub fn publish(
-    catalog: &SqliteCatalog,
-    table: &TableName,
-    from: &TableState,
-    planned: &Append,
-) -> Result<(), String> {
-    warehouse::store(planned)?;
-    if !catalog
-        .swap(table, &from.metadata_location, &planned.metadata_location)
-        .map_err(|e| e.to_string())?
-    {
-        return Err("another writer committed first; planning again next round".into());
+impl Tables {
+    /// The table the catalog names, if any.
+    pub fn load(&self, table: &TableName) -> Result<Option<Loaded>, String> {
+        let Some(location) = self.catalog.load(table).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let bytes = self.warehouse.read(&location, METADATA_MAX_BYTES)?;
+        let metadata = serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
+        Ok(Some((location, metadata)))
     }
-    let expired = &planned.expired;
-    warehouse::delete(
-        (expired.manifest_lists.iter())
-            .chain(&expired.metadata_files)
-            .chain(&expired.replaced.files)
-            .chain(&expired.replaced.manifests),
-    );
-    Ok(())
-}
 
-/// A new table of `schema` in the warehouse, registered in the catalog. Err when another
-/// writer registered it first (the next round takes it up).
-pub fn create(
-    setup: &WriterSetup,
-    catalog: &SqliteCatalog,
-    table: &TableName,
-    schema: &TableSchema,
-) -> Result<Loaded, String> {
-    let location = format!(
-        "file://{}",
-        setup
-            .warehouse_dir
-            .join(&table.namespace)
-            .join(&table.table)
-            .display()
-    );
-    let now_ms = shoal_shards::maintenance::now_ms();
-    let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
-    warehouse::store(&created)?;
-    if !catalog
-        .create(table, &created.metadata_location)
-        .map_err(|e| e.to_string())?
-    {
-        return Err("another writer created the table first; taking it up next round".into());
+    /// The table as a commit starts from it: with its current manifest list read.
+    pub fn state(&self, (metadata_location, metadata): Loaded) -> Result<TableState, String> {
+        let manifest_list =
+            match metadata::current_snapshot(&metadata).map_err(|e| e.to_string())? {
+                Some(current) => Some(
+                    self.warehouse
+                        .read(&current.manifest_list, METADATA_MAX_BYTES)?,
+                ),
+                None => None,
+            };
+        Ok(TableState {
+            metadata_location,
+            metadata,
+            manifest_list,
+        })
     }
-    tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
-    let metadata = &created
-        .objects
-        .last()
-        .expect("the metadata is stored last")
-        .bytes;
-    let metadata = serde_json::from_slice(metadata).map_err(|e| e.to_string())?;
-    Ok((created.metadata_location, metadata))
+
+    /// Makes `planned` (planned from `from`) the table's state; Err when another writer committed
+    /// first (the next round plans again).
+    pub fn publish(
+        &self,
+        table: &TableName,
+        from: &TableState,
+        planned: &Append,
+    ) -> Result<(), String> {
+        self.warehouse.store(planned)?;
+        if !self
+            .catalog
+            .swap(table, &from.metadata_location, &planned.metadata_location)
+            .map_err(|e| e.to_string())?
+        {
+            return Err("another writer committed first; planning again next round".into());
+        }
+        let expired = &planned.expired;
+        self.warehouse.delete(
+            (expired.manifest_lists.iter())
+                .chain(&expired.metadata_files)
+                .chain(&expired.replaced.files)
+                .chain(&expired.replaced.manifests),
+        );
+        Ok(())
+    }
+
+    /// A new table of `schema` in the warehouse, registered in the catalog. Err when another
+    /// writer registered it first (the next round takes it up).
+    pub fn create(&self, table: &TableName, schema: &TableSchema) -> Result<Loaded, String> {
+        let location = self
+            .warehouse
+            .table_location(&table.namespace, &table.table);
+        let now_ms = shoal_shards::maintenance::now_ms();
+        let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
+        self.warehouse.store(&created)?;
+        if !self
+            .catalog
+            .create(table, &created.metadata_location)
+            .map_err(|e| e.to_string())?
+        {
+            return Err("another writer created the table first; taking it up next round".into());
+        }
+        tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
+        let metadata = &created
+            .objects
+            .last()
+            .expect("the metadata is stored last")
+            .bytes;
+        let metadata = serde_json::from_slice(metadata).map_err(|e| e.to_string())?;
+        Ok((created.metadata_location, metadata))
+    }
 }

@@ -1,23 +1,134 @@
-//! The warehouse's files, by their `file://` locations: read back bounded, stored durably
-//! (written beside, synced, renamed into place), deleted.
+//! The warehouse the tables' files are kept in: a local directory (`file://` locations) or an
+//! S3 bucket (`s3://bucket/key`). Files are read back bounded and stored durably: locally
+//! written beside, synced and renamed into place; on S3 a PUT is whole when it is answered.
 
 use std::path::{Path, PathBuf};
 
 use shoal_iceberg::append::Append;
+use shoal_wal::store::s3::S3Config;
 
-/// The path a file:// location names.
-fn path_of(location: &str) -> Result<PathBuf, String> {
-    location
-        .strip_prefix("file://")
-        .map(PathBuf::from)
-        .ok_or_else(|| format!("{location}: only file:// locations are read and written so far"))
+use super::s3_client::BlockingS3;
+
+/// Where the warehouse is, as the broker's settings give it.
+#[derive(Debug, Clone)]
+pub enum WarehouseSetup {
+    Local(PathBuf),
+    /// A bucket (`s3.bucket`), and the prefix tables go under in it.
+    S3 {
+        s3: Box<S3Config>,
+        prefix: String,
+    },
 }
 
-/// The file at `location`, refused past `max_bytes`.
-pub fn read(location: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+pub enum Warehouse {
+    Local(PathBuf),
+    S3 {
+        client: Box<BlockingS3>,
+        prefix: String,
+    },
+}
+
+/// Where one location is.
+enum Place<'a> {
+    Path(PathBuf),
+    Key(&'a str),
+}
+
+impl Warehouse {
+    pub fn open(setup: &WarehouseSetup) -> Result<Warehouse, String> {
+        Ok(match setup {
+            WarehouseSetup::Local(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                Warehouse::Local(dir.clone())
+            }
+            WarehouseSetup::S3 { s3, prefix } => Warehouse::S3 {
+                client: Box::new(BlockingS3::new(s3)?),
+                prefix: prefix.trim_matches('/').to_string(),
+            },
+        })
+    }
+
+    /// Where a new table's files go.
+    pub fn table_location(&self, namespace: &str, table: &str) -> String {
+        match self {
+            Warehouse::Local(dir) => {
+                format!("file://{}", dir.join(namespace).join(table).display())
+            }
+            Warehouse::S3 { client, prefix } => {
+                let bucket = client.bucket_name();
+                match prefix.is_empty() {
+                    true => format!("s3://{bucket}/{namespace}/{table}"),
+                    false => format!("s3://{bucket}/{prefix}/{namespace}/{table}"),
+                }
+            }
+        }
+    }
+
+    fn place<'a>(&self, location: &'a str) -> Result<Place<'a>, String> {
+        match self {
+            Warehouse::Local(_) => location
+                .strip_prefix("file://")
+                .map(|path| Place::Path(PathBuf::from(path)))
+                .ok_or_else(|| format!("{location}: not in this warehouse (file://)")),
+            Warehouse::S3 { client, .. } => location
+                .strip_prefix("s3://")
+                .and_then(|rest| rest.split_once('/'))
+                .filter(|(bucket, _)| *bucket == client.bucket_name())
+                .map(|(_, key)| Place::Key(key))
+                .ok_or_else(|| {
+                    format!(
+                        "{location}: not in this warehouse (s3://{}/)",
+                        client.bucket_name()
+                    )
+                }),
+        }
+    }
+
+    /// The file at `location`, refused past `max_bytes`.
+    pub fn read(&self, location: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+        match (self, self.place(location)?) {
+            (_, Place::Path(path)) => read_file(&path, max_bytes),
+            (Warehouse::S3 { client, .. }, Place::Key(key)) => client.get(key, max_bytes),
+            (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+        }
+    }
+
+    /// Stores each object of a commit durably, in order: the metadata last, so the catalog
+    /// never names a file that is not whole.
+    pub fn store(&self, planned: &Append) -> Result<(), String> {
+        for object in &planned.objects {
+            match (self, self.place(&object.location)?) {
+                (_, Place::Path(path)) => write_durably(&path, &object.bytes)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+                (Warehouse::S3 { client, .. }, Place::Key(key)) => {
+                    client.put(key, &object.bytes)?
+                }
+                (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes files no table names any more; one that stays behind costs only its space.
+    pub fn delete<'a>(&self, locations: impl IntoIterator<Item = &'a String>) {
+        for location in locations {
+            let removed = self.place(location).and_then(|place| match (self, place) {
+                (_, Place::Path(path)) => {
+                    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))
+                }
+                (Warehouse::S3 { client, .. }, Place::Key(key)) => client.delete(key),
+                (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+            });
+            if let Err(why) = removed {
+                tracing::warn!(%why, "table writer: a file no table names was not deleted");
+            }
+        }
+    }
+}
+
+fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let path = path_of(location)?;
-    let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut bytes = Vec::new();
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
@@ -26,16 +137,6 @@ pub fn read(location: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
         return Err(format!("{}: over {max_bytes} bytes", path.display()));
     }
     Ok(bytes)
-}
-
-/// Stores each object of a commit durably, in order: the metadata last, so the catalog never
-/// names a file that is not whole.
-pub fn store(planned: &Append) -> Result<(), String> {
-    for object in &planned.objects {
-        let path = path_of(&object.location)?;
-        write_durably(&path, &object.bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -48,16 +149,4 @@ fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()?;
     std::fs::rename(&partial, path)?;
     std::fs::File::open(dir)?.sync_all()
-}
-
-/// Deletes files no table names any more; one that stays behind costs only its space.
-pub fn delete<'a>(locations: impl IntoIterator<Item = &'a String>) {
-    for location in locations {
-        let removed = path_of(location).and_then(|path| {
-            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))
-        });
-        if let Err(why) = removed {
-            tracing::warn!(%why, "table writer: a file no table names was not deleted");
-        }
-    }
 }

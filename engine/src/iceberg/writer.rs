@@ -11,12 +11,14 @@ use shoal_cli::Admin;
 use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+
+use super::warehouse::Warehouse;
 use shoal_iceberg::table_schema::TableSchema;
 use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
 
 use super::reader::read_committed;
-use super::tables::{self, Loaded};
+use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
 use super::{compaction, convert};
 use super::{BadRecords, WriterSetup};
@@ -29,7 +31,7 @@ pub const DEAD_LETTERS_SUFFIX: &str = "_dead_letters";
 pub fn run(setup: WriterSetup) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
     let mut admin: Option<Admin> = None;
-    let mut catalog: Option<SqliteCatalog> = None;
+    let mut tables: Option<Tables> = None;
     let mut schemas = match ValueSchemas::new(setup.schema_registry_url.as_deref()) {
         Ok(schemas) => schemas,
         Err(why) => {
@@ -46,7 +48,7 @@ pub fn run(setup: WriterSetup) {
             std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
         }
         round_started = Instant::now();
-        behind = match round(&setup, &mut admin, &mut catalog, &mut schemas) {
+        behind = match round(&setup, &mut admin, &mut tables, &mut schemas) {
             Ok(behind) => behind,
             Err(why) => {
                 tracing::warn!(%why, "table writer: the round failed; the next one retries");
@@ -61,7 +63,7 @@ pub fn run(setup: WriterSetup) {
 fn round(
     setup: &WriterSetup,
     admin: &mut Option<Admin>,
-    catalog: &mut Option<SqliteCatalog>,
+    tables: &mut Option<Tables>,
     schemas: &mut ValueSchemas,
 ) -> Result<bool, String> {
     if admin.is_none() {
@@ -71,24 +73,25 @@ fn round(
         );
     }
     let admin = admin.as_mut().expect("just connected");
-    if catalog.is_none() {
-        *catalog = Some(
-            SqliteCatalog::open(&setup.catalog_file, &setup.config.catalog_name)
+    if tables.is_none() {
+        *tables = Some(Tables {
+            catalog: SqliteCatalog::open(&setup.catalog_file, &setup.config.catalog_name)
                 .map_err(|e| e.to_string())?,
-        );
+            warehouse: Warehouse::open(&setup.warehouse)?,
+        });
     }
-    let catalog = catalog.as_ref().expect("just opened");
+    let tables = tables.as_ref().expect("just opened");
     let mut behind = false;
     for topic in table_topics(admin)? {
         let table = TableName {
             namespace: setup.config.namespace.clone(),
             table: topic.clone(),
         };
-        match commit(setup, admin, catalog, schemas, &topic, &table) {
+        match commit(setup, admin, tables, schemas, &topic, &table) {
             Ok(more) => behind |= more,
             Err(why) => tracing::warn!(%topic, %why, "table writer: no commit this round"),
         }
-        if let Err(why) = compaction::compact(setup, catalog, &table) {
+        if let Err(why) = compaction::compact(setup, tables, &table) {
             tracing::warn!(%topic, %why, "table writer: no compaction this round");
         }
     }
@@ -136,12 +139,12 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
 fn commit(
     setup: &WriterSetup,
     admin: &mut Admin,
-    catalog: &SqliteCatalog,
+    tables: &Tables,
     schemas: &mut ValueSchemas,
     topic: &str,
     table: &TableName,
 ) -> Result<bool, String> {
-    let existing = tables::load(catalog, table)?;
+    let existing = tables.load(table)?;
     let from = match &existing {
         Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
         None => BTreeMap::new(),
@@ -174,7 +177,7 @@ fn commit(
             let bad: Vec<(&Row, &str)> = (converted.bad.iter())
                 .map(|b| (&read.rows[b.index], b.why.as_str()))
                 .collect();
-            set_aside(setup, catalog, table, &bad, &read.next_offsets)?;
+            set_aside(setup, tables, table, &bad, &read.next_offsets)?;
             let mut is_bad = vec![false; read.rows.len()];
             converted.bad.iter().for_each(|b| is_bad[b.index] = true);
             good_rows = (read.rows.iter().zip(is_bad))
@@ -189,7 +192,7 @@ fn commit(
         None => {
             // The table's first schema is the one its first rows are written with.
             converted.schema.schema_id = 0;
-            tables::create(setup, catalog, table, &converted.schema)?
+            tables.create(table, &converted.schema)?
         }
     };
     let new = NewRows {
@@ -197,7 +200,7 @@ fn commit(
         schema: &converted.schema,
         values: converted.values.as_ref(),
     };
-    append_to(setup, catalog, table, existing, &new, &read.next_offsets)?;
+    append_to(setup, tables, table, existing, &new, &read.next_offsets)?;
     tracing::debug!(%topic, rows = rows.len(), "table commit");
     Ok(read.more)
 }
@@ -206,7 +209,7 @@ fn commit(
 /// an earlier try committed already; it then takes `next_offsets` too.
 fn set_aside(
     setup: &WriterSetup,
-    catalog: &SqliteCatalog,
+    tables: &Tables,
     table: &TableName,
     bad: &[(&Row, &str)],
     next_offsets: &BTreeMap<i32, i64>,
@@ -216,9 +219,9 @@ fn set_aside(
         table: format!("{}{DEAD_LETTERS_SUFFIX}", table.table),
     };
     let schema = TableSchema::dead_letters();
-    let existing = match tables::load(catalog, &dead_letters)? {
+    let existing = match tables.load(&dead_letters)? {
         Some(existing) => existing,
-        None => tables::create(setup, catalog, &dead_letters, &schema)?,
+        None => tables.create(&dead_letters, &schema)?,
     };
     let taken = metadata::next_offsets(&existing.1).map_err(|e| e.to_string())?;
     let new_bad: Vec<(&Row, &str)> = (bad.iter().copied())
@@ -239,7 +242,7 @@ fn set_aside(
         schema: &schema,
         values: Some(&values),
     };
-    append_to(setup, catalog, &dead_letters, existing, &new, &offsets)?;
+    append_to(setup, tables, &dead_letters, existing, &new, &offsets)?;
     tracing::warn!(namespace = %table.namespace, table = %dead_letters.table, records = rows.len(), "records set aside in the dead-letter table");
     Ok(())
 }
@@ -247,16 +250,16 @@ fn set_aside(
 /// Appends `new` to the table `existing` is, after which it takes `next_offsets`.
 fn append_to(
     setup: &WriterSetup,
-    catalog: &SqliteCatalog,
+    tables: &Tables,
     table: &TableName,
     existing: Loaded,
     new: &NewRows<'_>,
     next_offsets: &BTreeMap<i32, i64>,
 ) -> Result<(), String> {
-    let from = tables::state(existing)?;
+    let from = tables.state(existing)?;
     let now_ms = shoal_shards::maintenance::now_ms();
     let retention = setup.config.retention();
     let planned =
         append::plan(&from, new, next_offsets, &retention, now_ms).map_err(|e| e.to_string())?;
-    tables::publish(catalog, table, &from, &planned)
+    tables.publish(table, &from, &planned)
 }

@@ -20,7 +20,7 @@ use super::ListedObject;
 use crate::WalError;
 
 /// How long a signed request stays valid; requests are signed just before they are sent.
-const SIGNATURE_TTL: Duration = Duration::from_secs(15 * 60);
+pub const SIGNATURE_TTL: Duration = Duration::from_secs(15 * 60);
 /// S3's limit per DeleteObjects request.
 const DELETE_BATCH_MAX: usize = 1000;
 /// S3's minimum size of every multipart part but the last.
@@ -56,34 +56,48 @@ pub struct S3Store {
     http: HttpClient,
 }
 
+/// The bucket `config` names, as requests to it are signed, whether its endpoint is https, and
+/// the credentials (none: unsigned requests).
+pub fn signing(config: &S3Config) -> Result<(Bucket, bool, Option<Credentials>), WalError> {
+    let endpoint: url::Url = config
+        .endpoint
+        .parse()
+        .map_err(|e| WalError::Config(format!("endpoint {}: {e}", config.endpoint)))?;
+    let https = match endpoint.scheme() {
+        "http" => false,
+        "https" => true,
+        other => {
+            return Err(WalError::Config(format!(
+                "endpoint {}: {other}:// is neither http nor https",
+                config.endpoint
+            )))
+        }
+    };
+    let style = if config.path_style {
+        UrlStyle::Path
+    } else {
+        UrlStyle::VirtualHost
+    };
+    let bucket = Bucket::new(
+        endpoint,
+        style,
+        config.bucket.clone(),
+        config.region.clone(),
+    )
+    .map_err(|e| WalError::Config(format!("bucket {}: {e}", config.bucket)))?;
+    let credentials = match (&config.access_key_id, &config.secret_access_key) {
+        (Some(key), Some(secret)) => Some(match &config.session_token {
+            Some(token) => Credentials::new_with_token(key, secret, token),
+            None => Credentials::new(key, secret),
+        }),
+        _ => None,
+    };
+    Ok((bucket, https, credentials))
+}
+
 impl S3Store {
     pub fn new(config: &S3Config) -> Result<S3Store, WalError> {
-        let endpoint: url::Url = config
-            .endpoint
-            .parse()
-            .map_err(|e| WalError::Config(format!("endpoint {}: {e}", config.endpoint)))?;
-        let https = match endpoint.scheme() {
-            "http" => false,
-            "https" => true,
-            other => {
-                return Err(WalError::Config(format!(
-                    "endpoint {}: {other}:// is neither http nor https",
-                    config.endpoint
-                )))
-            }
-        };
-        let style = if config.path_style {
-            UrlStyle::Path
-        } else {
-            UrlStyle::VirtualHost
-        };
-        let bucket = Bucket::new(
-            endpoint,
-            style,
-            config.bucket.clone(),
-            config.region.clone(),
-        )
-        .map_err(|e| WalError::Config(format!("bucket {}: {e}", config.bucket)))?;
+        let (bucket, https, credentials) = signing(config)?;
         let base = bucket.base_url();
         let host = base
             .host_str()
@@ -112,13 +126,6 @@ impl S3Store {
         let host_header = match base.port() {
             Some(port) => format!("{host}:{port}"),
             None => host,
-        };
-        let credentials = match (&config.access_key_id, &config.secret_access_key) {
-            (Some(key), Some(secret)) => Some(match &config.session_token {
-                Some(token) => Credentials::new_with_token(key, secret, token),
-                None => Credentials::new(key, secret),
-            }),
-            _ => None,
         };
         Ok(S3Store {
             bucket,
