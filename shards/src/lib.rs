@@ -22,6 +22,7 @@ pub mod rpc;
 pub mod runtime;
 pub mod shard;
 pub mod signal;
+pub mod table_progress;
 pub mod transaction_markers;
 pub mod turnstile;
 

@@ -12,6 +12,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from conftest import free_port, metric_value, scrape_metrics
 from registry_helpers import start_registry_broker
 from test_iceberg import COMMIT_INTERVAL_MS, catalog_of, create_table_topic
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
@@ -35,10 +36,12 @@ USER_V2 = {**USER_V1, "fields": [
 ]}
 
 
-def start(make_broker, iceberg_config=""):
-    """A broker serving the registry and writing tables."""
+def start(make_broker, iceberg_config="", metrics_port=None):
+    """A broker serving the registry and writing tables (and metrics, given a port)."""
+    metrics = f'metrics_listen = "127.0.0.1:{metrics_port}"\n' if metrics_port else ""
+
     def with_tables(name="broker", extra_config=""):
-        return make_broker(name, extra_config + "[iceberg]\nenabled = true\n"
+        return make_broker(name, metrics + extra_config + "[iceberg]\nenabled = true\n"
                            f"commit_interval_ms = {COMMIT_INTERVAL_MS}\n" + iceberg_config)
     return start_registry_broker(with_tables)
 
@@ -92,7 +95,8 @@ def field_ids(table):
 
 
 def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
-    broker = start(make_broker)
+    metrics_port = free_port()
+    broker = start(make_broker, metrics_port=metrics_port)
     create_table_topic(broker, "users")
     produce(broker, "users", USER_V1, [user(i) for i in range(10_000)])
     acked = time.time()
@@ -143,6 +147,14 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
     table = table_of(broker, "users")
     assert len(table.scan().to_arrow()) == 10_100, "nothing past the bad record is committed"
+    # The table's lag: the bad record and the three after it wait.
+    text = scrape_metrics(metrics_port)
+    series = lambda name: metric_value(text, f'shoal_iceberg_table_{name}{{topic="users"}}')
+    assert series("lag_records") == 4, text
+    assert series("rows_total") == 10_100
+    assert series("commits_total") >= 2
+    assert series("failed_commits_total") >= 1
+    assert series("lag_seconds") >= 0
 
 
 def test_bad_records_go_to_the_dead_letter_table(make_broker):

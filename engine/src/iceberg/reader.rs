@@ -26,6 +26,17 @@ pub struct Read {
     pub next_offsets: BTreeMap<i32, i64>,
     /// The read stopped at its byte bound with records left to read.
     pub more: bool,
+    /// Each partition's last stable offset, as its last fetch answered.
+    pub last_stable: BTreeMap<i32, i64>,
+}
+
+impl Read {
+    /// Committed records past `taken` (per partition, where a table stands).
+    pub fn records_after(&self, taken: &BTreeMap<i32, i64>) -> i64 {
+        (self.last_stable.iter())
+            .map(|(p, stable)| (stable - taken.get(p).copied().unwrap_or(0)).max(0))
+            .sum()
+    }
 }
 
 /// `topic`'s committed records from `from` on (a partition it lacks: from its log start),
@@ -49,6 +60,7 @@ pub fn read_committed(
     }
     let mut rows = Vec::new();
     let mut bytes = 0u64;
+    let mut last_stable = BTreeMap::new();
     loop {
         let mut moved = false;
         let mut by_leader: BTreeMap<i32, Vec<FetchPartition>> = BTreeMap::new();
@@ -106,6 +118,7 @@ pub fn read_committed(
                 if p.error_code != 0 {
                     return Err(format!("{topic} {partition}: fetch error {}", p.error_code));
                 }
+                last_stable.insert(partition, p.last_stable_offset);
                 let records = p.records.unwrap_or_default();
                 bytes += records.len() as u64;
                 let aborted = (p.aborted_transactions.unwrap_or_default().iter())
@@ -151,6 +164,7 @@ pub fn read_committed(
                 rows,
                 next_offsets: positions,
                 more: moved,
+                last_stable,
             });
         }
     }

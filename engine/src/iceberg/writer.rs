@@ -16,6 +16,7 @@ use super::warehouse::Warehouse;
 use shoal_iceberg::table_schema::TableSchema;
 use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
+use shoal_shards::table_progress;
 
 use super::reader::read_committed;
 use super::tables::{Loaded, Tables};
@@ -82,14 +83,19 @@ fn round(
     }
     let tables = tables.as_ref().expect("just opened");
     let mut behind = false;
-    for topic in table_topics(admin)? {
+    let topics = table_topics(admin)?;
+    table_progress::retain(&topics);
+    for topic in topics {
         let table = TableName {
             namespace: setup.config.namespace.clone(),
             table: topic.clone(),
         };
         match commit(setup, admin, tables, schemas, &topic, &table) {
             Ok(more) => behind |= more,
-            Err(why) => tracing::warn!(%topic, %why, "table writer: no commit this round"),
+            Err(why) => {
+                table_progress::update(&topic, |progress| progress.failed_commits += 1);
+                tracing::warn!(%topic, %why, "table writer: no commit this round")
+            }
         }
         if let Err(why) = compaction::compact(setup, tables, &table) {
             tracing::warn!(%topic, %why, "table writer: no compaction this round");
@@ -151,6 +157,10 @@ fn commit(
     };
     let read = read_committed(admin, topic, &from, setup.config.max_bytes_per_commit)?;
     if read.next_offsets == from {
+        table_progress::update(topic, |progress| {
+            progress.lag_records = read.records_after(&from);
+            progress.lag_seconds = 0;
+        });
         return Ok(false);
     }
     let table_schema = match &existing {
@@ -165,6 +175,10 @@ fn commit(
         None => &read.rows,
         Some(bad) if setup.config.bad_records == BadRecords::Stop => {
             let row = &read.rows[bad.index];
+            table_progress::update(topic, |progress| {
+                progress.lag_records = read.records_after(&from);
+                progress.lag_seconds = seconds_since(row.timestamp_ms);
+            });
             return Err(format!(
                 "partition {} offset {} cannot become the table's columns: {}; the table stops \
                  before it",
@@ -202,7 +216,23 @@ fn commit(
     };
     append_to(setup, tables, table, existing, &new, &read.next_offsets)?;
     tracing::debug!(%topic, rows = rows.len(), "table commit");
+    table_progress::update(topic, |progress| {
+        progress.commits += 1;
+        progress.rows += rows.len() as u64;
+        progress.dead_letters += converted.bad.len() as u64;
+        progress.lag_records = read.records_after(&read.next_offsets);
+        // Stopped at the byte bound: the records left are at least as old as the last read.
+        progress.lag_seconds = match (read.more, read.rows.last()) {
+            (true, Some(last)) => seconds_since(last.timestamp_ms),
+            _ => 0,
+        };
+    });
     Ok(read.more)
+}
+
+/// Seconds from a record's timestamp to now (0 for one from the future).
+fn seconds_since(timestamp_ms: i64) -> i64 {
+    (shoal_shards::maintenance::now_ms() - timestamp_ms).max(0) / 1000
 }
 
 /// Commits `bad` records to the table's dead-letter table (`<table>_dead_letters`), but those

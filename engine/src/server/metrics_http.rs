@@ -12,6 +12,7 @@ use shoal_coordinator::commands::{DescribeCompaction, GroupLags};
 use shoal_shards::groups::render_group_lags;
 use shoal_shards::mirror::progress::render_lags;
 use shoal_shards::rewrite::render_compaction;
+use shoal_shards::table_progress::{self, render_table_progress};
 use shoal_shards::Shard;
 
 use super::health::Readiness;
@@ -65,7 +66,8 @@ async fn answer(
         let text = metrics.render(name_of, &shard.coordinator_metrics)
             + &render_lags(lags)
             + &render_compaction(&compaction, now_ms)
-            + &render_group_lags(&group_lags);
+            + &render_group_lags(&group_lags)
+            + &render_table_progress(&table_progress::snapshot());
         ("200 OK", "text/plain; version=0.0.4", text)
     } else if request.starts_with(b"GET /health ") {
         ("200 OK", "text/plain", "ok\n".to_string())

@@ -28,6 +28,11 @@ pub fn families() -> Vec<&'static Family> {
             .map(|(family, _)| family),
     );
     all.extend(crate::groups::GROUP_LAGS.iter().map(|(family, _)| family));
+    all.extend(
+        crate::table_progress::TABLE_PROGRESS
+            .iter()
+            .map(|(family, _)| family),
+    );
     all.sort_by_key(|family| family.name);
     all
 }
@@ -68,7 +73,8 @@ mod tests {
         let text = snapshot.render(|k| k.to_string(), &CoordinatorMetrics::default())
             + &crate::mirror::progress::render_lags(Vec::new())
             + &crate::rewrite::render_compaction(&[], 0)
-            + &crate::groups::render_group_lags(&[]);
+            + &crate::groups::render_group_lags(&[])
+            + &crate::table_progress::render_table_progress(&Default::default());
         let rendered: Vec<&str> = text
             .lines()
             .filter_map(|l| l.strip_prefix("# TYPE "))
