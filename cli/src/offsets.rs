@@ -27,6 +27,13 @@ pub const EARLIEST: i64 = -2;
 pub const READ_UNCOMMITTED: i8 = 0;
 pub const READ_COMMITTED: i8 = 1;
 
+/// The consumer group the table writer commits a topic's table's positions to, so that
+/// `shoal topic describe`, Kafka's group tools and the group lag metrics show how far the table
+/// trails (the table's snapshots remain what the writer resumes from).
+pub fn table_group(topic: &str) -> String {
+    format!("shoal-iceberg-{topic}")
+}
+
 /// The group's committed offsets by (topic, partition).
 pub fn committed(
     admin: &mut Admin,

@@ -1,5 +1,7 @@
 //! `shoal topic list|create|describe|delete|alter`.
 
+use std::collections::BTreeSet;
+
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
@@ -14,7 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 use shoal_protocol::config_codes::{ConfigResource, ConfigSource};
 
-use super::{check, name_value, print_table, Admin, AdminError, Format, Target};
+use super::{check, name_value, offsets, print_table, Admin, AdminError, Format, Target};
 
 const CREATE_TOPICS_VERSION: i16 = 7;
 const DELETE_TOPICS_VERSION: i16 = 6;
@@ -242,14 +244,24 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
                 (c.name.to_string(), value)
             })
             .collect();
-        described.push((name, topic.topic_id, partitions, set));
+        // A table's positions are extra: one who may not read its group still gets the rest.
+        let table = table_positions(admin, &name, &partitions).unwrap_or(None);
+        described.push((name, topic.topic_id, partitions, set, table));
     }
     match format {
         Format::Json => {
             let list: Vec<_> = described
                 .iter()
-                .map(|(name, id, partitions, set)| {
+                .map(|(name, id, partitions, set, table)| {
                     json!({
+                        "iceberg_table": table.as_ref().map(|positions| json!({
+                            "lag": positions.iter().map(|p| p.lag).sum::<i64>(),
+                            "partitions": positions.iter()
+                                .map(|p| json!({"partition": p.partition,
+                                                "table_offset": p.table_offset,
+                                                "lag": p.lag}))
+                                .collect::<Vec<_>>(),
+                        })),
                         "name": name,
                         "id": id.to_string(),
                         "partitions": partitions.iter()
@@ -264,7 +276,7 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
             println!("{}", json!(list));
         }
         Format::Table => {
-            for (name, id, partitions, set) in &described {
+            for (name, id, partitions, set, table) in &described {
                 println!("TOPIC {name} ({id}), {} partitions", partitions.len());
                 let rows: Vec<Vec<String>> = partitions
                     .iter()
@@ -278,10 +290,65 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
                         .collect();
                     print_table(&["CONFIG", "VALUE"], &rows);
                 }
+                if let Some(positions) = table {
+                    let lag: i64 = positions.iter().map(|p| p.lag).sum();
+                    println!("ICEBERG TABLE: {lag} committed records not in it yet");
+                    let rows: Vec<Vec<String>> = positions
+                        .iter()
+                        .map(|p| {
+                            vec![
+                                p.partition.to_string(),
+                                p.table_offset.to_string(),
+                                p.lag.to_string(),
+                            ]
+                        })
+                        .collect();
+                    print_table(&["PARTITION", "TABLE OFFSET", "LAG"], &rows);
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Where a partition's Iceberg table stands.
+struct TablePosition {
+    partition: i32,
+    /// The next offset the table takes.
+    table_offset: i64,
+    /// Committed records past it.
+    lag: i64,
+}
+
+/// Where the topic's Iceberg table stands per partition, as the table writer last committed
+/// to its group (`offsets::table_group`); None for a topic without a table.
+fn table_positions(
+    admin: &mut Admin,
+    topic: &str,
+    partitions: &[(i32, i32)],
+) -> Result<Option<Vec<TablePosition>>, AdminError> {
+    let group = offsets::table_group(topic);
+    let coordinator = admin.group_coordinator(&group)?;
+    let taken = offsets::committed(admin, coordinator, &group)?;
+    if !taken.keys().any(|(t, _)| t == topic) {
+        return Ok(None);
+    }
+    let all: BTreeSet<(String, i32)> = (partitions.iter())
+        .map(|(p, _)| (topic.to_string(), *p))
+        .collect();
+    let stable = offsets::list_offsets(admin, &all, |_| offsets::LATEST, offsets::READ_COMMITTED)?;
+    Ok(Some(
+        all.iter()
+            .map(|key| {
+                let table_offset = taken.get(key).copied().unwrap_or(0);
+                TablePosition {
+                    partition: key.1,
+                    table_offset,
+                    lag: (stable.get(key).copied().unwrap_or(0) - table_offset).max(0),
+                }
+            })
+            .collect(),
+    ))
 }
 
 fn alter(

@@ -28,6 +28,9 @@ pub struct TopicConfigDef {
 }
 
 /// In the order they are described.
+/// The topic config that gives a topic an Iceberg table (the table writer reads it too).
+pub const ICEBERG_ENABLED: &str = "shoal.iceberg.enabled";
+
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
         name: "cleanup.policy",
@@ -117,12 +120,12 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         value: |c| c.schema_validation.decode.to_string(),
     },
     TopicConfigDef {
-        name: "shoal.iceberg.enabled",
+        name: ICEBERG_ENABLED,
         broker_default: None,
         config_type: ConfigType::Boolean,
         doc: "Keep an Apache Iceberg table of the topic's committed records (aborted transactions left out), written by the broker's table writer (`[iceberg]`) every commit interval, exactly once per record.",
         set: |c, v| {
-            c.iceberg_enabled = boolean("shoal.iceberg.enabled", v)?;
+            c.iceberg_enabled = boolean(ICEBERG_ENABLED, v)?;
             Ok(())
         },
         value: |c| c.iceberg_enabled.to_string(),

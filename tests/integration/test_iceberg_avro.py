@@ -14,6 +14,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from conftest import free_port, metric_value, scrape_metrics
 from registry_helpers import start_registry_broker
+from test_admin_cli import shoal
 from test_iceberg import COMMIT_INTERVAL_MS, catalog_of, create_table_topic
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
@@ -155,6 +156,14 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     assert series("commits_total") >= 2
     assert series("failed_commits_total") >= 1
     assert series("lag_seconds") >= 0
+    # shoal topic describe shows where the table stands per partition.
+    code, [described], err = shoal(broker, "topic", "describe", "users")
+    assert code == 0, err
+    table = described["iceberg_table"]
+    assert table["lag"] == 4
+    assert table["partitions"][1] == {"partition": 1, "table_offset": 3367, "lag": 2}
+    code, text, _ = shoal(broker, "topic", "describe", "users", format="table")
+    assert "ICEBERG TABLE: 4 committed records not in it yet" in text, text
 
 
 def test_bad_records_go_to_the_dead_letter_table(make_broker):

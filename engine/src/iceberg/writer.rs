@@ -7,12 +7,13 @@ use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
 use shoal_auth::ClientSecurity;
-use shoal_cli::Admin;
+use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
 
 use super::warehouse::Warehouse;
+use shoal_coordinator::topic_configs::ICEBERG_ENABLED;
 use shoal_iceberg::table_schema::TableSchema;
 use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
@@ -25,7 +26,6 @@ use super::{compaction, convert};
 use super::{BadRecords, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
-const ENABLED_KEY: &str = "shoal.iceberg.enabled";
 /// A topic table's dead-letter table is named after it with this.
 pub const DEAD_LETTERS_SUFFIX: &str = "_dead_letters";
 
@@ -120,7 +120,7 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
                 DescribeConfigsResource::default()
                     .with_resource_type(ConfigResource::Topic as i8)
                     .with_resource_name(StrBytes::from_string(name.clone()))
-                    .with_configuration_keys(Some(vec![StrBytes::from_static_str(ENABLED_KEY)]))
+                    .with_configuration_keys(Some(vec![StrBytes::from_static_str(ICEBERG_ENABLED)]))
             })
             .collect(),
     );
@@ -134,7 +134,7 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
         .filter(|r| {
             r.configs
                 .iter()
-                .any(|c| c.name.as_str() == ENABLED_KEY && c.value.as_deref() == Some("true"))
+                .any(|c| c.name.as_str() == ICEBERG_ENABLED && c.value.as_deref() == Some("true"))
         })
         .map(|r| r.resource_name.to_string())
         .collect())
@@ -216,6 +216,9 @@ fn commit(
     };
     append_to(setup, tables, table, existing, &new, &read.next_offsets)?;
     tracing::debug!(%topic, rows = rows.len(), "table commit");
+    if let Err(why) = publish_positions(admin, topic, &read.next_offsets) {
+        tracing::debug!(%topic, %why, "table writer: the table's positions were not committed to its group");
+    }
     table_progress::update(topic, |progress| {
         progress.commits += 1;
         progress.rows += rows.len() as u64;
@@ -228,6 +231,20 @@ fn commit(
         };
     });
     Ok(read.more)
+}
+
+/// Commits the table's positions as its group's offsets (`offsets::table_group`).
+fn publish_positions(
+    admin: &mut Admin,
+    topic: &str,
+    next_offsets: &BTreeMap<i32, i64>,
+) -> Result<(), String> {
+    let group = offsets::table_group(topic);
+    let coordinator = admin.group_coordinator(&group).map_err(|e| e.to_string())?;
+    let positions = (next_offsets.iter())
+        .map(|(p, o)| ((topic.to_string(), *p), *o))
+        .collect();
+    offsets::commit(admin, coordinator, &group, &positions).map_err(|e| e.to_string())
 }
 
 /// Seconds from a record's timestamp to now (0 for one from the future).
