@@ -321,8 +321,9 @@ fn run(args: Args) -> Result<(), EngineError> {
         &config.listeners()?,
         &config.schema_registry,
         &config.object_store.store(&config.data_dir),
+        runtime.coordinator_database.as_ref(),
     )? {
-        shoal::iceberg::start(setup)?;
+        shoal::iceberg::start(setup, runtime.duties.clone())?;
     }
     let config = Arc::new(config);
     let limits =

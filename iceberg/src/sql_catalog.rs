@@ -2,7 +2,8 @@
 //! `JdbcCatalog` create and read them): a row per table naming its current metadata file.
 //! A commit is a compare-and-swap of that name, so of two writers racing, one loses and
 //! plans again. Here on SQLite (one node's catalog, a file under its data directory); the
-//! statements are written to run unchanged on PostgreSQL (a cluster's).
+//! statements are written to run unchanged on PostgreSQL (the coordinator's database, where
+//! the engine runs them).
 
 use std::path::Path;
 
@@ -27,25 +28,38 @@ pub const CREATE_TABLES: &[&str] = &[
         PRIMARY KEY (catalog_name, namespace, property_key))",
 ];
 
-const LOAD: &str = "SELECT metadata_location FROM iceberg_tables
+pub const LOAD: &str = "SELECT metadata_location FROM iceberg_tables
     WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3";
 /// A namespace exists once it has a property (what pyiceberg writes for an empty one).
-const CREATE_NAMESPACE: &str = "INSERT INTO iceberg_namespace_properties
+pub const CREATE_NAMESPACE: &str = "INSERT INTO iceberg_namespace_properties
     (catalog_name, namespace, property_key, property_value) VALUES ($1, $2, 'exists', 'true')
     ON CONFLICT DO NOTHING";
-const CREATE_TABLE: &str = "INSERT INTO iceberg_tables
+pub const CREATE_TABLE: &str = "INSERT INTO iceberg_tables
     (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location)
     VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING";
-const SWAP: &str = "UPDATE iceberg_tables
+pub const SWAP: &str = "UPDATE iceberg_tables
     SET metadata_location = $1, previous_metadata_location = $2
     WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5
       AND metadata_location = $2";
 
 /// A table's name in the catalog.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TableName {
     pub namespace: String,
     pub table: String,
+}
+
+/// What the table writer asks of a catalog: where a table's metadata is, a new table, and a
+/// commit's compare-and-swap.
+pub trait Catalog {
+    /// The table's current metadata location, or None when the catalog has no such table.
+    fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError>;
+    /// Registers a new table at `metadata_location` (its namespace too): false when another
+    /// writer registered it first.
+    fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError>;
+    /// Points the table at `next` if it still points at `expected`: false when another writer
+    /// committed meanwhile.
+    fn swap(&self, table: &TableName, expected: &str, next: &str) -> Result<bool, IcebergError>;
 }
 
 /// The SQL catalog in a SQLite file.
@@ -75,9 +89,10 @@ impl SqliteCatalog {
             name: name.to_string(),
         })
     }
+}
 
-    /// The table's current metadata location, or None when the catalog has no such table.
-    pub fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError> {
+impl Catalog for SqliteCatalog {
+    fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError> {
         self.connection
             .query_row(
                 LOAD,
@@ -89,9 +104,7 @@ impl SqliteCatalog {
             .map_err(failed)
     }
 
-    /// Registers a new table at `metadata_location` (its namespace too): false when another
-    /// writer registered it first.
-    pub fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError> {
+    fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError> {
         self.connection
             .execute(CREATE_NAMESPACE, params![self.name, table.namespace])
             .map_err(failed)?;
@@ -105,14 +118,7 @@ impl SqliteCatalog {
         Ok(created == 1)
     }
 
-    /// Points the table at `next` if it still points at `expected`: false when another writer
-    /// committed meanwhile.
-    pub fn swap(
-        &self,
-        table: &TableName,
-        expected: &str,
-        next: &str,
-    ) -> Result<bool, IcebergError> {
+    fn swap(&self, table: &TableName, expected: &str, next: &str) -> Result<bool, IcebergError> {
         let swapped = self
             .connection
             .execute(

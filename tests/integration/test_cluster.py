@@ -27,17 +27,18 @@ RACKS = ("a", "b", "c")
 @pytest.fixture
 def cluster(make_broker, postgres, s3_server):
     """Starts brokers 1..n in racks a, b, c on one database and one bucket; `coordinator`
-    adds keys to their [coordinator] sections."""
+    adds keys to their [coordinator] sections, `sections` whole sections."""
     database = postgres.new_database_config()
     started = []
 
-    def start(count=3, coordinator="", registry=False):
+    def start(count=3, coordinator="", registry=False, sections=""):
         brokers = started
         for index in range(count):
             config = (f"node_id = {index + 1}\n"
                       f"{s3_server.broker_config()}{database}{coordinator}\n"
                       "[cluster]\nenabled = true\n"
-                      f'rack = "{RACKS[index]}"\nheartbeat_ms = 200\nlease_ms = 1500\n')
+                      f'rack = "{RACKS[index]}"\nheartbeat_ms = 200\nlease_ms = 1500\n'
+                      f"{sections}")
             registry_port = free_port()
             if registry:
                 config += f'[schema_registry]\nlisten = "127.0.0.1:{registry_port}"\n'

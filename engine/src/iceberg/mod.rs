@@ -9,6 +9,7 @@
 
 mod compaction;
 mod convert;
+mod pg_catalog;
 mod reader;
 mod s3_client;
 mod tables;
@@ -22,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use shoal_metalog::Duties;
+use shoal_pg::PgConfig;
 use shoal_wal::store::StoreConfig;
 
 use crate::schema_registry::SchemaRegistryConfig;
@@ -53,7 +56,8 @@ pub struct IcebergConfig {
     /// The SQL catalog's name (`catalog_name` in its tables), as readers configure it.
     pub catalog_name: String,
     /// The SQLite file of the SQL catalog (default: `iceberg/catalog.db` in the data
-    /// directory).
+    /// directory). A broker whose coordinator log is in PostgreSQL (every broker of a
+    /// cluster) keeps the catalog's tables in that database instead.
     pub catalog_file: Option<PathBuf>,
     /// Where tables are stored: a `file://` URL, or `s3://bucket[/prefix]` reached with
     /// `[object_store]`'s endpoint and credentials (default: beside the broker's objects,
@@ -98,12 +102,21 @@ impl Default for IcebergConfig {
     }
 }
 
+/// Which SQL catalog tables are registered in.
+#[derive(Debug, Clone)]
+pub enum CatalogSetup {
+    /// A SQLite file (one node's).
+    Sqlite(PathBuf),
+    /// The coordinator's PostgreSQL database (a cluster's, or a node whose log is there).
+    Postgres(PgConfig),
+}
+
 /// Where the writer works: resolved from the config and the broker's own settings.
 pub struct WriterSetup {
     pub config: IcebergConfig,
     /// This broker's PLAINTEXT listener, which the writer reads through.
     pub bootstrap: String,
-    pub catalog_file: PathBuf,
+    pub catalog: CatalogSetup,
     pub warehouse: WarehouseSetup,
     /// Where value schemas are looked up, if anywhere.
     pub schema_registry_url: Option<String>,
@@ -124,6 +137,7 @@ impl IcebergConfig {
         listeners: &[Listener],
         registry: &SchemaRegistryConfig,
         store: &StoreConfig,
+        coordinator_database: Option<&PgConfig>,
     ) -> Result<Option<WriterSetup>, EngineError> {
         if !self.enabled {
             return Ok(None);
@@ -152,8 +166,13 @@ impl IcebergConfig {
             })?;
         let address = reachable(listener.address);
         let warehouse = self.warehouse_setup(data_dir, store)?;
-        let catalog_file = (self.catalog_file.clone())
-            .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db"));
+        let catalog = match coordinator_database {
+            Some(database) => CatalogSetup::Postgres(database.clone()),
+            None => CatalogSetup::Sqlite(
+                (self.catalog_file.clone())
+                    .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db")),
+            ),
+        };
         let own_registry = match (registry.listen, registry.tls) {
             (Some(address), false) => Some(format!("http://{}", reachable(address))),
             _ => None,
@@ -161,7 +180,7 @@ impl IcebergConfig {
         Ok(Some(WriterSetup {
             config: self.clone(),
             bootstrap: address.to_string(),
-            catalog_file,
+            catalog,
             warehouse,
             schema_registry_url: self.schema_registry_url.clone().or(own_registry),
         }))
@@ -226,15 +245,18 @@ fn reachable(mut address: std::net::SocketAddr) -> std::net::SocketAddr {
     address
 }
 
-/// Starts the table writer's thread.
-pub fn start(setup: WriterSetup) -> Result<(), EngineError> {
-    if let Some(dir) = setup.catalog_file.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| EngineError::Config(format!("{}: {e}", dir.display())))?;
+/// Starts the table writer's thread; it writes while this broker holds the cluster's duties
+/// (a single node always does), so one broker of a cluster writes the tables at a time.
+pub fn start(setup: WriterSetup, duties: Duties) -> Result<(), EngineError> {
+    if let CatalogSetup::Sqlite(file) = &setup.catalog {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| EngineError::Config(format!("{}: {e}", dir.display())))?;
+        }
     }
     std::thread::Builder::new()
         .name("iceberg-writer".into())
-        .spawn(move || writer::run(setup))
+        .spawn(move || writer::run(setup, duties))
         .map_err(|e| EngineError::Config(format!("cannot start the table writer: {e}")))?;
     Ok(())
 }

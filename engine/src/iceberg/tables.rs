@@ -4,7 +4,7 @@
 
 use shoal_iceberg::append::{self, Append, TableState};
 use shoal_iceberg::metadata;
-use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+use shoal_iceberg::sql_catalog::{Catalog, TableName};
 use shoal_iceberg::table_schema::TableSchema;
 
 use super::warehouse::Warehouse;
@@ -17,7 +17,7 @@ pub type Loaded = (String, serde_json::Value);
 
 /// The catalog and the warehouse its tables are kept in.
 pub struct Tables {
-    pub catalog: SqliteCatalog,
+    pub catalog: Box<dyn Catalog>,
     pub warehouse: Warehouse,
 }
 

@@ -10,7 +10,10 @@ use shoal_auth::ClientSecurity;
 use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::metadata;
-use shoal_iceberg::sql_catalog::{SqliteCatalog, TableName};
+use shoal_iceberg::sql_catalog::{Catalog, SqliteCatalog, TableName};
+use shoal_metalog::Duties;
+
+use super::pg_catalog::PgCatalog;
 
 use super::warehouse::Warehouse;
 use shoal_coordinator::topic_configs::ICEBERG_ENABLED;
@@ -23,13 +26,13 @@ use super::reader::read_committed;
 use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
 use super::{compaction, convert};
-use super::{BadRecords, WriterSetup};
+use super::{BadRecords, CatalogSetup, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
 /// A topic table's dead-letter table is named after it with this.
 pub const DEAD_LETTERS_SUFFIX: &str = "_dead_letters";
 
-pub fn run(setup: WriterSetup) {
+pub fn run(setup: WriterSetup, duties: Duties) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
     let mut admin: Option<Admin> = None;
     let mut tables: Option<Tables> = None;
@@ -49,6 +52,12 @@ pub fn run(setup: WriterSetup) {
             std::thread::sleep(interval.saturating_sub(round_started.elapsed()));
         }
         round_started = Instant::now();
+        // Another broker of the cluster writes the tables meanwhile; a table's metadata is
+        // read afresh each round, so taking over starts from where that one committed.
+        if !duties.held() {
+            behind = false;
+            continue;
+        }
         behind = match round(&setup, &mut admin, &mut tables, &mut schemas) {
             Ok(behind) => behind,
             Err(why) => {
@@ -75,9 +84,17 @@ fn round(
     }
     let admin = admin.as_mut().expect("just connected");
     if tables.is_none() {
+        let name = &setup.config.catalog_name;
+        let catalog: Box<dyn Catalog> = match &setup.catalog {
+            CatalogSetup::Sqlite(file) => {
+                Box::new(SqliteCatalog::open(file, name).map_err(|e| e.to_string())?)
+            }
+            CatalogSetup::Postgres(database) => {
+                Box::new(PgCatalog::start(database.clone(), name.clone())?)
+            }
+        };
         *tables = Some(Tables {
-            catalog: SqliteCatalog::open(&setup.catalog_file, &setup.config.catalog_name)
-                .map_err(|e| e.to_string())?,
+            catalog,
             warehouse: Warehouse::open(&setup.warehouse)?,
         });
     }
