@@ -157,18 +157,24 @@ def test_kill_9_while_committing_loses_and_duplicates_nothing(make_broker):
     assert len(snapshots) >= 4, "commits before, between and after the kills"
 
 
+def produce_in_waves(broker, topic, waves, per_wave, partitions):
+    """`waves` rounds of `per_wave` records (value `<topic>-<n>`, partition n % partitions),
+    each waited for in the table, so each is a commit of its own; how many were sent."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    sent = 0
+    for _ in range(waves):
+        for _ in range(per_wave):
+            producer.produce(topic, value=f"{topic}-{sent}".encode(), partition=sent % partitions)
+            sent += 1
+        assert producer.flush(10) == 0
+        wait_for_rows(broker, topic, sent)
+    return sent
+
 
 def test_snapshots_expire_and_their_files_are_deleted(make_broker):
     broker = start(make_broker, "iceberg-expiry", "max_snapshots = 3\n")
     create_table_topic(broker, "ticks", partitions=1)
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    sent = 0
-    for _ in range(8):
-        for _ in range(100):
-            producer.produce("ticks", value=f"t{sent}".encode(), partition=0)
-            sent += 1
-        assert producer.flush(10) == 0
-        wait_for_rows(broker, "ticks", sent)
+    sent = produce_in_waves(broker, "ticks", waves=8, per_wave=100, partitions=1)
     rows = table_rows(broker, "ticks")
     assert sorted(rows) == [(0, offset) for offset in range(sent)]
     table = catalog_of(broker).load_table("kafka.ticks")
@@ -184,18 +190,11 @@ def test_snapshots_expire_and_their_files_are_deleted(make_broker):
 def test_small_files_are_compacted_and_replaced_ones_deleted(make_broker):
     broker = start(make_broker, "iceberg-compaction", "max_snapshots = 3\ncompact_min_files = 4\n")
     create_table_topic(broker, "clicks", partitions=2)
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    sent = 0
-    for _ in range(12):
-        for _ in range(50):
-            producer.produce("clicks", value=f"c{sent}".encode(), partition=sent % 2)
-            sent += 1
-        assert producer.flush(10) == 0
-        wait_for_rows(broker, "clicks", sent)
+    sent = produce_in_waves(broker, "clicks", waves=12, per_wave=50, partitions=2)
     time.sleep(COMMIT_INTERVAL_MS * 4 / 1000)
     rows = table_rows(broker, "clicks")
     assert sorted(rows) == sorted((i % 2, i // 2) for i in range(sent))
-    assert all(rows[(i % 2, i // 2)][1] == f"c{i}".encode() for i in range(sent))
+    assert all(rows[(i % 2, i // 2)][1] == f"clicks-{i}".encode() for i in range(sent))
     table = catalog_of(broker).load_table("kafka.clicks")
     current_files = table.inspect.files().num_rows
     assert current_files < 4, f"{current_files} files after 12 commits"
