@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::bounds::KafkaBounds;
 use crate::manifest::{self, DataFile, ManifestFile};
 use crate::metadata::{self, Expired, NewSnapshot, Replaced, Retention};
 use crate::shred::ValueLeaves;
@@ -56,10 +57,11 @@ pub fn plan(
 ) -> Result<Append, IcebergError> {
     let data = match new.rows.is_empty() {
         true => None,
-        false => Some((
-            data_file::write(new.rows, new.schema, new.values)?,
-            new.rows.len() as i64,
-        )),
+        false => Some(NewFile {
+            bytes: data_file::write(new.rows, new.schema, new.values)?,
+            record_count: new.rows.len() as i64,
+            bounds: KafkaBounds::of(new.rows),
+        }),
     };
     let snapshot = Snapshot {
         schema: new.schema,
@@ -86,15 +88,23 @@ pub fn plan_compaction(
     let mut kept_manifests = current_manifests(table)?;
     kept_manifests.retain(|m| !gone.contains(&m.path.as_str()));
     let next_offsets = metadata::next_offsets(&table.metadata)?;
-    let replaced = Replaced {
+    let replaced_paths = Replaced {
         files: replaced.iter().map(|(_, f)| f.path.clone()).collect(),
         manifests: gone.iter().map(|path| path.to_string()).collect(),
     };
     let snapshot = Snapshot {
         schema,
-        data: Some((merged, record_count)),
+        data: Some(NewFile {
+            bytes: merged,
+            record_count,
+            // Known when every merged file's are.
+            bounds: (replaced.iter())
+                .map(|(_, file)| file.bounds)
+                .reduce(|a, b| Some(a?.merge(b?)))
+                .flatten(),
+        }),
         kept_manifests,
-        replaced: Some(&replaced),
+        replaced: Some(&replaced_paths),
         next_offsets: &next_offsets,
     };
     commit(table, snapshot, retention, now_ms)
@@ -108,11 +118,18 @@ pub fn current_manifests(table: &TableState) -> Result<Vec<ManifestFile>, Iceber
     }
 }
 
+/// A data file a snapshot adds.
+struct NewFile {
+    bytes: Vec<u8>,
+    record_count: i64,
+    bounds: Option<KafkaBounds>,
+}
+
 /// What a new snapshot holds: the manifests it keeps of the current one, and a data file of
-/// its own (its bytes and row count).
+/// its own.
 struct Snapshot<'a> {
     schema: &'a TableSchema,
-    data: Option<(Vec<u8>, i64)>,
+    data: Option<NewFile>,
     kept_manifests: Vec<ManifestFile>,
     replaced: Option<&'a Replaced>,
     next_offsets: &'a BTreeMap<i32, i64>,
@@ -133,16 +150,17 @@ fn commit(
     let snapshot_id = (commit_id.as_u128() as i64) & i64::MAX;
     let mut objects = Vec::new();
     let mut added = Vec::new();
-    if let Some((bytes, record_count)) = snapshot.data {
+    if let Some(file) = snapshot.data {
         let path = format!("{location}/data/{commit_id}.parquet");
         added.push(DataFile {
             path: path.clone(),
-            record_count,
-            size_bytes: bytes.len() as i64,
+            record_count: file.record_count,
+            size_bytes: file.bytes.len() as i64,
+            bounds: file.bounds,
         });
         objects.push(Object {
             location: path,
-            bytes,
+            bytes: file.bytes,
         });
     }
     let sequence_number = table.metadata["last-sequence-number"].as_i64().unwrap_or(0) + 1;

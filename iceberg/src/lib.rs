@@ -10,6 +10,7 @@
 
 pub mod append;
 pub mod avro_columns;
+pub mod bounds;
 pub mod columns;
 pub mod compact;
 pub mod data_file;

@@ -6,6 +6,7 @@
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Schema, Writer};
 
+use crate::bounds::KafkaBounds;
 use crate::table_schema::TableSchema;
 use crate::IcebergError;
 
@@ -36,7 +37,23 @@ const MANIFEST_ENTRY_SCHEMA: &str = r#"{
         {"name": "partition", "field-id": 102,
          "type": {"type": "record", "name": "r102", "fields": []}},
         {"name": "record_count", "type": "long", "field-id": 103},
-        {"name": "file_size_in_bytes", "type": "long", "field-id": 104}
+        {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+        {"name": "value_counts", "default": null, "field-id": 109, "type": ["null",
+          {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k119_v120",
+            "fields": [{"name": "key", "type": "int", "field-id": 119},
+                       {"name": "value", "type": "long", "field-id": 120}]}}]},
+        {"name": "null_value_counts", "default": null, "field-id": 110, "type": ["null",
+          {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k121_v122",
+            "fields": [{"name": "key", "type": "int", "field-id": 121},
+                       {"name": "value", "type": "long", "field-id": 122}]}}]},
+        {"name": "lower_bounds", "default": null, "field-id": 125, "type": ["null",
+          {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k126_v127",
+            "fields": [{"name": "key", "type": "int", "field-id": 126},
+                       {"name": "value", "type": "bytes", "field-id": 127}]}}]},
+        {"name": "upper_bounds", "default": null, "field-id": 128, "type": ["null",
+          {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k129_v130",
+            "fields": [{"name": "key", "type": "int", "field-id": 129},
+                       {"name": "value", "type": "bytes", "field-id": 130}]}}]}
       ]
     }}
   ]
@@ -66,6 +83,8 @@ pub struct DataFile {
     pub path: String,
     pub record_count: i64,
     pub size_bytes: i64,
+    /// Its rows' bounds (None when a manifest did not give them).
+    pub bounds: Option<KafkaBounds>,
 }
 
 /// A manifest as a manifest list names it (the counts Iceberg requires; a list written by
@@ -167,6 +186,10 @@ pub fn read_manifest(manifest: &[u8]) -> Result<Vec<DataFile>, IcebergError> {
             path: string_field(data_file, "file_path")?,
             record_count: long_field(data_file, "record_count")?,
             size_bytes: long_field(data_file, "file_size_in_bytes")?,
+            bounds: KafkaBounds::decoded(
+                &bytes_map(data_file, "lower_bounds"),
+                &bytes_map(data_file, "upper_bounds"),
+            ),
         });
     }
     Ok(files)
@@ -218,14 +241,19 @@ pub fn write_manifest(
         writer.add_user_metadata(key.to_string(), value)?;
     }
     for file in files {
-        let data_file = Value::Record(vec![
-            ("content".into(), Value::Int(CONTENT_DATA)),
-            ("file_path".into(), Value::String(file.path.clone())),
-            ("file_format".into(), Value::String("PARQUET".into())),
-            ("partition".into(), Value::Record(Vec::new())),
-            ("record_count".into(), Value::Long(file.record_count)),
-            ("file_size_in_bytes".into(), Value::Long(file.size_bytes)),
-        ]);
+        let data_file = Value::Record(
+            vec![
+                ("content".into(), Value::Int(CONTENT_DATA)),
+                ("file_path".into(), Value::String(file.path.clone())),
+                ("file_format".into(), Value::String("PARQUET".into())),
+                ("partition".into(), Value::Record(Vec::new())),
+                ("record_count".into(), Value::Long(file.record_count)),
+                ("file_size_in_bytes".into(), Value::Long(file.size_bytes)),
+            ]
+            .into_iter()
+            .chain(statistics(file))
+            .collect(),
+        );
         writer.append_value(Value::Record(vec![
             ("status".into(), Value::Int(STATUS_ADDED)),
             (
@@ -244,6 +272,69 @@ pub fn write_manifest(
         ]))?;
     }
     Ok(writer.into_inner()?)
+}
+
+/// A data file's column statistics as a manifest entry's fields: value and null counts and
+/// bounds for the columns `KafkaBounds` covers (all null without bounds).
+fn statistics(file: &DataFile) -> Vec<(String, Value)> {
+    let names = [
+        "value_counts",
+        "null_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+    ];
+    let Some(bounds) = file.bounds else {
+        return (names.iter())
+            .map(|name| (name.to_string(), Value::Union(0, Box::new(Value::Null))))
+            .collect();
+    };
+    let map = |entries: Vec<(i32, Value)>| {
+        Value::Union(
+            1,
+            Box::new(Value::Array(
+                (entries.into_iter())
+                    .map(|(key, value)| {
+                        Value::Record(vec![
+                            ("key".into(), Value::Int(key)),
+                            ("value".into(), value),
+                        ])
+                    })
+                    .collect(),
+            )),
+        )
+    };
+    let ids = KafkaBounds::field_ids();
+    let encoded = bounds.encoded();
+    let values = [
+        map(ids
+            .iter()
+            .map(|id| (*id, Value::Long(file.record_count)))
+            .collect()),
+        map(ids.iter().map(|id| (*id, Value::Long(0))).collect()),
+        map((encoded.iter())
+            .map(|(id, low, _)| (*id, Value::Bytes(low.clone())))
+            .collect()),
+        map((encoded.iter())
+            .map(|(id, _, high)| (*id, Value::Bytes(high.clone())))
+            .collect()),
+    ];
+    names.iter().map(|n| n.to_string()).zip(values).collect()
+}
+
+/// A manifest's map of field id to bytes (`lower_bounds`, `upper_bounds`); empty when null.
+fn bytes_map(fields: &[(String, Value)], name: &str) -> Vec<(i32, Vec<u8>)> {
+    let Some(Value::Array(entries)) = field(fields, name) else {
+        return Vec::new();
+    };
+    (entries.iter())
+        .filter_map(|entry| match entry {
+            Value::Record(pair) => match (field(pair, "key"), field(pair, "value")) {
+                (Some(Value::Int(key)), Some(Value::Bytes(value))) => Some((*key, value.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// The manifest list of a snapshot: every manifest it holds.
@@ -320,11 +411,24 @@ mod tests {
 
     #[test]
     fn manifests_read_back_with_their_field_ids() {
-        let files = [DataFile {
-            path: "file:///w/t/data/a.parquet".into(),
-            record_count: 10,
-            size_bytes: 1234,
-        }];
+        let files = [
+            DataFile {
+                path: "file:///w/t/data/a.parquet".into(),
+                record_count: 10,
+                size_bytes: 1234,
+                bounds: Some(KafkaBounds {
+                    partition: (0, 2),
+                    offset: (5, 90),
+                    timestamp_micros: (-1, 7_000),
+                }),
+            },
+            DataFile {
+                path: "file:///w/t/data/b.parquet".into(),
+                record_count: 1,
+                size_bytes: 12,
+                bounds: None,
+            },
+        ];
         let table = TableSchema::new(crate::table_schema::ValueColumns::Binary);
         let manifest = write_manifest(77, &files, &table).unwrap();
         let reader = Reader::new(manifest.as_slice()).unwrap();
@@ -332,7 +436,7 @@ mod tests {
         assert!(schema_text.contains(r#""field-id":102"#), "{schema_text}");
         assert_eq!(reader.user_metadata()["format-version"], b"2");
         let entries: Vec<Value> = reader.map(Result::unwrap).collect();
-        assert_eq!(entries.len(), 1);
+        assert_eq!(entries.len(), 2);
         let Value::Record(fields) = &entries[0] else {
             panic!("{:?}", entries[0])
         };
