@@ -1,15 +1,13 @@
-//! A record value's Avro schema as the table's value columns. Every schema version a topic's
-//! records name is merged into the table's columns by field name: a field the table has keeps
-//! its id (an int that became a long, or a float a double, is widened, as Iceberg allows); a
-//! field it lacks becomes a new optional column with a new id, which older rows read as null.
-//! Every value column is optional, so a later version may drop a field too.
+//! A record value's Avro schema as the table's value columns, merged into the table's by
+//! `evolve`.
 
 use std::collections::HashMap;
 
 use apache_avro::schema::{RecordSchema, Schema};
 
-use crate::columns::{Column, ColumnType, Element, FieldId};
-use crate::table_schema::{TableSchema, ValueColumns};
+use crate::columns::{Column, ColumnType, Element};
+use crate::evolve;
+use crate::table_schema::TableSchema;
 
 /// Records nest no deeper than this (a recursive Avro type nests without end).
 const DEPTH_MAX: usize = 32;
@@ -77,101 +75,28 @@ pub fn as_record<'a>(schema: &'a Schema, names: &Names<'a>) -> Option<&'a Record
     }
 }
 
-/// `table`'s schema after merging `record`'s fields into its value columns (unchanged when
-/// the table has every field already); why not, when a field's type clashes with its column's
-/// or has no Iceberg type here.
+/// `table`'s schema after merging `record`'s fields into its value columns (`evolve::merge`);
+/// why not, when a field has no Iceberg type here or clashes with its column.
 pub fn merge(
     table: &TableSchema,
     record: &RecordSchema,
     names: &Names<'_>,
 ) -> Result<TableSchema, String> {
-    let ValueColumns::Fields(fields) = &table.value else {
-        return Err("the table keeps values as bytes".into());
-    };
-    let mut merged = fields.clone();
-    let mut next_id = table.last_column_id + 1;
-    merge_fields(&mut merged, record, names, &mut next_id, 0)?;
-    if merged == *fields {
-        return Ok(table.clone());
-    }
-    Ok(TableSchema {
-        schema_id: table.schema_id + 1,
-        value: ValueColumns::Fields(merged),
-        last_column_id: next_id - 1,
-    })
-}
-
-fn merge_fields(
-    columns: &mut Vec<Column>,
-    record: &RecordSchema,
-    names: &Names<'_>,
-    next_id: &mut FieldId,
-    depth: usize,
-) -> Result<(), String> {
+    let record_name = record.name.name();
+    let mut incoming = Vec::new();
     for field in &record.fields {
-        let within = |e: String| format!("{}.{}: {e}", record.name.name(), field.name);
-        let Some(incoming) = column_type(&field.schema, names, depth + 1).map_err(within)? else {
-            continue;
-        };
-        match columns.iter_mut().find(|c| c.name == field.name) {
-            Some(column) => merge_type(&mut column.kind, incoming, next_id).map_err(within)?,
-            None => columns.push(new_column(field.name.clone(), incoming, next_id)),
+        let kind = column_type(&field.schema, names, 1)
+            .map_err(|e| format!("{record_name}.{}: {e}", field.name))?;
+        if let Some(kind) = kind {
+            incoming.push(Column {
+                id: 0,
+                name: field.name.clone(),
+                required: false,
+                kind,
+            });
         }
     }
-    Ok(())
-}
-
-/// A column the table did not have: optional, with the next ids.
-fn new_column(name: String, mut kind: ColumnType, next_id: &mut FieldId) -> Column {
-    let id = *next_id;
-    *next_id += 1;
-    kind.assign_ids(next_id);
-    Column {
-        id,
-        name,
-        required: false,
-        kind,
-    }
-}
-
-/// `existing` widened to hold `incoming` too.
-fn merge_type(
-    existing: &mut ColumnType,
-    incoming: ColumnType,
-    next_id: &mut FieldId,
-) -> Result<(), String> {
-    match (&mut *existing, incoming) {
-        (ColumnType::Struct(columns), ColumnType::Struct(fields)) => {
-            for field in fields {
-                match columns.iter_mut().find(|c| c.name == field.name) {
-                    Some(column) => merge_type(&mut column.kind, field.kind, next_id)?,
-                    None => columns.push(new_column(field.name, field.kind, next_id)),
-                }
-            }
-            Ok(())
-        }
-        (ColumnType::List(element), ColumnType::List(incoming)) => {
-            merge_type(&mut element.kind, incoming.kind, next_id)
-        }
-        (ColumnType::Map(_, value), ColumnType::Map(_, incoming)) => {
-            merge_type(&mut value.kind, incoming.kind, next_id)
-        }
-        (ColumnType::Int, ColumnType::Long) => {
-            *existing = ColumnType::Long;
-            Ok(())
-        }
-        (ColumnType::Float, ColumnType::Double) => {
-            *existing = ColumnType::Double;
-            Ok(())
-        }
-        (ColumnType::Long, ColumnType::Int) | (ColumnType::Double, ColumnType::Float) => Ok(()),
-        (existing, incoming) if *existing == incoming => Ok(()),
-        (existing, incoming) => Err(format!(
-            "a {} now, the table's column is a {}",
-            incoming.describe(),
-            existing.describe()
-        )),
-    }
+    evolve::merge(table, record_name, incoming)
 }
 
 /// The column type of an Avro type, its ids all 0 (given when it joins a table); None for
@@ -256,7 +181,7 @@ pub fn column_type(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table_schema::VALUE_ID;
+    use crate::table_schema::{ValueColumns, VALUE_ID};
 
     fn table_for(text: &str) -> TableSchema {
         let schema = Schema::parse_str(text).unwrap();

@@ -15,6 +15,7 @@ pub mod columns;
 pub mod compact;
 pub mod data_file;
 pub mod error;
+pub mod evolve;
 pub mod manifest;
 pub mod metadata;
 pub mod row;
