@@ -16,6 +16,7 @@ pub mod compact;
 pub mod data_file;
 pub mod error;
 pub mod evolve;
+pub mod json_columns;
 pub mod manifest;
 pub mod metadata;
 pub mod row;

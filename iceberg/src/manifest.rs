@@ -3,6 +3,7 @@
 //! fields a v2 reader requires are written; column statistics are left out (readers then scan
 //! every file a snapshot names).
 
+use apache_avro::schema::UnionSchema;
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Schema, Writer};
 
@@ -227,7 +228,7 @@ pub fn write_manifest(
     files: &[DataFile],
     table: &TableSchema,
 ) -> Result<Vec<u8>, IcebergError> {
-    let schema = Schema::parse_str(MANIFEST_ENTRY_SCHEMA)?;
+    let schema = manifest_entry_schema()?;
     let mut writer = Writer::with_codec(&schema, Vec::new(), codec())?;
     let metadata = [
         ("schema", table.to_json().to_string()),
@@ -272,6 +273,33 @@ pub fn write_manifest(
         ]))?;
     }
     Ok(writer.into_inner()?)
+}
+
+/// The manifest entry's schema with `logicalType: map` put back on the arrays that stand for
+/// Iceberg's maps: the Avro parser keeps no logical type it does not know, and readers need it
+/// to read those arrays as maps.
+fn manifest_entry_schema() -> Result<Schema, IcebergError> {
+    let mut schema = Schema::parse_str(MANIFEST_ENTRY_SCHEMA)?;
+    let Schema::Record(entry) = &mut schema else {
+        return Ok(schema);
+    };
+    for field in &mut entry.fields {
+        let Schema::Record(data_file) = &mut field.schema else {
+            continue;
+        };
+        for statistic in &mut data_file.fields {
+            let Schema::Union(union) = &statistic.schema else {
+                continue;
+            };
+            if let [Schema::Null, Schema::Array(array)] = union.variants() {
+                let mut array = array.clone();
+                (array.attributes).insert("logicalType".into(), serde_json::json!("map"));
+                statistic.schema =
+                    Schema::Union(UnionSchema::new(vec![Schema::Null, Schema::Array(array)])?);
+            }
+        }
+    }
+    Ok(schema)
 }
 
 /// A data file's column statistics as a manifest entry's fields: value and null counts and
@@ -434,6 +462,9 @@ mod tests {
         let reader = Reader::new(manifest.as_slice()).unwrap();
         let schema_text = serde_json::to_string(reader.writer_schema()).unwrap();
         assert!(schema_text.contains(r#""field-id":102"#), "{schema_text}");
+        // The header's schema as written (a parser drops the logical type again).
+        let header = String::from_utf8_lossy(&manifest);
+        assert_eq!(header.matches(r#""logicalType":"map""#).count(), 4);
         assert_eq!(reader.user_metadata()["format-version"], b"2");
         let entries: Vec<Value> = reader.map(Result::unwrap).collect();
         assert_eq!(entries.len(), 2);

@@ -187,9 +187,11 @@ def test_snapshots_expire_and_their_files_are_deleted(make_broker):
     oldest = min(table.snapshots(), key=lambda s: s.timestamp_ms)
     assert len(table.scan(snapshot_id=oldest.snapshot_id).to_arrow()) < sent
     # The manifests' offset bounds let a reader skip the files before an offset.
-    last_wave = table.scan(row_filter=GreaterThanOrEqual("kafka.offset", sent - 100))
-    assert len(list(last_wave.plan_files())) < len(list(table.scan().plan_files()))
-    assert len(last_wave.to_arrow()) == 100
+    # (pyiceberg plans with a nested field's bounds; its pyarrow reader cannot filter on one.)
+    last_wave = list(table.scan(
+        row_filter=GreaterThanOrEqual("kafka.offset", sent - 100)).plan_files())
+    assert len(last_wave) < len(list(table.scan().plan_files()))
+    assert sum(task.file.record_count for task in last_wave) >= 100
 
 
 def test_small_files_are_compacted_and_replaced_ones_deleted(make_broker):

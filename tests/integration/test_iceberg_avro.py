@@ -1,5 +1,5 @@
 """Topics as Iceberg tables with columns from the schema registry: records written with
-confluent-kafka's Avro serializer become rows whose value fields are columns; a new schema
+confluent-kafka's Avro (or JSON Schema) serializer become rows whose value fields are columns; a new schema
 version with a new optional field adds a column that older rows read as null, and the columns
 keep their field ids; a record that cannot be decoded stops the table before it, or with
 `bad_records = "dead_letter"` goes to the topic's dead-letter table."""
@@ -10,6 +10,7 @@ import time
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from conftest import free_port, metric_value, scrape_metrics
@@ -192,3 +193,29 @@ def test_bad_records_go_to_the_dead_letter_table(make_broker):
     time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
     _, dead = rows_of(broker, "people_dead_letters", 2)
     assert len(dead) == 2
+
+
+def test_json_schema_values_become_columns(make_broker):
+    broker = start(make_broker)
+    create_table_topic(broker, "orders", partitions=1)
+    registry = SchemaRegistryClient({"url": broker.registry_url})
+    schema = json.dumps({
+        "title": "Order", "type": "object",
+        "properties": {"id": {"type": "string"}, "units": {"type": "integer"},
+                       "price": {"type": "number"},
+                       "lines": {"type": "array", "items": {"type": "string"}}}})
+    serializer = JSONSerializer(schema, registry)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(500):
+        value = {"id": f"o-{i}", "units": i, "price": i / 4, "lines": [f"l{i}"] * (i % 3)}
+        producer.produce("orders", key=f"k{i}".encode(), partition=0,
+                         value=serializer(value, SerializationContext("orders",
+                                                                       MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    table, rows = rows_of(broker, "orders", 500)
+    assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
+        ["id", "lines", "price", "units"]
+    assert str(table.schema().find_field("value.units").field_type) == "long"
+    for i in range(500):
+        assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "units": i, "price": i / 4,
+                                          "lines": [f"l{i}"] * (i % 3)}

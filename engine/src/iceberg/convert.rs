@@ -3,8 +3,12 @@
 //! them. A value that cannot be is a bad record, named with its partition and offset; whether
 //! that stops the table or sends the record to the dead-letter table is the writer's choice.
 
+use std::rc::Rc;
+
 use apache_avro::types::Value as AvroValue;
 use shoal_iceberg::avro_columns::{self, as_record, Names};
+use shoal_iceberg::columns::ColumnType;
+use shoal_iceberg::json_columns;
 use shoal_iceberg::shred::ValueLeaves;
 use shoal_iceberg::table_schema::{
     TableSchema, ValueColumns, DEAD_LETTER_BYTES, DEAD_LETTER_ERROR,
@@ -12,7 +16,14 @@ use shoal_iceberg::table_schema::{
 use shoal_iceberg::Row;
 use shoal_registry::wire;
 
-use super::value_schemas::{Lookup, ValueSchemas};
+use super::value_schemas::{AvroValueSchema, Lookup, ValueSchemas};
+
+/// How a row's value is decoded, once its schema is merged into the columns.
+enum Decode {
+    Avro(Rc<AvroValueSchema>),
+    /// As JSON, into the columns the table then has.
+    Json,
+}
 
 /// A row that cannot become the table's columns: its index among the rows read, and why.
 pub struct BadRecord {
@@ -31,7 +42,7 @@ pub struct Converted {
 }
 
 /// The schema of a new table for `rows`: value fields when the first value names a
-/// registered Avro record schema, else bytes. Err when the registry could not be asked.
+/// registered Avro record schema or JSON Schema of an object, else bytes. Err when the registry could not be asked.
 pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<TableSchema, String> {
     let first_id = (rows.iter())
         .find_map(|r| r.value.as_deref())
@@ -42,6 +53,7 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
                 let names = Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
                 as_record(&avro.schema, &names).is_some()
             }
+            Lookup::Json(schema) => json_columns::is_object(&schema),
             Lookup::Refused(_) => false,
         },
         _ => false,
@@ -84,11 +96,17 @@ pub fn convert(
                             Some(record) => avro_columns::merge(&schema, record, &names)
                                 .map(|merged| {
                                     schema = merged;
-                                    Some(avro)
+                                    Some(Decode::Avro(avro.clone()))
                                 })
                                 .map_err(|e| format!("schema id {id}: {e}")),
                         }
                     }
+                    Lookup::Json(json) => json_columns::merge(&schema, &json)
+                        .map(|merged| {
+                            schema = merged;
+                            Some(Decode::Json)
+                        })
+                        .map_err(|e| format!("schema id {id}: {e}")),
                 },
             },
         };
@@ -102,14 +120,23 @@ pub fn convert(
         unreachable!("a table with value fields keeps them")
     };
     let mut values = ValueLeaves::new(fields);
+    let value_type = ColumnType::Struct(fields.clone());
     for (index, (row, plan)) in rows.iter().zip(plans).enumerate() {
         let Ok(plan) = plan else { continue };
-        let decoded = match (plan, row.value.as_deref()) {
-            (Some(avro), Some(value)) => {
-                let data = wire::data(value).unwrap_or_default();
+        let data = row
+            .value
+            .as_deref()
+            .and_then(wire::data)
+            .unwrap_or_default();
+        let decoded = match plan {
+            Some(Decode::Avro(avro)) => {
                 shoal_registry::decode::avro_value(&avro.schema, &avro.referenced, data).map(Some)
             }
-            _ => Ok(None),
+            Some(Decode::Json) => serde_json::from_slice(data)
+                .map_err(|e| format!("not JSON: {e}"))
+                .and_then(|json| json_columns::value_of(&value_type, json))
+                .map(Some),
+            None => Ok(None),
         };
         if let Err(why) = decoded.and_then(|value| values.push(value)) {
             bad.push(BadRecord { index, why });

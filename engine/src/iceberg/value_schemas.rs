@@ -20,6 +20,8 @@ pub struct AvroValueSchema {
 #[derive(Clone)]
 pub enum Lookup {
     Avro(Rc<AvroValueSchema>),
+    /// A JSON Schema (without references to other schemas).
+    Json(Rc<serde_json::Value>),
     /// Records with this id cannot become columns, and why.
     Refused(String),
 }
@@ -64,8 +66,9 @@ impl ValueSchemas {
         };
         let lookup = match answer["schemaType"].as_str().unwrap_or("AVRO") {
             "AVRO" => parse(registry, &answer)?,
+            "JSON" => json_schema(id, &answer),
             other => Lookup::Refused(format!(
-                "schema id {id} is {other}; only Avro values become columns so far"
+                "schema id {id} is {other}; only Avro and JSON Schema values become columns so far"
             )),
         };
         self.known.insert(id, lookup.clone());
@@ -87,6 +90,23 @@ fn parse(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
             Err(error) => Lookup::Refused(error.to_string()),
         },
     )
+}
+
+/// A JSON Schema from the registry's answer.
+fn json_schema(id: i32, answer: &Value) -> Lookup {
+    if answer["references"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty())
+    {
+        return Lookup::Refused(format!(
+            "schema id {id} refers to other schemas, which JSON Schema columns do not follow yet"
+        ));
+    }
+    let text = answer["schema"].as_str().unwrap_or_default();
+    match serde_json::from_str(text) {
+        Ok(schema) => Lookup::Json(Rc::new(schema)),
+        Err(error) => Lookup::Refused(format!("schema id {id} is not JSON: {error}")),
+    }
 }
 
 /// The texts of the schemas `references` name, the deepest first.

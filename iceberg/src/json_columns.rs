@@ -1,0 +1,207 @@
+//! A JSON Schema of an object as the table's value columns (merged by `evolve`), and JSON
+//! values as the rows' values in the form the shredder takes (`apache_avro`'s values, which
+//! Avro records decode to as well).
+//!
+//! | JSON Schema | Iceberg |
+//! |---|---|
+//! | string | string |
+//! | integer | long |
+//! | number | double |
+//! | boolean | boolean |
+//! | array (with `items`) | list |
+//! | object with `properties` | struct |
+//! | object with only `additionalProperties` | map<string, …> |
+//!
+//! A `type` may name `null` beside one other type (every value column is optional); local
+//! `$ref`s (`#/definitions/…`, `#/$defs/…`) are followed. Anything else (`oneOf`, several
+//! types, a reference to another schema) has no column type here.
+
+use std::collections::HashMap;
+
+use apache_avro::types::Value as AvroValue;
+use serde_json::Value;
+
+use crate::columns::{Column, ColumnType, Element};
+use crate::evolve;
+use crate::table_schema::TableSchema;
+
+/// Schemas nest no deeper than this (a recursive `$ref` nests without end).
+const DEPTH_MAX: usize = 32;
+
+/// Whether `schema` describes objects with properties: values that can become columns.
+pub fn is_object(schema: &Value) -> bool {
+    matches!(
+        column_type(schema, schema, 0),
+        Ok(Some(ColumnType::Struct(_)))
+    )
+}
+
+/// `table`'s schema after merging the object `schema`'s properties into its value columns.
+pub fn merge(table: &TableSchema, schema: &Value) -> Result<TableSchema, String> {
+    let name = schema["title"].as_str().unwrap_or("value");
+    match column_type(schema, schema, 0).map_err(|e| format!("{name}: {e}"))? {
+        Some(ColumnType::Struct(fields)) => evolve::merge(table, name, fields),
+        _ => Err(format!("{name}: not an object with properties")),
+    }
+}
+
+/// The column type of a schema (its ids all 0); None for `null`.
+fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<ColumnType>, String> {
+    if depth > DEPTH_MAX {
+        return Err(format!("nested over {DEPTH_MAX} deep (a recursive $ref?)"));
+    }
+    if let Some(reference) = schema["$ref"].as_str() {
+        let target = (reference.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+            .ok_or_else(|| format!("the reference {reference} is not in the schema"))?;
+        return column_type(target, root, depth + 1);
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+        Value::Null if schema.get("properties").is_some() => vec!["object"],
+        _ => return Err("a schema without a type".into()),
+    };
+    let mut not_null = types.into_iter().filter(|t| *t != "null");
+    let (Some(only), None) = (not_null.next(), not_null.next()) else {
+        return Err("several types (or none) have no column type".into());
+    };
+    let optional = |kind| Element {
+        id: 0,
+        required: false,
+        kind,
+    };
+    Ok(Some(match only {
+        "string" => ColumnType::String,
+        "integer" => ColumnType::Long,
+        "number" => ColumnType::Double,
+        "boolean" => ColumnType::Boolean,
+        "array" => match column_type(&schema["items"], root, depth + 1)? {
+            Some(kind) => ColumnType::List(Box::new(optional(kind))),
+            None => return Err("an array of nulls has no column type".into()),
+        },
+        "object" => match schema["properties"].as_object() {
+            Some(properties) => {
+                let mut fields = Vec::new();
+                for (name, property) in properties {
+                    let kind = column_type(property, root, depth + 1)
+                        .map_err(|e| format!("{name}: {e}"))?;
+                    if let Some(kind) = kind {
+                        fields.push(Column {
+                            id: 0,
+                            name: name.clone(),
+                            required: false,
+                            kind,
+                        });
+                    }
+                }
+                ColumnType::Struct(fields)
+            }
+            None => match column_type(&schema["additionalProperties"], root, depth + 1)? {
+                Some(kind) => ColumnType::Map(
+                    Box::new(Element {
+                        id: 0,
+                        required: true,
+                        kind: ColumnType::String,
+                    }),
+                    Box::new(optional(kind)),
+                ),
+                None => return Err("an object without properties has no column type".into()),
+            },
+        },
+        other => return Err(format!("the type {other} has no column type")),
+    }))
+}
+
+/// A JSON value as the value of a column of type `kind`; Err when it is not one.
+pub fn value_of(kind: &ColumnType, json: Value) -> Result<AvroValue, String> {
+    let wrong = |json: &Value| Err(format!("{json} where the column is a {}", kind.describe()));
+    Ok(match (kind, json) {
+        (_, Value::Null) => AvroValue::Null,
+        (ColumnType::Struct(fields), Value::Object(mut object)) => AvroValue::Record(
+            fields
+                .iter()
+                .map(|field| {
+                    let value = object.remove(&field.name).unwrap_or(Value::Null);
+                    Ok((field.name.clone(), value_of(&field.kind, value)?))
+                })
+                .collect::<Result<_, String>>()?,
+        ),
+        (ColumnType::List(element), Value::Array(items)) => AvroValue::Array(
+            (items.into_iter())
+                .map(|item| value_of(&element.kind, item))
+                .collect::<Result<_, _>>()?,
+        ),
+        (ColumnType::Map(_, value), Value::Object(object)) => AvroValue::Map(
+            (object.into_iter())
+                .map(|(key, item)| Ok((key, value_of(&value.kind, item)?)))
+                .collect::<Result<HashMap<_, _>, String>>()?,
+        ),
+        (ColumnType::String, Value::String(text)) => AvroValue::String(text),
+        (ColumnType::Long, Value::Number(n)) if n.as_i64().is_some() => {
+            AvroValue::Long(n.as_i64().unwrap_or_default())
+        }
+        (ColumnType::Double, Value::Number(n)) => AvroValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+        (ColumnType::Boolean, Value::Bool(b)) => AvroValue::Boolean(b),
+        (_, json) => return wrong(&json),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::table_schema::ValueColumns;
+
+    fn order_schema() -> Value {
+        json!({
+            "title": "Order", "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "units": {"type": "integer"},
+                "price": {"type": ["number", "null"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "ship_to": {"$ref": "#/definitions/Address"},
+                "extra": {"type": "object", "additionalProperties": {"type": "boolean"}}
+            },
+            "definitions": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}
+        })
+    }
+
+    #[test]
+    fn properties_become_columns_and_values_fit_them() {
+        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
+        let table = merge(&empty, &order_schema()).unwrap();
+        let ValueColumns::Fields(fields) = &table.value else {
+            panic!()
+        };
+        let names: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["extra", "id", "price", "ship_to", "tags", "units"]);
+        assert!(is_object(&order_schema()));
+        let kind = ColumnType::Struct(fields.clone());
+        let value = value_of(
+            &kind,
+            json!({"id": "o-1", "units": 3, "tags": ["a"], "ship_to": {"city": "Oslo"},
+                   "extra": {"gift": true}, "unknown": 1}),
+        )
+        .unwrap();
+        let AvroValue::Record(values) = value else {
+            panic!()
+        };
+        assert_eq!(values[1], ("id".into(), AvroValue::String("o-1".into())));
+        assert_eq!(values[2], ("price".into(), AvroValue::Null));
+        assert_eq!(values[5], ("units".into(), AvroValue::Long(3)));
+        assert!(value_of(&kind, json!({"units": 2.5})).is_err());
+        // A later version adds a property; a clash is refused.
+        let mut v2 = order_schema();
+        v2["properties"]["note"] = json!({"type": "string"});
+        let next = merge(&table, &v2).unwrap();
+        assert_eq!(next.last_column_id, table.last_column_id + 1);
+        let mut clash = order_schema();
+        clash["properties"]["units"] = json!({"type": "string"});
+        assert!(merge(&table, &clash).unwrap_err().contains("Order.units"));
+        assert!(!is_object(&json!({"type": "string"})));
+        assert!(merge(&empty, &json!({"oneOf": [{"type": "string"}]})).is_err());
+    }
+}
