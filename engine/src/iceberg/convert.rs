@@ -3,6 +3,8 @@
 //! them. A value that cannot be is a bad record, named with its partition and offset; whether
 //! that stops the table or sends the record to the dead-letter table is the writer's choice.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use apache_avro::types::Value as AvroValue;
@@ -19,6 +21,7 @@ use shoal_registry::wire;
 use super::value_schemas::{AvroValueSchema, Lookup, ValueSchemas};
 
 /// How a row's value is decoded, once its schema is merged into the columns.
+#[derive(Clone)]
 enum Decode {
     Avro(Rc<AvroValueSchema>),
     /// As JSON, into the columns the table then has.
@@ -64,6 +67,34 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
     }))
 }
 
+/// How values with schema `id` are decoded, once its fields are merged into `schema`; the
+/// inner Err says why they cannot be, the outer that the registry could not be asked.
+fn decide(
+    id: i32,
+    schema: &mut TableSchema,
+    schemas: &mut ValueSchemas,
+) -> Result<Result<Decode, String>, String> {
+    let (merged, decode) = match schemas.lookup(id)? {
+        Lookup::Refused(why) => return Ok(Err(why)),
+        Lookup::Avro(avro) => {
+            let names = Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
+            let Some(record) = as_record(&avro.schema, &names) else {
+                return Ok(Err(format!("schema id {id} is not a record")));
+            };
+            let merged = avro_columns::merge(schema, record, &names);
+            (merged, Decode::Avro(avro.clone()))
+        }
+        Lookup::Json(json) => (json_columns::merge(schema, &json), Decode::Json),
+    };
+    Ok(match merged {
+        Ok(merged) => {
+            *schema = merged;
+            Ok(decode)
+        }
+        Err(why) => Err(format!("schema id {id}: {why}")),
+    })
+}
+
 /// `rows` as `table`'s columns. Err when the registry could not be asked.
 pub fn convert(
     rows: &[Row],
@@ -78,35 +109,21 @@ pub fn convert(
         });
     }
     let mut bad = Vec::new();
-    // Each row's schema, merged into the columns before any value is decoded.
+    // Each row's schema, merged into the columns before any value is decoded; each id once.
     let mut schema = table.clone();
+    let mut decided: HashMap<i32, Result<Decode, String>> = HashMap::new();
     let mut plans = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
         let plan = match row.value.as_deref() {
             None => Ok(None),
             Some(value) => match wire::schema_id(Some(value)) {
                 None => Err("the value does not start with a schema id".to_string()),
-                Some(id) => match schemas.lookup(id)? {
-                    Lookup::Refused(why) => Err(why),
-                    Lookup::Avro(avro) => {
-                        let names =
-                            Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
-                        match as_record(&avro.schema, &names) {
-                            None => Err(format!("schema id {id} is not a record")),
-                            Some(record) => avro_columns::merge(&schema, record, &names)
-                                .map(|merged| {
-                                    schema = merged;
-                                    Some(Decode::Avro(avro.clone()))
-                                })
-                                .map_err(|e| format!("schema id {id}: {e}")),
-                        }
+                Some(id) => match decided.entry(id) {
+                    Entry::Occupied(known) => known.get().clone().map(Some),
+                    Entry::Vacant(place) => {
+                        let decision = decide(id, &mut schema, schemas)?;
+                        place.insert(decision).clone().map(Some)
                     }
-                    Lookup::Json(json) => json_columns::merge(&schema, &json)
-                        .map(|merged| {
-                            schema = merged;
-                            Some(Decode::Json)
-                        })
-                        .map_err(|e| format!("schema id {id}: {e}")),
                 },
             },
         };
