@@ -43,12 +43,12 @@ PARTITIONS = 3
 MARK_EVERY = 0.37
 
 
-def start(work, args):
+def start(work, args, extra=""):
     port = free_port()
     (work / "shoal.toml").write_text(
         f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
         f"[shards]\ncores = [{args.broker_cpus}]\n[coordinator]\ncore = {args.broker_cpus}\n"
-        f"[iceberg]\nenabled = true\ncommit_interval_ms = {args.commit_interval_ms}\n")
+        f"[iceberg]\nenabled = true\ncommit_interval_ms = {args.commit_interval_ms}\n{extra}")
     every_cpu = set(range(os.cpu_count()))
     process = subprocess.Popen([ROOT / "target" / "release" / "shoal", "--config",
                                 work / "shoal.toml"],
@@ -66,9 +66,10 @@ def create_topic(bootstrap, table):
     return admin
 
 
-def produce(bootstrap, seconds, rate=0, marks=None):
-    """Sends for `seconds` (at `rate` records/s when set); records sent. With `marks`, appends
-    (time, {partition: next offset acknowledged}) every MARK_EVERY seconds."""
+def produce(bootstrap, seconds, rate=0, marks=None, values=(VALUE,)):
+    """Sends for `seconds` (at `rate` records/s when set), cycling through `values`; records
+    sent. With `marks`, appends (time, {partition: next offset acknowledged}) every
+    MARK_EVERY seconds."""
     acked = {}
 
     def delivered(error, message):
@@ -84,8 +85,8 @@ def produce(bootstrap, seconds, rate=0, marks=None):
             producer.poll(0.001)
         else:
             try:
-                producer.produce(TOPIC, value=VALUE, partition=sent % PARTITIONS,
-                                 on_delivery=delivered)
+                producer.produce(TOPIC, value=values[sent % len(values)],
+                                 partition=sent % PARTITIONS, on_delivery=delivered)
                 sent += 1
             except BufferError:
                 producer.poll(0.01)
@@ -130,12 +131,19 @@ def taken(work):
     return sum(json.loads(snapshot["summary"]["shoal.next-offsets"]).values())
 
 
-def catch_up(args):
+def catch_up(args, values=None, extra_config=""):
+    """The table catching up with --seconds of records; `values(registry_url)` gives the
+    values to cycle through (default: 1 KiB of bytes), with `extra_config` for the broker."""
     work = pathlib.Path(tempfile.mkdtemp())
-    process, bootstrap = start(work, args)
+    registry_port = free_port()
+    if values is not None:
+        extra_config += f'[schema_registry]\nlisten = "127.0.0.1:{registry_port}"\n'
+    process, bootstrap = start(work, args, extra_config)
     try:
         admin = create_topic(bootstrap, table=False)
-        sent, _ = produce(bootstrap, args.seconds)
+        cycled = (VALUE,) if values is None else values(f"http://127.0.0.1:{registry_port}")
+        sent, _ = produce(bootstrap, args.seconds, values=cycled)
+        size = statistics.mean(len(v) for v in cycled)
         before_cpu, started = cpu_seconds(process.pid), time.perf_counter()
         resource = ConfigResource("topic", TOPIC, incremental_configs=[ConfigEntry(
             "shoal.iceberg.enabled", "true", incremental_operation=AlterConfigOpType.SET)])
@@ -145,10 +153,10 @@ def catch_up(args):
             time.sleep(0.05)
         elapsed = time.perf_counter() - started
         cpu = cpu_seconds(process.pid) - before_cpu
-        gigabytes = sent * len(VALUE) / 1e9
+        gigabytes = sent * size / 1e9
         return {"catch_up_records": sent, "catch_up_seconds": round(elapsed, 2),
                 "writer_rows_per_s": round(sent / elapsed),
-                "writer_mb_per_s": round(sent * len(VALUE) / 1e6 / elapsed, 1),
+                "writer_mb_per_s": round(sent * size / 1e6 / elapsed, 1),
                 "writer_broker_cpu_s_per_gb": round(cpu / gigabytes, 3),
                 "commits": len(snapshots(work))}
     finally:
