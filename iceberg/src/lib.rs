@@ -19,6 +19,7 @@ pub mod evolve;
 pub mod json_columns;
 pub mod manifest;
 pub mod metadata;
+pub mod protobuf_columns;
 pub mod row;
 pub mod shred;
 pub mod sql_catalog;

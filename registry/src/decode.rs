@@ -147,6 +147,22 @@ fn json_validator(
 /// Confluent's Protobuf data: the message's indexes (a zigzag varint count, then each index;
 /// a lone 0 means the first message), then the message.
 fn decode_protobuf(file: &FileDescriptor, data: &[u8]) -> Result<(), String> {
+    protobuf_message(file, data).map(drop)
+}
+
+/// A Protobuf record's data decoded whole as the message its indexes name.
+pub fn protobuf_message(file: &FileDescriptor, data: &[u8]) -> Result<DynamicMessage, String> {
+    let (message, rest) = protobuf_message_type(file, data)?;
+    let name = message.full_name().to_string();
+    DynamicMessage::decode(message, rest).map_err(|e| format!("not a {name}: {e}"))
+}
+
+/// The message a Protobuf record's data is (its indexes, read from the front), and the bytes
+/// after them.
+pub fn protobuf_message_type<'a>(
+    file: &FileDescriptor,
+    data: &'a [u8],
+) -> Result<(MessageDescriptor, &'a [u8]), String> {
     let mut rest = data;
     let count = zigzag(varint(&mut rest)?);
     let indexes: Vec<i64> = match count {
@@ -160,13 +176,7 @@ fn decode_protobuf(file: &FileDescriptor, data: &[u8]) -> Result<(), String> {
     };
     let message = message_at(file, &indexes)
         .ok_or_else(|| format!("message indexes {indexes:?} name no message"))?;
-    DynamicMessage::decode(message, rest)
-        .map(|_| ())
-        .map_err(|e| format!("not a {}: {e}", indexes_name(&indexes)))
-}
-
-fn indexes_name(indexes: &[i64]) -> String {
-    format!("message at {indexes:?}")
+    Ok((message, rest))
 }
 
 fn message_at(file: &FileDescriptor, indexes: &[i64]) -> Option<MessageDescriptor> {

@@ -1,5 +1,5 @@
 """Topics as Iceberg tables with columns from the schema registry: records written with
-confluent-kafka's Avro (or JSON Schema) serializer become rows whose value fields are columns; a new schema
+confluent-kafka's Avro (or JSON Schema, or Protobuf) serializer become rows whose value fields are columns; a new schema
 version with a new optional field adds a column that older rows read as null, and the columns
 keep their field ids; a record that cannot be decoded stops the table before it, or with
 `bad_records = "dead_letter"` goes to the topic's dead-letter table."""
@@ -11,11 +11,13 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from conftest import free_port, metric_value, scrape_metrics
 from registry_helpers import start_registry_broker
 from test_admin_cli import shoal
+from test_schema_registry import protobuf_classes
 from test_iceberg import COMMIT_INTERVAL_MS, catalog_of, create_table_topic
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
@@ -219,3 +221,28 @@ def test_json_schema_values_become_columns(make_broker):
     for i in range(500):
         assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "units": i, "price": i / 4,
                                           "lines": [f"l{i}"] * (i % 3)}
+
+
+def test_protobuf_values_become_columns(make_broker):
+    broker = start(make_broker)
+    create_table_topic(broker, "orders", partitions=1)
+    registry = SchemaRegistryClient({"url": broker.registry_url})
+    Order, Money = protobuf_classes()
+    # Registers shoal/common.proto (imported) and the Order file that uses it.
+    serializer = ProtobufSerializer(Order, registry)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(500):
+        order = Order(id=f"o-{i}", tags=[str(i % 7)] * (i % 3))
+        if i % 2:
+            order.total.CopyFrom(Money(units=i, currency="EUR"))
+        producer.produce("orders", key=f"k{i}".encode(), partition=0,
+                         value=serializer(order, SerializationContext("orders",
+                                                                       MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    table, rows = rows_of(broker, "orders", 500)
+    assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
+        ["id", "total", "tags"]
+    for i in range(500):
+        total = {"units": i, "currency": "EUR"} if i % 2 else None
+        assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "total": total,
+                                          "tags": [str(i % 7)] * (i % 3)}

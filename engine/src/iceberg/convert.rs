@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use apache_avro::types::Value as AvroValue;
+use prost_reflect::FileDescriptor;
 use shoal_iceberg::avro_columns::{self, as_record, Names};
 use shoal_iceberg::columns::ColumnType;
 use shoal_iceberg::json_columns;
+use shoal_iceberg::protobuf_columns;
 use shoal_iceberg::shred::ValueLeaves;
 use shoal_iceberg::table_schema::{
     TableSchema, ValueColumns, DEAD_LETTER_BYTES, DEAD_LETTER_ERROR,
@@ -26,7 +28,13 @@ enum Decode {
     Avro(Rc<AvroValueSchema>),
     /// As JSON, into the columns the table then has.
     Json,
+    /// As the message of the file its indexes name.
+    Protobuf(Rc<FileDescriptor>),
 }
+
+/// What one merge of a value schema covers: a schema id, and for Protobuf the message its
+/// records' indexes name (records of one id may be of several messages).
+type SchemaKey = (i32, Option<String>);
 
 /// A row that cannot become the table's columns: its index among the rows read, and why.
 pub struct BadRecord {
@@ -45,7 +53,7 @@ pub struct Converted {
 }
 
 /// The schema of a new table for `rows`: value fields when the first value names a
-/// registered Avro record schema or JSON Schema of an object, else bytes. Err when the registry could not be asked.
+/// registered Avro record schema, JSON Schema of an object or Protobuf file, else bytes. Err when the registry could not be asked.
 pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<TableSchema, String> {
     let first_id = (rows.iter())
         .find_map(|r| r.value.as_deref())
@@ -57,6 +65,7 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
                 as_record(&avro.schema, &names).is_some()
             }
             Lookup::Json(schema) => json_columns::is_object(&schema),
+            Lookup::Protobuf(_) => true,
             Lookup::Refused(_) => false,
         },
         _ => false,
@@ -67,13 +76,34 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
     }))
 }
 
-/// How values with schema `id` are decoded, once its fields are merged into `schema`; the
-/// inner Err says why they cannot be, the outer that the registry could not be asked.
-fn decide(
+/// For a Protobuf schema, the full name of the message `value`'s indexes name (None when
+/// they name none: decoding says so).
+fn message_name(
     id: i32,
+    value: &[u8],
+    schemas: &mut ValueSchemas,
+) -> Result<Option<String>, String> {
+    Ok(match schemas.lookup(id)? {
+        Lookup::Protobuf(file) => {
+            let data = wire::data(value).unwrap_or_default();
+            shoal_registry::decode::protobuf_message_type(&file, data)
+                .ok()
+                .map(|(message, _)| message.full_name().to_string())
+        }
+        _ => None,
+    })
+}
+
+/// How values of a schema (`key`) are decoded, once its fields are merged into `schema`;
+/// `value` is a record's of it. The inner Err says why they cannot be, the outer that the
+/// registry could not be asked.
+fn decide(
+    (id, _): &SchemaKey,
+    value: &[u8],
     schema: &mut TableSchema,
     schemas: &mut ValueSchemas,
 ) -> Result<Result<Decode, String>, String> {
+    let id = *id;
     let (merged, decode) = match schemas.lookup(id)? {
         Lookup::Refused(why) => return Ok(Err(why)),
         Lookup::Avro(avro) => {
@@ -85,6 +115,15 @@ fn decide(
             (merged, Decode::Avro(avro.clone()))
         }
         Lookup::Json(json) => (json_columns::merge(schema, &json), Decode::Json),
+        Lookup::Protobuf(file) => {
+            let data = wire::data(value).unwrap_or_default();
+            let message = match shoal_registry::decode::protobuf_message_type(&file, data) {
+                Ok((message, _)) => message,
+                Err(why) => return Ok(Err(why)),
+            };
+            let merged = protobuf_columns::merge(schema, &message);
+            (merged, Decode::Protobuf(file.clone()))
+        }
     };
     Ok(match merged {
         Ok(merged) => {
@@ -111,20 +150,23 @@ pub fn convert(
     let mut bad = Vec::new();
     // Each row's schema, merged into the columns before any value is decoded; each id once.
     let mut schema = table.clone();
-    let mut decided: HashMap<i32, Result<Decode, String>> = HashMap::new();
+    let mut decided: HashMap<SchemaKey, Result<Decode, String>> = HashMap::new();
     let mut plans = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
         let plan = match row.value.as_deref() {
             None => Ok(None),
             Some(value) => match wire::schema_id(Some(value)) {
                 None => Err("the value does not start with a schema id".to_string()),
-                Some(id) => match decided.entry(id) {
-                    Entry::Occupied(known) => known.get().clone().map(Some),
-                    Entry::Vacant(place) => {
-                        let decision = decide(id, &mut schema, schemas)?;
-                        place.insert(decision).clone().map(Some)
+                Some(id) => {
+                    let message = message_name(id, value, schemas)?;
+                    match decided.entry((id, message)) {
+                        Entry::Occupied(known) => known.get().clone().map(Some),
+                        Entry::Vacant(place) => {
+                            let decision = decide(place.key(), value, &mut schema, schemas)?;
+                            place.insert(decision).clone().map(Some)
+                        }
                     }
-                },
+                }
             },
         };
         plans.push(plan.map_err(|why| bad.push(BadRecord { index, why })));
@@ -152,6 +194,9 @@ pub fn convert(
             Some(Decode::Json) => serde_json::from_slice(data)
                 .map_err(|e| format!("not JSON: {e}"))
                 .and_then(|json| json_columns::value_of(&value_type, json))
+                .map(Some),
+            Some(Decode::Protobuf(file)) => shoal_registry::decode::protobuf_message(&file, data)
+                .and_then(|message| protobuf_columns::value_of(&message))
                 .map(Some),
             None => Ok(None),
         };

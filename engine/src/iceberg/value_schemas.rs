@@ -9,6 +9,7 @@ use serde_json::Value;
 use shoal_cli::registry_client::{encode, Registry};
 use shoal_cli::AdminError;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
+use shoal_registry::Referenced;
 
 /// An Avro schema ready to decode with: the schema and those it refers to.
 pub struct AvroValueSchema {
@@ -22,6 +23,8 @@ pub enum Lookup {
     Avro(Rc<AvroValueSchema>),
     /// A JSON Schema (without references to other schemas).
     Json(Rc<serde_json::Value>),
+    /// A Protobuf file (its imports compiled in).
+    Protobuf(Rc<prost_reflect::FileDescriptor>),
     /// Records with this id cannot become columns, and why.
     Refused(String),
 }
@@ -65,11 +68,10 @@ impl ValueSchemas {
             Err(error) => return Err(format!("the schema registry: {error}")),
         };
         let lookup = match answer["schemaType"].as_str().unwrap_or("AVRO") {
-            "AVRO" => parse(registry, &answer)?,
+            "AVRO" => avro_schema(registry, &answer)?,
             "JSON" => json_schema(id, &answer),
-            other => Lookup::Refused(format!(
-                "schema id {id} is {other}; only Avro and JSON Schema values become columns so far"
-            )),
+            "PROTOBUF" => protobuf_schema(registry, &answer)?,
+            other => Lookup::Refused(format!("schema id {id} is of an unknown type {other}")),
         };
         self.known.insert(id, lookup.clone());
         Ok(lookup)
@@ -77,11 +79,11 @@ impl ValueSchemas {
 }
 
 /// An Avro schema from the registry's answer, with the schemas its references name.
-fn parse(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
+fn avro_schema(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
     let text = answer["schema"].as_str().unwrap_or_default();
     let mut referenced = Vec::new();
-    referenced_texts(registry, &answer["references"], 0, &mut referenced)?;
-    let texts: Vec<&str> = referenced.iter().map(String::as_str).collect();
+    referenced_schemas(registry, &answer["references"], 0, &mut referenced)?;
+    let texts: Vec<&str> = referenced.iter().map(|(_, text)| text.as_str()).collect();
     Ok(
         match shoal_registry::avro::parse_with_referenced(text, &texts) {
             Ok((schema, referenced)) => {
@@ -90,6 +92,20 @@ fn parse(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
             Err(error) => Lookup::Refused(error.to_string()),
         },
     )
+}
+
+/// A Protobuf schema from the registry's answer, with the files it imports.
+fn protobuf_schema(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
+    let text = answer["schema"].as_str().unwrap_or_default();
+    let mut referenced = Vec::new();
+    referenced_schemas(registry, &answer["references"], 0, &mut referenced)?;
+    let imports: Vec<Referenced<'_>> = (referenced.iter())
+        .map(|(name, text)| Referenced { name, text })
+        .collect();
+    Ok(match shoal_registry::protobuf::parse(text, &imports) {
+        Ok(file) => Lookup::Protobuf(Rc::new(file)),
+        Err(error) => Lookup::Refused(error.to_string()),
+    })
 }
 
 /// A JSON Schema from the registry's answer.
@@ -109,12 +125,12 @@ fn json_schema(id: i32, answer: &Value) -> Lookup {
     }
 }
 
-/// The texts of the schemas `references` name, the deepest first.
-fn referenced_texts(
+/// The schemas `references` name, as (the name the reference gives, text), the deepest first.
+fn referenced_schemas(
     registry: &Registry,
     references: &Value,
     depth: usize,
-    out: &mut Vec<String>,
+    out: &mut Vec<(String, String)>,
 ) -> Result<(), String> {
     let Some(references) = references.as_array() else {
         return Ok(());
@@ -137,10 +153,11 @@ fn referenced_texts(
         let answer = registry
             .call("GET", &path, None)
             .map_err(|e| format!("the schema registry: {subject} version {version}: {e}"))?;
-        referenced_texts(registry, &answer["references"], depth + 1, out)?;
+        referenced_schemas(registry, &answer["references"], depth + 1, out)?;
+        let name = reference["name"].as_str().unwrap_or_default().to_string();
         let text = answer["schema"].as_str().unwrap_or_default().to_string();
-        if !out.contains(&text) {
-            out.push(text);
+        if !out.iter().any(|(known, _)| *known == name) {
+            out.push((name, text));
         }
     }
     Ok(())
