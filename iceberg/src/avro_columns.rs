@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use apache_avro::schema::{RecordSchema, Schema};
 
-use crate::columns::{Column, ColumnType, Element};
+use crate::columns::{Column, ColumnType, Element, DECIMAL_PRECISION_MAX};
 use crate::evolve;
 use crate::table_schema::TableSchema;
 
@@ -170,8 +170,18 @@ pub fn column_type(
             }
             ColumnType::Struct(fields)
         }
-        Schema::Decimal(_) | Schema::BigDecimal => {
-            return Err("decimal fields are not written to tables yet".into())
+        Schema::Decimal(decimal) => {
+            let precision = u32::try_from(decimal.precision).unwrap_or(u32::MAX);
+            let scale = u32::try_from(decimal.scale).unwrap_or(u32::MAX);
+            if !(1..=DECIMAL_PRECISION_MAX).contains(&precision) || scale > precision {
+                return Err(format!(
+                    "decimal({precision}, {scale}) is past Iceberg's {DECIMAL_PRECISION_MAX} digits"
+                ));
+            }
+            ColumnType::Decimal(precision, scale)
+        }
+        Schema::BigDecimal => {
+            return Err("big-decimal fields (no fixed scale) have no column type".into())
         }
         Schema::Duration(_) => return Err("duration fields are not written to tables yet".into()),
         Schema::Ref { name } => return Err(format!("the type {} is not defined", name.name())),

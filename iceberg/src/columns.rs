@@ -45,9 +45,41 @@ pub enum ColumnType {
     String,
     Binary,
     Fixed(usize),
+    /// Precision and scale.
+    Decimal(u32, u32),
     Struct(Vec<Column>),
     List(Box<Element>),
     Map(Box<Element>, Box<Element>),
+}
+
+/// The most digits a decimal column holds (Iceberg's limit: what 16 bytes hold).
+pub const DECIMAL_PRECISION_MAX: u32 = 38;
+
+/// How a decimal's unscaled value is stored, by its precision (as Iceberg's spec has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalStorage {
+    Int32,
+    Int64,
+    /// Big-endian two's complement in the fewest bytes that hold the precision.
+    Fixed(usize),
+}
+
+pub fn decimal_storage(precision: u32) -> DecimalStorage {
+    match precision {
+        0..=9 => DecimalStorage::Int32,
+        10..=18 => DecimalStorage::Int64,
+        _ => DecimalStorage::Fixed(
+            (1..=16usize)
+                .find(|bytes| {
+                    // The largest magnitude `bytes` hold, against the largest `precision` digits.
+                    let max = (1u128 << (8 * bytes - 1)) - 1;
+                    10u128
+                        .checked_pow(precision)
+                        .is_none_or(|limit| max >= limit - 1)
+                })
+                .unwrap_or(16),
+        ),
+    }
 }
 
 /// What one leaf of the Parquet file holds.
@@ -89,35 +121,48 @@ impl ColumnType {
             ColumnType::String => "string".into(),
             ColumnType::Binary => "binary".into(),
             ColumnType::Fixed(length) => format!("fixed[{length}]"),
+            ColumnType::Decimal(precision, scale) => format!("decimal({precision}, {scale})"),
             _ => return None,
         })
     }
 
-    /// The leaf a primitive type is stored in, and its Parquet annotation.
-    fn parquet_leaf(&self) -> Option<(Physical, &'static str, String)> {
+    /// The leaf a primitive type is stored in: its physical type, as the Parquet message type
+    /// names it, and the annotation after the field's name.
+    fn parquet_leaf(&self) -> Option<(Physical, String, String)> {
+        let plain = |physical, name: &str| (physical, name.to_string(), String::new());
+        let annotated = |physical, name: &str, annotation: &str| {
+            (physical, name.to_string(), format!(" ({annotation})"))
+        };
         Some(match self {
-            ColumnType::Boolean => (Physical::Boolean, "boolean", String::new()),
-            ColumnType::Int => (Physical::Int32, "int32", String::new()),
-            ColumnType::Long => (Physical::Int64, "int64", String::new()),
-            ColumnType::Float => (Physical::Float, "float", String::new()),
-            ColumnType::Double => (Physical::Double, "double", String::new()),
-            ColumnType::Date => (Physical::Int32, "int32", " (DATE)".into()),
-            ColumnType::Time => (Physical::Int64, "int64", " (TIME(MICROS,false))".into()),
-            ColumnType::Timestamp => (
-                Physical::Int64,
-                "int64",
-                " (TIMESTAMP(MICROS,false))".into(),
-            ),
+            ColumnType::Boolean => plain(Physical::Boolean, "boolean"),
+            ColumnType::Int => plain(Physical::Int32, "int32"),
+            ColumnType::Long => plain(Physical::Int64, "int64"),
+            ColumnType::Float => plain(Physical::Float, "float"),
+            ColumnType::Double => plain(Physical::Double, "double"),
+            ColumnType::Date => annotated(Physical::Int32, "int32", "DATE"),
+            ColumnType::Time => annotated(Physical::Int64, "int64", "TIME(MICROS,false)"),
+            ColumnType::Timestamp => annotated(Physical::Int64, "int64", "TIMESTAMP(MICROS,false)"),
             ColumnType::TimestampTz => {
-                (Physical::Int64, "int64", " (TIMESTAMP(MICROS,true))".into())
+                annotated(Physical::Int64, "int64", "TIMESTAMP(MICROS,true)")
             }
-            ColumnType::String => (Physical::ByteArray, "binary", " (STRING)".into()),
-            ColumnType::Binary => (Physical::ByteArray, "binary", String::new()),
-            ColumnType::Fixed(length) => (
+            ColumnType::String => annotated(Physical::ByteArray, "binary", "STRING"),
+            ColumnType::Binary => plain(Physical::ByteArray, "binary"),
+            ColumnType::Fixed(length) => plain(
                 Physical::FixedLenByteArray,
-                "fixed_len_byte_array",
-                format!("({length})"),
+                &format!("fixed_len_byte_array({length})"),
             ),
+            ColumnType::Decimal(precision, scale) => {
+                let annotation = format!("DECIMAL({precision},{scale})");
+                match decimal_storage(*precision) {
+                    DecimalStorage::Int32 => annotated(Physical::Int32, "int32", &annotation),
+                    DecimalStorage::Int64 => annotated(Physical::Int64, "int64", &annotation),
+                    DecimalStorage::Fixed(length) => annotated(
+                        Physical::FixedLenByteArray,
+                        &format!("fixed_len_byte_array({length})"),
+                        &annotation,
+                    ),
+                }
+            }
             _ => return None,
         })
     }
@@ -177,6 +222,17 @@ impl ColumnType {
     pub fn from_json(json: &Value) -> Result<ColumnType, IcebergError> {
         let unknown = || IcebergError::Metadata(format!("a column of type {json} is not written"));
         if let Some(name) = json.as_str() {
+            if let Some(arguments) =
+                (name.strip_prefix("decimal(")).and_then(|rest| rest.strip_suffix(')'))
+            {
+                let (precision, scale) = arguments.split_once(',').ok_or_else(unknown)?;
+                let number = |text: &str| text.trim().parse::<u32>().map_err(|_| unknown());
+                let (precision, scale) = (number(precision)?, number(scale)?);
+                if !(1..=DECIMAL_PRECISION_MAX).contains(&precision) || scale > precision {
+                    return Err(unknown());
+                }
+                return Ok(ColumnType::Decimal(precision, scale));
+            }
             return Ok(match name {
                 "boolean" => ColumnType::Boolean,
                 "int" => ColumnType::Int,
@@ -319,15 +375,7 @@ fn write_parquet_field(
 ) {
     let repetition = if required { "required" } else { "optional" };
     if let Some((_, physical, annotation)) = kind.parquet_leaf() {
-        // Fixed's length follows the physical type; other annotations follow the name.
-        let (after_type, after_name) = match kind {
-            ColumnType::Fixed(_) => (annotation.as_str(), ""),
-            _ => ("", annotation.as_str()),
-        };
-        let _ = writeln!(
-            out,
-            "{repetition} {physical}{after_type} {name}{after_name} = {id};"
-        );
+        let _ = writeln!(out, "{repetition} {physical} {name}{annotation} = {id};");
         return;
     }
     match kind {
@@ -418,7 +466,12 @@ mod tests {
                 Physical::Int64
             ]
         );
-        assert!(ColumnType::from_json(&json!("decimal(9,2)")).is_err());
+        assert_eq!(
+            ColumnType::from_json(&json!("decimal(9,2)")).unwrap(),
+            ColumnType::Decimal(9, 2)
+        );
+        assert!(ColumnType::from_json(&json!("decimal(40, 2)")).is_err());
+        assert!(ColumnType::from_json(&json!("uuid")).is_err());
     }
 
     #[test]

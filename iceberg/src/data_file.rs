@@ -356,4 +356,63 @@ mod tests {
         );
         assert!(read[2].contains("value: null"), "{}", read[2]);
     }
+
+    #[test]
+    fn decimals_are_stored_by_precision_and_read_back() {
+        use apache_avro::types::Value as Avro;
+
+        use crate::avro_columns::{as_record, merge, Names};
+
+        let avro = apache_avro::Schema::parse_str(
+            r#"{"type":"record","name":"Money","fields":[
+                {"name":"small","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+                {"name":"mid","type":{"type":"bytes","logicalType":"decimal","precision":18,"scale":4}},
+                {"name":"big","type":{"type":"fixed","name":"F","size":16,"logicalType":"decimal","precision":38,"scale":0}}]}"#,
+        )
+        .unwrap();
+        let names = Names::of([&avro]);
+        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
+        let schema = merge(&empty, as_record(&avro, &names).unwrap(), &names).unwrap();
+        assert!(schema.to_json().to_string().contains(r#""decimal(38, 0)""#));
+        let ValueColumns::Fields(fields) = &schema.value else {
+            panic!()
+        };
+        let decimal = |unscaled: i128| {
+            let bytes = unscaled.to_be_bytes();
+            Avro::Decimal(apache_avro::Decimal::from(&bytes[..]))
+        };
+        let mut values = ValueLeaves::new(fields);
+        let record = |small, mid, big| {
+            Avro::Record(vec![
+                ("small".into(), decimal(small)),
+                ("mid".into(), decimal(mid)),
+                ("big".into(), decimal(big)),
+            ])
+        };
+        values
+            .push(Some(record(-12345, 987654321, -(10i128.pow(37)))))
+            .unwrap();
+        // Wider than the column's precision: refused, nothing left behind.
+        assert!(values.push(Some(record(10i128.pow(9), 0, 0))).is_err());
+        let rows = vec![row(0, vec![])];
+        let file = write(&rows, &schema, Some(&values)).unwrap();
+        let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
+        let read = reader
+            .get_row_iter(None)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .to_string();
+        assert!(read.contains("small: -123.45"), "{read}");
+        assert!(read.contains("mid: 98765.4321"), "{read}");
+        assert!(
+            read.contains("big: -10000000000000000000000000000000000000"),
+            "{read}"
+        );
+        assert_eq!(
+            crate::columns::decimal_storage(19),
+            crate::columns::DecimalStorage::Fixed(9)
+        );
+    }
 }

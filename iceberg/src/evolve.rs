@@ -81,6 +81,13 @@ fn merge_type(
             Ok(())
         }
         (ColumnType::Long, ColumnType::Int) | (ColumnType::Double, ColumnType::Float) => Ok(()),
+        // A decimal may gain digits, never change its scale.
+        (ColumnType::Decimal(precision, scale), ColumnType::Decimal(wider, same))
+            if *scale == same =>
+        {
+            *precision = (*precision).max(wider);
+            Ok(())
+        }
         (existing, incoming) if *existing == incoming => Ok(()),
         (existing, incoming) => Err(format!(
             "a {} now, the table's column is a {}",

@@ -6,7 +6,9 @@
 use apache_avro::types::Value as AvroValue;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
 
-use crate::columns::{Column, ColumnType, Physical};
+use crate::columns::{
+    decimal_storage, Column, ColumnType, DecimalStorage, Physical, DECIMAL_PRECISION_MAX,
+};
 
 /// A definition or repetition level.
 pub type Level = i16;
@@ -286,12 +288,40 @@ fn push_primitive(
         {
             out.push(FixedLenByteArray::from(b))
         }
+        (values, ColumnType::Decimal(precision, _), A::Decimal(decimal)) => {
+            let bytes = Vec::<u8>::try_from(&decimal).map_err(|e| e.to_string())?;
+            push_decimal(values, *precision, &bytes)?
+        }
         (_, kind, value) => {
             return Err(format!(
                 "a value {value:?} where the column is a {}",
                 kind.describe()
             ))
         }
+    }
+    Ok(())
+}
+
+/// A decimal's unscaled value (big-endian two's complement) in the leaf its precision gives.
+fn push_decimal(values: &mut LeafValues, precision: u32, bytes: &[u8]) -> Result<(), String> {
+    let too_big = || format!("a decimal wider than its column's {precision} digits");
+    if bytes.len() > 16 {
+        return Err(too_big());
+    }
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    let mut wide = [if negative { 0xff } else { 0 }; 16];
+    wide[16 - bytes.len()..].copy_from_slice(bytes);
+    let unscaled = i128::from_be_bytes(wide);
+    if unscaled.unsigned_abs() >= 10u128.pow(precision.min(DECIMAL_PRECISION_MAX)) {
+        return Err(too_big());
+    }
+    match (values, decimal_storage(precision)) {
+        (LeafValues::Int32(out), DecimalStorage::Int32) => out.push(unscaled as i32),
+        (LeafValues::Int64(out), DecimalStorage::Int64) => out.push(unscaled as i64),
+        (LeafValues::Fixed(out), DecimalStorage::Fixed(length)) => {
+            out.push(FixedLenByteArray::from(wide[16 - length..].to_vec()))
+        }
+        _ => return Err("a decimal's leaf is not the one its precision gives".into()),
     }
     Ok(())
 }

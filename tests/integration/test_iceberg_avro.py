@@ -6,6 +6,7 @@ keep their field ids; a record that cannot be decoded stops the table before it,
 
 import json
 import time
+from decimal import Decimal
 
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -31,6 +32,8 @@ USER_V1 = {
             "type": "record", "name": "Address",
             "fields": [{"name": "city", "type": "string"}]}], "default": None},
         {"name": "joined", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "balance", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12,
+                                     "scale": 2}},
     ],
 }
 # The second version: a new optional field, and age widened to a long.
@@ -53,7 +56,7 @@ def start(make_broker, iceberg_config="", metrics_port=None):
 def user(i, email=False):
     value = {"name": f"user-{i}", "age": 20 + i % 50, "tags": [f"t{i % 3}"] * (i % 3),
              "address": {"city": f"city-{i % 7}"} if i % 2 else None,
-             "joined": 1_700_000_000_000 + i}
+             "joined": 1_700_000_000_000 + i, "balance": Decimal(i * 37 - 5000) / 100}
     if email:
         value["email"] = f"u{i}@example.com"
     return value
@@ -95,7 +98,7 @@ def rows_of(broker, topic, count, timeout=60):
 
 def field_ids(table):
     return {name: table.schema().find_field(f"value.{name}").field_id
-            for name in ("name", "age", "tags", "address", "joined")}
+            for name in ("name", "age", "tags", "address", "joined", "balance")}
 
 
 def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
@@ -117,9 +120,12 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
             (expected["name"], expected["age"], expected["tags"])
         assert value["address"] == expected["address"]
         assert int(value["joined"].timestamp() * 1000) == expected["joined"]
+        assert value["balance"] == expected["balance"]
         assert (row["kafka"]["partition"], row["kafka"]["offset"]) == (i % 3, i // 3)
     value_type = table.schema().find_field("value").field_type
-    assert [f.name for f in value_type.fields] == ["name", "age", "tags", "address", "joined"]
+    assert [f.name for f in value_type.fields] == \
+        ["name", "age", "tags", "address", "joined", "balance"]
+    assert str(table.schema().find_field("value.balance").field_type) == "decimal(12, 2)"
     ids_before = field_ids(table)
 
     produce(broker, "users", USER_V2, [user(i, email=True) for i in range(10_000, 10_100)],
