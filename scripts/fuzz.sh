@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 seconds="${1:-20}"
-targets=(request_decode record_batch metadata_log wal_object sasl pg_backend consumer_protocol schema_registry)
+targets=(request_decode record_batch metadata_log wal_object sasl pg_backend consumer_protocol schema_registry table_values)
 cargo fuzz build -s none
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
