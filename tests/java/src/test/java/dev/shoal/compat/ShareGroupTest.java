@@ -100,9 +100,19 @@ class ShareGroupTest extends BrokerTest {
           },
           () -> "both members are assigned the partition");
     }
-    produce(topic, 1000);
     Map<String, Integer> byFirst = new HashMap<>();
     Map<String, Integer> bySecond = new HashMap<>();
+    // Records arrive in batches of 50 while both members poll in turn: a share fetch acquires
+    // whole batches, so 1000 records sent at once could all go to whichever polled first.
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    for (int batch = 0; batch < 20; batch++) {
+      for (int i = 0; i < 50; i++) {
+        producer.send(new ProducerRecord<>(topic, 0, null, "r" + (batch * 50 + i)));
+      }
+      producer.flush();
+      first.poll(POLL).forEach(r -> byFirst.merge(r.value(), 1, Integer::sum));
+      second.poll(POLL).forEach(r -> bySecond.merge(r.value(), 1, Integer::sum));
+    }
     long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos() * 2;
     while (byFirst.size() + bySecond.size() < 1000 && System.nanoTime() < deadline) {
       first.poll(POLL).forEach(r -> byFirst.merge(r.value(), 1, Integer::sum));
