@@ -366,6 +366,21 @@ impl Column {
     }
 }
 
+/// A field's name as the Parquet message type can say it. Iceberg readers match a file's
+/// columns to the table's by field id, so a name with other characters than letters, digits
+/// and `_` (a JSON property may have any) is written as a safe one made unique by its id.
+fn parquet_name(name: &str, id: FieldId) -> std::borrow::Cow<'_, str> {
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let safe: String = (name.chars())
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    std::borrow::Cow::Owned(format!("_{safe}_{id}"))
+}
+
 fn write_parquet_field(
     out: &mut String,
     name: &str,
@@ -374,6 +389,7 @@ fn write_parquet_field(
     kind: &ColumnType,
 ) {
     let repetition = if required { "required" } else { "optional" };
+    let name = parquet_name(name, id);
     if let Some((_, physical, annotation)) = kind.parquet_leaf() {
         let _ = writeln!(out, "{repetition} {physical} {name}{annotation} = {id};");
         return;
@@ -498,5 +514,23 @@ mod tests {
         walk(&parsed, &mut ids);
         ids.sort();
         assert_eq!(ids, [10, 20, 21, 22, 23, 24, 25]);
+        // Any name a JSON property may have still makes a message type.
+        for name in ["}n", "first name", "9lives", "", "a;b = 3 {"] {
+            let odd = Column {
+                id: 11,
+                name: name.into(),
+                required: false,
+                kind: ColumnType::Struct(vec![Column {
+                    id: 12,
+                    name: name.into(),
+                    required: false,
+                    kind: ColumnType::Long,
+                }]),
+            };
+            let mut text = String::from("message table {\n");
+            odd.write_parquet(&mut text);
+            text.push_str("}\n");
+            parquet::schema::parser::parse_message_type(&text).expect(&text);
+        }
     }
 }
