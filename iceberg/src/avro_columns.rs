@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use apache_avro::schema::{RecordSchema, Schema};
 
-use crate::columns::{Column, ColumnType, Element, DECIMAL_PRECISION_MAX};
+use crate::columns::{Column, ColumnType, DECIMAL_PRECISION_MAX};
 use crate::evolve;
 use crate::table_schema::TableSchema;
 
@@ -109,11 +109,6 @@ pub fn column_type(
     if depth > DEPTH_MAX {
         return Err(format!("nested over {DEPTH_MAX} deep (a recursive type?)"));
     }
-    let optional = |kind: ColumnType| Element {
-        id: 0,
-        required: false,
-        kind,
-    };
     Ok(Some(match names.resolve(schema)? {
         Schema::Null => return Ok(None),
         Schema::Union(union) => {
@@ -140,18 +135,11 @@ pub fn column_type(
         | Schema::LocalTimestampMicros
         | Schema::LocalTimestampNanos => ColumnType::Timestamp,
         Schema::Array(array) => match column_type(&array.items, names, depth + 1)? {
-            Some(kind) => ColumnType::List(Box::new(optional(kind))),
+            Some(kind) => ColumnType::list_of(kind),
             None => return Err("an array of nulls has no column type".into()),
         },
         Schema::Map(map) => match column_type(&map.types, names, depth + 1)? {
-            Some(kind) => ColumnType::Map(
-                Box::new(Element {
-                    id: 0,
-                    required: true,
-                    kind: ColumnType::String,
-                }),
-                Box::new(optional(kind)),
-            ),
+            Some(kind) => ColumnType::string_map_of(kind),
             None => return Err("a map of nulls has no column type".into()),
         },
         Schema::Record(record) => {

@@ -95,6 +95,31 @@ pub enum Physical {
 }
 
 impl ColumnType {
+    /// A list of optional `element`s, as a value schema's arrays become (ids given later).
+    pub fn list_of(element: ColumnType) -> ColumnType {
+        ColumnType::List(Box::new(Element {
+            id: 0,
+            required: false,
+            kind: element,
+        }))
+    }
+
+    /// A map from strings to optional `value`s, as a value schema's maps become (ids given
+    /// later).
+    pub fn string_map_of(value: ColumnType) -> ColumnType {
+        let key = Element {
+            id: 0,
+            required: true,
+            kind: ColumnType::String,
+        };
+        let value = Element {
+            id: 0,
+            required: false,
+            kind: value,
+        };
+        ColumnType::Map(Box::new(key), Box::new(value))
+    }
+
     /// Iceberg's name of the type, for messages.
     pub fn describe(&self) -> String {
         match self.primitive_name() {

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use apache_avro::types::Value as AvroValue;
 use serde_json::Value;
 
-use crate::columns::{Column, ColumnType, Element};
+use crate::columns::{Column, ColumnType};
 use crate::evolve;
 use crate::table_schema::TableSchema;
 
@@ -66,18 +66,13 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
     let (Some(only), None) = (not_null.next(), not_null.next()) else {
         return Err("several types (or none) have no column type".into());
     };
-    let optional = |kind| Element {
-        id: 0,
-        required: false,
-        kind,
-    };
     Ok(Some(match only {
         "string" => ColumnType::String,
         "integer" => ColumnType::Long,
         "number" => ColumnType::Double,
         "boolean" => ColumnType::Boolean,
         "array" => match column_type(&schema["items"], root, depth + 1)? {
-            Some(kind) => ColumnType::List(Box::new(optional(kind))),
+            Some(kind) => ColumnType::list_of(kind),
             None => return Err("an array of nulls has no column type".into()),
         },
         "object" => match schema["properties"].as_object() {
@@ -98,14 +93,7 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
                 ColumnType::Struct(fields)
             }
             None => match column_type(&schema["additionalProperties"], root, depth + 1)? {
-                Some(kind) => ColumnType::Map(
-                    Box::new(Element {
-                        id: 0,
-                        required: true,
-                        kind: ColumnType::String,
-                    }),
-                    Box::new(optional(kind)),
-                ),
+                Some(kind) => ColumnType::string_map_of(kind),
                 None => return Err("an object without properties has no column type".into()),
             },
         },

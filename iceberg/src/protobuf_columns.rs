@@ -20,7 +20,7 @@ use prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value,
 };
 
-use crate::columns::{Column, ColumnType, Element};
+use crate::columns::{Column, ColumnType};
 use crate::evolve;
 use crate::table_schema::TableSchema;
 
@@ -54,28 +54,16 @@ fn message_fields(message: &MessageDescriptor, depth: usize) -> Result<Vec<Colum
 }
 
 fn field_type(field: &FieldDescriptor, depth: usize) -> Result<ColumnType, String> {
-    let optional = |kind| {
-        Box::new(Element {
-            id: 0,
-            required: false,
-            kind,
-        })
-    };
     if field.is_map() {
         let Kind::Message(entry) = field.kind() else {
             return Err("a map without its entry".into());
         };
         let value = kind_type(&entry.map_entry_value_field().kind(), depth + 1)?;
-        let key = Box::new(Element {
-            id: 0,
-            required: true,
-            kind: ColumnType::String,
-        });
-        return Ok(ColumnType::Map(key, optional(value)));
+        return Ok(ColumnType::string_map_of(value));
     }
     let kind = kind_type(&field.kind(), depth)?;
     Ok(match field.is_list() {
-        true => ColumnType::List(optional(kind)),
+        true => ColumnType::list_of(kind),
         false => kind,
     })
 }
