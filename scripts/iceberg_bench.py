@@ -197,15 +197,22 @@ def produce_run(args, table, rate=0):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def main():
+def arguments(seconds):
+    """The arguments the Iceberg benchmarks take (--seconds defaults to `seconds`); this
+    process, the load's, is pinned to --bench-cpus."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--seconds", type=float, default=seconds)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--commit-interval-ms", type=int, default=1000)
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
     os.sched_setaffinity(0, {int(c) for c in args.bench_cpus.split(",")})
+    return args
+
+
+def main():
+    args = arguments(seconds=15)
     results = catch_up(args)
     print(json.dumps(results), flush=True)
     runs = [{} for _ in range(args.rounds)]

@@ -16,7 +16,6 @@ ratios b/a.
 Writes perf-results/<date>-iceberg-columns.json.
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -26,7 +25,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from benchlib import alternating_rounds, write_results
-from iceberg_bench import TOPIC, catch_up
+from iceberg_bench import TOPIC, arguments, catch_up
 
 SCHEMA = {
     "type": "record", "name": "Order", "namespace": "bench",
@@ -58,14 +57,7 @@ def avro_values(registry_url):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--commit-interval-ms", type=int, default=1000)
-    ap.add_argument("--broker-cpus", default="0")
-    ap.add_argument("--bench-cpus", default="1")
-    args = ap.parse_args()
-    os.sched_setaffinity(0, {int(c) for c in args.bench_cpus.split(",")})
+    args = arguments(seconds=10)
     runs = [{} for _ in range(args.rounds)]
     for round_, side in alternating_rounds(args.rounds):
         name = "bytes" if side == "a" else "avro"
