@@ -207,10 +207,8 @@ pub fn expire(
     }
     let mut expired = Expired::default();
     // Sequence numbers of the snapshots before expiry, and of the compactions among them.
-    let snapshots = metadata["snapshots"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let none = Vec::new();
+    let snapshots = metadata["snapshots"].as_array().unwrap_or(&none);
     let sequence = |s: &Value| s["sequence-number"].as_i64().unwrap_or(0);
     let oldest_before = snapshots.iter().map(sequence).min();
     let oldest_after = (snapshots.iter())
@@ -221,7 +219,7 @@ pub fn expire(
         })
         .map(sequence)
         .min();
-    for compaction in &snapshots {
+    for compaction in snapshots {
         let Some(text) = compaction["summary"][REPLACED_KEY].as_str() else {
             continue;
         };

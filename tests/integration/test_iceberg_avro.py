@@ -63,8 +63,15 @@ def user(i, email=False):
 
 
 def produce(broker, topic, schema, values, partitions=3, start=0):
+    """`values` with the Avro `schema`, keys k<start>, k<start + 1>, ..."""
     registry = SchemaRegistryClient({"url": broker.registry_url})
-    serializer = AvroSerializer(registry, json.dumps(schema))
+    produce_serialized(broker, topic, AvroSerializer(registry, json.dumps(schema)), values,
+                       partitions, start)
+
+
+def produce_serialized(broker, topic, serializer, values, partitions=3, start=0):
+    """`values` as `serializer` makes them (registering its schema), value i with key k<i> to
+    partition i % partitions."""
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
     for i, value in enumerate(values, start):
         payload = serializer(value, SerializationContext(topic, MessageField.VALUE))
@@ -212,14 +219,9 @@ def test_json_schema_values_become_columns(make_broker):
         "properties": {"id": {"type": "string"}, "units": {"type": "integer"},
                        "price": {"type": "number"},
                        "lines": {"type": "array", "items": {"type": "string"}}}})
-    serializer = JSONSerializer(schema, registry)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
-    for i in range(500):
-        value = {"id": f"o-{i}", "units": i, "price": i / 4, "lines": [f"l{i}"] * (i % 3)}
-        producer.produce("orders", key=f"k{i}".encode(), partition=0,
-                         value=serializer(value, SerializationContext("orders",
-                                                                       MessageField.VALUE)))
-    assert producer.flush(30) == 0
+    values = [{"id": f"o-{i}", "units": i, "price": i / 4, "lines": [f"l{i}"] * (i % 3)}
+              for i in range(500)]
+    produce_serialized(broker, "orders", JSONSerializer(schema, registry), values, partitions=1)
     table, rows = rows_of(broker, "orders", 500)
     assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
         ["id", "lines", "price", "units"]
@@ -234,17 +236,15 @@ def test_protobuf_values_become_columns(make_broker):
     create_table_topic(broker, "orders", partitions=1)
     registry = SchemaRegistryClient({"url": broker.registry_url})
     Order, Money = protobuf_classes()
-    # Registers shoal/common.proto (imported) and the Order file that uses it.
-    serializer = ProtobufSerializer(Order, registry)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    orders = []
     for i in range(500):
         order = Order(id=f"o-{i}", tags=[str(i % 7)] * (i % 3))
         if i % 2:
             order.total.CopyFrom(Money(units=i, currency="EUR"))
-        producer.produce("orders", key=f"k{i}".encode(), partition=0,
-                         value=serializer(order, SerializationContext("orders",
-                                                                       MessageField.VALUE)))
-    assert producer.flush(30) == 0
+        orders.append(order)
+    # The serializer registers shoal/common.proto (imported) and the Order file that uses it.
+    produce_serialized(broker, "orders", ProtobufSerializer(Order, registry), orders,
+                       partitions=1)
     table, rows = rows_of(broker, "orders", 500)
     assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
         ["id", "total", "tags"]
