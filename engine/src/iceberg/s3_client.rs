@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusty_s3::{Bucket, Credentials, S3Action};
 use shoal_net::http_client::{self, HttpAnswer, HttpLimits, HttpRequest, HttpUrl};
-use shoal_wal::store::s3::{signing, S3Config, SIGNATURE_TTL};
+use shoal_wal::store::s3::{failure, signing, S3Config, SIGNATURE_TTL};
 
 pub struct BlockingS3 {
     bucket: Bucket,
@@ -40,7 +40,7 @@ impl BlockingS3 {
 
     fn send<'a>(
         &self,
-        operation: &str,
+        operation: &'static str,
         method: &str,
         action: &impl S3Action<'a>,
         body: &[u8],
@@ -86,13 +86,17 @@ impl BlockingS3 {
 /// An answer other than a body is an error document at most this long.
 const ERROR_BODY_MAX: u64 = 1 << 20;
 
-fn expect(answer: &HttpAnswer, operation: &str, key: &str, fine: &[u16]) -> Result<(), String> {
+fn expect(
+    answer: &HttpAnswer,
+    operation: &'static str,
+    key: &str,
+    fine: &[u16],
+) -> Result<(), String> {
     if fine.contains(&answer.status) {
         return Ok(());
     }
-    let detail = String::from_utf8_lossy(&answer.body[..answer.body.len().min(512)]).into_owned();
     Err(format!(
-        "S3 {operation} {key}: status {}: {detail}",
-        answer.status
+        "{key}: {}",
+        failure(operation, answer.status, &answer.body)
     ))
 }

@@ -445,7 +445,9 @@ fn action_method<'a, A: S3Action<'a>>(_: &A) -> rusty_s3::Method {
     A::METHOD
 }
 
-fn failure(op: &'static str, status: u16, body: &[u8]) -> WalError {
+/// An S3 answer with a status the operation does not take, with the start of its error
+/// document.
+pub fn failure(op: &'static str, status: u16, body: &[u8]) -> WalError {
     let text = String::from_utf8_lossy(body);
     WalError::Http {
         op,
