@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use apache_avro::types::Value as AvroValue;
 use prost_reflect::FileDescriptor;
-use shoal_iceberg::avro_columns::{self, as_record, Names};
+use shoal_iceberg::avro_columns::{self, as_record};
 use shoal_iceberg::columns::ColumnType;
 use shoal_iceberg::json_columns;
 use shoal_iceberg::protobuf_columns;
@@ -61,7 +61,7 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
     let fields = match first_id {
         Some(id) if schemas.has_registry() => match schemas.lookup(id)? {
             Lookup::Avro(avro) => {
-                let names = Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
+                let names = avro.names();
                 as_record(&avro.schema, &names).is_some()
             }
             Lookup::Json(schema) => json_columns::is_object(&schema),
@@ -107,7 +107,7 @@ fn decide(
     let (merged, decode) = match schemas.lookup(id)? {
         Lookup::Refused(why) => return Ok(Err(why)),
         Lookup::Avro(avro) => {
-            let names = Names::of(std::iter::once(&avro.schema).chain(&avro.referenced));
+            let names = avro.names();
             let Some(record) = as_record(&avro.schema, &names) else {
                 return Ok(Err(format!("schema id {id} is not a record")));
             };

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use serde_json::Value;
 use shoal_cli::registry_client::{encode, Registry};
 use shoal_cli::AdminError;
+use shoal_iceberg::avro_columns::Names;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
 use shoal_registry::Referenced;
 
@@ -15,6 +16,13 @@ use shoal_registry::Referenced;
 pub struct AvroValueSchema {
     pub schema: apache_avro::Schema,
     pub referenced: Vec<apache_avro::Schema>,
+}
+
+impl AvroValueSchema {
+    /// The named types the schema and those it refers to define.
+    pub fn names(&self) -> Names<'_> {
+        Names::of(std::iter::once(&self.schema).chain(&self.referenced))
+    }
 }
 
 /// What an id stands for, as far as the table is concerned.
