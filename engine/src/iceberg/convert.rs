@@ -53,7 +53,8 @@ pub struct Converted {
 }
 
 /// The schema of a new table for `rows`: value fields when the first value names a
-/// registered Avro record schema, JSON Schema of an object or Protobuf file, else bytes. Err when the registry could not be asked.
+/// registered Avro record schema, JSON Schema of an object or Protobuf file, else bytes. Err
+/// when the registry could not be asked.
 pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<TableSchema, String> {
     let first_id = (rows.iter())
         .find_map(|r| r.value.as_deref())
