@@ -28,10 +28,10 @@ pub enum Warehouse {
     },
 }
 
-/// Where one location is.
+/// Where one location is: a local path, or a key in the bucket the client reaches.
 enum Place<'a> {
     Path(PathBuf),
-    Key(&'a str),
+    Key(&'a BlockingS3, &'a str),
 }
 
 impl Warehouse {
@@ -64,7 +64,7 @@ impl Warehouse {
         }
     }
 
-    fn place<'a>(&self, location: &'a str) -> Result<Place<'a>, String> {
+    fn place<'a>(&'a self, location: &'a str) -> Result<Place<'a>, String> {
         match self {
             Warehouse::Local(_) => location
                 .strip_prefix("file://")
@@ -74,7 +74,7 @@ impl Warehouse {
                 .strip_prefix("s3://")
                 .and_then(|rest| rest.split_once('/'))
                 .filter(|(bucket, _)| *bucket == client.bucket_name())
-                .map(|(_, key)| Place::Key(key))
+                .map(|(_, key)| Place::Key(client, key))
                 .ok_or_else(|| {
                     format!(
                         "{location}: not in this warehouse (s3://{}/)",
@@ -86,10 +86,9 @@ impl Warehouse {
 
     /// The file at `location`, refused past `max_bytes`.
     pub fn read(&self, location: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
-        match (self, self.place(location)?) {
-            (_, Place::Path(path)) => read_file(&path, max_bytes),
-            (Warehouse::S3 { client, .. }, Place::Key(key)) => client.get(key, max_bytes),
-            (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+        match self.place(location)? {
+            Place::Path(path) => read_file(&path, max_bytes),
+            Place::Key(client, key) => client.get(key, max_bytes),
         }
     }
 
@@ -97,13 +96,10 @@ impl Warehouse {
     /// never names a file that is not whole.
     pub fn store(&self, planned: &Append) -> Result<(), String> {
         for object in &planned.objects {
-            match (self, self.place(&object.location)?) {
-                (_, Place::Path(path)) => write_durably(&path, &object.bytes)
+            match self.place(&object.location)? {
+                Place::Path(path) => write_durably(&path, &object.bytes)
                     .map_err(|e| format!("{}: {e}", path.display()))?,
-                (Warehouse::S3 { client, .. }, Place::Key(key)) => {
-                    client.put(key, &object.bytes)?
-                }
-                (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+                Place::Key(client, key) => client.put(key, &object.bytes)?,
             }
         }
         Ok(())
@@ -112,12 +108,11 @@ impl Warehouse {
     /// Deletes files no table names any more; one that stays behind costs only its space.
     pub fn delete<'a>(&self, locations: impl IntoIterator<Item = &'a String>) {
         for location in locations {
-            let removed = self.place(location).and_then(|place| match (self, place) {
-                (_, Place::Path(path)) => {
+            let removed = self.place(location).and_then(|place| match place {
+                Place::Path(path) => {
                     std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))
                 }
-                (Warehouse::S3 { client, .. }, Place::Key(key)) => client.delete(key),
-                (Warehouse::Local(_), Place::Key(_)) => unreachable!("a local place is a path"),
+                Place::Key(client, key) => client.delete(key),
             });
             if let Err(why) = removed {
                 tracing::warn!(%why, "table writer: a file no table names was not deleted");
