@@ -1,7 +1,7 @@
 """Topics as Iceberg tables: the broker's table writer keeps a table of each topic with
-shoal.iceberg.enabled in a SQL catalog (SQLite), and pyiceberg (with pyarrow) reads it, from a
-local warehouse or from S3 (s3s-fs). Every committed record appears once, aborted ones never,
-across kill -9 of the broker; snapshots expire and small files are compacted."""
+shoal.iceberg.enabled in a SQL catalog (SQLite), and pyiceberg (with pyarrow) and DuckDB read
+it, from a local warehouse or from S3 (s3s-fs). Every committed record appears once, aborted
+ones never, across kill -9 of the broker; snapshots expire and small files are compacted."""
 
 import signal
 import time
@@ -12,6 +12,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.expressions import GreaterThanOrEqual
 
+import duckdb_iceberg
 from conftest import S3_ACCESS_KEY, S3_BUCKET, S3_SECRET_KEY
 
 COMMIT_INTERVAL_MS = 300
@@ -100,6 +101,12 @@ def test_a_topic_becomes_a_table_with_each_record_once(make_broker):
         key, value, headers = rows[at]
         assert (key, value) == (f"k{i}".encode(), f"v{i}".encode())
         assert headers == ([("trace", f"t{i}".encode())] if i % 10 == 0 else [])
+    # DuckDB's Iceberg reader sees the same rows.
+    table = catalog_of(broker).load_table("kafka.orders")
+    duckdb_rows = duckdb_iceberg.query(table.metadata_location,
+                                       "SELECT kafka.partition, kafka.offset, value FROM t")
+    assert {(p, o): v for p, o, v in duckdb_rows} == \
+        {at: f"v{i}".encode() for at, i in expected.items()}
     # A topic without the config gets no table.
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic("plain", num_partitions=1)])["plain"].result(15)

@@ -15,6 +15,7 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+import duckdb_iceberg
 from conftest import free_port, metric_value, scrape_metrics
 from registry_helpers import start_registry_broker
 from test_admin_cli import shoal
@@ -148,6 +149,14 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     assert rows["k10005"]["value"]["email"] == "u10005@example.com"
     assert rows["k10005"]["value"]["age"] == 20 + 10005 % 50
     assert len(table.schemas()) == 2
+    # DuckDB's Iceberg reader finds the same columns, the new one null in older rows.
+    duckdb_rows = duckdb_iceberg.query(
+        table.metadata_location,
+        "SELECT kafka.key, value.name, value.age, value.email, value.address.city FROM t")
+    assert len(duckdb_rows) == 10_100
+    by_key = {key.decode(): rest for key, *rest in duckdb_rows}
+    assert by_key["k5"] == ["user-5", 25, None, "city-5"]
+    assert by_key["k10005"] == ["user-10005", 20 + 10005 % 50, "u10005@example.com", "city-2"]
 
     # A record whose value is not Avro stops the table before it, and says where.
     producer = Producer({"bootstrap.servers": broker.bootstrap})
