@@ -42,6 +42,8 @@ pub struct Append {
     /// To store before the catalog swaps to `metadata_location` (the metadata last).
     pub objects: Vec<Object>,
     pub metadata_location: String,
+    /// The new metadata (the last object's bytes, parsed).
+    pub metadata: Value,
     /// What the new metadata no longer names, to delete once the catalog names it.
     pub expired: Expired,
 }
@@ -214,6 +216,7 @@ fn commit(
     Ok(Append {
         objects,
         metadata_location,
+        metadata: next,
         expired,
     })
 }
@@ -232,6 +235,7 @@ pub fn create(location: &str, schema: &TableSchema, now_ms: i64) -> Result<Appen
             bytes,
         }],
         metadata_location,
+        metadata,
         expired: Expired::default(),
     })
 }

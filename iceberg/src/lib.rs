@@ -11,6 +11,7 @@
 pub mod append;
 pub mod avro_columns;
 pub mod bounds;
+pub mod catalog;
 pub mod columns;
 pub mod compact;
 pub mod data_file;
@@ -20,6 +21,7 @@ pub mod json_columns;
 pub mod manifest;
 pub mod metadata;
 pub mod protobuf_columns;
+pub mod rest_commit;
 pub mod row;
 pub mod shred;
 pub mod sql_catalog;

@@ -39,7 +39,13 @@ pub fn new_table(location: &str, table_uuid: &str, schema: &TableSchema, now_ms:
         "last-partition-id": 999,
         "default-sort-order-id": 0,
         "sort-orders": [{"order-id": 0, "fields": []}],
-        "properties": {"write.format.default": "parquet"},
+        // A catalog that writes the metadata files (a REST one) deletes the old ones as this
+        // writer does itself for a SQL catalog.
+        "properties": {
+            "write.format.default": "parquet",
+            "write.metadata.delete-after-commit.enabled": "true",
+            "write.metadata.previous-versions-max": METADATA_LOG_MAX.to_string(),
+        },
         "current-snapshot-id": -1,
         "refs": {},
         "snapshots": [],

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::catalog::{Catalog, Pointer, TableName, Version};
 use crate::IcebergError;
 
 /// The catalog's tables, created when missing.
@@ -42,26 +43,6 @@ pub const SWAP: &str = "UPDATE iceberg_tables
     WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5
       AND metadata_location = $2";
 
-/// A table's name in the catalog.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TableName {
-    pub namespace: String,
-    pub table: String,
-}
-
-/// What the table writer asks of a catalog: where a table's metadata is, a new table, and a
-/// commit's compare-and-swap.
-pub trait Catalog {
-    /// The table's current metadata location, or None when the catalog has no such table.
-    fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError>;
-    /// Registers a new table at `metadata_location` (its namespace too): false when another
-    /// writer registered it first.
-    fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError>;
-    /// Points the table at `next` if it still points at `expected`: false when another writer
-    /// committed meanwhile.
-    fn swap(&self, table: &TableName, expected: &str, next: &str) -> Result<bool, IcebergError>;
-}
-
 /// The SQL catalog in a SQLite file.
 pub struct SqliteCatalog {
     connection: Connection,
@@ -92,8 +73,9 @@ impl SqliteCatalog {
 }
 
 impl Catalog for SqliteCatalog {
-    fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError> {
-        self.connection
+    fn load(&self, table: &TableName) -> Result<Option<Pointer>, IcebergError> {
+        let location = self
+            .connection
             .query_row(
                 LOAD,
                 params![self.name, table.namespace, table.table],
@@ -101,7 +83,11 @@ impl Catalog for SqliteCatalog {
             )
             .optional()
             .map(Option::flatten)
-            .map_err(failed)
+            .map_err(failed)?;
+        Ok(location.map(|location| Pointer {
+            location,
+            metadata: None,
+        }))
     }
 
     fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError> {
@@ -118,12 +104,23 @@ impl Catalog for SqliteCatalog {
         Ok(created == 1)
     }
 
-    fn swap(&self, table: &TableName, expected: &str, next: &str) -> Result<bool, IcebergError> {
+    fn commit(
+        &self,
+        table: &TableName,
+        from: Version<'_>,
+        next: Version<'_>,
+    ) -> Result<bool, IcebergError> {
         let swapped = self
             .connection
             .execute(
                 SWAP,
-                params![next, expected, self.name, table.namespace, table.table],
+                params![
+                    next.location,
+                    from.location,
+                    self.name,
+                    table.namespace,
+                    table.table
+                ],
             )
             .map_err(failed)?;
         Ok(swapped == 1)
@@ -144,17 +141,24 @@ mod tests {
             namespace: "kafka".into(),
             table: "orders".into(),
         };
-        assert_eq!(catalog.load(&orders).unwrap(), None);
+        let at = |catalog: &SqliteCatalog| catalog.load(&orders).unwrap().map(|p| p.location);
+        let metadata = serde_json::json!({});
+        let version = |location| Version {
+            location,
+            metadata: &metadata,
+        };
+        assert_eq!(at(&catalog), None);
         assert!(catalog.create(&orders, "v0.json").unwrap());
         assert!(!catalog.create(&orders, "other.json").unwrap());
-        assert_eq!(catalog.load(&orders).unwrap().as_deref(), Some("v0.json"));
-        assert!(catalog.swap(&orders, "v0.json", "v1.json").unwrap());
+        assert_eq!(at(&catalog).as_deref(), Some("v0.json"));
+        let commit = |from, next| catalog.commit(&orders, version(from), version(next));
+        assert!(commit("v0.json", "v1.json").unwrap());
         // A writer that planned from v0 lost the race.
-        assert!(!catalog.swap(&orders, "v0.json", "v1-other.json").unwrap());
+        assert!(!commit("v0.json", "v1-other.json").unwrap());
         let again = SqliteCatalog::open(&path, "shoal").unwrap();
-        assert_eq!(again.load(&orders).unwrap().as_deref(), Some("v1.json"));
+        assert_eq!(at(&again).as_deref(), Some("v1.json"));
         let other_catalog = SqliteCatalog::open(&path, "another").unwrap();
-        assert_eq!(other_catalog.load(&orders).unwrap(), None);
+        assert_eq!(at(&other_catalog), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,9 +7,9 @@
 
 use bytes::Bytes;
 use shoal_iceberg::append;
+use shoal_iceberg::catalog::TableName;
 use shoal_iceberg::compact::{merge_files, schema_of};
 use shoal_iceberg::manifest::{self, DataFile, ManifestFile};
-use shoal_iceberg::sql_catalog::TableName;
 use shoal_iceberg::table_schema::TableSchema;
 
 use super::tables::{Tables, METADATA_MAX_BYTES};

@@ -11,6 +11,7 @@ mod compaction;
 mod convert;
 mod pg_catalog;
 mod reader;
+mod rest_catalog;
 mod s3_client;
 mod tables;
 mod value_schemas;
@@ -71,6 +72,26 @@ pub struct IcebergConfig {
     /// not an Avro record, data that does not decode): `stop` the table before it, or set it
     /// aside in the dead-letter table `<topic>_dead_letters` and go on.
     pub bad_records: BadRecords,
+    /// `[iceberg.rest_catalog]`: register and commit tables in an Iceberg REST catalog
+    /// instead of the SQL catalog.
+    pub rest_catalog: Option<RestCatalogConfig>,
+}
+
+/// `[iceberg.rest_catalog]`: an Iceberg REST catalog (Polaris, Lakekeeper, Gravitino, Glue's
+/// Iceberg endpoint, Iceberg's reference server). The writer stores the tables' files in
+/// `warehouse` as with the SQL catalog, so the catalog and its readers must reach that store.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestCatalogConfig {
+    /// The catalog's base URL, before `/v1/` (http:// or https://).
+    pub url: String,
+    /// The warehouse name the catalog's `GET /v1/config` is asked for, where it serves
+    /// several.
+    pub warehouse: Option<String>,
+    /// A bearer token sent with every request, where the catalog wants one.
+    pub token: Option<String>,
+    /// PEM CAs trusted for an https catalog besides the system's.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// `[iceberg] bad_records`.
@@ -98,13 +119,16 @@ impl Default for IcebergConfig {
             warehouse: None,
             schema_registry_url: None,
             bad_records: BadRecords::Stop,
+            rest_catalog: None,
         }
     }
 }
 
-/// Which SQL catalog tables are registered in.
+/// Which catalog tables are registered in.
 #[derive(Debug, Clone)]
 pub enum CatalogSetup {
+    /// An Iceberg REST catalog.
+    Rest(RestCatalogConfig),
     /// A SQLite file (one node's).
     Sqlite(PathBuf),
     /// The coordinator's PostgreSQL database (a cluster's, or a node whose log is there).
@@ -166,9 +190,10 @@ impl IcebergConfig {
             })?;
         let address = reachable(listener.address);
         let warehouse = self.warehouse_setup(data_dir, store)?;
-        let catalog = match coordinator_database {
-            Some(database) => CatalogSetup::Postgres(database.clone()),
-            None => CatalogSetup::Sqlite(
+        let catalog = match (&self.rest_catalog, coordinator_database) {
+            (Some(rest), _) => CatalogSetup::Rest(rest.clone()),
+            (None, Some(database)) => CatalogSetup::Postgres(database.clone()),
+            (None, None) => CatalogSetup::Sqlite(
                 (self.catalog_file.clone())
                     .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db")),
             ),

@@ -6,9 +6,8 @@
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
-use shoal_iceberg::sql_catalog::{
-    Catalog, TableName, CREATE_NAMESPACE, CREATE_TABLE, CREATE_TABLES, LOAD, SWAP,
-};
+use shoal_iceberg::catalog::{Catalog, Pointer, TableName, Version};
+use shoal_iceberg::sql_catalog::{CREATE_NAMESPACE, CREATE_TABLE, CREATE_TABLES, LOAD, SWAP};
 use shoal_iceberg::IcebergError;
 use shoal_pg::{Connection, Param, PgConfig, PgError};
 
@@ -54,16 +53,26 @@ impl PgCatalog {
 }
 
 impl Catalog for PgCatalog {
-    fn load(&self, table: &TableName) -> Result<Option<String>, IcebergError> {
-        self.ask(|answer| Call::Load(table.clone(), answer))
+    fn load(&self, table: &TableName) -> Result<Option<Pointer>, IcebergError> {
+        let location = self.ask(|answer| Call::Load(table.clone(), answer))?;
+        Ok(location.map(|location| Pointer {
+            location,
+            metadata: None,
+        }))
     }
 
     fn create(&self, table: &TableName, metadata_location: &str) -> Result<bool, IcebergError> {
         self.ask(|answer| Call::Create(table.clone(), metadata_location.to_string(), answer))
     }
 
-    fn swap(&self, table: &TableName, expected: &str, next: &str) -> Result<bool, IcebergError> {
-        self.ask(|answer| Call::Swap(table.clone(), expected.into(), next.into(), answer))
+    fn commit(
+        &self,
+        table: &TableName,
+        from: Version<'_>,
+        next: Version<'_>,
+    ) -> Result<bool, IcebergError> {
+        let (expected, next) = (from.location.to_string(), next.location.to_string());
+        self.ask(|answer| Call::Swap(table.clone(), expected, next, answer))
     }
 }
 

@@ -1,10 +1,10 @@
 //! A table's commits as the writer makes them: loaded from the catalog, created, and
-//! published: the commit's files stored, the catalog's pointer swapped if it still names the
-//! metadata the commit was planned from, and the files the commit let go deleted.
+//! published: the commit's files stored, the commit made in the catalog if the table is still
+//! at the metadata the commit was planned from, and the files the commit let go deleted.
 
 use shoal_iceberg::append::{self, Append, TableState};
+use shoal_iceberg::catalog::{Catalog, Pointer, TableName, Version};
 use shoal_iceberg::metadata;
-use shoal_iceberg::sql_catalog::{Catalog, TableName};
 use shoal_iceberg::table_schema::TableSchema;
 
 use super::warehouse::Warehouse;
@@ -24,11 +24,18 @@ pub struct Tables {
 impl Tables {
     /// The table the catalog names, if any.
     pub fn load(&self, table: &TableName) -> Result<Option<Loaded>, String> {
-        let Some(location) = self.catalog.load(table).map_err(|e| e.to_string())? else {
+        let Some(Pointer { location, metadata }) =
+            self.catalog.load(table).map_err(|e| e.to_string())?
+        else {
             return Ok(None);
         };
-        let bytes = self.warehouse.read(&location, METADATA_MAX_BYTES)?;
-        let metadata = serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?;
+        let metadata = match metadata {
+            Some(given) => given,
+            None => {
+                let bytes = self.warehouse.read(&location, METADATA_MAX_BYTES)?;
+                serde_json::from_slice(&bytes).map_err(|e| format!("{location}: {e}"))?
+            }
+        };
         Ok(Some((location, metadata)))
     }
 
@@ -57,18 +64,38 @@ impl Tables {
         from: &TableState,
         planned: &Append,
     ) -> Result<(), String> {
-        self.warehouse.store(planned)?;
+        let writes_metadata = self.catalog.writes_metadata();
+        let objects = match writes_metadata {
+            // The metadata is the last object: the catalog writes its own.
+            true => &planned.objects[..planned.objects.len().saturating_sub(1)],
+            false => &planned.objects[..],
+        };
+        self.warehouse.store(objects)?;
+        let from_version = Version {
+            location: &from.metadata_location,
+            metadata: &from.metadata,
+        };
+        let next_version = Version {
+            location: &planned.metadata_location,
+            metadata: &planned.metadata,
+        };
         if !self
             .catalog
-            .swap(table, &from.metadata_location, &planned.metadata_location)
+            .commit(table, from_version, next_version)
             .map_err(|e| e.to_string())?
         {
             return Err("another writer committed first; planning again next round".into());
         }
         let expired = &planned.expired;
+        // A catalog that writes the metadata files also deletes the old ones (the table's
+        // `write.metadata.delete-after-commit.enabled`).
+        let metadata_files = match writes_metadata {
+            true => &[][..],
+            false => &expired.metadata_files[..],
+        };
         self.warehouse.delete(
             (expired.manifest_lists.iter())
-                .chain(&expired.metadata_files)
+                .chain(metadata_files)
                 .chain(&expired.replaced.files)
                 .chain(&expired.replaced.manifests),
         );
@@ -83,7 +110,7 @@ impl Tables {
             .table_location(&table.namespace, &table.table);
         let now_ms = shoal_shards::maintenance::now_ms();
         let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
-        self.warehouse.store(&created)?;
+        self.warehouse.store(&created.objects)?;
         if !self
             .catalog
             .create(table, &created.metadata_location)
@@ -92,12 +119,6 @@ impl Tables {
             return Err("another writer created the table first; taking it up next round".into());
         }
         tracing::info!(namespace = %table.namespace, table = %table.table, %location, "Iceberg table created");
-        let metadata = &created
-            .objects
-            .last()
-            .expect("the metadata is stored last")
-            .bytes;
-        let metadata = serde_json::from_slice(metadata).map_err(|e| e.to_string())?;
-        Ok((created.metadata_location, metadata))
+        Ok((created.metadata_location, created.metadata))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use shoal_iceberg::append::Append;
+use shoal_iceberg::append::Object;
 use shoal_wal::store::s3::S3Config;
 
 use super::s3_client::BlockingS3;
@@ -94,8 +94,8 @@ impl Warehouse {
 
     /// Stores each object of a commit durably, in order: the metadata last, so the catalog
     /// never names a file that is not whole.
-    pub fn store(&self, planned: &Append) -> Result<(), String> {
-        for object in &planned.objects {
+    pub fn store(&self, objects: &[Object]) -> Result<(), String> {
+        for object in objects {
             match self.place(&object.location)? {
                 Place::Path(path) => write_durably(&path, &object.bytes)
                     .map_err(|e| format!("{}: {e}", path.display()))?,

@@ -9,11 +9,13 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_auth::ClientSecurity;
 use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
+use shoal_iceberg::catalog::{Catalog, TableName};
 use shoal_iceberg::metadata;
-use shoal_iceberg::sql_catalog::{Catalog, SqliteCatalog, TableName};
+use shoal_iceberg::sql_catalog::SqliteCatalog;
 use shoal_metalog::Duties;
 
 use super::pg_catalog::PgCatalog;
+use super::rest_catalog::RestCatalog;
 
 use super::warehouse::Warehouse;
 use shoal_coordinator::topic_configs::ICEBERG_ENABLED;
@@ -92,6 +94,7 @@ fn round(
             CatalogSetup::Postgres(database) => {
                 Box::new(PgCatalog::start(database.clone(), name.clone())?)
             }
+            CatalogSetup::Rest(rest) => Box::new(RestCatalog::connect(rest)?),
         };
         *tables = Some(Tables {
             catalog,
