@@ -3,7 +3,8 @@
 //! Kafka client of its own broker: every `commit_interval_ms` it reads each such topic's
 //! committed records (read_committed, so aborted transactions are left out) from where the
 //! table's last snapshot says each partition ends, writes them as one Parquet file, and
-//! commits the snapshot to the SQL catalog with a compare-and-swap. The offsets a table has
+//! commits the snapshot to the catalog (the SQL catalog's compare-and-swap, or a REST
+//! catalog's commit that requires the table unchanged since it was read). The offsets a table has
 //! reached live in its snapshots only, so a writer that restarts or loses a race continues
 //! with no record missing or twice.
 
