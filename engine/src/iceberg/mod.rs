@@ -21,10 +21,12 @@ mod writer;
 
 use warehouse::WarehouseSetup;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use shoal_auth::ClientSecurity;
 use shoal_metalog::Duties;
 use shoal_pg::PgConfig;
 use shoal_wal::store::StoreConfig;
@@ -76,6 +78,10 @@ pub struct IcebergConfig {
     /// `[iceberg.rest_catalog]`: register and commit tables in an Iceberg REST catalog
     /// instead of the SQL catalog.
     pub rest_catalog: Option<RestCatalogConfig>,
+    /// `[iceberg.client]`: Kafka client settings the writer connects to this broker with
+    /// (`security.protocol`, `sasl.*`, `ssl.*`, and `bootstrap.servers` to name the address
+    /// its certificate is for). Empty: a PLAINTEXT listener, as `User:ANONYMOUS`.
+    pub client: BTreeMap<String, String>,
 }
 
 /// `[iceberg.rest_catalog]`: an Iceberg REST catalog (Polaris, Lakekeeper, Gravitino, Glue's
@@ -121,6 +127,7 @@ impl Default for IcebergConfig {
             schema_registry_url: None,
             bad_records: BadRecords::Stop,
             rest_catalog: None,
+            client: BTreeMap::new(),
         }
     }
 }
@@ -139,8 +146,10 @@ pub enum CatalogSetup {
 /// Where the writer works: resolved from the config and the broker's own settings.
 pub struct WriterSetup {
     pub config: IcebergConfig,
-    /// This broker's PLAINTEXT listener, which the writer reads through.
+    /// The address of this broker's listener that the writer reads through, and how it
+    /// secures the connection and logs in there.
     pub bootstrap: String,
+    pub security: ClientSecurity,
     pub catalog: CatalogSetup,
     pub warehouse: WarehouseSetup,
     /// Where value schemas are looked up, if anywhere.
@@ -179,17 +188,7 @@ impl IcebergConfig {
                     .into(),
             ));
         }
-        let listener = listeners
-            .iter()
-            .find(|l| l.protocol == SecurityProtocol::Plaintext)
-            .ok_or_else(|| {
-                EngineError::Config(
-                    "[iceberg] the table writer reads through a PLAINTEXT listener; this broker \
-                     has none"
-                        .into(),
-                )
-            })?;
-        let address = reachable(listener.address);
+        let (bootstrap, security) = self.writer_client(listeners)?;
         let warehouse = self.warehouse_setup(data_dir, store)?;
         let catalog = match (&self.rest_catalog, coordinator_database) {
             (Some(rest), _) => CatalogSetup::Rest(rest.clone()),
@@ -205,7 +204,8 @@ impl IcebergConfig {
         };
         Ok(Some(WriterSetup {
             config: self.clone(),
-            bootstrap: address.to_string(),
+            bootstrap,
+            security,
             catalog,
             warehouse,
             schema_registry_url: self.schema_registry_url.clone().or(own_registry),
@@ -214,6 +214,35 @@ impl IcebergConfig {
 }
 
 impl IcebergConfig {
+    /// Where the writer connects (`bootstrap.servers`, else this broker's listener of the
+    /// protocol `[iceberg.client]` names), and with what security.
+    fn writer_client(
+        &self,
+        listeners: &[Listener],
+    ) -> Result<(String, ClientSecurity), EngineError> {
+        let bad = |why: String| EngineError::Config(format!("[iceberg.client] {why}"));
+        let settings = (self.client.iter())
+            .filter(|(name, _)| *name != BOOTSTRAP_SERVERS)
+            .map(|(name, value)| (name.as_str(), value.as_str()));
+        let security = ClientSecurity::from_client_settings(settings).map_err(bad)?;
+        let protocol = SecurityProtocol::parse(security.protocol.name())
+            .expect("the client's protocols are the listeners'");
+        let listener = listeners.iter().find(|l| l.protocol == protocol);
+        let bootstrap = match (self.client.get(BOOTSTRAP_SERVERS), listener) {
+            (Some(given), _) => given.clone(),
+            (None, Some(listener)) => reachable(listener.address).to_string(),
+            (None, None) => {
+                return Err(bad(format!(
+                    "the table writer connects to a listener of this broker; it has no {} \
+                     listener (set security.protocol, with sasl.* and ssl.* settings, to one \
+                     it has)",
+                    security.protocol.name()
+                )))
+            }
+        };
+        Ok((bootstrap, security))
+    }
+
     /// Where tables are kept: `warehouse` if set (an s3:// one reached with `[object_store]`'s
     /// endpoint and credentials); else beside the broker's objects: `iceberg/warehouse` in the
     /// data directory, or `<prefix>/iceberg` in its bucket.
@@ -262,6 +291,9 @@ impl IcebergConfig {
         }
     }
 }
+
+/// The `[iceberg.client]` key naming the address the writer connects to.
+const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
 
 /// A listener's address as this host reaches it (a wildcard one on the loopback).
 fn reachable(mut address: std::net::SocketAddr) -> std::net::SocketAddr {

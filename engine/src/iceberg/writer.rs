@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
-use shoal_auth::ClientSecurity;
 use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::catalog::{Catalog, TableName};
@@ -80,8 +79,7 @@ fn round(
 ) -> Result<bool, String> {
     if admin.is_none() {
         *admin = Some(
-            Admin::connect(&setup.bootstrap, ClientSecurity::default())
-                .map_err(|e| e.to_string())?,
+            Admin::connect(&setup.bootstrap, setup.security.clone()).map_err(|e| e.to_string())?,
         );
     }
     let admin = admin.as_mut().expect("just connected");
