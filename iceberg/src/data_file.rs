@@ -211,11 +211,11 @@ fn write_leaf(group: &mut Group<'_, '_>, leaf: &Leaf) -> Result<(), IcebergError
                 .typed::<DoubleType>()
                 .write_batch(v, definitions, repetitions)
         }
-        LeafValues::Bytes(v) => {
+        LeafValues::Bytes(v) => v.write_with(|values| {
             column
                 .typed::<ByteArrayType>()
-                .write_batch(v, definitions, repetitions)
-        }
+                .write_batch(values, definitions, repetitions)
+        }),
         LeafValues::Fixed(v) => {
             (column.typed::<FixedLenByteArrayType>()).write_batch(v, definitions, repetitions)
         }

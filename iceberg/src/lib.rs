@@ -24,6 +24,7 @@ pub mod protobuf_columns;
 pub mod rest_commit;
 pub mod row;
 pub mod shred;
+pub mod spare_buffers;
 pub mod sql_catalog;
 pub mod table_schema;
 

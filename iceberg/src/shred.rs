@@ -3,7 +3,10 @@
 //! ancestors are present) and a repetition level (which repeated ancestor a value starts a new
 //! item of) per slot, as Parquet's nested encoding stores them.
 
+use std::cell::Cell;
+
 use apache_avro::types::Value as AvroValue;
+use bytes::Bytes;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
 
 use crate::columns::{
@@ -20,8 +23,74 @@ pub enum LeafValues {
     Int64(Vec<i64>),
     Float(Vec<f32>),
     Double(Vec<f64>),
-    Bytes(Vec<ByteArray>),
+    Bytes(ByteValues),
     Fixed(Vec<FixedLenByteArray>),
+}
+
+/// A leaf's byte-array values end to end in one buffer: one allocation a leaf, reused from
+/// commit to commit (`spare_buffers`), rather than one a value. Parquet's `ByteArray`s are
+/// cut from it, without copying, only while the column is written.
+pub struct ByteValues {
+    /// In a Cell so that writing, which lends the buffer to the `ByteArray`s, can take it and
+    /// put it back through a shared reference.
+    data: Cell<Vec<u8>>,
+    /// Where each value ends in `data`.
+    ends: Vec<usize>,
+}
+
+impl ByteValues {
+    fn new() -> ByteValues {
+        ByteValues {
+            data: Cell::new(crate::spare_buffers::take()),
+            ends: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, value: &[u8]) {
+        let data = self.data.get_mut();
+        data.extend_from_slice(value);
+        self.ends.push(data.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ends.truncate(len);
+        let end = self.ends.last().copied().unwrap_or(0);
+        self.data.get_mut().truncate(end);
+    }
+
+    /// `write` given the values as `ByteArray`s that share the buffer; the buffer is kept
+    /// again after.
+    pub fn write_with<T>(&self, write: impl FnOnce(&[ByteArray]) -> T) -> T {
+        let shared = Bytes::from(self.data.take());
+        let mut start = 0;
+        let values: Vec<ByteArray> = (self.ends.iter())
+            .map(|&end| {
+                let value = ByteArray::from(shared.slice(start..end));
+                start = end;
+                value
+            })
+            .collect();
+        let written = write(&values);
+        drop(values);
+        // Unique again once the values are gone (parquet keeps no copy of them).
+        self.data
+            .set(shared.try_into_mut().map(Vec::from).unwrap_or_default());
+        written
+    }
+}
+
+impl Drop for ByteValues {
+    fn drop(&mut self) {
+        crate::spare_buffers::give(self.data.take());
+    }
 }
 
 impl LeafValues {
@@ -32,7 +101,7 @@ impl LeafValues {
             Physical::Int64 => LeafValues::Int64(Vec::new()),
             Physical::Float => LeafValues::Float(Vec::new()),
             Physical::Double => LeafValues::Double(Vec::new()),
-            Physical::ByteArray => LeafValues::Bytes(Vec::new()),
+            Physical::ByteArray => LeafValues::Bytes(ByteValues::new()),
             Physical::FixedLenByteArray => LeafValues::Fixed(Vec::new()),
         }
     }
@@ -275,14 +344,12 @@ fn push_primitive(
         (LeafValues::Double(out), _, A::Double(d)) => out.push(d),
         (LeafValues::Double(out), _, A::Float(f)) => out.push(f64::from(f)),
         (LeafValues::Bytes(out), ColumnType::String, A::String(s) | A::Enum(_, s)) => {
-            out.push(ByteArray::from(s.into_bytes()))
+            out.push(s.as_bytes())
         }
         (LeafValues::Bytes(out), ColumnType::String, A::Uuid(u)) => {
-            out.push(ByteArray::from(u.hyphenated().to_string().into_bytes()))
+            out.push(u.hyphenated().to_string().as_bytes())
         }
-        (LeafValues::Bytes(out), ColumnType::Binary, A::Bytes(b) | A::Fixed(_, b)) => {
-            out.push(ByteArray::from(b))
-        }
+        (LeafValues::Bytes(out), ColumnType::Binary, A::Bytes(b) | A::Fixed(_, b)) => out.push(&b),
         (LeafValues::Fixed(out), ColumnType::Fixed(length), A::Fixed(size, b))
             if size == *length && b.len() == *length =>
         {
