@@ -221,11 +221,17 @@ fn commit(
     })
 }
 
-/// The objects and metadata location of a new table of `schema` at `location`.
-pub fn create(location: &str, schema: &TableSchema, now_ms: i64) -> Result<Append, IcebergError> {
+/// The objects and metadata location of a new table of `schema` at `location`, holding the
+/// records of the topic whose id is `topic_id`.
+pub fn create(
+    location: &str,
+    topic_id: &str,
+    schema: &TableSchema,
+    now_ms: i64,
+) -> Result<Append, IcebergError> {
     let location = location.trim_end_matches('/');
     let table_uuid = Uuid::new_v4();
-    let metadata = metadata::new_table(location, &table_uuid.to_string(), schema, now_ms);
+    let metadata = metadata::new_table(location, &table_uuid.to_string(), topic_id, schema, now_ms);
     let metadata_location = format!("{location}/metadata/00000-{table_uuid}.metadata.json");
     let bytes = serde_json::to_vec(&metadata)
         .map_err(|e| IcebergError::Metadata(format!("{metadata_location}: {e}")))?;
@@ -281,7 +287,7 @@ mod tests {
             .unwrap_or_else(|_| std::env::temp_dir().join(format!("iceberg-{}", Uuid::new_v4())));
         let location = format!("file://{}/db/orders", dir.display());
         let schema = TableSchema::new(crate::table_schema::ValueColumns::Binary);
-        let table = store(&create(&location, &schema, 1).unwrap(), None);
+        let table = store(&create(&location, "topic-id", &schema, 1).unwrap(), None);
         let first_offsets = BTreeMap::from([(0, 10)]);
         let first_rows = rows(0, 0..10);
         let new = |rows| NewRows {

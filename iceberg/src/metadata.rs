@@ -16,6 +16,10 @@ pub const NEXT_OFFSETS_KEY: &str = "shoal.next-offsets";
 /// snapshot is kept.
 pub const REPLACED_KEY: &str = "shoal.replaced";
 
+/// The table property naming the topic (by its id) whose records the table holds: a topic
+/// deleted and made again under the same name is another topic, whose offsets start again.
+pub const TOPIC_ID_PROPERTY: &str = "shoal.topic-id";
+
 /// The data files a compaction merged, and the manifests that named them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Replaced {
@@ -23,8 +27,15 @@ pub struct Replaced {
     pub manifests: Vec<String>,
 }
 
-/// The metadata of a new, empty table of `schema` at `location` (no trailing slash).
-pub fn new_table(location: &str, table_uuid: &str, schema: &TableSchema, now_ms: i64) -> Value {
+/// The metadata of a new, empty table of `schema` at `location` (no trailing slash), holding
+/// the records of the topic whose id is `topic_id`.
+pub fn new_table(
+    location: &str,
+    table_uuid: &str,
+    topic_id: &str,
+    schema: &TableSchema,
+    now_ms: i64,
+) -> Value {
     json!({
         "format-version": 2,
         "table-uuid": table_uuid,
@@ -45,6 +56,7 @@ pub fn new_table(location: &str, table_uuid: &str, schema: &TableSchema, now_ms:
             "write.format.default": "parquet",
             "write.metadata.delete-after-commit.enabled": "true",
             "write.metadata.previous-versions-max": METADATA_LOG_MAX.to_string(),
+            TOPIC_ID_PROPERTY: topic_id,
         },
         "current-snapshot-id": -1,
         "refs": {},
@@ -335,6 +347,7 @@ mod tests {
         let table = new_table(
             "file:///w/db/orders",
             "2c9c5a3e-0000-4000-8000-000000000001",
+            "topic-id",
             &schema,
             1,
         );
@@ -382,6 +395,7 @@ mod tests {
         let mut table = new_table(
             "file:///t",
             "2c9c5a3e-0000-4000-8000-000000000002",
+            "topic-id",
             &schema,
             0,
         );

@@ -249,3 +249,39 @@ def test_a_table_on_s3_is_read_from_the_s3_endpoint(make_broker, s3_server):
     stored = s3_server.root / S3_BUCKET / "shoal-test" / "iceberg" / "kafka" / "trades"
     assert list((stored / "data").glob("*.parquet")), "the data files are in the bucket"
     assert not (broker.data_dir / "iceberg" / "warehouse").exists()
+
+
+def test_a_topic_made_again_under_its_name_is_not_added_to_the_old_table(make_broker):
+    broker = start(make_broker, "iceberg-again")
+    create_table_topic(broker, "events", partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(100):
+        producer.produce("events", value=f"first-{i}".encode(), partition=0)
+    assert producer.flush(15) == 0
+    wait_for_rows(broker, "events", 100)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.delete_topics(["events"])["events"].result(15)
+    deadline = time.time() + 30
+    while True:
+        try:
+            create_table_topic(broker, "events", partitions=1)
+            break
+        except Exception:  # the deletion may not be done yet
+            assert time.time() < deadline
+            time.sleep(0.3)
+    for i in range(10):
+        producer.produce("events", value=f"second-{i}".encode(), partition=0)
+    assert producer.flush(15) == 0
+    # The new topic's offsets start at 0 again: its records are not taken as the old one's.
+    deadline = time.time() + 30
+    while "holds the records of an earlier topic" not in broker.log():
+        assert time.time() < deadline, broker.log()[-3000:]
+        time.sleep(0.2)
+    rows = table_rows(broker, "events")
+    assert sorted(v for _, v, _ in rows.values()) == \
+        sorted(f"first-{i}".encode() for i in range(100))
+    # Once the old table is dropped, the new topic gets a table of its own.
+    catalog_of(broker).drop_table("kafka.events")
+    rows = wait_for_rows(broker, "events", 10)
+    assert sorted(v for _, v, _ in rows.values()) == \
+        sorted(f"second-{i}".encode() for i in range(10))

@@ -102,14 +102,21 @@ impl Tables {
         Ok(())
     }
 
-    /// A new table of `schema` in the warehouse, registered in the catalog. Err when another
-    /// writer registered it first (the next round takes it up).
-    pub fn create(&self, table: &TableName, schema: &TableSchema) -> Result<Loaded, String> {
+    /// A new table of `schema` in the warehouse for the records of the topic `topic_id`,
+    /// registered in the catalog. Err when another writer registered it first (the next round
+    /// takes it up).
+    pub fn create(
+        &self,
+        table: &TableName,
+        topic_id: &str,
+        schema: &TableSchema,
+    ) -> Result<Loaded, String> {
         let location = self
             .warehouse
             .table_location(&table.namespace, &table.table);
         let now_ms = shoal_shards::maintenance::now_ms();
-        let created = append::create(&location, schema, now_ms).map_err(|e| e.to_string())?;
+        let created =
+            append::create(&location, topic_id, schema, now_ms).map_err(|e| e.to_string())?;
         self.warehouse.store(&created.objects)?;
         if !self
             .catalog

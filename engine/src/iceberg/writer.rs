@@ -102,32 +102,42 @@ fn round(
     let tables = tables.as_ref().expect("just opened");
     let mut behind = false;
     let topics = table_topics(admin)?;
-    table_progress::retain(&topics);
-    for topic in topics {
+    let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
+    table_progress::retain(&names);
+    for topic in &topics {
         let table = TableName {
             namespace: setup.config.namespace.clone(),
-            table: topic.clone(),
+            table: topic.name.clone(),
         };
-        match commit(setup, admin, tables, schemas, &topic, &table) {
+        let topic_name = &topic.name;
+        match commit(setup, admin, tables, schemas, topic, &table) {
             Ok(more) => behind |= more,
             Err(why) => {
-                table_progress::update(&topic, |progress| progress.failed_commits += 1);
-                tracing::warn!(%topic, %why, "table writer: no commit this round")
+                table_progress::update(topic_name, |progress| progress.failed_commits += 1);
+                tracing::warn!(topic = %topic_name, %why, "table writer: no commit this round")
             }
         }
         if let Err(why) = compaction::compact(setup, tables, &table) {
-            tracing::warn!(%topic, %why, "table writer: no compaction this round");
+            tracing::warn!(topic = %topic_name, %why, "table writer: no compaction this round");
         }
     }
     Ok(behind)
 }
 
+/// A topic the writer keeps a table of.
+struct TableTopic {
+    name: String,
+    /// Its id, which its table names (`metadata::TOPIC_ID_PROPERTY`).
+    id: String,
+}
+
 /// The topics with `shoal.iceberg.enabled=true`.
-fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
+fn table_topics(admin: &mut Admin) -> Result<Vec<TableTopic>, String> {
     let metadata = admin.metadata(None).map_err(|e| e.to_string())?;
-    let names: Vec<String> = (metadata.topics.iter())
-        .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+    let ids: BTreeMap<String, String> = (metadata.topics.iter())
+        .filter_map(|t| Some((t.name.as_ref()?.to_string(), t.topic_id.to_string())))
         .collect();
+    let names: Vec<&String> = ids.keys().collect();
     if names.is_empty() {
         return Ok(Vec::new());
     }
@@ -137,7 +147,7 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
             .map(|name| {
                 DescribeConfigsResource::default()
                     .with_resource_type(ConfigResource::Topic as i8)
-                    .with_resource_name(StrBytes::from_string(name.clone()))
+                    .with_resource_name(StrBytes::from_string((*name).clone()))
                     .with_configuration_keys(Some(vec![StrBytes::from_static_str(ICEBERG_ENABLED)]))
             })
             .collect(),
@@ -154,7 +164,11 @@ fn table_topics(admin: &mut Admin) -> Result<Vec<String>, String> {
                 .iter()
                 .any(|c| c.name.as_str() == ICEBERG_ENABLED && c.value.as_deref() == Some("true"))
         })
-        .map(|r| r.resource_name.to_string())
+        .filter_map(|r| {
+            let name = r.resource_name.to_string();
+            let id = ids.get(&name)?.clone();
+            Some(TableTopic { name, id })
+        })
         .collect())
 }
 
@@ -165,10 +179,26 @@ fn commit(
     admin: &mut Admin,
     tables: &Tables,
     schemas: &mut ValueSchemas,
-    topic: &str,
+    table_topic: &TableTopic,
     table: &TableName,
 ) -> Result<bool, String> {
+    let topic = table_topic.name.as_str();
     let existing = tables.load(table)?;
+    if let Some((location, metadata)) = &existing {
+        let holds = metadata["properties"][metadata::TOPIC_ID_PROPERTY].as_str();
+        // Tables made before the property was written hold no id: taken as this topic's.
+        if holds.is_some_and(|id| id != table_topic.id) {
+            return Err(format!(
+                "the table {}.{} ({location}) holds the records of an earlier topic of this \
+                 name (id {}), not of this one (id {}), whose offsets start again; drop the \
+                 table from the catalog (and its dead-letter table) for a new one to be made",
+                table.namespace,
+                table.table,
+                holds.unwrap_or_default(),
+                table_topic.id
+            ));
+        }
+    }
     let from = match &existing {
         Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
         None => BTreeMap::new(),
@@ -209,7 +239,7 @@ fn commit(
             let bad: Vec<(&Row, &str)> = (converted.bad.iter())
                 .map(|b| (&read.rows[b.index], b.why.as_str()))
                 .collect();
-            set_aside(setup, tables, table, &bad, &read.next_offsets)?;
+            set_aside(setup, tables, table_topic, table, &bad, &read.next_offsets)?;
             let mut is_bad = vec![false; read.rows.len()];
             converted.bad.iter().for_each(|b| is_bad[b.index] = true);
             good_rows = (read.rows.iter().zip(is_bad))
@@ -224,7 +254,7 @@ fn commit(
         None => {
             // The table's first schema is the one its first rows are written with.
             converted.schema.schema_id = 0;
-            tables.create(table, &converted.schema)?
+            tables.create(table, &table_topic.id, &converted.schema)?
         }
     };
     let new = NewRows {
@@ -275,6 +305,7 @@ fn seconds_since(timestamp_ms: i64) -> i64 {
 fn set_aside(
     setup: &WriterSetup,
     tables: &Tables,
+    topic: &TableTopic,
     table: &TableName,
     bad: &[(&Row, &str)],
     next_offsets: &BTreeMap<i32, i64>,
@@ -286,7 +317,7 @@ fn set_aside(
     let schema = TableSchema::dead_letters();
     let existing = match tables.load(&dead_letters)? {
         Some(existing) => existing,
-        None => tables.create(&dead_letters, &schema)?,
+        None => tables.create(&dead_letters, &topic.id, &schema)?,
     };
     let taken = metadata::next_offsets(&existing.1).map_err(|e| e.to_string())?;
     let new_bad: Vec<(&Row, &str)> = (bad.iter().copied())
