@@ -151,3 +151,23 @@ def test_a_new_avro_schema_version_adds_a_column_through_the_rest_catalog(
     assert by_name["user-305"]["email"] == "u305@example.com"
     assert by_name["user-305"]["age"] == 20 + 305 % 50
     assert len(table.metadata.schemas) == 2
+
+
+def test_the_writer_asks_for_its_token_with_the_client_credentials_grant(
+        make_broker, rest_catalog):
+    credential = 'credential = "shoal:secret"\nscope = "catalog"\n'
+    broker = make_broker("oauth", rest_config(rest_catalog, "restoauth") + credential).start()
+    create_table_topic(broker, "tokens")
+    produce_values(broker, "tokens", 0, 300)
+    wait_for(rest_catalog, "restoauth.tokens", 300)
+    # The same with a token endpoint that refuses: no table, and the log says why.
+    refused = make_broker("oauth-refused", rest_config(rest_catalog, "restrefused") + credential
+                          + f'oauth2_server_uri = "{rest_catalog}/v1/no-such-endpoint"\n').start()
+    create_table_topic(refused, "tokens")
+    produce_values(refused, "tokens", 0, 30)
+    deadline = time.time() + 30
+    while "REST catalog token" not in refused.log():
+        assert time.time() < deadline, refused.log()[-3000:]
+        time.sleep(0.2)
+    assert "no-such-endpoint answered HTTP 404" in refused.log(), refused.log()[-3000:]
+    assert load(rest_catalog, "restrefused.tokens") is None

@@ -12,6 +12,7 @@ mod compaction;
 mod convert;
 mod pg_catalog;
 mod reader;
+mod rest_auth;
 mod rest_catalog;
 mod s3_client;
 mod tables;
@@ -97,6 +98,13 @@ pub struct RestCatalogConfig {
     pub warehouse: Option<String>,
     /// A bearer token sent with every request, where the catalog wants one.
     pub token: Option<String>,
+    /// Or `client_id:client_secret`, exchanged for tokens with OAuth2's client-credentials
+    /// grant (Iceberg's `credential` catalog property).
+    pub credential: Option<String>,
+    /// Where the credential is exchanged (default: the catalog's `/v1/oauth/tokens`).
+    pub oauth2_server_uri: Option<String>,
+    /// The scope asked for (default `catalog`; Polaris wants `PRINCIPAL_ROLE:ALL`).
+    pub scope: Option<String>,
     /// PEM CAs trusted for an https catalog besides the system's.
     pub ca_file: Option<PathBuf>,
 }

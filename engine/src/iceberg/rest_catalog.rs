@@ -18,6 +18,7 @@ use shoal_iceberg::rest_commit::commit_request;
 use shoal_iceberg::IcebergError;
 use shoal_net::http_client::{self, percent_encode, HttpAnswer, HttpLimits, HttpRequest, HttpUrl};
 
+use super::rest_auth::RestAuth;
 use super::tables::METADATA_MAX_BYTES;
 use super::RestCatalogConfig;
 
@@ -30,7 +31,7 @@ pub struct RestCatalog {
     /// The path every table route starts with: `/v1/` and the prefix the catalog's config
     /// gives, if any.
     routes: String,
-    authorization: Option<String>,
+    auth: RestAuth,
     tls: Option<Arc<rustls::ClientConfig>>,
 }
 
@@ -52,7 +53,7 @@ impl RestCatalog {
         };
         let mut catalog = RestCatalog {
             routes: String::new(),
-            authorization: config.token.as_ref().map(|t| format!("Bearer {t}")),
+            auth: RestAuth::of(config, &base)?,
             base,
             tls,
         };
@@ -80,19 +81,30 @@ impl RestCatalog {
         self.base.path.trim_end_matches('/')
     }
 
+    /// Sends a request; a token the catalog refuses (401) is asked for anew once.
     fn send(
         &self,
         method: &str,
         path: &str,
         body: Option<&Value>,
     ) -> Result<HttpAnswer, IcebergError> {
-        let url = self.base.with_path(path);
         let body = body.map(Value::to_string).unwrap_or_default();
+        let answer = self.send_once(method, path, &body)?;
+        if answer.status != 401 || !self.auth.renews() {
+            return Ok(answer);
+        }
+        self.auth.forget();
+        self.send_once(method, path, &body)
+    }
+
+    fn send_once(&self, method: &str, path: &str, body: &str) -> Result<HttpAnswer, IcebergError> {
+        let url = self.base.with_path(path);
+        let authorization = self.auth.header()?;
         let mut headers = vec![("Accept", "application/json")];
         if !body.is_empty() {
             headers.push(("Content-Type", "application/json"));
         }
-        if let Some(authorization) = &self.authorization {
+        if let Some(authorization) = &authorization {
             headers.push(("Authorization", authorization));
         }
         let request = HttpRequest {
