@@ -163,3 +163,42 @@ impl ClientCredentials {
         Ok((token.to_string(), lifetime))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(token: Option<&str>, credential: Option<&str>) -> RestCatalogConfig {
+        RestCatalogConfig {
+            url: "http://catalog:8181/api/catalog".into(),
+            warehouse: None,
+            token: token.map(str::to_string),
+            credential: credential.map(str::to_string),
+            oauth2_server_uri: None,
+            scope: None,
+            ca_file: None,
+        }
+    }
+
+    #[test]
+    fn a_credential_is_asked_for_at_the_catalogs_token_route_unless_told_otherwise() {
+        let base = HttpUrl::parse("http://catalog:8181/api/catalog").unwrap();
+        let RestAuth::ClientCredentials(asked) =
+            RestAuth::of(&config(None, Some("id:se:cret")), &base).unwrap()
+        else {
+            panic!("a credential is exchanged for tokens")
+        };
+        assert_eq!(asked.endpoint.path, "/api/catalog/v1/oauth/tokens");
+        assert_eq!(
+            (asked.client_id.as_str(), asked.client_secret.as_str()),
+            ("id", "se:cret")
+        );
+        assert_eq!(asked.scope, "catalog");
+        assert!(RestAuth::of(&config(Some("t"), Some("id:secret")), &base).is_err());
+        assert!(RestAuth::of(&config(None, Some("no-secret")), &base).is_err());
+        assert!(matches!(
+            RestAuth::of(&config(Some("t"), None), &base).unwrap().header(),
+            Ok(Some(header)) if header == "Bearer t"
+        ));
+    }
+}
