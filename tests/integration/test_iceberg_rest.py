@@ -3,7 +3,8 @@ catalog server (the `iceberg-open-api` jar, its reference implementation of the 
 started by these tests) holds the tables, the broker registers and commits them through the
 protocol, and pyiceberg's REST catalog reads them. Every record appears once across kill -9;
 snapshots expire and files are compacted through the catalog's commits; a new Avro schema
-version adds a column with the field ids kept."""
+version adds a column with the field ids kept; tokens come from the client-credentials grant;
+and a catalog over an S3 warehouse reads and writes the table's metadata there itself."""
 
 import os
 import pathlib
@@ -17,7 +18,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 import duckdb_iceberg
-from conftest import free_port
+from conftest import S3_ACCESS_KEY, S3_BUCKET, S3_SECRET_KEY, free_port
 from test_iceberg import COMMIT_INTERVAL_MS, create_table_topic, topic_records
 from test_iceberg_avro import USER_V1, USER_V2, produce, user
 from registry_helpers import start_registry_broker
@@ -29,14 +30,13 @@ REST_JAR = pathlib.Path(os.environ.get(
     f"{ICEBERG_REST_VERSION}/iceberg-open-api-{ICEBERG_REST_VERSION}.jar"))
 
 
-@pytest.fixture(scope="module")
-def rest_catalog(tmp_path_factory):
-    """Iceberg's REST catalog server on a free port; its URL."""
+def start_rest_catalog(work, settings):
+    """Iceberg's REST catalog server on a free port, with catalog `settings` (as its
+    CATALOG_* environment names them); the process and its URL."""
     assert REST_JAR.exists(), \
         f"{REST_JAR}: .ci/run fetches it (org.apache.iceberg:iceberg-open-api)"
-    work = tmp_path_factory.mktemp("rest-catalog")
     port = free_port()
-    env = {**os.environ, "CATALOG_REST_PORT": str(port), "CATALOG_WAREHOUSE": f"file://{work}/warehouse"}
+    env = {**os.environ, "CATALOG_REST_PORT": str(port), **settings}
     log = open(work / "server.log", "wb")
     server = subprocess.Popen(["java", "-jar", str(REST_JAR)], env=env, stdout=log,
                               stderr=subprocess.STDOUT)
@@ -50,6 +50,14 @@ def rest_catalog(tmp_path_factory):
             assert server.poll() is None, (work / "server.log").read_text()
             assert time.time() < deadline, "the REST catalog did not start in 60 s"
             time.sleep(0.3)
+    return server, url
+
+
+@pytest.fixture(scope="module")
+def rest_catalog(tmp_path_factory):
+    """Iceberg's REST catalog server with a local warehouse; its URL."""
+    work = tmp_path_factory.mktemp("rest-catalog")
+    server, url = start_rest_catalog(work, {"CATALOG_WAREHOUSE": f"file://{work}/warehouse"})
     yield url
     server.kill()
     server.wait()
@@ -171,3 +179,37 @@ def test_the_writer_asks_for_its_token_with_the_client_credentials_grant(
         time.sleep(0.2)
     assert "no-such-endpoint answered HTTP 404" in refused.log(), refused.log()[-3000:]
     assert load(rest_catalog, "restrefused.tokens") is None
+
+
+def test_a_rest_catalog_over_s3_reads_what_the_writer_stores_there(make_broker, s3_server,
+                                                                    tmp_path):
+    """The catalog reaches the bucket itself (Iceberg's S3FileIO), as a catalog beside an S3
+    warehouse does: it reads the metadata the writer registers and writes each commit's."""
+    s3 = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": S3_ACCESS_KEY,
+          "s3.secret-access-key": S3_SECRET_KEY, "s3.region": "us-east-1",
+          "s3.path-style-access": "true"}
+    settings = {"CATALOG_WAREHOUSE": f"s3://{S3_BUCKET}/rest-warehouse",
+                "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+                "CATALOG_CLIENT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+                **{"CATALOG_" + k.upper().replace("-", "__").replace(".", "_"): v
+                   for k, v in s3.items() if k != "s3.region"}}
+    server, url = start_rest_catalog(tmp_path, settings)
+    try:
+        broker = make_broker("rest-s3", s3_server.broker_config()
+                             + rest_config(url, "rests3")).start()
+        create_table_topic(broker, "trades")
+        produce_values(broker, "trades", 0, 3000)
+        deadline, rows = time.time() + 60, []
+        while time.time() < deadline and len(rows) < 3000:
+            try:
+                table = RestCatalog("rest", uri=url, **s3).load_table("rests3.trades")
+                rows = table.scan().to_arrow().to_pylist()
+            except (NoSuchTableError, NoSuchNamespaceError):
+                pass
+            time.sleep(0.3)
+        assert sorted(r["value"] for r in rows) == sorted(f"v{i}".encode() for i in range(3000))
+        assert table.metadata_location.startswith(f"s3://{S3_BUCKET}/shoal-test/iceberg/")
+        assert not (broker.data_dir / "iceberg").exists()
+    finally:
+        server.kill()
+        server.wait()
