@@ -179,9 +179,13 @@ impl Catalog for RestCatalog {
             .as_str()
             .ok_or_else(|| failed("load table: no metadata-location"))?
             .to_string();
+        let metadata = match &loaded["metadata"] {
+            Value::Object(_) => loaded["metadata"].clone(),
+            _ => return Err(failed("load table: no metadata")),
+        };
         Ok(Some(Pointer {
             location,
-            metadata: Some(loaded["metadata"].clone()),
+            metadata: Some(metadata),
         }))
     }
 
