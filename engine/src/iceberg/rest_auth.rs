@@ -144,8 +144,10 @@ impl ClientCredentials {
         let answer = http_client::send(&request, &limits).map_err(failed)?;
         let said: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
         if answer.status != 200 {
+            // OAuth2's error fields, or the REST protocol's ErrorModel.
             let why = (said["error_description"].as_str())
                 .or(said["error"].as_str())
+                .or(said["error"]["message"].as_str())
                 .unwrap_or("no reason given");
             return Err(failed(format!(
                 "{} answered HTTP {}: {why}",
