@@ -355,6 +355,14 @@ mod tests {
             read[1]
         );
         assert!(read[2].contains("value: null"), "{}", read[2]);
+        // Once the file is written and the leaves dropped, their byte buffers are spare again
+        // (parquet held copies of the values' handles in its statistics until then).
+        drop(values);
+        let spare: Vec<Vec<u8>> = (0..3).map(|_| crate::spare_buffers::take()).collect();
+        assert!(
+            spare.iter().filter(|b| b.capacity() > 0).count() >= 3,
+            "the name, tag, map key and city leaves' buffers came back"
+        );
     }
 
     #[test]

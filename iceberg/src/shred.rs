@@ -31,25 +31,52 @@ pub enum LeafValues {
 /// commit to commit (`spare_buffers`), rather than one a value. Parquet's `ByteArray`s are
 /// cut from it, without copying, only while the column is written.
 pub struct ByteValues {
-    /// In a Cell so that writing, which lends the buffer to the `ByteArray`s, can take it and
-    /// put it back through a shared reference.
-    data: Cell<Vec<u8>>,
+    /// In a Cell so that writing, which lends the buffer to the `ByteArray`s, can take it
+    /// through a shared reference.
+    data: Cell<Buffer>,
     /// Where each value ends in `data`.
     ends: Vec<usize>,
+}
+
+/// The buffer: owned while values are pushed; lent once written, because parquet keeps
+/// handles on it (a column's minimum and maximum) until its file is written. It is taken
+/// back, to be spare, when the values are dropped.
+enum Buffer {
+    Owned(Vec<u8>),
+    Lent(Bytes),
+}
+
+impl Default for Buffer {
+    fn default() -> Self {
+        Buffer::Owned(Vec::new())
+    }
 }
 
 impl ByteValues {
     fn new() -> ByteValues {
         ByteValues {
-            data: Cell::new(crate::spare_buffers::take()),
+            data: Cell::new(Buffer::Owned(crate::spare_buffers::take())),
             ends: Vec::new(),
         }
     }
 
-    fn push(&mut self, value: &[u8]) {
+    /// The buffer to change (made owned again if it was lent).
+    fn owned(&mut self) -> &mut Vec<u8> {
         let data = self.data.get_mut();
+        if let Buffer::Lent(bytes) = data {
+            *data = Buffer::Owned(bytes.to_vec());
+        }
+        match data {
+            Buffer::Owned(vec) => vec,
+            Buffer::Lent(_) => unreachable!("made owned above"),
+        }
+    }
+
+    fn push(&mut self, value: &[u8]) {
+        let data = self.owned();
         data.extend_from_slice(value);
-        self.ends.push(data.len());
+        let end = data.len();
+        self.ends.push(end);
     }
 
     pub fn len(&self) -> usize {
@@ -63,13 +90,15 @@ impl ByteValues {
     fn truncate(&mut self, len: usize) {
         self.ends.truncate(len);
         let end = self.ends.last().copied().unwrap_or(0);
-        self.data.get_mut().truncate(end);
+        self.owned().truncate(end);
     }
 
-    /// `write` given the values as `ByteArray`s that share the buffer; the buffer is kept
-    /// again after.
+    /// `write` given the values as `ByteArray`s that share the buffer.
     pub fn write_with<T>(&self, write: impl FnOnce(&[ByteArray]) -> T) -> T {
-        let shared = Bytes::from(self.data.take());
+        let shared = match self.data.take() {
+            Buffer::Owned(vec) => Bytes::from(vec),
+            Buffer::Lent(bytes) => bytes,
+        };
         let mut start = 0;
         let values: Vec<ByteArray> = (self.ends.iter())
             .map(|&end| {
@@ -79,17 +108,22 @@ impl ByteValues {
             })
             .collect();
         let written = write(&values);
-        drop(values);
-        // Unique again once the values are gone (parquet keeps no copy of them).
-        self.data
-            .set(shared.try_into_mut().map(Vec::from).unwrap_or_default());
+        self.data.set(Buffer::Lent(shared));
         written
     }
 }
 
 impl Drop for ByteValues {
     fn drop(&mut self) {
-        crate::spare_buffers::give(self.data.take());
+        let buffer = match self.data.take() {
+            Buffer::Owned(vec) => vec,
+            // Unique once the file that lent it is written; else it is not kept.
+            Buffer::Lent(bytes) => match bytes.try_into_mut() {
+                Ok(unique) => Vec::from(unique),
+                Err(_) => return,
+            },
+        };
+        crate::spare_buffers::give(buffer);
     }
 }
 
