@@ -30,7 +30,7 @@ const ANSWER_MAX_BYTES: u64 = 1 << 20;
 /// How long connecting to the endpoint, and each read and write, may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// The part of a token's life after which a new one is asked for.
-const REFRESH_WINDOW_FACTOR: f64 = 0.8;
+pub const REFRESH_WINDOW_FACTOR: f64 = 0.8;
 /// A token's life when the endpoint gives none and the token names no expiry.
 const UNSTATED_LIFETIME: Duration = Duration::from_secs(60);
 
@@ -173,8 +173,14 @@ fn ask_endpoint(
 }
 
 /// The token endpoint's JSON answer: `access_token`, and its life from `expires_in`, else
-/// from the token's own `exp`.
+/// from the token's own `exp`, else `UNSTATED_LIFETIME`.
 fn parse_token_answer(body: &[u8]) -> Result<(String, Duration), String> {
+    token_answer(body).map(|(token, life)| (token, life.unwrap_or(UNSTATED_LIFETIME)))
+}
+
+/// An OAuth2 token endpoint's JSON answer: `access_token`, and its life from `expires_in`,
+/// else from the token's own `exp` (None when neither says).
+pub fn token_answer(body: &[u8]) -> Result<(String, Option<Duration>), String> {
     let answer: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| format!("an answer that is not JSON: {e}"))?;
     let token = answer["access_token"]
@@ -185,8 +191,7 @@ fn parse_token_answer(body: &[u8]) -> Result<(String, Duration), String> {
     let lifetime = answer["expires_in"]
         .as_u64()
         .map(Duration::from_secs)
-        .or_else(|| seconds_left(&token))
-        .unwrap_or(UNSTATED_LIFETIME);
+        .or_else(|| seconds_left(&token));
     Ok((token, lifetime))
 }
 

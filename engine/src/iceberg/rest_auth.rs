@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use shoal_iceberg::IcebergError;
 use shoal_net::http_client::{self, percent_encode, HttpLimits, HttpRequest, HttpUrl};
+use shoal_net::oauth_token::{token_answer, REFRESH_WINDOW_FACTOR};
 
 use super::RestCatalogConfig;
 
 /// The scope asked for when the config names none (Iceberg's clients' default).
 const DEFAULT_SCOPE: &str = "catalog";
-/// A token's life when the endpoint states none.
+/// A token's life when neither the endpoint nor the token (its `exp`) states one.
 const UNSTATED_LIFETIME: Duration = Duration::from_secs(300);
-/// The part of a token's life after which a new one is asked for.
-const REFRESH_WINDOW_FACTOR: f64 = 0.8;
 /// The token endpoint's answer: a token and a few fields.
 const ANSWER_MAX_BYTES: u64 = 1 << 20;
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -142,8 +141,8 @@ impl ClientCredentials {
             body_max_bytes: ANSWER_MAX_BYTES,
         };
         let answer = http_client::send(&request, &limits).map_err(failed)?;
-        let said: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
         if answer.status != 200 {
+            let said: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
             // OAuth2's error fields, or the REST protocol's ErrorModel.
             let why = (said["error_description"].as_str())
                 .or(said["error"].as_str())
@@ -155,14 +154,9 @@ impl ClientCredentials {
                 answer.status
             )));
         }
-        let token = said["access_token"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| failed(format!("{}: no access_token", self.endpoint.describe())))?;
-        let lifetime = said["expires_in"]
-            .as_u64()
-            .map_or(UNSTATED_LIFETIME, Duration::from_secs);
-        Ok((token.to_string(), lifetime))
+        let (token, lifetime) = token_answer(&answer.body)
+            .map_err(|why| failed(format!("{}: {why}", self.endpoint.describe())))?;
+        Ok((token, lifetime.unwrap_or(UNSTATED_LIFETIME)))
     }
 }
 
