@@ -28,15 +28,7 @@ impl TestPostgres {
 
     fn start_with(tls: bool) -> TestPostgres {
         let bin = binaries();
-        let dir = std::env::temp_dir().join(format!(
-            "shoal-pg-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_directory();
         let as_root = is_root();
         std::fs::write(dir.join("password"), PASSWORD).unwrap();
         if as_root {
@@ -44,9 +36,8 @@ impl TestPostgres {
                 std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
             }
         }
-        let port = free_port();
-        let server = TestPostgres {
-            port,
+        let mut server = TestPostgres {
+            port: free_port(),
             dir,
             bin,
             as_root,
@@ -70,6 +61,17 @@ impl TestPostgres {
                 "--no-sync",
             ],
         );
+        // A free port is free only when asked: a server on another thread may take it before
+        // this one binds, so a port already in use is tried again with another.
+        for _ in 0..4 {
+            match server.try_start_server() {
+                Ok(()) => return server,
+                Err(_) if server.log().contains("Address already in use") => {
+                    server.port = free_port();
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
         server.start_server();
         server
     }
@@ -167,6 +169,12 @@ impl TestPostgres {
 
     /// Starts the server (again, after `stop`), waiting until it accepts connections.
     pub fn start_server(&self) {
+        if let Err(e) = self.try_start_server() {
+            panic!("{e}");
+        }
+    }
+
+    fn try_start_server(&self) -> Result<(), String> {
         let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1",
             self.port,
@@ -179,7 +187,7 @@ impl TestPostgres {
                 self.dir.join("server.key").display()
             ));
         }
-        self.run(
+        self.try_run(
             "pg_ctl",
             &[
                 "-D",
@@ -191,7 +199,12 @@ impl TestPostgres {
                 "-w",
                 "start",
             ],
-        );
+        )
+    }
+
+    /// What the server has logged so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
     }
 
     /// Stops the server at once, as a crash would.
@@ -219,13 +232,22 @@ impl TestPostgres {
     }
 
     fn run(&self, program: &str, args: &[&str]) {
+        if let Err(e) = self.try_run(program, args) {
+            panic!("{e}");
+        }
+    }
+
+    fn try_run(&self, program: &str, args: &[&str]) -> Result<(), String> {
         let output = self.command(program).args(args).output().unwrap();
-        assert!(
-            output.status.success(),
-            "{program} {args:?} failed: {}{}",
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "{program} {args:?} failed: {}{}\n{}",
             String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+            String::from_utf8_lossy(&output.stderr),
+            self.log()
+        ))
     }
 }
 
@@ -265,6 +287,30 @@ fn is_root() -> bool {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
+}
+
+/// A directory of this server's own. Tests in one process start servers on several threads
+/// at once, and a clock's nanoseconds can be the same on two of them (it happened in CI, and
+/// two initdb runs shared one data directory), so the name also counts the servers this
+/// process made, and `create_dir` refuses a directory that is already there.
+fn fresh_directory() -> PathBuf {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let dir = std::env::temp_dir().join(format!(
+            "shoal-pg-{}-{}-{}",
+            std::process::id(),
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return dir,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("cannot make {}: {e}", dir.display()),
+        }
+    }
 }
 
 fn free_port() -> u16 {
