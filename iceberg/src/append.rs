@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::bounds::KafkaBounds;
+use crate::data_file::WrittenFile;
 use crate::manifest::{self, DataFile, ManifestFile};
 use crate::metadata::{self, Expired, NewSnapshot, Replaced, Retention};
 use crate::shred::ValueLeaves;
@@ -59,11 +59,7 @@ pub fn plan(
 ) -> Result<Append, IcebergError> {
     let data = match new.rows.is_empty() {
         true => None,
-        false => Some(NewFile {
-            bytes: data_file::write(new.rows, new.schema, new.values)?,
-            record_count: new.rows.len() as i64,
-            bounds: KafkaBounds::of(new.rows),
-        }),
+        false => Some(data_file::write(new.rows, new.schema, new.values)?),
     };
     let snapshot = Snapshot {
         schema: new.schema,
@@ -76,12 +72,11 @@ pub fn plan(
 }
 
 /// The commit that replaces the data files of `replaced` (each the one file of its manifest)
-/// with `merged`, which holds their `record_count` rows: the table reads the same after it.
+/// with `merged`, which holds their rows: the table reads the same after it.
 pub fn plan_compaction(
     table: &TableState,
     schema: &TableSchema,
-    merged: Vec<u8>,
-    record_count: i64,
+    merged: WrittenFile,
     replaced: &[(ManifestFile, DataFile)],
     retention: &Retention,
     now_ms: i64,
@@ -96,15 +91,7 @@ pub fn plan_compaction(
     };
     let snapshot = Snapshot {
         schema,
-        data: Some(NewFile {
-            bytes: merged,
-            record_count,
-            // Known when every merged file's are.
-            bounds: (replaced.iter())
-                .map(|(_, file)| file.bounds)
-                .reduce(|a, b| Some(a?.merge(b?)))
-                .flatten(),
-        }),
+        data: Some(merged),
         kept_manifests,
         replaced: Some(&replaced_paths),
         next_offsets: &next_offsets,
@@ -120,18 +107,11 @@ pub fn current_manifests(table: &TableState) -> Result<Vec<ManifestFile>, Iceber
     }
 }
 
-/// A data file a snapshot adds.
-struct NewFile {
-    bytes: Vec<u8>,
-    record_count: i64,
-    bounds: Option<KafkaBounds>,
-}
-
 /// What a new snapshot holds: the manifests it keeps of the current one, and a data file of
 /// its own.
 struct Snapshot<'a> {
     schema: &'a TableSchema,
-    data: Option<NewFile>,
+    data: Option<WrittenFile>,
     kept_manifests: Vec<ManifestFile>,
     replaced: Option<&'a Replaced>,
     next_offsets: &'a BTreeMap<i32, i64>,
@@ -158,7 +138,7 @@ fn commit(
             path: path.clone(),
             record_count: file.record_count,
             size_bytes: file.bytes.len() as i64,
-            bounds: file.bounds,
+            metrics: file.metrics,
         });
         objects.push(Object {
             location: path,

@@ -176,22 +176,24 @@ pub fn column_type(
     }))
 }
 
+/// The table a first Avro record schema (its JSON text) makes, for tests.
+#[cfg(test)]
+pub(crate) fn table_for(text: &str) -> TableSchema {
+    let schema = Schema::parse_str(text).unwrap();
+    let names = Names::of([&schema]);
+    let record = as_record(&schema, &names).unwrap();
+    merge(
+        &TableSchema::new(crate::table_schema::ValueColumns::Fields(Vec::new())),
+        record,
+        &names,
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::table_schema::{ValueColumns, VALUE_ID};
-
-    fn table_for(text: &str) -> TableSchema {
-        let schema = Schema::parse_str(text).unwrap();
-        let names = Names::of([&schema]);
-        let record = as_record(&schema, &names).unwrap();
-        merge(
-            &TableSchema::new(ValueColumns::Fields(Vec::new())),
-            record,
-            &names,
-        )
-        .unwrap()
-    }
 
     fn merged(table: &TableSchema, text: &str) -> Result<TableSchema, String> {
         let schema = Schema::parse_str(text).unwrap();

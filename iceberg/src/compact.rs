@@ -7,7 +7,8 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 
-use crate::data_file;
+use crate::column_metrics::ColumnMetrics;
+use crate::data_file::{self, WrittenFile};
 use crate::IcebergError;
 
 /// A Parquet file's schema, to tell which files may be merged.
@@ -16,8 +17,9 @@ pub fn schema_of(file: &Bytes) -> Result<parquet::schema::types::Type, IcebergEr
     Ok(reader.metadata().file_metadata().schema().clone())
 }
 
-/// One file holding every row group of `files` (which share one schema), and its row count.
-pub fn merge_files(files: &[Bytes]) -> Result<(Vec<u8>, i64), IcebergError> {
+/// One file holding every row group of `files` (which share one schema); its metrics are
+/// those of the row groups' column chunks, whose statistics come along with them.
+pub fn merge_files(files: &[Bytes]) -> Result<WrittenFile, IcebergError> {
     let readers = (files.iter())
         .map(|file| SerializedFileReader::new(file.clone()))
         .collect::<Result<Vec<_>, _>>()?;
@@ -31,7 +33,6 @@ pub fn merge_files(files: &[Bytes]) -> Result<(Vec<u8>, i64), IcebergError> {
         .root_schema_ptr();
     let mut out = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut out, schema.clone(), data_file::properties())?;
-    let mut rows = 0;
     for (reader, bytes) in readers.iter().zip(files) {
         if *reader.metadata().file_metadata().schema() != *schema {
             return Err(IcebergError::Metadata(
@@ -52,11 +53,14 @@ pub fn merge_files(files: &[Bytes]) -> Result<(Vec<u8>, i64), IcebergError> {
                 merged.append_column(bytes, close)?;
             }
             merged.close()?;
-            rows += group.num_rows();
         }
     }
-    writer.close()?;
-    Ok((out, rows))
+    let metadata = writer.close()?;
+    Ok(WrittenFile {
+        bytes: out,
+        record_count: metadata.file_metadata().num_rows(),
+        metrics: ColumnMetrics::of_parquet(&metadata),
+    })
 }
 
 #[cfg(test)]
@@ -79,15 +83,15 @@ mod tests {
             })
             .collect();
         let schema = TableSchema::new(ValueColumns::Binary);
-        Bytes::from(data_file::write(&rows, &schema, None).unwrap())
+        Bytes::from(data_file::write(&rows, &schema, None).unwrap().bytes)
     }
 
     #[test]
     fn merged_files_read_back_every_row_in_order() {
         let files = [file(0..3), file(3..4), file(4..10)];
-        let (merged, rows) = merge_files(&files).unwrap();
-        assert_eq!(rows, 10);
-        let reader = SerializedFileReader::new(Bytes::from(merged)).unwrap();
+        let merged = merge_files(&files).unwrap();
+        assert_eq!(merged.record_count, 10);
+        let reader = SerializedFileReader::new(Bytes::from(merged.bytes)).unwrap();
         assert_eq!(reader.metadata().num_row_groups(), 3);
         let read: Vec<String> = (reader.get_row_iter(None).unwrap())
             .map(|r| r.unwrap().to_string())

@@ -13,6 +13,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 
+use crate::column_metrics::ColumnMetrics;
 use crate::shred::{Leaf, LeafValues, Level, ValueLeaves};
 use crate::table_schema::{TableSchema, ValueColumns};
 use crate::{IcebergError, Row};
@@ -30,13 +31,20 @@ pub fn properties() -> Arc<WriterProperties> {
     )
 }
 
+/// A Parquet data file's bytes, with what its manifest entry says of it.
+pub struct WrittenFile {
+    pub bytes: Vec<u8>,
+    pub record_count: i64,
+    pub metrics: ColumnMetrics,
+}
+
 /// The Parquet file for `rows` in a table of `schema`; `values` are the rows' value fields
 /// when the table has them.
 pub fn write(
     rows: &[Row],
     schema: &TableSchema,
     values: Option<&ValueLeaves>,
-) -> Result<Vec<u8>, IcebergError> {
+) -> Result<WrittenFile, IcebergError> {
     let message = schema.parquet_message();
     let parquet_schema = Arc::new(parse_message_type(&message)?);
     let mut out = Vec::new();
@@ -80,8 +88,12 @@ pub fn write(
         }
     }
     group.close()?;
-    writer.close()?;
-    Ok(out)
+    let metadata = writer.close()?;
+    Ok(WrittenFile {
+        bytes: out,
+        record_count: metadata.file_metadata().num_rows(),
+        metrics: ColumnMetrics::of_parquet(&metadata),
+    })
 }
 
 /// An optional leaf's present values and each row's definition level (1 present, 0 null).
@@ -258,7 +270,9 @@ mod tests {
                 ..row(12, vec![("one".into(), Some(Bytes::from_static(b"1")))])
             },
         ];
-        let file = write(&rows, &TableSchema::new(ValueColumns::Binary), None).unwrap();
+        let file = write(&rows, &TableSchema::new(ValueColumns::Binary), None)
+            .unwrap()
+            .bytes;
         let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 3);
         let read: Vec<String> = reader
@@ -287,20 +301,14 @@ mod tests {
     fn value_fields_read_back_nested() {
         use apache_avro::types::Value as Avro;
 
-        use crate::avro_columns::{as_record, merge, Names};
-
-        let avro = apache_avro::Schema::parse_str(
+        let schema = crate::avro_columns::table_for(
             r#"{"type":"record","name":"User","fields":[
                 {"name":"name","type":"string"},
                 {"name":"tags","type":{"type":"array","items":"string"}},
                 {"name":"scores","type":{"type":"map","values":"int"}},
                 {"name":"home","type":["null",{"type":"record","name":"Home","fields":[
                     {"name":"city","type":"string"}]}]}]}"#,
-        )
-        .unwrap();
-        let names = Names::of([&avro]);
-        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
-        let schema = merge(&empty, as_record(&avro, &names).unwrap(), &names).unwrap();
+        );
         let ValueColumns::Fields(fields) = &schema.value else {
             panic!()
         };
@@ -337,7 +345,7 @@ mod tests {
         values.push(Some(user("bob", &[], None))).unwrap();
         values.push(None).unwrap();
         let rows: Vec<Row> = (0..3).map(|i| row(i, vec![])).collect();
-        let file = write(&rows, &schema, Some(&values)).unwrap();
+        let file = write(&rows, &schema, Some(&values)).unwrap().bytes;
         let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
         let read: Vec<String> = reader
             .get_row_iter(None)
@@ -369,18 +377,12 @@ mod tests {
     fn decimals_are_stored_by_precision_and_read_back() {
         use apache_avro::types::Value as Avro;
 
-        use crate::avro_columns::{as_record, merge, Names};
-
-        let avro = apache_avro::Schema::parse_str(
+        let schema = crate::avro_columns::table_for(
             r#"{"type":"record","name":"Money","fields":[
                 {"name":"small","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
                 {"name":"mid","type":{"type":"bytes","logicalType":"decimal","precision":18,"scale":4}},
                 {"name":"big","type":{"type":"fixed","name":"F","size":16,"logicalType":"decimal","precision":38,"scale":0}}]}"#,
-        )
-        .unwrap();
-        let names = Names::of([&avro]);
-        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
-        let schema = merge(&empty, as_record(&avro, &names).unwrap(), &names).unwrap();
+        );
         assert!(schema.to_json().to_string().contains(r#""decimal(38, 0)""#));
         let ValueColumns::Fields(fields) = &schema.value else {
             panic!()
@@ -403,7 +405,7 @@ mod tests {
         // Wider than the column's precision: refused, nothing left behind.
         assert!(values.push(Some(record(10i128.pow(9), 0, 0))).is_err());
         let rows = vec![row(0, vec![])];
-        let file = write(&rows, &schema, Some(&values)).unwrap();
+        let file = write(&rows, &schema, Some(&values)).unwrap().bytes;
         let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
         let read = reader
             .get_row_iter(None)

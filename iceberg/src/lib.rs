@@ -10,8 +10,8 @@
 
 pub mod append;
 pub mod avro_columns;
-pub mod bounds;
 pub mod catalog;
+pub mod column_metrics;
 pub mod columns;
 pub mod compact;
 pub mod data_file;

@@ -1,13 +1,13 @@
 //! Avro manifests (the data files one commit added) and manifest lists (every manifest of a
-//! snapshot), with the Iceberg v2 schemas' field ids, by which readers resolve them. Only the
-//! fields a v2 reader requires are written; column statistics are left out (readers then scan
-//! every file a snapshot names).
+//! snapshot), with the Iceberg v2 schemas' field ids, by which readers resolve them: the
+//! fields a v2 reader requires, and each data file's column metrics (`column_metrics`), by
+//! which readers skip files.
 
 use apache_avro::schema::UnionSchema;
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Schema, Writer};
 
-use crate::bounds::KafkaBounds;
+use crate::column_metrics::ColumnMetrics;
 use crate::table_schema::TableSchema;
 use crate::IcebergError;
 
@@ -84,8 +84,8 @@ pub struct DataFile {
     pub path: String,
     pub record_count: i64,
     pub size_bytes: i64,
-    /// Its rows' bounds (None when a manifest did not give them).
-    pub bounds: Option<KafkaBounds>,
+    /// Its columns' counts and bounds (empty when a manifest did not give them).
+    pub metrics: ColumnMetrics,
 }
 
 /// A manifest as a manifest list names it (the counts Iceberg requires; a list written by
@@ -187,10 +187,12 @@ pub fn read_manifest(manifest: &[u8]) -> Result<Vec<DataFile>, IcebergError> {
             path: string_field(data_file, "file_path")?,
             record_count: long_field(data_file, "record_count")?,
             size_bytes: long_field(data_file, "file_size_in_bytes")?,
-            bounds: KafkaBounds::decoded(
-                &bytes_map(data_file, "lower_bounds"),
-                &bytes_map(data_file, "upper_bounds"),
-            ),
+            metrics: ColumnMetrics {
+                value_counts: long_map(data_file, "value_counts"),
+                null_value_counts: long_map(data_file, "null_value_counts"),
+                lower_bounds: bytes_map(data_file, "lower_bounds"),
+                upper_bounds: bytes_map(data_file, "upper_bounds"),
+            },
         });
     }
     Ok(files)
@@ -302,67 +304,74 @@ fn manifest_entry_schema() -> Result<Schema, IcebergError> {
     Ok(schema)
 }
 
-/// A data file's column statistics as a manifest entry's fields: value and null counts and
-/// bounds for the columns `KafkaBounds` covers (all null without bounds).
+/// A data file's column metrics as a manifest entry's fields; a map with nothing known is
+/// null.
 fn statistics(file: &DataFile) -> Vec<(String, Value)> {
-    let names = [
-        "value_counts",
-        "null_value_counts",
-        "lower_bounds",
-        "upper_bounds",
-    ];
-    let Some(bounds) = file.bounds else {
-        return (names.iter())
-            .map(|name| (name.to_string(), Value::Union(0, Box::new(Value::Null))))
+    fn map(entries: impl Iterator<Item = (i32, Value)>) -> Value {
+        let items: Vec<Value> = entries
+            .map(|(key, value)| {
+                Value::Record(vec![
+                    ("key".into(), Value::Int(key)),
+                    ("value".into(), value),
+                ])
+            })
             .collect();
+        match items.is_empty() {
+            true => Value::Union(0, Box::new(Value::Null)),
+            false => Value::Union(1, Box::new(Value::Array(items))),
+        }
+    }
+    let metrics = &file.metrics;
+    let counts = |map_of: &std::collections::BTreeMap<i32, i64>| {
+        map(map_of.iter().map(|(id, n)| (*id, Value::Long(*n))))
     };
-    let map = |entries: Vec<(i32, Value)>| {
-        Value::Union(
-            1,
-            Box::new(Value::Array(
-                (entries.into_iter())
-                    .map(|(key, value)| {
-                        Value::Record(vec![
-                            ("key".into(), Value::Int(key)),
-                            ("value".into(), value),
-                        ])
-                    })
-                    .collect(),
-            )),
-        )
+    let bounds = |map_of: &std::collections::BTreeMap<i32, Vec<u8>>| {
+        map(map_of.iter().map(|(id, b)| (*id, Value::Bytes(b.clone()))))
     };
-    let ids = KafkaBounds::field_ids();
-    let encoded = bounds.encoded();
-    let values = [
-        map(ids
-            .iter()
-            .map(|id| (*id, Value::Long(file.record_count)))
-            .collect()),
-        map(ids.iter().map(|id| (*id, Value::Long(0))).collect()),
-        map((encoded.iter())
-            .map(|(id, low, _)| (*id, Value::Bytes(low.clone())))
-            .collect()),
-        map((encoded.iter())
-            .map(|(id, _, high)| (*id, Value::Bytes(high.clone())))
-            .collect()),
-    ];
-    names.iter().map(|n| n.to_string()).zip(values).collect()
+    vec![
+        ("value_counts".into(), counts(&metrics.value_counts)),
+        (
+            "null_value_counts".into(),
+            counts(&metrics.null_value_counts),
+        ),
+        ("lower_bounds".into(), bounds(&metrics.lower_bounds)),
+        ("upper_bounds".into(), bounds(&metrics.upper_bounds)),
+    ]
 }
 
-/// A manifest's map of field id to bytes (`lower_bounds`, `upper_bounds`); empty when null.
-fn bytes_map(fields: &[(String, Value)], name: &str) -> Vec<(i32, Vec<u8>)> {
+/// A manifest's map of field id to `T` (`value_counts`, `lower_bounds`); empty when null. An
+/// entry of another type is left out.
+fn id_map<T>(
+    fields: &[(String, Value)],
+    name: &str,
+    value_of: impl Fn(&Value) -> Option<T>,
+) -> std::collections::BTreeMap<i32, T> {
     let Some(Value::Array(entries)) = field(fields, name) else {
-        return Vec::new();
+        return Default::default();
     };
     (entries.iter())
         .filter_map(|entry| match entry {
             Value::Record(pair) => match (field(pair, "key"), field(pair, "value")) {
-                (Some(Value::Int(key)), Some(Value::Bytes(value))) => Some((*key, value.clone())),
+                (Some(Value::Int(key)), Some(value)) => Some((*key, value_of(value)?)),
                 _ => None,
             },
             _ => None,
         })
         .collect()
+}
+
+fn long_map(fields: &[(String, Value)], name: &str) -> std::collections::BTreeMap<i32, i64> {
+    id_map(fields, name, |value| match value {
+        Value::Long(n) => Some(*n),
+        _ => None,
+    })
+}
+
+fn bytes_map(fields: &[(String, Value)], name: &str) -> std::collections::BTreeMap<i32, Vec<u8>> {
+    id_map(fields, name, |value| match value {
+        Value::Bytes(bytes) => Some(bytes.clone()),
+        _ => None,
+    })
 }
 
 /// The manifest list of a snapshot: every manifest it holds.
@@ -444,17 +453,18 @@ mod tests {
                 path: "file:///w/t/data/a.parquet".into(),
                 record_count: 10,
                 size_bytes: 1234,
-                bounds: Some(KafkaBounds {
-                    partition: (0, 2),
-                    offset: (5, 90),
-                    timestamp_micros: (-1, 7_000),
-                }),
+                metrics: ColumnMetrics {
+                    value_counts: [(2, 10), (3, 10), (7, 12)].into(),
+                    null_value_counts: [(2, 0), (3, 0), (7, 4)].into(),
+                    lower_bounds: [(2, 0i32.to_le_bytes().to_vec()), (3, vec![5, 0, 0, 0])].into(),
+                    upper_bounds: [(2, 2i32.to_le_bytes().to_vec())].into(),
+                },
             },
             DataFile {
                 path: "file:///w/t/data/b.parquet".into(),
                 record_count: 1,
                 size_bytes: 12,
-                bounds: None,
+                metrics: ColumnMetrics::default(),
             },
         ];
         let table = TableSchema::new(crate::table_schema::ValueColumns::Binary);

@@ -81,18 +81,12 @@ pub fn compact(setup: &WriterSetup, tables: &Tables, table: &TableName) -> Resul
     if taken.len() < 2 {
         return Ok(false);
     }
-    let (merged, rows) = merge_files(&contents).map_err(|e| e.to_string())?;
+    let merged = merge_files(&contents).map_err(|e| e.to_string())?;
+    let rows = merged.record_count;
     let now_ms = shoal_shards::maintenance::now_ms();
-    let planned = append::plan_compaction(
-        &from,
-        &schema,
-        merged,
-        rows,
-        &taken,
-        &config.retention(),
-        now_ms,
-    )
-    .map_err(|e| e.to_string())?;
+    let planned =
+        append::plan_compaction(&from, &schema, merged, &taken, &config.retention(), now_ms)
+            .map_err(|e| e.to_string())?;
     tables.publish(table, &from, &planned)?;
     tracing::info!(namespace = %table.namespace, table = %table.table, files = taken.len(), rows, bytes = total, "table files compacted");
     Ok(true)
