@@ -1,14 +1,15 @@
 //! Records as an Iceberg table's columns, as the table writer makes them: the input's first
 //! line a value schema (tried as Avro, JSON Schema and Protobuf), the rest a record's value
 //! data. A schema with columns is merged into a new table's (and merged again: nothing
-//! changes), the data decoded and shredded into the columns, and the rows written as a
-//! Parquet data file. Any input gets columns, a file or an error, never a crash or an
-//! unbounded allocation.
+//! changes), the data decoded (Avro unions of several types tagged) and shredded into the
+//! columns, and the rows written as a Parquet data file. Any input gets columns, a file or an
+//! error, never a crash or an unbounded allocation.
 #![no_main]
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use shoal_iceberg::avro_columns::{self, as_record, Names};
+use shoal_iceberg::avro_unions;
 use shoal_iceberg::columns::ColumnType;
 use shoal_iceberg::shred::ValueLeaves;
 use shoal_iceberg::table_schema::{TableSchema, ValueColumns};
@@ -28,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(table) = avro_columns::merge(&empty, record, &names) {
                 let again = avro_columns::merge(&table, record, &names).expect("merged once");
                 assert_eq!(again, table, "a schema merged twice changes nothing");
-                let decoded = shoal_registry::decode::avro_value(&avro, &referenced, value);
+                let decoded = shoal_registry::decode::avro_value(&avro, &referenced, value)
+                    .and_then(|v| avro_unions::tag_unions(v, &avro, &names));
                 write_row(&table, decoded.ok());
             }
         }

@@ -5,12 +5,13 @@ use std::collections::HashMap;
 
 use apache_avro::schema::{RecordSchema, Schema};
 
+use crate::avro_unions;
 use crate::columns::{Column, ColumnType, DECIMAL_PRECISION_MAX};
 use crate::evolve;
 use crate::table_schema::TableSchema;
 
 /// Records nest no deeper than this (a recursive Avro type nests without end).
-const DEPTH_MAX: usize = 32;
+pub(crate) const DEPTH_MAX: usize = 32;
 
 /// The named types a schema (and the schemas it refers to) defines, by full name.
 pub struct Names<'a>(HashMap<String, &'a Schema>);
@@ -112,11 +113,15 @@ pub fn column_type(
     Ok(Some(match names.resolve(schema)? {
         Schema::Null => return Ok(None),
         Schema::Union(union) => {
-            let mut types = union.variants().iter().filter(|v| **v != Schema::Null);
-            let (Some(only), None) = (types.next(), types.next()) else {
-                return Err("a union of several types has no column type".into());
-            };
-            return column_type(only, names, depth + 1);
+            let mut types = avro_unions::non_null(union.variants());
+            if let (Some(only), None) = (types.next(), types.next()) {
+                return column_type(only, names, depth + 1);
+            }
+            let mut branches = Vec::new();
+            for branch in avro_unions::non_null(union.variants()) {
+                branches.extend(column_type(branch, names, depth + 1)?);
+            }
+            avro_unions::union_struct(branches)
         }
         Schema::Boolean => ColumnType::Boolean,
         Schema::Int => ColumnType::Int,
@@ -264,9 +269,9 @@ mod tests {
     #[test]
     fn types_without_a_column_are_refused_by_name() {
         let schema = r#"{"type":"record","name":"R","fields":[
-            {"name":"either","type":["int","string"]}]}"#;
+            {"name":"span","type":{"type":"fixed","name":"D","size":12,"logicalType":"duration"}}]}"#;
         let error = merged(&TableSchema::new(ValueColumns::Fields(Vec::new())), schema);
-        assert!(error.unwrap_err().contains("R.either: a union"));
+        assert!(error.unwrap_err().contains("R.span: duration"));
         let recursive = r#"{"type":"record","name":"Node","fields":[
             {"name":"next","type":["null","Node"]}]}"#;
         let error = merged(

@@ -10,6 +10,7 @@
 
 pub mod append;
 pub mod avro_columns;
+pub mod avro_unions;
 pub mod catalog;
 pub mod column_metrics;
 pub mod columns;

@@ -261,3 +261,48 @@ def test_protobuf_values_become_columns(make_broker):
         total = {"units": i, "currency": "EUR"} if i % 2 else None
         assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "total": total,
                                           "tags": [str(i % 7)] * (i % 3)}
+
+
+EVENT_V1 = {
+    "type": "record", "name": "Event", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "payload", "type": ["null", "string", "long", {
+            "type": "record", "name": "Point", "fields": [{"name": "x", "type": "int"}]}]},
+    ],
+}
+# The second version: the union takes one more type, at its end.
+EVENT_V2 = {**EVENT_V1, "fields": [
+    EVENT_V1["fields"][0],
+    {"name": "payload", "type": EVENT_V1["fields"][1]["type"] + ["double"]},
+]}
+
+
+def test_unions_of_several_types_become_a_struct_of_tag_and_fields(make_broker):
+    """As Iceberg's own Avro conversion makes them: `tag` names which of the union's non-null
+    types the value is of, and `field<tag>` holds it."""
+    broker = start(make_broker)
+    create_table_topic(broker, "events", partitions=1)
+    payloads = ["text", 42, {"x": 3}, None]
+    produce(broker, "events", EVENT_V1,
+            [{"id": i, "payload": payloads[i % 4]} for i in range(400)], partitions=1)
+    table, rows = rows_of(broker, "events", 400)
+    payload = table.schema().find_field("value.payload").field_type
+    assert [f.name for f in payload.fields] == ["tag", "field0", "field1", "field2"]
+    expected = [{"tag": 0, "field0": "text", "field1": None, "field2": None},
+                {"tag": 1, "field0": None, "field1": 42, "field2": None},
+                {"tag": 2, "field0": None, "field1": None, "field2": {"x": 3}},
+                None]
+    for i in range(400):
+        assert rows[f"k{i}"]["value"] == {"id": i, "payload": expected[i % 4]}, i
+
+    produce(broker, "events", EVENT_V2, [{"id": 400, "payload": 2.5}], partitions=1,
+            start=400)
+    table, rows = rows_of(broker, "events", 401)
+    assert rows["k400"]["value"]["payload"] == \
+        {"tag": 3, "field0": None, "field1": None, "field2": None, "field3": 2.5}
+    assert rows["k0"]["value"]["payload"]["field3"] is None
+    duckdb_rows = duckdb_iceberg.query(
+        table.metadata_location,
+        "SELECT value.payload.tag, value.payload.field2.x FROM t WHERE value.id = 2")
+    assert duckdb_rows == [(2, 3)]

@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use apache_avro::types::Value as AvroValue;
 use prost_reflect::FileDescriptor;
-use shoal_iceberg::avro_columns::{self, as_record};
+use shoal_iceberg::avro_columns::{self, as_record, Names};
+use shoal_iceberg::avro_unions::tag_unions;
 use shoal_iceberg::columns::ColumnType;
 use shoal_iceberg::json_columns;
 use shoal_iceberg::protobuf_columns;
@@ -181,6 +182,13 @@ pub fn convert(
     };
     let mut values = ValueLeaves::new(fields);
     let value_type = ColumnType::Struct(fields.clone());
+    // The named types of the Avro schemas whose values need their unions tagged, once each.
+    let union_names: HashMap<*const AvroValueSchema, Names<'_>> = (decided.values())
+        .filter_map(|decision| match decision {
+            Ok(Decode::Avro(avro)) if avro.tagged_unions => Some((Rc::as_ptr(avro), avro.names())),
+            _ => None,
+        })
+        .collect();
     for (index, (row, plan)) in rows.iter().zip(plans).enumerate() {
         let Ok(plan) = plan else { continue };
         let data = row
@@ -190,7 +198,13 @@ pub fn convert(
             .unwrap_or_default();
         let decoded = match plan {
             Some(Decode::Avro(avro)) => {
-                shoal_registry::decode::avro_value(&avro.schema, &avro.referenced, data).map(Some)
+                let value =
+                    shoal_registry::decode::avro_value(&avro.schema, &avro.referenced, data);
+                match union_names.get(&Rc::as_ptr(&avro)) {
+                    Some(names) => value.and_then(|v| tag_unions(v, &avro.schema, names)),
+                    None => value,
+                }
+                .map(Some)
             }
             Some(Decode::Json) => serde_json::from_slice(data)
                 .map_err(|e| format!("not JSON: {e}"))

@@ -9,6 +9,7 @@ use serde_json::Value;
 use shoal_cli::registry_client::{encode, Registry};
 use shoal_cli::AdminError;
 use shoal_iceberg::avro_columns::Names;
+use shoal_iceberg::avro_unions;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
 use shoal_registry::Referenced;
 
@@ -16,6 +17,9 @@ use shoal_registry::Referenced;
 pub struct AvroValueSchema {
     pub schema: apache_avro::Schema,
     pub referenced: Vec<apache_avro::Schema>,
+    /// Whether it has unions of several types, whose values are rewritten as their struct
+    /// columns hold them (`avro_unions::tag_unions`) before they are shredded.
+    pub tagged_unions: bool,
 }
 
 impl AvroValueSchema {
@@ -95,7 +99,13 @@ fn avro_schema(registry: &Registry, answer: &Value) -> Result<Lookup, String> {
     Ok(
         match shoal_registry::avro::parse_with_referenced(text, &texts) {
             Ok((schema, referenced)) => {
-                Lookup::Avro(Rc::new(AvroValueSchema { schema, referenced }))
+                let mut avro = AvroValueSchema {
+                    schema,
+                    referenced,
+                    tagged_unions: false,
+                };
+                avro.tagged_unions = avro_unions::has_tagged_unions(&avro.schema, &avro.names());
+                Lookup::Avro(Rc::new(avro))
             }
             Err(error) => Lookup::Refused(error.to_string()),
         },
