@@ -274,7 +274,7 @@ def test_a_topic_made_again_under_its_name_is_not_added_to_the_old_table(make_br
     assert producer.flush(15) == 0
     # The new topic's offsets start at 0 again: its records are not taken as the old one's.
     deadline = time.time() + 30
-    while "holds the records of an earlier topic" not in broker.log():
+    while "holds the records of another topic" not in broker.log():
         assert time.time() < deadline, broker.log()[-3000:]
         time.sleep(0.2)
     rows = table_rows(broker, "events")

@@ -219,6 +219,33 @@ def test_bad_records_go_to_the_dead_letter_table(make_broker):
     assert len(dead) == 2
 
 
+def test_dead_letters_are_not_written_into_a_topics_table_of_the_same_name(make_broker):
+    """Topic `people`'s dead letters go to the table `people_dead_letters`; a topic named so
+    has that table already: the dead letters are refused, not mixed into it."""
+    broker = start(make_broker, 'bad_records = "dead_letter"\n')
+    create_table_topic(broker, "people_dead_letters", partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce("people_dead_letters", value=f"v{i}".encode(), key=f"k{i}".encode())
+    assert producer.flush(10) == 0
+    rows_of(broker, "people_dead_letters", 10)
+    create_table_topic(broker, "people", partitions=1)
+    produce(broker, "people", USER_V1, [user(i) for i in range(5)], partitions=1)
+    producer.produce("people", value=b"not avro", key=b"bad", partition=0)
+    assert producer.flush(10) == 0
+    deadline = time.time() + 30
+    while "holds the records of another topic" not in broker.log():
+        assert time.time() < deadline, broker.log()[-3000:]
+        time.sleep(0.2)
+    assert "kafka.people_dead_letters" in broker.log()
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    table, rows = rows_of(broker, "people_dead_letters", 10)
+    assert len(rows) == 10 and len(table.schemas()) == 1
+    assert rows["k3"]["value"] == b"v3"
+    assert table_of(broker, "people") is None or \
+        len(table_of(broker, "people").scan().to_arrow()) == 0
+
+
 def test_json_schema_values_become_columns(make_broker):
     broker = start(make_broker)
     create_table_topic(broker, "orders", partitions=1)

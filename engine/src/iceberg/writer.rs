@@ -185,19 +185,7 @@ fn commit(
     let topic = table_topic.name.as_str();
     let existing = tables.load(table)?;
     if let Some((location, metadata)) = &existing {
-        let holds = metadata["properties"][metadata::TOPIC_ID_PROPERTY].as_str();
-        // Tables made before the property was written hold no id: taken as this topic's.
-        if holds.is_some_and(|id| id != table_topic.id) {
-            return Err(format!(
-                "the table {}.{} ({location}) holds the records of an earlier topic of this \
-                 name (id {}), not of this one (id {}), whose offsets start again; drop the \
-                 table from the catalog (and its dead-letter table) for a new one to be made",
-                table.namespace,
-                table.table,
-                holds.unwrap_or_default(),
-                table_topic.id
-            ));
-        }
+        check_topic(table, location, metadata, &table_topic.id)?;
     }
     let from = match &existing {
         Some((_, metadata)) => metadata::next_offsets(metadata).map_err(|e| e.to_string())?,
@@ -295,6 +283,31 @@ fn publish_positions(
     offsets::commit(admin, coordinator, &group, &positions).map_err(|e| e.to_string())
 }
 
+/// Refuses a table that holds another topic's records than the one with id `topic_id`: one
+/// of an earlier topic of the same name (whose offsets started again), or another topic's
+/// whose table has the same name (topic `t`'s dead letters and a topic named
+/// `t_dead_letters`). Tables made before the property was written hold no id: taken as this
+/// topic's.
+fn check_topic(
+    table: &TableName,
+    location: &str,
+    metadata: &serde_json::Value,
+    topic_id: &str,
+) -> Result<(), String> {
+    let holds = metadata["properties"][metadata::TOPIC_ID_PROPERTY].as_str();
+    match holds {
+        Some(id) if id != topic_id => Err(format!(
+            "the table {}.{} ({location}) holds the records of another topic (id {id}), not \
+             of this one (id {topic_id}): an earlier topic of this name, whose offsets start \
+             again, or, where one name ends in {DEAD_LETTERS_SUFFIX}, the other topic's dead \
+             letters. Drop the table from the catalog (and its dead-letter table) for a new \
+             one to be made, or rename one of the topics",
+            table.namespace, table.table
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Seconds from a record's timestamp to now (0 for one from the future).
 fn seconds_since(timestamp_ms: i64) -> i64 {
     (shoal_shards::maintenance::now_ms() - timestamp_ms).max(0) / 1000
@@ -316,7 +329,10 @@ fn set_aside(
     };
     let schema = TableSchema::dead_letters();
     let existing = match tables.load(&dead_letters)? {
-        Some(existing) => existing,
+        Some(existing) => {
+            check_topic(&dead_letters, &existing.0, &existing.1, &topic.id)?;
+            existing
+        }
         None => tables.create(&dead_letters, &topic.id, &schema)?,
     };
     let taken = metadata::next_offsets(&existing.1).map_err(|e| e.to_string())?;
