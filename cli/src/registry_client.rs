@@ -34,6 +34,14 @@ fn parse_url(url: &str) -> Result<HttpUrl, AdminError> {
     }
 }
 
+/// The `Authorization` header's value for `user:password`.
+fn basic_authorization(user_info: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(user_info)
+    )
+}
+
 /// A registry at host:port.
 pub struct Registry {
     url: HttpUrl,
@@ -58,17 +66,20 @@ impl Registry {
             ),
             false => None,
         };
-        let authorization = std::env::var(USER_INFO_VARIABLE).ok().map(|user_info| {
-            format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(user_info)
-            )
-        });
+        let authorization = (std::env::var(USER_INFO_VARIABLE).ok())
+            .map(|user_info| basic_authorization(&user_info));
         Ok(Registry {
             url,
             tls,
             authorization,
         })
+    }
+
+    /// The same registry, asked with the HTTP Basic credentials `user_info` (`user:password`)
+    /// rather than the environment's.
+    pub fn with_user_info(mut self, user_info: &str) -> Registry {
+        self.authorization = Some(basic_authorization(user_info));
+        self
     }
 
     /// One request (a connection each); the answer's JSON, or the registry's error.

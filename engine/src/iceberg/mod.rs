@@ -12,6 +12,7 @@ mod compaction;
 mod convert;
 mod pg_catalog;
 mod reader;
+mod registry_access;
 mod rest_auth;
 mod rest_catalog;
 mod s3_client;
@@ -20,6 +21,7 @@ mod value_schemas;
 mod warehouse;
 mod writer;
 
+use registry_access::RegistryAccess;
 use warehouse::WarehouseSetup;
 
 use std::collections::BTreeMap;
@@ -69,9 +71,17 @@ pub struct IcebergConfig {
     /// `iceberg/warehouse` in the data directory or `<prefix>/iceberg` in its bucket).
     pub warehouse: Option<String>,
     /// The schema registry that records' schema ids are looked up in, to make their values
-    /// columns (default: this broker's own, when `[schema_registry] listen` serves plain HTTP;
+    /// columns (default: this broker's own, `[schema_registry] listen`, over HTTPS when it
+    /// serves that, logged in as `[iceberg.client]`'s SASL user when it wants HTTP Basic;
     /// without one, values are kept as bytes).
     pub schema_registry_url: Option<String>,
+    /// PEM CAs trusted for an https registry besides the system's (default for the broker's
+    /// own: `[iceberg.client]`'s `ssl.ca.location`).
+    pub schema_registry_ca_file: Option<PathBuf>,
+    /// HTTP Basic credentials for the registry, `user:password` (default for the broker's own:
+    /// `[iceberg.client]`'s `sasl.username` and `sasl.password`; else the broker's
+    /// `SHOAL_REGISTRY_USER_INFO` environment variable, when set).
+    pub schema_registry_user_info: Option<String>,
     /// A record whose value cannot become the table's columns (no schema id, a schema that is
     /// not an Avro record, data that does not decode): `stop` the table before it, or set it
     /// aside in the dead-letter table `<topic>_dead_letters` and go on.
@@ -133,6 +143,8 @@ impl Default for IcebergConfig {
             catalog_file: None,
             warehouse: None,
             schema_registry_url: None,
+            schema_registry_ca_file: None,
+            schema_registry_user_info: None,
             bad_records: BadRecords::Stop,
             rest_catalog: None,
             client: BTreeMap::new(),
@@ -161,7 +173,7 @@ pub struct WriterSetup {
     pub catalog: CatalogSetup,
     pub warehouse: WarehouseSetup,
     /// Where value schemas are looked up, if anywhere.
-    pub schema_registry_url: Option<String>,
+    pub schema_registry: Option<RegistryAccess>,
 }
 
 impl IcebergConfig {
@@ -206,17 +218,14 @@ impl IcebergConfig {
                     .unwrap_or_else(|| data_dir.join("iceberg").join("catalog.db")),
             ),
         };
-        let own_registry = match (registry.listen, registry.tls) {
-            (Some(address), false) => Some(format!("http://{}", reachable(address))),
-            _ => None,
-        };
+        let schema_registry = registry_access::resolve(self, registry, &security);
         Ok(Some(WriterSetup {
             config: self.clone(),
             bootstrap,
             security,
             catalog,
             warehouse,
-            schema_registry_url: self.schema_registry_url.clone().or(own_registry),
+            schema_registry,
         }))
     }
 }

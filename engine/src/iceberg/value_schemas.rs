@@ -10,6 +10,8 @@ use shoal_cli::registry_client::{encode, Registry};
 use shoal_cli::AdminError;
 use shoal_iceberg::avro_columns::Names;
 use shoal_iceberg::avro_unions;
+
+use super::registry_access::RegistryAccess;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
 use shoal_registry::Referenced;
 
@@ -47,10 +49,18 @@ pub struct ValueSchemas {
 }
 
 impl ValueSchemas {
-    /// Schemas from the registry at `url`; none (every table keeps values as bytes) without.
-    pub fn new(url: Option<&str>) -> Result<ValueSchemas, String> {
-        let registry = match url {
-            Some(url) => Some(Registry::at(url, None).map_err(|e| e.to_string())?),
+    /// Schemas from the registry `access` names; none (every table keeps values as bytes)
+    /// without.
+    pub fn new(access: Option<&RegistryAccess>) -> Result<ValueSchemas, String> {
+        let registry = match access {
+            Some(access) => {
+                let registry = Registry::at(&access.url, access.ca_file.as_deref())
+                    .map_err(|e| e.to_string())?;
+                Some(match &access.user_info {
+                    Some(user_info) => registry.with_user_info(user_info),
+                    None => registry,
+                })
+            }
             None => None,
         };
         Ok(ValueSchemas {

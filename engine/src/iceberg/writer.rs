@@ -37,7 +37,7 @@ pub fn run(setup: WriterSetup, duties: Duties) {
     let interval = Duration::from_millis(setup.config.commit_interval_ms);
     let mut admin: Option<Admin> = None;
     let mut tables: Option<Tables> = None;
-    let mut schemas = match ValueSchemas::new(setup.schema_registry_url.as_deref()) {
+    let mut schemas = match ValueSchemas::new(setup.schema_registry.as_ref()) {
         Ok(schemas) => schemas,
         Err(why) => {
             tracing::error!(%why, "table writer: the schema registry's URL; tables are not written");
