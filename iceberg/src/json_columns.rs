@@ -12,9 +12,11 @@
 //! | object with `properties` | struct |
 //! | object with only `additionalProperties` | map<string, …> |
 //!
-//! A `type` may name `null` beside one other type (every value column is optional); local
-//! `$ref`s (`#/definitions/…`, `#/$defs/…`) are followed. Anything else (`oneOf`, several
-//! types, a reference to another schema) has no column type here.
+//! A `type` may name `null` beside one other type (every value column is optional), and so
+//! may `oneOf` or `anyOf` name a null schema beside others of one column type (Confluent's
+//! Java serializer writes each optional field so: `oneOf` a `{"type": "null"}` and the
+//! field's schema); local `$ref`s (`#/definitions/…`, `#/$defs/…`) are followed. Anything
+//! else (several types, a reference to another schema) has no column type here.
 
 use std::collections::HashMap;
 
@@ -56,12 +58,20 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
             .ok_or_else(|| format!("the reference {reference} is not in the schema"))?;
         return column_type(target, root, depth + 1);
     }
+    if let Some(choices) =
+        (schema.get("oneOf").or_else(|| schema.get("anyOf"))).and_then(Value::as_array)
+    {
+        return one_of(choices, root, depth);
+    }
     let types: Vec<&str> = match &schema["type"] {
         Value::String(one) => vec![one.as_str()],
         Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
         Value::Null if schema.get("properties").is_some() => vec!["object"],
         _ => return Err("a schema without a type".into()),
     };
+    if !types.is_empty() && types.iter().all(|t| *t == "null") {
+        return Ok(None);
+    }
     let mut not_null = types.into_iter().filter(|t| *t != "null");
     let (Some(only), None) = (not_null.next(), not_null.next()) else {
         return Err("several types (or none) have no column type".into());
@@ -99,6 +109,21 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
         },
         other => return Err(format!("the type {other} has no column type")),
     }))
+}
+
+/// The column type of `oneOf`/`anyOf` `choices`: the one their non-null schemas share.
+fn one_of(choices: &[Value], root: &Value, depth: usize) -> Result<Option<ColumnType>, String> {
+    let mut kinds = Vec::new();
+    for choice in choices {
+        kinds.extend(column_type(choice, root, depth + 1)?);
+    }
+    let Some(first) = kinds.first() else {
+        return Ok(None);
+    };
+    match kinds.iter().all(|kind| kind == first) {
+        true => Ok(Some(first.clone())),
+        false => Err("oneOf (or anyOf) schemas of several column types have no column type".into()),
+    }
 }
 
 /// A JSON value as the value of a column of type `kind`; Err when it is not one.
@@ -191,5 +216,50 @@ mod tests {
         assert!(merge(&table, &clash).unwrap_err().contains("Order.units"));
         assert!(!is_object(&json!({"type": "string"})));
         assert!(merge(&empty, &json!({"oneOf": [{"type": "string"}]})).is_err());
+    }
+
+    #[test]
+    fn one_of_null_and_a_schema_is_that_schemas_column() {
+        // As Confluent's Java serializer (its Jackson schema generator) writes optional fields.
+        let nullable =
+            |schema: Value| json!({"oneOf": [{"type": "null", "title": "Not included"}, schema]});
+        let schema = json!({
+            "title": "Order", "type": "object",
+            "properties": {
+                "id": nullable(json!({"type": "string"})),
+                "units": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "line": nullable(json!({"$ref": "#/definitions/Line"})),
+                "either": {"oneOf": [{"type": "integer"}, {"type": "integer", "minimum": 5}]}
+            },
+            "definitions": {"Line": {"type": "object", "properties": {"sku": {"type": "string"}}}}
+        });
+        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
+        let table = merge(&empty, &schema).unwrap();
+        let ValueColumns::Fields(fields) = &table.value else {
+            panic!()
+        };
+        let kinds: Vec<(&str, String)> = (fields.iter())
+            .map(|f| (f.name.as_str(), f.kind.describe()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("either", "long".into()),
+                ("id", "string".into()),
+                ("line", "struct".into()),
+                ("units", "long".into())
+            ]
+        );
+        let kind = ColumnType::Struct(fields.clone());
+        let value = value_of(
+            &kind,
+            json!({"id": null, "units": 4, "line": {"sku": "s-1"}}),
+        );
+        assert!(value.is_ok(), "{value:?}");
+        let several = json!({"type": "object", "properties": {
+            "v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}});
+        assert!(merge(&empty, &several)
+            .unwrap_err()
+            .contains("several column types"));
     }
 }

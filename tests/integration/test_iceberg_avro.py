@@ -254,17 +254,23 @@ def test_json_schema_values_become_columns(make_broker):
         "title": "Order", "type": "object",
         "properties": {"id": {"type": "string"}, "units": {"type": "integer"},
                        "price": {"type": "number"},
-                       "lines": {"type": "array", "items": {"type": "string"}}}})
-    values = [{"id": f"o-{i}", "units": i, "price": i / 4, "lines": [f"l{i}"] * (i % 3)}
+                       "lines": {"type": "array", "items": {"type": "string"}},
+                       # An optional field as Confluent's Java serializer declares it.
+                       "note": {"oneOf": [{"type": "null", "title": "Not included"},
+                                          {"type": "string"}]}}})
+    values = [{"id": f"o-{i}", "units": i, "price": i / 4, "lines": [f"l{i}"] * (i % 3),
+               "note": f"n{i}" if i % 2 else None}
               for i in range(500)]
     produce_serialized(broker, "orders", JSONSerializer(schema, registry), values, partitions=1)
     table, rows = rows_of(broker, "orders", 500)
     assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
-        ["id", "lines", "price", "units"]
+        ["id", "lines", "note", "price", "units"]
     assert str(table.schema().find_field("value.units").field_type) == "long"
+    assert str(table.schema().find_field("value.note").field_type) == "string"
     for i in range(500):
         assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "units": i, "price": i / 4,
-                                          "lines": [f"l{i}"] * (i % 3)}
+                                          "lines": [f"l{i}"] * (i % 3),
+                                          "note": f"n{i}" if i % 2 else None}
 
 
 def test_protobuf_values_become_columns(make_broker):
