@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     }
 
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(schema_text) {
-        if let Ok(table) = json_columns::merge(&empty, &json) {
+        if let Ok(table) = json_columns::merge(&empty, json_columns::Documents::alone(&json)) {
             if let ValueColumns::Fields(fields) = &table.value {
                 let kind = ColumnType::Struct(fields.clone());
                 let row = serde_json::from_slice(value)

@@ -15,8 +15,9 @@
 //! A `type` may name `null` beside one other type (every value column is optional), and so
 //! may `oneOf` or `anyOf` name a null schema beside others of one column type (Confluent's
 //! Java serializer writes each optional field so: `oneOf` a `{"type": "null"}` and the
-//! field's schema); local `$ref`s (`#/definitions/…`, `#/$defs/…`) are followed. Anything
-//! else (several types, a reference to another schema) has no column type here.
+//! field's schema); `$ref`s are followed: local ones (`#/definitions/…`, `#/$defs/…`) and
+//! those to the schemas the registry's references name (`customer.json`, with a pointer into
+//! it after `#` or not). Anything else (several types) has no column type here.
 
 use std::collections::HashMap;
 
@@ -30,38 +31,75 @@ use crate::table_schema::TableSchema;
 /// Schemas nest no deeper than this (a recursive `$ref` nests without end).
 const DEPTH_MAX: usize = 32;
 
-/// Whether `schema` describes objects with properties: values that can become columns.
-pub fn is_object(schema: &Value) -> bool {
+/// A schema and the schemas its references name, by the name each reference gives.
+#[derive(Clone, Copy)]
+pub struct Documents<'a> {
+    pub schema: &'a Value,
+    pub referenced: &'a [(String, Value)],
+}
+
+impl<'a> Documents<'a> {
+    /// A schema that refers to no other.
+    pub fn alone(schema: &'a Value) -> Documents<'a> {
+        Documents {
+            schema,
+            referenced: &[],
+        }
+    }
+
+    /// The schema `reference` points at from within `root`, and the document it is in.
+    fn follow(&self, reference: &str, root: &'a Value) -> Result<(&'a Value, &'a Value), String> {
+        let (document, pointer) = reference.split_once('#').unwrap_or((reference, ""));
+        let document = match document {
+            "" => root,
+            name => (self.referenced.iter())
+                .find(|(known, _)| known == name)
+                .map(|(_, schema)| schema)
+                .ok_or_else(|| format!("the reference {reference} names no referenced schema"))?,
+        };
+        let target = (document.pointer(pointer))
+            .ok_or_else(|| format!("the reference {reference} is not in the schema"))?;
+        Ok((target, document))
+    }
+}
+
+/// Whether `documents`' schema describes objects with properties: values that can become
+/// columns.
+pub fn is_object(documents: Documents<'_>) -> bool {
     matches!(
-        column_type(schema, schema, 0),
+        column_type(documents.schema, documents.schema, documents, 0),
         Ok(Some(ColumnType::Struct(_)))
     )
 }
 
-/// `table`'s schema after merging the object `schema`'s properties into its value columns.
-pub fn merge(table: &TableSchema, schema: &Value) -> Result<TableSchema, String> {
+/// `table`'s schema after merging the object schema's properties into its value columns.
+pub fn merge(table: &TableSchema, documents: Documents<'_>) -> Result<TableSchema, String> {
+    let schema = documents.schema;
     let name = schema["title"].as_str().unwrap_or("value");
-    match column_type(schema, schema, 0).map_err(|e| format!("{name}: {e}"))? {
+    match column_type(schema, schema, documents, 0).map_err(|e| format!("{name}: {e}"))? {
         Some(ColumnType::Struct(fields)) => evolve::merge(table, name, fields),
         _ => Err(format!("{name}: not an object with properties")),
     }
 }
 
-/// The column type of a schema (its ids all 0); None for `null`.
-fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<ColumnType>, String> {
+/// The column type of a schema (its ids all 0) in the document `root`; None for `null`.
+fn column_type<'a>(
+    schema: &'a Value,
+    root: &'a Value,
+    documents: Documents<'a>,
+    depth: usize,
+) -> Result<Option<ColumnType>, String> {
     if depth > DEPTH_MAX {
         return Err(format!("nested over {DEPTH_MAX} deep (a recursive $ref?)"));
     }
     if let Some(reference) = schema["$ref"].as_str() {
-        let target = (reference.strip_prefix('#'))
-            .and_then(|pointer| root.pointer(pointer))
-            .ok_or_else(|| format!("the reference {reference} is not in the schema"))?;
-        return column_type(target, root, depth + 1);
+        let (target, root) = documents.follow(reference, root)?;
+        return column_type(target, root, documents, depth + 1);
     }
     if let Some(choices) =
         (schema.get("oneOf").or_else(|| schema.get("anyOf"))).and_then(Value::as_array)
     {
-        return one_of(choices, root, depth);
+        return one_of(choices, root, documents, depth);
     }
     let types: Vec<&str> = match &schema["type"] {
         Value::String(one) => vec![one.as_str()],
@@ -81,7 +119,7 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
         "integer" => ColumnType::Long,
         "number" => ColumnType::Double,
         "boolean" => ColumnType::Boolean,
-        "array" => match column_type(&schema["items"], root, depth + 1)? {
+        "array" => match column_type(&schema["items"], root, documents, depth + 1)? {
             Some(kind) => ColumnType::list_of(kind),
             None => return Err("an array of nulls has no column type".into()),
         },
@@ -89,7 +127,7 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
             Some(properties) => {
                 let mut fields = Vec::new();
                 for (name, property) in properties {
-                    let kind = column_type(property, root, depth + 1)
+                    let kind = column_type(property, root, documents, depth + 1)
                         .map_err(|e| format!("{name}: {e}"))?;
                     if let Some(kind) = kind {
                         fields.push(Column {
@@ -102,7 +140,8 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
                 }
                 ColumnType::Struct(fields)
             }
-            None => match column_type(&schema["additionalProperties"], root, depth + 1)? {
+            None => match column_type(&schema["additionalProperties"], root, documents, depth + 1)?
+            {
                 Some(kind) => ColumnType::string_map_of(kind),
                 None => return Err("an object without properties has no column type".into()),
             },
@@ -112,10 +151,15 @@ fn column_type(schema: &Value, root: &Value, depth: usize) -> Result<Option<Colu
 }
 
 /// The column type of `oneOf`/`anyOf` `choices`: the one their non-null schemas share.
-fn one_of(choices: &[Value], root: &Value, depth: usize) -> Result<Option<ColumnType>, String> {
+fn one_of<'a>(
+    choices: &'a [Value],
+    root: &'a Value,
+    documents: Documents<'a>,
+    depth: usize,
+) -> Result<Option<ColumnType>, String> {
     let mut kinds = Vec::new();
     for choice in choices {
-        kinds.extend(column_type(choice, root, depth + 1)?);
+        kinds.extend(column_type(choice, root, documents, depth + 1)?);
     }
     let Some(first) = kinds.first() else {
         return Ok(None);
@@ -185,13 +229,13 @@ mod tests {
     #[test]
     fn properties_become_columns_and_values_fit_them() {
         let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
-        let table = merge(&empty, &order_schema()).unwrap();
+        let table = merge(&empty, Documents::alone(&order_schema())).unwrap();
         let ValueColumns::Fields(fields) = &table.value else {
             panic!()
         };
         let names: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["extra", "id", "price", "ship_to", "tags", "units"]);
-        assert!(is_object(&order_schema()));
+        assert!(is_object(Documents::alone(&order_schema())));
         let kind = ColumnType::Struct(fields.clone());
         let value = value_of(
             &kind,
@@ -209,13 +253,19 @@ mod tests {
         // A later version adds a property; a clash is refused.
         let mut v2 = order_schema();
         v2["properties"]["note"] = json!({"type": "string"});
-        let next = merge(&table, &v2).unwrap();
+        let next = merge(&table, Documents::alone(&v2)).unwrap();
         assert_eq!(next.last_column_id, table.last_column_id + 1);
         let mut clash = order_schema();
         clash["properties"]["units"] = json!({"type": "string"});
-        assert!(merge(&table, &clash).unwrap_err().contains("Order.units"));
-        assert!(!is_object(&json!({"type": "string"})));
-        assert!(merge(&empty, &json!({"oneOf": [{"type": "string"}]})).is_err());
+        assert!(merge(&table, Documents::alone(&clash))
+            .unwrap_err()
+            .contains("Order.units"));
+        assert!(!is_object(Documents::alone(&json!({"type": "string"}))));
+        assert!(merge(
+            &empty,
+            Documents::alone(&json!({"oneOf": [{"type": "string"}]}))
+        )
+        .is_err());
     }
 
     #[test]
@@ -234,7 +284,7 @@ mod tests {
             "definitions": {"Line": {"type": "object", "properties": {"sku": {"type": "string"}}}}
         });
         let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
-        let table = merge(&empty, &schema).unwrap();
+        let table = merge(&empty, Documents::alone(&schema)).unwrap();
         let ValueColumns::Fields(fields) = &table.value else {
             panic!()
         };
@@ -258,8 +308,54 @@ mod tests {
         assert!(value.is_ok(), "{value:?}");
         let several = json!({"type": "object", "properties": {
             "v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}});
-        assert!(merge(&empty, &several)
+        assert!(merge(&empty, Documents::alone(&several))
             .unwrap_err()
             .contains("several column types"));
+    }
+
+    #[test]
+    fn references_to_other_schemas_are_followed_by_their_names() {
+        let customer = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "home": {"$ref": "#/$defs/Address"}},
+            "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}
+        });
+        let money = json!({"definitions": {"Money": {"type": "number"}}});
+        let referenced = [
+            ("customer.json".to_string(), customer),
+            ("money.json".to_string(), money),
+        ];
+        let order = json!({
+            "title": "Order", "type": "object",
+            "properties": {
+                "customer": {"$ref": "customer.json"},
+                "total": {"$ref": "money.json#/definitions/Money"}
+            }
+        });
+        let documents = Documents {
+            schema: &order,
+            referenced: &referenced,
+        };
+        assert!(is_object(documents));
+        let empty = TableSchema::new(ValueColumns::Fields(Vec::new()));
+        let table = merge(&empty, documents).unwrap();
+        let json = table.to_json().to_string();
+        // The customer's local reference is to its own document's $defs.
+        assert!(json.contains(r#""name":"city""#), "{json}");
+        assert!(
+            json.contains(r#""name":"total","required":false,"type":"double""#),
+            "{json}"
+        );
+        let missing = json!({"type": "object", "properties": {"x": {"$ref": "other.json"}}});
+        let error = merge(
+            &empty,
+            Documents {
+                schema: &missing,
+                referenced: &referenced,
+            },
+        );
+        assert!(error
+            .unwrap_err()
+            .contains("other.json names no referenced schema"));
     }
 }

@@ -9,7 +9,7 @@ import time
 from decimal import Decimal
 
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
@@ -271,6 +271,30 @@ def test_json_schema_values_become_columns(make_broker):
         assert rows[f"k{i}"]["value"] == {"id": f"o-{i}", "units": i, "price": i / 4,
                                           "lines": [f"l{i}"] * (i % 3),
                                           "note": f"n{i}" if i % 2 else None}
+
+
+def test_json_schema_references_to_other_schemas_are_followed(make_broker):
+    """A JSON Schema that refers to another registered schema by name (Confluent's schema
+    references): the referenced schema's properties become the struct's columns."""
+    broker = start(make_broker)
+    create_table_topic(broker, "invoices", partitions=1)
+    registry = SchemaRegistryClient({"url": broker.registry_url})
+    customer = {"type": "object", "properties": {
+        "name": {"type": "string"}, "home": {"$ref": "#/$defs/Address"}},
+        "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    registry.register_schema("customer", Schema(json.dumps(customer), "JSON"))
+    invoice = Schema(json.dumps({
+        "title": "Invoice", "type": "object",
+        "properties": {"id": {"type": "integer"}, "customer": {"$ref": "customer.json"}}}),
+        "JSON", [SchemaReference("customer.json", "customer", 1)])
+    values = [{"id": i, "customer": {"name": f"c{i}", "home": {"city": f"city-{i % 3}"}}}
+              for i in range(100)]
+    produce_serialized(broker, "invoices", JSONSerializer(invoice, registry), values,
+                       partitions=1)
+    table, rows = rows_of(broker, "invoices", 100)
+    assert str(table.schema().find_field("value.customer.home.city").field_type) == "string"
+    for i in range(100):
+        assert rows[f"k{i}"]["value"] == values[i]
 
 
 def test_protobuf_values_become_columns(make_broker):

@@ -66,7 +66,7 @@ pub fn new_table_schema(rows: &[Row], schemas: &mut ValueSchemas) -> Result<Tabl
                 let names = avro.names();
                 as_record(&avro.schema, &names).is_some()
             }
-            Lookup::Json(schema) => json_columns::is_object(&schema),
+            Lookup::Json(schema) => json_columns::is_object(schema.documents()),
             Lookup::Protobuf(_) => true,
             Lookup::Refused(_) => false,
         },
@@ -116,7 +116,7 @@ fn decide(
             let merged = avro_columns::merge(schema, record, &names);
             (merged, Decode::Avro(avro.clone()))
         }
-        Lookup::Json(json) => (json_columns::merge(schema, &json), Decode::Json),
+        Lookup::Json(json) => (json_columns::merge(schema, json.documents()), Decode::Json),
         Lookup::Protobuf(file) => {
             let data = wire::data(value).unwrap_or_default();
             let message = match shoal_registry::decode::protobuf_message_type(&file, data) {

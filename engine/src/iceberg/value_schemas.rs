@@ -10,6 +10,7 @@ use shoal_cli::registry_client::{encode, Registry};
 use shoal_cli::AdminError;
 use shoal_iceberg::avro_columns::Names;
 use shoal_iceberg::avro_unions;
+use shoal_iceberg::json_columns::Documents;
 
 use super::registry_access::RegistryAccess;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
@@ -31,12 +32,26 @@ impl AvroValueSchema {
     }
 }
 
+/// A JSON Schema and those its references name (by the names the references give).
+pub struct JsonValueSchema {
+    pub schema: Value,
+    pub referenced: Vec<(String, Value)>,
+}
+
+impl JsonValueSchema {
+    pub fn documents(&self) -> Documents<'_> {
+        Documents {
+            schema: &self.schema,
+            referenced: &self.referenced,
+        }
+    }
+}
+
 /// What an id stands for, as far as the table is concerned.
 #[derive(Clone)]
 pub enum Lookup {
     Avro(Rc<AvroValueSchema>),
-    /// A JSON Schema (without references to other schemas).
-    Json(Rc<serde_json::Value>),
+    Json(Rc<JsonValueSchema>),
     /// A Protobuf file (its imports compiled in).
     Protobuf(Rc<prost_reflect::FileDescriptor>),
     /// Records with this id cannot become columns, and why.
@@ -91,7 +106,7 @@ impl ValueSchemas {
         };
         let lookup = match answer["schemaType"].as_str().unwrap_or("AVRO") {
             "AVRO" => avro_schema(registry, &answer)?,
-            "JSON" => json_schema(id, &answer),
+            "JSON" => json_schema(registry, id, &answer)?,
             "PROTOBUF" => protobuf_schema(registry, &answer)?,
             other => Lookup::Refused(format!("schema id {id} is of an unknown type {other}")),
         };
@@ -136,21 +151,27 @@ fn protobuf_schema(registry: &Registry, answer: &Value) -> Result<Lookup, String
     })
 }
 
-/// A JSON Schema from the registry's answer.
-fn json_schema(id: i32, answer: &Value) -> Lookup {
-    if answer["references"]
-        .as_array()
-        .is_some_and(|r| !r.is_empty())
-    {
-        return Lookup::Refused(format!(
-            "schema id {id} refers to other schemas, which JSON Schema columns do not follow yet"
-        ));
+/// A JSON Schema from the registry's answer, with the schemas its references name.
+fn json_schema(registry: &Registry, id: i32, answer: &Value) -> Result<Lookup, String> {
+    let mut texts = Vec::new();
+    referenced_schemas(registry, &answer["references"], 0, &mut texts)?;
+    let parse = |text: &str| serde_json::from_str::<Value>(text);
+    let mut referenced = Vec::with_capacity(texts.len());
+    for (name, text) in texts {
+        match parse(&text) {
+            Ok(schema) => referenced.push((name, schema)),
+            Err(error) => {
+                return Ok(Lookup::Refused(format!(
+                    "schema id {id} refers to {name}, which is not JSON: {error}"
+                )))
+            }
+        }
     }
     let text = answer["schema"].as_str().unwrap_or_default();
-    match serde_json::from_str(text) {
-        Ok(schema) => Lookup::Json(Rc::new(schema)),
+    Ok(match parse(text) {
+        Ok(schema) => Lookup::Json(Rc::new(JsonValueSchema { schema, referenced })),
         Err(error) => Lookup::Refused(format!("schema id {id} is not JSON: {error}")),
-    }
+    })
 }
 
 /// The schemas `references` name, as (the name the reference gives, text), the deepest first.
