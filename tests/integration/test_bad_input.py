@@ -7,6 +7,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as wire
+from conftest import free_port, metric_value, scrape_metrics
 
 PRODUCE, API_VERSIONS = 0, 18
 CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION = 2, 3, 35
@@ -77,7 +78,9 @@ def test_requests_share_a_bounded_memory_budget(make_broker):
     """A client holding a large unfinished request makes others wait for room instead of
     letting the broker's request memory grow; the room comes back when it goes away. What a
     client only announces, and does not send, holds nothing."""
+    metrics_port = free_port()
     config = ("max_request_bytes = 1048576\nmax_in_flight_request_bytes = 1572864\n"
+              f'metrics_listen = "127.0.0.1:{metrics_port}"\n'
               "[shards]\ncores = [0]\n")
     broker = make_broker("budget", config).start()
     records = wire.record_batch([b"v" * 700_000])
@@ -95,7 +98,13 @@ def test_requests_share_a_bounded_memory_budget(make_broker):
     # Sent (all but its last bytes): the request holds its bytes, others wait for room.
     hog = wire.Connection(broker.bootstrap)
     hog.send(struct.pack(">i", 1_000_000) + b"\0" * 990_000)
-    time.sleep(0.3)
+    # Until the broker has read those bytes into its budget (a fixed pause was too short on
+    # a loaded machine, and the next request got in first).
+    deadline = time.time() + 15
+    while (metric_value(scrape_metrics(metrics_port), 'shoal_request_memory_bytes{shard="0"}')
+           or 0) < 990_000:
+        assert time.time() < deadline, "the hog's bytes were never held"
+        time.sleep(0.05)
     waiting = wire.Connection(broker.bootstrap, timeout=1.5)
     waiting.send(produce)
     try:
