@@ -425,4 +425,50 @@ mod tests {
             crate::columns::DecimalStorage::Fixed(9)
         );
     }
+
+    #[test]
+    fn durations_keep_their_bytes_and_big_decimals_their_text() {
+        use apache_avro::types::Value as Avro;
+
+        let schema = crate::avro_columns::table_for(
+            r#"{"type":"record","name":"Span","fields":[
+                {"name":"length","type":{"type":"fixed","name":"D","size":12,"logicalType":"duration"}},
+                {"name":"amount","type":{"type":"bytes","logicalType":"big-decimal"}}]}"#,
+        );
+        assert!(schema
+            .to_json()
+            .to_string()
+            .contains(r#""type":"fixed[12]""#));
+        let ValueColumns::Fields(fields) = &schema.value else {
+            panic!()
+        };
+        let mut values = ValueLeaves::new(fields);
+        let duration = apache_avro::Duration::new(
+            apache_avro::Months::new(1),
+            apache_avro::Days::new(2),
+            apache_avro::Millis::new(3),
+        );
+        let amount: apache_avro::BigDecimal = "-12.345".parse().unwrap();
+        values
+            .push(Some(Avro::Record(vec![
+                ("length".into(), Avro::Duration(duration)),
+                ("amount".into(), Avro::BigDecimal(amount)),
+            ])))
+            .unwrap();
+        let file = write(&[row(0, vec![])], &schema, Some(&values))
+            .unwrap()
+            .bytes;
+        let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
+        let read = (reader.get_row_iter(None).unwrap())
+            .next()
+            .unwrap()
+            .unwrap()
+            .to_string();
+        assert!(
+            read.contains(
+                "value: {length: [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0], amount: \"-12.345\"}"
+            ),
+            "{read}"
+        );
+    }
 }

@@ -9,6 +9,7 @@ use apache_avro::types::Value as AvroValue;
 use bytes::Bytes;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
 
+use crate::avro_columns::DURATION_BYTES;
 use crate::columns::{
     decimal_storage, Column, ColumnType, DecimalStorage, Physical, DECIMAL_PRECISION_MAX,
 };
@@ -388,6 +389,13 @@ fn push_primitive(
             if size == *length && b.len() == *length =>
         {
             out.push(FixedLenByteArray::from(b))
+        }
+        (LeafValues::Fixed(out), ColumnType::Fixed(DURATION_BYTES), A::Duration(duration)) => out
+            .push(FixedLenByteArray::from(
+                <[u8; DURATION_BYTES]>::from(duration).to_vec(),
+            )),
+        (LeafValues::Bytes(out), ColumnType::String, A::BigDecimal(number)) => {
+            out.push(number.to_string().as_bytes())
         }
         (values, ColumnType::Decimal(precision, _), A::Decimal(decimal)) => {
             let bytes = Vec::<u8>::try_from(&decimal).map_err(|e| e.to_string())?;
