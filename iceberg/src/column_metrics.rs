@@ -1,5 +1,6 @@
 //! A data file's column metrics, as its manifest entry carries them and as Iceberg's own
-//! Parquet writer keeps them: each leaf column's value and null counts, and lower and upper
+//! Parquet writer keeps them: each leaf column's value and null counts (and NaN counts of
+//! float and double columns), and lower and upper
 //! bounds for each primitive column whose path holds only structs (no list or map), in
 //! Iceberg's single-value binary form. Readers skip the files whose bounds miss a query's
 //! filter, on any such column (`kafka.offset`, `value.customer_id`), instead of opening every
@@ -24,11 +25,13 @@ const TRUNCATE_LENGTH: usize = 16;
 const MAX_COLUMNS_WITH_BOUNDS: usize = 100;
 
 /// Maps from field id, as a manifest entry's `value_counts`, `null_value_counts`,
-/// `lower_bounds` and `upper_bounds` hold them (empty when not known).
+/// `nan_value_counts`, `lower_bounds` and `upper_bounds` hold them (empty when not known).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ColumnMetrics {
     pub value_counts: BTreeMap<i32, i64>,
     pub null_value_counts: BTreeMap<i32, i64>,
+    /// Float and double columns' NaNs, which the bounds leave out.
+    pub nan_value_counts: BTreeMap<i32, i64>,
     pub lower_bounds: BTreeMap<i32, Vec<u8>>,
     pub upper_bounds: BTreeMap<i32, Vec<u8>>,
 }
@@ -59,6 +62,12 @@ impl ColumnMetrics {
                 metrics
                     .null_value_counts
                     .insert(id, i64::try_from(nulls).unwrap_or(i64::MAX));
+            }
+            let nans: Option<u64> = statistics.iter().map(|s| s.nan_count_opt()).sum();
+            if let Some(nans) = nans {
+                metrics
+                    .nan_value_counts
+                    .insert(id, i64::try_from(nans).unwrap_or(i64::MAX));
             }
             let Some(kind) = Kind::of(column) else {
                 continue;

@@ -47,6 +47,10 @@ const MANIFEST_ENTRY_SCHEMA: &str = r#"{
           {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k121_v122",
             "fields": [{"name": "key", "type": "int", "field-id": 121},
                        {"name": "value", "type": "long", "field-id": 122}]}}]},
+        {"name": "nan_value_counts", "default": null, "field-id": 137, "type": ["null",
+          {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k138_v139",
+            "fields": [{"name": "key", "type": "int", "field-id": 138},
+                       {"name": "value", "type": "long", "field-id": 139}]}}]},
         {"name": "lower_bounds", "default": null, "field-id": 125, "type": ["null",
           {"type": "array", "logicalType": "map", "items": {"type": "record", "name": "k126_v127",
             "fields": [{"name": "key", "type": "int", "field-id": 126},
@@ -190,6 +194,7 @@ pub fn read_manifest(manifest: &[u8]) -> Result<Vec<DataFile>, IcebergError> {
             metrics: ColumnMetrics {
                 value_counts: long_map(data_file, "value_counts"),
                 null_value_counts: long_map(data_file, "null_value_counts"),
+                nan_value_counts: long_map(data_file, "nan_value_counts"),
                 lower_bounds: bytes_map(data_file, "lower_bounds"),
                 upper_bounds: bytes_map(data_file, "upper_bounds"),
             },
@@ -334,6 +339,7 @@ fn statistics(file: &DataFile) -> Vec<(String, Value)> {
             "null_value_counts".into(),
             counts(&metrics.null_value_counts),
         ),
+        ("nan_value_counts".into(), counts(&metrics.nan_value_counts)),
         ("lower_bounds".into(), bounds(&metrics.lower_bounds)),
         ("upper_bounds".into(), bounds(&metrics.upper_bounds)),
     ]
@@ -456,6 +462,7 @@ mod tests {
                 metrics: ColumnMetrics {
                     value_counts: [(2, 10), (3, 10), (7, 12)].into(),
                     null_value_counts: [(2, 0), (3, 0), (7, 4)].into(),
+                    nan_value_counts: [(7, 1)].into(),
                     lower_bounds: [(2, 0i32.to_le_bytes().to_vec()), (3, vec![5, 0, 0, 0])].into(),
                     upper_bounds: [(2, 2i32.to_le_bytes().to_vec())].into(),
                 },
@@ -474,7 +481,7 @@ mod tests {
         assert!(schema_text.contains(r#""field-id":102"#), "{schema_text}");
         // The header's schema as written (a parser drops the logical type again).
         let header = String::from_utf8_lossy(&manifest);
-        assert_eq!(header.matches(r#""logicalType":"map""#).count(), 4);
+        assert_eq!(header.matches(r#""logicalType":"map""#).count(), 5);
         assert_eq!(reader.user_metadata()["format-version"], b"2");
         let entries: Vec<Value> = reader.map(Result::unwrap).collect();
         assert_eq!(entries.len(), 2);

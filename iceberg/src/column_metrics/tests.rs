@@ -167,7 +167,10 @@ fn value_fields_are_bounded_in_icebergs_single_value_form() {
             1.75f32.to_le_bytes().into()
         )
     );
-    // NaN is no bound (Iceberg counts NaNs apart).
+    // NaN is no bound: Iceberg counts NaNs apart.
+    assert_eq!(metrics.nan_value_counts[&id("score")], 1);
+    assert_eq!(metrics.nan_value_counts[&id("ratio")], 0);
+    assert!(!metrics.nan_value_counts.contains_key(&id("n")));
     assert_eq!(
         bounds("score"),
         both((-0.5f64).to_le_bytes().into(), 2.25f64.to_le_bytes().into())
