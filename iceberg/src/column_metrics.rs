@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use parquet::basic::{LogicalType, Type as PhysicalType};
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnDescriptor;
 
@@ -76,18 +76,7 @@ impl ColumnMetrics {
                 continue;
             }
             bounded += 1;
-            let mut range: Option<(Bound, Bound)> = None;
-            for chunk in &statistics {
-                let (Some(low), Some(high)) = (kind.min(chunk), kind.max(chunk)) else {
-                    // All null in this row group: it bounds nothing.
-                    continue;
-                };
-                range = Some(match range {
-                    None => (low, high),
-                    Some((lower, upper)) => (lower.least(low), upper.greatest(high)),
-                });
-            }
-            let Some((low, high)) = range else {
+            let Some((low, high)) = bounds_of(kind, chunks().zip(&statistics)) else {
                 continue;
             };
             if let Some(lower) = kind.lower_bound(low) {
@@ -99,11 +88,30 @@ impl ColumnMetrics {
         }
         metrics
     }
+}
 
-    /// Nothing known (a manifest entry without metrics).
-    pub fn is_empty(&self) -> bool {
-        *self == ColumnMetrics::default()
+/// The least minimum and greatest maximum of a column's row groups; None when no row group
+/// has one, or when one whose values are not all null (or NaN, which bounds leave out) has
+/// none: its values would be outside the bounds.
+fn bounds_of<'a>(
+    kind: Kind,
+    chunks: impl Iterator<Item = (&'a ColumnChunkMetaData, &'a &'a Statistics)>,
+) -> Option<(Bound, Bound)> {
+    let mut range: Option<(Bound, Bound)> = None;
+    for (chunk, statistics) in chunks {
+        let (Some(low), Some(high)) = (kind.min(statistics), kind.max(statistics)) else {
+            let unbounded = statistics.null_count_opt()? + statistics.nan_count_opt().unwrap_or(0);
+            if unbounded < u64::try_from(chunk.num_values()).unwrap_or(u64::MAX) {
+                return None;
+            }
+            continue;
+        };
+        range = Some(match range {
+            None => (low, high),
+            Some((lower, upper)) => (lower.least(low), upper.greatest(high)),
+        });
     }
+    range
 }
 
 /// How a leaf's values compare and are written as a bound: Iceberg's type of the column, as

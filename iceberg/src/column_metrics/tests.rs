@@ -218,3 +218,33 @@ fn cut_bounds_are_raised_past_the_characters_that_have_no_next() {
     }
     assert_eq!(signed_big_endian(&[]), None);
 }
+
+#[test]
+fn a_row_group_with_values_but_no_bounds_leaves_its_column_unbounded() {
+    let file = binary_file(&[row(0, 1, None)]).bytes;
+    let reader = parquet::file::reader::SerializedFileReader::new(Bytes::from(file)).unwrap();
+    let metadata = parquet::file::reader::FileReader::metadata(&reader);
+    let offset = metadata.file_metadata().schema_descr().column(1);
+    let chunk = |values| {
+        parquet::file::metadata::ColumnChunkMetaData::builder(offset.clone())
+            .set_num_values(values)
+            .build()
+            .unwrap()
+    };
+    let stats = |min: Option<i64>, max: Option<i64>, nulls| {
+        Statistics::int64(min, max, None, Some(nulls), false)
+    };
+    let (three, two) = (chunk(3), chunk(2));
+    let bounded = stats(Some(4), Some(9), 0);
+    // The second row group's two values are null: the first bounds the column.
+    let all_null = stats(None, None, 2);
+    let pairs = [(&three, &&bounded), (&two, &&all_null)];
+    assert_eq!(
+        bounds_of(Kind::Int64, pairs.into_iter()),
+        Some((Bound::Integer(4), Bound::Integer(9)))
+    );
+    // Its values are not null, yet it has no bounds: nothing bounds the column.
+    let unknown = stats(None, None, 0);
+    let pairs = [(&three, &&bounded), (&two, &&unknown)];
+    assert_eq!(bounds_of(Kind::Int64, pairs.into_iter()), None);
+}
