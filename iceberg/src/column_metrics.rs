@@ -15,6 +15,8 @@ use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnDescriptor;
 
+use crate::columns::unscaled_decimal;
+
 /// Strings and binaries keep bounds of at most this many characters or bytes: Iceberg's
 /// default metrics mode, `truncate(16)`, so a manifest does not grow with every long value.
 const TRUNCATE_LENGTH: usize = 16;
@@ -289,15 +291,12 @@ impl Kind {
     }
 }
 
-/// A big-endian two's complement integer of at most 16 bytes (a decimal's unscaled value).
+/// A decimal bound's unscaled value; None for no bytes, which bound nothing.
 fn signed_big_endian(bytes: &[u8]) -> Option<i128> {
-    if bytes.is_empty() || bytes.len() > 16 {
+    if bytes.is_empty() {
         return None;
     }
-    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut full = [fill; 16];
-    full[16 - bytes.len()..].copy_from_slice(bytes);
-    Some(i128::from_be_bytes(full))
+    unscaled_decimal(bytes)
 }
 
 /// `value` in the fewest big-endian two's complement bytes, as Iceberg writes a decimal.

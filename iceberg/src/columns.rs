@@ -55,6 +55,18 @@ pub enum ColumnType {
 /// The most digits a decimal column holds (Iceberg's limit: what 16 bytes hold).
 pub const DECIMAL_PRECISION_MAX: u32 = 38;
 
+/// A decimal's unscaled value from its big-endian two's complement bytes (none is 0); None
+/// past 16 bytes, more than `DECIMAL_PRECISION_MAX` digits need.
+pub fn unscaled_decimal(bytes: &[u8]) -> Option<i128> {
+    if bytes.len() > 16 {
+        return None;
+    }
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    let mut wide = [if negative { 0xff } else { 0 }; 16];
+    wide[16 - bytes.len()..].copy_from_slice(bytes);
+    Some(i128::from_be_bytes(wide))
+}
+
 /// How a decimal's unscaled value is stored, by its precision (as Iceberg's spec has it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecimalStorage {

@@ -11,7 +11,8 @@ use parquet::data_type::{ByteArray, FixedLenByteArray};
 
 use crate::avro_columns::DURATION_BYTES;
 use crate::columns::{
-    decimal_storage, Column, ColumnType, DecimalStorage, Physical, DECIMAL_PRECISION_MAX,
+    decimal_storage, unscaled_decimal, Column, ColumnType, DecimalStorage, Physical,
+    DECIMAL_PRECISION_MAX,
 };
 
 /// A definition or repetition level.
@@ -414,22 +415,16 @@ fn push_primitive(
 /// A decimal's unscaled value (big-endian two's complement) in the leaf its precision gives.
 fn push_decimal(values: &mut LeafValues, precision: u32, bytes: &[u8]) -> Result<(), String> {
     let too_big = || format!("a decimal wider than its column's {precision} digits");
-    if bytes.len() > 16 {
-        return Err(too_big());
-    }
-    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
-    let mut wide = [if negative { 0xff } else { 0 }; 16];
-    wide[16 - bytes.len()..].copy_from_slice(bytes);
-    let unscaled = i128::from_be_bytes(wide);
+    let unscaled = unscaled_decimal(bytes).ok_or_else(too_big)?;
     if unscaled.unsigned_abs() >= 10u128.pow(precision.min(DECIMAL_PRECISION_MAX)) {
         return Err(too_big());
     }
     match (values, decimal_storage(precision)) {
         (LeafValues::Int32(out), DecimalStorage::Int32) => out.push(unscaled as i32),
         (LeafValues::Int64(out), DecimalStorage::Int64) => out.push(unscaled as i64),
-        (LeafValues::Fixed(out), DecimalStorage::Fixed(length)) => {
-            out.push(FixedLenByteArray::from(wide[16 - length..].to_vec()))
-        }
+        (LeafValues::Fixed(out), DecimalStorage::Fixed(length)) => out.push(
+            FixedLenByteArray::from(unscaled.to_be_bytes()[16 - length..].to_vec()),
+        ),
         _ => return Err("a decimal's leaf is not the one its precision gives".into()),
     }
     Ok(())
