@@ -2,9 +2,8 @@
 //! hold up to `max_bytes_per_commit` of data; taking fresh memory for them every commit, and
 //! giving it back after, made the kernel zero and map the same hundreds of megabytes again
 //! each time (page faults were about a third of the writer's CPU in a profile of Avro
-//! columns). Buffers come
-//! back in the order they were given (a table's leaves, in their order), so each leaf tends
-//! to get the buffer it grew last time.
+//! columns). Buffers come back in the order they were given (a table's leaves, in their
+//! order), so each leaf tends to get the buffer it grew last time.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

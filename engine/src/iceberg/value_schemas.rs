@@ -11,10 +11,10 @@ use shoal_cli::AdminError;
 use shoal_iceberg::avro_columns::Names;
 use shoal_iceberg::avro_unions;
 use shoal_iceberg::json_columns::Documents;
-
-use super::registry_access::RegistryAccess;
 use shoal_registry::reference::{REFERENCES_MAX_DEFAULT, REFERENCE_DEPTH_MAX_DEFAULT};
 use shoal_registry::Referenced;
+
+use super::registry_access::RegistryAccess;
 
 /// An Avro schema ready to decode with: the schema and those it refers to.
 pub struct AvroValueSchema {
