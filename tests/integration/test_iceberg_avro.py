@@ -5,10 +5,13 @@ keep their field ids; a record that cannot be decoded stops the table before it,
 `bad_records = "dead_letter"` goes to the topic's dead-letter table."""
 
 import json
+import sqlite3
 import time
 from decimal import Decimal
 
 from confluent_kafka import Producer
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                  NewTopic)
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
@@ -158,7 +161,8 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     assert by_key["k5"] == ["user-5", 25, None, "city-5"]
     assert by_key["k10005"] == ["user-10005", 20 + 10005 % 50, "u10005@example.com", "city-2"]
 
-    # A record whose value is not Avro stops the table before it, and says where.
+    # A record whose value is not Avro stops its partition before it, and says where; the
+    # other partitions go on.
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     producer.produce("users", value=b"not avro", key=b"bad", partition=1)
     assert producer.flush(10) == 0
@@ -170,25 +174,84 @@ def test_avro_values_become_columns_and_a_new_version_adds_one(make_broker):
     log = broker.log()
     assert "partition 1 offset 3367 cannot become the table's columns" in log, log[-3000:]
     assert "the value does not start with a schema id" in log
+    # k10100 went to partition 2 and k10101 to partition 0; k10102 waits behind the bad one.
+    table, rows = rows_of(broker, "users", 10_102)
     time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
     table = table_of(broker, "users")
-    assert len(table.scan().to_arrow()) == 10_100, "nothing past the bad record is committed"
-    # The table's lag: the bad record and the three after it wait.
+    keys = {r["kafka"]["key"] for r in table.scan().to_arrow().to_pylist()}
+    assert len(keys) == 10_102 and b"bad" not in keys and b"k10102" not in keys, \
+        "nothing past the bad record in its partition is committed"
+    # The table's lag: the bad record and the one after it wait.
     text = scrape_metrics(metrics_port)
     series = lambda name: metric_value(text, f'shoal_iceberg_table_{name}{{topic="users"}}')
-    assert series("lag_records") == 4, text
-    assert series("rows_total") == 10_100
-    assert series("commits_total") >= 2
+    assert series("lag_records") == 2, text
+    assert series("rows_total") == 10_102
+    assert series("commits_total") >= 3
     assert series("failed_commits_total") >= 1
     assert series("lag_seconds") >= 0
     # shoal topic describe shows where the table stands per partition.
     code, [described], err = shoal(broker, "topic", "describe", "users")
     assert code == 0, err
     table = described["iceberg_table"]
-    assert table["lag"] == 4
+    assert table["lag"] == 2
     assert table["partitions"][1] == {"partition": 1, "table_offset": 3367, "lag": 2}
     code, text, _ = shoal(broker, "topic", "describe", "users", format="table")
-    assert "ICEBERG TABLE: 4 committed records not in it yet" in text, text
+    assert "ICEBERG TABLE: 2 committed records not in it yet" in text, text
+
+
+def test_a_table_takes_its_form_from_its_first_records_not_an_empty_round(make_broker):
+    """A topic's table is made from its first records: the writer's rounds while the topic is
+    still empty make none (a table made then had bytes values for good)."""
+    metrics_port = free_port()
+    broker = start(make_broker, metrics_port=metrics_port)
+    create_table_topic(broker, "early", partitions=1)
+    lag = 'shoal_iceberg_table_lag_records{topic="early"}'
+    deadline = time.time() + 30
+    while metric_value(scrape_metrics(metrics_port), lag) is None:
+        assert time.time() < deadline, "the writer never took up the topic"
+        time.sleep(0.1)
+    time.sleep(COMMIT_INTERVAL_MS * 2 / 1000)
+    assert table_of(broker, "early") is None, "a table made before the topic had records"
+    produce(broker, "early", USER_V1, [user(i) for i in range(10)], partitions=1)
+    table, rows = rows_of(broker, "early", 10)
+    assert [f.name for f in table.schema().find_field("value").field_type.fields] == \
+        ["name", "age", "tags", "address", "joined", "balance"]
+    assert rows["k3"]["value"]["name"] == "user-3"
+
+
+def test_a_stopped_table_takes_the_good_records_before_the_bad_one(make_broker):
+    """bad_records = "stop": good records read in the same round as a bad one, before it, are
+    committed; the table stops before the bad one. The SQL catalog is in the layout of
+    Iceberg's JDBC catalog schema V1 (iceberg_type)."""
+    metrics_port = free_port()
+    broker = start(make_broker, metrics_port=metrics_port)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("mixed", num_partitions=1)])["mixed"].result(15)
+    produce(broker, "mixed", USER_V1, [user(i) for i in range(10)], partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce("mixed", value=b"plain text", key=b"bad")
+    assert producer.flush(10) == 0
+    produce(broker, "mixed", USER_V1, [user(i) for i in range(10, 20)], partitions=1, start=10)
+    # The table is switched on once all 21 records are there: one round reads them all.
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "mixed", incremental_configs=[
+        ConfigEntry("shoal.iceberg.enabled", "true",
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(15)
+    table, rows = rows_of(broker, "mixed", 10)
+    deadline = time.time() + 30
+    while "partition 0 offset 10 cannot become the table's columns" not in broker.log():
+        assert time.time() < deadline, broker.log()[-3000:]
+        time.sleep(0.2)
+    time.sleep(COMMIT_INTERVAL_MS * 3 / 1000)
+    table = table_of(broker, "mixed")
+    offsets = sorted(r["kafka"]["offset"] for r in table.scan().to_arrow().to_pylist())
+    assert offsets == list(range(10))
+    assert table.scan().to_arrow().to_pylist()[0]["value"]["name"].startswith("user-")
+    text = scrape_metrics(metrics_port)
+    assert metric_value(text, 'shoal_iceberg_table_lag_records{topic="mixed"}') == 11, text
+    with sqlite3.connect(f"{broker.data_dir}/iceberg/catalog.db") as catalog:
+        assert catalog.execute("SELECT iceberg_type FROM iceberg_tables WHERE table_name = "
+                               "'mixed'").fetchall() == [("TABLE",)]
 
 
 def test_bad_records_go_to_the_dead_letter_table(make_broker):

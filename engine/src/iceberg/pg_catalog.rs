@@ -7,7 +7,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use shoal_iceberg::catalog::{Catalog, Pointer, TableName, Version};
-use shoal_iceberg::sql_catalog::{CREATE_NAMESPACE, CREATE_TABLE, CREATE_TABLES, LOAD, SWAP};
+use shoal_iceberg::sql_catalog::{
+    ADD_TYPE_COLUMN, CREATE_NAMESPACE, CREATE_TABLE, CREATE_TABLES, HAS_TYPE_COLUMN, LOAD, SWAP,
+};
 use shoal_iceberg::IcebergError;
 use shoal_pg::{Connection, Param, PgConfig, PgError};
 
@@ -127,11 +129,17 @@ fn answer_failed(call: Call, why: String) {
     }
 }
 
-/// A connection, with the catalog's tables made when missing.
+/// A connection, with the catalog's tables made when missing (and moved to the V1 layout).
 async fn connect(database: &PgConfig) -> Result<Connection, PgError> {
     let mut connection = Connection::connect(database).await?;
     for statement in CREATE_TABLES {
         connection.batch_execute(statement).await?;
+    }
+    if connection.batch_execute(HAS_TYPE_COLUMN).await.is_err() {
+        // Another broker may move it to V1 at the same time: its column counts too.
+        if let Err(e) = connection.batch_execute(ADD_TYPE_COLUMN).await {
+            connection.batch_execute(HAS_TYPE_COLUMN).await.map_err(|_| e)?;
+        }
     }
     Ok(connection)
 }

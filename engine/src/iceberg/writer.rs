@@ -1,5 +1,6 @@
 //! The writer's rounds: which topics have tables, and one commit per table per round.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,8 @@ use shoal_shards::table_progress;
 use super::reader::read_committed;
 use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
-use super::{compaction, convert};
+use super::convert::{self, Converted};
+use super::compaction;
 use super::{BadRecords, CatalogSetup, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
@@ -192,7 +194,9 @@ fn commit(
         None => BTreeMap::new(),
     };
     let read = read_committed(admin, topic, &from, setup.config.max_bytes_per_commit)?;
-    if read.next_offsets == from {
+    // A table's form (bytes, or its values' fields) comes from its first records: a round
+    // that read none makes no table.
+    if read.next_offsets == from || (existing.is_none() && read.rows.is_empty()) {
         table_progress::update(topic, |progress| {
             progress.lag_records = read.records_after(&from);
             progress.lag_seconds = 0;
@@ -205,68 +209,143 @@ fn commit(
         }
         None => convert::new_table_schema(&read.rows, schemas)?,
     };
-    let mut converted = convert::convert(&read.rows, &table_schema, schemas)?;
-    let good_rows;
-    let rows = match converted.bad.first() {
-        None => &read.rows,
-        Some(bad) if setup.config.bad_records == BadRecords::Stop => {
-            let row = &read.rows[bad.index];
-            table_progress::update(topic, |progress| {
-                progress.lag_records = read.records_after(&from);
-                progress.lag_seconds = seconds_since(row.timestamp_ms);
-            });
-            return Err(format!(
-                "partition {} offset {} cannot become the table's columns: {}; the table stops \
-                 before it",
-                row.partition, row.offset, bad.why
-            ));
-        }
-        Some(_) => {
-            // The dead letters are committed first, up to the same offsets: if the topic's
-            // table then fails to commit, its next try finds them there and skips them.
-            let bad: Vec<(&Row, &str)> = (converted.bad.iter())
-                .map(|b| (&read.rows[b.index], b.why.as_str()))
-                .collect();
-            set_aside(setup, tables, table_topic, table, &bad, &read.next_offsets)?;
-            let mut is_bad = vec![false; read.rows.len()];
-            converted.bad.iter().for_each(|b| is_bad[b.index] = true);
-            good_rows = (read.rows.iter().zip(is_bad))
-                .filter(|(_, bad)| !bad)
-                .map(|(row, _)| row.clone())
-                .collect::<Vec<_>>();
-            &good_rows
-        }
+    let converted = convert::convert(&read.rows, &table_schema, schemas)?;
+    let mut taken = Taken {
+        rows: Cow::Borrowed(&read.rows),
+        next_offsets: read.next_offsets.clone(),
+        converted,
+        stops: Vec::new(),
+        dead_letters: 0,
     };
-    let existing = match existing {
-        Some(existing) => existing,
-        None => {
-            // The table's first schema is the one its first rows are written with.
-            converted.schema.schema_id = 0;
-            tables.create(table, &table_topic.id, &converted.schema)?
+    if !taken.converted.bad.is_empty() {
+        match setup.config.bad_records {
+            BadRecords::Stop => stop_before_bad(&mut taken, &table_schema, schemas)?,
+            BadRecords::DeadLetter => set_aside_bad(setup, tables, table_topic, table, &mut taken)?,
         }
-    };
-    let new = NewRows {
-        rows,
-        schema: &converted.schema,
-        values: converted.values.as_ref(),
-    };
-    append_to(setup, tables, table, existing, &new, &read.next_offsets)?;
-    tracing::debug!(%topic, rows = rows.len(), "table commit");
-    if let Err(why) = publish_positions(admin, topic, &read.next_offsets) {
-        tracing::debug!(%topic, %why, "table writer: the table's positions were not committed to its group");
+    }
+    let committed = taken.next_offsets != from && (existing.is_some() || !taken.rows.is_empty());
+    if committed {
+        let existing = match existing {
+            Some(existing) => existing,
+            None => {
+                // The table's first schema is the one its first rows are written with.
+                taken.converted.schema.schema_id = 0;
+                tables.create(table, &table_topic.id, &taken.converted.schema)?
+            }
+        };
+        let new = NewRows {
+            rows: &taken.rows,
+            schema: &taken.converted.schema,
+            values: taken.converted.values.as_ref(),
+        };
+        append_to(setup, tables, table, existing, &new, &taken.next_offsets)?;
+        tracing::debug!(%topic, rows = taken.rows.len(), "table commit");
+        if let Err(why) = publish_positions(admin, topic, &taken.next_offsets) {
+            tracing::debug!(%topic, %why, "table writer: the table's positions were not committed to its group");
+        }
+    }
+    for stop in &taken.stops {
+        tracing::warn!(%topic, why = %stop.why, "table writer: a partition stops before a bad record");
     }
     table_progress::update(topic, |progress| {
-        progress.commits += 1;
-        progress.rows += rows.len() as u64;
-        progress.dead_letters += converted.bad.len() as u64;
-        progress.lag_records = read.records_after(&read.next_offsets);
-        // Stopped at the byte bound: the records left are at least as old as the last read.
-        progress.lag_seconds = match (read.more, read.rows.last()) {
-            (true, Some(last)) => seconds_since(last.timestamp_ms),
-            _ => 0,
-        };
+        progress.commits += u64::from(committed);
+        progress.rows += if committed { taken.rows.len() as u64 } else { 0 };
+        progress.dead_letters += taken.dead_letters;
+        progress.failed_commits += u64::from(!taken.stops.is_empty());
+        progress.lag_records = read.records_after(&taken.next_offsets);
+        // The records left are at least as old as the first one waiting: a bad record the
+        // table stops before, or past the byte bound, the last one read.
+        let waiting = (taken.stops.iter().map(|stop| stop.timestamp_ms).min())
+            .or(read.rows.last().filter(|_| read.more).map(|last| last.timestamp_ms));
+        progress.lag_seconds = waiting.map_or(0, seconds_since);
     });
-    Ok(read.more)
+    // A stopped partition is read again from its bad record each round: with one, rounds
+    // keep their interval rather than reread it at once.
+    Ok(read.more && taken.stops.is_empty())
+}
+
+/// What one commit takes of the rows read.
+struct Taken<'a> {
+    rows: Cow<'a, [Row]>,
+    /// Where each partition stands after them.
+    next_offsets: BTreeMap<i32, i64>,
+    /// Their values as the table's columns, and the bad records among them.
+    converted: Converted,
+    /// The partitions stopped before a bad record (`bad_records = "stop"`).
+    stops: Vec<Stop>,
+    /// Bad records set aside in the dead-letter table (`bad_records = "dead_letter"`).
+    dead_letters: u64,
+}
+
+/// A partition stopped before a bad record.
+struct Stop {
+    timestamp_ms: i64,
+    why: String,
+}
+
+/// `bad_records = "stop"`: each partition with a bad record takes the rows before it and
+/// stops there; the other partitions take all they read. The rows kept are converted again,
+/// without the schemas of those left out (until none is bad: each pass keeps fewer rows).
+fn stop_before_bad(
+    taken: &mut Taken<'_>,
+    table_schema: &TableSchema,
+    schemas: &mut ValueSchemas,
+) -> Result<(), String> {
+    while !taken.converted.bad.is_empty() {
+        let mut stop_at: BTreeMap<i32, i64> = BTreeMap::new();
+        // In the order read, so a partition's first bad record has its lowest offset.
+        for bad in &taken.converted.bad {
+            let row = &taken.rows[bad.index];
+            if stop_at.contains_key(&row.partition) {
+                continue;
+            }
+            stop_at.insert(row.partition, row.offset);
+            taken.stops.push(Stop {
+                timestamp_ms: row.timestamp_ms,
+                why: format!(
+                    "partition {} offset {} cannot become the table's columns: {}; the \
+                     partition stops before it",
+                    row.partition, row.offset, bad.why
+                ),
+            });
+        }
+        let kept: Vec<Row> = (taken.rows.iter())
+            .filter(|row| stop_at.get(&row.partition).is_none_or(|at| row.offset < *at))
+            .cloned()
+            .collect();
+        for (partition, at) in stop_at {
+            taken.next_offsets.insert(partition, at);
+        }
+        taken.converted = convert::convert(&kept, table_schema, schemas)?;
+        taken.rows = Cow::Owned(kept);
+    }
+    Ok(())
+}
+
+/// `bad_records = "dead_letter"`: the bad records go to the dead-letter table, and the
+/// table takes the others.
+fn set_aside_bad(
+    setup: &WriterSetup,
+    tables: &Tables,
+    table_topic: &TableTopic,
+    table: &TableName,
+    taken: &mut Taken<'_>,
+) -> Result<(), String> {
+    // The dead letters are committed first, up to the same offsets: if the topic's table
+    // then fails to commit, its next try finds them there and skips them.
+    let bad: Vec<(&Row, &str)> = (taken.converted.bad.iter())
+        .map(|b| (&taken.rows[b.index], b.why.as_str()))
+        .collect();
+    set_aside(setup, tables, table_topic, table, &bad, &taken.next_offsets)?;
+    let mut is_bad = vec![false; taken.rows.len()];
+    taken.converted.bad.iter().for_each(|b| is_bad[b.index] = true);
+    let good: Vec<Row> = (taken.rows.iter().zip(is_bad))
+        .filter(|(_, bad)| !bad)
+        .map(|(row, _)| row.clone())
+        .collect();
+    taken.dead_letters = taken.converted.bad.len() as u64;
+    taken.rows = Cow::Owned(good);
+    Ok(())
 }
 
 /// Commits the table's positions as its group's offsets (`offsets::table_group`).
