@@ -55,6 +55,29 @@ def test_a_log_written_to_a_file_has_no_colour_and_json_logs_are_one_object_a_li
     assert started["level"] == "INFO" and started["fields"]["version"].startswith("0.")
 
 
+def test_a_healthy_start_serve_and_stop_logs_no_error(make_broker):
+    """Operators page on ERROR lines: a broker that starts on a new data directory, serves a
+    producer and a consumer and stops as it should writes none (each start logged one, from
+    glommio's probe of the disk through a write-only segment file)."""
+    broker = make_broker("healthy").start()
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(100):
+        producer.produce("healthy", key=f"k{i}".encode(), value=f"v{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "healthy",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe(["healthy"])
+    read, deadline = 0, time.time() + 30
+    while read < 100 and time.time() < deadline:
+        message = consumer.poll(0.5)
+        read += message is not None and message.error() is None
+    consumer.close()
+    assert read == 100
+    assert broker.stop() == 0
+    errors = [line for line in broker.log().splitlines() if " ERROR " in line]
+    assert errors == [], errors
+
+
 def test_readiness_follows_the_object_store_and_shoal_status_says_why(make_broker, s3_server):
     metrics = free_port()
     broker = make_broker("probed", f'metrics_listen = "127.0.0.1:{metrics}"\n'

@@ -368,8 +368,12 @@ impl Drop for SealIfAbandoned<'_> {
     }
 }
 
+/// Opened for reading too, though only written here: glommio probes the device's polled I/O
+/// with a read on the first file it opens there, and a write-only one failed that probe with
+/// EBADF, which glommio logs as an ERROR on every start.
 async fn open_new(path: &PathBuf) -> glommio::Result<DmaFile, ()> {
     OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
         .dma_open(path)
