@@ -212,11 +212,14 @@ mod tests {
             table: table.into(),
         };
         let at = |table| catalog.load(&name(table)).unwrap().map(|p| p.location);
-        assert_eq!(at("old").as_deref(), Some("old.json"), "a V0 row is a table");
+        assert_eq!(
+            at("old").as_deref(),
+            Some("old.json"),
+            "a V0 row is a table"
+        );
         assert!(catalog.create(&name("new"), "new.json").unwrap());
-        let types: Vec<(String, Option<String>)> = (v0.prepare(
-            "SELECT table_name, iceberg_type FROM iceberg_tables ORDER BY table_name",
-        ))
+        let types: Vec<(String, Option<String>)> = (v0
+            .prepare("SELECT table_name, iceberg_type FROM iceberg_tables ORDER BY table_name"))
         .unwrap()
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
         .unwrap()

@@ -138,7 +138,10 @@ async fn connect(database: &PgConfig) -> Result<Connection, PgError> {
     if connection.batch_execute(HAS_TYPE_COLUMN).await.is_err() {
         // Another broker may move it to V1 at the same time: its column counts too.
         if let Err(e) = connection.batch_execute(ADD_TYPE_COLUMN).await {
-            connection.batch_execute(HAS_TYPE_COLUMN).await.map_err(|_| e)?;
+            connection
+                .batch_execute(HAS_TYPE_COLUMN)
+                .await
+                .map_err(|_| e)?;
         }
     }
     Ok(connection)

@@ -24,11 +24,11 @@ use shoal_iceberg::Row;
 use shoal_protocol::config_codes::ConfigResource;
 use shoal_shards::table_progress;
 
+use super::compaction;
+use super::convert::{self, Converted};
 use super::reader::read_committed;
 use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
-use super::convert::{self, Converted};
-use super::compaction;
 use super::{BadRecords, CatalogSetup, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
@@ -249,14 +249,21 @@ fn commit(
     }
     table_progress::update(topic, |progress| {
         progress.commits += u64::from(committed);
-        progress.rows += if committed { taken.rows.len() as u64 } else { 0 };
+        progress.rows += if committed {
+            taken.rows.len() as u64
+        } else {
+            0
+        };
         progress.dead_letters += taken.dead_letters;
         progress.failed_commits += u64::from(!taken.stops.is_empty());
         progress.lag_records = read.records_after(&taken.next_offsets);
         // The records left are at least as old as the first one waiting: a bad record the
         // table stops before, or past the byte bound, the last one read.
-        let waiting = (taken.stops.iter().map(|stop| stop.timestamp_ms).min())
-            .or(read.rows.last().filter(|_| read.more).map(|last| last.timestamp_ms));
+        let waiting = (taken.stops.iter().map(|stop| stop.timestamp_ms).min()).or(read
+            .rows
+            .last()
+            .filter(|_| read.more)
+            .map(|last| last.timestamp_ms));
         progress.lag_seconds = waiting.map_or(0, seconds_since);
     });
     // A stopped partition is read again from its bad record each round: with one, rounds
@@ -310,7 +317,11 @@ fn stop_before_bad(
             });
         }
         let kept: Vec<Row> = (taken.rows.iter())
-            .filter(|row| stop_at.get(&row.partition).is_none_or(|at| row.offset < *at))
+            .filter(|row| {
+                stop_at
+                    .get(&row.partition)
+                    .is_none_or(|at| row.offset < *at)
+            })
             .cloned()
             .collect();
         for (partition, at) in stop_at {
@@ -338,7 +349,11 @@ fn set_aside_bad(
         .collect();
     set_aside(setup, tables, table_topic, table, &bad, &taken.next_offsets)?;
     let mut is_bad = vec![false; taken.rows.len()];
-    taken.converted.bad.iter().for_each(|b| is_bad[b.index] = true);
+    taken
+        .converted
+        .bad
+        .iter()
+        .for_each(|b| is_bad[b.index] = true);
     let good: Vec<Row> = (taken.rows.iter().zip(is_bad))
         .filter(|(_, bad)| !bad)
         .map(|(row, _)| row.clone())

@@ -8,6 +8,7 @@ mod direct_io;
 mod entry;
 mod index;
 mod open_files;
+mod poll_probe;
 mod writer;
 
 use std::path::Path;

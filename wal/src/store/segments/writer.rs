@@ -15,6 +15,8 @@ use std::time::SystemTime;
 use futures::channel::oneshot;
 use futures::lock::Mutex as AsyncMutex;
 use glommio::io::{Directory, DmaBuffer, DmaFile, OpenOptions};
+
+use super::poll_probe;
 use glommio::Task;
 
 use super::entry::{align_up, EntryHeader, MAX_KEY_BYTES};
@@ -320,6 +322,7 @@ async fn create_segment(index: Arc<SegmentIndex>, capacity: u64) -> Prepared {
     let id = index.new_segment();
     let path = index.segment_path(id);
     let name = path.display().to_string();
+    poll_probe::probe_once(&dir).await;
     let file = open_new(&path).await.map_err(|e| WalError::io(&name, e))?;
     let prepared = async {
         file.pre_allocate(capacity, false)
@@ -368,12 +371,8 @@ impl Drop for SealIfAbandoned<'_> {
     }
 }
 
-/// Opened for reading too, though only written here: glommio probes the device's polled I/O
-/// with a read on the first file it opens there, and a write-only one failed that probe with
-/// EBADF, which glommio logs as an ERROR on every start.
 async fn open_new(path: &PathBuf) -> glommio::Result<DmaFile, ()> {
     OpenOptions::new()
-        .read(true)
         .write(true)
         .create_new(true)
         .dma_open(path)
