@@ -54,6 +54,10 @@ pub struct BrokerConfig {
     pub connections_max_idle_ms: u64,
     /// A request must arrive whole within this long of its first bytes.
     pub request_read_timeout_ms: u64,
+    /// How long each start-up step may take (the object store's check, PostgreSQL, the
+    /// coordinator's recovery, each shard's wiring and listeners): passing failures are
+    /// tried again within it; past it the broker stops, naming the step.
+    pub startup_timeout_ms: u64,
     /// Kafka's `max.connections` and `max.connections.per.ip`: more are closed at once.
     pub max_connections: usize,
     pub max_connections_per_ip: usize,
@@ -462,6 +466,7 @@ impl Default for BrokerConfig {
             max_unsent_bytes_per_connection: 64 << 20,
             connections_max_idle_ms: 600_000,
             request_read_timeout_ms: 30_000,
+            startup_timeout_ms: 60_000,
             max_connections: 10_000,
             max_connections_per_ip: 1_000,
             auto_create_topics: true,
@@ -598,13 +603,14 @@ impl BrokerConfig {
         }
         if self.connections_max_idle_ms == 0
             || self.request_read_timeout_ms == 0
+            || self.startup_timeout_ms == 0
             || self.max_connections == 0
             || self.max_connections_per_ip == 0
             || self.fetch.max_bytes == 0
         {
             return fail(
-                "connections_max_idle_ms, request_read_timeout_ms, max_connections, \
-                 max_connections_per_ip and fetch.max_bytes must be positive"
+                "connections_max_idle_ms, request_read_timeout_ms, startup_timeout_ms, \
+                 max_connections, max_connections_per_ip and fetch.max_bytes must be positive"
                     .into(),
             );
         }
@@ -726,6 +732,7 @@ impl BrokerConfig {
                 false => shoal_metalog::Duties::always(),
             },
             rewrite: self.rewrite.clone(),
+            startup_timeout: ms(self.startup_timeout_ms),
         })
     }
 }

@@ -13,8 +13,9 @@ use shoal::dynamic_configs::LiveConfigs;
 use shoal::{
     cluster, datadir, handlers, ownership, quotas::QuotaBoard, security, server, EngineError,
 };
+use shoal_net::start_retry::retry_transient;
 use shoal_shards::{Latch, ServeFn};
-use shoal_wal::{ObjectStore, StoreConfig};
+use shoal_wal::{ObjectStore, StoreConfig, WalError};
 
 /// The release and the commit it was built from.
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SHOAL_COMMIT"), ")");
@@ -199,15 +200,18 @@ fn main() {
     }
 }
 
-/// Refuses to start, with a clear message, if the object store cannot serve.
-fn check_object_store(store: &StoreConfig) -> Result<(), EngineError> {
+/// Refuses to start, with a clear message, if the object store cannot serve: at once on a
+/// definitive answer (no such bucket, refused credentials, a name that does not resolve),
+/// after `patience` of passing failures (resets, timeouts, 503s) tried again with backoff.
+fn check_object_store(store: &StoreConfig, patience: Duration) -> Result<(), EngineError> {
     let store = store.clone();
     glommio::LocalExecutorBuilder::default()
         .name("store-check")
         .io_memory(0)
         .spawn(move || async move {
-            let opened = ObjectStore::open(&store)?;
-            opened.check().await
+            let opened = ObjectStore::open(&store).map_err(|e| e.to_string())?;
+            let step = "the object store's check";
+            retry_transient(step, patience, WalError::is_transient, || opened.check()).await
         })
         .map_err(|e| EngineError::Config(format!("object store check: {e}")))?
         .join()
@@ -267,7 +271,7 @@ fn run(args: Args) -> Result<(), EngineError> {
         ownership::check_listen_address_free(listener.address)?;
     }
     let runtime = config.runtime()?;
-    check_object_store(&runtime.store)?;
+    check_object_store(&runtime.store, runtime.startup_timeout)?;
     tracing::info!(
         listen = %config.listen,
         data_dir = %config.data_dir.display(),
@@ -308,8 +312,15 @@ fn run(args: Args) -> Result<(), EngineError> {
             let lease = Duration::from_millis(config.cluster.lease_ms);
             let heartbeat = Duration::from_millis(config.cluster.heartbeat_ms);
             let lapses = runtime.lease_lapses.clone();
-            let membership =
-                cluster::membership::start(database.clone(), me, lease, heartbeat, lapses)?;
+            let patience = runtime.startup_timeout;
+            let membership = cluster::membership::start(
+                database.clone(),
+                me,
+                lease,
+                heartbeat,
+                lapses,
+                patience,
+            )?;
             tracing::info!(node_id = config.node_id, rack = ?config.cluster.rack, "joined the cluster");
             Some(membership)
         }

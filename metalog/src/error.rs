@@ -15,8 +15,12 @@ pub enum MetaLogError {
     /// The metadata on disk is not what was written: refuse to start rather than guess.
     #[error("{0}")]
     Damaged(String),
-    #[error("coordinator database: {0}")]
-    Database(String),
+    #[error("coordinator database: {message}")]
+    Database {
+        message: String,
+        /// Worth trying again: a lost connection, a timeout, PostgreSQL restarting.
+        transient: bool,
+    },
     /// Another broker holds the writer role now: this one must stop serving.
     #[error("{0}")]
     Fenced(String),
@@ -27,4 +31,17 @@ pub enum MetaLogError {
     /// The command was not decided (its round was lost to another broker's): retry it.
     #[error("the coordinator could not decide the command; retry")]
     Unavailable,
+}
+
+impl MetaLogError {
+    /// Worth trying again (on a new connection): PostgreSQL failed for a passing reason.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            MetaLogError::Database {
+                transient: true,
+                ..
+            }
+        )
+    }
 }

@@ -7,6 +7,7 @@ pub mod deadline;
 pub mod error;
 pub mod http_client;
 pub mod oauth_token;
+pub mod start_retry;
 pub mod tls_client;
 pub mod tls_stream;
 

@@ -73,6 +73,7 @@ fn run_case(
             database: database.map(|(config, _)| config),
             holder: "bench".into(),
             duties: shoal_metalog::Duties::unheld(),
+            startup_timeout: std::time::Duration::from_secs(60),
         };
         let objects = dir.join("objects");
         let done = done.clone();

@@ -192,6 +192,8 @@ pub struct RuntimeConfig {
     /// Whether this broker runs the cluster-wide duties (always, on a single node).
     pub duties: shoal_metalog::Duties,
     pub rewrite: RewriteConfig,
+    /// How long each start-up step may take (`startup_timeout_ms`).
+    pub startup_timeout: Duration,
 }
 
 impl RuntimeConfig {

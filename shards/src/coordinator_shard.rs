@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use std::future::Future;
@@ -16,9 +17,10 @@ use glommio::channels::shared_channel::ConnectedSender;
 use shoal_coordinator::{AnyReply, CoordinatorMetrics, Envelope, TopicsView};
 use shoal_metalog::postgres_log::WriterRole;
 use shoal_metalog::{log_tail, CoordinatorCore, Duties, MetaLogError, RoundPipeline};
+use shoal_net::start_retry::retry_transient;
 use shoal_wal::ObjectStore;
 
-use crate::lifecycle::Tasks;
+use crate::lifecycle::{with_deadline, Tasks};
 use crate::local_coordinator::{Inbound, LocalCoordinator, Reply};
 use crate::maintenance::{self, MaintenanceConfig};
 use crate::rpc::{self, ServerEnds};
@@ -43,6 +45,9 @@ pub struct CoordinatorShard {
     /// Whether this broker runs the cluster-wide duties; the coordinator contends for them
     /// on a shared log.
     pub duties: Duties,
+    /// How long the recovery may take; PostgreSQL failing for a passing reason meanwhile is
+    /// tried again.
+    pub startup_timeout: Duration,
 }
 
 impl CoordinatorShard {
@@ -55,20 +60,16 @@ impl CoordinatorShard {
         store: ObjectStore,
         finished: impl std::future::Future<Output = ()>,
     ) -> Result<(), ShardError> {
-        let (view, snapshot_log_bytes) = (self.view.clone(), self.snapshot_log_bytes);
         let role = match self.shared_log {
             true => WriterRole::Shared,
             false => WriterRole::Sole,
         };
-        let core = match &self.database {
-            None => CoordinatorCore::open(&self.dir, view, snapshot_log_bytes).await?,
-            Some(database) => {
-                let holder = &self.holder;
-                CoordinatorCore::open_postgres(database, holder, role, view, snapshot_log_bytes)
-                    .await?
-            }
-        }
-        .with_metrics(self.metrics.clone());
+        let mut finished = Box::pin(finished);
+        // The shards stop waiting for the recovery on a signal to stop: so does it.
+        let core = match select(finished.as_mut(), Box::pin(self.recover(role))).await {
+            Either::Left(_) => return Ok(()),
+            Either::Right((core, _)) => core?.with_metrics(self.metrics.clone()),
+        };
         let tasks = Tasks::new();
         let news = match (&self.database, role) {
             (Some(database), WriterRole::Shared) => {
@@ -105,7 +106,7 @@ impl CoordinatorShard {
             tasks.spawn_background("cluster duties", self.duties.contend(database.clone()));
         }
         maintenance::start(&tasks, local, Rc::new(store), self.maintenance, self.duties);
-        let outcome = match select(Box::pin(finished), serving).await {
+        let outcome = match select(finished, serving).await {
             Either::Left(((), serving)) => {
                 serving.cancel();
                 Ok(())
@@ -114,6 +115,35 @@ impl CoordinatorShard {
         };
         tasks.stop_background();
         outcome
+    }
+
+    /// The coordinator's state, rebuilt from its log within `startup_timeout` (PostgreSQL
+    /// failing for a passing reason meanwhile is tried again).
+    async fn recover(&self, role: WriterRole) -> Result<CoordinatorCore, ShardError> {
+        let (view, snapshot_log_bytes) = (self.view.clone(), self.snapshot_log_bytes);
+        let patience = self.startup_timeout;
+        let Some(database) = &self.database else {
+            let recovered = CoordinatorCore::open(&self.dir, view, snapshot_log_bytes);
+            return with_deadline(patience, recovered)
+                .await
+                .ok_or_else(|| {
+                    ShardError::Startup(format!(
+                        "the coordinator's recovery from {} did not finish within {} ms \
+                     (startup_timeout_ms; raise it for a log that takes longer to read)",
+                        self.dir.display(),
+                        patience.as_millis()
+                    ))
+                })?
+                .map_err(ShardError::from);
+        };
+        let open = || {
+            let (holder, view) = (&self.holder, view.clone());
+            CoordinatorCore::open_postgres(database, holder, role, view, snapshot_log_bytes)
+        };
+        let step = "the coordinator's log in PostgreSQL";
+        retry_transient(step, patience, MetaLogError::is_transient, open)
+            .await
+            .map_err(ShardError::Startup)
     }
 }
 
@@ -169,7 +199,7 @@ async fn serve_rounds(
                     match core.catch_up().await {
                         Ok(_) => {}
                         // Nothing of this broker's is at stake: the next signal tries again.
-                        Err(MetaLogError::Database(e)) => {
+                        Err(MetaLogError::Database { message: e, .. }) => {
                             tracing::warn!(error = %e, "cannot read other brokers' rows yet; retrying (is PostgreSQL reachable?)");
                         }
                         Err(e) => return Err(stop(e)),

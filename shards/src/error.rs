@@ -15,6 +15,9 @@ pub enum ShardError {
     Rewrite(String),
     #[error("configuration: {0}")]
     Config(String),
+    /// A start-up step failed for good or did not finish in time.
+    #[error("start-up: {0}")]
+    Startup(String),
     #[error(transparent)]
     Wal(#[from] shoal_wal::WalError),
     #[error(transparent)]

@@ -175,6 +175,23 @@ pub async fn with_deadline<T>(limit: Duration, work: impl Future<Output = T>) ->
     shoal_net::within(limit, work).await
 }
 
+/// How often every executor wakes, with work or without. glommio's shared channels can miss a
+/// wake-up: about once in 500 starts of a broker beside busy processes, an executor parked for
+/// good with an answer waiting in its queue (a debugger attaching woke it, and it went on),
+/// and the start hung. Each wake sweeps the executor's channels for what is waiting, so a
+/// missed wake-up costs at most this long.
+pub const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Wakes the current executor every `SWEEP_INTERVAL` for as long as it runs.
+pub fn keep_sweeping() {
+    glommio::spawn_local(async {
+        loop {
+            glommio::timer::sleep(SWEEP_INTERVAL).await;
+        }
+    })
+    .detach();
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicBool;

@@ -17,7 +17,7 @@ use shoal_coordinator::{AnyReply, CoordinatorMetrics, Envelope, TopicsView};
 use shoal_wal::ObjectStore;
 
 use crate::coordinator_shard::CoordinatorShard;
-use crate::lifecycle::{with_deadline, Latch, Tasks};
+use crate::lifecycle::{keep_sweeping, with_deadline, Latch, Tasks};
 use crate::peer::{PeerEnvelope, PeerReply};
 use crate::rpc::{self, ClientEnds, RpcClient, ServerEnds};
 use crate::shard::ShardWiring;
@@ -70,12 +70,14 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             shared_log: config.shared_coordinator_log,
             metrics: coordinator_metrics.clone(),
             duties: config.duties.clone(),
+            startup_timeout: config.startup_timeout,
         };
         let store_config = config.store.clone();
         let drained = shards_drained.clone();
         let shutdown = shutdown.clone();
         builder("coordinator", config.coordinator_core, &config)
             .spawn(move || async move {
+                keep_sweeping();
                 let store = ObjectStore::open(&store_config)?;
                 // Shards answer nothing after draining, so no commit is in flight by then.
                 let running = shard.run(coordinator_servers, store, drained.wait());
@@ -103,6 +105,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         let coordinator_metrics = coordinator_metrics.clone();
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
+                keep_sweeping();
                 let running = run_shard(
                     index,
                     config_send,
@@ -194,7 +197,76 @@ async fn run_shard(
     let config = Rc::new(config);
     let store = Rc::new(ObjectStore::open(&config.store)?);
     let tasks = Tasks::new();
-    // Every channel end waits for its peer, so all are connected at once.
+    // Serve clients only once every executor is wired and the coordinator has recovered its
+    // state: within the start-up's time for that recovery and as much again (a broker half
+    // up, some shards serving and others not, is worse than one that stops saying why), and
+    // not past a signal to stop.
+    let patience = config.startup_timeout * 2;
+    let started = start_shard(
+        index,
+        config,
+        topics,
+        store,
+        coordinator_metrics,
+        tasks.clone(),
+        (coordinator_ends, peer_clients, peer_servers),
+    );
+    let started = with_deadline(patience, started);
+    let shard = match select(Box::pin(shutdown.wait()), Box::pin(started)).await {
+        // Stopped while starting: no client was served here, and what other shards handed
+        // over meanwhile was never acknowledged (answers wait for commits).
+        Either::Left(_) => return Ok(()),
+        Either::Right((Some(started), _)) => started?,
+        Either::Right((None, _)) => {
+            return Err(ShardError::Startup(format!(
+                "shard {index}: the executors were not wired and the coordinator did not \
+                 answer within {} ms of the start (twice startup_timeout_ms)",
+                patience.as_millis()
+            )))
+        }
+    };
+    let serving = tasks.spawn_request(serve(shard.clone()));
+    crate::rewrite::start(&shard);
+    if index == 0 {
+        let interval = shard.config.maintenance.retention_check_interval;
+        tasks.spawn_background(
+            "offset expiry",
+            crate::groups::expire_offsets_loop(shard.clone(), interval),
+        );
+    }
+    let outcome = match select(Box::pin(shutdown.wait()), serving).await {
+        Either::Left(((), serving)) => {
+            serving.cancel();
+            Ok(())
+        }
+        // The listener gave up (it could not bind): the whole broker stops.
+        Either::Right((served, _)) => served.unwrap_or(Ok(())),
+    };
+    tasks.stop_background();
+    if with_deadline(DRAIN_MAX, shard.flush()).await.is_none() {
+        tracing::error!(
+            shard = index,
+            seconds = DRAIN_MAX.as_secs(),
+            "could not commit everything buffered in time; those producers were not answered and retry (idempotent ones without duplicates)"
+        );
+    } else {
+        tracing::info!(shard = index, "shard drained");
+    }
+    outcome
+}
+
+/// Connects the shard's queues (every channel end waits for its peer, so all are connected
+/// at once), makes the shard, serves its peers, and waits for the coordinator to answer, which
+/// it does once it has recovered its state.
+async fn start_shard(
+    index: usize,
+    config: Rc<RuntimeConfig>,
+    topics: Arc<ArcSwap<TopicsView>>,
+    store: Rc<ObjectStore>,
+    coordinator_metrics: Arc<CoordinatorMetrics>,
+    tasks: Rc<Tasks>,
+    (coordinator_ends, peer_clients, peer_servers): ShardEnds,
+) -> Result<Rc<Shard>, ShardError> {
     let clients = futures::future::join_all(peer_clients.into_iter().map(|ends| async {
         match ends {
             Some(ends) => Some(RpcClient::connect("peer shard", ends).await),
@@ -227,36 +299,8 @@ async fn run_shard(
             request.serve(shard.clone())
         }));
     }
-    // Serve clients only once the coordinator has recovered its state.
     shard.wait_for_coordinator().await?;
-    let serving = tasks.spawn_request(serve(shard.clone()));
-    crate::rewrite::start(&shard);
-    if index == 0 {
-        let interval = shard.config.maintenance.retention_check_interval;
-        tasks.spawn_background(
-            "offset expiry",
-            crate::groups::expire_offsets_loop(shard.clone(), interval),
-        );
-    }
-    let outcome = match select(Box::pin(shutdown.wait()), serving).await {
-        Either::Left(((), serving)) => {
-            serving.cancel();
-            Ok(())
-        }
-        // The listener gave up (it could not bind): the whole broker stops.
-        Either::Right((served, _)) => served.unwrap_or(Ok(())),
-    };
-    tasks.stop_background();
-    if with_deadline(DRAIN_MAX, shard.flush()).await.is_none() {
-        tracing::error!(
-            shard = index,
-            seconds = DRAIN_MAX.as_secs(),
-            "could not commit everything buffered in time; those producers were not answered and retry (idempotent ones without duplicates)"
-        );
-    } else {
-        tracing::info!(shard = index, "shard drained");
-    }
-    outcome
+    Ok(shard)
 }
 
 fn builder(name: &str, core: usize, config: &RuntimeConfig) -> LocalExecutorBuilder {

@@ -1,12 +1,16 @@
 """A TCP proxy in front of the S3 server that can be told to answer HTTP 500 or to stall,
-to test how the broker survives a misbehaving object store."""
+or to fault only its next connections (reset, or answer 503 SlowDown), to test how the broker
+survives a misbehaving object store."""
 
 import socket
+import struct
 import threading
 
 
 class FaultProxy:
     PASS, ERROR_500, STALL = "pass", "500", "stall"
+    # Faults of single connections, for fail_next.
+    RESET, SLOW_DOWN_503 = "reset", "503"
 
     def __init__(self, upstream_port):
         self.upstream_port = upstream_port
@@ -18,6 +22,8 @@ class FaultProxy:
         self.port = self.listener.getsockname()[1]
         self.closed = False
         self.held = []
+        self.next_faults = []
+        self.faulted = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -32,19 +38,30 @@ class FaultProxy:
                 return
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
+    def fail_next(self, *faults):
+        """The next connections, one fault each (RESET or SLOW_DOWN_503), in order."""
+        self.next_faults.extend(faults)
+
     def _serve(self, client):
         mode = self.mode
+        if self.next_faults:
+            self.faulted += 1
+            mode = self.next_faults.pop(0)
+        if mode == self.RESET:
+            client.recv(65536)
+            # SO_LINGER of 0: close sends a reset, as a failing load balancer's does.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+            return
+        if mode == self.SLOW_DOWN_503:
+            self._answer(client, b"503 Slow Down", b"<Error><Code>SlowDown</Code></Error>")
+            return
         if mode == self.STALL:
             self.held.append(client)  # never answered, never closed until the proxy is
             return
         if mode == self.ERROR_500:
-            try:
-                client.recv(65536)
-                body = b"<Error><Code>InternalError</Code></Error>"
-                client.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: "
-                               + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
-            finally:
-                client.close()
+            self._answer(client, b"500 Internal Server Error",
+                         b"<Error><Code>InternalError</Code></Error>")
             return
         try:
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
@@ -53,6 +70,15 @@ class FaultProxy:
             return
         for a, b in ((client, upstream), (upstream, client)):
             threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _answer(client, status, body):
+        try:
+            client.recv(65536)
+            client.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: " + str(len(body)).encode()
+                           + b"\r\nConnection: close\r\n\r\n" + body)
+        finally:
+            client.close()
 
     def _pipe(self, source, sink):
         try:

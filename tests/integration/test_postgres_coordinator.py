@@ -2,6 +2,7 @@
 metadata of its own, loses nothing acknowledged when killed -9 or when PostgreSQL restarts
 under acks=all load, and refuses to start with clear words when it cannot log in."""
 
+import signal
 import subprocess
 import sys
 import time
@@ -11,7 +12,8 @@ import shutil
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import PostgresServer
+from conftest import SHOAL_BIN, PostgresServer
+from fault_proxy import FaultProxy
 
 from test_durability import PRODUCER_SCRIPT, consume_everything, read_acks
 
@@ -88,6 +90,25 @@ def test_a_wrong_password_stops_the_start_with_a_clear_message(make_broker, post
     except RuntimeError:
         pass
     assert "28P01" in broker.log() and "password authentication failed" in broker.log(), broker.log()
+    assert "passing reason" not in broker.log(), "a refused login is not tried again"
+
+
+def test_a_start_waits_out_reset_connections_to_postgres(make_broker, postgres):
+    """PostgreSQL's connections reset at the start (a restarting server, a proxy) are tried
+    again with backoff; before, the first reset stopped the broker."""
+    proxy = FaultProxy(postgres.port)
+    proxy.fail_next(FaultProxy.RESET, FaultProxy.RESET)
+    config = postgres.broker_config().replace(f"127.0.0.1:{postgres.port}/",
+                                              f"127.0.0.1:{proxy.port}/")
+    broker = make_broker("pg-flaky", extra_config=config).start()
+    assert proxy.faulted == 2
+    assert broker.log().count("a start-up step failed for a passing reason") == 2, broker.log()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("after-resets", num_partitions=1)])["after-resets"].result(10)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    producer.produce("after-resets", value=b"v")
+    assert producer.flush(15) == 0
+    proxy.close()
 
 
 def test_postgres_without_a_url_is_a_config_error(make_broker):
@@ -135,3 +156,38 @@ def test_producers_are_told_to_retry_while_postgres_is_down(make_broker, postgre
     after = []
     p.produce("pg-down", b"after", on_delivery=lambda e, m: after.append(e))
     assert p.flush(30) == 0 and after == [None], after
+
+
+def test_a_start_that_cannot_finish_stops_naming_the_step_or_at_a_signal(make_broker, postgres):
+    """Every start-up step has a deadline: a PostgreSQL that accepts connections but never
+    answers stops the start after startup_timeout_ms with a message naming the step, and a
+    SIGTERM meanwhile stops the broker at once (before, shards waiting for the coordinator did
+    not see the signal, and a start that hung had to be killed)."""
+    proxy = FaultProxy(postgres.port)
+    proxy.mode = FaultProxy.STALL
+    config = postgres.broker_config().replace(f"127.0.0.1:{postgres.port}/",
+                                              f"127.0.0.1:{proxy.port}/")
+    broker = make_broker("pg-stalled", extra_config="startup_timeout_ms = 2000\n" + config)
+    started = time.time()
+    try:
+        broker.start()
+        raise AssertionError("started without PostgreSQL answering")
+    except RuntimeError:
+        pass
+    assert time.time() - started < 8, "the start outlived its deadline"
+    assert "start-up: the coordinator's log in PostgreSQL: no answer within 2000 ms" in \
+        broker.log(), broker.log()
+
+    waiting = make_broker("pg-signalled", extra_config="startup_timeout_ms = 60000\n" + config)
+    log = open(waiting.log_path, "ab")
+    process = subprocess.Popen([SHOAL_BIN, "--config", str(waiting.config_path)], stdout=log,
+                               stderr=subprocess.STDOUT)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=5)
+    finally:
+        process.kill()
+    assert code == 0, waiting.log()
+    assert "shoal stopped cleanly" in waiting.log()
+    proxy.close()

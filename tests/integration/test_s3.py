@@ -9,6 +9,7 @@ import time
 
 from confluent_kafka import Producer
 
+from conftest import S3_BUCKET
 from fault_proxy import FaultProxy
 from test_clients import consume_all, create_topic
 from test_coordinator import read_all
@@ -169,6 +170,33 @@ def test_s3_answering_500_or_stalling_is_survived(make_broker, s3_server, tmp_pa
     assert len(acked) > 100
     assert "HTTP 500" in broker.log() and "did not answer in time" in broker.log()
     assert produce_one(broker, "faults") == [None]
+    proxy.close()
+
+
+def test_a_start_waits_out_resets_and_503s_and_stops_at_once_on_a_missing_bucket(
+        make_broker, s3_server):
+    """The start-up check of the store is tried again, with backoff, on a reset connection or a
+    503; only a definitive answer stops the broker at once (before, one reset stopped it)."""
+    proxy = FaultProxy(s3_server.port)
+    proxy.fail_next(FaultProxy.RESET, FaultProxy.SLOW_DOWN_503, FaultProxy.RESET)
+    broker = make_broker("flaky", s3_server.broker_config(endpoint=proxy.endpoint)).start()
+    assert proxy.faulted == 3
+    log = broker.log()
+    assert log.count("a start-up step failed for a passing reason") == 3, log
+    assert "HTTP 503" in log
+    assert produce_one(broker, "after-resets") == [None]
+
+    missing = s3_server.broker_config(endpoint=proxy.endpoint).replace(
+        f'bucket = "{S3_BUCKET}"', 'bucket = "no-such-bucket"')
+    refused = make_broker("missing", missing)
+    started = time.time()
+    try:
+        refused.start()
+        raise AssertionError("a broker started on a bucket that does not exist")
+    except RuntimeError as exited:
+        assert "bucket no-such-bucket does not exist (HTTP 404)" in str(exited), str(exited)
+    assert time.time() - started < 10, "a definitive answer is not tried again"
+    assert "passing reason" not in refused.log()
     proxy.close()
 
 

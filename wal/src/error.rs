@@ -59,7 +59,12 @@ pub enum WalError {
     #[error("{0}: the object store did not answer in time")]
     Timeout(&'static str),
     #[error("{op}: {message}")]
-    Transport { op: &'static str, message: String },
+    Transport {
+        op: &'static str,
+        message: String,
+        /// A reset or refused connection, not a refused TLS certificate.
+        transient: bool,
+    },
     #[error("object store unreachable: {0}")]
     Unreachable(String),
     #[error("object store configuration: {0}")]
@@ -73,6 +78,17 @@ pub enum WalError {
 }
 
 impl WalError {
+    /// Worth trying again: the store did not answer in time, the connection failed or broke,
+    /// or it answered that it is busy or failing (5xx, 429), not that the request is wrong.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            WalError::Timeout(_) => true,
+            WalError::Transport { transient, .. } => *transient,
+            WalError::Http { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
     pub fn io(key: &str, source: impl Into<std::io::Error>) -> Self {
         WalError::Io {
             key: key.to_string(),

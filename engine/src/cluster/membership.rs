@@ -106,6 +106,7 @@ pub fn start(
     lease: Duration,
     heartbeat: Duration,
     lease_lapses: Arc<AtomicU64>,
+    startup_timeout: Duration,
 ) -> Result<Arc<Membership>, EngineError> {
     let membership = Arc::new(Membership {
         me,
@@ -127,15 +128,25 @@ pub fn start(
                 connection: None,
             };
             // A process restarted at once finds its previous lease still running: wait for
-            // it to lapse rather than refuse the start.
-            let patience = std::time::Instant::now() + lease + heartbeat;
+            // it to lapse rather than refuse the start; PostgreSQL failing for a passing
+            // reason is waited out for the start-up's time. Anything else refuses at once.
+            let started = std::time::Instant::now();
             let mut sent_unix_ms = unix_ms();
             let mut first = renewal.register(&shared).await;
-            while first.is_err() && std::time::Instant::now() < patience {
+            while let Err(refusal) = &first {
+                let patience = match refusal.wait {
+                    Wait::LeaseLapse => lease + heartbeat,
+                    Wait::Passing => startup_timeout,
+                    Wait::Never => break,
+                };
+                if started.elapsed() >= patience {
+                    break;
+                }
                 glommio::timer::sleep(heartbeat).await;
                 sent_unix_ms = unix_ms();
                 first = renewal.register(&shared).await;
             }
+            let first = first.map_err(|refusal| refusal.error);
             if first.is_ok() {
                 shared
                     .renewed_unix_ms
@@ -169,7 +180,7 @@ pub fn start(
                         }
                         renewed = sent;
                     }
-                    Err(e) => tracing::warn!(error = %e, "cluster lease not renewed (PostgreSQL unreachable or slow); the broker stops serving its groups if the lease lapses"),
+                    Err(e) => tracing::warn!(error = %e.error, "cluster lease not renewed (PostgreSQL unreachable or slow); the broker stops serving its groups if the lease lapses"),
                 }
             }
         })
@@ -194,9 +205,23 @@ struct Renewal {
     connection: Option<Connection>,
 }
 
+/// Why a registration failed, and what waiting may change.
+struct Refusal {
+    error: EngineError,
+    wait: Wait,
+}
+
+enum Wait {
+    /// Another process holds the node id: its lease may lapse (this broker's own, restarted).
+    LeaseLapse,
+    /// PostgreSQL failed for a passing reason (a lost connection, a timeout, a restart).
+    Passing,
+    Never,
+}
+
 impl Renewal {
     /// Takes or renews this broker's lease and reads the live brokers into the view.
-    async fn register(&mut self, membership: &Membership) -> Result<(), EngineError> {
+    async fn register(&mut self, membership: &Membership) -> Result<(), Refusal> {
         let result = self.exchange(membership).await;
         if result.is_err() {
             self.connection = None;
@@ -204,8 +229,14 @@ impl Renewal {
         result
     }
 
-    async fn exchange(&mut self, membership: &Membership) -> Result<(), EngineError> {
-        let fail = |e: PgError| EngineError::Config(format!("cluster membership: {e}"));
+    async fn exchange(&mut self, membership: &Membership) -> Result<(), Refusal> {
+        let fail = |e: PgError| Refusal {
+            wait: match e.is_transient() {
+                true => Wait::Passing,
+                false => Wait::Never,
+            },
+            error: EngineError::Config(format!("cluster membership: {e}")),
+        };
         if self.connection.as_ref().is_none_or(Connection::is_broken) {
             self.connection = Some(brokers::connect(&self.database).await.map_err(fail)?);
         }
@@ -220,11 +251,14 @@ impl Renewal {
             .await
             .map_err(fail)?;
         if !taken {
-            return Err(EngineError::Config(format!(
-                "node_id {} is registered by another live broker in this cluster; give each \
-                 broker its own node_id",
-                me.node_id
-            )));
+            return Err(Refusal {
+                error: EngineError::Config(format!(
+                    "node_id {} is registered by another live broker in this cluster; give \
+                     each broker its own node_id",
+                    me.node_id
+                )),
+                wait: Wait::LeaseLapse,
+            });
         }
         let members = brokers::live_brokers(connection)
             .await

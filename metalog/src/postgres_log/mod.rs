@@ -245,10 +245,10 @@ impl PostgresLog {
 fn single(rows: &[shoal_pg::Row]) -> Result<&shoal_pg::Row, MetaLogError> {
     match rows {
         [row] => Ok(row),
-        _ => Err(MetaLogError::Database(format!(
-            "expected one row, PostgreSQL returned {}",
-            rows.len()
-        ))),
+        _ => Err(MetaLogError::Database {
+            message: format!("expected one row, PostgreSQL returned {}", rows.len()),
+            transient: false,
+        }),
     }
 }
 
@@ -260,5 +260,8 @@ fn fenced(seq: i64) -> MetaLogError {
 }
 
 fn db(e: PgError) -> MetaLogError {
-    MetaLogError::Database(e.to_string())
+    MetaLogError::Database {
+        message: e.to_string(),
+        transient: e.is_transient(),
+    }
 }

@@ -49,7 +49,7 @@ impl PostgresLog {
                         self.locked = Some(connection);
                         return Ok(applied);
                     }
-                    Err(MetaLogError::Database(e)) => e,
+                    Err(MetaLogError::Database { message, .. }) => message,
                     Err(e) => {
                         end_transaction(connection).await;
                         return Err(e);

@@ -96,6 +96,8 @@ impl HttpClient {
             Some(Err(e)) => Err(WalError::Transport {
                 op,
                 message: e.to_string(),
+                // rustls refuses a certificate with InvalidData: trying again cannot help.
+                transient: e.kind() != std::io::ErrorKind::InvalidData,
             }),
             None => Err(WalError::Timeout(op)),
         };
