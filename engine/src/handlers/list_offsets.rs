@@ -10,6 +10,7 @@ use shoal_shards::PartitionFetch;
 use shoal_wal::records::{first_record_at_or_after, latest_record};
 use shoal_wal::BatchHeader;
 
+use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, permitted, Answers};
 use crate::context::Broker;
 use crate::context::Call;
@@ -59,6 +60,11 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
                     Ok(r) if r.error.is_none() => {
                         answer.offset = r.offset;
                         answer.timestamp = r.timestamp;
+                        // The epoch of the offset found (KIP-320), as Kafka answers; none
+                        // when no offset was.
+                        if r.offset >= 0 {
+                            answer.leader_epoch = LEADER_EPOCH;
+                        }
                     }
                     Ok(r) => answer.error_code = error_codes::code_of(r.error),
                     Err(e) => answer.error_code = error_codes::code_of(Some(e)),

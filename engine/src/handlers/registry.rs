@@ -183,7 +183,7 @@ registry! {
     OffsetFetchRequest: 1..=9 => groups::offset_fetch::handle, [Describe Group, Describe Topic] "DESCRIBE on the group and on each topic (others are left out)" [error_answer];
     ListGroupsRequest: 0..=5 => groups::list_groups::handle, [Describe Cluster, Describe Group] "DESCRIBE on each group listed (every group with DESCRIBE on the cluster)" [error_answer];
     ConsumerGroupDescribeRequest: 0..=1 => groups::consumer_group_describe::handle, [Describe Group] "DESCRIBE on each group";
-    DescribeGroupsRequest: 0..=5 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
+    DescribeGroupsRequest: 0..=6 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
     DeleteGroupsRequest: 0..=2 => groups::delete_groups::handle, [Delete Group] "DELETE on each group";
     ShareGroupHeartbeatRequest: 1..=1 => groups::share_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each topic subscribed to" [error_answer];
     ShareGroupDescribeRequest: 1..=1 => groups::share_group_describe::handle, [Describe Group] "DESCRIBE on each group";

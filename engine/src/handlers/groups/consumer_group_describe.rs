@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
 };
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::{TopicPartition, TopicsView};
+use shoal_shards::groups::calls::DescribeGroup;
 use shoal_shards::groups::consumer::description::ConsumerMemberDescription;
 use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
@@ -65,12 +66,20 @@ pub async fn handle(
             }
         };
         let Some(group) = description else {
+            // Kafka's words: the Admin client reports them if DescribeGroups finds no classic
+            // group of the id either.
+            let classic = (broker.shard)
+                .group_call(&name, DescribeGroup(name.clone()))
+                .await
+                .is_ok_and(|found| found.is_some());
+            let message = match classic {
+                true => format!("Group {name} is not a consumer group."),
+                false => format!("Group {name} not found."),
+            };
             described.push(
                 answer
                     .with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)))
-                    .with_error_message(Some(text(format!(
-                        "Group {name} is not a consumer-protocol group."
-                    )))),
+                    .with_error_message(Some(text(message))),
             );
             continue;
         };

@@ -58,38 +58,46 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
                 ),
             // A consumer-protocol group: Kafka's GROUP_ID_NOT_FOUND ("not a classic group").
             // Its message is for v6 on: an older answer cannot carry it.
-            None if is_consumer_group(broker, &name).await => {
-                let answer =
-                    answer.with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)));
-                match call.version >= ERROR_MESSAGE_VERSION {
-                    true => answer.with_error_message(Some(text(format!(
-                        "Group {name} is not a classic group: ConsumerGroupDescribe describes it."
-                    )))),
-                    false => answer,
-                }
-            }
-            // No members: Empty if it holds offsets, else Dead (Kafka's answer for unknown).
+            None if is_consumer_group(broker, &name).await => not_found(
+                answer,
+                call.version,
+                format!("Group {name} is not a classic group."),
+            ),
+            // No members: Empty if it holds offsets; else no such group, which v6 on
+            // (KIP-1043) says with GROUP_ID_NOT_FOUND, as Kafka 4 does, and older versions as
+            // a Dead group.
             None => {
                 let request = FetchOffsets {
-                    group: name,
+                    group: name.clone(),
                     partitions: None,
                 };
                 let has_offsets = matches!(
                     broker.shard.coordinator.run(request).await,
                     Ok(offsets) if !offsets.is_empty()
                 );
-                if has_offsets {
-                    answer
+                match (has_offsets, call.version >= ERROR_MESSAGE_VERSION) {
+                    (true, _) => answer
                         .with_group_state(text("Empty"))
-                        .with_protocol_type(text("consumer"))
-                } else {
-                    answer.with_group_state(text("Dead"))
+                        .with_protocol_type(text("consumer")),
+                    (false, true) => {
+                        not_found(answer, call.version, format!("Group {name} not found."))
+                    }
+                    (false, false) => answer.with_group_state(text("Dead")),
                 }
             }
         };
         described.push(answer);
     }
     DescribeGroupsResponse::default().with_groups(described)
+}
+
+/// GROUP_ID_NOT_FOUND, with `message` where the version carries one.
+fn not_found(answer: DescribedGroup, version: i16, message: String) -> DescribedGroup {
+    let answer = answer.with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)));
+    match version >= ERROR_MESSAGE_VERSION {
+        true => answer.with_error_message(Some(text(message))),
+        false => answer,
+    }
 }
 
 async fn is_consumer_group(broker: &crate::context::Broker, name: &str) -> bool {

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -78,6 +79,21 @@ class AdminGroupsTest extends BrokerTest {
     assertEquals(1, get(admin.describeClassicGroups(List.of(classic)).all()).get(classic).members().size());
   }
 
+  /**
+   * A group that does not exist is GroupIdNotFound to describeConsumerGroups and
+   * describeClassicGroups (DescribeGroups v6, KIP-1043), which `kafka-consumer-groups --describe`
+   * reports as such, not a Dead group.
+   */
+  @Test
+  void describingAGroupThatDoesNotExist() throws Exception {
+    Admin admin = clients.admin();
+    String group = Clients.unique("absent");
+    Throwable consumer = cause(admin.describeConsumerGroups(List.of(group)).all());
+    assertInstanceOf(GroupIdNotFoundException.class, consumer);
+    assertEquals("Group " + group + " not found.", consumer.getMessage());
+    assertInstanceOf(GroupIdNotFoundException.class, cause(admin.describeClassicGroups(List.of(group)).all()));
+  }
+
   @Test
   void offsetsListedAlteredAndDeleted() throws Exception {
     Admin admin = clients.admin();
@@ -117,11 +133,26 @@ class AdminGroupsTest extends BrokerTest {
             .removeMembersFromConsumerGroup(
                 group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove("instance-1"))))
             .all());
-    Eventually.until(
-        () -> get(admin.describeConsumerGroups(List.of(group)).all()).get(group).members().isEmpty()
-            || !get(admin.describeConsumerGroups(List.of(group)).all()).get(group).members().iterator().next()
-                .groupInstanceId().isPresent(),
-        () -> "the static member removed");
+    Eventually.until(() -> staticMemberGone(admin, group), () -> "the static member removed");
+  }
+
+  /**
+   * Whether the group has no static member left. Kafka keeps a classic group its last member
+   * left as Empty until its next offsets-expiry check; Shoal forgets one that holds no
+   * offsets at once, so its DescribeGroups v6 finds no such group (docs/compatibility.md).
+   */
+  private boolean staticMemberGone(Admin admin, String group) throws Exception {
+    ConsumerGroupDescription described;
+    try {
+      described = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+    } catch (ExecutionException e) {
+      if (onShoal() && e.getCause() instanceof GroupIdNotFoundException) {
+        return true;
+      }
+      throw e;
+    }
+    return described.members().isEmpty()
+        || !described.members().iterator().next().groupInstanceId().isPresent();
   }
 
   /**

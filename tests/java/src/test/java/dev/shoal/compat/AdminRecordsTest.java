@@ -13,6 +13,7 @@ import dev.shoal.compat.harness.Clients;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
@@ -36,8 +37,11 @@ class AdminRecordsTest extends BrokerTest {
   private static final long BASE_TIMESTAMP = 1_700_000_000_000L;
 
   private long offset(Admin admin, TopicPartition partition, OffsetSpec spec) throws Exception {
-    ListOffsetsResultInfo info = get(admin.listOffsets(Map.of(partition, spec)).partitionResult(partition));
-    return info.offset();
+    return listed(admin, partition, spec).offset();
+  }
+
+  private ListOffsetsResultInfo listed(Admin admin, TopicPartition partition, OffsetSpec spec) throws Exception {
+    return get(admin.listOffsets(Map.of(partition, spec)).partitionResult(partition));
   }
 
   @Test
@@ -57,6 +61,16 @@ class AdminRecordsTest extends BrokerTest {
     assertEquals(10, offset(admin, partition, OffsetSpec.latest()));
     assertEquals(3, offset(admin, partition, OffsetSpec.forTimestamp(BASE_TIMESTAMP + 2500)));
     assertEquals(6, offset(admin, partition, OffsetSpec.maxTimestamp()));
+    // Each answer names the leader epoch of its offset (KIP-320: clients check it against
+    // OffsetForLeaderEpoch to find truncation); one leader since the topic was made: epoch 0.
+    for (OffsetSpec spec : List.of(OffsetSpec.earliest(), OffsetSpec.latest(),
+        OffsetSpec.forTimestamp(BASE_TIMESTAMP + 2500), OffsetSpec.maxTimestamp())) {
+      assertEquals(Optional.of(0), listed(admin, partition, spec).leaderEpoch(), spec.toString());
+    }
+    // No record at or after the timestamp: no offset, and no epoch.
+    ListOffsetsResultInfo none = listed(admin, partition, OffsetSpec.forTimestamp(BASE_TIMESTAMP + 1_000_000));
+    assertEquals(-1, none.offset());
+    assertEquals(Optional.empty(), none.leaderEpoch());
 
     long low = get(admin.deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(4))).lowWatermarks().get(partition))
         .lowWatermark();
