@@ -26,7 +26,7 @@ use shoal_shards::table_progress;
 
 use super::compaction;
 use super::convert::{self, Converted};
-use super::reader::read_committed;
+use super::reader::{read_committed, Read};
 use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
 use super::{BadRecords, CatalogSetup, WriterSetup};
@@ -233,42 +233,58 @@ fn commit(
                 tables.create(table, &table_topic.id, &taken.converted.schema)?
             }
         };
-        let new = NewRows {
-            rows: &taken.rows,
-            schema: &taken.converted.schema,
-            values: taken.converted.values.as_ref(),
-        };
-        append_to(setup, tables, table, existing, &new, &taken.next_offsets)?;
-        tracing::debug!(%topic, rows = taken.rows.len(), "table commit");
-        if let Err(why) = publish_positions(admin, topic, &taken.next_offsets) {
-            tracing::debug!(%topic, %why, "table writer: the table's positions were not committed to its group");
-        }
+        append_taken(setup, admin, tables, (topic, table), existing, &taken)?;
     }
     for stop in &taken.stops {
         tracing::warn!(%topic, why = %stop.why, "table writer: a partition stops before a bad record");
     }
-    table_progress::update(topic, |progress| {
-        progress.commits += u64::from(committed);
-        progress.rows += if committed {
-            taken.rows.len() as u64
-        } else {
-            0
-        };
-        progress.dead_letters += taken.dead_letters;
-        progress.failed_commits += u64::from(!taken.stops.is_empty());
-        progress.lag_records = read.records_after(&taken.next_offsets);
-        // The records left are at least as old as the first one waiting: a bad record the
-        // table stops before, or past the byte bound, the last one read.
-        let waiting = (taken.stops.iter().map(|stop| stop.timestamp_ms).min()).or(read
-            .rows
-            .last()
-            .filter(|_| read.more)
-            .map(|last| last.timestamp_ms));
-        progress.lag_seconds = waiting.map_or(0, seconds_since);
-    });
+    record_progress(topic, &read, &taken, committed);
     // A stopped partition is read again from its bad record each round: with one, rounds
     // keep their interval rather than reread it at once.
     Ok(read.more && taken.stops.is_empty())
+}
+
+/// Appends what `taken` took to `topic`'s table (`existing`), and commits the table's
+/// positions to its group.
+fn append_taken(
+    setup: &WriterSetup,
+    admin: &mut Admin,
+    tables: &Tables,
+    (topic, table): (&str, &TableName),
+    existing: Loaded,
+    taken: &Taken<'_>,
+) -> Result<(), String> {
+    let new = NewRows {
+        rows: &taken.rows,
+        schema: &taken.converted.schema,
+        values: taken.converted.values.as_ref(),
+    };
+    append_to(setup, tables, table, existing, &new, &taken.next_offsets)?;
+    tracing::debug!(%topic, rows = taken.rows.len(), "table commit");
+    if let Err(why) = publish_positions(admin, topic, &taken.next_offsets) {
+        tracing::debug!(%topic, %why, "table writer: the table's positions were not committed to its group");
+    }
+    Ok(())
+}
+
+/// The table's progress after a round that read `read` and took `taken` (`committed`: made
+/// a snapshot of it).
+fn record_progress(topic: &str, read: &Read, taken: &Taken<'_>, committed: bool) {
+    table_progress::update(topic, |progress| {
+        if committed {
+            progress.commits += 1;
+            progress.rows += taken.rows.len() as u64;
+        }
+        progress.dead_letters += taken.dead_letters;
+        progress.failed_commits += u64::from(!taken.stops.is_empty());
+        progress.lag_records = read.records_after(&taken.next_offsets);
+        // The records left are at least as old as the first one waiting: a bad record a
+        // partition stops before, or past the byte bound, the last one read.
+        let stopped_at = taken.stops.iter().map(|stop| stop.timestamp_ms).min();
+        let past_the_bound = read.rows.last().filter(|_| read.more);
+        let waiting = stopped_at.or(past_the_bound.map(|last| last.timestamp_ms));
+        progress.lag_seconds = waiting.map_or(0, seconds_since);
+    });
 }
 
 /// What one commit takes of the rows read.
