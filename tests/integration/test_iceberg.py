@@ -6,6 +6,8 @@ ones never, across kill -9 of the broker; snapshots expire and small files are c
 import signal
 import time
 
+import sqlalchemy
+
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyiceberg.catalog.sql import SqlCatalog
@@ -29,9 +31,23 @@ def create_table_topic(broker, topic, partitions=3):
     admin.create_topics([new])[topic].result(15)
 
 
+def sql_catalog(uri, **properties):
+    """pyiceberg's SQL catalog at `uri`. pyiceberg makes the catalog's tables when it finds
+    none, as the broker's writer does: when both do at once, pyiceberg's CREATE TABLE fails
+    ("already exists") and it is opened again."""
+    for _ in range(4):
+        try:
+            return SqlCatalog("shoal", uri=uri, **properties)
+        except sqlalchemy.exc.OperationalError as e:
+            if "already exists" not in str(e):
+                raise
+            time.sleep(0.2)
+    return SqlCatalog("shoal", uri=uri, **properties)
+
+
 def catalog_of(broker):
-    return SqlCatalog("shoal", uri=f"sqlite:///{broker.data_dir}/iceberg/catalog.db",
-                      warehouse=f"file://{broker.data_dir}/iceberg/warehouse")
+    return sql_catalog(f"sqlite:///{broker.data_dir}/iceberg/catalog.db",
+                       warehouse=f"file://{broker.data_dir}/iceberg/warehouse")
 
 
 def table_rows(broker, topic):
@@ -231,7 +247,7 @@ def test_a_table_on_s3_is_read_from_the_s3_endpoint(make_broker, s3_server):
     for i in range(3000):
         producer.produce("trades", value=f"trade-{i}".encode(), partition=i % 3)
     assert producer.flush(30) == 0
-    catalog = SqlCatalog("shoal", uri=f"sqlite:///{broker.data_dir}/iceberg/catalog.db", **{
+    catalog = sql_catalog(f"sqlite:///{broker.data_dir}/iceberg/catalog.db", **{
         "s3.endpoint": s3_server.endpoint, "s3.access-key-id": S3_ACCESS_KEY,
         "s3.secret-access-key": S3_SECRET_KEY, "s3.region": "us-east-1"})
     deadline, rows = time.time() + 60, []

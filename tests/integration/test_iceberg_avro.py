@@ -83,6 +83,14 @@ def produce_serialized(broker, topic, serializer, values, partitions=3, start=0)
     assert producer.flush(30) == 0
 
 
+def enable_table(admin, topic):
+    """Sets shoal.iceberg.enabled on an existing topic."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("shoal.iceberg.enabled", "true",
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(15)
+
+
 def table_of(broker, topic):
     try:
         return catalog_of(broker).load_table(f"kafka.{topic}")
@@ -233,10 +241,7 @@ def test_a_stopped_table_takes_the_good_records_before_the_bad_one(make_broker):
     assert producer.flush(10) == 0
     produce(broker, "mixed", USER_V1, [user(i) for i in range(10, 20)], partitions=1, start=10)
     # The table is switched on once all 21 records are there: one round reads them all.
-    resource = ConfigResource(ConfigResource.Type.TOPIC, "mixed", incremental_configs=[
-        ConfigEntry("shoal.iceberg.enabled", "true",
-                    incremental_operation=AlterConfigOpType.SET)])
-    admin.incremental_alter_configs([resource])[resource].result(15)
+    enable_table(admin, "mixed")
     table, rows = rows_of(broker, "mixed", 10)
     deadline = time.time() + 30
     while "partition 0 offset 10 cannot become the table's columns" not in broker.log():
@@ -292,10 +297,14 @@ def test_dead_letters_are_not_written_into_a_topics_table_of_the_same_name(make_
         producer.produce("people_dead_letters", value=f"v{i}".encode(), key=f"k{i}".encode())
     assert producer.flush(10) == 0
     rows_of(broker, "people_dead_letters", 10)
-    create_table_topic(broker, "people", partitions=1)
+    # The table is switched on once the good records and the bad one are all there: one
+    # round reads them together (a round between them would commit the good ones).
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("people", num_partitions=1)])["people"].result(15)
     produce(broker, "people", USER_V1, [user(i) for i in range(5)], partitions=1)
     producer.produce("people", value=b"not avro", key=b"bad", partition=0)
     assert producer.flush(10) == 0
+    enable_table(admin, "people")
     deadline = time.time() + 30
     while "holds the records of another topic" not in broker.log():
         assert time.time() < deadline, broker.log()[-3000:]

@@ -8,11 +8,11 @@ import time
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from conftest import S3_ACCESS_KEY, S3_SECRET_KEY
 from test_cluster import cluster  # noqa: F401 (the fixture)
+from test_iceberg import sql_catalog
 
 ICEBERG = "[iceberg]\nenabled = true\ncommit_interval_ms = 300\n"
 
@@ -23,7 +23,7 @@ def catalog_in(postgres, broker, s3_server):
     database = re.search(r'url = "postgres://[^/]+/([^?"]+)', config).group(1)
     uri = (f"postgresql+psycopg2://{postgres.USER}:{postgres.PASSWORD}@127.0.0.1:"
            f"{postgres.port}/{database}")
-    return SqlCatalog("shoal", uri=uri, **{
+    return sql_catalog(uri, **{
         "s3.endpoint": s3_server.endpoint, "s3.access-key-id": S3_ACCESS_KEY,
         "s3.secret-access-key": S3_SECRET_KEY, "s3.region": "us-east-1"})
 
