@@ -17,6 +17,9 @@ use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 
+/// The first ListOffsets version whose answers carry the leader epoch.
+const LEADER_EPOCH_VERSION: i16 = 4;
+
 pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsetsResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
@@ -61,8 +64,8 @@ pub async fn handle(call: &Call<'_>, request: ListOffsetsRequest) -> ListOffsets
                         answer.offset = r.offset;
                         answer.timestamp = r.timestamp;
                         // The epoch of the offset found (KIP-320), as Kafka answers; none
-                        // when no offset was.
-                        if r.offset >= 0 {
+                        // when no offset was, or in versions without the field.
+                        if r.offset >= 0 && call.version >= LEADER_EPOCH_VERSION {
                             answer.leader_epoch = LEADER_EPOCH;
                         }
                     }

@@ -11,6 +11,8 @@ mod fetch_tests;
 mod group_claim_tests;
 mod harness;
 #[cfg(test)]
+mod list_offsets_tests;
+#[cfg(test)]
 mod mirror_tests;
 #[cfg(test)]
 mod produce_tests;
