@@ -124,17 +124,18 @@ impl CoordinatorShard {
         let patience = self.startup_timeout;
         let Some(database) = &self.database else {
             let recovered = CoordinatorCore::open(&self.dir, view, snapshot_log_bytes);
-            return with_deadline(patience, recovered)
-                .await
-                .ok_or_else(|| {
-                    ShardError::Startup(format!(
-                        "the coordinator's recovery from {} did not finish within {} ms \
+            let too_long = || {
+                ShardError::Startup(format!(
+                    "the coordinator's recovery from {} did not finish within {} ms \
                      (startup_timeout_ms; raise it for a log that takes longer to read)",
-                        self.dir.display(),
-                        patience.as_millis()
-                    ))
-                })?
-                .map_err(ShardError::from);
+                    self.dir.display(),
+                    patience.as_millis()
+                ))
+            };
+            let recovered = with_deadline(patience, recovered)
+                .await
+                .ok_or_else(too_long)?;
+            return recovered.map_err(ShardError::from);
         };
         let open = || {
             let (holder, view) = (&self.holder, view.clone());
