@@ -85,7 +85,7 @@ pub const TABLE_PROGRESS: [(Family, ProgressValue); 6] = [
     (
         Family::counter(
             "shoal_iceberg_table_failed_commits_total",
-            "Rounds in which the topic's table took nothing it should have: a failure (logged), a lost race, or a record it stops before.",
+            "Rounds in which the topic's table did not take all it should have: a failure (logged), a lost race, or a bad record one of its partitions stops before.",
         )
         .by(&["topic"]),
         |p| p.failed_commits as i64,
