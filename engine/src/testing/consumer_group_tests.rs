@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
     GroupId,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::commands::{ClaimGroup, CreateTopic, ReadConsumerGroup};
+use shoal_coordinator::commands::{ClaimGroup, ReadConsumerGroup};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -23,15 +23,6 @@ const GROUP_ID_NOT_FOUND: i16 = 69;
 
 fn text(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
-}
-
-async fn create_topic(broker: &Broker) {
-    let create = CreateTopic {
-        name: "t".into(),
-        partitions: 2,
-        overrides: Default::default(),
-    };
-    broker.shard.coordinator.run(create).await.unwrap().unwrap();
 }
 
 /// A v1 heartbeat of `member` at `epoch`, owning `owned` (a join when the epoch is 0).
@@ -86,7 +77,7 @@ async fn described_error(broker: &Broker) -> i16 {
 fn a_group_claimed_elsewhere_and_back_is_read_from_the_log_and_its_member_goes_on() {
     let dir = temp_dir("consumer-group-claims");
     run_broker(test_config(&dir), |broker| async move {
-        create_topic(&broker).await;
+        create_topic(&broker, "t", 2).await;
         let joined = heartbeat(&broker, "m1", 0, &[]).await;
         assert_eq!(joined.error_code, 0);
         let epoch = joined.member_epoch;
@@ -118,7 +109,7 @@ fn a_session_that_runs_out_ends_on_the_timer_and_the_log_forgets_the_group() {
     let mut config = test_config(&dir);
     config.groups.consumer_session_timeout_ms = 300;
     run_broker(config, |broker| async move {
-        create_topic(&broker).await;
+        create_topic(&broker, "t", 2).await;
         assert_eq!(heartbeat(&broker, "m1", 0, &[]).await.error_code, 0);
         assert_eq!(described_error(&broker).await, 0);
         // Nobody heartbeats: only the timer can end the session.
@@ -136,7 +127,7 @@ fn members_beyond_the_shards_group_memory_are_refused() {
     let mut config = test_config(&dir);
     config.groups.max_memory_bytes_per_shard = 2_000;
     run_broker(config, |broker| async move {
-        create_topic(&broker).await;
+        create_topic(&broker, "t", 2).await;
         let mut codes = Vec::new();
         for i in 0..4 {
             let member = format!("member-{i}");
@@ -151,7 +142,7 @@ fn members_beyond_the_shards_group_memory_are_refused() {
 fn a_restarted_broker_describes_a_group_from_the_log_before_its_members_return() {
     let dir = temp_dir("consumer-group-restart");
     run_broker(test_config(&dir), |broker| async move {
-        create_topic(&broker).await;
+        create_topic(&broker, "t", 2).await;
         assert_eq!(heartbeat(&broker, "m1", 0, &[]).await.error_code, 0);
     });
     run_broker(test_config(&dir), |broker| async move {

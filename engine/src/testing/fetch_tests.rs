@@ -3,30 +3,13 @@
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::{FetchRequest, ProduceRequest};
-use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::TopicPartition;
 
 use super::*;
-use crate::context::{Broker, ClientInfo};
+use crate::context::ClientInfo;
 use crate::handlers::{fetch, produce};
 
 const FETCH_VERSION: i16 = 12;
-
-async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uuid {
-    let create = CreateTopic {
-        name: name.into(),
-        partitions,
-        overrides: Default::default(),
-    };
-    broker
-        .shard
-        .coordinator
-        .run(create)
-        .await
-        .unwrap()
-        .unwrap()
-        .id
-}
 
 #[test]
 fn a_long_poll_wakes_when_a_commit_lands_on_either_shard() {

@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
     GroupId, HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::commands::{ClaimGroup, CreateTopic};
+use shoal_coordinator::commands::ClaimGroup;
 
 use super::*;
 use crate::context::{Broker, ClientInfo};
@@ -84,12 +84,7 @@ fn a_superseded_claim_or_a_lapsed_lease_drops_the_group_which_is_claimed_again()
     let mut config = test_config(&dir);
     config.groups.initial_rebalance_delay_ms = 0;
     run_broker(config, |broker| async move {
-        let create = CreateTopic {
-            name: "claimed".into(),
-            partitions: 1,
-            overrides: Default::default(),
-        };
-        broker.shard.coordinator.run(create).await.unwrap().unwrap();
+        create_topic(&broker, "claimed", 1).await;
         let member = form_group(&broker).await;
         assert_eq!(commit(&broker, &member, 10).await, 0);
         // Another broker claims the group (as when this one was paused past its lease).

@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
     FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
+use shoal_coordinator::commands::CreateTopic;
 use shoal_shards::{Latch, ServeFn, ShardError};
 use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;
@@ -111,6 +112,20 @@ where
 pub fn call<'a, R: Request>(broker: &'a Broker, version: i16, client: &'a ClientInfo) -> Call<'a> {
     let spec = registry::spec(R::KEY).expect("a served API");
     Call::new(broker, version, client, spec)
+}
+
+/// Creates `name` with `partitions` through the coordinator; its id.
+pub async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uuid {
+    let create = CreateTopic {
+        name: name.into(),
+        partitions,
+        overrides: Default::default(),
+    };
+    let created = broker.shard.coordinator.run(create).await;
+    created
+        .expect("the coordinator answers")
+        .expect("the topic is created")
+        .id
 }
 
 pub fn topic_name(name: &str) -> TopicName {

@@ -6,7 +6,6 @@ use bytes::BytesMut;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::{ListOffsetsRequest, ProduceRequest};
 use kafka_protocol::protocol::Encodable;
-use shoal_coordinator::commands::CreateTopic;
 use shoal_coordinator::EARLIEST_TIMESTAMP;
 
 use super::*;
@@ -17,12 +16,7 @@ use crate::handlers::{list_offsets, produce};
 fn every_version_answers_and_names_the_leader_epoch_from_v4() {
     let dir = temp_dir("list-offsets");
     run_broker(test_config(&dir), |broker| async move {
-        let create = CreateTopic {
-            name: "listed".into(),
-            partitions: 1,
-            overrides: Default::default(),
-        };
-        broker.shard.coordinator.run(create).await.unwrap().unwrap();
+        create_topic(&broker, "listed", 1).await;
         let client = ClientInfo::default();
         let request = produce_request("listed", 0, record_batch(&[b"v"]));
         produce::handle(&call::<ProduceRequest>(&broker, 9, &client), request).await;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use kafka_protocol::messages::{FetchRequest, ProduceRequest};
-use shoal_coordinator::commands::{CreateTopic, ListOffsets};
+use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::{TopicPartition, LATEST_TIMESTAMP};
 
 use super::*;
@@ -16,16 +16,6 @@ use crate::handlers::{fetch, produce};
 
 const PRODUCE_VERSION: i16 = 9;
 const STORAGE_ERROR: i16 = 56;
-
-async fn create_topic(broker: &Broker, name: &str, partitions: i32) -> uuid::Uuid {
-    let create = CreateTopic {
-        name: name.into(),
-        partitions,
-        overrides: Default::default(),
-    };
-    let meta = broker.shard.coordinator.run(create).await.unwrap().unwrap();
-    meta.id
-}
 
 /// A partition of `topic_id` that shard `owner` owns.
 fn partition_owned_by(broker: &Broker, topic_id: uuid::Uuid, owner: usize) -> i32 {

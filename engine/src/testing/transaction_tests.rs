@@ -6,7 +6,7 @@ use kafka_protocol::messages::{
     AddPartitionsToTxnRequest, InitProducerIdRequest, ProducerId, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::commands::{CreateTopic, DescribeTransactions};
+use shoal_coordinator::commands::DescribeTransactions;
 use shoal_coordinator::TransactionStatus;
 
 use super::*;
@@ -37,12 +37,7 @@ async fn init(broker: &Broker, expected: Option<(i64, i16)>) -> (i16, i64, i16) 
 fn a_kip_360_bump_ends_the_open_transaction_and_fences_the_old_epoch() {
     let dir = temp_dir("kip360");
     run_broker(test_config(&dir), |broker| async move {
-        let create = CreateTopic {
-            name: "bumped".into(),
-            partitions: 1,
-            overrides: Default::default(),
-        };
-        broker.shard.coordinator.run(create).await.unwrap().unwrap();
+        create_topic(&broker, "bumped", 1).await;
         let (error, producer_id, epoch) = init(&broker, None).await;
         assert_eq!((error, epoch), (0, 0));
         let client = ClientInfo::default();
