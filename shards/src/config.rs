@@ -48,6 +48,11 @@ pub struct ProduceConfig {
     /// ...or at once when no object is uploading or committing (group commit: writes gather
     /// only while the store is busy, so an idle broker answers in about one store write).
     pub rotate_when_idle: bool,
+    /// On a store that does not bill requests: once an object's producers are answered, the
+    /// next object waits at most this long for as many new writes as that object answered
+    /// (closed-loop producers, such as the Java producer's five requests in flight, send their
+    /// next requests on the answers). 0: the next object goes at once, as before.
+    pub gather_returning_us: u64,
     /// ...or as soon as it holds this many bytes.
     pub buffer_max_bytes: usize,
     /// A produced batch's records may inflate to at most this (decompression bombs).
@@ -68,6 +73,7 @@ impl Default for ProduceConfig {
             // large objects without adding much produce latency (Inkless uses 250 ms on S3).
             commit_interval_ms: 5,
             rotate_when_idle: true,
+            gather_returning_us: 500,
             buffer_max_bytes: 8 << 20,
             max_inflated_batch_bytes: 64 << 20,
             uploads_in_flight_max: 4,
@@ -90,6 +96,10 @@ impl ProduceConfig {
 
     pub fn commit_answer_timeout(&self) -> Duration {
         Duration::from_millis(self.commit_answer_timeout_ms)
+    }
+
+    pub fn gather_returning(&self) -> Duration {
+        Duration::from_micros(self.gather_returning_us)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The produce pipeline through the Produce handler: order under back-pressure, a failed
-//! upload, what shutdown does with buffered writes, and an idle shard not waiting for the
-//! commit interval.
+//! upload, what shutdown does with buffered writes, an idle shard not waiting for the
+//! commit interval, and closed-loop producers' writes sharing objects.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -161,6 +161,65 @@ fn an_idle_shard_commits_a_write_at_once_and_gathers_the_next_while_busy() {
         );
         assert_eq!(high_watermark(&broker, topic_id, partition).await, 21);
     });
+}
+
+/// Objects uploaded while `writers` closed-loop producers (each sends its next write on the
+/// answer to its last, as the Java producer's in-flight requests do) write `each` records.
+fn objects_for_closed_loop_writers(gather_returning_us: u64, writers: usize, each: usize) -> u64 {
+    let dir = temp_dir("closed-loop");
+    let mut config = test_config(&dir);
+    // Only rotation on a free store can answer in time, never the interval's timer.
+    config.produce.commit_interval_ms = 60_000;
+    config.produce.gather_returning_us = gather_returning_us;
+    let objects = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = objects.clone();
+    run_broker(config, move |broker| {
+        let counted = counted.clone();
+        async move {
+            let topic_id = create_topic(&broker, "looped", 64).await;
+            let partition = partition_owned_by(&broker, topic_id, 0);
+            let loops: Vec<_> = (0..writers)
+                .map(|writer| {
+                    let broker = broker.clone();
+                    glommio::spawn_local(async move {
+                        for i in 0..each {
+                            let value = format!("{writer}-{i}");
+                            let (error, _) =
+                                produce_one(&broker, "looped", partition, value.as_bytes()).await;
+                            assert_eq!(error, 0);
+                        }
+                    })
+                })
+                .collect();
+            shoal_net::within(Duration::from_secs(30), futures::future::join_all(loops))
+                .await
+                .expect("every write answered without waiting for the interval");
+            let written = (writers * each) as i64;
+            assert_eq!(high_watermark(&broker, topic_id, partition).await, written);
+            let uploaded = broker.shard.metrics.counters.wal_objects_uploaded.get();
+            counted.store(uploaded, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    objects.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[test]
+fn a_closed_loop_window_of_writes_shares_one_object_per_round() {
+    // Five writers, as the Java producer's five requests in flight on one partition.
+    let (writers, each) = (5, 20);
+    // A wait no test machine's scheduling comes near: the returning writes always make it.
+    let gathered = objects_for_closed_loop_writers(50_000, writers, each);
+    assert!(
+        gathered <= (each + 3) as u64,
+        "{gathered} objects for {each} rounds of {writers} writes: the answered writers' next \
+         writes should join the ones waiting"
+    );
+    // Without the wait the window splits in two and objects alternate between the halves.
+    let split = objects_for_closed_loop_writers(0, writers, each);
+    assert!(
+        split > gathered + (each / 2) as u64,
+        "{split} objects without waiting for returning writes, {gathered} with"
+    );
 }
 
 #[test]

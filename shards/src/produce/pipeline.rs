@@ -21,6 +21,15 @@ use crate::signal::LocalSignal;
 use crate::turnstile::Turnstile;
 use crate::{PartitionProduceResult, ProduceRules, RuntimeConfig, ShardMetrics};
 
+/// Writes expected back: an object's producers were just answered, and closed-loop producers
+/// send their next writes on the answers. The next object waits for the buffer to hold
+/// `writes` writes, or until `until`, whichever comes first.
+#[derive(Clone, Copy)]
+struct Returning {
+    writes: usize,
+    until: Instant,
+}
+
 /// An object on its way to storage and the coordinator, in rotation order.
 struct InFlightObject {
     key: String,
@@ -40,6 +49,8 @@ pub struct ProducePipeline {
     last_rotation: Cell<Instant>,
     /// One permit per object in flight: bounds memory when storage is slow.
     in_flight_slots: Rc<Semaphore>,
+    /// Set when an object's producers are answered, cleared when the next object goes.
+    returning: Cell<Option<Returning>>,
     queue: RefCell<VecDeque<InFlightObject>>,
     queued: LocalSignal,
     /// Notified each time an object's producers have been answered.
@@ -72,6 +83,7 @@ impl ProducePipeline {
         let pipeline = Rc::new(ProducePipeline {
             metrics,
             in_flight_slots: Rc::new(Semaphore::new(config.produce.uploads_in_flight_max as u64)),
+            returning: Cell::new(None),
             config,
             store,
             coordinator,
@@ -144,10 +156,15 @@ impl ProducePipeline {
         self.report_gauges();
         if full {
             self.rotate().await;
-        } else if first_write {
+        } else if first_write || self.returning.get().is_some() {
+            // A later write matters only to a buffer waiting for returning writes: it may be
+            // the last one expected.
             match self.wait_before_rotating() {
                 Duration::ZERO => self.rotate().await,
-                wait => self.arm_rotation_timer(generation, wait),
+                wait if first_write || self.store_idle() => {
+                    self.arm_rotation_timer(generation, wait)
+                }
+                _ => {}
             }
         }
         let mut result = answer
@@ -182,7 +199,22 @@ impl ProducePipeline {
         } else if self.config.store.bills_requests() {
             interval.saturating_sub(self.last_rotation.get().elapsed())
         } else {
-            Duration::ZERO
+            self.wait_for_returning_writes().min(interval)
+        }
+    }
+
+    /// How much longer the open buffer waits for the writes its last answers will bring back.
+    /// Without it a closed-loop producer's window splits in two: the answers of one object go
+    /// out while the rest of the window waits behind it, and those writes leave at once
+    /// when the store frees, before the answered producers' next writes arrive, so objects
+    /// alternate between the two halves (the Java producer's five requests on one partition:
+    /// 2.4 writes an object, each object a write and an fsync of its own).
+    fn wait_for_returning_writes(&self) -> Duration {
+        match self.returning.get() {
+            Some(returning) if self.buffer.borrow().writes.len() < returning.writes => {
+                returning.until.saturating_duration_since(Instant::now())
+            }
+            _ => Duration::ZERO,
         }
     }
 
@@ -230,6 +262,7 @@ impl ProducePipeline {
         if writes.is_empty() {
             return;
         }
+        self.returning.set(None);
         self.last_rotation.set(Instant::now());
         let object = match lay_out(writes) {
             Ok(object) => object,
@@ -321,6 +354,7 @@ impl ProducePipeline {
                 }
                 None => Err(ErrorKind::StorageError),
             };
+            let answered = object.writes.len();
             match outcome {
                 Ok(results) => {
                     let ends = object
@@ -342,14 +376,41 @@ impl ProducePipeline {
             }
             drop(slot);
             self.finished.notify_all();
+            self.expect_returning_writes(answered);
             // Writes that gathered while the store was busy go as soon as it is free (on a
-            // billed store, no sooner than one interval after the previous object); their
+            // billed store, no sooner than one interval after the previous object; on the
+            // local disk, once the answered producers' next writes joined them); their
             // buffer's timer, armed at its first write, is the latest they go.
-            let waiting = !self.buffer.borrow().writes.is_empty();
-            if waiting && self.wait_before_rotating().is_zero() {
-                self.rotate_if_slot_free();
+            let (waiting, generation) = {
+                let buffer = self.buffer.borrow();
+                (!buffer.writes.is_empty(), buffer.generation)
+            };
+            if waiting {
+                match self.wait_before_rotating() {
+                    Duration::ZERO => self.rotate_if_slot_free(),
+                    wait if self.returning.get().is_some() => {
+                        self.arm_rotation_timer(generation, wait)
+                    }
+                    _ => {}
+                }
             }
         }
+    }
+
+    /// After `answered` writes were answered with nothing else in flight, the next object
+    /// waits (briefly) for that many more writes than the buffer holds now. Not on a billed
+    /// store, whose objects are already spaced by the interval; not while another object is
+    /// in flight, whose answers will come first.
+    fn expect_returning_writes(&self, answered: usize) {
+        let gather = self.config.produce.gather_returning();
+        if gather.is_zero() || self.config.store.bills_requests() || !self.store_idle() {
+            self.returning.set(None);
+            return;
+        }
+        self.returning.set(Some(Returning {
+            writes: self.buffer.borrow().writes.len() + answered,
+            until: Instant::now() + gather,
+        }));
     }
 
     /// `commit`, answering the object's producers REQUEST_TIMED_OUT if it takes longer than
