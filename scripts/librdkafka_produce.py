@@ -7,30 +7,16 @@ librdkafka (Debian's 2.0.2) cannot talk to a broker.
 """
 
 import sys
-import time
 
-import confluent_kafka
+from rdk_defaults import produce_all
 
 
 def main():
     bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     size = int(sys.argv[4]) if len(sys.argv) > 4 else 1024
-    producer = confluent_kafka.Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-        "queue.buffering.max.kbytes": 1048576, "batch.size": 1000000})
-    failed = []
-    value = b"x" * size
-    started = time.time()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, on_delivery=lambda e, _m: e and failed.append(e))
-                break
-            except BufferError:
-                producer.poll(0.01)
-    if producer.flush(120) or failed:
-        raise SystemExit(f"not acknowledged: {len(failed)} failed, first {failed[:1]}")
-    print(time.time() - started)
+    settings = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                "queue.buffering.max.kbytes": 1048576, "batch.size": 1000000}
+    print(produce_all(settings, topic, count, size))
 
 
 if __name__ == "__main__":

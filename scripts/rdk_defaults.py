@@ -13,23 +13,27 @@ import uuid
 
 import confluent_kafka
 
-VALUE = b"x" * 1024
-
-
-def produce(bootstrap, topic, count):
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+def produce_all(settings, topic, count, size=1024):
+    """Seconds for a Producer with `settings` to have `count` messages of `size` bytes all
+    acknowledged; exits naming the first failure if any was not."""
+    producer = confluent_kafka.Producer(settings)
     failed = []
+    value = b"x" * size
     started = time.time()
     for _ in range(count):
         while True:
             try:
-                producer.produce(topic, VALUE, on_delivery=lambda e, _m: e and failed.append(e))
+                producer.produce(topic, value, on_delivery=lambda e, _m: e and failed.append(e))
                 break
             except BufferError:
                 producer.poll(0.01)
     if producer.flush(120) or failed:
         raise SystemExit(f"not acknowledged: {len(failed)} failed, first {failed[:1]}")
-    print(time.time() - started)
+    return time.time() - started
+
+
+def produce(bootstrap, topic, count):
+    print(produce_all({"bootstrap.servers": bootstrap}, topic, count))
 
 
 def consume(bootstrap, topic, count):
