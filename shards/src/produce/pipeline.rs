@@ -158,12 +158,11 @@ impl ProducePipeline {
             self.rotate().await;
         } else if first_write || self.returning.get().is_some() {
             // A later write matters only to a buffer waiting for returning writes: it may be
-            // the last one expected.
+            // the last one expected. It arms no timer: the buffer's first write, or the commit
+            // that set the returning writes, armed one for the same deadline.
             match self.wait_before_rotating() {
                 Duration::ZERO => self.rotate().await,
-                wait if first_write || self.store_idle() => {
-                    self.arm_rotation_timer(generation, wait)
-                }
+                wait if first_write => self.arm_rotation_timer(generation, wait),
                 _ => {}
             }
         }
@@ -398,12 +397,18 @@ impl ProducePipeline {
     }
 
     /// After `answered` writes were answered with nothing else in flight, the next object
-    /// waits (briefly) for that many more writes than the buffer holds now. Not on a billed
-    /// store, whose objects are already spaced by the interval; not while another object is
-    /// in flight, whose answers will come first.
+    /// waits (briefly) for that many more writes than the buffer holds now. Only where a free
+    /// store otherwise takes the next object at once: not without `rotate_when_idle`, not on a
+    /// billed store, whose objects are already spaced by the interval, and not while another
+    /// object is in flight, whose answers will come first.
     fn expect_returning_writes(&self, answered: usize) {
-        let gather = self.config.produce.gather_returning();
-        if gather.is_zero() || self.config.store.bills_requests() || !self.store_idle() {
+        let produce = &self.config.produce;
+        let gather = produce.gather_returning();
+        if gather.is_zero()
+            || !produce.rotate_when_idle
+            || self.config.store.bills_requests()
+            || !self.store_idle()
+        {
             self.returning.set(None);
             return;
         }
