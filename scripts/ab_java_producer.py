@@ -22,26 +22,24 @@ import subprocess
 import tempfile
 
 import client_matrix
-from benchlib import ROOT, alternating_rounds, free_port, scrape_metrics, stop, wait_for_port
-from benchlib import write_results
+from ab_produce import BENCH, start
+from benchlib import alternating_rounds, free_port, scrape_metrics, stop, write_results
 
-BENCH = ROOT / "target" / "release" / "shoal-bench"
+
+def create_topic(bootstrap, partitions, topic="t"):
+    """shoal-bench creates `topic` by producing to it for a moment."""
+    subprocess.run([BENCH, "produce", "--bootstrap", bootstrap, "--topic", topic, "--create",
+                    "--partitions", str(partitions), "--duration-s", "0.2", "--cpus", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def one_run(binary, extra, partitions, records):
     work = pathlib.Path(tempfile.mkdtemp())
-    port, metrics = free_port(), free_port()
-    config = work / "shoal.toml"
-    config.write_text(f'listen = "127.0.0.1:{port}"\nmetrics_listen = "127.0.0.1:{metrics}"\n'
-                      f'data_dir = "{work / "data"}"\n'
-                      "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n" + extra)
-    process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    metrics = free_port()
+    process, bootstrap, _ = start(binary, work, extra, metrics)
+    port = int(bootstrap.rsplit(":", 1)[1])
     try:
-        wait_for_port(port)
-        subprocess.run([BENCH, "produce", "--bootstrap", f"127.0.0.1:{port}", "--topic", "t",
-                        "--create", "--partitions", str(partitions), "--duration-s", "0.2",
-                        "--cpus", "1"], check=True, stdout=subprocess.DEVNULL)
+        create_topic(bootstrap, partitions)
         objects_before = scrape_metrics(metrics).get("shoal_wal_objects_uploaded_total", 0)
         result = client_matrix.producer_performance(port, process.pid, "1", "t", records)
         objects = scrape_metrics(metrics).get("shoal_wal_objects_uploaded_total", 0)

@@ -29,10 +29,13 @@ from kafka_wire import (Connection, alter_client_quotas_v0,  # noqa: E402
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 
 
-def start(binary, work, extra):
+def start(binary, work, extra, metrics_port=None):
+    """`binary` on CPU 0 (one shard, the coordinator beside it) over `work`, `extra` appended
+    to its config, /metrics on `metrics_port` if given: (process, bootstrap, config path)."""
     port = free_port()
     config = work / "shoal.toml"
-    config.write_text(f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n'
+    metrics = f'metrics_listen = "127.0.0.1:{metrics_port}"\n' if metrics_port else ""
+    config.write_text(f'listen = "127.0.0.1:{port}"\n{metrics}data_dir = "{work / "data"}"\n'
                       "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n" + extra)
     process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)

@@ -25,8 +25,9 @@ import subprocess
 import tempfile
 
 import client_matrix
-from benchlib import ROOT, cpu_seconds, free_port, scrape_metrics, stop, wait_for_port
-from benchlib import write_results
+from ab_java_producer import create_topic
+from ab_produce import start
+from benchlib import ROOT, cpu_seconds, free_port, scrape_metrics, stop, write_results
 
 TRACEPOINTS = ["io_uring:io_uring_submit_req", "io_uring:io_uring_complete",
                "io_uring:io_uring_queue_async_work", "sched:sched_switch", "sched:sched_wakeup"]
@@ -35,19 +36,12 @@ STEPS = ["segment write", "segment fsync", "hop to the coordinator", "log write"
 EVENT = re.compile(r"\s*(\S+)\s+\d+\s+([\d.]+):\s+(\S+):\s*(.*)")
 
 
-def start(binary, work):
-    port, metrics = free_port(), free_port()
-    config = work / "shoal.toml"
-    config.write_text(f'listen = "127.0.0.1:{port}"\nmetrics_listen = "127.0.0.1:{metrics}"\n'
-                      f'data_dir = "{work / "data"}"\n'
-                      "[shards]\ncores = [0]\n[coordinator]\ncore = 0\n")
-    process = subprocess.Popen([binary, "--config", config], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    wait_for_port(port)
-    subprocess.run([ROOT / "target" / "release" / "shoal-bench", "produce", "--bootstrap",
-                    f"127.0.0.1:{port}", "--topic", "t", "--create", "--partitions", "1",
-                    "--duration-s", "0.2", "--cpus", "1"], check=True, stdout=subprocess.DEVNULL)
-    return process, port, metrics
+def start_with_topic(binary, work):
+    """The broker with /metrics and a one-partition topic "t": (process, port, metrics port)."""
+    metrics = free_port()
+    process, bootstrap, _ = start(binary, work, "", metrics)
+    create_topic(bootstrap, 1)
+    return process, int(bootstrap.rsplit(":", 1)[1]), metrics
 
 
 def steps_of_objects(trace_text):
@@ -89,7 +83,7 @@ def steps_of_objects(trace_text):
 
 
 def low_load(binary, work):
-    process, port, _ = start(binary, work)
+    process, port, _ = start_with_topic(binary, work)
     trace = work / "trace.data"
     try:
         # From 2 s in (the producer's JVM started and sending) for 2 s.
@@ -111,7 +105,7 @@ def low_load(binary, work):
 
 
 def full_speed(binary, work, records):
-    process, port, metrics = start(binary, work)
+    process, port, metrics = start_with_topic(binary, work)
     profile = work / "cpu.data"
     try:
         before = scrape_metrics(metrics)
