@@ -24,7 +24,8 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
   reading --consume-mb just written; each with the broker's CPU per GB and the client's CPU.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
-        [--files] [--only shoal,kafka,...] [--no-bench] [--clients pp1,pp4,...]
+        [--files] [--variant NAME=extra.toml] [--only shoal,kafka,...] [--no-bench]
+        [--clients pp1,pp4,...]
         [--consume-mb 2000] [--label NAME]
 
 Kafka runs from tests/java's pinned jars (`scripts/java_tests.sh -Dtest=NoSuchTest
@@ -217,6 +218,10 @@ FIGURES = ["produce_mb_per_s", "produce_p50_ms", "produce_p99_ms", "broker_cpu_s
            "catchup_broker_cpu_s_per_gb", "catchup_client_cpu_s_per_gb", "catchup_client_cpu_busy"]
 
 
+def shoal_variant(cpus, extra_toml):
+    return lambda work: start_shoal(work, cpus, None, extra_toml)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8)
@@ -235,6 +240,8 @@ def main():
                     help="comma-separated client phases (client_matrix.PHASES), '' for none")
     ap.add_argument("--consume-mb", type=float, default=2000)
     ap.add_argument("--e2e-records", type=int, default=2000)
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FILE",
+                    help="also Shoal with FILE's TOML added to its config, as broker shoal-NAME")
     args = ap.parse_args()
     args.client_phases = [p for p in args.clients.split(",") if p]
     if not CLASSPATH.exists():
@@ -244,6 +251,8 @@ def main():
         "shoal": lambda work: start_shoal(work, cpus, None),
         **({"shoal-files": lambda work: start_shoal(
             work, cpus, None, '[object_store]\nlocal_layout = "files"\n')} if args.files else {}),
+        **{f"shoal-{name}": shoal_variant(cpus, pathlib.Path(file).read_text())
+           for name, file in (v.split("=", 1) for v in args.variant)},
         "kafka-flush": lambda work: start_kafka(work, cpus, True, quick_group_joins=False),
         "kafka": lambda work: start_kafka(work, cpus, False, quick_group_joins=False),
     }
@@ -281,6 +290,8 @@ def main():
         "shoal": "local store, one shard and the coordinator on the broker CPU, defaults "
                  "(local_layout segments, commit_interval_ms 5, fsync before acknowledging)",
         "shoal-files": "the same with [object_store] local_layout = \"files\" (with --files)",
+        **{f"shoal-{name}": f"the same with {pathlib.Path(file).read_text()!r} added"
+           for name, file in (v.split("=", 1) for v in args.variant)},
         "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
                        "(acknowledged on disk), JVM flags as kafka-server-start.sh",
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache; "

@@ -34,7 +34,10 @@ SHOAL = ROOT / "target" / "release" / "shoal"
 BENCH = ROOT / "target" / "release" / "shoal-bench"
 KEY, SECRET, BUCKET = "KEY", "SECRET", "shoal"
 REWRITE_OFF = "[rewrite]\ncheck_interval_ms = 0\n"
-MERGE_ALWAYS = "[rewrite]\ncheck_interval_ms = 200\nmerge_min_bytes = 1\nmerge_max_age_ms = 0\n"
+# Every share of every object, whatever its size (the local store's default merges only
+# shares under 16 KiB).
+MERGE_ALWAYS = ("[rewrite]\ncheck_interval_ms = 200\nmerge_min_bytes = 1\nmerge_max_age_ms = 0\n"
+                "merge_below_bytes = 1099511627776\n")
 UNLIMITED = "io_max_bytes_per_second = 0\n"
 COMPACT = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01", "segment.ms": "1"}
 PASS_LINE = re.compile(r'rewrote a partition topic="([^"]+)" partition=(\d+) kind=(\w+) '

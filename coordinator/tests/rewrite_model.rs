@@ -309,6 +309,7 @@ impl Model {
         let merge = MergePolicy {
             min_bytes: u64::MAX,
             max_age_ms: i64::MAX,
+            below_bytes: u64::MAX,
         };
         let Some(plan) = self.state.rewrite_plans((0, 1), merge, self.now, 1).pop() else {
             return;

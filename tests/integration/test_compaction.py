@@ -21,13 +21,16 @@ from conftest import (CLUSTER_CONFIG, FILES_LAYOUT, ON_CLUSTER, ON_POSTGRES, SHO
 from test_cluster import cluster  # noqa: F401 (a fixture)
 from test_durability import read_acks
 
-# Rewrites are checked for every 200 ms; merging needs one byte and no age; unreferenced
-# objects are deleted 1 s after they lose their last batch.
+# Rewrites are checked for every 200 ms; merging needs one byte and no age, and takes a
+# partition's share of any object, however large (as on S3; the local store's default leaves
+# shares of 16 KiB or more, which a producer under load writes); unreferenced objects are
+# deleted 1 s after they lose their last batch.
 FAST_REWRITES = """
 [rewrite]
 check_interval_ms = 200
 merge_min_bytes = 1
 merge_max_age_ms = 0
+merge_below_bytes = 1099511627776
 [coordinator]
 file_cleaner_interval_ms = 500
 file_cleaner_grace_ms = 1000
@@ -210,6 +213,33 @@ def test_merging_keeps_every_record_and_offset_and_frees_the_small_objects(make_
     check = subprocess.run([SHOAL_BIN, "check", "--config", str(broker.config_path)],
                            capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_local_store_merges_only_small_shares_of_objects(make_broker):
+    # The local store's default merge_below_bytes (16 KiB); objects are counted as files.
+    settings = fast_rewrites(FILES_LAYOUT).replace("merge_below_bytes = 1099511627776\n", "")
+    broker = make_broker("shares", settings).start()
+    create(broker.bootstrap, "mixed")
+    small = [(b"s", b"small-%d" % i) for i in range(8)]
+    large = [(b"l", b"%d" % i * 40_000) for i in range(3)]
+    # One request each: 8 small shares, 3 of about 40 KB, 8 small again.
+    produce(broker.bootstrap, "mixed", small + large + small)
+    before = read_all(broker.bootstrap, "mixed")
+    assert len(before) == 19
+    objects = broker.data_dir / "objects" / "wal"
+
+    def settled():
+        names = [o.name for o in objects.iterdir()]
+        wal = [n for n in names if not n.startswith("rw-")]
+        return (len(names) - len(wal), len(wal)) if len(wal) == 3 else None
+
+    # The small shares are merged (two runs, on either side of the large ones) and their
+    # objects deleted; the three large ones stay where produce wrote them.
+    merged, _ = wait_for(settled, "the small shares' objects to go")
+    assert merged == 2
+    assert read_all(broker.bootstrap, "mixed") == before
+    time.sleep(1.5)
+    assert settled() == (2, 3), "nothing more is merged"
 
 
 PRODUCER_SCRIPT = textwrap.dedent(

@@ -24,6 +24,16 @@ pub struct MergePolicy {
     pub min_bytes: u64,
     /// A batch in a WAL object longer than this is merged whatever the bytes.
     pub max_age_ms: i64,
+    /// Only the partition's shares of WAL objects (its consecutive batches in one object)
+    /// smaller than this are merged; a larger share is read about as cheaply as it is.
+    pub below_bytes: u64,
+}
+
+impl MergePolicy {
+    /// Whether a share of `bytes` of a WAL object is worth merging.
+    pub fn merges_share(&self, bytes: u64) -> bool {
+        bytes < self.below_bytes
+    }
 }
 
 impl CoordinatorState {
@@ -81,25 +91,24 @@ impl CoordinatorState {
         now_ms: i64,
     ) -> Option<RewritePlan> {
         let end = p.transactions.last_stable_offset(p.high_watermark);
-        let first = p.batches.iter().position(|b| !self.is_merged(b))?;
-        let unmerged = p
-            .batches
-            .iter()
-            .skip(first)
-            .take_while(|b| b.base_offset < end);
-        let (mut bytes, mut oldest) = (0u64, i64::MAX);
-        for b in unmerged {
-            if !self.is_merged(b) {
-                bytes += b.size_bytes as u64;
-                oldest = oldest.min(b.log_append_time_ms);
+        let (mut from, mut bytes, mut oldest) = (None, 0u64, i64::MAX);
+        for share in shares(p, end) {
+            let batches = || p.batches.range(share.clone());
+            let first = &p.batches[share.start];
+            let share_bytes = batches().map(|b| b.size_bytes as u64).sum();
+            if self.is_merged(first) || !merge.merges_share(share_bytes) {
+                continue;
             }
+            from.get_or_insert(first.base_offset);
+            bytes += share_bytes;
+            oldest = batches().fold(oldest, |o, b| o.min(b.log_append_time_ms));
         }
         let due = bytes >= merge.min_bytes
             || (bytes > 0 && oldest < now_ms.saturating_sub(merge.max_age_ms));
         due.then(|| RewritePlan {
             partition: tp,
             kind: RewriteKind::Merge,
-            from_offset: p.batches[first].base_offset,
+            from_offset: from.expect("bytes to merge have a first batch"),
             cleaned_offset: p.cleaned_offset,
             end_offset: end,
             delete_retention_ms: 0,
@@ -316,6 +325,27 @@ struct DirtyRange {
     dirty_bytes: u64,
     /// When the oldest dirty batch was appended (i64::MAX when none is dirty).
     oldest_dirty_ms: i64,
+}
+
+/// The partition's batches that begin before `end`, as its shares of objects: index ranges
+/// of consecutive batches in one object (the shard's merge splits what it reads alike).
+fn shares(p: &PartitionState, end: i64) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let below_end = p.batches.iter().take_while(|b| b.base_offset < end).count();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= below_end {
+            return None;
+        }
+        let file_id = p.batches[start].file_id;
+        let len = p
+            .batches
+            .range(start..below_end)
+            .take_while(|b| b.file_id == file_id)
+            .count();
+        let share = start..start + len;
+        start += len;
+        Some(share)
+    })
 }
 
 fn dirty_range(p: &PartitionState, config: &TopicConfig, now_ms: i64) -> DirtyRange {

@@ -22,7 +22,7 @@ use shoal_coordinator::commands::PlanRewrites;
 use shoal_coordinator::state::MergePolicy;
 use shoal_coordinator::{RewriteKind, RewritePlan};
 
-use crate::Shard;
+use crate::{RuntimeConfig, Shard};
 
 /// Partitions one shard rewrites per check.
 const PLANS_PER_CHECK: usize = 64;
@@ -117,14 +117,10 @@ async fn rewrite_loop(shard: Rc<Shard>, interval: Duration) {
         if !shard.config.duties.held() {
             continue;
         }
-        let config = &shard.config.rewrite;
         let plan = PlanRewrites {
             shard_index: shard.index,
             shard_count: shard.config.shard_cores.len(),
-            merge: MergePolicy {
-                min_bytes: config.merge_min_bytes,
-                max_age_ms: config.merge_max_age_ms as i64,
-            },
+            merge: merge_policy(&shard.config),
             max: PLANS_PER_CHECK,
         };
         let plans = match shard.coordinator.run(plan).await {
@@ -140,10 +136,20 @@ async fn rewrite_loop(shard: Rc<Shard>, interval: Duration) {
     }
 }
 
+/// What `[rewrite]` says is worth merging, on this broker's store.
+fn merge_policy(config: &RuntimeConfig) -> MergePolicy {
+    let rewrite = &config.rewrite;
+    MergePolicy {
+        min_bytes: rewrite.merge_min_bytes,
+        max_age_ms: rewrite.merge_max_age_ms as i64,
+        below_bytes: rewrite.merge_below_bytes(&config.store),
+    }
+}
+
 async fn rewrite_partition(shard: &Shard, plan: &RewritePlan, pace: &mut Pace) {
     let started = Instant::now();
     let done = match plan.kind {
-        RewriteKind::Merge => merge::merge(shard, plan, pace).await,
+        RewriteKind::Merge => merge::merge(shard, plan, merge_policy(&shard.config), pace).await,
         RewriteKind::Compact => compact::compact(shard, plan, pace).await,
     };
     let topic = shard
