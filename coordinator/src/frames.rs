@@ -84,7 +84,7 @@ impl std::fmt::Display for DamageKind {
 }
 
 /// Decodes frames from the start of `buf` up to the first bad one, and looks past it for
-/// valid frames. Zeros to the end of `buf` after a frame are where the log ends.
+/// valid frames.
 pub fn scan_frames(buf: &[u8]) -> FrameScan {
     let mut scan = FrameScan::default();
     let mut pos = 0;
@@ -94,8 +94,6 @@ pub fn scan_frames(buf: &[u8]) -> FrameScan {
                 scan.entries.push(entry);
                 pos = next;
             }
-            // The log writes zeros ahead of its end (metalog's `ZEROS_AHEAD_BYTES`).
-            Err(_) if buf[pos..].iter().all(|&b| b == 0) => break,
             Err(kind) => {
                 let next_valid_frame = find_next_frame(buf, pos + 1);
                 let valid_frames_after = next_valid_frame.map_or(0, |at| count_frames(buf, at));
@@ -187,36 +185,19 @@ mod tests {
             let scan = scan_frames(&buf[..cut]);
             assert_eq!(scan.entries.len(), all.len() - 1, "cut at {cut}");
             assert_eq!(scan.valid_bytes, whole_but_last);
-            // Torn bytes that are all zeros (a length's high bytes) read as the end.
-            if buf[whole_but_last..cut].iter().any(|&b| b != 0) {
-                let damage = scan.damage.expect("damage reported");
-                assert!(damage.is_torn_tail(), "cut at {cut}: {damage:?}");
-            }
+            let damage = scan.damage.expect("damage reported");
+            assert!(damage.is_torn_tail(), "cut at {cut}: {damage:?}");
         }
     }
 
     #[test]
-    fn zeros_after_the_last_frame_are_the_end() {
+    fn zeros_after_the_last_frame_are_a_torn_tail() {
         let mut buf = framed(&samples());
         let end = buf.len();
         buf.resize(end + 4096, 0);
-        let scan = scan_frames(&buf);
-        assert_eq!(scan.entries, samples());
-        assert_eq!(scan.valid_bytes, end);
-        assert_eq!(scan.damage, None);
-    }
-
-    #[test]
-    fn a_torn_frame_before_zeros_is_a_torn_tail() {
-        let all = samples();
-        let whole_but_last = framed(&all[..all.len() - 1]).len();
-        let mut buf = framed(&all);
-        // The header and two bytes of the payload reached the disk.
-        buf.truncate(whole_but_last + FRAME_HEADER_BYTES + 2);
-        buf.resize(buf.len() + 4096, 0);
-        let scan = scan_frames(&buf);
-        assert_eq!(scan.valid_bytes, whole_but_last);
-        assert!(scan.damage.expect("a torn frame").is_torn_tail());
+        let damage = scan_frames(&buf).damage.unwrap();
+        assert_eq!(damage.offset, end);
+        assert!(damage.is_torn_tail());
     }
 
     #[test]

@@ -10,16 +10,9 @@ use glommio::io::{BufferedFile, Directory, OpenOptions};
 use crate::MetaLogError;
 
 const RECOVERY_READ_CHUNK_BYTES: usize = 8 << 20;
-/// Zeros written ahead of the log's end. An append then overwrites blocks the file already
-/// has, so its fdatasync writes the data alone: appending past the end (or into fallocated,
-/// unwritten space) made every fdatasync also commit the inode's new size or extent, about
-/// 250 µs instead of 85 on the test machine (issue 63). The zeros also keep appends working
-/// for a while after the disk fills with WAL objects. Recovery reads a tail of zeros after
-/// the last frame as the log's end (`shoal_coordinator::frames`).
-const ZEROS_AHEAD_BYTES: u64 = 8 << 20;
-/// Zeros are added in steps this large, written with the append that needs them and made
-/// durable by its fdatasync: a short pause once per step of log, not one per append.
-const ZEROS_STEP_BYTES: u64 = 1 << 20;
+/// Space reserved ahead of the log's end (fallocate, size unchanged), so appends keep
+/// working for a while after the disk fills with WAL objects.
+const RESERVE_AHEAD_BYTES: u64 = 8 << 20;
 
 pub fn log_path(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("metadata-{generation:020}.log"))
@@ -30,8 +23,7 @@ pub struct MetadataLog {
     path: PathBuf,
     generation: u64,
     end_bytes: u64,
-    /// The file's size: the bytes from `end_bytes` up to it are written zeros.
-    zeroed_to: u64,
+    reserved_to: u64,
 }
 
 impl MetadataLog {
@@ -57,8 +49,7 @@ impl MetadataLog {
                 path.display()
             )));
         }
-        let zeroed_tail = size > valid_bytes && only_zeros(&file, valid_bytes, size, &path).await?;
-        if size > valid_bytes && !zeroed_tail {
+        if size > valid_bytes {
             tracing::warn!(
                 path = %path.display(),
                 valid_bytes,
@@ -69,26 +60,22 @@ impl MetadataLog {
                 .await
                 .map_err(|e| io_error(&path, e))?;
         }
+        file.fdatasync().await.map_err(|e| io_error(&path, e))?;
+        sync_dir(dir).await?;
         let mut log = MetadataLog {
             file,
             path,
             generation,
             end_bytes: valid_bytes,
-            zeroed_to: if zeroed_tail { size } else { valid_bytes },
+            reserved_to: 0,
         };
-        log.write_zeros_ahead(valid_bytes).await;
-        log.file
-            .fdatasync()
-            .await
-            .map_err(|e| io_error(&log.path, e))?;
-        sync_dir(dir).await?;
+        log.reserve_ahead().await;
         Ok(log)
     }
 
     /// Appends already-framed records and makes them durable before returning. A short
     /// write is continued; an error leaves at most a torn tail for recovery to cut.
     pub async fn append_durable(&mut self, mut frames: Vec<u8>) -> Result<(), MetaLogError> {
-        let end_after = self.end_bytes + frames.len() as u64;
         while !frames.is_empty() {
             let len = frames.len();
             let written = self
@@ -111,41 +98,25 @@ impl MetadataLog {
             }
             frames.drain(..written);
         }
-        if self.zeroed_to < end_after + ZEROS_AHEAD_BYTES - ZEROS_STEP_BYTES {
-            self.write_zeros_ahead(end_after).await;
-        }
         self.file
             .fdatasync()
             .await
-            .map_err(|e| io_error(&self.path, e))
+            .map_err(|e| io_error(&self.path, e))?;
+        if self.reserved_to < self.end_bytes + RESERVE_AHEAD_BYTES / 2 {
+            self.reserve_ahead().await;
+        }
+        Ok(())
     }
 
-    /// Writes zeros from the end of what is zeroed (or `end`, past it) to `ZEROS_AHEAD_BYTES`
-    /// beyond `end`; durable with the next fdatasync. Best effort: without them appends
-    /// still work while the disk has room, only slower.
-    async fn write_zeros_ahead(&mut self, end: u64) {
-        let from = self.zeroed_to.max(end);
-        let to = end + ZEROS_AHEAD_BYTES;
-        if from >= to {
-            return;
-        }
-        let zeros = vec![0u8; (to - from) as usize];
-        match self.file.write_at(zeros, from).await {
-            // A short write leaves fewer zeros, each still a zero.
-            Ok(written) => self.zeroed_to = from + written as u64,
+    /// Best effort: without the reservation appends still work while the disk has room.
+    async fn reserve_ahead(&mut self) {
+        let target = self.end_bytes + RESERVE_AHEAD_BYTES;
+        match self.file.pre_allocate(target, true).await {
+            Ok(()) => self.reserved_to = target,
             Err(e) => {
-                tracing::warn!(path = %self.path.display(), error = %e, "cannot write zeros ahead of the metadata log's end (free disk space under data_dir)")
+                tracing::warn!(path = %self.path.display(), error = %e, "cannot reserve space for the metadata log (free disk space under data_dir)")
             }
         }
-    }
-
-    /// Cuts the zeros off a log no longer appended to (a snapshot started the next one).
-    /// Best effort: zeros left there read as its end.
-    pub async fn seal(self) {
-        if let Err(e) = self.file.truncate(self.end_bytes).await {
-            tracing::warn!(path = %self.path.display(), error = %e, "cannot cut the zeros off a finished metadata log");
-        }
-        let _ = self.file.close().await;
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -155,31 +126,6 @@ impl MetadataLog {
     pub fn generation(&self) -> u64 {
         self.generation
     }
-}
-
-/// Whether the file's bytes from `from` to `to` are all zeros.
-async fn only_zeros(
-    file: &BufferedFile,
-    from: u64,
-    to: u64,
-    path: &Path,
-) -> Result<bool, MetaLogError> {
-    let mut at = from;
-    while at < to {
-        let want = RECOVERY_READ_CHUNK_BYTES.min((to - at) as usize);
-        let chunk = file
-            .read_at(at, want)
-            .await
-            .map_err(|e| io_error(path, e))?;
-        if chunk.is_empty() {
-            return Ok(true);
-        }
-        if chunk.iter().any(|&b| b != 0) {
-            return Ok(false);
-        }
-        at += chunk.len() as u64;
-    }
-    Ok(true)
 }
 
 /// The whole of a file, read in chunks.

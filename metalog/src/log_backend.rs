@@ -103,8 +103,7 @@ impl LogBackend {
         match self {
             LogBackend::Local { log, dir } => {
                 let generation = log.generation() + 1;
-                let next = MetadataLog::open_for_append(dir, generation, 0).await?;
-                std::mem::replace(log, next).seal().await;
+                *log = MetadataLog::open_for_append(dir, generation, 0).await?;
                 let bytes = snapshots::write_snapshot(dir, generation, state).await?;
                 snapshots::remove_obsolete(dir).await;
                 Ok(bytes)
