@@ -13,7 +13,7 @@
 
 Broker: one shard and the coordinator on CPU 0; load generators (and s3s-fs) on CPU 1.
 
-    python3 scripts/rewrite_bench.py [--seconds 8] [--rounds 3]
+    python3 scripts/rewrite_bench.py [--seconds 8] [--rounds 3] [--phases 1234] [--label L]
 
 Writes perf-results/<date>-rewrite.json."""
 
@@ -36,8 +36,9 @@ KEY, SECRET, BUCKET = "KEY", "SECRET", "shoal"
 REWRITE_OFF = "[rewrite]\ncheck_interval_ms = 0\n"
 # Every share of every object, whatever its size (the local store's default merges only
 # shares under 16 KiB).
+MERGE_ALL_SHARES = "merge_below_bytes = 1099511627776\n"
 MERGE_ALWAYS = ("[rewrite]\ncheck_interval_ms = 200\nmerge_min_bytes = 1\nmerge_max_age_ms = 0\n"
-                "merge_below_bytes = 1099511627776\n")
+                + MERGE_ALL_SHARES)
 UNLIMITED = "io_max_bytes_per_second = 0\n"
 COMPACT = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01", "segment.ms": "1"}
 PASS_LINE = re.compile(r'rewrote a partition topic="([^"]+)" partition=(\d+) kind=(\w+) '
@@ -96,8 +97,10 @@ class Broker:
 
 def bench(args, output_name):
     out = pathlib.Path(tempfile.mktemp(suffix=".json"))
-    subprocess.run(["taskset", "-c", "1", BENCH] + args + ["--output", out], check=True,
-                   capture_output=True)
+    done = subprocess.run(["taskset", "-c", "1", BENCH] + args + ["--output", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"shoal-bench {' '.join(map(str, args))} failed: {done.stderr[-2000:]}")
     return json.loads(out.read_text())["results"]
 
 
@@ -189,9 +192,11 @@ def key_map_bound(work):
 
 def produce_impact(work, seconds, rounds):
     """Phase 3: closed-loop produce with merging running every 200 ms (at the default read
-    rate limit, and without one) against without merging."""
+    rate limit, and without one; and with the local store's default merge_below_bytes, which
+    leaves this producer's shares alone) against without merging."""
     variants = (("off", REWRITE_OFF), ("merging", MERGE_ALWAYS),
-                ("merging_unlimited", MERGE_ALWAYS + UNLIMITED))
+                ("merging_unlimited", MERGE_ALWAYS + UNLIMITED),
+                ("local_default_shares", MERGE_ALWAYS.replace(MERGE_ALL_SHARES, "")))
     runs = {name: [] for name, _ in variants}
     for r in range(rounds):
         for name, extra in variants:
@@ -200,13 +205,15 @@ def produce_impact(work, seconds, rounds):
                             "--partitions", "4", "--create", "--duration-s", str(seconds)], name)
             rewritten = broker.metric("shoal_rewrite_bytes_read_total")
             broker.stop()
+            # Each run writes gigabytes; nine of them would fill a small disk.
+            shutil.rmtree(broker.work, ignore_errors=True)
             runs[name].append({"mb_per_s": result["produce"]["mb_per_s"],
                                "p99_ms": result["produce_latency_ms"]["p99"],
                                "rewritten_mb": round(rewritten / 1e6, 1)})
     median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     summary = {name: {"mb_per_s": median([x["mb_per_s"] for x in rs]),
                       "p99_ms": median([x["p99_ms"] for x in rs])} for name, rs in runs.items()}
-    for name in ("merging", "merging_unlimited"):
+    for name in ("merging", "merging_unlimited", "local_default_shares"):
         summary[name]["throughput_ratio"] = round(
             summary[name]["mb_per_s"] / summary["off"]["mb_per_s"], 2)
         summary[name]["p99_delta_ms"] = round(
@@ -271,6 +278,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--phases", default="1234")
+    ap.add_argument("--label", default="", help="the result file's name ends -LABEL")
     ap.add_argument("--s3s-fs-bin", default=shutil.which("s3s-fs") or
                     str(pathlib.Path.home() / ".cargo" / "bin" / "s3s-fs"))
     args = ap.parse_args()
@@ -298,13 +306,16 @@ def main():
                          "dedupe_buffer_bytes 4 MiB and 64 MiB",
         "produce_impact": f"shoal-bench produce {args.seconds}s, 4 partitions, default flags, "
                           "closed loop; [rewrite] off vs merging every 200 ms "
-                          "(merge_min_bytes 1) at the default io_max_bytes_per_second (32 MiB/s) "
-                          f"and unlimited, {args.rounds} alternating rounds, medians",
+                          "(merge_min_bytes 1, every share of every object) at the default "
+                          "io_max_bytes_per_second (32 MiB/s) and unlimited, and with the local "
+                          "store's default merge_below_bytes (16 KiB), "
+                          f"{args.rounds} rounds, medians",
         "catch_up_read": f"shoal-bench produce {args.seconds}s to 4 partitions on s3s-fs "
                          "(commit_interval_ms 5), then a catch-up shoal-bench consume of every "
                          "record after a restart (cold cache), before and after merging",
     }
-    write_results("rewrite", "scripts/rewrite_bench.py", workload, results, [])
+    name = "rewrite" + (f"-{args.label}" if args.label else "")
+    write_results(name, "scripts/rewrite_bench.py", workload, results, [])
 
 
 if __name__ == "__main__":
