@@ -1,6 +1,6 @@
-//! Which batches merging takes: only a partition's small shares of WAL objects (its
-//! consecutive batches in one object) count towards a merge and start it; large shares and
-//! merged objects do not.
+//! When merging takes a partition: from its first small share of a WAL object (its
+//! consecutive batches in one object) on, while its shares there average under the policy's
+//! bytes; large shares before that are left as they are.
 
 use shoal_coordinator::state::MergePolicy;
 use shoal_coordinator::*;
@@ -66,10 +66,11 @@ fn plan(state: &CoordinatorState, merge: MergePolicy) -> Option<RewritePlan> {
 }
 
 #[test]
-fn only_small_shares_count_towards_a_merge() {
+fn a_merge_starts_at_the_first_small_share_and_takes_what_follows() {
     // Offsets 0-9 in a 100 KiB share, then 10-19, 20-29 alone (1000 B each), then 30-49 in
     // one object as two batches (1200 B together), then 50-69 as two 10 KiB batches of one
-    // object: a 20 KiB share, large though each batch is small.
+    // object (a 20 KiB share, large though each batch is small): from offset 10 on, 23,680 B
+    // in 4 shares, 5,920 B on average.
     let state = stored(&[
         &[100 << 10],
         &[1000],
@@ -77,22 +78,34 @@ fn only_small_shares_count_towards_a_merge() {
         &[600, 600],
         &[10 << 10, 10 << 10],
     ]);
-    let due = plan(&state, policy(3200)).expect("3200 B of small shares make a merge");
+    let due = plan(&state, policy(23_680)).expect("23,680 B from the first small share");
     assert_eq!(due.kind, RewriteKind::Merge);
-    assert_eq!(
-        due.from_offset, 10,
-        "the merge starts at the first small share"
-    );
-    assert!(
-        plan(&state, policy(3201)).is_none(),
-        "the large shares do not count"
-    );
+    assert_eq!(due.from_offset, 10, "the large share before it stays");
+    assert!(plan(&state, policy(23_681)).is_none());
     let every_share = MergePolicy {
         below_bytes: u64::MAX,
-        ..policy(3201)
+        ..policy(126_080)
     };
     let all = plan(&state, every_share).expect("with every share counted it is due");
     assert_eq!(all.from_offset, 0);
+}
+
+#[test]
+fn large_shares_on_average_are_left_as_they_are() {
+    // A producer at full speed: shares around the threshold, most above it.
+    let state = stored(&[
+        &[20 << 10],
+        &[15 << 10],
+        &[70 << 10],
+        &[60 << 10],
+        &[16 << 10],
+    ]);
+    assert!(plan(&state, policy(1)).is_none());
+    let merged_too = MergePolicy {
+        below_bytes: 64 << 10,
+        ..policy(1)
+    };
+    assert_eq!(plan(&state, merged_too).map(|p| p.from_offset), Some(0));
 }
 
 #[test]

@@ -215,31 +215,33 @@ def test_merging_keeps_every_record_and_offset_and_frees_the_small_objects(make_
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_the_local_store_merges_only_small_shares_of_objects(make_broker):
-    # The local store's default merge_below_bytes (16 KiB); objects are counted as files.
+def test_the_local_store_merges_only_where_shares_are_small(make_broker):
+    # The local store's default merge_below_bytes (16 KiB); objects are counted as files,
+    # one per request here.
     settings = fast_rewrites(FILES_LAYOUT).replace("merge_below_bytes = 1099511627776\n", "")
     broker = make_broker("shares", settings).start()
-    create(broker.bootstrap, "mixed")
-    small = [(b"s", b"small-%d" % i) for i in range(8)]
-    large = [(b"l", b"%d" % i * 40_000) for i in range(3)]
-    # One request each: 8 small shares, 3 of about 40 KB, 8 small again.
-    produce(broker.bootstrap, "mixed", small + large + small)
-    before = read_all(broker.bootstrap, "mixed")
-    assert len(before) == 19
+    small = lambda tag: [(b"s", b"%s-%d" % (tag, i)) for i in range(12)]  # noqa: E731
+    large = lambda tag: [(b"l", b"%s-%d" % (tag, i) * 8_000) for i in range(3)]  # noqa: E731
+    # "mixed": three shares of ~40 KB, then twelve of a few bytes, where a producer slowed
+    # down. "fast": one small share, then three large ones (40 KB on average: not merged).
+    written = {"mixed": large(b"m") + small(b"m"), "fast": small(b"f")[:1] + large(b"f")}
+    for topic, records in written.items():
+        create(broker.bootstrap, topic)
+        produce(broker.bootstrap, topic, records)
+    before = {topic: read_all(broker.bootstrap, topic) for topic in written}
     objects = broker.data_dir / "objects" / "wal"
 
     def settled():
         names = [o.name for o in objects.iterdir()]
         wal = [n for n in names if not n.startswith("rw-")]
-        return (len(names) - len(wal), len(wal)) if len(wal) == 3 else None
+        return (len(names) - len(wal), len(wal)) if len(wal) == 7 else None
 
-    # The small shares are merged (two runs, on either side of the large ones) and their
-    # objects deleted; the three large ones stay where produce wrote them.
-    merged, _ = wait_for(settled, "the small shares' objects to go")
-    assert merged == 2
-    assert read_all(broker.bootstrap, "mixed") == before
+    # The twelve small shares are merged into one object and their objects deleted; the
+    # large shares before them, and all of "fast", stay where produce wrote them.
+    assert wait_for(settled, "the small shares' objects to go") == (1, 7)
+    assert {topic: read_all(broker.bootstrap, topic) for topic in written} == before
     time.sleep(1.5)
-    assert settled() == (2, 3), "nothing more is merged"
+    assert settled() == (1, 7), "nothing more is merged"
 
 
 PRODUCER_SCRIPT = textwrap.dedent(

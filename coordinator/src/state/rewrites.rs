@@ -24,16 +24,10 @@ pub struct MergePolicy {
     pub min_bytes: u64,
     /// A batch in a WAL object longer than this is merged whatever the bytes.
     pub max_age_ms: i64,
-    /// Only the partition's shares of WAL objects (its consecutive batches in one object)
-    /// smaller than this are merged; a larger share is read about as cheaply as it is.
+    /// A partition is merged only while its shares of WAL objects (its consecutive batches
+    /// in one object) average fewer bytes than this: larger shares are read about as cheaply
+    /// as a merged object.
     pub below_bytes: u64,
-}
-
-impl MergePolicy {
-    /// Whether a share of `bytes` of a WAL object is worth merging.
-    pub fn merges_share(&self, bytes: u64) -> bool {
-        bytes < self.below_bytes
-    }
 }
 
 impl CoordinatorState {
@@ -91,17 +85,23 @@ impl CoordinatorState {
         now_ms: i64,
     ) -> Option<RewritePlan> {
         let end = p.transactions.last_stable_offset(p.high_watermark);
-        let (mut from, mut bytes, mut oldest) = (None, 0u64, i64::MAX);
+        // From the first small share on, every unmerged batch: a merge copies them all, so
+        // large shares among small ones do not split its output into small merged objects.
+        let (mut from, mut bytes, mut count, mut oldest) = (None, 0u64, 0u64, i64::MAX);
         for share in shares(p, end) {
             let batches = || p.batches.range(share.clone());
             let first = &p.batches[share.start];
-            let share_bytes = batches().map(|b| b.size_bytes as u64).sum();
-            if self.is_merged(first) || !merge.merges_share(share_bytes) {
+            let share_bytes: u64 = batches().map(|b| b.size_bytes as u64).sum();
+            if self.is_merged(first) || (from.is_none() && share_bytes >= merge.below_bytes) {
                 continue;
             }
             from.get_or_insert(first.base_offset);
             bytes += share_bytes;
+            count += 1;
             oldest = batches().fold(oldest, |o, b| o.min(b.log_append_time_ms));
+        }
+        if count == 0 || bytes / count >= merge.below_bytes {
+            return None;
         }
         let due = bytes >= merge.min_bytes
             || (bytes > 0 && oldest < now_ms.saturating_sub(merge.max_age_ms));
@@ -328,7 +328,7 @@ struct DirtyRange {
 }
 
 /// The partition's batches that begin before `end`, as its shares of objects: index ranges
-/// of consecutive batches in one object (the shard's merge splits what it reads alike).
+/// of consecutive batches in one object.
 fn shares(p: &PartitionState, end: i64) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
     let below_end = p.batches.iter().take_while(|b| b.base_offset < end).count();
     let mut start = 0;

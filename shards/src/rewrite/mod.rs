@@ -149,7 +149,7 @@ fn merge_policy(config: &RuntimeConfig) -> MergePolicy {
 async fn rewrite_partition(shard: &Shard, plan: &RewritePlan, pace: &mut Pace) {
     let started = Instant::now();
     let done = match plan.kind {
-        RewriteKind::Merge => merge::merge(shard, plan, merge_policy(&shard.config), pace).await,
+        RewriteKind::Merge => merge::merge(shard, plan, pace).await,
         RewriteKind::Compact => compact::compact(shard, plan, pace).await,
     };
     let topic = shard

@@ -34,17 +34,8 @@ impl<'a> Batches<'a> {
         &mut self,
         pace: &mut Pace,
     ) -> Result<Option<Vec<(BatchCoordinate, Bytes)>>, ShardError> {
-        match self.next_coordinates().await? {
-            Some(batches) => Ok(Some(read_bytes(self.shard, batches, pace).await?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The next step's batches (at most about `[rewrite] read_step_bytes`, at least one),
-    /// without their bytes; None at the end.
-    pub async fn next_coordinates(&mut self) -> Result<Option<Vec<BatchCoordinate>>, ShardError> {
-        let step = find_step(self.shard, self.partition, (self.offset, self.end)).await?;
-        let Some(last) = step.last() else {
+        let step = read_step(self.shard, self.partition, (self.offset, self.end), pace).await?;
+        let Some((last, _)) = step.last() else {
             return Ok(None);
         };
         self.offset = last.last_offset + 1;
@@ -53,12 +44,13 @@ impl<'a> Batches<'a> {
 }
 
 /// The batches from `offset` (at most about `[rewrite] read_step_bytes`, at least one) that
-/// begin before `end`; empty when none is left.
-async fn find_step(
+/// begin before `end`, each with its bytes, read at the pace's rate; empty when none is left.
+async fn read_step(
     shard: &Shard,
     partition: TopicPartition,
     (offset, end): (i64, i64),
-) -> Result<Vec<BatchCoordinate>, ShardError> {
+    pace: &mut Pace,
+) -> Result<Vec<(BatchCoordinate, Bytes)>, ShardError> {
     let step_bytes = shard.config.rewrite.read_step_bytes;
     let request = FindBatches {
         partitions: vec![FindBatchesRequest {
@@ -78,19 +70,11 @@ async fn find_step(
         Some(ErrorKind::OffsetOutOfRange) => return Err(moved("the log start moved")),
         Some(e) => return Err(moved(&format!("{e:?}"))),
     }
-    Ok(result
+    let batches: Vec<BatchCoordinate> = result
         .batches
         .into_iter()
         .take_while(|b| b.base_offset < end)
-        .collect())
-}
-
-/// `batches` (of one partition, in offset order) each with its bytes, read at the pace's rate.
-pub async fn read_bytes(
-    shard: &Shard,
-    batches: Vec<BatchCoordinate>,
-    pace: &mut Pace,
-) -> Result<Vec<(BatchCoordinate, Bytes)>, ShardError> {
+        .collect();
     if batches.is_empty() {
         return Ok(Vec::new());
     }
