@@ -217,18 +217,25 @@ def test_merging_keeps_every_record_and_offset_and_frees_the_small_objects(make_
 
 def test_the_local_store_merges_only_where_shares_are_small(make_broker):
     # The local store's default merge_below_bytes (16 KiB); objects are counted as files,
-    # one per request here.
+    # one per request here. Everything is written with rewriting off, then the broker starts
+    # again with it on, so each partition's plan sees all of its shares at once.
     settings = fast_rewrites(FILES_LAYOUT).replace("merge_below_bytes = 1099511627776\n", "")
-    broker = make_broker("shares", settings).start()
+    rewriting_off = settings.replace("[rewrite]\ncheck_interval_ms = 200",
+                                     "[rewrite]\ncheck_interval_ms = 0")
+    broker = make_broker("shares", rewriting_off).start()
     small = lambda tag: [(b"s", b"%s-%d" % (tag, i)) for i in range(12)]  # noqa: E731
     large = lambda tag: [(b"l", b"%s-%d" % (tag, i) * 8_000) for i in range(3)]  # noqa: E731
     # "mixed": three shares of ~40 KB, then twelve of a few bytes, where a producer slowed
-    # down. "fast": one small share, then three large ones (40 KB on average: not merged).
+    # down. "fast": one small share, then three large ones (30 KB on average: not merged).
     written = {"mixed": large(b"m") + small(b"m"), "fast": small(b"f")[:1] + large(b"f")}
     for topic, records in written.items():
         create(broker.bootstrap, topic)
         produce(broker.bootstrap, topic, records)
     before = {topic: read_all(broker.bootstrap, topic) for topic in written}
+    broker.stop()
+    broker.config_path.write_text(broker.config_path.read_text().replace(
+        "[rewrite]\ncheck_interval_ms = 0", "[rewrite]\ncheck_interval_ms = 200"))
+    broker.start()
     objects = broker.data_dir / "objects" / "wal"
 
     def settled():
