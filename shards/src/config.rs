@@ -175,9 +175,9 @@ impl Default for RewriteConfig {
 }
 
 /// The default `[rewrite] merge_below_bytes` of the local store. Measured on the segment
-/// layout (issue 63): merging costs about 2 s of broker CPU per GB, and reading a partition
+/// layout (issue 63): merging costs 1.0-1.2 s of broker CPU per GB, and reading a partition
 /// back from 40 KiB shares of unmerged objects costs 0.2-0.5 s per GB more than from merged
-/// ones, so merging such shares pays only for data read back from disk four to ten times;
+/// ones, so merging such shares pays only for data read back from disk two to six times;
 /// below about 16 KiB a share costs as much to read once as it does to merge (and objects
 /// that small waste most of their 4 KiB-aligned entries in a segment). The Java producer at
 /// full speed writes shares of 16-70 KiB; a producer at low load, shares of a few KiB.

@@ -29,6 +29,13 @@ impl ObjectBuilder {
         }
     }
 
+    /// A builder writing into `buf` (emptied first), a finished object's buffer taken back:
+    /// its pages are already mapped, so a large object built again does not fault them in.
+    pub fn reusing(mut buf: BytesMut) -> Self {
+        buf.clear();
+        ObjectBuilder { buf }
+    }
+
     pub fn append(&mut self, segment: &[u8]) -> Result<SegmentPlacement, WalError> {
         let byte_offset = self.buf.len();
         if byte_offset + segment.len() > OBJECT_MAX_BYTES {
@@ -91,6 +98,20 @@ pub fn read_batches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_finished_objects_buffer_builds_the_next_from_offset_zero() {
+        let mut builder = ObjectBuilder::with_capacity(1 << 20);
+        builder.append(b"first object").unwrap();
+        let first = builder.finish();
+        let buf = first.try_into_mut().expect("nothing else holds it");
+        let capacity = buf.capacity();
+        let mut again = ObjectBuilder::reusing(buf);
+        assert!(again.is_empty());
+        assert_eq!(again.append(b"next").unwrap().byte_offset, 0);
+        assert_eq!(&again.finish()[..], b"next");
+        assert!(capacity >= 1 << 20, "the buffer kept its pages");
+    }
 
     #[test]
     fn placements_cover_the_object_without_gaps() {
