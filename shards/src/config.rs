@@ -184,7 +184,7 @@ impl Default for RewriteConfig {
 pub const LOCAL_MERGE_BELOW_BYTES: u64 = 16 << 10;
 
 impl RewriteConfig {
-    /// The bytes of a partition in one object below which that share is merged.
+    /// `merge_below_bytes` in effect on `store`: its setting, or the store's default.
     pub fn merge_below_bytes(&self, store: &shoal_wal::StoreConfig) -> u64 {
         self.merge_below_bytes.unwrap_or(match store {
             shoal_wal::StoreConfig::Local { .. } => LOCAL_MERGE_BELOW_BYTES,

@@ -89,16 +89,26 @@ impl CoordinatorState {
         // large shares among small ones do not split its output into small merged objects.
         let (mut from, mut bytes, mut count, mut oldest) = (None, 0u64, 0u64, i64::MAX);
         for share in shares(p, end) {
-            let batches = || p.batches.range(share.clone());
             let first = &p.batches[share.start];
-            let share_bytes: u64 = batches().map(|b| b.size_bytes as u64).sum();
-            if self.is_merged(first) || (from.is_none() && share_bytes >= merge.below_bytes) {
+            if self.is_merged(first) {
+                continue;
+            }
+            let (share_bytes, share_oldest) =
+                p.batches
+                    .range(share)
+                    .fold((0u64, i64::MAX), |(bytes, oldest), b| {
+                        (
+                            bytes + b.size_bytes as u64,
+                            oldest.min(b.log_append_time_ms),
+                        )
+                    });
+            if from.is_none() && share_bytes >= merge.below_bytes {
                 continue;
             }
             from.get_or_insert(first.base_offset);
             bytes += share_bytes;
             count += 1;
-            oldest = batches().fold(oldest, |o, b| o.min(b.log_append_time_ms));
+            oldest = oldest.min(share_oldest);
         }
         if count == 0 || bytes / count >= merge.below_bytes {
             return None;
@@ -330,17 +340,17 @@ struct DirtyRange {
 /// The partition's batches that begin before `end`, as its shares of objects: index ranges
 /// of consecutive batches in one object.
 fn shares(p: &PartitionState, end: i64) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-    let below_end = p.batches.iter().take_while(|b| b.base_offset < end).count();
     let mut start = 0;
     std::iter::from_fn(move || {
-        if start >= below_end {
-            return None;
-        }
-        let file_id = p.batches[start].file_id;
+        let file_id = p
+            .batches
+            .get(start)
+            .filter(|b| b.base_offset < end)?
+            .file_id;
         let len = p
             .batches
-            .range(start..below_end)
-            .take_while(|b| b.file_id == file_id)
+            .range(start..)
+            .take_while(|b| b.file_id == file_id && b.base_offset < end)
             .count();
         let share = start..start + len;
         start += len;
