@@ -247,12 +247,13 @@ def main():
     if not CLASSPATH.exists():
         raise SystemExit(f"{CLASSPATH} is missing; see this script's docstring")
     cpus = args.broker_cpus
+    variants = {name: pathlib.Path(file).read_text()
+                for name, file in (v.split("=", 1) for v in args.variant)}
     brokers = {
         "shoal": lambda work: start_shoal(work, cpus, None),
         **({"shoal-files": lambda work: start_shoal(
             work, cpus, None, '[object_store]\nlocal_layout = "files"\n')} if args.files else {}),
-        **{f"shoal-{name}": shoal_variant(cpus, pathlib.Path(file).read_text())
-           for name, file in (v.split("=", 1) for v in args.variant)},
+        **{f"shoal-{name}": shoal_variant(cpus, toml) for name, toml in variants.items()},
         "kafka-flush": lambda work: start_kafka(work, cpus, True, quick_group_joins=False),
         "kafka": lambda work: start_kafka(work, cpus, False, quick_group_joins=False),
     }
@@ -290,8 +291,7 @@ def main():
         "shoal": "local store, one shard and the coordinator on the broker CPU, defaults "
                  "(local_layout segments, commit_interval_ms 5, fsync before acknowledging)",
         "shoal-files": "the same with [object_store] local_layout = \"files\" (with --files)",
-        **{f"shoal-{name}": f"the same with {pathlib.Path(file).read_text()!r} added"
-           for name, file in (v.split("=", 1) for v in args.variant)},
+        **{f"shoal-{name}": f"the same with {toml!r} added" for name, toml in variants.items()},
         "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
                        "(acknowledged on disk), JVM flags as kafka-server-start.sh",
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache; "

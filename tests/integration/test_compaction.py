@@ -25,13 +25,13 @@ from test_durability import read_acks
 # partition's share of any object, however large (as on S3; the local store's default leaves
 # shares of 16 KiB or more, which a producer under load writes); unreferenced objects are
 # deleted 1 s after they lose their last batch.
-FAST_REWRITES = """
+MERGE_ALL_SHARES = "merge_below_bytes = 1099511627776\n"
+FAST_REWRITES = f"""
 [rewrite]
 check_interval_ms = 200
 merge_min_bytes = 1
 merge_max_age_ms = 0
-merge_below_bytes = 1099511627776
-[coordinator]
+{MERGE_ALL_SHARES}[coordinator]
 file_cleaner_interval_ms = 500
 file_cleaner_grace_ms = 1000
 """
@@ -219,7 +219,7 @@ def test_the_local_store_merges_only_where_shares_are_small(make_broker):
     # The local store's default merge_below_bytes (16 KiB); objects are counted as files,
     # one per request here. Everything is written with rewriting off, then the broker starts
     # again with it on, so each partition's plan sees all of its shares at once.
-    settings = fast_rewrites(FILES_LAYOUT).replace("merge_below_bytes = 1099511627776\n", "")
+    settings = fast_rewrites(FILES_LAYOUT).replace(MERGE_ALL_SHARES, "")
     rewriting_off = settings.replace("[rewrite]\ncheck_interval_ms = 200",
                                      "[rewrite]\ncheck_interval_ms = 0")
     broker = make_broker("shares", rewriting_off).start()
