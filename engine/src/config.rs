@@ -398,6 +398,9 @@ pub enum CoordinatorKind {
 #[serde(default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
     pub core: usize,
+    /// Its own executor thread even where `core` has a shard; by default it runs as tasks on
+    /// that shard's executor.
+    pub own_executor: bool,
     /// "local": the metadata log in the data directory; "postgres": in PostgreSQL at `url`.
     pub kind: CoordinatorKind,
     /// postgres://user@host:port/database; the password comes from `password_file`, else the
@@ -423,6 +426,7 @@ impl Default for CoordinatorConfig {
     fn default() -> Self {
         CoordinatorConfig {
             core: 0,
+            own_executor: false,
             kind: CoordinatorKind::Local,
             url: None,
             password_env: "SHOAL_COORDINATOR_PASSWORD".into(),
@@ -703,6 +707,7 @@ impl BrokerConfig {
             store: self.object_store.store(&self.data_dir),
             shard_cores,
             coordinator_core: self.coordinator.core,
+            coordinator_own_executor: self.coordinator.own_executor,
             shards: self.shards.clone(),
             produce: self.produce.clone(),
             fetch: self.fetch.clone(),

@@ -203,8 +203,11 @@ pub struct RuntimeConfig {
     pub store: shoal_wal::StoreConfig,
     /// One shard executor per listed CPU: `shards.cores`, or every online CPU.
     pub shard_cores: Vec<usize>,
-    /// The coordinator executor's CPU; it may share a CPU with a shard on small machines.
+    /// The coordinator's CPU; it may share a CPU with a shard on small machines.
     pub coordinator_core: usize,
+    /// The coordinator runs in an executor of its own even where its CPU has a shard's,
+    /// rather than as tasks on that shard's executor.
+    pub coordinator_own_executor: bool,
     pub shards: ShardsConfig,
     pub produce: ProduceConfig,
     pub fetch: FetchConfig,

@@ -1,6 +1,6 @@
-//! Builds the executors from config: one shard per listed CPU, plus the coordinator, wired
-//! with bounded lock-free queues (a full mesh between shards, a pair from each shard to the
-//! coordinator), and runs them until shutdown.
+//! Builds the executors from config: one shard per listed CPU, plus the coordinator (on the
+//! shard executor of its CPU, or its own), wired with bounded lock-free queues (a full mesh
+//! between shards, a pair from each shard to the coordinator), and runs them until shutdown.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -58,7 +58,7 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
     }
     let (mut mesh_clients, mut mesh_servers) = peer_mesh(shard_count, config.shards.queue_depth);
 
-    let coordinator = {
+    let coordinator_work = {
         let shard = CoordinatorShard {
             dir: config.coordinator_dir(),
             view: topics.clone(),
@@ -75,21 +75,41 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         let store_config = config.store.clone();
         let drained = shards_drained.clone();
         let shutdown = shutdown.clone();
-        builder("coordinator", config.coordinator_core, &config)
-            .spawn(move || async move {
-                keep_sweeping();
-                let store = ObjectStore::open(&store_config)?;
-                // Shards answer nothing after draining, so no commit is in flight by then.
-                let running = shard.run(coordinator_servers, store, drained.wait());
-                let result = stop_all_on_panic(running, &shutdown).await;
-                settle_blocking_thread().await;
-                if result.is_err() {
-                    // The shards cannot go on without it.
-                    shutdown.release();
-                }
-                result
-            })
-            .map_err(|e| ShardError::Executor(e.to_string()))?
+        move || async move {
+            let store = ObjectStore::open(&store_config)?;
+            // Shards answer nothing after draining, so no commit is in flight by then.
+            let running = shard.run(coordinator_servers, store, drained.wait());
+            let result = stop_all_on_panic(running, &shutdown).await;
+            if result.is_err() {
+                // The shards cannot go on without it.
+                shutdown.release();
+            }
+            result
+        }
+    };
+    // On its core's shard executor the coordinator costs no thread of its own: a commit round
+    // trip is then a task switch instead of two threads waking each other through eventfds
+    // and the kernel's scheduler on the same CPU.
+    let host_shard = match config.coordinator_own_executor {
+        true => None,
+        false => config
+            .shard_cores
+            .iter()
+            .position(|core| *core == config.coordinator_core),
+    };
+    let (coordinator, mut hosted_coordinator) = match host_shard {
+        Some(_) => (None, Some(coordinator_work)),
+        None => {
+            let handle = builder("coordinator", config.coordinator_core, &config)
+                .spawn(move || async move {
+                    keep_sweeping();
+                    let result = coordinator_work().await;
+                    settle_blocking_thread().await;
+                    result
+                })
+                .map_err(|e| ShardError::Executor(e.to_string()))?;
+            (Some(handle), None)
+        }
     };
 
     let mut shards = Vec::new();
@@ -103,9 +123,14 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
         let shutdown = shutdown.clone();
         let drained = shards_drained.clone();
         let coordinator_metrics = coordinator_metrics.clone();
+        let hosted = match host_shard == Some(index) {
+            true => hosted_coordinator.take(),
+            false => None,
+        };
         let handle = builder(&format!("shard-{index}"), core, &config_send)
             .spawn(move || async move {
                 keep_sweeping();
+                let coordinator = hosted.map(|work| glommio::spawn_local(work()));
                 let running = run_shard(
                     index,
                     config_send,
@@ -116,34 +141,50 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
                     coordinator_metrics,
                 );
                 let result = stop_all_on_panic(running, &shutdown).await;
-                settle_blocking_thread().await;
                 if result.is_err() {
                     shutdown.release();
                 }
                 // Counted also on failure, so the coordinator never waits for a shard that
                 // is gone.
                 drained.count_down();
-                result
+                // A hosted coordinator answers the other shards' last commits before this
+                // executor may end.
+                let hosted_result = match coordinator {
+                    Some(coordinator) => Some(coordinator.await),
+                    None => None,
+                };
+                settle_blocking_thread().await;
+                (result, hosted_result)
             })
             .map_err(|e| ShardError::Executor(e.to_string()))?;
         shards.push(handle);
     }
     drop(coordinator_clients);
     let mut first_error = None;
+    let mut coordinator_result = None;
     for handle in shards {
         match handle.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => first_error = first_error.or(Some(e)),
+            Ok((shard_result, hosted_result)) => {
+                if let Err(e) = shard_result {
+                    first_error = first_error.or(Some(e));
+                }
+                coordinator_result = coordinator_result.or(hosted_result);
+            }
             Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
         }
     }
-    // A failed coordinator is the cause of the shards' closed queues: report it first.
-    match coordinator.join() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => first_error = Some(e),
-        Err(e) => first_error = Some(ShardError::Executor(e.to_string())),
+    if let Some(handle) = coordinator {
+        coordinator_result = Some(
+            handle
+                .join()
+                .unwrap_or_else(|e| Err(ShardError::Executor(e.to_string()))),
+        );
     }
-    first_error.map_or(Ok(()), Err)
+    // A failed coordinator is the cause of the shards' closed queues: report it first.
+    match coordinator_result {
+        Some(Err(e)) => Err(e),
+        _ => first_error.map_or(Ok(()), Err),
+    }
 }
 
 /// Waits for the executor's blocking thread (directory scans, renames: file operations
