@@ -9,9 +9,10 @@
    broker's CPU per object and per write, split by thread (shard, coordinator, the io_uring
    workers) and between kernel and user space (perf, cpu-clock samples).
 
-    python3 scripts/produce_breakdown.py --label NAME [BIN]
+    python3 scripts/produce_breakdown.py --label NAME [--extra-toml FILE] [BIN]
 
-Broker on CPU 0 (one shard, the coordinator beside it), the producer on CPU 1. Needs perf
+Broker on CPU 0 (one shard and the coordinator, on the shard's thread unless the extra TOML
+says own_executor), the producer on CPU 1. Needs perf
 and the Java classpath (see kafka_compare.py). Writes
 perf-results/<date>-produce-breakdown-<label>.json.
 """
@@ -36,10 +37,10 @@ STEPS = ["segment write", "segment fsync", "hop to the coordinator", "log write"
 EVENT = re.compile(r"\s*(\S+)\s+\d+\s+([\d.]+):\s+(\S+):\s*(.*)")
 
 
-def start_with_topic(binary, work):
+def start_with_topic(binary, work, extra_toml):
     """The broker with /metrics and a one-partition topic "t": (process, port, metrics port)."""
     metrics = free_port()
-    process, bootstrap, _ = start(binary, work, "", metrics)
+    process, bootstrap, _ = start(binary, work, extra_toml, metrics)
     create_topic(bootstrap, 1)
     return process, int(bootstrap.rsplit(":", 1)[1]), metrics
 
@@ -48,7 +49,8 @@ def steps_of_objects(trace_text):
     """Per WAL object, the microseconds of each step, read from the tracepoints: the shard's
     WRITE_FIXED (the segment write), its FSYNC and that FSYNC's completion, the coordinator's
     write punted to a worker (the log append), its FSYNC and that one's completion, and the
-    shard running again."""
+    shard running again. The coordinator's steps come from its own thread or, where it runs
+    on the shard's executor, from the shard's."""
     events = []
     for line in trace_text.splitlines():
         match = EVENT.match(line)
@@ -66,12 +68,12 @@ def steps_of_objects(trace_text):
             c, t, name, r = events[j]
             step = len(marks)
             if step in (1, 4) and "opcode FSYNC" in r and c.startswith(
-                    "shard" if step == 1 else "coord"):
+                    "shard" if step == 1 else ("coord", "shard")):
                 marks.append(t)
                 request = re.search(r"req (\S+),", r).group(1)
             elif step in (2, 5) and "io_uring_complete" in name and request in r:
                 marks.append(t)
-            elif step == 3 and c.startswith("coord") and "hashed queue" in r:
+            elif step == 3 and c.startswith(("coord", "shard")) and "hashed queue" in r:
                 marks.append(t)
             elif step == 6 and "sched_switch" in name and "next_comm=shard" in r:
                 marks.append(t)
@@ -82,8 +84,8 @@ def steps_of_objects(trace_text):
     return found
 
 
-def low_load(binary, work):
-    process, port, _ = start_with_topic(binary, work)
+def low_load(binary, work, extra_toml):
+    process, port, _ = start_with_topic(binary, work, extra_toml)
     trace = work / "trace.data"
     try:
         # From 2 s in (the producer's JVM started and sending) for 2 s.
@@ -104,8 +106,8 @@ def low_load(binary, work):
                for k, step in enumerate(STEPS)}} if objects else {"objects": 0}
 
 
-def full_speed(binary, work, records):
-    process, port, metrics = start_with_topic(binary, work)
+def full_speed(binary, work, records, extra_toml):
+    process, port, metrics = start_with_topic(binary, work, extra_toml)
     profile = work / "cpu.data"
     try:
         before = scrape_metrics(metrics)
@@ -142,16 +144,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--label", required=True)
     ap.add_argument("--records", type=int, default=600_000)
+    ap.add_argument("--extra-toml", type=pathlib.Path, help="TOML added to the broker's config")
     ap.add_argument("binary", nargs="?", default=str(ROOT / "target" / "release" / "shoal"))
     args = ap.parse_args()
     if not shutil.which("perf"):
         raise SystemExit("perf is missing (apt-get install linux-perf)")
+    extra_toml = args.extra_toml.read_text() if args.extra_toml else ""
     work = pathlib.Path(tempfile.mkdtemp())
     try:
         (work / "low").mkdir()
         (work / "full").mkdir()
-        results = {"low_load": low_load(args.binary, work / "low"),
-                   "full_speed": full_speed(args.binary, work / "full", args.records)}
+        results = {"low_load": low_load(args.binary, work / "low", extra_toml),
+                   "full_speed": full_speed(args.binary, work / "full", args.records,
+                                            extra_toml)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     workload = {
@@ -161,7 +166,7 @@ def main():
         "full_speed": f"ProducerPerformance --throughput -1 --num-records {args.records}, the "
                       "same producer; perf cpu-clock samples of the broker for 8 s",
         "binary": args.binary, "broker": "one shard and the coordinator on CPU 0, local store "
-        "(segments), defaults", "client_cpus": "1",
+        "(segments), defaults", "extra_toml": extra_toml, "client_cpus": "1",
     }
     write_results(f"produce-breakdown-{args.label}", "scripts/produce_breakdown.py", workload,
                   results, {})
