@@ -98,8 +98,15 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             .position(|core| *core == config.coordinator_core),
     };
     let (coordinator, mut hosted_coordinator) = match host_shard {
-        Some(_) => (None, Some(coordinator_work)),
+        Some(shard) => {
+            tracing::info!(shard, "the coordinator runs on the shard's executor");
+            (None, Some(coordinator_work))
+        }
         None => {
+            tracing::info!(
+                core = config.coordinator_core,
+                "the coordinator runs on an executor of its own"
+            );
             let handle = builder("coordinator", config.coordinator_core, &config)
                 .spawn(move || async move {
                     keep_sweeping();

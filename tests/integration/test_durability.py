@@ -127,8 +127,14 @@ def test_kill_9_mid_stream_loses_no_acknowledged_record(make_broker, tmp_path, l
         assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker):
-    broker = make_broker("graceful", extra_config="[produce]\ncommit_interval_ms = 200\nrotate_when_idle = false").start()
+# The coordinator as tasks on its CPU's shard executor (the default), and on an executor of
+# its own: either way it answers the shards' last commits before the broker exits.
+@pytest.mark.parametrize("coordinator", ["hosted", "own_executor"])
+def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker, coordinator):
+    extra = "[produce]\ncommit_interval_ms = 200\nrotate_when_idle = false\n"
+    if coordinator == "own_executor":
+        extra += "[coordinator]\nown_executor = true\n"
+    broker = make_broker("graceful", extra_config=extra).start()
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
     delivered = []
     # The topic exists and the producer is connected before the burst, so the burst's requests
@@ -142,6 +148,8 @@ def test_sigterm_drains_and_exits_cleanly_then_data_survives_restart(make_broker
     assert broker.stop() == 0, broker.log()
     p.flush(5)
     assert "stopped cleanly" in broker.log()
+    hosted = "the coordinator runs on the shard's executor" in broker.log()
+    assert hosted == (coordinator == "hosted"), broker.log()
     broker.start()
     stored, highs = consume_everything(broker.bootstrap, "graceful", 1)
     acked = sum(1 for e in delivered if e is None)
