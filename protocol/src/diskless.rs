@@ -1,4 +1,5 @@
-//! The KIP-1164 Diskless* coordinator APIs (keys 93-100), generated from `schemas/*.json`.
+//! The KIP-1164 Diskless* coordinator APIs (keys 1093-1100: the seed's 93-100 plus 1000, as
+//! Kafka 4.4 took 93 and 94), generated from `schemas/*.json`.
 
 use kafka_protocol::protocol::buf::{ByteBuf, ByteBufMut};
 use kafka_protocol::protocol::{

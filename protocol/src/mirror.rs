@@ -1,7 +1,7 @@
 //! The KIP-1279 mirror APIs, generated from `schemas/mirror/*.json`. Each message lives in its
 //! own module (their nested types share names); the message types are re-exported here. The
 //! API keys (1000-1009) are Shoal's choice: the KIP leaves them open, and the prototype's
-//! 94-103 collide with the Diskless* keys.
+//! 94-103 collide with Kafka 4.4's own keys and the KIP-1164 seed's Diskless* keys.
 
 use kafka_protocol::protocol::buf::{ByteBuf, ByteBufMut};
 use kafka_protocol::protocol::{

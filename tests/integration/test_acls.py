@@ -115,10 +115,10 @@ def everything_kafka_python():
 
 
 def diskless_delete_topics(port, topic_id):
-    """DisklessDeleteTopics (94) v0 from an unauthenticated PLAINTEXT client."""
+    """DisklessDeleteTopics (1094) v0 from an unauthenticated PLAINTEXT client."""
     topic = topic_id.bytes + b"\x00"
     body = b"\x02" + topic + struct.pack(">i", 30000) + b"\x00"
-    header = struct.pack(">hhi", 94, 0, 1) + struct.pack(">h", -1) + b"\x00"
+    header = struct.pack(">hhi", 1094, 0, 1) + struct.pack(">h", -1) + b"\x00"
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(struct.pack(">i", len(header) + len(body)) + header + body)
         return s.recv(4)

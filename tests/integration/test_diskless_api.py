@@ -10,8 +10,13 @@ from confluent_kafka import Consumer, TopicPartition
 import kafka_wire as wire
 from kafka_wire import TAGS, compact_array, compact_string
 
-CREATE_PARTITIONS, DELETE_TOPICS, COMMIT_FILE = 93, 94, 95
-DELETE_RECORDS, LIST_OFFSETS, FIND_BATCHES, DESCRIBE_FILES = 96, 97, 98, 100
+# The KIP-1164 seed's keys (93-100) plus 1000: Kafka 4.4 took 93 and 94 for its own APIs.
+CREATE_PARTITIONS, DELETE_TOPICS, COMMIT_FILE = 1093, 1094, 1095
+DELETE_RECORDS, LIST_OFFSETS, FIND_BATCHES, DESCRIBE_FILES = 1096, 1097, 1098, 1100
+DISKLESS_KEYS = (CREATE_PARTITIONS, DELETE_TOPICS, COMMIT_FILE, DELETE_RECORDS, LIST_OFFSETS,
+                 FIND_BATCHES, DESCRIBE_FILES)
+# Kafka 4.4's StreamsGroupTopologyDescriptionUpdate and UnregisterController.
+KAFKA_KEYS_THE_SEED_TOOK = (93, 94)
 API_VERSIONS = 18
 
 
@@ -121,8 +126,10 @@ def test_diskless_apis_are_advertised(broker):
     error, count = struct.unpack_from(">hi", body, 0)
     keys = {struct.unpack_from(">hhh", body, 6 + 6 * i) for i in range(count)}
     assert error == 0
-    for key in (93, 94, 95, 96, 97, 98, 100):
+    for key in DISKLESS_KEYS:
         assert (key, 0, 0) in keys
+    advertised = {key for key, _, _ in keys}
+    assert not advertised & set(KAFKA_KEYS_THE_SEED_TOOK), "Kafka's own keys stay Kafka's"
 
 
 def test_a_remote_broker_commits_an_object_that_kafka_consumers_then_read(broker):

@@ -16,27 +16,28 @@ use super::tables::{
     STORE_REQUESTS,
 };
 
-/// Kafka's and the Diskless API keys are below 128; the mirror APIs (1000 and up) take the
-/// slots after them.
-const API_KEYS: usize = 128 + MIRROR_KEYS;
-const MIRROR_KEYS: usize = 16;
-const MIRROR_KEY_BASE: i16 = 1000;
+/// Kafka's API keys are below 128; Shoal's own (the mirror APIs from 1000, the Diskless APIs
+/// from 1093) take the slots after them.
+const API_KEYS: usize = KAFKA_KEYS + SHOAL_KEYS;
+const KAFKA_KEYS: usize = 128;
+const SHOAL_KEYS: usize = 128;
+const SHOAL_KEY_BASE: i16 = 1000;
 
 fn slot_of(api_key: i16) -> Option<usize> {
     match api_key {
         0..=127 => Some(api_key as usize),
-        k if (MIRROR_KEY_BASE..MIRROR_KEY_BASE + MIRROR_KEYS as i16).contains(&k) => {
-            Some(128 + (k - MIRROR_KEY_BASE) as usize)
+        k if (SHOAL_KEY_BASE..SHOAL_KEY_BASE + SHOAL_KEYS as i16).contains(&k) => {
+            Some(KAFKA_KEYS + (k - SHOAL_KEY_BASE) as usize)
         }
         _ => None,
     }
 }
 
 fn key_of(slot: usize) -> i16 {
-    if slot < 128 {
+    if slot < KAFKA_KEYS {
         slot as i16
     } else {
-        MIRROR_KEY_BASE + (slot - 128) as i16
+        SHOAL_KEY_BASE + (slot - KAFKA_KEYS) as i16
     }
 }
 
@@ -233,5 +234,24 @@ mod tests {
         assert!(text.contains("shoal_wal_objects_in_flight{shard=\"0\"} 0"));
         assert!(text.contains("shoal_wal_objects_in_flight{shard=\"1\"} 3"));
         assert!(!text.contains("key1"), "APIs never called are left out");
+    }
+
+    #[test]
+    fn shoal_own_api_keys_are_counted_under_their_keys() {
+        let metrics = ShardMetrics::new(0);
+        for key in [1004, 1095, 1100] {
+            metrics.request_done(key, Duration::from_millis(1));
+        }
+        metrics.request_done(5000, Duration::from_millis(1));
+        let text = metrics
+            .snapshot()
+            .render(|k| format!("key{k}"), &CoordinatorMetrics::default());
+        for key in ["key1004", "key1095", "key1100"] {
+            assert!(text.contains(&format!("shoal_requests_total{{api=\"{key}\"}} 1")));
+        }
+        assert!(
+            !text.contains("key5000"),
+            "a key outside every range has no slot"
+        );
     }
 }
