@@ -246,3 +246,36 @@ def test_admin_adds_partitions_and_describes_the_cluster(broker):
     cluster = admin.describe_cluster().result(10)
     assert cluster.cluster_id == "shoal-local"
     assert [n.port for n in cluster.nodes] == [broker.port]
+
+
+def describe_cluster_v1(bootstrap, endpoint_type):
+    """DescribeCluster v1 on the wire: (error code, endpoint type, broker ports)."""
+    body = b"\x00" + struct.pack(">b", endpoint_type) + wire.TAGS
+    header = struct.pack(">hhi", 60, 1, 7) + wire.string("wire-test") + wire.TAGS
+    conn = wire.Connection(bootstrap)
+    conn.send(struct.pack(">i", len(header) + len(body)) + header + body)
+    _, r = wire.flexible_response(conn)
+    conn.close()
+    r.int("i")  # throttle time
+    error = r.int("h")
+    r.string()  # error message
+    answered_type = r.int("b")
+    r.string()  # cluster id
+    r.int("i")  # controller id
+
+    def broker_port(reader):
+        reader.int("i")
+        reader.string()
+        port = reader.int("i")
+        reader.string()
+        reader.tags()
+        return port
+
+    return error, answered_type, r.array(broker_port)
+
+
+def test_describe_cluster_for_controllers_is_refused_as_kafka_brokers_refuse_it(broker):
+    """KIP-919: a broker's listener answers a request for controllers (endpoint type 2) with
+    MISMATCHED_ENDPOINT_TYPE, and one for brokers (1) with itself."""
+    assert describe_cluster_v1(broker.bootstrap, 2) == (114, 1, [])
+    assert describe_cluster_v1(broker.bootstrap, 1) == (0, 1, [broker.port])

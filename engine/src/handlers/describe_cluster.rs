@@ -8,8 +8,22 @@ use shoal_protocol::ResponseError;
 use crate::context::Call;
 use crate::handlers::authorize::CLUSTER_OPERATIONS;
 
-/// Every live broker; the lowest node id stands in as controller.
+/// KIP-919's endpoint types: a broker answers for brokers; controllers are not served here.
+const BROKER_ENDPOINT: i8 = 1;
+
+/// Every live broker; the lowest node id stands in as controller. v2's fenced brokers
+/// (KIP-1073) are never listed: a broker whose heartbeats lapsed leaves the cluster's list, so
+/// every broker listed is unfenced.
 pub async fn handle(call: &Call<'_>, request: DescribeClusterRequest) -> DescribeClusterResponse {
+    if request.endpoint_type != BROKER_ENDPOINT {
+        // As Kafka's broker answers a request for its controllers (v1's endpoint type).
+        return DescribeClusterResponse::default()
+            .with_endpoint_type(BROKER_ENDPOINT)
+            .with_error_code(ResponseError::MismatchedEndpointType.code())
+            .with_error_message(Some(StrBytes::from_static_str(
+                "this is a broker's listener; Shoal has no controller listener to describe",
+            )));
+    }
     if !call.authorized_on_cluster(Operation::Describe) {
         return DescribeClusterResponse::default()
             .with_error_code(ResponseError::ClusterAuthorizationFailed.code());

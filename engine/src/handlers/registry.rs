@@ -161,7 +161,7 @@ registry! {
     DeleteRecordsRequest: 0..=2 => delete_records::handle, [Delete Topic] "DELETE on each topic";
     InitProducerIdRequest: 0..=4 => init_producer_id::handle, [IdempotentWrite Cluster, Write Topic, Write TransactionalId] "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic; WRITE on the transactional id when one is named" [error_answer];
     CreatePartitionsRequest: 0..=3 => create_partitions::handle, [Alter Topic] "ALTER on each topic";
-    DescribeClusterRequest: 0..=1 => describe_cluster::handle, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
+    DescribeClusterRequest: 0..=2 => describe_cluster::handle, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
     FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, [Describe Group, Describe TransactionalId] "DESCRIBE on the group, or on the transactional id" [error_answer];
     OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, [Describe Topic] "DESCRIBE on each topic";
     DescribeProducersRequest: 0..=0 => describe_producers::handle, [Read Topic] "READ on each topic";

@@ -16,11 +16,14 @@ import dev.shoal.compat.harness.Eventually;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FeatureUpdate;
@@ -41,6 +44,7 @@ import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.MismatchedEndpointTypeException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -182,6 +186,23 @@ class AdminTopicsTest extends BrokerTest {
     assertEquals(broker.bootstrap(), "127.0.0.1:" + nodes.get(0).port());
     assertEquals(nodes.get(0), get(cluster.controller()));
     assertNotNull(get(cluster.clusterId()));
+    // DescribeCluster v2 (KIP-1073): with fenced brokers asked for, the one broker is unfenced.
+    List<Node> withFenced =
+        List.copyOf(get(admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes()));
+    assertEquals(nodes, withFenced);
+    assertFalse(withFenced.get(0).isFenced());
+  }
+
+  @Test
+  void aBrokerRefusesAdminsThatWantAController() {
+    // bootstrap.controllers sends DescribeCluster with the controller endpoint type (KIP-919);
+    // a broker's listener answers MISMATCHED_ENDPOINT_TYPE.
+    Properties props = new Properties();
+    props.put(AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, broker.bootstrap());
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+    props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+    Admin admin = clients.admin(props);
+    assertInstanceOf(MismatchedEndpointTypeException.class, cause(admin.describeCluster().nodes()));
   }
 
   @Test
