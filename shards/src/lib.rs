@@ -2,6 +2,7 @@
 //! queues between shards and to the coordinator shard, the per-shard produce pipeline and the
 //! fetch path with its cache.
 
+pub mod client_regex;
 pub mod config;
 pub mod coordinator_shard;
 pub mod error;

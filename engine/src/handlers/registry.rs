@@ -170,7 +170,7 @@ registry! {
     EndTxnRequest: 0..=3 => transactions::end_txn::handle, [Write TransactionalId] "WRITE on the transactional id" [error_answer];
     TxnOffsetCommitRequest: 0..=3 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
     DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, [Describe TransactionalId] "DESCRIBE on each transactional id";
-    ListTransactionsRequest: 0..=1 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
+    ListTransactionsRequest: 0..=2 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
     DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, [DescribeConfigs Topic, DescribeConfigs Cluster, DescribeConfigs Group] "DESCRIBE_CONFIGS on each topic or group, on the cluster for broker configs";
     AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster] "ALTER_CONFIGS on each topic, on the cluster for broker configs";
     IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster, AlterConfigs Group] "ALTER_CONFIGS on each topic or group, on the cluster for broker configs";

@@ -10,6 +10,7 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{DescribeTransactions, ListTransactions};
 use shoal_coordinator::{ErrorKind, Transaction, TransactionStatus};
+use shoal_protocol::ResponseError;
 
 use crate::context::Call;
 use crate::kafka::error_codes;
@@ -99,6 +100,17 @@ pub async fn describe(
 }
 
 pub async fn list(call: &Call<'_>, request: ListTransactionsRequest) -> ListTransactionsResponse {
+    // v2 (KIP-1152): an empty or absent pattern lists every transaction.
+    let pattern = match request.transactional_id_pattern.as_deref() {
+        None | Some("") => None,
+        Some(expression) => match shoal_shards::client_regex::whole_match(expression) {
+            Some(regex) => Some(regex),
+            None => {
+                return ListTransactionsResponse::default()
+                    .with_error_code(ResponseError::InvalidRegularExpression.code())
+            }
+        },
+    };
     let wanted: Vec<&str> = request.state_filters.iter().map(|s| s.as_str()).collect();
     let unknown: Vec<StrBytes> = request
         .state_filters
@@ -125,6 +137,11 @@ pub async fn list(call: &Call<'_>, request: ListTransactionsRequest) -> ListTran
         .filter(|t| {
             request.duration_filter < 0
                 || (t.started_ms >= 0 && now_ms - t.started_ms >= request.duration_filter)
+        })
+        .filter(|t| {
+            pattern
+                .as_ref()
+                .is_none_or(|regex| regex.is_match(&t.transactional_id))
         })
         .filter(|t| {
             call.authorized(

@@ -628,11 +628,7 @@ fn resolve(member: &Member, topics: &impl Topics) -> BTreeMap<Uuid, i32> {
 
 /// Kafka matches an expression against whole topic names (RE2/J's `matches`).
 pub(super) fn whole_name_regex(expression: &str) -> Result<Regex, GroupError> {
-    // Bounded: a client's expression cannot compile into an unbounded automaton.
-    regex::RegexBuilder::new(&format!("^(?:{expression})$"))
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|_| GroupError::InvalidRegularExpression)
+    crate::client_regex::whole_match(expression).ok_or(GroupError::InvalidRegularExpression)
 }
 
 #[cfg(test)]

@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.errors.InvalidRegularExpression;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
@@ -112,6 +115,35 @@ class AdminRecordsTest extends BrokerTest {
     assertEquals(description.producerId(), producers.get(0).producerId());
     assertTrue(producers.get(0).currentTransactionStartOffset().isPresent());
     producer.commitTransaction();
+  }
+
+  @Test
+  void transactionsListedByTransactionalIdPattern() throws Exception {
+    // ListTransactions v2 (KIP-1152): a pattern ANDed with the other filters.
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("txn-pattern", 1);
+    String first = Clients.unique("txn-pattern-a");
+    String second = Clients.unique("txn-pattern-b");
+    KafkaProducer<String, String> a = openTransaction(first, topic);
+    KafkaProducer<String, String> b = openTransaction(second, topic);
+
+    assertEquals(Set.of(first), listedIds(admin, "txn-pattern-a.*"));
+    assertEquals(Set.of(first, second), listedIds(admin, "txn-pattern-[ab].*"));
+    // The whole transactional id must match, not a part of it.
+    assertEquals(Set.of(), listedIds(admin, "txn-pattern-a"));
+    assertInstanceOf(
+        InvalidRegularExpression.class,
+        cause(admin.listTransactions(new ListTransactionsOptions().filterOnTransactionalIdPattern("txn-(")).all()));
+    a.commitTransaction();
+    b.commitTransaction();
+  }
+
+  private static Set<String> listedIds(Admin admin, String pattern) throws Exception {
+    ListTransactionsOptions options = new ListTransactionsOptions().filterOnTransactionalIdPattern(pattern);
+    return get(admin.listTransactions(options).all()).stream()
+        .map(TransactionListing::transactionalId)
+        .filter(id -> id.startsWith("txn-pattern-"))
+        .collect(Collectors.toSet());
   }
 
   @Test
