@@ -154,15 +154,15 @@ registry! {
     ProduceRequest: 3..=9 => produce::handle, [Write Topic, Create Cluster, Create Topic, Write TransactionalId] "WRITE on each topic (CREATE on the cluster or the topic to auto-create it); WRITE on the transactional id of a transactional batch";
     FetchRequest: 4..=13 => fetch::handle, [Read Topic] "READ on each topic" [error_answer];
     ListOffsetsRequest: 1..=10 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
-    MetadataRequest: 0..=12 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
+    MetadataRequest: 0..=13 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
     ApiVersionsRequest: 0..=3 => api_versions::handle, [] "" [before_authentication];
     CreateTopicsRequest: 2..=7 => create_topics::handle, [Create Cluster, Create Topic] "CREATE on the cluster or on the topic";
     DeleteTopicsRequest: 1..=6 => delete_topics::handle, [Delete Topic] "DELETE on each topic";
     DeleteRecordsRequest: 0..=2 => delete_records::handle, [Delete Topic] "DELETE on each topic";
-    InitProducerIdRequest: 0..=4 => init_producer_id::handle, [IdempotentWrite Cluster, Write Topic, Write TransactionalId] "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic; WRITE on the transactional id when one is named" [error_answer];
+    InitProducerIdRequest: 0..=5 => init_producer_id::handle, [IdempotentWrite Cluster, Write Topic, Write TransactionalId] "IDEMPOTENT_WRITE on the cluster, or WRITE on some topic; WRITE on the transactional id when one is named" [error_answer];
     CreatePartitionsRequest: 0..=3 => create_partitions::handle, [Alter Topic] "ALTER on each topic";
     DescribeClusterRequest: 0..=2 => describe_cluster::handle, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
-    FindCoordinatorRequest: 0..=4 => groups::find_coordinator::handle, [Describe Group, Describe TransactionalId] "DESCRIBE on the group, or on the transactional id" [error_answer];
+    FindCoordinatorRequest: 0..=5 => groups::find_coordinator::handle, [Describe Group, Describe TransactionalId] "DESCRIBE on the group, or on the transactional id" [error_answer];
     OffsetForLeaderEpochRequest: 2..=4 => offset_for_leader_epoch::handle, [Describe Topic] "DESCRIBE on each topic";
     DescribeProducersRequest: 0..=0 => describe_producers::handle, [Read Topic] "READ on each topic";
     AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, [Write TransactionalId, Write Topic] "WRITE on the transactional id and on each topic";
