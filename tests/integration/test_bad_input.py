@@ -171,3 +171,31 @@ def test_an_invalid_record_is_named_by_its_index_in_the_batch(broker):
     good = batch_with_offset_deltas([b"a", b"b"], [0, 1])
     assert produce_v8(connection, "records", good) == (0, [], None)
     connection.close()
+
+
+def api_versions_tags(bootstrap, version):
+    """ApiVersions v3+ on the wire: the tagged fields of its answer, {tag: bytes}."""
+    body = b"\x00" + wire.compact_string("wire-test") + wire.compact_string("1") + wire.TAGS
+    conn = wire.Connection(bootstrap)
+    conn.send(wire.request(API_VERSIONS, version, 5, body))
+    _, answer = conn.recv_response()  # ApiVersions answers with header v0
+    conn.close()
+    r = wire.Reader(answer)
+    assert r.int("h") == 0
+    for _ in range(r.uvarint() - 1):
+        r.take(6)
+        r.tags()
+    r.int("i")  # throttle time
+    tags = {}
+    for _ in range(r.uvarint()):
+        tag = r.uvarint()
+        tags[tag] = r.take(r.uvarint())
+    return tags
+
+
+def test_api_versions_v3_leaves_out_features_whose_lowest_level_is_0_as_kafka_does(broker):
+    """KAFKA-17011: clients before ApiVersions v4 refuse a supported feature whose minimum
+    version is 0, so Kafka leaves those out of v3 answers and lists them from v4."""
+    supported_features = 0
+    assert supported_features not in api_versions_tags(broker.bootstrap, 3)
+    assert supported_features in api_versions_tags(broker.bootstrap, 4)

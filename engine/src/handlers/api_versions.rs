@@ -29,21 +29,31 @@ pub async fn handle(call: &Call<'_>, _request: ApiVersionsRequest) -> ApiVersion
     });
     // Features are v3's tagged fields.
     match served && call.version >= 3 {
-        true => with_features(response),
+        true => with_features(response, call.version),
         false => response,
     }
 }
 
-fn with_features(response: ApiVersionsResponse) -> ApiVersionsResponse {
+/// Before v4, clients refuse a supported feature whose lowest version is 0 (KAFKA-17011):
+/// Kafka leaves those out of older answers, and so does Shoal (every feature it serves starts
+/// at 0).
+const FEATURE_LEVEL_0_LISTED_FROM: i16 = 4;
+
+/// The lowest level of every feature Shoal serves.
+const FEATURE_MIN_VERSION: i16 = 0;
+
+fn with_features(response: ApiVersionsResponse, version: i16) -> ApiVersionsResponse {
     let name = StrBytes::from_static_str;
+    let list_supported = version >= FEATURE_LEVEL_0_LISTED_FROM;
     response
         .with_supported_features(
             FEATURES
                 .iter()
+                .filter(|_| list_supported)
                 .map(|&(feature, max, _)| {
                     SupportedFeatureKey::default()
                         .with_name(name(feature))
-                        .with_min_version(0)
+                        .with_min_version(FEATURE_MIN_VERSION)
                         .with_max_version(max)
                 })
                 .collect(),

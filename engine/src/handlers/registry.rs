@@ -155,7 +155,7 @@ registry! {
     FetchRequest: 4..=13 => fetch::handle, [Read Topic] "READ on each topic" [error_answer];
     ListOffsetsRequest: 1..=10 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
     MetadataRequest: 0..=13 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
-    ApiVersionsRequest: 0..=3 => api_versions::handle, [] "" [before_authentication];
+    ApiVersionsRequest: 0..=4 => api_versions::handle, [] "" [before_authentication];
     CreateTopicsRequest: 2..=7 => create_topics::handle, [Create Cluster, Create Topic] "CREATE on the cluster or on the topic";
     DeleteTopicsRequest: 1..=6 => delete_topics::handle, [Delete Topic] "DELETE on each topic";
     DeleteRecordsRequest: 0..=2 => delete_records::handle, [Delete Topic] "DELETE on each topic";
