@@ -16,14 +16,17 @@ import argparse
 import json
 import pathlib
 import re
-import socket
+import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import zipfile
 
-from benchlib import ROOT, free_port, stop, wait_for_port
+from benchlib import ROOT, stop, wait_for_port
+from client_produce import start_shoal
+
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+import kafka_wire as wire  # noqa: E402
 
 CLASSPATH = ROOT / "tests" / "java" / "target" / "kafka.classpath"
 API_VERSIONS_KEY = 18
@@ -65,13 +68,13 @@ def kafka_broker_apis(jar):
 
 def shoal_api_versions(bootstrap):
     """{api key: max version} from ApiVersions v0."""
-    host, port = bootstrap.split(":")
-    client_id = b"api-versions-gap"
-    header = struct.pack(">hhih", API_VERSIONS_KEY, 0, 1, len(client_id)) + client_id
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(struct.pack(">i", len(header)) + header)
-        size = struct.unpack(">i", read_exact(sock, 4))[0]
-        body = read_exact(sock, size)[4:]
+    conn = wire.Connection(bootstrap)
+    conn.send(wire.request(API_VERSIONS_KEY, 0, 1, b"", client_id="api-versions-gap"))
+    answer = conn.recv_response()
+    conn.close()
+    if answer is None:
+        sys.exit("the broker closed the connection")
+    _, body = answer
     error, count = struct.unpack(">hi", body[:6])
     if error:
         sys.exit(f"ApiVersions answered error {error}")
@@ -80,16 +83,6 @@ def shoal_api_versions(bootstrap):
         key, _, top = struct.unpack(">hhh", body[6 + 6 * i: 12 + 6 * i])
         served[key] = top
     return served
-
-
-def read_exact(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            sys.exit("the broker closed the connection")
-        data += chunk
-    return data
 
 
 def compare(kafka, shoal):
@@ -117,17 +110,13 @@ def main():
         shoal = shoal_api_versions(args.bootstrap)
     else:
         work = pathlib.Path(tempfile.mkdtemp())
-        port = free_port()
-        (work / "shoal.toml").write_text(
-            f'listen = "127.0.0.1:{port}"\ndata_dir = "{work / "data"}"\n')
-        process = subprocess.Popen([ROOT / "target" / "release" / "shoal", "--config",
-                                    work / "shoal.toml"], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process, port = start_shoal(ROOT / "target" / "release" / "shoal", work)
         try:
             wait_for_port(port, 60)
             shoal = shoal_api_versions(f"127.0.0.1:{port}")
         finally:
             stop(process)
+            shutil.rmtree(work, ignore_errors=True)
     rows = compare(kafka, shoal)
     if args.json:
         print(json.dumps(rows, indent=1))
