@@ -251,9 +251,9 @@ def test_admin_adds_partitions_and_describes_the_cluster(broker):
 def describe_cluster_v1(bootstrap, endpoint_type):
     """DescribeCluster v1 on the wire: (error code, endpoint type, broker ports)."""
     body = b"\x00" + struct.pack(">b", endpoint_type) + wire.TAGS
-    header = struct.pack(">hhi", 60, 1, 7) + wire.string("wire-test") + wire.TAGS
     conn = wire.Connection(bootstrap)
-    conn.send(struct.pack(">i", len(header) + len(body)) + header + body)
+    # A flexible (v2) header: kafka_wire's v1 header, then its empty tag buffer.
+    conn.send(wire.request(60, 1, 7, wire.TAGS + body))
     _, r = wire.flexible_response(conn)
     conn.close()
     r.int("i")  # throttle time
