@@ -12,6 +12,8 @@ pub mod consumer_protocol;
 pub mod diskless;
 mod error;
 pub mod frame;
+pub mod message_codec;
+pub mod messages;
 pub mod mirror;
 pub mod records;
 #[cfg(test)]
