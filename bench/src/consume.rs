@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::{
+use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use shoal_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use shoal_protocol::messages::{
     BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
 };
-use kafka_protocol::protocol::StrBytes;
 
 use crate::batch;
 use crate::kafka;

@@ -5,10 +5,10 @@ use std::io::Read;
 use std::net::TcpStream;
 
 use bytes::Bytes;
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::{ApiKey, CreateTopicsRequest, TopicName};
 use kafka_protocol::protocol::{Decodable, HeaderVersion, Request, StrBytes};
 use shoal_protocol::client::BlockingClient;
+use shoal_protocol::messages::create_topics_request::CreatableTopic;
+use shoal_protocol::messages::{ApiKey, CreateTopicsRequest, TopicName};
 use shoal_protocol::{frame, ProtocolError};
 
 use crate::secure::{Connection, Security};
@@ -112,7 +112,7 @@ pub fn check_broker(
     topic: &str,
     partitions: i32,
 ) -> Result<(), BenchError> {
-    use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest};
+    use shoal_protocol::messages::{ApiVersionsRequest, MetadataRequest};
     let mut client = client(bootstrap, security)?;
     let versions = client
         .call(0, &ApiVersionsRequest::default())
@@ -135,7 +135,7 @@ pub fn check_broker(
         }
     }
     let request = MetadataRequest::default().with_topics(Some(vec![
-        kafka_protocol::messages::metadata_request::MetadataRequestTopic::default()
+        shoal_protocol::messages::metadata_request::MetadataRequestTopic::default()
             .with_name(Some(TopicName(StrBytes::from_string(topic.to_string())))),
     ]));
     let metadata = client.call(1, &request).map_err(protocol)?;

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use shoal_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
 
 use crate::batch;
 use crate::kafka;

@@ -1,13 +1,13 @@
 //! `shoal acl list|create|delete`: ACL bindings as `kafka-acls.sh` manages them.
 
-use kafka_protocol::messages::create_acls_request::AclCreation;
-use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
-use kafka_protocol::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 use shoal_protocol::acl_codes::{
     ALLOW, ANY, DENY, LITERAL, OPERATION_NAMES, PREFIXED, RESOURCE_NAMES,
 };
+use shoal_protocol::messages::create_acls_request::AclCreation;
+use shoal_protocol::messages::delete_acls_request::DeleteAclsFilter;
+use shoal_protocol::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest};
 
 use super::{check, print_table, Admin, AdminError, Format, Target};
 

@@ -4,15 +4,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest, MetadataResponse,
-    TopicName,
-};
 use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_auth::ClientSecurity;
 use shoal_protocol::client::BlockingClient;
+use shoal_protocol::messages::metadata_request::MetadataRequestTopic;
+use shoal_protocol::messages::metadata_response::MetadataResponseTopic;
+use shoal_protocol::messages::{
+    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest, MetadataResponse,
+    TopicName,
+};
 
 use crate::connection::{self, Connection};
 use crate::error::{check, AdminError};

@@ -1,7 +1,7 @@
 //! `shoal cluster status`: the live brokers as a running broker sees them (DescribeCluster).
 
-use kafka_protocol::messages::DescribeClusterRequest;
 use serde_json::json;
+use shoal_protocol::messages::DescribeClusterRequest;
 
 use super::{check, print_table, AdminError, Format, Target};
 

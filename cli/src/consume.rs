@@ -8,11 +8,11 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::fetch_response::AbortedTransaction;
-use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
+use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use shoal_protocol::messages::fetch_response::AbortedTransaction;
+use shoal_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use shoal_wal::committed::walk_committed;
 use shoal_wal::records::{inflate_payload, keyed_records, KeyedRecord};
 use shoal_wal::BatchHeader;

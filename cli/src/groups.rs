@@ -4,12 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::{Buf, Bytes};
-use kafka_protocol::messages::{
+use kafka_protocol::protocol::{Decodable, StrBytes};
+use serde_json::json;
+use shoal_protocol::messages::{
     ApiKey, ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DescribeGroupsRequest,
     GroupId, ListGroupsRequest,
 };
-use kafka_protocol::protocol::{Decodable, StrBytes};
-use serde_json::json;
 
 use super::datetime::parse_millis;
 use super::offsets::{commit, committed, list_offsets, EARLIEST, LATEST, READ_UNCOMMITTED};

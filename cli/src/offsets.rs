@@ -5,15 +5,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::offset_commit_request::{
+use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use shoal_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
-use kafka_protocol::messages::{
+use shoal_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
+use shoal_protocol::messages::{
     BrokerId, GroupId, ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest, TopicName,
 };
-use kafka_protocol::protocol::StrBytes;
 
 use super::{check, Admin, AdminError};
 

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ProduceRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
+use shoal_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use shoal_protocol::messages::{ProduceRequest, TopicName};
 use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;
 

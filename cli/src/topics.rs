@@ -2,19 +2,19 @@
 
 use std::collections::BTreeSet;
 
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
-use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
-use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
-use kafka_protocol::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
-use kafka_protocol::messages::{
-    CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
-    IncrementalAlterConfigsRequest, TopicName,
-};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 use shoal_protocol::config_codes::{ConfigResource, ConfigSource};
+use shoal_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use shoal_protocol::messages::delete_topics_request::DeleteTopicState;
+use shoal_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use shoal_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use shoal_protocol::messages::{
+    CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
+    IncrementalAlterConfigsRequest, TopicName,
+};
 
 use super::{check, name_value, offsets, print_table, Admin, AdminError, Format, Target};
 

@@ -1,11 +1,11 @@
 //! `shoal transactions list|describe`: the transactional ids a running broker coordinates
 //! (ListTransactions, DescribeTransactions), as Kafka's `kafka-transactions.sh` shows them.
 
-use kafka_protocol::messages::{
-    DescribeTransactionsRequest, ListTransactionsRequest, TransactionalId,
-};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
+use shoal_protocol::messages::{
+    DescribeTransactionsRequest, ListTransactionsRequest, TransactionalId,
+};
 
 use super::{check, print_table, Admin, AdminError, Format, Target};
 

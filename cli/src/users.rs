@@ -3,15 +3,15 @@
 //! password is salted and hashed here and never sent.
 
 use bytes::Bytes;
-use kafka_protocol::messages::alter_user_scram_credentials_request::{
-    ScramCredentialDeletion, ScramCredentialUpsertion,
-};
-use kafka_protocol::messages::{
-    AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest,
-};
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 use shoal_auth::scram::{random_bytes, ScramMechanism};
+use shoal_protocol::messages::alter_user_scram_credentials_request::{
+    ScramCredentialDeletion, ScramCredentialUpsertion,
+};
+use shoal_protocol::messages::{
+    AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest,
+};
 
 use super::{check, print_table, Admin, AdminError, Format, Target};
 

@@ -1,8 +1,8 @@
 //! Kafka framing, shared by the broker, the benchmark and every client Shoal runs: a 4-byte
 //! big-endian size, a request or response header, then the body.
 
+use crate::messages::{ApiKey, RequestHeader, ResponseHeader};
 use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 
 use crate::{diskless, mirror, ProtocolError};
@@ -159,7 +159,7 @@ pub async fn read_frame(
 
 #[cfg(test)]
 mod tests {
-    use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
+    use crate::messages::{MetadataRequest, MetadataResponse};
 
     use super::*;
     use crate::diskless::{DisklessDescribeFilesRequest, DisklessDescribeFilesResponse};

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use crate::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use bytes::Bytes;
-use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_auth::client_login::{ClientLogin, LoginCredential};
 use shoal_auth::SaslMechanism;

@@ -4,18 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::create_acls_response::AclCreationResult;
-use kafka_protocol::messages::delete_acls_response::{
-    DeleteAclsFilterResult, DeleteAclsMatchingAcl,
-};
-use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
-use kafka_protocol::messages::{
-    CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
-    DescribeAclsRequest, DescribeAclsResponse,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{AclBinding, AclFilter, Operation};
 use shoal_coordinator::commands::{CreateAcls, DeleteAcls, DescribeAcls};
+use shoal_protocol::messages::create_acls_response::AclCreationResult;
+use shoal_protocol::messages::delete_acls_response::{
+    DeleteAclsFilterResult, DeleteAclsMatchingAcl,
+};
+use shoal_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
+use shoal_protocol::messages::{
+    CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
+    DescribeAclsRequest, DescribeAclsResponse,
+};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;

@@ -1,11 +1,11 @@
 //! ApiVersions: every API of the registry with the versions it serves.
 
-use kafka_protocol::messages::api_versions_response::{
-    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
-};
-use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_protocol::codes::NONE;
+use shoal_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
+use shoal_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use shoal_protocol::ResponseError;
 
 use super::registry::{spec, APIS};

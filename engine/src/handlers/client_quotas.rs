@@ -3,19 +3,19 @@
 //! (user, client id), a null name being the type's default entity. Checked and kept by the
 //! coordinator, in its log.
 
-use kafka_protocol::messages::alter_client_quotas_response::{
-    EntityData as AlteredEntity, EntryData as AlteredEntry,
-};
-use kafka_protocol::messages::describe_client_quotas_response::{EntityData, EntryData, ValueData};
-use kafka_protocol::messages::{
-    AlterClientQuotasRequest, AlterClientQuotasResponse, DescribeClientQuotasRequest,
-    DescribeClientQuotasResponse,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::client_quotas::QuotaMatch;
 use shoal_coordinator::commands::{AlterClientQuotas, DescribeClientQuotas, QuotaAlteration};
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::alter_client_quotas_response::{
+    EntityData as AlteredEntity, EntryData as AlteredEntry,
+};
+use shoal_protocol::messages::describe_client_quotas_response::{EntityData, EntryData, ValueData};
+use shoal_protocol::messages::{
+    AlterClientQuotasRequest, AlterClientQuotasResponse, DescribeClientQuotasRequest,
+    DescribeClientQuotasResponse,
+};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;

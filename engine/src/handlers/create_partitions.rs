@@ -1,9 +1,9 @@
-use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
-use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::CreatePartitions;
 use shoal_coordinator::state::PARTITIONS_PER_TOPIC_MAX;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
+use shoal_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 
 use crate::context::Call;
 use crate::kafka::error_codes;

@@ -1,11 +1,11 @@
-use kafka_protocol::messages::create_topics_request::CreatableTopicConfig;
-use kafka_protocol::messages::create_topics_response::{
-    CreatableTopicConfigs, CreatableTopicResult,
-};
-use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::state::{is_valid_topic_name, PARTITIONS_PER_TOPIC_MAX};
 use shoal_coordinator::{ErrorKind, TopicConfig};
+use shoal_protocol::messages::create_topics_request::CreatableTopicConfig;
+use shoal_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
+use shoal_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use shoal_protocol::ResponseError;
 
 use super::configs::alter_configs::OwnConfig;

@@ -1,8 +1,8 @@
-use kafka_protocol::messages::delete_records_response::{
+use shoal_coordinator::commands::DeleteRecords;
+use shoal_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
-use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
-use shoal_coordinator::commands::DeleteRecords;
+use shoal_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 
 use super::topics::{partition_values, permitted, Answers};
 use crate::context::Call;

@@ -1,8 +1,8 @@
-use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
-use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::DeleteTopic;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::delete_topics_response::DeletableTopicResult;
+use shoal_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use shoal_protocol::ResponseError;
 use uuid::Uuid;
 

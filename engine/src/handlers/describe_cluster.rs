@@ -1,6 +1,6 @@
-use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
-use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use shoal_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 
 use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_protocol::ResponseError;

@@ -1,12 +1,12 @@
 //! DescribeProducers: the idempotent producers each partition remembers (the state the
 //! coordinator keeps for duplicate and sequence checks). No transactions: no open ones.
 
-use kafka_protocol::messages::describe_producers_response::{
-    PartitionResponse, ProducerState, TopicResponse,
-};
-use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
 use shoal_coordinator::commands::DescribeProducers;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::describe_producers_response::{
+    PartitionResponse, ProducerState, TopicResponse,
+};
+use shoal_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
 
 use super::topics::{permitted, Answers};
 use crate::context::Call;

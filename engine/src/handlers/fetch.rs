@@ -1,12 +1,12 @@
 use std::time::Duration;
 
-use kafka_protocol::messages::fetch_response::{
-    AbortedTransaction, FetchableTopicResponse, PartitionData,
-};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use shoal_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use shoal_protocol::ResponseError;
 use shoal_shards::PartitionFetch;
 

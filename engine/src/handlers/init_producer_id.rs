@@ -1,7 +1,7 @@
-use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{InitProducerId, ProducerIdentity};
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;

@@ -1,11 +1,11 @@
 use std::time::Duration;
 
-use kafka_protocol::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
-use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::{ListOffsetsResult, TopicPartition, MAX_TIMESTAMP};
+use shoal_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use shoal_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use shoal_shards::PartitionFetch;
 use shoal_wal::records::{first_record_at_or_after, latest_record};
 use shoal_wal::BatchHeader;

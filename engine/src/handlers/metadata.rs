@@ -1,16 +1,19 @@
-use kafka_protocol::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::{ErrorKind, TopicMeta};
+use shoal_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use shoal_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use shoal_protocol::ResponseError;
 
 use super::authorize::{CLUSTER_OPERATIONS, TOPIC_OPERATIONS};
 use super::topics;
 use crate::context::Call;
 use crate::kafka::error_codes;
+
+/// The first Metadata version whose answer may name a topic by id alone (a null name).
+const TOPIC_NAME_NULLABLE_FROM: i16 = 12;
 
 pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {
     let broker = call.broker;
@@ -116,7 +119,12 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 };
                 MetadataResponseTopic::default()
                     .with_error_code(code)
-                    .with_name(topic.name.clone())
+                    // Before v12 a topic's name is not nullable: "" for an unknown id.
+                    .with_name(
+                        topic.name.clone().or_else(|| {
+                            (version < TOPIC_NAME_NULLABLE_FROM).then(TopicName::default)
+                        }),
+                    )
                     .with_topic_id(topic.topic_id)
             }
         });

@@ -1,12 +1,12 @@
 //! OffsetForLeaderEpoch: clients validate their positions after a metadata change. A diskless
 //! partition has one leader epoch (0) for its whole life, which ends at the high watermark.
 
-use kafka_protocol::messages::offset_for_leader_epoch_response::{
-    EpochEndOffset, OffsetForLeaderTopicResult,
-};
-use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::LATEST_TIMESTAMP;
+use shoal_protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
+use shoal_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 
 use super::metadata::LEADER_EPOCH;
 use super::topics::{partition_values, permitted, Answers};

@@ -1,10 +1,10 @@
-use kafka_protocol::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
-};
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
+use shoal_protocol::messages::{ProduceRequest, ProduceResponse};
 use shoal_protocol::ResponseError;
 use shoal_shards::{PartitionProduce, PartitionProduceResult, ProduceRules};
 

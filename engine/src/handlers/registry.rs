@@ -7,10 +7,10 @@
 //! the module in `handlers/mod.rs`, and add one line here, with the ACL operation it checks.
 
 use bytes::Bytes;
-use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::diskless::*;
+use shoal_protocol::messages::*;
 use shoal_protocol::mirror::*;
 use shoal_protocol::ProtocolError;
 use shoal_protocol::{frame, shapes};

@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::{
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_auth::oauthbearer::{error_challenge, ClientMessage};
+use shoal_protocol::messages::{
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+};
 use shoal_protocol::ResponseError;
 
 use crate::context::{Broker, Call};

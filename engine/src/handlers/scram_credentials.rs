@@ -4,19 +4,19 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
-use kafka_protocol::messages::describe_user_scram_credentials_response::{
-    CredentialInfo, DescribeUserScramCredentialsResult,
-};
-use kafka_protocol::messages::{
-    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
-    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{AlterScramCredentials, DescribeScramCredentials};
 use shoal_coordinator::state::ScramAlteration;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use shoal_protocol::messages::describe_user_scram_credentials_response::{
+    CredentialInfo, DescribeUserScramCredentialsResult,
+};
+use shoal_protocol::messages::{
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
+};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;
@@ -160,7 +160,7 @@ fn check_alteration(
     user: &str,
     code: i8,
     upsertion: Option<
-        &kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion,
+        &shoal_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion,
     >,
     seen: &mut HashSet<(String, i8)>,
 ) -> Result<ScramAlteration, (ResponseError, &'static str)> {

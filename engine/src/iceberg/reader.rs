@@ -4,12 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_cli::offsets::{list_offsets, EARLIEST, READ_COMMITTED};
 use shoal_cli::Admin;
 use shoal_iceberg::Row;
+use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use shoal_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use shoal_protocol::ResponseError;
 use shoal_wal::committed::walk_committed;
 use shoal_wal::records::{inflate_payload, keyed_records};

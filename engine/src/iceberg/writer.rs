@@ -4,8 +4,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
-use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
 use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
@@ -13,6 +11,8 @@ use shoal_iceberg::catalog::{Catalog, TableName};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::SqliteCatalog;
 use shoal_metalog::Duties;
+use shoal_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use shoal_protocol::messages::DescribeConfigsRequest;
 
 use super::pg_catalog::PgCatalog;
 use super::rest_catalog::RestCatalog;

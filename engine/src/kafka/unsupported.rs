@@ -5,8 +5,8 @@
 //! registry.)
 
 use bytes::Bytes;
-use kafka_protocol::messages::*;
 use shoal_protocol::frame::encode_response;
+use shoal_protocol::messages::*;
 use shoal_protocol::ResponseError;
 
 macro_rules! error_answer {

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use futures_lite::AsyncWriteExt;
 use futures_rustls::TlsConnector;
 use glommio::net::TcpStream;
-use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::protocol::Request;
 use shoal_auth::ClientSecurity;
 use shoal_mirror::MirrorConfig;
 use shoal_net::tls_client::kafka_client_tls;
 use shoal_net::within;
+use shoal_protocol::messages::ApiVersionsRequest;
 use shoal_protocol::sasl_login::{log_in, Caller};
 use shoal_protocol::{frame, ProtocolError};
 

@@ -6,14 +6,14 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::{
-    BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::{DeleteRecords, ListOffsets, Truncate};
 use shoal_coordinator::{MirrorEvent, TopicPartition, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
+use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use shoal_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use shoal_protocol::messages::{
+    BrokerId, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, TopicName,
+};
 use shoal_protocol::mirror as m;
 use shoal_protocol::ResponseError;
 use shoal_shards::mirror::store::FetchedBatch;

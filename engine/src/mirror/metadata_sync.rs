@@ -7,19 +7,19 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
-use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::{
-    DescribeConfigsRequest, DescribeConfigsResponse, GroupId, ListGroupsRequest,
-    ListGroupsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
-    TopicName,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::{
     CommitOffsets, DescribeMirror, FetchOffsets, ListMirrors, SyncMirrorTopic,
 };
 use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
 use shoal_mirror::MirrorConfig;
+use shoal_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use shoal_protocol::messages::metadata_request::MetadataRequestTopic;
+use shoal_protocol::messages::{
+    DescribeConfigsRequest, DescribeConfigsResponse, GroupId, ListGroupsRequest,
+    ListGroupsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
+    TopicName,
+};
 use shoal_shards::groups::calls::DescribeGroup;
 
 use super::client::{

@@ -1,9 +1,9 @@
 //! How a throttle reaches the client: the answer's `ThrottleTimeMs`, and, for versions older
 //! than KIP-219 (whose clients do not wait by themselves), a delayed answer.
 
-use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Request;
 use shoal_protocol::diskless::*;
+use shoal_protocol::messages::*;
 use shoal_protocol::mirror::*;
 
 /// An answer that can carry a throttle time.

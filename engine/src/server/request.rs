@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use kafka_protocol::messages::ApiKey;
+use shoal_protocol::messages::ApiKey;
 use shoal_protocol::{frame, ResponseError};
 
 use crate::context::ApiSpec;

@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
-use kafka_protocol::messages::{
+use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::commands::{ClaimGroup, ReadConsumerGroup};
+use shoal_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
+use shoal_protocol::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
     GroupId,
 };
-use kafka_protocol::protocol::StrBytes;
-use shoal_coordinator::commands::{ClaimGroup, ReadConsumerGroup};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::{FetchRequest, ProduceRequest};
 
 use super::*;
 use crate::context::ClientInfo;

@@ -4,16 +4,16 @@
 
 use std::sync::atomic::Ordering;
 
-use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
-use kafka_protocol::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
-use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
-use kafka_protocol::messages::{
-    GroupId, HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, SyncGroupRequest,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::ClaimGroup;
+use shoal_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use shoal_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use shoal_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use shoal_protocol::messages::{
+    GroupId, HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, SyncGroupRequest,
+};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::FutureExt;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{
-    FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
-};
 use kafka_protocol::protocol::{Request, StrBytes};
 use shoal_coordinator::commands::CreateTopic;
+use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use shoal_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use shoal_protocol::messages::{
+    FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
+};
 use shoal_shards::{Latch, ServeFn, ShardError};
 use shoal_wal::batch::BatchBuilder;
 use shoal_wal::decompress::Codec;

@@ -3,10 +3,10 @@
 //! librdkafka consumers waited for ever), and names the offset's leader epoch from v4 on.
 
 use bytes::BytesMut;
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::{ListOffsetsRequest, ProduceRequest};
 use kafka_protocol::protocol::Encodable;
 use shoal_coordinator::EARLIEST_TIMESTAMP;
+use shoal_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use shoal_protocol::messages::{ListOffsetsRequest, ProduceRequest};
 
 use super::*;
 use crate::context::ClientInfo;
@@ -22,7 +22,7 @@ fn every_version_answers_and_names_the_leader_epoch_from_v4() {
         produce::handle(&call::<ProduceRequest>(&broker, 9, &client), request).await;
         for version in 1..=10 {
             let request = ListOffsetsRequest::default()
-                .with_replica_id(kafka_protocol::messages::BrokerId(-1))
+                .with_replica_id(shoal_protocol::messages::BrokerId(-1))
                 .with_topics(vec![ListOffsetsTopic::default()
                     .with_name(topic_name("listed"))
                     .with_partitions(vec![ListOffsetsPartition::default()

@@ -4,12 +4,12 @@
 
 use bytes::{Bytes, BytesMut};
 use glommio::net::TcpListener;
-use kafka_protocol::messages::api_versions_response::ApiVersion;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, FetchRequest, FetchResponse};
 use shoal_coordinator::commands::{AddTopicsToMirror, CreateMirror, MirrorEvents};
 use shoal_coordinator::{MirrorEvent, MirroredTopic};
 use shoal_protocol::frame;
+use shoal_protocol::messages::api_versions_response::ApiVersion;
+use shoal_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use shoal_protocol::messages::{ApiKey, ApiVersionsResponse, FetchRequest, FetchResponse};
 use shoal_wal::batch::{patch_base_offset, BatchHeader};
 
 use super::*;

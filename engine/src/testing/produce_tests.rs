@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use kafka_protocol::messages::{FetchRequest, ProduceRequest};
 use shoal_coordinator::commands::ListOffsets;
 use shoal_coordinator::{TopicPartition, LATEST_TIMESTAMP};
+use shoal_protocol::messages::{FetchRequest, ProduceRequest};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};

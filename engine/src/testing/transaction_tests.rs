@@ -1,13 +1,13 @@
 //! Transactions through the handlers: KIP-360's epoch bump while a transaction is open, and
 //! what a stale epoch gets afterwards.
 
-use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
-use kafka_protocol::messages::{
-    AddPartitionsToTxnRequest, InitProducerIdRequest, ProducerId, TransactionalId,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::commands::DescribeTransactions;
 use shoal_coordinator::TransactionStatus;
+use shoal_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+use shoal_protocol::messages::{
+    AddPartitionsToTxnRequest, InitProducerIdRequest, ProducerId, TransactionalId,
+};
 
 use super::*;
 use crate::context::{Broker, ClientInfo};

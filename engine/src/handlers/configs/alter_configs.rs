@@ -1,13 +1,13 @@
 //! AlterConfigs (the legacy, whole-set form): the listed configs replace the topic's (or the
 //! broker's dynamic) settings, and any honoured config not listed goes back to its default.
 
-use kafka_protocol::messages::alter_configs_request::AlterConfigsResource;
-use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
-use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::topic_configs::TopicOverrides;
 use shoal_coordinator::TopicConfig;
+use shoal_protocol::messages::alter_configs_request::AlterConfigsResource;
+use shoal_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
+use shoal_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use shoal_protocol::ResponseError;
 
 use super::*;

@@ -5,8 +5,8 @@
 //! `broker_default`) are altered cluster-wide only, and the coordinator puts them into effect
 //! on every topic that does not set them itself.
 
-use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
 use shoal_coordinator::commands::AlterBrokerConfig;
+use shoal_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
 use shoal_protocol::ResponseError;
 
 use shoal_protocol::config_codes::{ConfigSource, ConfigType};

@@ -1,7 +1,7 @@
-use kafka_protocol::messages::describe_configs_response::DescribeConfigsResult;
-use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::config_codes::ConfigSource;
+use shoal_protocol::messages::describe_configs_response::DescribeConfigsResult;
+use shoal_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use shoal_protocol::ResponseError;
 
 use super::broker_configs;

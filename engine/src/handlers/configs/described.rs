@@ -1,11 +1,11 @@
 //! One config as DescribeConfigs answers it, whatever its resource: value, source, type and
 //! (when asked) the synonyms it was chosen from.
 
-use kafka_protocol::messages::describe_configs_response::{
-    DescribeConfigsResourceResult, DescribeConfigsSynonym,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::config_codes::{ConfigSource, ConfigType};
+use shoal_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsSynonym,
+};
 
 /// One config: its value and source are the first of `found` (in precedence order), each
 /// level set under the config's own name.

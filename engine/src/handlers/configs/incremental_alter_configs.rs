@@ -1,12 +1,12 @@
 //! IncrementalAlterConfigs: SET and DELETE (back to default) per config; APPEND and SUBTRACT
 //! apply only to list configs, of which Shoal honours one, cleanup.policy.
 
-use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
-use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
+use shoal_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+use shoal_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
 
-use kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::CleanupPolicy;
+use shoal_protocol::messages::incremental_alter_configs_request::AlterConfigsResource;
 use shoal_protocol::ResponseError;
 
 use super::alter_configs::{alter, answer};

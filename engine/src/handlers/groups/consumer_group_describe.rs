@@ -4,14 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_protocol::messages::consumer_group_describe_response::{
-    Assignment, DescribedGroup, Member, TopicPartitions,
-};
-use kafka_protocol::messages::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, TopicName,
-};
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::{TopicPartition, TopicsView};
+use shoal_protocol::messages::consumer_group_describe_response::{
+    Assignment, DescribedGroup, Member, TopicPartitions,
+};
+use shoal_protocol::messages::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, TopicName,
+};
 use shoal_shards::groups::calls::DescribeGroup;
 use shoal_shards::groups::consumer::description::ConsumerMemberDescription;
 use shoal_shards::groups::consumer::DescribeConsumerGroup;

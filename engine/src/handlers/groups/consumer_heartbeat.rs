@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
-use kafka_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use shoal_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
 use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;

@@ -1,7 +1,7 @@
-use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
-use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use shoal_coordinator::commands::DeleteGroup;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::delete_groups_response::DeletableGroupResult;
+use shoal_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 use shoal_shards::groups::calls::ForgetGroup;
 use shoal_shards::groups::GroupError;
 

@@ -1,6 +1,6 @@
-use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
-use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use shoal_coordinator::commands::FetchOffsets;
+use shoal_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use shoal_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use shoal_shards::groups::calls::DescribeGroup;
 use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;

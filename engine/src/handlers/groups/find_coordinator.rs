@@ -2,9 +2,9 @@
 //! a single node; in a cluster, the one `ClusterView::coordinator` picks among the live
 //! brokers).
 
-use kafka_protocol::messages::find_coordinator_response::Coordinator;
-use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::find_coordinator_response::Coordinator;
+use shoal_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use shoal_protocol::ResponseError;
 
 use super::text;

@@ -1,4 +1,4 @@
-use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
+use shoal_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 use shoal_shards::groups::calls::Heartbeat;
 use shoal_shards::groups::messages::MemberRef;
 

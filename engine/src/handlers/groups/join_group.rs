@@ -1,11 +1,15 @@
-use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
-use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
+use kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::join_group_response::JoinGroupResponseMember;
+use shoal_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
 use shoal_shards::groups::messages::JoinRequest;
 
 use super::{optional_text, owned, owned_optional, text};
 use crate::context::Call;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
+
+/// The first JoinGroup version whose answer may carry no protocol name (a null one).
+const PROTOCOL_NAME_NULLABLE_FROM: i16 = 7;
 
 pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResponse {
     let broker = call.broker;
@@ -53,7 +57,11 @@ pub async fn handle(call: &Call<'_>, request: JoinGroupRequest) -> JoinGroupResp
         .with_error_code(error_codes::code_of(answer.error))
         .with_generation_id(answer.generation_id)
         .with_protocol_type(optional_text(answer.protocol_type))
-        .with_protocol_name(optional_text(answer.protocol_name))
+        .with_protocol_name(
+            // Before v7 the name is not nullable: Kafka answers "" where it has none.
+            optional_text(answer.protocol_name)
+                .or_else(|| (version < PROTOCOL_NAME_NULLABLE_FROM).then(StrBytes::default)),
+        )
         .with_leader(text(answer.leader))
         .with_member_id(text(answer.member_id))
         .with_members(

@@ -1,5 +1,5 @@
-use kafka_protocol::messages::leave_group_response::MemberResponse;
-use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+use shoal_protocol::messages::leave_group_response::MemberResponse;
+use shoal_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use shoal_shards::groups::calls::Leave;
 use shoal_shards::groups::messages::LeavingMember;
 use shoal_shards::groups::GroupError;

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::list_groups_response::ListedGroup;
-use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use shoal_coordinator::commands::{ListOffsetGroups, ListShareGroups};
+use shoal_protocol::messages::list_groups_response::ListedGroup;
+use shoal_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use shoal_shards::groups::calls::ListGroups;
 use shoal_shards::groups::messages::GroupListing;
 use shoal_shards::groups::share::registry::SHARE_GROUP_TYPE;

@@ -1,10 +1,10 @@
-use kafka_protocol::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
-use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::CommitOffsets;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use shoal_shards::groups::messages::MemberRef;
 
 use super::commit_request::{

@@ -1,12 +1,12 @@
 //! OffsetDelete: removes committed offsets, except for topics the group's members are
 //! subscribed to (GROUP_SUBSCRIBED_TO_TOPIC), as Kafka does.
 
-use kafka_protocol::messages::offset_delete_response::{
-    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
-};
-use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use shoal_coordinator::commands::DeleteOffsets;
 use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use shoal_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use shoal_shards::groups::calls::SubscribedTopics;
 use shoal_shards::groups::GroupError;
 

@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::offset_fetch_response::{
+use shoal_coordinator::commands::{FetchOffsets, PendingTransactionOffsets};
+use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
+use shoal_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
-use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
-use shoal_coordinator::commands::{FetchOffsets, PendingTransactionOffsets};
-use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
+use shoal_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
 
 use super::{owned, text};
 use crate::context::Call;

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::share_acknowledge_response::{
+use shoal_coordinator::acl::Operation;
+use shoal_protocol::messages::share_acknowledge_response::{
     LeaderIdAndEpoch, PartitionData, ShareAcknowledgeTopicResponse,
 };
-use kafka_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
-use shoal_coordinator::acl::Operation;
+use shoal_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;

@@ -12,13 +12,13 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kafka_protocol::messages::share_fetch_response::{
-    AcquiredRecords, LeaderIdAndEpoch, PartitionData, ShareFetchableTopicResponse,
-};
-use kafka_protocol::messages::{ShareFetchRequest, ShareFetchResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::share_fetch_response::{
+    AcquiredRecords, LeaderIdAndEpoch, PartitionData, ShareFetchableTopicResponse,
+};
+use shoal_protocol::messages::{ShareFetchRequest, ShareFetchResponse};
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareAcquireCall;
 use shoal_shards::groups::share::delivery::{covering, end_of_records, never_delivered, runs};

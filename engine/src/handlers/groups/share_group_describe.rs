@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_protocol::messages::share_group_describe_response::{
-    Assignment, DescribedGroup, Member, TopicPartitions,
-};
-use kafka_protocol::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicName};
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::HasShareStates;
 use shoal_coordinator::{TopicPartition, TopicsView};
+use shoal_protocol::messages::share_group_describe_response::{
+    Assignment, DescribedGroup, Member, TopicPartitions,
+};
+use shoal_protocol::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicName};
 use shoal_shards::groups::share::calls::DescribeShareGroup;
 use shoal_shards::groups::share::registry::ShareMemberDescription;
 use shoal_shards::groups::GroupError;

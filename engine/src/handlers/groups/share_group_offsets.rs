@@ -6,22 +6,22 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::alter_share_group_offsets_response::{
+use shoal_coordinator::acl::Operation;
+use shoal_coordinator::commands::ReadShareGroupStates;
+use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::alter_share_group_offsets_response::{
     AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic,
 };
-use kafka_protocol::messages::delete_share_group_offsets_response::DeleteShareGroupOffsetsResponseTopic;
-use kafka_protocol::messages::describe_share_group_offsets_response::{
+use shoal_protocol::messages::delete_share_group_offsets_response::DeleteShareGroupOffsetsResponseTopic;
+use shoal_protocol::messages::describe_share_group_offsets_response::{
     DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
     DescribeShareGroupOffsetsResponseTopic,
 };
-use kafka_protocol::messages::{
+use shoal_protocol::messages::{
     AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, DeleteShareGroupOffsetsRequest,
     DeleteShareGroupOffsetsResponse, DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse, TopicName,
 };
-use shoal_coordinator::acl::Operation;
-use shoal_coordinator::commands::ReadShareGroupStates;
-use shoal_coordinator::TopicPartition;
 use shoal_protocol::records::ShoalShareStateRecord;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ResetShareOffsets;

@@ -2,10 +2,10 @@
 //! this one API; the group's shard decides (`groups::share`). A share group's assignment is
 //! not exclusive, so a member gets its partitions at once, without reconciling.
 
-use kafka_protocol::messages::share_group_heartbeat_response::{Assignment, TopicPartitions};
-use kafka_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::messages::share_group_heartbeat_response::{Assignment, TopicPartitions};
+use shoal_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
 use shoal_shards::groups::share::group::ShareHeartbeat;
 use shoal_shards::groups::GroupError;

@@ -1,4 +1,4 @@
-use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
+use shoal_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use shoal_shards::groups::messages::{MemberRef, SyncRequest};
 
 use super::{optional_text, owned, owned_optional};

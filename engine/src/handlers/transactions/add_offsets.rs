@@ -1,9 +1,9 @@
 //! AddOffsetsToTxn: the transaction will commit offsets of this group (TxnOffsetCommit).
 
-use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 
 use crate::context::Call;
 use crate::kafka::error_codes;

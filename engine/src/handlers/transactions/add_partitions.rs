@@ -1,13 +1,13 @@
 //! AddPartitionsToTxn (v0-3, from producers): the transaction is open and will write
 //! markers to these partitions. Every partition gets the request's one outcome, as in Kafka.
 
-use kafka_protocol::messages::add_partitions_to_txn_response::{
-    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
-};
-use kafka_protocol::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::AddToTransaction;
 use shoal_coordinator::{ErrorKind, TopicPartition};
+use shoal_protocol::messages::add_partitions_to_txn_response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
+};
+use shoal_protocol::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;

@@ -1,15 +1,15 @@
 //! DescribeTransactions and ListTransactions (KIP-664), as `kafka-transactions.sh` uses them.
 
-use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
-use kafka_protocol::messages::list_transactions_response::TransactionState as ListedState;
-use kafka_protocol::messages::{
-    DescribeTransactionsRequest, DescribeTransactionsResponse, ListTransactionsRequest,
-    ListTransactionsResponse, ProducerId, TopicName, TransactionalId,
-};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::{DescribeTransactions, ListTransactions};
 use shoal_coordinator::{ErrorKind, Transaction, TransactionStatus};
+use shoal_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
+use shoal_protocol::messages::list_transactions_response::TransactionState as ListedState;
+use shoal_protocol::messages::{
+    DescribeTransactionsRequest, DescribeTransactionsResponse, ListTransactionsRequest,
+    ListTransactionsResponse, ProducerId, TopicName, TransactionalId,
+};
 use shoal_protocol::ResponseError;
 
 use crate::context::Call;

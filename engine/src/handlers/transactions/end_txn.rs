@@ -1,9 +1,9 @@
 //! EndTxn: the transaction is prepared to commit or abort (durably: a crash from here on
 //! ends it the same way), its markers are written, and then it is complete.
 
-use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse};
 use shoal_coordinator::commands::EndTransaction;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::{EndTxnRequest, EndTxnResponse};
 
 use crate::context::Call;
 use crate::kafka::error_codes;

@@ -1,9 +1,9 @@
 //! InitProducerId with a transactional id: the id's producer at a new epoch (fencing older
 //! ones), after ending whatever transaction it left open.
 
-use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
 use shoal_coordinator::commands::InitTransactionalProducer;
 use shoal_coordinator::{ErrorKind, TransactionalInit};
+use shoal_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
 
 use crate::context::Call;
 use crate::kafka::error_codes;

@@ -1,13 +1,13 @@
 //! TxnOffsetCommit: a consumer group's offsets, committed with the transaction (held by it
 //! until EndTxn commits, dropped if it aborts). Sent to the group's coordinator.
 
-use kafka_protocol::messages::txn_offset_commit_response::{
-    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
-};
-use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::CommitTransactionOffsets;
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use shoal_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::context::Call;
@@ -30,11 +30,11 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     // v3+ names the member: a consumer that left the group's generation is refused.
     let checked = match allowed {
         Err(refused) => Err(refused),
-        Ok(()) if request.generation_id >= 0 && !request.member_id.is_empty() => {
+        Ok(()) if request.generation_id_or_member_epoch >= 0 && !request.member_id.is_empty() => {
             let member = MemberRef {
                 group_id: group_id.clone(),
                 member_id: request.member_id.to_string(),
-                generation_id: request.generation_id,
+                generation_id: request.generation_id_or_member_epoch,
                 group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
             };
             check_member(broker, member).await

@@ -2,8 +2,6 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{
@@ -12,6 +10,8 @@ use shoal_coordinator::commands::{
 };
 use shoal_coordinator::Command;
 use shoal_coordinator::{ErrorKind, MirroredTopic};
+use shoal_protocol::messages::metadata_request::MetadataRequestTopic;
+use shoal_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use shoal_protocol::mirror as m;
 use shoal_protocol::{MirrorCode, ResponseError};
 
