@@ -1,14 +1,16 @@
-//! Every Kafka request is checked against its wire layout before kafka-protocol decodes it.
+//! Every Kafka request is walked along its wire layout before it is decoded, to know what the
+//! decoded request will occupy before any of it is allocated.
 //!
-//! kafka-protocol reserves memory for whatever element count a request claims before reading
-//! a single element (`Vec::with_capacity(n)`), so an 18-byte request claiming 2^31 topics
-//! aborts the process. `check_request` walks the request exactly as kafka-protocol would read
-//! it — same fields in the same versions, same varint rules, known tagged fields read in
-//! place — and refuses any count or length larger than the bytes left. It also sums what the
-//! decoded request will occupy (elements times their in-memory size), so the broker can charge
-//! it to its memory budget before decoding. The layouts (`requests.rs`) are generated from
-//! kafka-protocol's message definitions by `scripts/gen_request_shapes.py`; the tests below
-//! prove them equal to kafka-protocol's decoders on random valid requests.
+//! The decoders (`crate::messages`) refuse any count larger than the bytes left, but a count
+//! within them can still cost far more decoded than on the wire: a 1 MB request of one-byte
+//! elements, each a struct of a hundred bytes in memory, decodes to 100 MB. `check` walks
+//! the request as the decoder reads it — same fields in the same versions, known tagged fields
+//! within the size they announce — refuses any count or length larger than the bytes left, and
+//! sums what the decoded request will occupy (elements times their in-memory size), so the
+//! broker charges it to its memory budget before decoding. The layouts (`requests.rs`) are
+//! generated from Kafka's message specifications with the codecs, by
+//! `scripts/gen_kafka_messages.py`; the tests below prove them equal to the decoders (and to
+//! kafka-protocol's, where it has the version) on random valid requests.
 
 mod requests;
 
@@ -55,6 +57,8 @@ pub enum Ty {
         element_bytes: usize,
     },
     Struct(&'static Shape),
+    /// A nullable struct: an `i8` (negative for null), then the struct.
+    OptionStruct(&'static Shape),
 }
 
 fn within(versions: (i16, i16), version: i16) -> bool {
@@ -80,6 +84,15 @@ pub enum ShapeError {
     },
     #[error("structs nested deeper than {DEPTH_MAX}")]
     TooDeep,
+    #[error(
+        "tagged field {tag} in {shape} announces {announced} bytes but its value takes {used}"
+    )]
+    TagSize {
+        shape: &'static str,
+        tag: u32,
+        announced: usize,
+        used: usize,
+    },
 }
 
 /// What a request that passed will hold once decoded, beyond its own bytes.
@@ -88,7 +101,7 @@ pub struct Checked {
     pub decoded_bytes: usize,
 }
 
-/// Walks `body` as kafka-protocol would decode a request of `shape` at `version`.
+/// Walks `body` as the decoder reads a request of `shape` at `version`.
 pub fn check(shape: &'static Shape, version: i16, body: &[u8]) -> Result<Checked, ShapeError> {
     if !within(shape.versions, version) {
         return Err(ShapeError::Version(shape.name, version));
@@ -176,8 +189,35 @@ impl Walk<'_> {
                 .iter()
                 .find(|t| t.tag == tag && within(t.versions, self.version));
             match known {
-                // Read in place, whatever size was announced.
-                Some(known) => self.value(shape, &known.ty, depth)?,
+                // Read within exactly the bytes it announces, as the decoder reads it.
+                Some(known) => {
+                    let announced = size as usize;
+                    if announced > self.rest.len() {
+                        return Err(ShapeError::Overrun {
+                            shape: shape.name,
+                            what: "a tagged field",
+                            claimed: announced as u64,
+                            left: self.rest.len(),
+                        });
+                    }
+                    let (body, rest) = self.rest.split_at(announced);
+                    let mut inner = Walk {
+                        rest: body,
+                        decoded_bytes: 0,
+                        version: self.version,
+                    };
+                    inner.value(shape, &known.ty, depth)?;
+                    if !inner.rest.is_empty() {
+                        return Err(ShapeError::TagSize {
+                            shape: shape.name,
+                            tag,
+                            announced,
+                            used: announced - inner.rest.len(),
+                        });
+                    }
+                    self.decoded_bytes += inner.decoded_bytes;
+                    self.rest = rest;
+                }
                 None => {
                     self.take(shape, "a tagged field", size as u64)?;
                     self.decoded_bytes += TAG_ENTRY_BYTES;
@@ -242,6 +282,13 @@ impl Walk<'_> {
                 Ok(())
             }
             Ty::Struct(nested) => self.structure(nested, depth + 1),
+            Ty::OptionStruct(nested) => {
+                let [present] = self.fixed::<1>(shape)?;
+                if (present as i8) < 0 {
+                    return Ok(());
+                }
+                self.structure(nested, depth + 1)
+            }
         }
     }
 
@@ -266,12 +313,11 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests;
 
-/// Decodes a request of any API Shoal serves the way the broker does — a Kafka request is
-/// walked against its shape first, Shoal's own messages decode with every length checked —
-/// and throws the result away. The fuzzers' entry point.
+/// Decodes a request of any API the way the broker does — a Kafka request is walked against its
+/// shape first, then decoded by the generated codec and encoded again; Shoal's own messages
+/// decode with every length checked — and throws the result away. The fuzzers' entry point.
 pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), String> {
     use bytes::Bytes;
-    use kafka_protocol::messages::*;
     use kafka_protocol::protocol::{Decodable, Request};
 
     fn decode<R: Decodable>(body: &[u8], version: i16) -> Result<(), String> {
@@ -281,6 +327,11 @@ pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), S
     }
     if let Some(shape) = request_shape(api_key) {
         check(shape, version, body).map_err(|e| e.to_string())?;
+    }
+    if let Ok(key) = crate::messages::ApiKey::try_from(api_key) {
+        return crate::messages::reencode(key, false, version, &mut Bytes::copy_from_slice(body))
+            .map(drop)
+            .map_err(|e| e.to_string());
     }
     macro_rules! by_key {
         ($($request:ty),* $(,)?) => {
@@ -292,57 +343,6 @@ pub fn check_and_decode(api_key: i16, version: i16, body: &[u8]) -> Result<(), S
         };
     }
     by_key!(
-        ProduceRequest,
-        FetchRequest,
-        ListOffsetsRequest,
-        MetadataRequest,
-        ApiVersionsRequest,
-        CreateTopicsRequest,
-        DeleteTopicsRequest,
-        DeleteRecordsRequest,
-        InitProducerIdRequest,
-        CreatePartitionsRequest,
-        DescribeClusterRequest,
-        FindCoordinatorRequest,
-        OffsetForLeaderEpochRequest,
-        DescribeProducersRequest,
-        DescribeConfigsRequest,
-        AlterConfigsRequest,
-        IncrementalAlterConfigsRequest,
-        JoinGroupRequest,
-        SyncGroupRequest,
-        HeartbeatRequest,
-        ConsumerGroupHeartbeatRequest,
-        ConsumerGroupDescribeRequest,
-        LeaveGroupRequest,
-        OffsetCommitRequest,
-        OffsetFetchRequest,
-        ListGroupsRequest,
-        DescribeGroupsRequest,
-        DeleteGroupsRequest,
-        OffsetDeleteRequest,
-        SaslHandshakeRequest,
-        SaslAuthenticateRequest,
-        DescribeAclsRequest,
-        CreateAclsRequest,
-        DeleteAclsRequest,
-        DescribeUserScramCredentialsRequest,
-        AlterUserScramCredentialsRequest,
-        AddPartitionsToTxnRequest,
-        AddOffsetsToTxnRequest,
-        EndTxnRequest,
-        TxnOffsetCommitRequest,
-        DescribeTransactionsRequest,
-        ListTransactionsRequest,
-        DescribeClientQuotasRequest,
-        AlterClientQuotasRequest,
-        ShareGroupHeartbeatRequest,
-        ShareGroupDescribeRequest,
-        ShareFetchRequest,
-        ShareAcknowledgeRequest,
-        DescribeShareGroupOffsetsRequest,
-        AlterShareGroupOffsetsRequest,
-        DeleteShareGroupOffsetsRequest,
         crate::diskless::DisklessCreatePartitionsRequest,
         crate::diskless::DisklessDeleteTopicsRequest,
         crate::diskless::DisklessCommitFileRequest,
