@@ -24,7 +24,8 @@ Per broker and round, after a 3 s warm-up produce (the JVM's JIT, Shoal's buffer
   reading --consume-mb just written; each with the broker's CPU per GB and the client's CPU.
 
     python3 scripts/kafka_compare.py [--seconds 8] [--rounds 2] [--perf-records 300000] [--tansu]
-        [--files] [--variant NAME=extra.toml] [--only shoal,kafka,...] [--no-bench]
+        [--files] [--variant NAME=extra.toml] [--binary NAME=path/to/shoal]
+        [--only shoal,kafka,...] [--no-bench]
         [--clients pp1,pp4,...]
         [--consume-mb 2000] [--label NAME]
 
@@ -222,6 +223,10 @@ def shoal_variant(cpus, extra_toml):
     return lambda work: start_shoal(work, cpus, None, extra_toml)
 
 
+def shoal_binary(cpus, path):
+    return lambda work: start_shoal(work, cpus, None, binary=path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8)
@@ -240,6 +245,9 @@ def main():
                     help="comma-separated client phases (client_matrix.PHASES), '' for none")
     ap.add_argument("--consume-mb", type=float, default=2000)
     ap.add_argument("--e2e-records", type=int, default=2000)
+    ap.add_argument("--binary", action="append", default=[], metavar="NAME=PATH",
+                    help="also run shoal-NAME: another build of shoal (the one before a change) "
+                         "with the same config")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FILE",
                     help="also Shoal with FILE's TOML added to its config, as broker shoal-NAME")
     args = ap.parse_args()
@@ -249,11 +257,13 @@ def main():
     cpus = args.broker_cpus
     variants = {name: pathlib.Path(file).read_text()
                 for name, file in (v.split("=", 1) for v in args.variant)}
+    binaries = dict(b.split("=", 1) for b in args.binary)
     brokers = {
         "shoal": lambda work: start_shoal(work, cpus, None),
         **({"shoal-files": lambda work: start_shoal(
             work, cpus, None, '[object_store]\nlocal_layout = "files"\n')} if args.files else {}),
         **{f"shoal-{name}": shoal_variant(cpus, toml) for name, toml in variants.items()},
+        **{f"shoal-{name}": shoal_binary(cpus, path) for name, path in binaries.items()},
         "kafka-flush": lambda work: start_kafka(work, cpus, True, quick_group_joins=False),
         "kafka": lambda work: start_kafka(work, cpus, False, quick_group_joins=False),
     }
@@ -292,6 +302,7 @@ def main():
                  "(local_layout segments, commit_interval_ms 5, fsync before acknowledging)",
         "shoal-files": "the same with [object_store] local_layout = \"files\" (with --files)",
         **{f"shoal-{name}": f"the same with {toml!r} added" for name, toml in variants.items()},
+        **{f"shoal-{name}": f"the same config run by {path}" for name, path in binaries.items()},
         "kafka-flush": "Apache Kafka 4.4.0, KRaft single node, log.flush.interval.messages=1 "
                        "(acknowledged on disk), JVM flags as kafka-server-start.sh",
         "kafka": "the same with Kafka's defaults (acknowledged in the page cache; "

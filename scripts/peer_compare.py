@@ -47,9 +47,10 @@ def start_s3s(work, cpus):
         os.sched_setaffinity(0, everywhere)
 
 
-def start_shoal(work, cpus, s3_endpoint, extra_toml="", metrics_port=None):
+def start_shoal(work, cpus, s3_endpoint, extra_toml="", metrics_port=None, binary=None):
     """extra_toml: sections appended to the config (they must not repeat one written here);
-    metrics_port: where /metrics is served, if anywhere."""
+    metrics_port: where /metrics is served, if anywhere; binary: another build of shoal (the
+    one before a change, say) instead of target/release's."""
     port = free_port()
     cores = ", ".join(cpus.split(","))
     text = f'metrics_listen = "127.0.0.1:{metrics_port}"\n' if metrics_port else ""
@@ -60,7 +61,7 @@ def start_shoal(work, cpus, s3_endpoint, extra_toml="", metrics_port=None):
                  f'endpoint = "{s3_endpoint}"\nbucket = "{BUCKET}"\n'
                  f'access_key_id = "{KEY}"\nsecret_access_key = "{SECRET}"\n')
     (work / "shoal.toml").write_text(text + extra_toml)
-    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
+    process = subprocess.Popen([binary or BIN / "shoal", "--config", work / "shoal.toml"],
                                stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT)
     return process, port
 
@@ -77,7 +78,7 @@ def start_shoal_with_sasl(work, cpus, extra_toml, metrics_port=None):
              f"[shards]\ncores = [{cores}]\n[coordinator]\ncore = {cpus.split(',')[0]}\n")
     (work / "shoal.toml").write_text(text + extra_toml)
     every_cpu = set(range(os.cpu_count()))
-    process = subprocess.Popen([BIN / "shoal", "--config", work / "shoal.toml"],
+    process = subprocess.Popen([binary or BIN / "shoal", "--config", work / "shoal.toml"],
                                stdout=open(work / "shoal.log", "wb"), stderr=subprocess.STDOUT,
                                preexec_fn=lambda: os.sched_setaffinity(0, every_cpu))
     try:
