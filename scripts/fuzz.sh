@@ -10,6 +10,21 @@ cd "$(dirname "$0")/../fuzz"
 seconds="${1:-20}"
 targets=(request_decode record_batch metadata_log wal_object sasl pg_backend consumer_protocol schema_registry table_values)
 cargo fuzz build -s none
+# Request decoding starts from Kafka's own encoding of every request at every version too
+# (protocol/tests/data/kafka-samples.bin, scripts/gen_kafka_messages.py): key, version, body.
+mkdir -p corpus/request_decode
+python3 - <<'PY'
+import struct
+data = open("../protocol/tests/data/kafka-samples.bin", "rb").read()
+pos = 0
+while pos < len(data):
+    key, kind, version, size = struct.unpack_from(">hbhi", data, pos)
+    pos += 9
+    if kind == 0:
+        with open(f"corpus/request_decode/kafka-sample-{key}-{version}", "wb") as seed:
+            seed.write(struct.pack(">hh", key, version) + data[pos:pos + size])
+    pos += size
+PY
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   echo "fuzzing $target for ${seconds}s"

@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The committed codecs, request shapes and Kafka's sample encodings are what Kafka's specs
+# generate (the jar comes with the Java tests' Maven dependencies).
+if compgen -G "$HOME/.m2/repository/org/apache/kafka/kafka-clients/*/kafka-clients-*.jar" >/dev/null; then
+  python3 scripts/gen_kafka_messages.py --check
+else
+  echo "kafka-clients is not in the Maven repository: the codecs' freshness check is skipped" >&2
+fi
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace
 else
