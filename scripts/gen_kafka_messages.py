@@ -588,6 +588,11 @@ def gen_mod(messages, apis):
                "    pub fn valid_versions(&self) -> VersionRange {\n        match self {\n" +
                "".join(f"            ApiKey::{name} => {name}Request::VERSIONS,\n" for _, name, _ in apis) +
                "        }\n    }\n\n"
+               "    /// The versions a Kafka broker serves by default: its newest is left out where Kafka\n"
+               "    /// marks it unstable (served only with `unstable.api.versions.enable`).\n"
+               "    pub fn stable_versions(&self) -> VersionRange {\n        match self {\n" +
+               "".join(f"            ApiKey::{name} => VersionRange {{ min: {versions(spec['validVersions'])[0]}, max: {versions(spec['validVersions'])[1] - (1 if spec.get('latestVersionUnstable') else 0)} }},\n" for _, name, spec in apis) +
+               "        }\n    }\n\n"
                "    /// Every key, in key order.\n"
                "    pub fn iter() -> impl Iterator<Item = ApiKey> {\n        Self::ALL.iter().copied()\n    }\n}\n\n"
                "impl TryFrom<i16> for ApiKey {\n    type Error = ();\n\n"

@@ -236,6 +236,8 @@ pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
 pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
+/// KIP-1023 (ListOffsets v11): the earliest offset waiting to be uploaded to tiered storage.
+pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
 
 #[derive(Debug, Clone)]
 pub struct MirrorDescription {

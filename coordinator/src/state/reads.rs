@@ -32,7 +32,9 @@ impl CoordinatorState {
             }
             LATEST_TIMESTAMP => found(p.high_watermark, -1),
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => found(p.log_start_offset, -1),
-            LATEST_TIERED_TIMESTAMP => found(-1, -1),
+            // Diskless topics have no tiered storage: nothing is tiered or waits to be, and
+            // Kafka answers both for a topic without remote storage with offset -1.
+            LATEST_TIERED_TIMESTAMP | EARLIEST_PENDING_UPLOAD_TIMESTAMP => found(-1, -1),
             // Batch granularity: the engine narrows these down to the record.
             MAX_TIMESTAMP => match p.batches.iter().max_by_key(|b| b.max_timestamp) {
                 Some(b) => found(b.base_offset.max(p.log_start_offset), b.max_timestamp),

@@ -20,18 +20,36 @@ const FEATURES: [(&str, i16, i16); 2] = [("group.version", 1, 1), ("transaction.
 /// Shoal's features never change while it runs, so their epoch is fixed.
 const FINALIZED_FEATURES_EPOCH: i64 = 0;
 
-pub async fn handle(call: &Call<'_>, _request: ApiVersionsRequest) -> ApiVersionsResponse {
+/// From v5 a client names the cluster and node it means to reach (KIP-1242).
+const INTENDED_NODE_FROM: i16 = 5;
+
+pub async fn handle(call: &Call<'_>, request: ApiVersionsRequest) -> ApiVersionsResponse {
     let served = spec(ApiVersionsRequest::KEY).is_some_and(|s| s.serves(call.version));
-    let response = response(if served {
-        NONE
-    } else {
+    let response = response(if !served {
         ResponseError::UnsupportedVersion.code()
+    } else if call.version >= INTENDED_NODE_FROM && !meant_for_us(call, &request) {
+        // The client's metadata points at another cluster or node (an address reused after a
+        // move): it must bootstrap again rather than talk to the wrong broker.
+        ResponseError::RebootstrapRequired.code()
+    } else {
+        NONE
     });
     // Features are v3's tagged fields.
     match served && call.version >= 3 {
         true => with_features(response, call.version),
         false => response,
     }
+}
+
+/// Whether the cluster and node the client names, where it names them, are this broker's.
+fn meant_for_us(call: &Call<'_>, request: &ApiVersionsRequest) -> bool {
+    let config = &call.broker.config;
+    let cluster_matches = request
+        .cluster_id
+        .as_ref()
+        .is_none_or(|id| id.as_str() == config.cluster_id);
+    let node_matches = request.node_id < 0 || request.node_id == config.node_id;
+    cluster_matches && node_matches
 }
 
 /// Before v4, clients refuse a supported feature whose lowest version is 0 (KAFKA-17011):

@@ -13,6 +13,7 @@ pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_producers;
+pub mod describe_topic_partitions;
 pub mod diskless;
 pub mod fetch;
 pub mod groups;

@@ -15,6 +15,9 @@ use crate::kafka::error_codes;
 /// A partition either becomes a write (Ok: its index in the writes) or is answered now.
 type PartitionPlan = (i32, Result<usize, ErrorKind>);
 
+/// Versions from 13 on name topics by id instead of by name (KIP-516).
+const TOPIC_IDS_FROM_VERSION: i16 = 13;
+
 /// For acks=0 the answer is computed but not sent (the connection drops it).
 pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse {
     let broker = call.broker;
@@ -35,13 +38,34 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
             );
         }
     }
-    let mut plan: Vec<(usize, Vec<PartitionPlan>)> = Vec::new();
+    let by_id = call.version >= TOPIC_IDS_FROM_VERSION;
+    // Per topic: its index in the request, whether it named an id no topic has, its partitions.
+    let mut plan: Vec<(usize, bool, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
-        let name = topic.name.0.as_str();
-        let meta = match call.check_topic(Operation::Write, name) {
-            Ok(()) => topics::resolve(broker, name, call.may_create_topic(name)).await,
-            Err(denied) => Err(denied),
+        // By id, the topic must exist: an id cannot create one.
+        let named_by_id = by_id.then(|| {
+            broker
+                .shard
+                .topics
+                .load()
+                .by_id(&topic.topic_id)
+                .map(|t| t.name.clone())
+        });
+        let unknown_id = matches!(named_by_id, Some(None));
+        let name = match &named_by_id {
+            Some(Some(name)) => name.as_str(),
+            _ => topic.name.0.as_str(),
+        };
+        let meta = if unknown_id {
+            Err(ErrorKind::UnknownTopicOrPartition)
+        } else {
+            match call.check_topic(Operation::Write, name) {
+                Ok(()) => {
+                    topics::resolve(broker, name, !by_id && call.may_create_topic(name)).await
+                }
+                Err(denied) => Err(denied),
+            }
         };
         let mut partitions = Vec::new();
         for p in &topic.partition_data {
@@ -67,7 +91,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
             };
             partitions.push((p.index, outcome));
         }
-        plan.push((topic_index, partitions));
+        plan.push((topic_index, unknown_id, partitions));
     }
     let writes_log_append_time: Vec<bool> =
         writes.iter().map(|w| w.rules.log_append_time).collect();
@@ -80,8 +104,8 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
         .add(bytes_in as u64);
     let results = broker.shard.produce(writes).await;
     let mut response = ProduceResponse::default();
-    for (topic_index, partitions) in plan {
-        let name = request.topic_data[topic_index].name.clone();
+    for (topic_index, unknown_id, partitions) in plan {
+        let topic = &request.topic_data[topic_index];
         let partition_responses = partitions
             .into_iter()
             .map(|(index, outcome)| {
@@ -89,9 +113,13 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                     Ok(i) => (results[i].clone(), writes_log_append_time[i]),
                     Err(e) => (PartitionProduceResult::failed(e), false),
                 };
+                let code = match unknown_id {
+                    true => ResponseError::UnknownTopicId.code(),
+                    false => error_codes::code_of(result.error),
+                };
                 let mut answer = PartitionProduceResponse::default()
                     .with_index(index)
-                    .with_error_code(error_codes::code_of(result.error))
+                    .with_error_code(code)
                     .with_base_offset(result.base_offset)
                     // -1 tells the client the topic uses CreateTime.
                     .with_log_append_time_ms(if log_append_time {
@@ -123,7 +151,8 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
             .collect();
         response.responses.push(
             TopicProduceResponse::default()
-                .with_name(name)
+                .with_name(topic.name.clone())
+                .with_topic_id(topic.topic_id)
                 .with_partition_responses(partition_responses),
         );
     }
@@ -136,6 +165,7 @@ fn reject_all(request: ProduceRequest, code: i16) -> ProduceResponse {
         response.responses.push(
             TopicProduceResponse::default()
                 .with_name(topic.name)
+                .with_topic_id(topic.topic_id)
                 .with_partition_responses(
                     topic
                         .partition_data

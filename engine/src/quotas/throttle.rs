@@ -34,6 +34,7 @@ with_throttle_field!(
     InitProducerIdResponse,
     CreatePartitionsResponse,
     DescribeClusterResponse,
+    DescribeTopicPartitionsResponse,
     FindCoordinatorResponse,
     OffsetForLeaderEpochResponse,
     DescribeProducersResponse,

@@ -13,18 +13,28 @@ use shoal_coordinator::acl::{Operation, ResourceType};
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
+/// v6's share-state keys ("group:topic id:partition", KIP-932), which Kafka's brokers ask
+/// each other for; Shoal keeps share-group state itself and has no share coordinator to find.
+const KEY_TYPE_SHARE: i8 = 2;
 
 pub async fn handle(call: &Call<'_>, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let version = call.version;
     let answer = |key: StrBytes| {
         let coordinator = Coordinator::default().with_key(key.clone());
-        let refused = |code| {
-            Coordinator::default()
+        let refused = |code: i16| {
+            let refusal = Coordinator::default()
                 .with_key(key.clone())
                 .with_node_id(BrokerId(-1))
                 .with_host(text(""))
                 .with_port(-1)
-                .with_error_code(code)
+                .with_error_code(code);
+            match request.key_type {
+                KEY_TYPE_SHARE => refusal.with_error_message(Some(StrBytes::from_static_str(
+                    "Shoal keeps share-group state in its own coordinator: there is no share \
+                     coordinator to find",
+                ))),
+                _ => refusal,
+            }
         };
         let denied = match request.key_type {
             KEY_TYPE_GROUP => (!call.authorized(Operation::Describe, ResourceType::Group, &key))

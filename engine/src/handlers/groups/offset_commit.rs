@@ -5,6 +5,7 @@ use shoal_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use shoal_protocol::ResponseError;
 use shoal_shards::groups::messages::MemberRef;
 
 use super::commit_request::{
@@ -14,8 +15,21 @@ use super::{owned, owned_optional};
 use crate::context::Call;
 use crate::kafka::error_codes;
 
+/// Versions from 10 on name topics by id (KIP-848).
+const TOPIC_IDS_FROM_VERSION: i16 = 10;
+
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let broker = call.broker;
+    let view = broker.shard.topics.load();
+    // By id, each topic's name (None: no topic has the id); by name, the name given.
+    let names: Vec<Option<String>> = request
+        .topics
+        .iter()
+        .map(|t| match call.version >= TOPIC_IDS_FROM_VERSION {
+            true => view.by_id(&t.topic_id).map(|m| m.name.clone()),
+            false => Some(owned(&t.name.0)),
+        })
+        .collect();
     let group_id = owned(&request.group_id.0);
     let member = MemberRef {
         group_id: group_id.clone(),
@@ -34,7 +48,8 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
     let topics: Vec<TopicOffsets> = request
         .topics
         .iter()
-        .map(|t| {
+        .zip(&names)
+        .map(|(t, name)| {
             let partitions = t
                 .partitions
                 .iter()
@@ -45,10 +60,10 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
                     metadata: p.committed_metadata.as_ref(),
                 })
                 .collect();
-            (t.name.0.as_str(), partitions)
+            // An unknown id commits nothing: no topic has the empty name.
+            (name.as_deref().unwrap_or(""), partitions)
         })
         .collect();
-    let view = broker.shard.topics.load();
     let entries = match checked {
         Err(_) => Vec::new(),
         Ok(_) => entries(call, &view, &topics),
@@ -73,17 +88,22 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
     };
     let answers = outcomes(call, &view, &topics, refused, results)
         .into_iter()
-        .zip(&request.topics)
-        .map(|(partitions, topic)| {
+        .zip(request.topics.iter().zip(&names))
+        .map(|(partitions, (topic, name))| {
             OffsetCommitResponseTopic::default()
                 .with_name(topic.name.clone())
+                .with_topic_id(topic.topic_id)
                 .with_partitions(
                     partitions
                         .into_iter()
                         .map(|(index, error)| {
+                            let code = match name {
+                                None => ResponseError::UnknownTopicId.code(),
+                                Some(_) => error_codes::code_of(error),
+                            };
                             OffsetCommitResponsePartition::default()
                                 .with_partition_index(index)
-                                .with_error_code(error_codes::code_of(error))
+                                .with_error_code(code)
                         })
                         .collect(),
                 )

@@ -10,12 +10,17 @@ use shoal_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use shoal_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
+use shoal_protocol::ResponseError;
+use uuid::Uuid;
 
 use super::{owned, text};
 use crate::context::Call;
 use crate::handlers::topics::permitted;
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
+
+/// Versions from 10 on name topics by id (KIP-848).
+const TOPIC_IDS_FROM_VERSION: i16 = 10;
 
 /// One partition's answer: (index, offset, leader epoch, metadata, error).
 type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String, Option<ErrorKind>)>>;
@@ -54,11 +59,24 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
             .with_topics(topics)
             .with_error_code(error_codes::code_of(error));
     }
+    let by_id = version >= TOPIC_IDS_FROM_VERSION;
+    let view = call.broker.shard.topics.load();
     let mut groups = Vec::with_capacity(request.groups.len());
     for group in &request.groups {
+        // By id, a topic no id names is answered UNKNOWN_TOPIC_ID partition by partition.
+        let mut unknown_ids = Vec::new();
         let topics = group.topics.as_ref().map(|ts| {
             ts.iter()
-                .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
+                .filter_map(|t| {
+                    let name = match by_id {
+                        true => view.by_id(&t.topic_id).map(|m| m.name.clone()),
+                        false => Some(owned(&t.name.0)),
+                    };
+                    if name.is_none() {
+                        unknown_ids.push((t.topic_id, t.partition_indexes.clone()));
+                    }
+                    name.map(|name| (name, t.partition_indexes.clone()))
+                })
                 .collect()
         });
         let (error, fetched) = fetch_group(
@@ -68,11 +86,16 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
             request.require_stable,
         )
         .await;
-        let topics = fetched
+        let mut topics: Vec<OffsetFetchResponseTopics> = fetched
             .into_iter()
             .map(|(name, partitions)| {
+                let topic_id = match by_id {
+                    true => view.by_name(&name).map_or(Uuid::nil(), |m| m.id),
+                    false => Uuid::nil(),
+                };
                 OffsetFetchResponseTopics::default()
                     .with_name(TopicName(text(name)))
+                    .with_topic_id(topic_id)
                     .with_partitions(
                         partitions
                             .into_iter()
@@ -88,6 +111,17 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
                     )
             })
             .collect();
+        topics.extend(unknown_ids.into_iter().map(|(topic_id, partitions)| {
+            let unknown = |index| {
+                OffsetFetchResponsePartitions::default()
+                    .with_partition_index(index)
+                    .with_committed_offset(-1)
+                    .with_error_code(ResponseError::UnknownTopicId.code())
+            };
+            OffsetFetchResponseTopics::default()
+                .with_topic_id(topic_id)
+                .with_partitions(partitions.into_iter().map(unknown).collect())
+        }));
         groups.push(
             OffsetFetchResponseGroup::default()
                 .with_group_id(GroupId(group.group_id.0.clone()))
