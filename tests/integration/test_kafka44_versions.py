@@ -256,3 +256,71 @@ def test_describe_topic_partitions_pages_by_a_cursor(broker):
     every, cursor = describe_topic_partitions(broker.bootstrap, [], 100)
     assert [(name, parts) for _, name, parts in every] == [("t-a", [0, 1, 2]), ("t-b", [0, 1])]
     assert cursor is None
+
+
+DESCRIBE_LOG_DIRS = 35
+
+
+def log_dir_sizes(bootstrap, topics=None):
+    """DescribeLogDirs v4: (top-level error, [(log dir, {(topic, partition): size})])."""
+    if topics is None:
+        body = wire.uvarint(0)
+    else:
+        body = wire.compact_array([
+            wire.compact_string(t) + wire.compact_array([struct.pack(">i", p) for p in ps])
+            + wire.TAGS for t, ps in topics.items()])
+    conn = wire.Connection(bootstrap)
+    conn.send(flexible(DESCRIBE_LOG_DIRS, 4, body + wire.TAGS))
+    _, r = wire.flexible_response(conn)
+    conn.close()
+    r.int("i")  # throttle time
+    error = r.int("h")
+
+    def result(d):
+        d.int("h")
+        log_dir = d.string()
+        sizes = {}
+        for name, partitions in d.array(lambda t: (t.string(), topic_partitions(t))):
+            sizes.update({(name, index): size for index, size in partitions})
+        d.int("q")  # total bytes
+        d.int("q")  # usable bytes
+        d.tags()
+        return log_dir, sizes
+
+    def topic_partitions(t):
+        def partition(p):
+            index, size = p.int("i"), p.int("q")
+            p.int("q")  # offset lag
+            p.int("b")  # future
+            p.tags()
+            return index, size
+
+        partitions = t.array(partition)
+        t.tags()
+        return partitions
+
+    return error, r.array(result)
+
+
+def test_describe_log_dirs_sizes_grow_with_writes_and_shrink_after_deletion(broker):
+    from confluent_kafka import TopicPartition
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for _ in range(20):
+        p.produce("sized", value=b"v" * 1000, partition=0)
+    assert p.flush(10) == 0
+    error, [(log_dir, first)] = log_dir_sizes(broker.bootstrap)
+    assert error == 0 and log_dir.endswith("objects")
+    assert first[("sized", 0)] >= 20 * 1000
+    for _ in range(20):
+        p.produce("sized", value=b"v" * 1000, partition=0)
+    assert p.flush(10) == 0
+    _, [(_, second)] = log_dir_sizes(broker.bootstrap, {"sized": [0, 7]})
+    # Partition 7 does not exist: left out, as a Kafka broker leaves out what it does not host.
+    assert list(second) == [("sized", 0)]
+    assert second[("sized", 0)] >= first[("sized", 0)] + 20 * 1000
+    # Records deleted up to the end: the live batches and their bytes are gone.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    [done] = admin.delete_records([TopicPartition("sized", 0, 40)]).values()
+    done.result(10)
+    _, [(_, third)] = log_dir_sizes(broker.bootstrap, {"sized": [0]})
+    assert third[("sized", 0)] < first[("sized", 0)]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::command::{Command, Round};
+use crate::messages::TopicPartition;
 use crate::topic_configs::TopicOverrides;
 use crate::view::TopicMeta;
 use crate::ErrorKind;
@@ -112,5 +113,24 @@ impl Command for AlterTopicConfig {
             round.topics_changed();
         }
         Ok(())
+    }
+}
+
+/// DescribeLogDirs: the bytes each partition's live batches hold, in the order asked (None:
+/// no such partition).
+#[derive(Debug, Clone)]
+pub struct PartitionSizes {
+    pub partitions: Vec<TopicPartition>,
+}
+
+impl Command for PartitionSizes {
+    type Reply = Vec<Option<u64>>;
+    const WRITE: bool = false;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        self.partitions
+            .iter()
+            .map(|tp| round.state().partition_size(*tp))
+            .collect()
     }
 }

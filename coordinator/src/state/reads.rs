@@ -130,6 +130,11 @@ impl CoordinatorState {
             .collect()
     }
 
+    /// DescribeLogDirs: the bytes a partition's live batches hold (None: no such partition).
+    pub fn partition_size(&self, tp: TopicPartition) -> Option<u64> {
+        self.partition(tp).map(|p| p.size_bytes)
+    }
+
     /// DescribeProducers: the idempotent producers a partition remembers, by id.
     pub fn describe_producers(
         &self,

@@ -17,9 +17,9 @@ use shoal_protocol::{frame, shapes};
 
 use super::{
     acls, api_versions, client_quotas, configs, create_partitions, create_topics, delete_records,
-    delete_topics, describe_cluster, describe_producers, describe_topic_partitions, diskless,
-    fetch, groups, init_producer_id, list_offsets, metadata, offset_for_leader_epoch, produce,
-    sasl, scram_credentials, transactions,
+    delete_topics, describe_cluster, describe_log_dirs, describe_producers,
+    describe_topic_partitions, diskless, fetch, groups, init_producer_id, list_offsets, metadata,
+    offset_for_leader_epoch, produce, sasl, scram_credentials, transactions,
 };
 use crate::context::{AclCheck, ApiSpec, Call};
 use crate::mirror::handlers as mirror;
@@ -154,6 +154,7 @@ registry! {
     ProduceRequest: 3..=13 => produce::handle, [Write Topic, Create Cluster, Create Topic, Write TransactionalId] "WRITE on each topic (CREATE on the cluster or the topic to auto-create it); WRITE on the transactional id of a transactional batch";
     FetchRequest: 4..=18 => fetch::handle, [Read Topic] "READ on each topic" [error_answer];
     ListOffsetsRequest: 1..=11 => list_offsets::handle, [Describe Topic] "DESCRIBE on each topic";
+    DescribeLogDirsRequest: 1..=5 => describe_log_dirs::handle, [Describe Cluster] "DESCRIBE on the cluster" [error_answer];
     DescribeTopicPartitionsRequest: 0..=0 => describe_topic_partitions::handle, [Describe Topic] "DESCRIBE on each topic (others are left out of a listing of all)";
     MetadataRequest: 0..=13 => metadata::handle, [Describe Topic, Create Cluster, Create Topic] "DESCRIBE on each topic (others are left out); CREATE on the cluster or the topic to auto-create";
     ApiVersionsRequest: 0..=5 => api_versions::handle, [] "" [before_authentication];

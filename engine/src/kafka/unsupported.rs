@@ -36,7 +36,6 @@ pub fn error_response(key: ApiKey, version: i16, correlation_id: i32) -> Option<
         ResponseError::UnsupportedVersion.code()
     };
     error_answer!(key, version, correlation_id, code;
-        DescribeLogDirs => DescribeLogDirsResponse,
         ElectLeaders => ElectLeadersResponse,
         AlterPartitionReassignments => AlterPartitionReassignmentsResponse,
         ListPartitionReassignments => ListPartitionReassignmentsResponse,
@@ -67,7 +66,7 @@ mod tests {
             &frame[12..14],
             &ResponseError::UnsupportedVersion.code().to_be_bytes()
         );
-        assert!(error_response(ApiKey::DescribeLogDirs, 1, 1).is_some());
+        assert!(error_response(ApiKey::UpdateFeatures, 1, 1).is_some());
         // Produce has no top-level error code: it cannot be answered this way.
         assert!(error_response(ApiKey::Produce, 2, 1).is_none());
         assert!(

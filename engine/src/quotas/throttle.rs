@@ -35,6 +35,7 @@ with_throttle_field!(
     CreatePartitionsResponse,
     DescribeClusterResponse,
     DescribeTopicPartitionsResponse,
+    DescribeLogDirsResponse,
     FindCoordinatorResponse,
     OffsetForLeaderEpochResponse,
     DescribeProducersResponse,
