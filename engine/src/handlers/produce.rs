@@ -39,24 +39,16 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
         }
     }
     let by_id = call.version >= TOPIC_IDS_FROM_VERSION;
+    // Where topics are named by id: the view their ids are looked up in, once per request.
+    let ids = by_id.then(|| broker.shard.topics.load_full());
     // Per topic: its index in the request, whether it named an id no topic has, its partitions.
     let mut plan: Vec<(usize, bool, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
         // By id, the topic must exist: an id cannot create one.
-        let named_by_id = by_id.then(|| {
-            broker
-                .shard
-                .topics
-                .load()
-                .by_id(&topic.topic_id)
-                .map(|t| t.name.clone())
-        });
-        let unknown_id = matches!(named_by_id, Some(None));
-        let name = match &named_by_id {
-            Some(Some(name)) => name.as_str(),
-            _ => topic.name.0.as_str(),
-        };
+        let named = topics::requested_name(ids.as_deref(), &topic.topic_id, &topic.name.0);
+        let unknown_id = named.is_none();
+        let name = named.unwrap_or_default();
         let meta = if unknown_id {
             Err(ErrorKind::UnknownTopicOrPartition)
         } else {

@@ -81,6 +81,19 @@ pub fn partition_values<'a, T, P: 'a>(
         .collect()
 }
 
+/// The name of a topic as a request gives it: looked up by `topic_id` in `ids` where the
+/// request's version names topics by id (None: no topic has the id), else `name` itself.
+pub fn requested_name<'a>(
+    ids: Option<&'a TopicsView>,
+    topic_id: &Uuid,
+    name: &'a str,
+) -> Option<&'a str> {
+    match ids {
+        Some(view) => view.by_id(topic_id).map(|meta| meta.name.as_str()),
+        None => Some(name),
+    }
+}
+
 /// The id of the topic named `name` if it exists and the client may do `operation` on it;
 /// else the error its partitions are answered with. Authorization comes first, so a client
 /// learns nothing of a topic it may not see.

@@ -13,6 +13,7 @@ use super::commit_request::{
 };
 use super::{owned, owned_optional};
 use crate::context::Call;
+use crate::handlers::topics::requested_name;
 use crate::kafka::error_codes;
 
 /// Versions from 10 on name topics by id (KIP-848).
@@ -22,13 +23,11 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
     let broker = call.broker;
     let view = broker.shard.topics.load();
     // By id, each topic's name (None: no topic has the id); by name, the name given.
-    let names: Vec<Option<String>> = request
+    let ids = (call.version >= TOPIC_IDS_FROM_VERSION).then_some(&**view);
+    let names: Vec<Option<&str>> = request
         .topics
         .iter()
-        .map(|t| match call.version >= TOPIC_IDS_FROM_VERSION {
-            true => view.by_id(&t.topic_id).map(|m| m.name.clone()),
-            false => Some(owned(&t.name.0)),
-        })
+        .map(|t| requested_name(ids, &t.topic_id, &t.name.0))
         .collect();
     let group_id = owned(&request.group_id.0);
     let member = MemberRef {
@@ -61,7 +60,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
                 })
                 .collect();
             // An unknown id commits nothing: no topic has the empty name.
-            (name.as_deref().unwrap_or(""), partitions)
+            (name.unwrap_or_default(), partitions)
         })
         .collect();
     let entries = match checked {

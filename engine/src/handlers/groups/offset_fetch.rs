@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::{owned, text};
 use crate::context::Call;
-use crate::handlers::topics::permitted;
+use crate::handlers::topics::{permitted, requested_name};
 use crate::kafka::error_codes;
 use shoal_coordinator::acl::Operation;
 
@@ -61,6 +61,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
     }
     let by_id = version >= TOPIC_IDS_FROM_VERSION;
     let view = call.broker.shard.topics.load();
+    let ids = by_id.then_some(&**view);
     let mut groups = Vec::with_capacity(request.groups.len());
     for group in &request.groups {
         // By id, a topic no id names is answered UNKNOWN_TOPIC_ID partition by partition.
@@ -68,14 +69,11 @@ pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetch
         let topics = group.topics.as_ref().map(|ts| {
             ts.iter()
                 .filter_map(|t| {
-                    let name = match by_id {
-                        true => view.by_id(&t.topic_id).map(|m| m.name.clone()),
-                        false => Some(owned(&t.name.0)),
-                    };
+                    let name = requested_name(ids, &t.topic_id, &t.name.0);
                     if name.is_none() {
                         unknown_ids.push((t.topic_id, t.partition_indexes.clone()));
                     }
-                    name.map(|name| (name, t.partition_indexes.clone()))
+                    name.map(|name| (name.to_string(), t.partition_indexes.clone()))
                 })
                 .collect()
         });
