@@ -27,6 +27,6 @@ pub use records::{
     CleanupPolicy, CompactionConfig, SchemaValidation, SubjectNameStrategy, TopicCompression,
     TopicConfig, Transaction, TransactionStatus,
 };
-pub use state::transactions::{TransactionEnding, TransactionalInit};
+pub use state::transactions::{TransactionEnd, TransactionEnding, TransactionalInit};
 pub use state::CoordinatorState;
 pub use view::{MirrorMeta, TopicMeta, TopicsView};

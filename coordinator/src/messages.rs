@@ -42,6 +42,9 @@ pub struct CommitBatch {
     /// A mirrored batch's base offset on its source, which it keeps; None for a produced
     /// batch, whose offsets the coordinator assigns.
     pub kept_base_offset: Option<i64>,
+    /// A transactional batch of Produce v12+ (transactions V2, KIP-890): it adds its
+    /// partition to its producer's transaction, where AddPartitionsToTxn must have before.
+    pub joins_transaction: bool,
 }
 
 impl CommitBatch {

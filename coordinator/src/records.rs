@@ -277,4 +277,11 @@ pub struct Transaction {
     pub partitions: BTreeSet<TopicPartition>,
     /// TxnOffsetCommit's offsets by group, committed to the groups with the transaction.
     pub pending_offsets: Vec<(String, CommittedOffset)>,
+    /// Transactions V2 (KIP-890) bump the epoch when the producer ends a transaction: the
+    /// producer id and epoch it ended its last one with, so an EndTxn retried with them (its
+    /// answer lost) is answered as that end. None after a fence or a new transaction.
+    pub ended_as: Option<(i64, i16)>,
+    /// While an end whose bump exhausts the epochs is under way: the producer id the
+    /// transactional id moves to, at epoch 0, once the markers are written.
+    pub next_producer_id: Option<i64>,
 }

@@ -40,6 +40,7 @@ fn stored(shares: &[&[u32]]) -> CoordinatorState {
                     base_sequence: -1,
                     kind: BatchKind::Plain,
                     kept_base_offset: None,
+                    joins_transaction: false,
                 };
                 byte_offset += size_bytes;
                 batch

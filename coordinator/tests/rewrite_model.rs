@@ -169,6 +169,7 @@ impl Model {
             },
             kind,
             kept_base_offset: None,
+            joins_transaction: false,
         };
         let object = NewObject::uploaded(key.to_string(), 100, 0);
         let (results, entry) = self.state.commit_file(&object, &[batch], self.now);
@@ -265,12 +266,12 @@ impl Model {
         let Some(producer) = self.producer.take() else {
             return;
         };
-        let (ending, entry) = self
+        let (end, entries) = self
             .state
-            .end_transaction(TXN, producer.0, producer.1, commit, self.now)
+            .end_transaction(TXN, producer.0, producer.1, commit, false, self.now)
             .unwrap();
-        self.apply(entry);
-        let ending = ending.expect("an open transaction ends");
+        self.apply(entries);
+        let ending = end.ending.expect("an open transaction ends");
         let marker = if commit {
             BatchKind::CommitMarker
         } else {

@@ -333,6 +333,7 @@ proptest! {
                         base_sequence: -1,
                         kind: shoal_coordinator::BatchKind::Plain,
                         kept_base_offset: Some(base),
+                        joins_transaction: false,
                     };
                     let (results, record) = state.commit_mirrored(&object(format!("mirror/{step}")), &[batch], now);
                     match model_p {
@@ -493,6 +494,7 @@ proptest! {
                             base_sequence,
                             kind: shoal_coordinator::BatchKind::Plain,
                             kept_base_offset: None,
+                            joins_transaction: false,
                         });
                         byte_offset += spec.size;
                     }
@@ -624,6 +626,7 @@ fn plain_batch(partition: TopicPartition, offset_count: u32, size_bytes: u32) ->
         base_sequence: -1,
         kind: shoal_coordinator::BatchKind::Plain,
         kept_base_offset: None,
+        joins_transaction: false,
     }
 }
 
@@ -697,6 +700,7 @@ fn retention_trims_by_time_and_size_in_bounded_steps_and_files_become_deletable(
             base_sequence: -1,
             kind: shoal_coordinator::BatchKind::Plain,
             kept_base_offset: None,
+            joins_transaction: false,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{i}")), &[batch], ts);
         state.apply(&record.unwrap());
@@ -749,6 +753,7 @@ fn idle_producers_expire_in_bounded_steps() {
             base_sequence: 0,
             kind: shoal_coordinator::BatchKind::Plain,
             kept_base_offset: None,
+            joins_transaction: false,
         };
         let (_, record) = state.commit_file(&object(format!("wal/{producer_id}")), &[batch], at);
         state.apply(&record.unwrap());
@@ -776,6 +781,7 @@ fn idle_producers_expire_in_bounded_steps() {
         base_sequence,
         kind: shoal_coordinator::BatchKind::Plain,
         kept_base_offset: None,
+        joins_transaction: false,
     };
     // Producer 7 is forgotten: its next sequence is out of order, a fresh start is accepted.
     let (results, _) =
@@ -880,6 +886,7 @@ fn only_mirrored_commits_keep_offsets() {
         base_sequence: -1,
         kind: shoal_coordinator::BatchKind::Plain,
         kept_base_offset: Some(40),
+        joins_transaction: false,
     };
     assert_eq!(kept.kept_offsets(), Some((40, 42)));
     // A produced batch is given its offsets: one that claims its own is refused.
@@ -888,6 +895,7 @@ fn only_mirrored_commits_keep_offsets() {
     // A mirrored batch must keep some (and this topic is no mirror, so it is refused anyway).
     let assigned = CommitBatch {
         kept_base_offset: None,
+        joins_transaction: false,
         ..kept
     };
     assert_eq!(assigned.kept_offsets(), None);

@@ -1,9 +1,12 @@
 //! A model test of transactions: random sequences of InitProducerId, AddPartitionsToTxn,
 //! transactional and plain writes, EndTxn (with its markers), timeouts and snapshots on two
-//! transactional ids and two partitions. After every step, what a read_committed consumer
-//! would see (the batches below the last stable offset, less the aborted transactions' records
-//! and the markers, as a client filters them) must be exactly the model's plain and committed
-//! records; at the end replay and a snapshot rebuild the same state.
+//! transactional ids and two partitions, each id's producer on transactions V1 or V2 (KIP-890:
+//! writes join the transaction, the epoch moves on at every end, so a late write of an ended
+//! transaction is refused and a retried EndTxn is answered as the end it repeats). After every
+//! step, what a read_committed consumer would see (the batches below the last stable offset,
+//! less the aborted transactions' records and the markers, as a client filters them) must be
+//! exactly the model's plain and committed records; at the end replay and a snapshot rebuild
+//! the same state.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -22,6 +25,8 @@ enum Op {
     Write(usize, i32, u32),
     Plain(i32, u32),
     End(usize, bool),
+    /// A write of the id's producer at the epoch it held before its last V2 end.
+    LateWrite(usize, i32),
     /// The clock passes every open transaction's timeout.
     Timeout,
     Snapshot,
@@ -34,6 +39,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0..2usize, 0..2i32, 1..4u32).prop_map(|(i, p, n)| Op::Write(i, p, n)),
         1 => (0..2i32, 1..3u32).prop_map(|(p, n)| Op::Plain(p, n)),
         2 => (0..2usize, any::<bool>()).prop_map(|(i, c)| Op::End(i, c)),
+        1 => (0..2usize, 0..2i32).prop_map(|(i, p)| Op::LateWrite(i, p)),
         1 => Just(Op::Timeout),
         1 => Just(Op::Snapshot),
     ]
@@ -52,6 +58,10 @@ enum Written {
 struct Model {
     /// Per id: (producer id, epoch) once initialised.
     holders: [Option<(i64, i16)>; 2],
+    /// Per id: whether its producer runs transactions V2.
+    v2: [bool; 2],
+    /// Per id: what it held before its last V2 end.
+    before_end: [Option<(i64, i16)>; 2],
     /// Per id: the open transaction's number and partitions.
     open: [Option<(u32, BTreeSet<i32>)>; 2],
     next_transaction: u32,
@@ -92,6 +102,17 @@ impl Harness {
         holder: (i64, i16),
         count: u32,
     ) -> CommitBatchResult {
+        self.commit_joining(partition, kind, holder, count, false)
+    }
+
+    fn commit_joining(
+        &mut self,
+        partition: i32,
+        kind: BatchKind,
+        holder: (i64, i16),
+        count: u32,
+        joins_transaction: bool,
+    ) -> CommitBatchResult {
         self.objects += 1;
         let batch = CommitBatch {
             partition: self.tp(partition),
@@ -110,6 +131,7 @@ impl Harness {
             },
             kind,
             kept_base_offset: None,
+            joins_transaction,
         };
         let object = NewObject::uploaded(format!("wal/{}", self.objects), 10, 0);
         let (results, record) = self.state.commit_file(&object, &[batch], self.now);
@@ -211,12 +233,12 @@ impl Model {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
-    fn read_committed_sees_exactly_the_committed_records(ops in prop::collection::vec(op(), 1..60)) {
+    fn read_committed_sees_exactly_the_committed_records(ops in prop::collection::vec(op(), 1..60), v2 in any::<[bool; 2]>()) {
         let topic = Uuid::from_u128(1);
         let mut h = Harness { state: CoordinatorState::default(), log: Vec::new(), topic, objects: 0, now: 1_000_000, sequences: HashMap::new() };
         let record = h.state.create_topic("t", 2, topic, TopicConfig::default(), h.now).unwrap();
         h.apply(vec![record]);
-        let mut model = Model::default();
+        let mut model = Model { v2, ..Model::default() };
         for op in ops {
             h.now += 1;
             match op {
@@ -247,6 +269,9 @@ proptest! {
                 }
                 Op::Add(id, partitions) => {
                     let Some(holder) = model.holders[id] else { continue };
+                    if model.v2[id] {
+                        continue; // a V2 producer's writes join by themselves
+                    }
                     let tps: Vec<_> = partitions.iter().map(|p| h.tp(*p)).collect();
                     let record = h.state.add_to_transaction(IDS[id], holder.0, holder.1, &tps, h.now).unwrap();
                     h.apply(record.into_iter().collect());
@@ -258,7 +283,14 @@ proptest! {
                 }
                 Op::Write(id, partition, count) => {
                     let Some(holder) = model.holders[id] else { continue };
-                    let result = h.commit(partition, BatchKind::Transactional, holder, count);
+                    let result = h.commit_joining(partition, BatchKind::Transactional, holder, count, model.v2[id]);
+                    if model.v2[id] {
+                        let open = model.open[id].get_or_insert_with(|| {
+                            model.next_transaction += 1;
+                            (model.next_transaction, BTreeSet::new())
+                        });
+                        open.1.insert(partition);
+                    }
                     match &model.open[id] {
                         Some((n, added)) if added.contains(&partition) => {
                             prop_assert_eq!(result.error, None);
@@ -269,6 +301,11 @@ proptest! {
                         _ => prop_assert_eq!(result.error, Some(ErrorKind::InvalidTxnState)),
                     }
                 }
+                Op::LateWrite(id, partition) => {
+                    let Some(before) = model.before_end[id] else { continue };
+                    let result = h.commit_joining(partition, BatchKind::Transactional, before, 1, true);
+                    prop_assert_eq!(result.error, Some(ErrorKind::InvalidProducerEpoch));
+                }
                 Op::Plain(partition, count) => {
                     let result = h.commit(partition, BatchKind::Plain, (-1, -1), count);
                     prop_assert_eq!(result.error, None);
@@ -278,14 +315,31 @@ proptest! {
                 }
                 Op::End(id, commit) => {
                     let Some(holder) = model.holders[id] else { continue };
-                    match h.state.end_transaction(IDS[id], holder.0, holder.1, commit, h.now) {
-                        Ok((Some(ending), record)) => {
-                            prop_assert!(model.open[id].is_some());
-                            h.apply(record.into_iter().collect());
-                            h.finish(&ending, &mut model);
-                            model.ended(id, commit);
+                    let v2 = model.v2[id];
+                    let end = h.state.end_transaction(IDS[id], holder.0, holder.1, commit, v2, h.now);
+                    match end {
+                        Ok((end, records)) => {
+                            h.apply(records);
+                            match &end.ending {
+                                Some(ending) => {
+                                    prop_assert!(model.open[id].is_some());
+                                    h.finish(ending, &mut model);
+                                    model.ended(id, commit);
+                                }
+                                // V2 aborts with nothing open, moving the epoch on all the same.
+                                None => prop_assert!(model.open[id].is_none() && (!v2 || !commit)),
+                            }
+                            if v2 {
+                                prop_assert_eq!((end.producer_id, end.producer_epoch), (holder.0, holder.1 + 1));
+                                model.holders[id] = Some((end.producer_id, end.producer_epoch));
+                                model.before_end[id] = Some(holder);
+                                // Its answer lost, the producer asks again: the same end.
+                                let (retried, records) = h.state.end_transaction(IDS[id], holder.0, holder.1, commit, true, h.now).unwrap();
+                                prop_assert!(records.is_empty());
+                                prop_assert_eq!((retried.ending, retried.producer_id, retried.producer_epoch), (None, end.producer_id, end.producer_epoch));
+                            }
                         }
-                        Ok((None, _)) | Err(ErrorKind::InvalidTxnState) => prop_assert!(model.open[id].is_none()),
+                        Err(ErrorKind::InvalidTxnState) => prop_assert!(model.open[id].is_none() && (!v2 || commit)),
                         Err(e) => prop_assert!(false, "EndTxn refused: {e:?}"),
                     }
                 }

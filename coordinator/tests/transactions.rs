@@ -69,17 +69,71 @@ impl Fixture {
         self.apply(record.into_iter().collect());
     }
 
+    /// Commits one transactional batch of Produce v12+ (transactions V2), which joins its
+    /// producer's transaction; its answer.
+    fn commit_joining(
+        &mut self,
+        partition: i32,
+        holder: (i64, i16),
+        base_sequence: i32,
+    ) -> CommitBatchResult {
+        let batch = CommitBatch {
+            joins_transaction: true,
+            ..self.batch(
+                partition,
+                BatchKind::Transactional,
+                holder,
+                base_sequence,
+                1,
+            )
+        };
+        self.commit_batch(batch)
+    }
+
+    /// EndTxn v5 (transactions V2): the end's answer.
+    fn end_v2(
+        &mut self,
+        id: &str,
+        holder: (i64, i16),
+        commit: bool,
+    ) -> Result<TransactionEnd, ErrorKind> {
+        let (end, records) = self
+            .state
+            .end_transaction(id, holder.0, holder.1, commit, true, NOW)?;
+        self.apply(records);
+        Ok(end)
+    }
+
     /// Commits one batch of `count` records; its answer.
     fn commit(
         &mut self,
         partition: i32,
         kind: BatchKind,
-        (pid, epoch): (i64, i16),
+        holder: (i64, i16),
         base_sequence: i32,
         count: u32,
     ) -> CommitBatchResult {
+        let batch = self.batch(partition, kind, holder, base_sequence, count);
+        self.commit_batch(batch)
+    }
+
+    fn commit_batch(&mut self, batch: CommitBatch) -> CommitBatchResult {
         self.objects += 1;
-        let batch = CommitBatch {
+        let object = NewObject::uploaded(format!("wal/{}", self.objects), 100, 0);
+        let (results, record) = self.state.commit_file(&object, &[batch], NOW);
+        self.apply(record.into_iter().collect());
+        results[0]
+    }
+
+    fn batch(
+        &self,
+        partition: i32,
+        kind: BatchKind,
+        (pid, epoch): (i64, i16),
+        base_sequence: i32,
+        count: u32,
+    ) -> CommitBatch {
+        CommitBatch {
             partition: self.tp(partition),
             byte_offset: 0,
             size_bytes: 100,
@@ -90,20 +144,17 @@ impl Fixture {
             base_sequence,
             kind,
             kept_base_offset: None,
-        };
-        let object = NewObject::uploaded(format!("wal/{}", self.objects), 100, 0);
-        let (results, record) = self.state.commit_file(&object, &[batch], NOW);
-        self.apply(record.into_iter().collect());
-        results[0]
+            joins_transaction: false,
+        }
     }
 
     fn end(&mut self, id: &str, holder: (i64, i16), commit: bool) -> TransactionEnding {
-        let (ending, record) = self
+        let (end, records) = self
             .state
-            .end_transaction(id, holder.0, holder.1, commit, NOW)
+            .end_transaction(id, holder.0, holder.1, commit, false, NOW)
             .unwrap();
-        self.apply(record.into_iter().collect());
-        ending.expect("an open transaction ends")
+        self.apply(records);
+        end.ending.expect("an open transaction ends")
     }
 
     /// Writes the markers as the broker does, then completes.
@@ -254,7 +305,7 @@ fn a_new_producer_fences_the_old_one_and_aborts_its_open_transaction() {
         f.commit(0, BatchKind::Transactional, old, 2, 1).error,
         Some(ErrorKind::InvalidProducerEpoch)
     );
-    let refused = f.state.end_transaction("a", old.0, old.1, true, NOW);
+    let refused = f.state.end_transaction("a", old.0, old.1, true, false, NOW);
     assert_eq!(refused.unwrap_err(), ErrorKind::ProducerFenced);
     f.finish(&ending);
     let new = f.init("a");
@@ -276,7 +327,7 @@ fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_co
     };
     let (results, record) = f
         .state
-        .add_transaction_offsets("a", a.0, a.1, "g", &[entry], NOW)
+        .add_transaction_offsets("a", a.0, a.1, "g", &[entry], false, NOW)
         .unwrap();
     assert_eq!(results, vec![None]);
     f.apply(record.into_iter().collect());
@@ -304,7 +355,7 @@ fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_co
         f.state.fetch_offsets("g", None).is_empty(),
         "aborted offsets are dropped"
     );
-    let refused = f.state.end_transaction("a", a.0, a.1, true, NOW);
+    let refused = f.state.end_transaction("a", a.0, a.1, true, false, NOW);
     assert_eq!(refused.unwrap_err(), ErrorKind::ProducerFenced);
 
     // A committed transaction hands its offsets to the group.
@@ -312,7 +363,7 @@ fn timed_out_transactions_are_aborted_at_a_new_epoch_and_offsets_wait_for_the_co
     f.add("a", b, &[]);
     let (_, record) = f
         .state
-        .add_transaction_offsets("a", b.0, b.1, "g", &[entry_at(&f, 7)], NOW)
+        .add_transaction_offsets("a", b.0, b.1, "g", &[entry_at(&f, 7)], false, NOW)
         .unwrap();
     f.apply(record.into_iter().collect());
     let ending = f.end("a", b, true);
@@ -368,4 +419,109 @@ fn entry_at(f: &Fixture, offset: i64) -> OffsetCommitEntry {
         leader_epoch: -1,
         metadata: String::new(),
     }
+}
+
+#[test]
+fn transactions_v2_join_by_writing_bump_the_epoch_at_each_end_and_move_on_when_it_runs_out() {
+    let mut f = Fixture::new();
+    let (pid, _) = f.init("a");
+    // A producer far along its epochs, as a restart would find it.
+    let worn = shoal_protocol::records::ShoalTransactionRecord {
+        transactional_id: "a".into(),
+        producer_id: pid,
+        producer_epoch: i16::MAX - 1,
+        timeout_ms: 60_000,
+        state: 0,
+        started_ms: -1,
+        updated_ms: NOW,
+        partitions: Vec::new(),
+        pending_offsets: Vec::new(),
+        ended_producer_id: -1,
+        ended_producer_epoch: -1,
+        next_producer_id: -1,
+    };
+    f.apply(vec![Entry::of(NOW, worn)]);
+    let old = (pid, i16::MAX - 1);
+    // The write joins: no AddPartitionsToTxn.
+    assert_eq!(f.commit_joining(0, old, 0).error, None);
+    assert_eq!(
+        f.state.transaction("a").unwrap().status,
+        TransactionStatus::Ongoing
+    );
+    // Its end moves the producer to a new id at epoch 0, once the markers (at the last epoch
+    // of the old id) are in.
+    let end = f.end_v2("a", old, true).unwrap();
+    let ending = end.ending.clone().unwrap();
+    assert_eq!((ending.producer_id, ending.producer_epoch), (pid, i16::MAX));
+    let new = (end.producer_id, end.producer_epoch);
+    assert!(new.0 != pid && new.1 == 0, "{new:?}");
+    f.finish(&ending);
+    let t = f.state.transaction("a").unwrap();
+    assert_eq!(
+        (t.producer_id, t.producer_epoch, t.status),
+        (new.0, 0, TransactionStatus::CompleteCommit)
+    );
+    // A retry of that EndTxn (its answer lost) gets the same answer, and writes nothing.
+    let (retried, records) = f
+        .state
+        .end_transaction("a", old.0, old.1, true, true, NOW)
+        .unwrap();
+    assert!(records.is_empty() && retried.ending.is_none());
+    assert_eq!((retried.producer_id, retried.producer_epoch), new);
+    // A late write of the ended transaction cannot begin another.
+    assert!(f.commit_joining(1, old, 1).error.is_some());
+    assert_eq!(f.read_committed(1).high_watermark, 0);
+
+    // The next transaction, on the new producer; a late write after it is refused too.
+    assert_eq!(f.commit_joining(1, new, 0).error, None);
+    let end = f.end_v2("a", new, false).unwrap();
+    f.finish(&end.ending.clone().unwrap());
+    let next = (end.producer_id, end.producer_epoch);
+    assert_eq!(next, (new.0, 1));
+    assert_eq!(
+        f.commit_joining(1, new, 1).error,
+        Some(ErrorKind::InvalidProducerEpoch)
+    );
+    assert_eq!(f.read_committed(1).aborted.len(), 1);
+
+    // Nothing open: an abort still moves the epoch on; a commit is refused.
+    let end = f.end_v2("a", next, false).unwrap();
+    assert!(end.ending.is_none());
+    assert_eq!((end.producer_id, end.producer_epoch), (new.0, 2));
+    let after = (new.0, 2);
+    assert_eq!(
+        f.end_v2("a", after, true).unwrap_err(),
+        ErrorKind::InvalidTxnState
+    );
+    // The fenced epoch is refused everywhere.
+    assert_eq!(
+        f.end_v2("a", new, true).unwrap_err(),
+        ErrorKind::ProducerFenced
+    );
+
+    // TxnOffsetCommit v5 joins as a write does, and its offsets reach the group at the commit.
+    let (results, record) = f
+        .state
+        .add_transaction_offsets("a", after.0, after.1, "g", &[entry_at(&f, 9)], true, NOW)
+        .unwrap();
+    assert_eq!(results, vec![None]);
+    f.apply(record.into_iter().collect());
+    let again =
+        f.state
+            .add_transaction_offsets("a", after.0, after.1, "g", &[entry_at(&f, 9)], false, NOW);
+    assert!(
+        again.is_ok(),
+        "open now, so a commit that does not join is taken too"
+    );
+    let end = f.end_v2("a", after, true).unwrap();
+    f.finish(&end.ending.unwrap());
+    assert_eq!(
+        f.state.fetch_offsets("g", None)[0]
+            .1
+            .as_ref()
+            .unwrap()
+            .offset,
+        9
+    );
+    f.assert_replay_and_snapshot_agree();
 }

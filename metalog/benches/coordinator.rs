@@ -54,6 +54,7 @@ fn file_batches(topic_id: Uuid, start: usize) -> Vec<CommitBatch> {
             base_sequence: -1,
             kind: shoal_coordinator::BatchKind::Plain,
             kept_base_offset: None,
+            joins_transaction: false,
         })
         .collect()
 }

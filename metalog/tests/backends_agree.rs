@@ -93,6 +93,7 @@ fn rounds(topic: Uuid, ops: &[Op]) -> Vec<Vec<(usize, Envelope)>> {
                     base_sequence,
                     kind: shoal_coordinator::BatchKind::Plain,
                     kept_base_offset: None,
+                    joins_transaction: false,
                 };
                 Envelope::new(CommitFile {
                     object: NewObject::uploaded(format!("wal/{index}"), 100, 0),

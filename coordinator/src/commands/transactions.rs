@@ -4,7 +4,7 @@
 use crate::command::{Command, Round};
 use crate::messages::{GroupClaim, OffsetCommitEntry, TopicPartition};
 use crate::records::Transaction;
-use crate::state::transactions::{TransactionEnding, TransactionalInit};
+use crate::state::transactions::{TransactionEnd, TransactionEnding, TransactionalInit};
 use crate::ErrorKind;
 
 /// InitProducerId with a transactional id.
@@ -70,6 +70,9 @@ pub struct CommitTransactionOffsets {
     pub group: String,
     pub claim: GroupClaim,
     pub offsets: Vec<OffsetCommitEntry>,
+    /// TxnOffsetCommit v5+ (transactions V2): the commit joins the transaction, beginning one
+    /// if none is open, where AddOffsetsToTxn opened it before.
+    pub joins: bool,
 }
 
 impl Command for CommitTransactionOffsets {
@@ -86,6 +89,7 @@ impl Command for CommitTransactionOffsets {
             self.producer_epoch,
             &self.group,
             &self.offsets,
+            self.joins,
             round.now_ms(),
         )?;
         if let Some(record) = record {
@@ -95,25 +99,53 @@ impl Command for CommitTransactionOffsets {
     }
 }
 
-/// EndTxn: the markers to write (None: already complete, a retry).
+/// EndTxn: the markers to write, and the producer id and epoch the producer goes on with.
 #[derive(Debug, Clone)]
 pub struct EndTransaction {
     pub transactional_id: String,
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub commit: bool,
+    /// EndTxn v5+ (transactions V2, KIP-890): the epoch moves on at every end.
+    pub bumps_epoch: bool,
 }
 
 impl Command for EndTransaction {
-    type Reply = Result<Option<TransactionEnding>, ErrorKind>;
+    type Reply = Result<TransactionEnd, ErrorKind>;
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (ending, record) = round.state().end_transaction(
+        let (end, records) = round.state().end_transaction(
             &self.transactional_id,
             self.producer_id,
             self.producer_epoch,
             self.commit,
+            self.bumps_epoch,
+            round.now_ms(),
+        )?;
+        round.append_all(&records);
+        Ok(end)
+    }
+}
+
+/// WriteTxnMarkers' abort of the producer's transaction open in a partition: the ending to
+/// write markers for, if any.
+#[derive(Debug, Clone)]
+pub struct AbortTransactionIn {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub partition: TopicPartition,
+}
+
+impl Command for AbortTransactionIn {
+    type Reply = Result<Option<TransactionEnding>, ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let (ending, record) = round.state().abort_transaction_in(
+            self.producer_id,
+            self.producer_epoch,
+            self.partition,
             round.now_ms(),
         )?;
         if let Some(record) = record {

@@ -51,11 +51,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             crate::broker_configs::check_broker_config(c)?;
             alone(rest)
         }
-        AnyRecord::ShoalTransactionRecord(t) => {
-            status_of(t.state)
-                .ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
-            alone(rest)
-        }
+        AnyRecord::ShoalTransactionRecord(_) => check_transactions(records),
         AnyRecord::ShoalRegistrySchemaRecord(_)
         | AnyRecord::ShoalRegistryVersionRecord(_)
         | AnyRecord::ShoalRegistryVersionDeletedRecord(_)
@@ -199,6 +195,24 @@ fn check_client_quotas(first: &ShoalClientQuotaRecord, rest: &[AnyRecord]) -> Re
         }
     }
     Ok(())
+}
+
+/// Transactional ids' changes: one alone, or those a committed file's batches made by
+/// joining their transactions (transactions V2), followed by that file.
+fn check_transactions(records: &[AnyRecord]) -> Result<(), String> {
+    let mut rest = records;
+    while let [AnyRecord::ShoalTransactionRecord(t), more @ ..] = rest {
+        status_of(t.state).ok_or_else(|| format!("transaction state {} is unknown", t.state))?;
+        rest = more;
+    }
+    match rest {
+        [] => Ok(()),
+        [AnyRecord::DisklessFileCommittedRecord(_), ..] => check_log_entry(rest),
+        [other, ..] => Err(format!(
+            "record type {} after a transaction",
+            other.record_type()
+        )),
+    }
 }
 
 fn alone(rest: &[AnyRecord]) -> Result<(), String> {

@@ -84,6 +84,7 @@ pub(crate) mod tests {
                 base_sequence: 0,
                 kind: BatchKind::Plain,
                 kept_base_offset: None,
+                joins_transaction: false,
             },
             base_offset,
             last_offset: base_offset + 2,
@@ -126,6 +127,8 @@ pub(crate) mod tests {
                     metadata: "m".into(),
                 },
             )],
+            ended_as: Some((8, 41)),
+            next_producer_id: Some(10),
         };
         let acl = AclBinding {
             resource_type: 2,

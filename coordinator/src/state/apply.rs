@@ -422,6 +422,9 @@ pub(super) fn transaction_of(r: &ShoalTransactionRecord) -> Option<Transaction> 
                 (o.group_id.clone(), offset)
             })
             .collect(),
+        ended_as: (r.ended_producer_id >= 0 && r.ended_producer_epoch >= 0)
+            .then_some((r.ended_producer_id, r.ended_producer_epoch)),
+        next_producer_id: (r.next_producer_id >= 0).then_some(r.next_producer_id),
     })
 }
 

@@ -287,6 +287,9 @@ pub(crate) fn transaction_changed(t: &Transaction) -> AnyRecord {
                 metadata: o.metadata.clone(),
             })
             .collect(),
+        ended_producer_id: t.ended_as.map_or(-1, |(id, _)| id),
+        ended_producer_epoch: t.ended_as.map_or(-1, |(_, epoch)| epoch),
+        next_producer_id: t.next_producer_id.unwrap_or(-1),
     }
     .into()
 }

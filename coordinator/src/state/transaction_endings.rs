@@ -13,6 +13,33 @@ use crate::entry::Entry;
 use crate::records::{CommittedOffset, Transaction, TransactionStatus};
 use crate::ErrorKind;
 
+/// Kafka keeps the last epoch, i16::MAX, for the coordinator's own fencing: a producer whose
+/// epoch reaches this moves to a new producer id instead of on to the next epoch.
+pub(super) const EPOCH_EXHAUSTED_FROM: i16 = i16::MAX - 1;
+
+/// What EndTxn comes to: the markers to write (None: none, or written already), and the
+/// producer id and epoch the producer holds from now on (EndTxn v5 answers them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionEnd {
+    pub ending: Option<TransactionEnding>,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+}
+
+impl TransactionEnd {
+    fn of(t: &Transaction, ending: Option<TransactionEnding>) -> Self {
+        let (producer_id, producer_epoch) = match t.next_producer_id {
+            Some(next) => (next, 0),
+            None => (t.producer_id, t.producer_epoch),
+        };
+        TransactionEnd {
+            ending,
+            producer_id,
+            producer_epoch,
+        }
+    }
+}
+
 /// Markers still to be written for a transaction that is ending, then `CompleteTransaction`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionEnding {
@@ -48,27 +75,126 @@ impl CoordinatorState {
         Ok(())
     }
 
-    /// EndTxn: the transaction is prepared to commit or abort; its markers are to be written
-    /// (None: a retry of an end already complete).
+    /// EndTxn: the transaction is prepared to commit or abort, its markers to be written.
+    /// With `bumps_epoch` (EndTxn v5, transactions V2) the epoch moves on at the end, so no
+    /// late write of this transaction can begin the next one; a retry is then known by the
+    /// producer id and epoch it ended with. Without, a retry finds the end under way or done
+    /// at the same epoch.
     pub fn end_transaction(
         &self,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
+        bumps_epoch: bool,
         now_ms: i64,
-    ) -> Result<(Option<TransactionEnding>, Option<Entry>), ErrorKind> {
-        let current = self.held(transactional_id, producer_id, epoch)?;
+    ) -> Result<(TransactionEnd, Vec<Entry>), ErrorKind> {
         use TransactionStatus::*;
+        let known = self
+            .transactions
+            .get(transactional_id)
+            .ok_or(ErrorKind::InvalidProducerIdMapping)?;
+        if bumps_epoch && known.ended_as == Some((producer_id, epoch)) {
+            let ending = match (known.status, commit) {
+                (PrepareCommit, true) | (PrepareAbort, false) => Some(ending_of(known)),
+                (CompleteCommit, true) | (CompleteAbort, false) => None,
+                // The producer ended it and went on: this is not its retry.
+                _ => return Err(ErrorKind::ProducerFenced),
+            };
+            return Ok((TransactionEnd::of(known, ending), Vec::new()));
+        }
+        let current = self.held(transactional_id, producer_id, epoch)?;
         match (current.status, commit) {
+            (Ongoing, _) if bumps_epoch => {
+                let (t, allocated) = self.bumped_at_end(current, commit, now_ms);
+                let changed = Entry::of(now_ms, emit::transaction_changed(&t));
+                let records = allocated.into_iter().chain([changed]).collect();
+                Ok((TransactionEnd::of(&t, Some(ending_of(&t))), records))
+            }
             (Ongoing, _) => {
                 let (record, ending) = self.begin_end(current, commit, false, now_ms);
-                Ok((Some(ending), Some(record)))
+                Ok((TransactionEnd::of(current, Some(ending)), vec![record]))
             }
-            (PrepareCommit, true) | (PrepareAbort, false) => Ok((Some(ending_of(current)), None)),
-            (CompleteCommit, true) | (CompleteAbort, false) => Ok((None, None)),
+            (PrepareCommit, true) | (PrepareAbort, false) => Ok((
+                TransactionEnd::of(current, Some(ending_of(current))),
+                Vec::new(),
+            )),
+            // Nothing is open (a write refused before it joined): transactions V2 abort it
+            // all the same, moving the epoch on, so the producer starts clean.
+            (Empty | CompleteCommit | CompleteAbort, false) if bumps_epoch => {
+                let (prepared, allocated) = self.bumped_at_end(current, false, now_ms);
+                let t = completed(&prepared, now_ms);
+                let changed = Entry::of(now_ms, emit::transaction_changed(&t));
+                let records = allocated.into_iter().chain([changed]).collect();
+                Ok((TransactionEnd::of(&t, None), records))
+            }
+            (CompleteCommit, true) | (CompleteAbort, false) if !bumps_epoch => {
+                Ok((TransactionEnd::of(current, None), Vec::new()))
+            }
             _ => Err(ErrorKind::InvalidTxnState),
         }
+    }
+
+    /// WriteTxnMarkers' abort, as an operator sends it (`kafka-transactions abort`, Admin
+    /// `abortTransaction`) for a transaction that holds a partition's last stable offset back:
+    /// the producer's transaction open in `tp` is aborted whole, at the next epoch (fencing
+    /// the producer, as a timeout does), so its markers reach all its partitions together
+    /// where Kafka would write one marker to this partition alone. One already ending is
+    /// returned to be finished; None: nothing of this producer is open in `tp`.
+    pub fn abort_transaction_in(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        tp: TopicPartition,
+        now_ms: i64,
+    ) -> Result<(Option<TransactionEnding>, Option<Entry>), ErrorKind> {
+        let Some(t) = self
+            .transactional_producers
+            .get(&producer_id)
+            .and_then(|id| self.transactions.get(id))
+        else {
+            return Ok((None, None));
+        };
+        if epoch < t.producer_epoch {
+            return Err(ErrorKind::InvalidProducerEpoch);
+        }
+        match t.status {
+            TransactionStatus::Ongoing if t.partitions.contains(&tp) => {
+                let (record, ending) = self.begin_end(t, false, true, now_ms);
+                Ok((Some(ending), Some(record)))
+            }
+            TransactionStatus::PrepareCommit | TransactionStatus::PrepareAbort => {
+                Ok((Some(ending_of(t)), None))
+            }
+            _ => Ok((None, None)),
+        }
+    }
+
+    /// Transactions V2's end: prepared at the next epoch, remembering the one it ended with;
+    /// when that exhausts the epochs, a new producer id (the entry taking it) to move to once
+    /// it completes.
+    fn bumped_at_end(
+        &self,
+        current: &Transaction,
+        commit: bool,
+        now_ms: i64,
+    ) -> (Transaction, Option<Entry>) {
+        let mut allocation = None;
+        let mut t = current.clone();
+        t.status = if commit {
+            TransactionStatus::PrepareCommit
+        } else {
+            TransactionStatus::PrepareAbort
+        };
+        t.ended_as = Some((t.producer_id, t.producer_epoch));
+        if t.producer_epoch >= EPOCH_EXHAUSTED_FROM {
+            let (producer_id, allocated) = self.allocate_producer_id(now_ms);
+            allocation = Some(allocated);
+            t.next_producer_id = Some(producer_id);
+        }
+        t.producer_epoch = t.producer_epoch.saturating_add(1);
+        t.updated_ms = now_ms;
+        (t, allocation)
     }
 
     /// Every marker of an ending transaction is written: it is complete, and a commit hands
@@ -98,17 +224,10 @@ impl CoordinatorState {
                 records.push(Entry::of(now_ms, emit::offsets_committed(group, &offsets)));
             }
         }
-        let mut t = current.clone();
-        t.status = if ending.commit {
-            TransactionStatus::CompleteCommit
-        } else {
-            TransactionStatus::CompleteAbort
-        };
-        t.partitions.clear();
-        t.pending_offsets.clear();
-        t.started_ms = -1;
-        t.updated_ms = now_ms;
-        records.push(Entry::of(now_ms, emit::transaction_changed(&t)));
+        records.push(Entry::of(
+            now_ms,
+            emit::transaction_changed(&completed(current, now_ms)),
+        ));
         records
     }
 
@@ -179,8 +298,10 @@ impl CoordinatorState {
         } else {
             TransactionStatus::PrepareAbort
         };
-        if fence && t.producer_epoch < i16::MAX - 1 {
+        if fence && t.producer_epoch < EPOCH_EXHAUSTED_FROM {
             t.producer_epoch += 1;
+            // A fenced producer's EndTxn is no retry of anything.
+            t.ended_as = None;
         }
         t.updated_ms = now_ms;
         let ending = ending_of(&t);
@@ -196,4 +317,22 @@ pub(super) fn ending_of(t: &Transaction) -> TransactionEnding {
         commit: t.status == TransactionStatus::PrepareCommit,
         partitions: t.partitions.iter().copied().collect(),
     }
+}
+
+/// An ending transaction once complete: on the next producer id, if its end moved to one.
+fn completed(current: &Transaction, now_ms: i64) -> Transaction {
+    let mut t = current.clone();
+    t.status = match current.status {
+        TransactionStatus::PrepareCommit => TransactionStatus::CompleteCommit,
+        _ => TransactionStatus::CompleteAbort,
+    };
+    if let Some(next) = t.next_producer_id.take() {
+        t.producer_id = next;
+        t.producer_epoch = 0;
+    }
+    t.partitions.clear();
+    t.pending_offsets.clear();
+    t.started_ms = -1;
+    t.updated_ms = now_ms;
+    t
 }

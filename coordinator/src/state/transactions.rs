@@ -8,19 +8,19 @@ use shoal_protocol::records::{
     ShoalProducerIdAllocatedRecord, ShoalTransactionRecord, ShoalTransactionsExpiredRecord,
 };
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::emit;
 use super::groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 use super::CoordinatorState;
 use crate::entry::Entry;
-use crate::messages::{OffsetCommitEntry, TopicPartition};
+use crate::messages::{CommitBatch, OffsetCommitEntry, TopicPartition};
 use crate::records::{CommittedOffset, Transaction, TransactionStatus};
 use crate::ErrorKind;
 
 use super::apply::transaction_of;
 use super::transaction_endings::ending_of;
-pub use super::transaction_endings::TransactionEnding;
+pub use super::transaction_endings::{TransactionEnd, TransactionEnding};
 
 /// Kafka's `transaction.max.timeout.ms` default: longer timeouts are refused.
 pub const TRANSACTION_TIMEOUT_MAX_MS: i32 = 900_000;
@@ -81,28 +81,44 @@ impl CoordinatorState {
             .collect()
     }
 
-    /// The open transaction a producer's transactional batch must belong to, checked for a
-    /// transactional batch to `tp` at `epoch`.
+    /// A transactional batch must belong to its producer's open transaction at its epoch in
+    /// its partition. One that joins (Produce v12+, transactions V2) adds its partition to
+    /// that transaction instead, beginning one if none is open: KIP-890's implicit add, done
+    /// in the commit that appends the batch, so it costs no round of its own. The
+    /// transactions this commit changed so far are in `joined`, by transactional id.
     pub(super) fn check_transactional_batch(
         &self,
-        producer_id: i64,
-        epoch: i16,
-        tp: TopicPartition,
+        batch: &CommitBatch,
+        joined: &mut BTreeMap<String, Transaction>,
+        now_ms: i64,
     ) -> Result<(), ErrorKind> {
-        let t = self
+        let id = self
             .transactional_producers
-            .get(&producer_id)
-            .and_then(|id| self.transactions.get(id))
+            .get(&batch.producer_id)
             .ok_or(ErrorKind::InvalidProducerIdMapping)?;
-        if epoch < t.producer_epoch {
+        let t = joined
+            .get(id)
+            .or_else(|| self.transactions.get(id))
+            .ok_or(ErrorKind::InvalidProducerIdMapping)?;
+        // An older epoch is a zombie, or a late write of a transaction V2 ended since.
+        if batch.producer_epoch < t.producer_epoch {
             return Err(ErrorKind::InvalidProducerEpoch);
         }
-        if epoch > t.producer_epoch
-            || t.status != TransactionStatus::Ongoing
-            || !t.partitions.contains(&tp)
-        {
+        let belongs =
+            t.status == TransactionStatus::Ongoing && t.partitions.contains(&batch.partition);
+        if batch.producer_epoch == t.producer_epoch && belongs {
+            return Ok(());
+        }
+        if batch.producer_epoch > t.producer_epoch || !batch.joins_transaction {
             return Err(ErrorKind::InvalidTxnState);
         }
+        let mut t = begun_or_open(t, now_ms)?;
+        t.partitions.insert(batch.partition);
+        if t.partitions.len() > TRANSACTION_PARTITIONS_MAX {
+            return Err(ErrorKind::InvalidRequest);
+        }
+        t.updated_ms = now_ms;
+        joined.insert(id.clone(), t);
         Ok(())
     }
 
@@ -188,13 +204,7 @@ impl CoordinatorState {
         if partitions.iter().any(|tp| self.partition(*tp).is_none()) {
             return Err(ErrorKind::UnknownTopicOrPartition);
         }
-        let mut t = current.clone();
-        if t.status != TransactionStatus::Ongoing {
-            t.status = TransactionStatus::Ongoing;
-            t.started_ms = now_ms;
-            t.partitions.clear();
-            t.pending_offsets.clear();
-        }
+        let mut t = begun_or_open(current, now_ms)?;
         t.partitions.extend(partitions.iter().copied());
         if t.partitions.len() > TRANSACTION_PARTITIONS_MAX {
             return Err(ErrorKind::InvalidRequest);
@@ -206,7 +216,10 @@ impl CoordinatorState {
         Ok(Some(Entry::of(now_ms, emit::transaction_changed(&t))))
     }
 
-    /// TxnOffsetCommit: offsets that reach the group when the transaction commits.
+    /// TxnOffsetCommit: offsets that reach the group when the transaction commits. From v5
+    /// (transactions V2) the commit `joins` the transaction, beginning one if none is open;
+    /// before, AddOffsetsToTxn must have opened it.
+    #[allow(clippy::too_many_arguments)]
     pub fn add_transaction_offsets(
         &self,
         transactional_id: &str,
@@ -214,16 +227,17 @@ impl CoordinatorState {
         epoch: i16,
         group: &str,
         entries: &[OffsetCommitEntry],
+        joins: bool,
         now_ms: i64,
     ) -> Result<(Vec<Option<ErrorKind>>, Option<Entry>), ErrorKind> {
         let current = self.open_for_change(transactional_id, producer_id, epoch)?;
-        if current.status != TransactionStatus::Ongoing {
+        if current.status != TransactionStatus::Ongoing && !joins {
             return Err(ErrorKind::InvalidTxnState);
         }
         if group.is_empty() || group.len() > GROUP_ID_MAX_BYTES {
             return Err(ErrorKind::InvalidGroupId);
         }
-        let mut t = current.clone();
+        let mut t = begun_or_open(current, now_ms)?;
         let mut results = Vec::with_capacity(entries.len());
         for e in entries {
             if self.partition(e.partition).is_none() {
@@ -292,6 +306,27 @@ impl CoordinatorState {
     }
 }
 
+/// The transaction `t` as it takes a partition or offsets: open already, or begun now.
+fn begun_or_open(t: &Transaction, now_ms: i64) -> Result<Transaction, ErrorKind> {
+    let mut t = t.clone();
+    match t.status {
+        TransactionStatus::Ongoing => {}
+        TransactionStatus::PrepareCommit | TransactionStatus::PrepareAbort => {
+            return Err(ErrorKind::ConcurrentTransactions)
+        }
+        TransactionStatus::Empty
+        | TransactionStatus::CompleteCommit
+        | TransactionStatus::CompleteAbort => {
+            t.status = TransactionStatus::Ongoing;
+            t.started_ms = now_ms;
+            t.partitions.clear();
+            t.pending_offsets.clear();
+            t.ended_as = None;
+        }
+    }
+    Ok(t)
+}
+
 fn fresh_transaction(
     id: &str,
     producer_id: i64,
@@ -309,6 +344,8 @@ fn fresh_transaction(
         updated_ms: now_ms,
         partitions: Default::default(),
         pending_offsets: Vec::new(),
+        ended_as: None,
+        next_producer_id: None,
     }
 }
 

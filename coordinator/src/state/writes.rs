@@ -2,7 +2,7 @@
 //! time given) describing its outcome; nothing here mutates: the caller logs the entry and
 //! applies it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
 
@@ -13,7 +13,7 @@ use shoal_protocol::records::*;
 
 use super::emit;
 use crate::entry::Entry;
-use crate::records::{CommittedBatch, TopicConfig};
+use crate::records::{CommittedBatch, TopicConfig, Transaction};
 use crate::topic_configs::{overrides_differing_from_default, TopicOverrides};
 use crate::ErrorKind;
 
@@ -150,6 +150,8 @@ impl CoordinatorState {
         let mut next_offsets: HashMap<TopicPartition, i64> = HashMap::new();
         // Producer state as this commit's earlier batches leave it.
         let mut producers: HashMap<(TopicPartition, i64), ProducerState> = HashMap::new();
+        // Transactions this commit's batches joined (transactions V2), by transactional id.
+        let mut joined: BTreeMap<String, Transaction> = BTreeMap::new();
         let mut results = Vec::with_capacity(batches.len());
         let mut committed = Vec::with_capacity(batches.len());
         for b in batches {
@@ -168,7 +170,7 @@ impl CoordinatorState {
                 results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
                 continue;
             }
-            if let Err(error) = self.check_transaction_kind(b, &producers, p) {
+            if let Err(error) = self.check_transaction_kind(b, &producers, p, &mut joined, now_ms) {
                 results.push(CommitBatchResult::rejected(error));
                 continue;
             }
@@ -234,31 +236,28 @@ impl CoordinatorState {
                 p.log_start_offset,
             ));
         }
-        (
-            results,
-            Some(Entry::new(
-                now_ms,
-                emit::file_committed(object, &committed, now_ms),
-            )),
-        )
+        let mut records: Vec<AnyRecord> = joined.values().map(emit::transaction_changed).collect();
+        records.extend(emit::file_committed(object, &committed, now_ms));
+        (results, Some(Entry::new(now_ms, records)))
     }
 
     /// A transactional batch must belong to its producer's open transaction in this
-    /// partition; a marker (written by this broker) must not be older than the producer.
+    /// partition, or join it; a marker (written by this broker) must not be older than the
+    /// producer.
     fn check_transaction_kind(
         &self,
         b: &CommitBatch,
         producers: &HashMap<(TopicPartition, i64), ProducerState>,
         p: &super::PartitionState,
+        joined: &mut BTreeMap<String, Transaction>,
+        now_ms: i64,
     ) -> Result<(), ErrorKind> {
         match b.kind {
             BatchKind::Plain => Ok(()),
             BatchKind::Transactional if b.producer_id < 0 || b.producer_epoch < 0 => {
                 Err(ErrorKind::InvalidRequest)
             }
-            BatchKind::Transactional => {
-                self.check_transactional_batch(b.producer_id, b.producer_epoch, b.partition)
-            }
+            BatchKind::Transactional => self.check_transactional_batch(b, joined, now_ms),
             BatchKind::CommitMarker | BatchKind::AbortMarker => {
                 let current = producers
                     .get(&(b.partition, b.producer_id))

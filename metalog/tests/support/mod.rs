@@ -53,6 +53,7 @@ pub async fn produce(core: &mut CoordinatorCore, topic: uuid::Uuid, files: usize
                 base_sequence: -1,
                 kind: shoal_coordinator::BatchKind::Plain,
                 kept_base_offset: None,
+                joins_transaction: false,
             })
             .collect();
         let request = CommitFile {
@@ -81,6 +82,7 @@ pub fn commit_file(topic: uuid::Uuid, key: &str) -> CommitFile {
             base_sequence: -1,
             kind: shoal_coordinator::BatchKind::Plain,
             kept_base_offset: None,
+            joins_transaction: false,
         }],
     }
 }
