@@ -128,6 +128,7 @@ fn run_case(
                                     base_sequence: -1,
                                     kind: shoal_coordinator::BatchKind::Plain,
                                     kept_base_offset: None,
+                                    joins_transaction: false,
                                 })
                                 .collect();
                             let request = if reads_only {

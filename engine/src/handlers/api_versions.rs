@@ -12,10 +12,11 @@ use super::registry::{spec, APIS};
 use crate::context::Call;
 
 /// The feature levels Shoal serves (KIP-584), as (name, highest supported, finalized level).
-/// `group.version` 1 is the consumer group protocol (KIP-848). `transaction.version` stays 0:
-/// transactional producers add partitions with AddPartitionsToTxn, not KIP-890's implicit
-/// adds (level 2), so the Java producer runs its transactions the older way.
-const FEATURES: [(&str, i16, i16); 2] = [("group.version", 1, 1), ("transaction.version", 0, 0)];
+/// `group.version` 1 is the consumer group protocol (KIP-848); `transaction.version` 2 is
+/// transactions V2 (KIP-890: partitions join a transaction with the write, the epoch moves
+/// on at every end), finalized as Kafka 4.x finalizes it. Older clients keep the older
+/// protocol: which one a request follows is told by its version.
+const FEATURES: [(&str, i16, i16); 2] = [("group.version", 1, 1), ("transaction.version", 2, 2)];
 
 /// Shoal's features never change while it runs, so their epoch is fixed.
 const FINALIZED_FEATURES_EPOCH: i64 = 0;

@@ -40,6 +40,7 @@ impl Shard {
             let batch = commit_batch(b.partition, placement, &b.header, &b.bytes);
             mirrored.push(CommitBatch {
                 kept_base_offset: Some(b.header.base_offset),
+                joins_transaction: false,
                 ..batch
             });
         }

@@ -17,6 +17,8 @@ pub struct PendingWrite {
     pub partition: TopicPartition,
     pub records: Bytes,
     pub headers: Vec<BatchHeader>,
+    /// Its transactional batches join their producers' transactions (`ProduceRules`).
+    pub joins_transaction: bool,
     pub reply: oneshot::Sender<PartitionProduceResult>,
 }
 
@@ -77,7 +79,10 @@ pub fn lay_out(mut writes: Vec<PendingWrite>) -> Result<RotatedObject, Vec<Pendi
                 size_bytes: header.size_bytes as u32,
             };
             pos += header.size_bytes;
-            batches.push(commit_batch(write.partition, placement, header, batch));
+            batches.push(CommitBatch {
+                joins_transaction: write.joins_transaction,
+                ..commit_batch(write.partition, placement, header, batch)
+            });
         }
         data.push(write.records.slice(..pos));
         let range = first..batches.len();

@@ -25,6 +25,7 @@ pub(crate) fn commit_batch(
         base_sequence: header.base_sequence,
         kind: batch_kind(header, batch),
         kept_base_offset: None,
+        joins_transaction: false,
     }
 }
 

@@ -144,6 +144,7 @@ impl ProducePipeline {
                 partition,
                 records,
                 headers,
+                joins_transaction: rules.joins_transaction,
                 reply,
             });
             (

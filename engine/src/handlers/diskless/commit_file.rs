@@ -108,6 +108,7 @@ fn to_commit_batches(request: &DisklessCommitFileRequest) -> Result<Vec<CommitBa
                 base_sequence: b.base_sequence,
                 kind: shoal_coordinator::BatchKind::Plain,
                 kept_base_offset: None,
+                joins_transaction: false,
             })
         })
         .collect()

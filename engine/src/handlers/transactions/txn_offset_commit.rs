@@ -16,6 +16,10 @@ use crate::handlers::groups::commit_request::{
 };
 use crate::kafka::error_codes::{self, Outcome};
 
+/// The TxnOffsetCommit version of transactions V2 (KIP-890): the commit joins the
+/// transaction itself, where the client sent AddOffsetsToTxn first before.
+const TRANSACTIONS_V2_FROM: i16 = 5;
+
 pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
     let broker = call.broker;
     let group_id = request.group_id.0.to_string();
@@ -72,6 +76,7 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
                 group: group_id.clone(),
                 claim,
                 offsets: entries,
+                joins: call.version >= TRANSACTIONS_V2_FROM,
             };
             let claim_gone =
                 |reply: &Result<_, ErrorKind>| matches!(reply, Err(ErrorKind::NotCoordinator));
