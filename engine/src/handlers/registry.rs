@@ -169,8 +169,9 @@ registry! {
     DescribeProducersRequest: 0..=0 => describe_producers::handle, [Read Topic] "READ on each topic";
     AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, [Write TransactionalId, Write Topic] "WRITE on the transactional id and on each topic";
     AddOffsetsToTxnRequest: 0..=4 => transactions::add_offsets::handle, [Write TransactionalId, Read Group] "WRITE on the transactional id, READ on the group" [error_answer];
-    EndTxnRequest: 0..=4 => transactions::end_txn::handle, [Write TransactionalId] "WRITE on the transactional id" [error_answer];
-    TxnOffsetCommitRequest: 0..=4 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
+    EndTxnRequest: 0..=5 => transactions::end_txn::handle, [Write TransactionalId] "WRITE on the transactional id" [error_answer];
+    TxnOffsetCommitRequest: 0..=5 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
+    WriteTxnMarkersRequest: 1..=2 => transactions::write_markers::handle, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster";
     DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, [Describe TransactionalId] "DESCRIBE on each transactional id";
     ListTransactionsRequest: 0..=2 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
     DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, [DescribeConfigs Topic, DescribeConfigs Cluster, DescribeConfigs Group] "DESCRIBE_CONFIGS on each topic or group, on the cluster for broker configs";
@@ -460,14 +461,15 @@ mod tests {
     #[test]
     fn out_of_range_versions_get_an_error_answer_where_the_response_has_a_code() {
         use kafka_protocol::protocol::Message;
-        // EndTxn v5 (transactions V2) is not served yet; its codec knows it.
-        let end_txn = spec(EndTxnRequest::KEY).unwrap();
-        let newer = EndTxnResponse::VERSIONS.max;
+        // InitProducerId v6 (KIP-939's two-phase commit, not stable in Kafka 4.4) is not
+        // served; its codec knows it.
+        let init = spec(InitProducerIdRequest::KEY).unwrap();
+        let newer = InitProducerIdResponse::VERSIONS.max;
         assert!(
-            !end_txn.serves(newer),
-            "the codec knows a newer EndTxn than Shoal serves"
+            !init.serves(newer),
+            "the codec knows a newer InitProducerId than Shoal serves"
         );
-        let frame = end_txn.error_answer(newer, 7, 35).expect("answerable");
+        let frame = init.error_answer(newer, 7, 35).expect("answerable");
         assert_eq!(&frame[4..8], &7i32.to_be_bytes());
         let fetch = spec(FetchRequest::KEY).unwrap();
         // Fetch v3's response has no top-level error code: the connection is closed.

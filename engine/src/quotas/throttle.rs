@@ -106,6 +106,13 @@ impl ThrottleTime for SaslAuthenticateResponse {
     }
 }
 
+/// WriteTxnMarkers has none: Kafka's brokers send it each other, unthrottled.
+impl ThrottleTime for WriteTxnMarkersResponse {
+    fn throttle_time_ms(&mut self) -> Option<&mut i32> {
+        None
+    }
+}
+
 /// Whether a client sending `version` of `api_key` waits out a throttle time by itself
 /// (KIP-219, Kafka 2.0, which raised these APIs' versions); an older one's answer is held
 /// back for the throttle time instead, as Kafka does. APIs younger than KIP-219 always do.

@@ -9,6 +9,7 @@ pub mod describe;
 pub mod end_txn;
 pub mod init;
 pub mod txn_offset_commit;
+pub mod write_markers;
 
 use std::rc::Rc;
 use std::time::Duration;

@@ -19,11 +19,14 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
@@ -209,6 +212,34 @@ class ToolsTest extends BrokerTest {
     producer.commitTransaction();
   }
 
+  /**
+   * kafka-transactions abort: an open transaction found by the offset it began at is aborted
+   * (Admin abortTransaction, WriteTxnMarkers), so read_committed readers move past it.
+   */
+  @Test
+  void kafkaTransactionsAbort() throws Exception {
+    String topic = clients.createTopic("tool-abort", 1);
+    produce(topic, 3);
+    KafkaProducer<String, String> producer =
+        clients.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, Clients.unique("tool-abort-id")));
+    producer.initTransactions();
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(topic, 0, "k", "left open")).get();
+    KafkaConsumer<String, String> reader =
+        clients.consumer(null, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+    TopicPartition partition = tp(topic, 0);
+    assertEquals(3L, reader.endOffsets(List.of(partition)).get(partition), "the open transaction holds the LSO");
+
+    Result aborted = ok(TRANSACTIONS, "abort", "--topic", topic, "--partition", "0", "--start-offset", "3");
+    // The abort marker takes offset 4: the LSO moves past it, and nothing of it is read.
+    Eventually.until(() -> reader.endOffsets(List.of(partition)).get(partition) == 5L, aborted::toString);
+    reader.assign(List.of(partition));
+    List<String> values =
+        Clients.poll(reader, 4, Duration.ofSeconds(3)).stream().map(ConsumerRecord::value).toList();
+    assertEquals(List.of("v0", "v1", "v2"), values);
+    producer.close(Duration.ZERO);
+  }
+
   @Test
   void kafkaGetOffsetsAndDeleteRecords() throws Exception {
     String topic = clients.createTopic("tool-offsets", 1);
@@ -243,6 +274,10 @@ class ToolsTest extends BrokerTest {
     Result described = ok(FEATURES, "describe");
     assertTrue(
         Pattern.compile("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 1\\s+FinalizedVersionLevel: 1")
+            .matcher(described.out()).find(),
+        described::toString);
+    assertTrue(
+        Pattern.compile("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: \\d+\\s+FinalizedVersionLevel: 2")
             .matcher(described.out()).find(),
         described::toString);
   }

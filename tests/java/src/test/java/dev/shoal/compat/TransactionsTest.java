@@ -7,10 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
+import dev.shoal.compat.harness.RawRequests;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -19,7 +22,11 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 
 /** Transactions as the Java producer runs them (with Kafka 4's transaction.version 2). */
@@ -162,5 +169,65 @@ class TransactionsTest extends BrokerTest {
     assertEquals(1, seen.size());
     assertEquals("pending", seen.get(0).value());
     assertEquals(2L, reader.endOffsets(List.of(tp(topic, 0))).get(tp(topic, 0)));
+  }
+
+  /**
+   * Transactions V2 (KIP-890), finalized as Kafka 4 finalizes them: partitions join a
+   * transaction with the write, and the producer's epoch moves on at every end, so a write of
+   * an ended transaction that arrives late (a retry stuck in the network) is refused, neither
+   * appended nor beginning a transaction that nothing would ever end.
+   */
+  @Test
+  void transactionsV2RefuseALateWriteOfAnEndedTransaction() throws Exception {
+    FeatureMetadata features = Clients.get(clients.admin().describeFeatures().featureMetadata());
+    assertEquals(2, features.finalizedFeatures().get("transaction.version").maxVersionLevel());
+    String topic = clients.createTopic("late", 1);
+    String id = Clients.unique("late-id");
+    KafkaProducer<String, String> producer = transactional(id);
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(topic, 0, "k", "first")).get();
+    ProducerState first = onlyProducer(topic);
+    producer.commitTransaction();
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(topic, 0, "k", "second")).get();
+    assertEquals(first.producerEpoch() + 1, onlyProducer(topic).producerEpoch(), "a new epoch");
+    producer.commitTransaction();
+    long end = endOffset(topic, "read_uncommitted");
+
+    // The first transaction's next batch, arriving after both commits.
+    MemoryRecords late =
+        MemoryRecords.withTransactionalRecords(
+            Compression.NONE,
+            first.producerId(),
+            (short) first.producerEpoch(),
+            1,
+            new SimpleRecord("late".getBytes()));
+    Errors error = RawRequests.produce(broker.bootstrap(), id, topic, 0, late, (short) 12);
+    assertTrue(
+        Set.of(Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED).contains(error), error.name());
+    assertEquals(end, endOffset(topic, "read_uncommitted"), "nothing appended");
+    assertEquals(end, endOffset(topic, "read_committed"), "no transaction left open");
+    List<ConsumerRecord<String, String>> seen =
+        Clients.poll(committedReader(topic), 2, READ_TIMEOUT);
+    assertEquals(List.of("first", "second"), seen.stream().map(ConsumerRecord::value).toList());
+  }
+
+  private ProducerState onlyProducer(String topic) throws Exception {
+    List<ProducerState> producers =
+        Clients.get(
+                clients.admin().describeProducers(List.of(tp(topic, 0))).partitionResult(tp(topic, 0)))
+            .activeProducers();
+    assertEquals(1, producers.size(), producers::toString);
+    return producers.get(0);
+  }
+
+  private long endOffset(String topic, String isolation) {
+    return reader(isolation).endOffsets(List.of(tp(topic, 0))).get(tp(topic, 0));
+  }
+
+  private KafkaConsumer<String, String> committedReader(String topic) {
+    KafkaConsumer<String, String> reader = reader("read_committed");
+    reader.assign(List.of(tp(topic, 0)));
+    return reader;
   }
 }
