@@ -112,6 +112,11 @@ impl TopicsView {
         self
     }
 
+    /// The groups that set configs of their own, by name.
+    pub fn configured_groups(&self) -> impl Iterator<Item = &str> {
+        self.group_configs.keys().map(String::as_str)
+    }
+
     /// Every config set for the group.
     pub fn group_configs(&self, group: &str) -> &[(String, String)] {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)

@@ -170,12 +170,13 @@ registry! {
     AddPartitionsToTxnRequest: 0..=3 => transactions::add_partitions::handle, [Write TransactionalId, Write Topic] "WRITE on the transactional id and on each topic";
     AddOffsetsToTxnRequest: 0..=4 => transactions::add_offsets::handle, [Write TransactionalId, Read Group] "WRITE on the transactional id, READ on the group" [error_answer];
     EndTxnRequest: 0..=5 => transactions::end_txn::handle, [Write TransactionalId] "WRITE on the transactional id" [error_answer];
-    TxnOffsetCommitRequest: 0..=5 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
+    TxnOffsetCommitRequest: 0..=6 => transactions::txn_offset_commit::handle, [Write TransactionalId, Read Group, Read Topic] "WRITE on the transactional id, READ on the group and on each topic";
     WriteTxnMarkersRequest: 1..=2 => transactions::write_markers::handle, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster";
     DescribeTransactionsRequest: 0..=0 => transactions::describe::describe, [Describe TransactionalId] "DESCRIBE on each transactional id";
     ListTransactionsRequest: 0..=2 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
     DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, [DescribeConfigs Topic, DescribeConfigs Cluster, DescribeConfigs Group] "DESCRIBE_CONFIGS on each topic or group, on the cluster for broker configs";
     AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster] "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    ListConfigResourcesRequest: 0..=1 => configs::list_config_resources::handle, [DescribeConfigs Cluster] "DESCRIBE_CONFIGS on the cluster" [error_answer];
     IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster, AlterConfigs Group] "ALTER_CONFIGS on each topic or group, on the cluster for broker configs";
     JoinGroupRequest: 0..=9 => groups::join_group::handle, [Read Group] "READ on the group" [error_answer];
     SyncGroupRequest: 0..=5 => groups::sync_group::handle, [Read Group] "READ on the group" [error_answer];

@@ -46,6 +46,7 @@ with_throttle_field!(
     DescribeTransactionsResponse,
     ListTransactionsResponse,
     DescribeConfigsResponse,
+    ListConfigResourcesResponse,
     AlterConfigsResponse,
     IncrementalAlterConfigsResponse,
     JoinGroupResponse,

@@ -8,6 +8,7 @@ pub mod describe_configs;
 mod described;
 pub mod group_configs;
 pub mod incremental_alter_configs;
+pub mod list_config_resources;
 pub mod reference;
 pub mod static_broker_configs;
 mod topic_described;

@@ -8,17 +8,21 @@ use shoal_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use shoal_protocol::ResponseError;
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::context::Call;
 use crate::handlers::groups::commit_request::{
     check_member, entries, group_claim, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
+use crate::handlers::topics::requested_name;
 use crate::kafka::error_codes::{self, Outcome};
 
 /// The TxnOffsetCommit version of transactions V2 (KIP-890): the commit joins the
 /// transaction itself, where the client sent AddOffsetsToTxn first before.
 const TRANSACTIONS_V2_FROM: i16 = 5;
+/// Versions from 6 on name topics by id (KIP-1319).
+const TOPIC_IDS_FROM_VERSION: i16 = 6;
 
 pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
     let broker = call.broker;
@@ -46,10 +50,19 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
         Ok(()) => group_claim(broker, &group_id).await,
     };
     let mut refused = checked.err();
+    let view = broker.shard.topics.load();
+    // By id, each topic's name (None: no topic has the id); by name, the name given.
+    let ids = (call.version >= TOPIC_IDS_FROM_VERSION).then_some(&**view);
+    let names: Vec<Option<&str>> = request
+        .topics
+        .iter()
+        .map(|t| requested_name(ids, &t.topic_id, &t.name.0))
+        .collect();
     let topics: Vec<TopicOffsets> = request
         .topics
         .iter()
-        .map(|t| {
+        .zip(&names)
+        .map(|(t, name)| {
             let partitions = t
                 .partitions
                 .iter()
@@ -60,10 +73,10 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
                     metadata: p.committed_metadata.as_ref(),
                 })
                 .collect();
-            (t.name.0.as_str(), partitions)
+            // An unknown id commits nothing: no topic has the empty name.
+            (name.unwrap_or_default(), partitions)
         })
         .collect();
-    let view = broker.shard.topics.load();
     let entries = entries(call, &view, &topics);
     let count = entries.len();
     let results = match checked {
@@ -92,17 +105,22 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     };
     let answers = outcomes(call, &view, &topics, refused, results)
         .into_iter()
-        .zip(&request.topics)
-        .map(|(partitions, topic)| {
+        .zip(request.topics.iter().zip(&names))
+        .map(|(partitions, (topic, name))| {
             TxnOffsetCommitResponseTopic::default()
                 .with_name(topic.name.clone())
+                .with_topic_id(topic.topic_id)
                 .with_partitions(
                     partitions
                         .into_iter()
                         .map(|(index, error)| {
+                            let code = match name {
+                                None => ResponseError::UnknownTopicId.code(),
+                                Some(_) => error_codes::code_of(error),
+                            };
                             TxnOffsetCommitResponsePartition::default()
                                 .with_partition_index(index)
-                                .with_error_code(error_codes::code_of(error))
+                                .with_error_code(code)
                         })
                         .collect(),
                 )

@@ -5,12 +5,15 @@ import static dev.shoal.compat.harness.Clients.nodeId;
 import static dev.shoal.compat.harness.Clients.get;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
@@ -18,6 +21,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConfigEntry.ConfigSource;
 import org.apache.kafka.clients.admin.ConfigEntry.ConfigType;
+import org.apache.kafka.clients.admin.ListConfigResourcesOptions;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -210,5 +214,35 @@ class AdminConfigsTest extends BrokerTest {
           () -> describe(admin, resource).get("metrics").value().equals("org.apache.kafka.producer."),
           () -> "the subscription is described");
     }
+  }
+
+  /** listConfigResources (KIP-1142): the resources describeConfigs can show, by type. */
+  @Test
+  void listConfigResourcesByType() throws Exception {
+    Admin admin = clients.admin();
+    String topic = clients.createTopic("listed", 1);
+    String configured = Clients.unique("listed-group");
+    get(alter(admin, new ConfigResource(ConfigResource.Type.GROUP, configured),
+        op("consumer.session.timeout.ms", "50000", AlterConfigOp.OpType.SET)));
+    String node = String.valueOf(nodeId(admin));
+    Eventually.until(
+        () -> listed(admin, ConfigResource.Type.GROUP).contains(configured),
+        () -> "the group that sets a config is listed");
+    assertTrue(listed(admin, ConfigResource.Type.TOPIC).contains(topic));
+    assertEquals(List.of(node), listed(admin, ConfigResource.Type.BROKER));
+    Collection<ConfigResource> all = get(admin.listConfigResources().all());
+    for (ConfigResource expected : List.of(
+        new ConfigResource(ConfigResource.Type.TOPIC, topic),
+        new ConfigResource(ConfigResource.Type.BROKER, node),
+        new ConfigResource(ConfigResource.Type.GROUP, configured))) {
+      assertTrue(all.contains(expected), () -> expected + " in " + all);
+    }
+  }
+
+  private static List<String> listed(Admin admin, ConfigResource.Type type) throws Exception {
+    return get(admin.listConfigResources(Set.of(type), new ListConfigResourcesOptions()).all())
+        .stream()
+        .map(ConfigResource::name)
+        .toList();
   }
 }
