@@ -10,6 +10,7 @@ pub mod command;
 pub mod commands;
 pub mod entry;
 pub mod error;
+pub mod features;
 pub mod frames;
 pub mod messages;
 pub mod metrics;

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use crate::acl::AclBinding;
 use crate::broker_configs::{BrokerConfigs, CLUSTER_DEFAULT};
 use crate::client_quotas::{quota_for, ClientQuotas, QuotaKey};
+use crate::features::FinalizedFeatures;
 use crate::records::TopicConfig;
 use crate::topic_configs::TopicOverrides;
 
@@ -58,6 +59,8 @@ pub struct TopicsView {
     broker_configs: BrokerConfigs,
     /// Client quotas by entity (published for the shards that measure clients against them).
     client_quotas: ClientQuotas,
+    /// The finalized feature levels, for ApiVersions and the paths a level changes.
+    features: FinalizedFeatures,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
     /// can tell cheaply whether what it derived from an older one is still current.
     version: u64,
@@ -120,6 +123,16 @@ impl TopicsView {
     /// Every config set for the group.
     pub fn group_configs(&self, group: &str) -> &[(String, String)] {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn with_features(mut self, features: FinalizedFeatures) -> TopicsView {
+        self.features = features;
+        self
+    }
+
+    /// The finalized feature levels.
+    pub fn features(&self) -> &FinalizedFeatures {
+        &self.features
     }
 
     pub fn with_broker_configs(mut self, broker_configs: BrokerConfigs) -> TopicsView {

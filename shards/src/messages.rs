@@ -34,14 +34,10 @@ pub struct ProduceRules {
     pub timestamp_after_max_ms: i64,
     /// `confluent.*.schema.validation`: records must name registered schemas.
     pub schemas: Option<crate::produce::schemas::SchemaRule>,
-    /// Produce v12+ (transactions V2, KIP-890): a transactional batch joins its producer's
-    /// transaction in its partition, as AddPartitionsToTxn did before.
+    /// Produce v12+ with transactions V2 finalized (KIP-890): a transactional batch joins its
+    /// producer's transaction in its partition, as AddPartitionsToTxn did before.
     pub joins_transaction: bool,
 }
-
-/// The Produce version from which a transactional producer runs transactions V2: the Java
-/// client sends it only then, capping itself at 11 for the older protocol (KIP-890).
-pub const TRANSACTIONS_V2_PRODUCE_FROM: i16 = 12;
 
 impl ProduceRules {
     /// The rules of a topic named `topic` with `config`.
@@ -74,7 +70,7 @@ impl ProduceRules {
             timestamp_before_max_ms: config.timestamp_before_max_ms,
             timestamp_after_max_ms: config.timestamp_after_max_ms,
             schemas: None,
-            joins_transaction: produce_version >= TRANSACTIONS_V2_PRODUCE_FROM,
+            joins_transaction: false,
         }
     }
 }

@@ -4,6 +4,7 @@
 mod acls;
 mod batches;
 mod broker_configs;
+mod features;
 mod groups;
 mod mirrors;
 mod producers;
@@ -18,6 +19,7 @@ mod transactions;
 pub use acls::*;
 pub use batches::*;
 pub use broker_configs::*;
+pub use features::*;
 pub use groups::*;
 pub use mirrors::*;
 pub use producers::*;

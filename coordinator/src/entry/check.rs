@@ -51,6 +51,10 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             crate::broker_configs::check_broker_config(c)?;
             alone(rest)
         }
+        AnyRecord::ShoalFeatureLevelsRecord(f) => {
+            crate::features::check_feature_levels(f)?;
+            alone(rest)
+        }
         AnyRecord::ShoalTransactionRecord(_) => check_transactions(records),
         AnyRecord::ShoalRegistrySchemaRecord(_)
         | AnyRecord::ShoalRegistryVersionRecord(_)

@@ -49,6 +49,7 @@ impl CoordinatorState {
                 AnyRecord::ShoalGroupDeletedRecord(r) => self.apply_group_deleted(r),
                 AnyRecord::ShoalClientQuotaRecord(r) => self.apply_client_quota(r),
                 AnyRecord::ShoalBrokerConfigRecord(r) => self.apply_broker_config(r),
+                AnyRecord::ShoalFeatureLevelsRecord(r) => self.apply_feature_levels(r),
                 AnyRecord::ShoalGroupConfigRecord(r) => self.apply_group_config(r),
                 AnyRecord::ShoalConsumerGroupRecord(r) => {
                     let mut members: Vec<&ShoalConsumerMemberRecord> = Vec::new();

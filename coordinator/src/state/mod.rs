@@ -113,6 +113,8 @@ pub struct CoordinatorState {
     /// Groups' dynamic configs (the GROUP config resource), by group.
     group_configs: BTreeMap<String, Vec<(String, String)>>,
     /// Dynamic broker configs (the BROKER config resource), by broker (-1: the default).
+    /// The finalized feature levels (KIP-584).
+    features: crate::features::FinalizedFeatures,
     broker_configs: crate::broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,

@@ -175,6 +175,7 @@ impl CoordinatorState {
         .with_acls(self.acls.iter().cloned().collect())
         .with_group_configs(self.group_configs.clone())
         .with_broker_configs(self.broker_configs.clone())
+        .with_features(self.features.clone())
         .with_client_quotas(self.client_quotas.clone())
     }
 

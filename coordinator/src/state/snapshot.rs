@@ -89,6 +89,9 @@ impl CoordinatorState {
             let record = broker_configs::broker_config_record(*broker, configs);
             encode_frame(&Entry::of(0, record), &mut w);
         }
+        if self.features.epoch > 0 {
+            encode_frame(&Entry::of(0, self.features.record()), &mut w);
+        }
         for records in self.consumer_group_entries() {
             encode_frame(&Entry::new(0, records), &mut w);
         }
@@ -246,6 +249,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalShareStateRecord(_)
                     | AnyRecord::ShoalGroupConfigRecord(_)
                     | AnyRecord::ShoalBrokerConfigRecord(_)
+                    | AnyRecord::ShoalFeatureLevelsRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
                     | AnyRecord::ShoalRegistrySchemaRecord(_)

@@ -1,6 +1,7 @@
 //! ApiVersions: every API of the registry with the versions it serves.
 
 use kafka_protocol::protocol::{Request, StrBytes};
+use shoal_coordinator::features::{FinalizedFeatures, FEATURES};
 use shoal_protocol::codes::NONE;
 use shoal_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
@@ -10,16 +11,6 @@ use shoal_protocol::ResponseError;
 
 use super::registry::{spec, APIS};
 use crate::context::Call;
-
-/// The feature levels Shoal serves (KIP-584), as (name, highest supported, finalized level).
-/// `group.version` 1 is the consumer group protocol (KIP-848); `transaction.version` 2 is
-/// transactions V2 (KIP-890: partitions join a transaction with the write, the epoch moves
-/// on at every end), finalized as Kafka 4.x finalizes it. Older clients keep the older
-/// protocol: which one a request follows is told by its version.
-const FEATURES: [(&str, i16, i16); 2] = [("group.version", 1, 1), ("transaction.version", 2, 2)];
-
-/// Shoal's features never change while it runs, so their epoch is fixed.
-const FINALIZED_FEATURES_EPOCH: i64 = 0;
 
 /// From v5 a client names the cluster and node it means to reach (KIP-1242).
 const INTENDED_NODE_FROM: i16 = 5;
@@ -37,7 +28,11 @@ pub async fn handle(call: &Call<'_>, request: ApiVersionsRequest) -> ApiVersions
     });
     // Features are v3's tagged fields.
     match served && call.version >= 3 {
-        true => with_features(response, call.version),
+        true => with_features(
+            response,
+            call.version,
+            call.broker.shard.topics.load().features(),
+        ),
         false => response,
     }
 }
@@ -61,7 +56,13 @@ const FEATURE_LEVEL_0_LISTED_FROM: i16 = 4;
 /// The lowest level of every feature Shoal serves.
 const FEATURE_MIN_VERSION: i16 = 0;
 
-fn with_features(response: ApiVersionsResponse, version: i16) -> ApiVersionsResponse {
+/// The features Shoal serves (KIP-584) and their finalized levels, with the epoch of those:
+/// clients take the levels of the highest epoch they have seen.
+fn with_features(
+    response: ApiVersionsResponse,
+    version: i16,
+    finalized: &FinalizedFeatures,
+) -> ApiVersionsResponse {
     let name = StrBytes::from_static_str;
     let list_supported = version >= FEATURE_LEVEL_0_LISTED_FROM;
     response
@@ -69,21 +70,21 @@ fn with_features(response: ApiVersionsResponse, version: i16) -> ApiVersionsResp
             FEATURES
                 .iter()
                 .filter(|_| list_supported)
-                .map(|&(feature, max, _)| {
+                .map(|feature| {
                     SupportedFeatureKey::default()
-                        .with_name(name(feature))
+                        .with_name(name(feature.name))
                         .with_min_version(FEATURE_MIN_VERSION)
-                        .with_max_version(max)
+                        .with_max_version(feature.max_level)
                 })
                 .collect(),
         )
-        .with_finalized_features_epoch(FINALIZED_FEATURES_EPOCH)
+        .with_finalized_features_epoch(finalized.epoch)
         // Kafka lists a finalized feature only above level 0.
         .with_finalized_features(
-            FEATURES
-                .iter()
-                .filter(|&&(_, _, level)| level > 0)
-                .map(|&(feature, _, level)| {
+            finalized
+                .levels()
+                .filter(|&(_, level)| level > 0)
+                .map(|(feature, level)| {
                     FinalizedFeatureKey::default()
                         .with_name(name(feature))
                         .with_min_version_level(level)

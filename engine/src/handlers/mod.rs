@@ -29,3 +29,4 @@ pub mod scram_credentials;
 mod throttling;
 pub mod topics;
 pub mod transactions;
+pub mod update_features;

@@ -1,5 +1,6 @@
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
+use shoal_coordinator::features::{TRANSACTIONS_V2_LEVEL, TRANSACTION_VERSION};
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use shoal_protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
@@ -17,6 +18,10 @@ type PartitionPlan = (i32, Result<usize, ErrorKind>);
 
 /// Versions from 13 on name topics by id instead of by name (KIP-516).
 const TOPIC_IDS_FROM_VERSION: i16 = 13;
+
+/// The Produce version from which a transactional producer runs transactions V2: the Java
+/// client sends it only then, capping itself at 11 for the older protocol (KIP-890).
+const TRANSACTIONS_V2_PRODUCE_FROM: i16 = 12;
 
 /// For acks=0 the answer is computed but not sent (the connection drops it).
 pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse {
@@ -44,6 +49,15 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
     // Per topic: its index in the request, whether it named an id no topic has, its partitions.
     let mut plan: Vec<(usize, bool, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
+    // Transactions V2 only while finalized: below level 2 a write joins no transaction, as
+    // on Kafka, even from a client that sends Produce v12+.
+    let joins_allowed = broker
+        .shard
+        .topics
+        .load()
+        .features()
+        .level(TRANSACTION_VERSION)
+        >= TRANSACTIONS_V2_LEVEL;
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
         // By id, the topic must exist: an id cannot create one.
         let named = topics::requested_name(ids.as_deref(), &topic.topic_id, &topic.name.0);
@@ -76,7 +90,11 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                             partition: p.index,
                         },
                         records: records.clone(),
-                        rules: ProduceRules::for_topic(name, &meta.config, call.version),
+                        rules: ProduceRules {
+                            joins_transaction: joins_allowed
+                                && call.version >= TRANSACTIONS_V2_PRODUCE_FROM,
+                            ..ProduceRules::for_topic(name, &meta.config, call.version)
+                        },
                     });
                     Ok(writes.len() - 1)
                 }

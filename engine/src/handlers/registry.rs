@@ -19,7 +19,7 @@ use super::{
     acls, api_versions, client_quotas, configs, create_partitions, create_topics, delete_records,
     delete_topics, describe_cluster, describe_log_dirs, describe_producers,
     describe_topic_partitions, diskless, fetch, groups, init_producer_id, list_offsets, metadata,
-    offset_for_leader_epoch, produce, sasl, scram_credentials, transactions,
+    offset_for_leader_epoch, produce, sasl, scram_credentials, transactions, update_features,
 };
 use crate::context::{AclCheck, ApiSpec, Call};
 use crate::mirror::handlers as mirror;
@@ -176,6 +176,7 @@ registry! {
     ListTransactionsRequest: 0..=2 => transactions::describe::list, [Describe TransactionalId] "DESCRIBE on each transactional id listed" [error_answer];
     DescribeConfigsRequest: 1..=4 => configs::describe_configs::handle, [DescribeConfigs Topic, DescribeConfigs Cluster, DescribeConfigs Group] "DESCRIBE_CONFIGS on each topic or group, on the cluster for broker configs";
     AlterConfigsRequest: 0..=2 => configs::alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster] "ALTER_CONFIGS on each topic, on the cluster for broker configs";
+    UpdateFeaturesRequest: 0..=2 => update_features::handle, [Alter Cluster] "ALTER on the cluster" [error_answer];
     ListConfigResourcesRequest: 0..=1 => configs::list_config_resources::handle, [DescribeConfigs Cluster] "DESCRIBE_CONFIGS on the cluster" [error_answer];
     IncrementalAlterConfigsRequest: 0..=1 => configs::incremental_alter_configs::handle, [AlterConfigs Topic, AlterConfigs Cluster, AlterConfigs Group] "ALTER_CONFIGS on each topic or group, on the cluster for broker configs";
     JoinGroupRequest: 0..=9 => groups::join_group::handle, [Read Group] "READ on the group" [error_answer];

@@ -47,6 +47,7 @@ with_throttle_field!(
     ListTransactionsResponse,
     DescribeConfigsResponse,
     ListConfigResourcesResponse,
+    UpdateFeaturesResponse,
     AlterConfigsResponse,
     IncrementalAlterConfigsResponse,
     JoinGroupResponse,

@@ -4,9 +4,11 @@
 use std::collections::BTreeSet;
 
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::features::{CONSUMER_PROTOCOL_LEVEL, GROUP_VERSION};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
 use shoal_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
+use shoal_protocol::ResponseError;
 use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
 use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
@@ -21,6 +23,10 @@ pub async fn handle(
     request: ConsumerGroupHeartbeatRequest,
 ) -> ConsumerGroupHeartbeatResponse {
     let broker = call.broker;
+    // The consumer protocol is served while `group.version` 1 is finalized, as on Kafka.
+    if broker.shard.topics.load().features().level(GROUP_VERSION) < CONSUMER_PROTOCOL_LEVEL {
+        return refused(ResponseError::UnsupportedVersion.code());
+    }
     let group_id = owned(&request.group_id.0);
     if let Err(denied) = call.check_group(Operation::Read, &group_id) {
         return refused(error_codes::code_of(Some(denied)));

@@ -283,6 +283,34 @@ class ToolsTest extends BrokerTest {
   }
 
   /**
+   * kafka-features downgrade and upgrade (UpdateFeatures): a dry run changes nothing, a level
+   * the broker does not serve is refused, and the finalized level moves both ways.
+   */
+  @Test
+  void kafkaFeaturesDowngradeAndUpgrade() throws Exception {
+    try {
+      ok(FEATURES, "downgrade", "--feature", "transaction.version=1", "--dry-run");
+      assertEquals(2, finalizedLevel("transaction.version"), "a dry run changes nothing");
+      ok(FEATURES, "downgrade", "--feature", "transaction.version=1");
+      Eventually.until(() -> finalizedLevel("transaction.version") == 1, () -> "downgraded to 1");
+      Result beyond = tool(FEATURES, "upgrade", "--feature", "transaction.version=3");
+      assertTrue(beyond.status() != 0 && beyond.out().contains("only supports versions 0-2"), beyond::toString);
+    } finally {
+      ok(FEATURES, "upgrade", "--feature", "transaction.version=2");
+      Eventually.until(() -> finalizedLevel("transaction.version") == 2, () -> "upgraded to 2");
+    }
+  }
+
+  private int finalizedLevel(String feature) throws Exception {
+    Result described = ok(FEATURES, "describe");
+    Matcher level =
+        Pattern.compile("Feature: " + Pattern.quote(feature) + "\\s.*?FinalizedVersionLevel: (\\d+)")
+            .matcher(described.out());
+    assertTrue(level.find(), described::toString);
+    return Integer.parseInt(level.group(1));
+  }
+
+  /**
    * kafka-log-dirs: each broker lists one log dir (Shoal's stands for its object store) with
    * each partition's size, which grows as records are written.
    */
