@@ -6,6 +6,9 @@ broker's CPU seconds per GB it moved and how busy the client kept its one CPU (a
 - pp1, pp4: Kafka's ProducerPerformance (the Java producer's defaults: idempotent, acks=all,
   batch.size 16384, linger.ms 5, five requests in flight), 1 KiB records, on 1 and 4 partitions;
 - pp1_noidem, pp4_noidem: the same with enable.idempotence=false;
+- pp4_txn: the same on 4 partitions in transactions of 100 ms (ProducerPerformance's
+  --transaction-duration-ms), each committed: the Java producer runs transactions V2 where the
+  broker finalizes transaction.version 2 (Kafka 4.4 and Shoal do by default);
 - rdk4: confluent-kafka's Producer with no settings at all (librdkafka's defaults: acks=all,
   linger.ms 5, idempotence off), 1 KiB messages into 4 partitions, every one waited for;
 - low: ProducerPerformance at 200 records/s: the acknowledgement latency of a small produce
@@ -26,7 +29,10 @@ import time
 from benchlib import ROOT, cpu_seconds
 
 CLASSPATH = ROOT / "tests" / "java" / "target" / "kafka.classpath"
-PHASES = ["pp1", "pp4", "pp1_noidem", "pp4_noidem", "rdk4", "low", "e2e", "cp", "rdk_consume"]
+PHASES = ["pp1", "pp4", "pp1_noidem", "pp4_noidem", "pp4_txn", "rdk4", "low", "e2e", "cp",
+          "rdk_consume"]
+# Not run unless asked for (--clients): each phase costs a minute a broker.
+OPTIONAL_PHASES = ["pp4_txn"]
 RECORD_BYTES = 1024
 PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
                        r"([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, "
@@ -67,11 +73,11 @@ def run(command, timeout):
     return subprocess.run(list(map(str, command)), check=True, capture_output=True, text=True, timeout=timeout)
 
 
-def producer_performance(port, pid, cpus, topic, records, *props, throughput=-1):
+def producer_performance(port, pid, cpus, topic, records, *props, throughput=-1, tool_args=()):
     with Measured(pid) as measured:
         done = run(java(cpus, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
                         "--num-records", records, "--record-size", RECORD_BYTES,
-                        "--throughput", throughput, "--producer-props",
+                        "--throughput", throughput, *tool_args, "--producer-props",
                         f"bootstrap.servers=127.0.0.1:{port}", "acks=all", *props), 300)
     line = PERF_LINE.findall(done.stdout)[-1]
     return {"mb_per_s": float(line[2]), "p50_ms": int(line[5]), "p99_ms": int(line[7]),
@@ -131,6 +137,10 @@ def run_phases(port, pid, args, phases, write_for_consumers):
             if phase in ("pp1", "pp4", "pp1_noidem", "pp4_noidem"):
                 props = [idempotence_off] if phase.endswith("noidem") else []
                 out[phase] = producer_performance(port, pid, cpus, phase, records, *props)
+            elif phase == "pp4_txn":
+                transactions = ["--transactional-id", "pp4-txn", "--transaction-duration-ms", 100]
+                out[phase] = producer_performance(port, pid, cpus, phase, records,
+                                                  tool_args=transactions)
             elif phase == "rdk4":
                 out[phase] = librdkafka_produce(port, pid, cpus, phase, records)
             elif phase == "low":
@@ -155,6 +165,8 @@ WORKLOAD = {
                "Java producer's other defaults (idempotent, batch.size 16384, linger.ms 5, "
                "max.in.flight 5), topic of 1 / 4 partitions",
     "pp1_noidem/pp4_noidem": "the same with enable.idempotence=false",
+    "pp4_txn": "the pp4 producer with --transactional-id pp4-txn --transaction-duration-ms 100 "
+               "(a commit every 100 ms; transactions V2 on both brokers)",
     "rdk4": "confluent-kafka Producer with only bootstrap.servers (librdkafka defaults: acks=all, "
             "linger.ms 5, batch.size 1000000, idempotence off), 1 KiB values, 4 partitions, "
             "every message acknowledged",

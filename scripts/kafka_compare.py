@@ -123,8 +123,8 @@ def create(port, work, args, topic, *flags, timeout=90):
             time.sleep(0.5)
 
 
-TOPIC_PARTITIONS = {"pp1": 1, "pp1_noidem": 1, "pp4": 4, "pp4_noidem": 4, "rdk4": 4,
-                    "low": 1, "e2e": 1}
+TOPIC_PARTITIONS = {"pp1": 1, "pp1_noidem": 1, "pp4": 4, "pp4_noidem": 4, "pp4_txn": 4,
+                    "rdk4": 4, "low": 1, "e2e": 1}
 
 
 def one_round(name, start, args):
@@ -241,7 +241,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated brokers to run (default: all)")
     ap.add_argument("--no-bench", dest="bench", action="store_false",
                     help="skip shoal-bench's phases (max produce, half load, catch-up)")
-    ap.add_argument("--clients", default=",".join(client_matrix.PHASES),
+    ap.add_argument("--clients", default=",".join(p for p in client_matrix.PHASES
+                                                   if p not in client_matrix.OPTIONAL_PHASES),
                     help="comma-separated client phases (client_matrix.PHASES), '' for none")
     ap.add_argument("--consume-mb", type=float, default=2000)
     ap.add_argument("--e2e-records", type=int, default=2000)

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -27,12 +28,13 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.junit.jupiter.api.Test;
 
 /** Records (delete, list offsets by every spec) and transactions through the Admin client. */
@@ -157,9 +159,9 @@ class AdminRecordsTest extends BrokerTest {
   }
 
   /**
-   * abortTransaction writes the abort marker itself (WriteTxnMarkers to the partition's
-   * leader): Kafka serves it; Shoal's coordinator writes markers only for its own
-   * transactions and answers UnsupportedVersionException.
+   * abortTransaction (WriteTxnMarkers to the partition's leader) ends the open transaction
+   * there: read_committed readers move past it. Kafka writes an abort marker to that partition;
+   * Shoal aborts the producer's transaction whole, fencing the producer.
    */
   @Test
   void abortTransactionByAdmin() throws Exception {
@@ -171,11 +173,11 @@ class AdminRecordsTest extends BrokerTest {
     AbortTransactionSpec spec =
         new AbortTransactionSpec(
             tp(topic, 0), state.producerId(), (short) state.producerEpoch(), state.coordinatorEpoch().orElse(-1));
-    if (onShoal()) {
-      assertInstanceOf(UnsupportedVersionException.class, cause(admin.abortTransaction(spec).all()));
-    } else {
-      get(admin.abortTransaction(spec).all());
-    }
-    producer.close();
+    get(admin.abortTransaction(spec).all());
+    KafkaConsumer<String, String> reader =
+        clients.consumer(null, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+    long end = reader.endOffsets(List.of(tp(topic, 0))).get(tp(topic, 0));
+    assertTrue(end > state.currentTransactionStartOffset().orElseThrow(), "the LSO moved past it: " + end);
+    producer.close(Duration.ZERO);
   }
 }
