@@ -525,3 +525,51 @@ fn transactions_v2_join_by_writing_bump_the_epoch_at_each_end_and_move_on_when_i
     );
     f.assert_replay_and_snapshot_agree();
 }
+
+#[test]
+fn an_operators_abort_ends_the_whole_transaction_once_and_fences_its_producer() {
+    let mut f = Fixture::new();
+    let a = f.init("a");
+    f.add("a", a, &[0, 1]);
+    assert_eq!(f.commit(0, BatchKind::Transactional, a, 0, 2).error, None);
+    assert_eq!(f.commit(1, BatchKind::Transactional, a, 0, 1).error, None);
+    // A partition the transaction did not write to: nothing to abort.
+    let elsewhere = TopicPartition {
+        topic_id: Uuid::from_u128(99),
+        partition: 0,
+    };
+    assert_eq!(
+        f.state.abort_transaction_in(a.0, a.1, elsewhere, NOW),
+        Ok((None, None))
+    );
+    // An older epoch cannot end it.
+    let older = f.state.abort_transaction_in(a.0, a.1 - 1, f.tp(0), NOW);
+    assert_eq!(older, Err(ErrorKind::InvalidProducerEpoch));
+    let (ending, record) = f
+        .state
+        .abort_transaction_in(a.0, a.1, f.tp(0), NOW)
+        .unwrap();
+    f.apply(record.into_iter().collect());
+    let ending = ending.expect("open in partition 0: aborted");
+    assert!(!ending.commit);
+    assert_eq!(
+        ending.partitions,
+        vec![f.tp(0), f.tp(1)],
+        "the whole transaction"
+    );
+    assert_eq!(ending.producer_epoch, a.1 + 1, "its producer fenced");
+    f.finish(&ending);
+    // The marker's other partition, asked next with the same epoch: nothing open there now.
+    assert_eq!(
+        f.state.abort_transaction_in(a.0, a.1, f.tp(1), NOW),
+        Ok((None, None))
+    );
+    assert_eq!(f.read_committed(1).aborted.len(), 1);
+    assert_eq!(
+        f.state
+            .end_transaction("a", a.0, a.1, true, false, NOW)
+            .unwrap_err(),
+        ErrorKind::ProducerFenced
+    );
+    f.assert_replay_and_snapshot_agree();
+}

@@ -140,7 +140,8 @@ impl CoordinatorState {
     /// the producer's transaction open in `tp` is aborted whole, at the next epoch (fencing
     /// the producer, as a timeout does), so its markers reach all its partitions together
     /// where Kafka would write one marker to this partition alone. One already ending is
-    /// returned to be finished; None: nothing of this producer is open in `tp`.
+    /// returned to be finished; None: nothing of this producer is open in `tp` (the marker's
+    /// other partitions, once the first aborted it all).
     pub fn abort_transaction_in(
         &self,
         producer_id: i64,
@@ -155,10 +156,13 @@ impl CoordinatorState {
         else {
             return Ok((None, None));
         };
-        if epoch < t.producer_epoch {
-            return Err(ErrorKind::InvalidProducerEpoch);
-        }
         match t.status {
+            // An older epoch's marker cannot end the transaction of a newer one.
+            TransactionStatus::Ongoing
+                if t.partitions.contains(&tp) && epoch < t.producer_epoch =>
+            {
+                Err(ErrorKind::InvalidProducerEpoch)
+            }
             TransactionStatus::Ongoing if t.partitions.contains(&tp) => {
                 let (record, ending) = self.begin_end(t, false, true, now_ms);
                 Ok((Some(ending), Some(record)))
