@@ -217,6 +217,8 @@ def test_a_rest_catalog_over_s3_reads_what_the_writer_stores_there(make_broker, 
                 rows = table.scan().to_arrow().to_pylist()
             except (NoSuchTableError, NoSuchNamespaceError):
                 pass
+            except ServerError:
+                pass  # the reference server's SQLite read beside a commit (`load` says why)
             time.sleep(0.3)
         assert sorted(r["value"] for r in rows) == sorted(f"v{i}".encode() for i in range(3000))
         assert table.metadata_location.startswith(f"s3://{S3_BUCKET}/shoal-test/iceberg/")
