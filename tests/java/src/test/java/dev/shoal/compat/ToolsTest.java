@@ -81,6 +81,10 @@ class ToolsTest extends BrokerTest {
     assertTrue(described.out().contains("PartitionCount: 3"), described::toString);
     assertTrue(described.out().contains("retention.ms=100000"), described::toString);
     assertEquals(3, described.out().lines().filter(l -> l.contains("Partition: ")).count(), described::toString);
+    // Kafka 4.4's tool describes through DescribeTopicPartitions (KIP-966) where the broker
+    // serves it: only that answer carries eligible leader replicas; from Metadata it prints N/A.
+    assertEquals(3, described.out().lines().filter(l -> l.contains("\tElr: ")).count(), described::toString);
+    assertTrue(!described.out().contains("Elr: N/A"), described::toString);
     ok(TOPICS, "--alter", "--topic", topic, "--partitions", "4");
     Eventually.until(
         () -> ok(TOPICS, "--describe", "--topic", topic).out().contains("PartitionCount: 4"),
