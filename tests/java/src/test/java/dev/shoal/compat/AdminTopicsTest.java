@@ -20,6 +20,8 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -34,7 +36,10 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -254,6 +259,44 @@ class AdminTopicsTest extends BrokerTest {
     TopicPartitionReplica replica = new TopicPartitionReplica(name, 0, node);
     assertNotNull(
         get(admin.describeReplicaLogDirs(List.of(replica)).all()).get(replica).getCurrentReplicaLogDir());
+  }
+
+  /**
+   * describeLogDirs: a partition's size grows with what is written to it and shrinks once
+   * retention drops it (on Kafka, the segments rolled by segment.ms; Shoal sizes partitions by
+   * the bytes of their live batches).
+   */
+  @Test
+  void logDirSizesGrowWithWritesAndShrinkAfterRetention() throws Exception {
+    Admin admin = clients.admin();
+    String name = clients.createTopic("logdirs-retention", 1, Map.of("segment.ms", "100"));
+    int node = nodeId(admin);
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    String value = "v".repeat(1000);
+    for (int i = 0; i < 200; i++) {
+      producer.send(new ProducerRecord<>(name, 0, "k", value));
+    }
+    producer.flush();
+    Thread.sleep(300);
+    // On Kafka this write rolls the segment, so the first is closed and retention may drop it.
+    producer.send(new ProducerRecord<>(name, 0, "k", "last")).get();
+    long grown = partitionSize(admin, node, name);
+    assertTrue(grown >= 200 * 1000, "the written bytes are counted: " + grown);
+    ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, name);
+    AlterConfigOp retention =
+        new AlterConfigOp(new ConfigEntry("retention.ms", "1000"), AlterConfigOp.OpType.SET);
+    get(admin.incrementalAlterConfigs(Map.of(topic, List.of(retention))).all());
+    Eventually.until(
+        () -> partitionSize(admin, node, name) < grown / 2,
+        () -> "retention shrinks the partition below half of " + grown);
+  }
+
+  private static long partitionSize(Admin admin, int node, String topic) throws Exception {
+    return get(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node).values().stream()
+        .flatMap(dir -> dir.replicaInfos().entrySet().stream())
+        .filter(replica -> replica.getKey().topic().equals(topic))
+        .mapToLong(replica -> replica.getValue().size())
+        .sum();
   }
 
   /**

@@ -31,7 +31,8 @@ class ConsumerApiTest extends BrokerTest {
 
   /** Ten records at timestamps BASE, BASE+1000, ... (CreateTime topics keep them). */
   private String topicWithTimedRecords() throws Exception {
-    String topic = clients.createTopic("timed", 1);
+    // Stamped in 2023: kept past the 7-day default retention the brokers check each second.
+    String topic = clients.createTopic("timed", 1, Map.of("retention.ms", "-1"));
     KafkaProducer<String, String> producer = clients.producer(Map.of());
     for (int i = 0; i < 10; i++) {
       producer.send(new ProducerRecord<>(topic, 0, BASE_TIMESTAMP + i * 1000L, "k" + i, "v" + i));

@@ -88,6 +88,8 @@ public final class KafkaBroker extends Broker {
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
                 "group.initial.rebalance.delay.ms=0",
+                // Retention each second (Kafka's default: 5 minutes), as the Shoal beside it.
+                "log.retention.check.interval.ms=1000",
                 "group.consumer.min.heartbeat.interval.ms=500",
                 "group.consumer.heartbeat.interval.ms=1000",
                 "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",

@@ -46,6 +46,10 @@ public final class ShoalBroker extends Broker {
         initial_rebalance_delay_ms = 0
         consumer_heartbeat_interval_ms = 1000
 
+        # Retention each second, as the Kafka broker beside it (a test waits for it).
+        [coordinator]
+        retention_check_interval_ms = 1000
+
         [authorizer]
         enabled = true
         super_users = ["User:%s", "User:ANONYMOUS"]
