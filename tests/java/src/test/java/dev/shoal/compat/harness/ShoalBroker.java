@@ -46,10 +46,6 @@ public final class ShoalBroker extends Broker {
         initial_rebalance_delay_ms = 0
         consumer_heartbeat_interval_ms = 1000
 
-        # Retention each second, as the Kafka broker beside it (a test waits for it).
-        [coordinator]
-        retention_check_interval_ms = 1000
-
         [authorizer]
         enabled = true
         super_users = ["User:%s", "User:ANONYMOUS"]
@@ -80,7 +76,19 @@ public final class ShoalBroker extends Broker {
             BOB,
             BOB_PASSWORD,
             oauthBearerSection(),
-            System.getenv().getOrDefault("SHOAL_JAVA_EXTRA_CONFIG", ""));
+            coordinatorSection(System.getenv().getOrDefault("SHOAL_JAVA_EXTRA_CONFIG", "")));
+  }
+
+  /**
+   * Retention each second, as the Kafka broker beside it (a test waits for it), in the
+   * [coordinator] table that `extra` (SHOAL_JAVA_EXTRA_CONFIG: a PostgreSQL log) may open.
+   */
+  private static String coordinatorSection(String extra) {
+    String retention = "retention_check_interval_ms = 1000";
+    if (extra.contains("[coordinator]")) {
+      return extra.replace("[coordinator]", "[coordinator]\n" + retention);
+    }
+    return "[coordinator]\n" + retention + "\n" + extra;
   }
 
   private String oauthBearerSection() {
