@@ -94,6 +94,20 @@ pub fn requested_name<'a>(
     }
 }
 
+/// Each requested topic's name, in order: from `ids_from_version` on looked up by its id
+/// (None: no topic has the id), before that the name the request gives.
+pub fn requested_names<'a>(
+    version: i16,
+    ids_from_version: i16,
+    view: &'a TopicsView,
+    topics: impl Iterator<Item = (&'a Uuid, &'a str)>,
+) -> Vec<Option<&'a str>> {
+    let ids = (version >= ids_from_version).then_some(view);
+    topics
+        .map(|(id, name)| requested_name(ids, id, name))
+        .collect()
+}
+
 /// The id of the topic named `name` if it exists and the client may do `operation` on it;
 /// else the error its partitions are answered with. Authorization comes first, so a client
 /// learns nothing of a topic it may not see.

@@ -13,7 +13,7 @@ use super::commit_request::{
 };
 use super::{owned, owned_optional};
 use crate::context::Call;
-use crate::handlers::topics::requested_name;
+use crate::handlers::topics::requested_names;
 use crate::kafka::error_codes;
 
 /// Versions from 10 on name topics by id (KIP-848).
@@ -22,13 +22,11 @@ const TOPIC_IDS_FROM_VERSION: i16 = 10;
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
-    // By id, each topic's name (None: no topic has the id); by name, the name given.
-    let ids = (call.version >= TOPIC_IDS_FROM_VERSION).then_some(&**view);
-    let names: Vec<Option<&str>> = request
+    let requested = request
         .topics
         .iter()
-        .map(|t| requested_name(ids, &t.topic_id, &t.name.0))
-        .collect();
+        .map(|t| (&t.topic_id, t.name.0.as_str()));
+    let names = requested_names(call.version, TOPIC_IDS_FROM_VERSION, &view, requested);
     let group_id = owned(&request.group_id.0);
     let member = MemberRef {
         group_id: group_id.clone(),

@@ -15,7 +15,7 @@ use crate::context::Call;
 use crate::handlers::groups::commit_request::{
     check_member, entries, group_claim, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
 };
-use crate::handlers::topics::requested_name;
+use crate::handlers::topics::requested_names;
 use crate::kafka::error_codes::{self, Outcome};
 
 /// The TxnOffsetCommit version of transactions V2 (KIP-890): the commit joins the
@@ -51,13 +51,11 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     };
     let mut refused = checked.err();
     let view = broker.shard.topics.load();
-    // By id, each topic's name (None: no topic has the id); by name, the name given.
-    let ids = (call.version >= TOPIC_IDS_FROM_VERSION).then_some(&**view);
-    let names: Vec<Option<&str>> = request
+    let requested = request
         .topics
         .iter()
-        .map(|t| requested_name(ids, &t.topic_id, &t.name.0))
-        .collect();
+        .map(|t| (&t.topic_id, t.name.0.as_str()));
+    let names = requested_names(call.version, TOPIC_IDS_FROM_VERSION, &view, requested);
     let topics: Vec<TopicOffsets> = request
         .topics
         .iter()
