@@ -44,23 +44,19 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
         }
     }
     let by_id = call.version >= TOPIC_IDS_FROM_VERSION;
-    // Where topics are named by id: the view their ids are looked up in, once per request.
-    let ids = by_id.then(|| broker.shard.topics.load_full());
+    // One view of the catalogue per request: the ids topics are named by, and the features.
+    let view = broker.shard.topics.load_full();
+    let ids = by_id.then_some(&*view);
+    // Transactions V2 only while finalized: below level 2 a write joins no transaction, as
+    // on Kafka, even from a client that sends Produce v12+.
+    let joins_allowed = call.version >= TRANSACTIONS_V2_PRODUCE_FROM
+        && view.features().level(TRANSACTION_VERSION) >= TRANSACTIONS_V2_LEVEL;
     // Per topic: its index in the request, whether it named an id no topic has, its partitions.
     let mut plan: Vec<(usize, bool, Vec<PartitionPlan>)> = Vec::new();
     let mut writes = Vec::new();
-    // Transactions V2 only while finalized: below level 2 a write joins no transaction, as
-    // on Kafka, even from a client that sends Produce v12+.
-    let joins_allowed = broker
-        .shard
-        .topics
-        .load()
-        .features()
-        .level(TRANSACTION_VERSION)
-        >= TRANSACTIONS_V2_LEVEL;
     for (topic_index, topic) in request.topic_data.iter().enumerate() {
         // By id, the topic must exist: an id cannot create one.
-        let named = topics::requested_name(ids.as_deref(), &topic.topic_id, &topic.name.0);
+        let named = topics::requested_name(ids, &topic.topic_id, &topic.name.0);
         let unknown_id = named.is_none();
         let name = named.unwrap_or_default();
         let meta = if unknown_id {
@@ -91,8 +87,7 @@ pub async fn handle(call: &Call<'_>, request: ProduceRequest) -> ProduceResponse
                         },
                         records: records.clone(),
                         rules: ProduceRules {
-                            joins_transaction: joins_allowed
-                                && call.version >= TRANSACTIONS_V2_PRODUCE_FROM,
+                            joins_transaction: joins_allowed,
                             ..ProduceRules::for_topic(name, &meta.config, call.version)
                         },
                     });
