@@ -1,7 +1,6 @@
-//! The coordinator's dynamic broker configs and finalized feature levels: looked up and
-//! applied from the log.
+//! The coordinator's dynamic broker configs: looked up and applied from the log.
 
-use shoal_protocol::records::{ShoalBrokerConfigRecord, ShoalFeatureLevelsRecord};
+use shoal_protocol::records::ShoalBrokerConfigRecord;
 
 use super::CoordinatorState;
 use crate::broker_configs::CLUSTER_DEFAULT;
@@ -29,14 +28,6 @@ impl CoordinatorState {
         if record.broker_id == CLUSTER_DEFAULT {
             self.topics_follow_defaults();
         }
-    }
-
-    pub(crate) fn features(&self) -> &crate::features::FinalizedFeatures {
-        &self.features
-    }
-
-    pub(crate) fn apply_feature_levels(&mut self, record: &ShoalFeatureLevelsRecord) {
-        self.features = crate::features::FinalizedFeatures::of_record(record);
     }
 
     /// After the cluster-wide defaults changed: every topic's config in effect, resolved

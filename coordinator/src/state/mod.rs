@@ -12,6 +12,7 @@ mod cleaning;
 mod client_quotas;
 pub mod consumer_groups;
 pub(crate) mod emit;
+mod features;
 mod group_claims;
 mod groups;
 mod mirrors;
