@@ -13,6 +13,8 @@ pub enum LoginCredential {
     Password {
         user: String,
         password: String,
+        /// SCRAM with a delegation token: the user is its id, the password its HMAC (KIP-48).
+        delegation_token: bool,
     },
     Bearer {
         token: String,
@@ -53,7 +55,7 @@ impl ClientLogin {
         mechanism: SaslMechanism,
         credential: &LoginCredential,
     ) -> Result<(ClientLogin, Vec<u8>), ScramError> {
-        let (user, password) = match (mechanism, credential) {
+        let (user, password, delegation_token) = match (mechanism, credential) {
             (SaslMechanism::OAuthBearer, LoginCredential::Bearer { token, extensions }) => {
                 let message = bearer_message(token, extensions);
                 return Ok((ClientLogin::at(Step::BearerSent), message));
@@ -61,18 +63,28 @@ impl ClientLogin {
             (SaslMechanism::OAuthBearer, _) => {
                 return Err(ScramError("OAUTHBEARER logs in with a token"))
             }
-            (_, LoginCredential::Password { user, password }) => (user, password),
+            (
+                _,
+                LoginCredential::Password {
+                    user,
+                    password,
+                    delegation_token,
+                },
+            ) => (user, password, *delegation_token),
             (_, _) => return Err(ScramError("PLAIN and SCRAM log in with a password")),
         };
         let scram = match mechanism {
             SaslMechanism::ScramSha256 => ScramMechanism::Sha256,
             SaslMechanism::ScramSha512 => ScramMechanism::Sha512,
+            _ if delegation_token => {
+                return Err(ScramError("delegation tokens log in with SCRAM, not PLAIN"))
+            }
             _ => {
                 let token = format!("\0{user}\0{password}").into_bytes();
                 return Ok((ClientLogin::at(Step::PlainSent), token));
             }
         };
-        let (client, first) = ScramClient::start(scram, user, password);
+        let (client, first) = ScramClient::start(scram, user, password, delegation_token);
         Ok((ClientLogin::at(Step::ScramFirstSent(client)), first))
     }
 
@@ -122,6 +134,7 @@ mod tests {
         LoginCredential::Password {
             user: user.into(),
             password: password.into(),
+            delegation_token: false,
         }
     }
 

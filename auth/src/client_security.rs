@@ -87,6 +87,9 @@ impl SaslMechanism {
     }
 }
 
+/// Shoal's name for ScramLoginModule's `tokenauth` option, stored with the other settings.
+const DELEGATION_TOKEN_SETTING: &str = "shoal.sasl.delegation.token";
+
 /// How a client reaches a broker.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClientSecurity {
@@ -94,6 +97,9 @@ pub struct ClientSecurity {
     pub sasl_mechanism: Option<SaslMechanism>,
     pub sasl_username: String,
     pub sasl_password: String,
+    /// SCRAM with a delegation token (`tokenauth="true"` in ScramLoginModule's options):
+    /// the username is the token's id, the password its HMAC.
+    pub sasl_delegation_token: bool,
     /// PEM CAs trusted for the broker's certificate, besides the system's
     /// (`ssl.truststore.location` with `ssl.truststore.type=PEM`, or librdkafka's
     /// `ssl.ca.location`).
@@ -177,6 +183,9 @@ impl ClientSecurity {
             }
             "sasl.username" => self.sasl_username = value.to_string(),
             "sasl.password" => self.sasl_password = value.to_string(),
+            // How a login with a delegation token is stored (`to_pairs`); a client names it
+            // with `tokenauth="true"` in sasl.jaas.config, as Kafka's do.
+            DELEGATION_TOKEN_SETTING => self.sasl_delegation_token = value == "true",
             "sasl.jaas.config" => self.set_jaas(value)?,
             "sasl.oauthbearer.token.endpoint.url" => {
                 self.oauthbearer.token_endpoint_url = value.to_string()
@@ -262,6 +271,10 @@ impl ClientSecurity {
             ),
             ("sasl.username", Some(self.sasl_username.clone())),
             ("sasl.password", Some(self.sasl_password.clone())),
+            (
+                DELEGATION_TOKEN_SETTING,
+                self.sasl_delegation_token.then(|| "true".to_string()),
+            ),
             ("ssl.truststore.location", path(&self.ssl_ca_file)),
             ("ssl.keystore.location", path(&self.ssl_certificate_file)),
             ("ssl.key.location", path(&self.ssl_key_file)),
@@ -342,6 +355,8 @@ impl ClientSecurity {
             (Some(user), Some(password)) => {
                 self.sasl_username = user.clone();
                 self.sasl_password = password.clone();
+                self.sasl_delegation_token =
+                    value_of("tokenauth").is_some_and(|v| v.eq_ignore_ascii_case("true"));
                 Ok(())
             }
             _ => Err("sasl.jaas.config needs username=\"...\" and password=\"...\""),
@@ -404,9 +419,19 @@ mod tests {
         assert_eq!(security.sasl_mechanism, Some(SaslMechanism::ScramSha512));
         assert_eq!(security.sasl_username, "mirror");
         assert_eq!(security.sasl_password, "s3cret");
+        assert!(!security.sasl_delegation_token);
         assert_eq!(security.ssl_ca_file, Some(PathBuf::from("/etc/ca.pem")));
         assert!(security.uses_tls() && security.uses_sasl());
         assert_round_trips(&security);
+        let token = jaas.replace("s3cret\"", "s3cret\" tokenauth=\"true\"");
+        let with_token = ClientSecurity::from_client_settings([
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "SCRAM-SHA-256"),
+            ("sasl.jaas.config", token.as_str()),
+        ])
+        .unwrap();
+        assert!(with_token.sasl_delegation_token);
+        assert_round_trips(&with_token);
 
         let no_password = [
             ("security.protocol", "SASL_PLAINTEXT"),

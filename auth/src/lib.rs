@@ -7,6 +7,7 @@ pub mod certificate;
 pub mod client_login;
 pub mod client_security;
 pub mod credential;
+pub mod delegation_token;
 pub mod error;
 pub mod jwks;
 pub mod jwt;

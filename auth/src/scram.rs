@@ -108,6 +108,9 @@ impl ScramMechanism {
 #[derive(Debug)]
 pub struct ClientFirst {
     pub user: String,
+    /// The `tokenauth=true` extension (KIP-48): the user is a delegation token's id and the
+    /// password its HMAC.
+    pub token_auth: bool,
     gs2_header: String,
     bare: String,
     client_nonce: String,
@@ -128,8 +131,15 @@ impl ClientFirst {
             .and_then(|a| a.strip_prefix("r="))
             .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_graphic() && c != ','))
             .ok_or(ScramError("no client nonce"))?;
-        if attributes.any(|a| a.starts_with("m=")) {
-            return Err(ScramError("a mandatory extension is not supported"));
+        let mut token_auth = false;
+        for attribute in attributes {
+            if attribute.starts_with("m=") {
+                return Err(ScramError("a mandatory extension is not supported"));
+            }
+            // Kafka's extensions are key=value; others are ignored, as Kafka ignores them.
+            if let Some(value) = attribute.strip_prefix("tokenauth=") {
+                token_auth = value.eq_ignore_ascii_case("true");
+            }
         }
         if let Some(authzid) = gs2_header
             .split(',')
@@ -142,6 +152,7 @@ impl ClientFirst {
         }
         Ok(ClientFirst {
             user,
+            token_auth,
             gs2_header: gs2_header.to_string(),
             bare: bare.to_string(),
             client_nonce: client_nonce.to_string(),
@@ -323,7 +334,7 @@ mod tests {
         stored: Option<ScramCredential>,
         password: &str,
     ) -> Result<String, ScramError> {
-        let (client, first) = ScramClient::start(mechanism, "alice", password);
+        let (client, first) = ScramClient::start(mechanism, "alice", password, false);
         let first = ClientFirst::parse(&first)?;
         let (exchange, server_first) = Exchange::start(mechanism, first, stored);
         let (last, _) = client.respond(&server_first)?;
@@ -396,5 +407,15 @@ mod tests {
             assert!(ClientFirst::parse(bad.as_bytes()).is_err(), "{bad:?}");
         }
         assert_eq!(ClientFirst::parse(b"n,,n=a=2Cb,r=x").unwrap().user, "a,b");
+    }
+
+    #[test]
+    fn the_token_extension_is_read_and_others_are_ignored() {
+        let token = |m: &str| ClientFirst::parse(m.as_bytes()).unwrap().token_auth;
+        assert!(token("n,,n=t1,r=x,tokenauth=true"));
+        assert!(token("n,,n=t1,r=x,other=1,tokenauth=TRUE"));
+        assert!(!token("n,,n=t1,r=x,tokenauth=false"));
+        assert!(!token("n,,n=alice,r=x"));
+        assert!(!token("n,,n=alice,r=x,othertokenauth=true"));
     }
 }

@@ -22,20 +22,33 @@ pub struct AwaitingServerFinal {
 }
 
 impl ScramClient {
-    /// The client's first message ("n,,n=user,r=nonce").
-    pub fn start(mechanism: ScramMechanism, user: &str, password: &str) -> (ScramClient, Vec<u8>) {
+    /// The client's first message ("n,,n=user,r=nonce"); with `delegation_token` the user is
+    /// a delegation token's id, the password its HMAC, and the message says so
+    /// (",tokenauth=true", Kafka's SCRAM extension).
+    pub fn start(
+        mechanism: ScramMechanism,
+        user: &str,
+        password: &str,
+        delegation_token: bool,
+    ) -> (ScramClient, Vec<u8>) {
         let nonce = BASE64.encode(random_bytes::<24>());
-        ScramClient::with_nonce(mechanism, user, password, nonce)
+        ScramClient::with_nonce(mechanism, user, password, delegation_token, nonce)
     }
 
     fn with_nonce(
         mechanism: ScramMechanism,
         user: &str,
         password: &str,
+        delegation_token: bool,
         nonce: String,
     ) -> (ScramClient, Vec<u8>) {
         let name = user.replace('=', "=3D").replace(',', "=2C");
-        let client_first_bare = format!("n={name},r={nonce}");
+        let extensions = if delegation_token {
+            ",tokenauth=true"
+        } else {
+            ""
+        };
+        let client_first_bare = format!("n={name},r={nonce}{extensions}");
         let first = format!("n,,{client_first_bare}").into_bytes();
         let client = ScramClient {
             mechanism,
@@ -119,6 +132,7 @@ mod tests {
             ScramMechanism::Sha256,
             "user",
             "pencil",
+            false,
             "rOprNGfwEbeRWgbNEkqO".into(),
         );
         assert_eq!(first, b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
@@ -135,6 +149,7 @@ mod tests {
             ScramMechanism::Sha256,
             "user",
             "pencil",
+            false,
             "rOprNGfwEbeRWgbNEkqO".into(),
         );
         let (_, awaiting) = client.respond(server_first.as_bytes()).unwrap();
@@ -149,23 +164,25 @@ mod tests {
         for mechanism in [ScramMechanism::Sha256, ScramMechanism::Sha512] {
             let salted = mechanism.salted_password(b"pw", b"salt", MIN_ITERATIONS);
             let stored = mechanism.credential(b"salt", &salted, MIN_ITERATIONS);
-            let (client, first) = ScramClient::start(mechanism, "a=b,c", "pw");
+            let (client, first) = ScramClient::start(mechanism, "a=b,c", "pw", false);
             let first = ClientFirst::parse(&first).unwrap();
             assert_eq!(first.user, "a=b,c");
             let (exchange, server_first) = Exchange::start(mechanism, first, Some(stored));
             let (last, awaiting) = client.respond(&server_first).unwrap();
             let (_, server_final) = exchange.finish(&last).unwrap();
             assert!(awaiting.verify(&server_final).is_ok());
-            let (client, _) = ScramClient::start(mechanism, "u", "pw");
+            let (client, _) = ScramClient::start(mechanism, "u", "pw", false);
             assert!(client.respond(&server_first).is_err(), "another nonce");
         }
     }
 
     #[test]
     fn hostile_iteration_counts_are_refused_before_hashing() {
-        let (client, _) = ScramClient::with_nonce(ScramMechanism::Sha512, "u", "p", "abc".into());
+        let (client, _) =
+            ScramClient::with_nonce(ScramMechanism::Sha512, "u", "p", false, "abc".into());
         assert!(client.respond(b"r=abcdef,s=AAAA,i=2000000000").is_err());
-        let (client, _) = ScramClient::with_nonce(ScramMechanism::Sha512, "u", "p", "abc".into());
+        let (client, _) =
+            ScramClient::with_nonce(ScramMechanism::Sha512, "u", "p", false, "abc".into());
         assert!(client.respond(b"r=abcdef,s=AAAA,i=1").is_err());
     }
 }

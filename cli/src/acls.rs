@@ -31,21 +31,28 @@ pub struct Binding {
     /// e.g. User:alice
     #[arg(long)]
     principal: Option<String>,
-    /// Repeatable: read, write, create, delete, alter, describe, all, ...
+    /// Repeatable: read, write, create, delete, alter, describe, all, create-tokens, ...
     #[arg(long = "operation")]
     operations: Vec<String>,
     /// The topic resource (a name, or `*` for every topic).
-    #[arg(long, conflicts_with_all = ["group", "cluster", "transactional_id"])]
+    #[arg(long, conflicts_with_all = ["group", "cluster", "transactional_id", "delegation_token", "user_principal"])]
     topic: Option<String>,
     /// The consumer group resource.
-    #[arg(long, conflicts_with_all = ["cluster", "transactional_id"])]
+    #[arg(long, conflicts_with_all = ["cluster", "transactional_id", "delegation_token", "user_principal"])]
     group: Option<String>,
     /// The cluster resource.
-    #[arg(long, conflicts_with = "transactional_id")]
+    #[arg(long, conflicts_with_all = ["transactional_id", "delegation_token", "user_principal"])]
     cluster: bool,
     /// The transactional id resource.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["delegation_token", "user_principal"])]
     transactional_id: Option<String>,
+    /// The delegation token resource, by token id (DESCRIBE lets others see the token).
+    #[arg(long, conflicts_with = "user_principal")]
+    delegation_token: Option<String>,
+    /// The user resource, e.g. User:alice (CREATE_TOKENS and DESCRIBE_TOKENS for that user's
+    /// delegation tokens).
+    #[arg(long)]
+    user_principal: Option<String>,
     /// The name is a prefix (Kafka's PREFIXED pattern), not a literal.
     #[arg(long)]
     prefixed: bool,
@@ -75,6 +82,12 @@ impl Binding {
         }
         if let Some(t) = &self.transactional_id {
             return named("transactional-id", t);
+        }
+        if let Some(t) = &self.delegation_token {
+            return named("delegation-token", t);
+        }
+        if let Some(u) = &self.user_principal {
+            return named("user", u);
         }
         self.cluster.then(|| (4, "kafka-cluster".to_string()))
     }
@@ -205,7 +218,7 @@ fn create(admin: &mut Admin, binding: &Binding) -> Result<(), AdminError> {
     else {
         return Err(AdminError::Protocol(
             "a binding needs --principal and one of --topic, --group, --cluster, \
-             --transactional-id"
+             --transactional-id, --delegation-token, --user-principal"
                 .into(),
         ));
     };

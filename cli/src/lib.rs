@@ -22,6 +22,7 @@ pub mod registry_client;
 mod schema_import;
 pub mod schemas;
 pub mod status;
+pub mod tokens;
 pub mod topics;
 pub mod transactions;
 pub mod users;

@@ -20,6 +20,10 @@ pub enum Operation {
     DescribeConfigs,
     AlterConfigs,
     IdempotentWrite,
+    /// Creating delegation tokens owned by a user (on the USER resource).
+    CreateTokens,
+    /// Describing a user's delegation tokens (on the USER resource).
+    DescribeTokens,
 }
 
 impl Operation {
@@ -36,6 +40,8 @@ impl Operation {
             Operation::DescribeConfigs => "DESCRIBE_CONFIGS",
             Operation::AlterConfigs => "ALTER_CONFIGS",
             Operation::IdempotentWrite => "IDEMPOTENT_WRITE",
+            Operation::CreateTokens => "CREATE_TOKENS",
+            Operation::DescribeTokens => "DESCRIBE_TOKENS",
         }
     }
 
@@ -51,6 +57,8 @@ impl Operation {
             Operation::DescribeConfigs => code::DESCRIBE_CONFIGS,
             Operation::AlterConfigs => code::ALTER_CONFIGS,
             Operation::IdempotentWrite => code::IDEMPOTENT_WRITE,
+            Operation::CreateTokens => code::CREATE_TOKENS,
+            Operation::DescribeTokens => code::DESCRIBE_TOKENS,
         }
     }
 }
@@ -62,6 +70,10 @@ pub enum ResourceType {
     Group,
     Cluster,
     TransactionalId,
+    /// A delegation token, by its id.
+    DelegationToken,
+    /// A user, by its principal (`User:alice`): the owner of delegation tokens.
+    User,
 }
 
 impl ResourceType {
@@ -71,6 +83,8 @@ impl ResourceType {
             ResourceType::Group => code::GROUP,
             ResourceType::Cluster => code::CLUSTER,
             ResourceType::TransactionalId => code::TRANSACTIONAL_ID,
+            ResourceType::DelegationToken => code::DELEGATION_TOKEN,
+            ResourceType::User => code::USER,
         }
     }
 }
@@ -115,6 +129,8 @@ impl AclBinding {
             code::GROUP,
             code::CLUSTER,
             code::TRANSACTIONAL_ID,
+            code::DELEGATION_TOKEN,
+            code::USER,
         ]
         .contains(&self.resource_type)
         {
@@ -131,7 +147,7 @@ impl AclBinding {
         {
             return Some("the cluster resource is named kafka-cluster");
         }
-        if !(code::ALL..=code::IDEMPOTENT_WRITE).contains(&self.operation) {
+        if !(code::ALL..=code::DESCRIBE_TOKENS).contains(&self.operation) {
             return Some("unsupported operation");
         }
         if self.permission != code::ALLOW && self.permission != code::DENY {

@@ -65,6 +65,12 @@ pub enum ErrorKind {
     InvalidProducerIdMapping,
     TransactionalIdNotFound,
     TransactionalIdAuthorizationFailed,
+    // Delegation tokens (Kafka's codes of the same names).
+    DelegationTokenNotFound,
+    DelegationTokenExpired,
+    DelegationTokenOwnerMismatch,
+    /// The coordinator keeps DELEGATION_TOKENS_MAX tokens already (Kafka's POLICY_VIOLATION).
+    TooManyDelegationTokens,
     /// OffsetFetch with require_stable: offsets are pending in an open transaction.
     UnstableOffsetCommit,
 }

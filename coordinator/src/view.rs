@@ -61,6 +61,8 @@ pub struct TopicsView {
     client_quotas: ClientQuotas,
     /// The finalized feature levels, for ApiVersions and the paths a level changes.
     features: FinalizedFeatures,
+    /// Delegation tokens by id, for logins with them and the token APIs.
+    delegation_tokens: crate::delegation_tokens::DelegationTokens,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
     /// can tell cheaply whether what it derived from an older one is still current.
     version: u64,
@@ -133,6 +135,19 @@ impl TopicsView {
     /// The finalized feature levels.
     pub fn features(&self) -> &FinalizedFeatures {
         &self.features
+    }
+
+    pub fn with_delegation_tokens(
+        mut self,
+        tokens: crate::delegation_tokens::DelegationTokens,
+    ) -> TopicsView {
+        self.delegation_tokens = tokens;
+        self
+    }
+
+    /// Every delegation token by id, expired ones included until the sweep removes them.
+    pub fn delegation_tokens(&self) -> &crate::delegation_tokens::DelegationTokens {
+        &self.delegation_tokens
     }
 
     pub fn with_broker_configs(mut self, broker_configs: BrokerConfigs) -> TopicsView {

@@ -48,6 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let password = LoginCredential::Password {
         user: "alice".into(),
         password: "secret".into(),
+        delegation_token: false,
     };
     let bearer = LoginCredential::Bearer {
         token: "eyJ.a.b".into(),

@@ -43,6 +43,7 @@ pub fn login_credential(security: &ClientSecurity) -> Result<Option<LoginCredent
         return Ok(Some(LoginCredential::Password {
             user: security.sasl_username.clone(),
             password: security.sasl_password.clone(),
+            delegation_token: security.sasl_delegation_token,
         }));
     }
     let oauth = &security.oauthbearer;

@@ -4,19 +4,24 @@
 //! only the broker holding the duties does them.
 
 use std::rc::Rc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use shoal_coordinator::commands::{DescribeFiles, EnforceRetention, ExpiredFiles, FilesDeleted};
+use shoal_coordinator::commands::{
+    DescribeFiles, EnforceRetention, ExpiredFiles, FilesDeleted, RemoveExpiredDelegationTokens,
+};
 use shoal_wal::ObjectStore;
 
 use crate::lifecycle::Tasks;
 use crate::local_coordinator::LocalCoordinator;
+use shoal_coordinator::Command;
 use shoal_metalog::Duties;
 
 /// The key prefix every WAL object is stored under.
 pub const WAL_PREFIX: &str = "wal";
 /// Objects handled per coordinator request, so no round grows without bound.
 const FILES_PER_STEP: usize = 1000;
+/// Expired delegation tokens removed per coordinator request.
+const TOKENS_PER_STEP: usize = 1000;
 
 #[derive(Debug, Clone)]
 pub struct MaintenanceConfig {
@@ -31,6 +36,8 @@ pub struct MaintenanceConfig {
     pub orphan_scan_interval: Duration,
     /// Objects younger than this are never treated as orphans: their commit may be in flight.
     pub orphan_grace: Duration,
+    /// How often expired delegation tokens are removed.
+    pub delegation_token_check_interval: Duration,
 }
 
 /// Starts the tasks as background work of the coordinator executor.
@@ -55,17 +62,39 @@ pub fn start(
         ),
     );
     tasks.spawn_background(
+        "delegation token expiry",
+        remove_expired_tokens(coordinator.clone(), config.clone(), duties.clone()),
+    );
+    tasks.spawn_background(
         "orphan scan",
         collect_orphans(coordinator, store, config, duties),
     );
 }
 
-/// The wall clock in ms since the epoch (0 if it reads before 1970).
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+pub use shoal_metalog::now_ms;
+
+/// Every `interval` while this broker holds the duties: runs `step` until a round does
+/// nothing (each its own bounded round), logging what each did.
+async fn step_until_done<C: Command<Reply = usize>>(
+    coordinator: LocalCoordinator,
+    interval: Duration,
+    duties: Duties,
+    step: impl Fn() -> C,
+    did: &'static str,
+) {
+    loop {
+        glommio::timer::sleep(interval).await;
+        if !duties.held() {
+            continue;
+        }
+        loop {
+            match coordinator.run(step()).await {
+                Some(0) => break,
+                Some(count) => tracing::info!(count, "{did}"),
+                None => return,
+            }
+        }
+    }
 }
 
 async fn enforce_retention(
@@ -73,26 +102,34 @@ async fn enforce_retention(
     config: MaintenanceConfig,
     duties: Duties,
 ) {
-    loop {
-        glommio::timer::sleep(config.retention_check_interval).await;
-        if !duties.held() {
-            continue;
-        }
-        // Step until nothing is left to trim; every step is its own bounded round.
-        loop {
-            let step = EnforceRetention {
-                max_batches: config.retention_step_batches,
-                producer_expiration_ms: config.producer_id_expiration.as_millis() as i64,
-            };
-            match coordinator.run(step).await {
-                Some(0) => break,
-                Some(records) => {
-                    tracing::info!(records, "retention moved log start offsets");
-                }
-                None => return,
-            }
-        }
-    }
+    let step = || EnforceRetention {
+        max_batches: config.retention_step_batches,
+        producer_expiration_ms: config.producer_id_expiration.as_millis() as i64,
+    };
+    let did = "retention moved log start offsets";
+    step_until_done(
+        coordinator,
+        config.retention_check_interval,
+        duties,
+        step,
+        did,
+    )
+    .await
+}
+
+/// Kafka's controller sweep: tokens past their expiry are removed, so they are neither
+/// described nor renewed any more.
+async fn remove_expired_tokens(
+    coordinator: LocalCoordinator,
+    config: MaintenanceConfig,
+    duties: Duties,
+) {
+    let step = || RemoveExpiredDelegationTokens {
+        max: TOKENS_PER_STEP,
+    };
+    let interval = config.delegation_token_check_interval;
+    let did = "removed expired delegation tokens";
+    step_until_done(coordinator, interval, duties, step, did).await
 }
 
 async fn clean_files(

@@ -4,6 +4,7 @@
 mod acls;
 mod batches;
 mod broker_configs;
+mod delegation_tokens;
 mod features;
 mod groups;
 mod mirrors;
@@ -19,6 +20,7 @@ mod transactions;
 pub use acls::*;
 pub use batches::*;
 pub use broker_configs::*;
+pub use delegation_tokens::*;
 pub use features::*;
 pub use groups::*;
 pub use mirrors::*;

@@ -67,6 +67,10 @@ impl CoordinatorState {
                 AnyRecord::ShoalMirrorPartitionsChangedRecord(r) => self.apply_mirror_partitions(r),
                 AnyRecord::ShoalPartitionTruncatedRecord(r) => self.apply_truncation(r, time),
                 AnyRecord::ShoalScramCredentialRecord(r) => self.apply_scram_credential(r),
+                AnyRecord::ShoalDelegationTokenRecord(r) => self.apply_delegation_token(r),
+                AnyRecord::ShoalDelegationTokenRemovedRecord(r) => {
+                    self.apply_delegation_token_removed(r)
+                }
                 AnyRecord::ShoalScramCredentialDeletedRecord(r) => {
                     self.apply_scram_credential_deleted(r)
                 }

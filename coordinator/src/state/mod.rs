@@ -11,6 +11,7 @@ mod broker_configs;
 mod cleaning;
 mod client_quotas;
 pub mod consumer_groups;
+mod delegation_tokens;
 pub(crate) mod emit;
 mod features;
 mod group_claims;
@@ -113,9 +114,9 @@ pub struct CoordinatorState {
     group_claims: HashMap<String, crate::messages::GroupClaim>,
     /// Groups' dynamic configs (the GROUP config resource), by group.
     group_configs: BTreeMap<String, Vec<(String, String)>>,
-    /// Dynamic broker configs (the BROKER config resource), by broker (-1: the default).
     /// The finalized feature levels (KIP-584).
     features: crate::features::FinalizedFeatures,
+    /// Dynamic broker configs (the BROKER config resource), by broker (-1: the default).
     broker_configs: crate::broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
@@ -127,6 +128,8 @@ pub struct CoordinatorState {
     schema_registry: schema_registry::SchemaRegistry,
     /// SCRAM credentials by user and mechanism code.
     scram_credentials: BTreeMap<(String, i8), ScramCredential>,
+    /// Delegation tokens by id, published to the shards with the topic catalogue.
+    delegation_tokens: crate::delegation_tokens::DelegationTokens,
     /// ACL bindings (CreateAcls), published to the shards with the topic catalogue.
     acls: BTreeSet<AclBinding>,
     /// Client quotas by entity (AlterClientQuotas).

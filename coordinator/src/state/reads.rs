@@ -176,6 +176,7 @@ impl CoordinatorState {
         .with_group_configs(self.group_configs.clone())
         .with_broker_configs(self.broker_configs.clone())
         .with_features(self.features.clone())
+        .with_delegation_tokens(self.delegation_tokens.clone())
         .with_client_quotas(self.client_quotas.clone())
     }
 

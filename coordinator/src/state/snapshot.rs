@@ -102,6 +102,9 @@ impl CoordinatorState {
             let set = emit::scram_credential_set(user, *mechanism, credential);
             encode_frame(&Entry::of(0, set), &mut w);
         }
+        for (token_id, token) in self.delegation_tokens.iter() {
+            encode_frame(&Entry::of(0, token.record(token_id)), &mut w);
+        }
         for record in self.registry_snapshot_records() {
             encode_frame(&Entry::of(0, record), &mut w);
         }
@@ -252,6 +255,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalFeatureLevelsRecord(_)
                     | AnyRecord::ShoalMirrorCreatedRecord(_)
                     | AnyRecord::ShoalScramCredentialRecord(_)
+                    | AnyRecord::ShoalDelegationTokenRecord(_)
                     | AnyRecord::ShoalRegistrySchemaRecord(_)
                     | AnyRecord::ShoalRegistryVersionRecord(_)
                     | AnyRecord::ShoalRegistrySettingRecord(_)

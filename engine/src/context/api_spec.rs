@@ -22,7 +22,7 @@ pub struct ApiSpec {
     pub max_version: i16,
     /// Every ACL check the handler may make (Kafka's documented operations for the API); the
     /// handler's calls are held to this list (`Call::authorized`). Empty only for what is
-    /// served before a login.
+    /// served before a login and what its owner decides.
     pub checks: &'static [AclCheck],
     /// The same, as `shoal apis` explains it (which topics, groups or ids each applies to).
     pub authorization: &'static str,
@@ -32,6 +32,9 @@ pub struct ApiSpec {
     /// Served before a SASL listener's client has authenticated (ApiVersions and the SASL
     /// exchange itself); every other request then closes the connection.
     pub before_authentication: bool,
+    /// Authorized by what the request names rather than by ACLs: a delegation token's owner
+    /// and renewers may renew and expire it, as on Kafka.
+    pub decided_by_owner: bool,
     /// For versions outside the range: the API's response carrying an error code, where the
     /// response has a top-level one (else the connection is closed).
     pub error_answer: Option<ErrorAnswer>,

@@ -9,6 +9,7 @@ pub mod client_quotas;
 pub mod configs;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delegation_tokens;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;

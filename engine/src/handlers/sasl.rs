@@ -17,7 +17,10 @@ use shoal_protocol::ResponseError;
 
 use crate::context::{Broker, Call};
 use crate::security::scram::{ClientFirst, Exchange, ScramMechanism};
+use crate::security::session::TokenOwner;
 use crate::security::{plain, AuthState, Mechanism, Principal, Session};
+use shoal_auth::delegation_token::{token_credential, token_hmac};
+use shoal_auth::ScramCredential;
 use shoal_coordinator::commands::LookupScramCredential;
 use shoal_shards::maintenance::now_ms;
 
@@ -139,6 +142,19 @@ pub async fn check_token(
 struct Login {
     principal: Principal,
     credential_ends_at_ms: Option<i64>,
+    /// With a delegation token (SCRAM's `tokenauth` extension).
+    by_token: bool,
+}
+
+impl Login {
+    /// A user who proved a password (or a SCRAM credential of one): no end to the credential.
+    fn user(name: String) -> Login {
+        Login {
+            principal: Principal::user(name),
+            credential_ends_at_ms: None,
+            by_token: false,
+        }
+    }
 }
 
 /// Where a mechanism's message left the exchange.
@@ -156,16 +172,12 @@ async fn password_step(
     mechanism: Mechanism,
     token: &[u8],
 ) -> Result<Step, String> {
-    let login = |user: String| Login {
-        principal: Principal::user(user),
-        credential_ends_at_ms: None,
-    };
     match mechanism {
         Mechanism::Plain => plain::authenticate(token, &broker.config.sasl.plain_users)
-            .map(|user| Step::LoggedIn(login(user), Vec::new()))
+            .map(|user| Step::LoggedIn(Login::user(user), Vec::new()))
             .ok_or_else(|| "invalid username or password".to_string()),
         Mechanism::Scram(scram) => match scram_step(broker, session, scram, token).await {
-            Ok((Some(user), reply)) => Ok(Step::LoggedIn(login(user), reply)),
+            Ok((Some(login), reply)) => Ok(Step::LoggedIn(login, reply)),
             Ok((None, reply)) => Ok(Step::Continue(reply)),
             Err(why) => Err(why.to_string()),
         },
@@ -199,7 +211,7 @@ fn finish(
         login.credential_ends_at_ms,
         now,
     );
-    session.authenticated(login.principal);
+    session.authenticated(login.principal, login.by_token);
     session.ends_at((lifetime_ms > 0).then(|| now + lifetime_ms));
     let principal = session.principal();
     if reauthenticating {
@@ -263,6 +275,7 @@ fn oauth_login(broker: &Broker, message: &[u8]) -> Result<Login, OAuthRefusal> {
     Ok(Login {
         principal: Principal::user(token.principal),
         credential_ends_at_ms: Some(token.valid_until_ms),
+        by_token: false,
     })
 }
 
@@ -288,35 +301,74 @@ async fn refuse(
 }
 
 /// One SCRAM message: the first gets the server's first message (after looking the user's
-/// credential up), the final gets the proof checked. Ok((user once logged in, reply)).
+/// credential up, or deriving a delegation token's), the final gets the proof checked.
+/// Ok((the login once proved, reply)).
 async fn scram_step(
     broker: &Broker,
     session: &Session,
     mechanism: ScramMechanism,
     token: &[u8],
-) -> Result<(Option<String>, Vec<u8>), &'static str> {
+) -> Result<(Option<Login>, Vec<u8>), &'static str> {
     match session.take_scram() {
         None => {
             let first = ClientFirst::parse(token).map_err(|e| e.0)?;
-            let lookup = LookupScramCredential {
-                user: first.user.clone(),
-                mechanism: mechanism.code(),
+            let (credential, token_owner) = match first.token_auth {
+                true => token_login(broker, mechanism, &first.user).unzip(),
+                false => {
+                    let lookup = LookupScramCredential {
+                        user: first.user.clone(),
+                        mechanism: mechanism.code(),
+                    };
+                    let credential = broker
+                        .shard
+                        .coordinator
+                        .run(lookup)
+                        .await
+                        .map_err(|_| "the coordinator did not answer")?;
+                    (credential, None)
+                }
             };
-            let credential = broker
-                .shard
-                .coordinator
-                .run(lookup)
-                .await
-                .map_err(|_| "the coordinator did not answer")?;
             let (exchange, reply) = Exchange::start(mechanism, first, credential);
-            session.keep_scram(exchange);
+            session.keep_scram(exchange, token_owner);
             Ok((None, reply))
         }
-        Some(exchange) => {
+        Some((exchange, token_owner)) => {
             let (user, reply) = exchange.finish(token).map_err(|e| e.0)?;
-            Ok((Some(user), reply))
+            let login = match token_owner {
+                Some(owner) => Login {
+                    principal: owner.principal,
+                    credential_ends_at_ms: Some(owner.expires_at_ms),
+                    by_token: true,
+                },
+                None => Login::user(user),
+            };
+            Ok((Some(login), reply))
         }
     }
+}
+
+/// A login with the delegation token `token_id` (KIP-48): the credential its HMAC makes and
+/// its owner, whom the login acts as until the token expires. None (the exchange fails at
+/// the proof, telling nothing) when tokens are off, or the token is unknown, expired or not
+/// a user's.
+fn token_login(
+    broker: &Broker,
+    mechanism: ScramMechanism,
+    token_id: &str,
+) -> Option<(ScramCredential, TokenOwner)> {
+    let secret = broker.config.delegation_token.secret_key.as_deref()?;
+    let view = broker.shard.topics.load();
+    let token = view.delegation_tokens().get(token_id)?;
+    if token.is_expired(now_ms()) {
+        return None;
+    }
+    let owner = token.owner.strip_prefix("User:")?;
+    let credential = token_credential(mechanism, &token_hmac(secret, token_id));
+    let owner = TokenOwner {
+        principal: Principal::user(owner),
+        expires_at_ms: token.expiry_timestamp_ms.min(token.max_timestamp_ms),
+    };
+    Some((credential, owner))
 }
 
 fn failure(error: ResponseError, message: &'static str) -> SaslAuthenticateResponse {

@@ -113,6 +113,10 @@ pub fn error_code(error: ErrorKind) -> ErrorCode {
         ErrorKind::TransactionalIdNotFound => K::TransactionalIdNotFound,
         ErrorKind::TransactionalIdAuthorizationFailed => K::TransactionalIdAuthorizationFailed,
         ErrorKind::UnstableOffsetCommit => K::UnstableOffsetCommit,
+        ErrorKind::DelegationTokenNotFound => K::DelegationTokenNotFound,
+        ErrorKind::DelegationTokenExpired => K::DelegationTokenExpired,
+        ErrorKind::DelegationTokenOwnerMismatch => K::DelegationTokenOwnerMismatch,
+        ErrorKind::TooManyDelegationTokens => K::PolicyViolation,
     })
 }
 
@@ -203,5 +207,13 @@ pub fn message_of(error: ErrorKind) -> &'static str {
             "Not authorized to use this transactional id."
         }
         ErrorKind::UnstableOffsetCommit => "Offsets are pending in an open transaction; retry.",
+        ErrorKind::DelegationTokenNotFound => "No delegation token has this HMAC.",
+        ErrorKind::DelegationTokenExpired => "The delegation token has expired.",
+        ErrorKind::DelegationTokenOwnerMismatch => {
+            "Only the token's owner and renewers may renew or expire it."
+        }
+        ErrorKind::TooManyDelegationTokens => {
+            "The cluster keeps 100000 delegation tokens already; expire some first."
+        }
     }
 }

@@ -52,13 +52,21 @@ pub enum AuthState {
     Failed,
 }
 
+/// Whom a SCRAM login with a delegation token acts as once proved, and until when.
+#[derive(Debug, Clone)]
+pub struct TokenOwner {
+    pub principal: Principal,
+    pub expires_at_ms: i64,
+}
+
 #[derive(Debug)]
 pub struct Session {
     pub listener: Arc<Listener>,
     state: Cell<AuthState>,
     principal: RefCell<Principal>,
-    /// A SCRAM exchange between its first and final messages.
-    scram: RefCell<Option<Exchange>>,
+    /// A SCRAM exchange between its first and final messages, and the delegation token's
+    /// owner it logs in as when it is a token's.
+    scram: RefCell<Option<(Exchange, Option<TokenOwner>)>>,
     /// Why an OAUTHBEARER token was refused, between the error challenge and the client's
     /// acknowledgement of it (RFC 7628 3.2.2).
     refused_token: RefCell<Option<String>>,
@@ -66,6 +74,9 @@ pub struct Session {
     mechanism: Cell<Option<Mechanism>>,
     /// When the session ends unless it re-authenticates (KIP-368), in ms since the epoch.
     session_ends_at_ms: Cell<Option<i64>>,
+    /// Logged in with a delegation token: it acts as the token's owner, but may not use or
+    /// make tokens itself (Kafka's `tokenAuthenticated` principals).
+    by_token: Cell<bool>,
 }
 
 impl Session {
@@ -83,6 +94,7 @@ impl Session {
             refused_token: RefCell::new(None),
             mechanism: Cell::new(None),
             session_ends_at_ms: Cell::new(None),
+            by_token: Cell::new(false),
         }
     }
 
@@ -164,9 +176,27 @@ impl Session {
         }
     }
 
-    pub fn authenticated(&self, principal: Principal) {
+    /// Logged in as `principal`; `by_token`: with a delegation token.
+    pub fn authenticated(&self, principal: Principal, by_token: bool) {
         *self.principal.borrow_mut() = principal;
+        self.by_token.set(by_token);
         self.state.set(AuthState::Authenticated);
+    }
+
+    /// Whether the session logged in with a delegation token.
+    pub fn is_token_authenticated(&self) -> bool {
+        self.by_token.get()
+    }
+
+    /// Kafka's rule for the delegation-token APIs: only a session that proved who it is by
+    /// SASL (not with a token) or by a client certificate may ask; a PLAINTEXT session never.
+    pub fn may_use_token_apis(&self) -> bool {
+        let proved = match self.listener.protocol {
+            SecurityProtocol::Plaintext => false,
+            SecurityProtocol::Ssl => self.principal.borrow().name != Principal::ANONYMOUS_NAME,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl => true,
+        };
+        proved && !self.by_token.get()
     }
 
     /// An OAUTHBEARER token was refused and the error challenge sent; `why` is logged when
@@ -186,11 +216,11 @@ impl Session {
     }
 
     /// The SCRAM exchange in progress, taken out (None before the first message).
-    pub fn take_scram(&self) -> Option<Exchange> {
+    pub fn take_scram(&self) -> Option<(Exchange, Option<TokenOwner>)> {
         self.scram.borrow_mut().take()
     }
 
-    pub fn keep_scram(&self, exchange: Exchange) {
-        *self.scram.borrow_mut() = Some(exchange);
+    pub fn keep_scram(&self, exchange: Exchange, token_owner: Option<TokenOwner>) {
+        *self.scram.borrow_mut() = Some((exchange, token_owner));
     }
 }

@@ -6,6 +6,8 @@
 #[cfg(test)]
 mod consumer_group_tests;
 #[cfg(test)]
+mod delegation_token_tests;
+#[cfg(test)]
 mod fetch_tests;
 #[cfg(test)]
 mod group_claim_tests;

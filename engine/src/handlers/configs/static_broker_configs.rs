@@ -32,6 +32,24 @@ pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
         value: |c| c.node_id.to_string(),
     },
     StaticBrokerConfig {
+        name: "delegation.token.expiry.check.interval.ms",
+        config_type: ConfigType::Long,
+        doc: "How often expired delegation tokens are removed (`[delegation_token]`).",
+        value: |c| c.delegation_token.expiry_check_interval_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "delegation.token.expiry.time.ms",
+        config_type: ConfigType::Long,
+        doc: "A delegation token expires this long after it was made or last renewed (`[delegation_token]`).",
+        value: |c| c.delegation_token.expiry_time_ms.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "delegation.token.max.lifetime.ms",
+        config_type: ConfigType::Long,
+        doc: "No delegation token outlives this, however often renewed (`[delegation_token]`).",
+        value: |c| c.delegation_token.max_lifetime_ms.to_string(),
+    },
+    StaticBrokerConfig {
         name: "group.initial.rebalance.delay.ms",
         config_type: ConfigType::Int,
         doc: "How long a new classic group waits for more members before its first rebalance (`[groups]`).",

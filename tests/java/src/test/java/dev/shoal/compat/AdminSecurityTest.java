@@ -2,6 +2,13 @@ package dev.shoal.compat;
 
 import static dev.shoal.compat.harness.Clients.cause;
 import static dev.shoal.compat.harness.Clients.get;
+import static dev.shoal.compat.harness.Broker.ADMIN_PASSWORD;
+import static dev.shoal.compat.harness.Broker.ADMIN_USER;
+import static dev.shoal.compat.harness.Broker.ALICE;
+import static dev.shoal.compat.harness.Broker.ALICE_PASSWORD;
+import static dev.shoal.compat.harness.Broker.BOB;
+import static dev.shoal.compat.harness.Broker.BOB_PASSWORD;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,11 +16,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateDelegationTokenOptions;
+import org.apache.kafka.clients.admin.DescribeDelegationTokenOptions;
+import org.apache.kafka.clients.admin.ExpireDelegationTokenOptions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialDeletion;
@@ -25,9 +37,11 @@ import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
-import org.apache.kafka.common.errors.DelegationTokenDisabledException;
+import org.apache.kafka.common.errors.DelegationTokenNotFoundException;
+import org.apache.kafka.common.errors.DelegationTokenOwnerMismatchException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnsupportedByAuthenticationException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
@@ -36,6 +50,9 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.token.delegation.DelegationToken;
+import org.apache.kafka.common.security.token.delegation.TokenInformation;
 import org.junit.jupiter.api.Test;
 
 /** ACLs, SCRAM users, client quotas and delegation tokens through the Admin client. */
@@ -152,18 +169,100 @@ class AdminSecurityTest extends BrokerTest {
   }
 
   /**
-   * Delegation tokens: Kafka without delegation.token.secret.key answers
-   * DelegationTokenDisabledException; Shoal does not serve them (UnsupportedVersionException).
+   * Delegation tokens (KIP-48), on both brokers with a secret key: the admin makes one for alice
+   * that bob may renew; a client logs in with it by SCRAM and acts as alice (an ACL that denies
+   * her a topic denies it) but may not use the token APIs; only the owner and renewers renew
+   * it, a super user included in neither; a PLAINTEXT client may not ask; once alice expires it,
+   * it is neither described nor logged in with.
    */
   @Test
-  void delegationTokens() {
-    Admin admin = clients.admin(clients.sasl("admin", "admin-secret"));
-    Throwable refused = cause(admin.createDelegationToken().delegationToken());
-    Throwable described = cause(admin.describeDelegationToken().delegationTokens());
-    Class<? extends Throwable> expected =
-        onShoal() ? UnsupportedVersionException.class : DelegationTokenDisabledException.class;
-    assertInstanceOf(expected, refused);
-    assertInstanceOf(expected, described);
+  void delegationTokensAreMadeUsedRenewedAndExpired() throws Exception {
+    Admin admin = clients.admin(clients.sasl(ADMIN_USER, ADMIN_PASSWORD));
+    KafkaPrincipal alice = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, ALICE);
+    KafkaPrincipal bob = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, BOB);
+    DelegationToken token =
+        get(
+            admin
+                .createDelegationToken(
+                    new CreateDelegationTokenOptions().owner(alice).renewers(List.of(bob)))
+                .delegationToken());
+    TokenInformation info = token.tokenInfo();
+    assertEquals(alice, info.owner());
+    assertEquals(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, ADMIN_USER), info.tokenRequester());
+    assertEquals(List.of(bob), List.copyOf(info.renewers()));
+    assertTrue(info.issueTimestamp() < info.expiryTimestamp());
+    assertTrue(info.expiryTimestamp() <= info.maxTimestamp());
+    assertEquals(64, token.hmac().length);
+
+    DescribeDelegationTokenOptions alicesTokens =
+        new DescribeDelegationTokenOptions().owners(List.of(alice));
+    Eventually.until(
+        () -> described(admin, alicesTokens, info.tokenId()) != null,
+        () -> "the token is described");
+    DelegationToken described = described(admin, alicesTokens, info.tokenId());
+    assertArrayEquals(token.hmac(), described.hmac());
+    assertEquals(info.expiryTimestamp(), described.tokenInfo().expiryTimestamp());
+
+    String topic = Clients.unique("token-topic");
+    get(admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all());
+    AclBinding denyAlice =
+        new AclBinding(
+            new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+            new AccessControlEntry(
+                alice.toString(), "*", AclOperation.DESCRIBE, AclPermissionType.DENY));
+    get(admin.createAcls(List.of(denyAlice)).all());
+    String hmac = Base64.getEncoder().encodeToString(token.hmac());
+    Admin withToken =
+        clients.admin(clients.delegationToken("SCRAM-SHA-512", info.tokenId(), hmac));
+    Eventually.until(
+        () ->
+            cause(withToken.describeTopics(List.of(topic)).allTopicNames())
+                instanceof TopicAuthorizationException,
+        () -> "the token's client acts as alice, whom the ACL denies");
+    assertInstanceOf(
+        UnsupportedByAuthenticationException.class,
+        cause(withToken.createDelegationToken().delegationToken()));
+    get(admin.deleteAcls(List.of(denyAlice.toFilter())).all());
+
+    Admin asBob = clients.admin(clients.sasl(BOB, BOB_PASSWORD));
+    long renewed = get(asBob.renewDelegationToken(token.hmac()).expiryTimestamp());
+    assertTrue(renewed >= info.expiryTimestamp() && renewed <= info.maxTimestamp());
+    assertInstanceOf(
+        DelegationTokenOwnerMismatchException.class,
+        cause(admin.renewDelegationToken(token.hmac()).expiryTimestamp()));
+    assertInstanceOf(
+        DelegationTokenNotFoundException.class,
+        cause(admin.renewDelegationToken(new byte[64]).expiryTimestamp()));
+    assertInstanceOf(
+        UnsupportedByAuthenticationException.class,
+        cause(clients.admin().describeDelegationToken().delegationTokens()));
+
+    Admin asAlice = clients.admin(clients.sasl(ALICE, ALICE_PASSWORD));
+    get(
+        asAlice
+            .expireDelegationToken(
+                token.hmac(), new ExpireDelegationTokenOptions().expiryTimePeriodMs(-1))
+            .expiryTimestamp());
+    Eventually.until(
+        () -> described(admin, alicesTokens, info.tokenId()) == null,
+        () -> "the expired token is no longer described");
+    Eventually.until(
+        () ->
+            cause(
+                    clients
+                        .admin(clients.delegationToken("SCRAM-SHA-256", info.tokenId(), hmac))
+                        .describeCluster()
+                        .nodes())
+                instanceof SaslAuthenticationException,
+        () -> "a login with the expired token is refused");
+  }
+
+  private static DelegationToken described(
+      Admin admin, DescribeDelegationTokenOptions options, String tokenId) throws Exception {
+    return get(admin.describeDelegationToken(options).delegationTokens()).stream()
+        .filter(t -> t.tokenInfo().tokenId().equals(tokenId))
+        .findFirst()
+        .orElse(null);
   }
 
   @Test

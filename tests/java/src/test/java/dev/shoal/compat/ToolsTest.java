@@ -2,6 +2,8 @@ package dev.shoal.compat;
 
 import static dev.shoal.compat.harness.Clients.nodeId;
 import static dev.shoal.compat.harness.Clients.tp;
+import static dev.shoal.compat.harness.Broker.ALICE;
+import static dev.shoal.compat.harness.Broker.ALICE_PASSWORD;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,6 +49,7 @@ class ToolsTest extends BrokerTest {
   private static final String CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance";
   private static final String LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand";
   private static final String FEATURES = "org.apache.kafka.tools.FeatureCommand";
+  private static final String TOKENS = "org.apache.kafka.tools.DelegationTokenCommand";
 
   /** Runs a tool with --bootstrap-server first; fails on a non-zero exit. */
   private Result ok(String tool, String... args) throws Exception {
@@ -327,6 +330,45 @@ class ToolsTest extends BrokerTest {
     produce(topic, 200);
     long second = partitionSize(topic);
     assertTrue(second > first, "the size grows with writes: " + first + " then " + second);
+  }
+
+  /**
+   * kafka-delegation-tokens, logged in as alice on the SASL listener: creates a token bob may
+   * renew, describes it, and expires it at once, after which it is no longer described.
+   */
+  @Test
+  void kafkaDelegationTokens() throws Exception {
+    Path config = Files.createTempFile("token-tool", ".properties");
+    Files.writeString(
+        config,
+        """
+        security.protocol=SASL_PLAINTEXT
+        sasl.mechanism=PLAIN
+        sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+          username="%s" password="%s";
+        """
+            .formatted(ALICE, ALICE_PASSWORD));
+    String[] login = {"--bootstrap-server", broker.saslBootstrap(), "--command-config", config.toString()};
+    Result created = tokens(login, "--create", "--max-life-time-period", "-1", "--renewer-principal", "User:bob");
+    Matcher id = Pattern.compile("Created delegation token with tokenId : (\\S+)").matcher(created.out());
+    assertTrue(id.find(), created::toString);
+    String tokenId = id.group(1);
+    Matcher row = Pattern.compile(Pattern.quote(tokenId) + "\\s+(\\S+)\\s+User:alice\\s+User:alice\\s+\\[User:bob\\]")
+        .matcher(created.out());
+    assertTrue(row.find(), created::toString);
+    String hmac = row.group(1);
+    Eventually.until(() -> tokens(login, "--describe", "--owner-principal", "User:alice").out().contains(tokenId), () -> "the token is described");
+    tokens(login, "--expire", "--hmac", hmac, "--expiry-time-period", "-1");
+    Eventually.until(() -> !tokens(login, "--describe", "--owner-principal", "User:alice").out().contains(tokenId), () -> "the token is gone");
+  }
+
+  private static Result tokens(String[] login, String... args) throws Exception {
+    String[] all = new String[login.length + args.length];
+    System.arraycopy(login, 0, all, 0, login.length);
+    System.arraycopy(args, 0, all, login.length, args.length);
+    Result result = Tool.run(TOKENS, all);
+    assertEquals(0, result.status(), result::toString);
+    return result;
   }
 
   private long partitionSize(String topic) throws Exception {

@@ -27,6 +27,9 @@ public abstract class Broker implements AutoCloseable {
   public static final String BOB = "bob";
   public static final String BOB_PASSWORD = "bob-secret";
 
+  /** Both brokers sign delegation tokens with this key (Kafka's delegation.token.secret.key). */
+  public static final String DELEGATION_TOKEN_SECRET = "shoal-compat-token-secret";
+
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 

@@ -69,6 +69,19 @@ public final class Clients implements AutoCloseable {
     return props;
   }
 
+  /**
+   * Settings that log in on the SASL_PLAINTEXT listener with a delegation token: SCRAM with the
+   * token id as user, its HMAC (base64) as password and the tokenauth extension.
+   */
+  public Properties delegationToken(String mechanism, String tokenId, String hmacBase64) {
+    Properties props = sasl(mechanism, tokenId, hmacBase64);
+    props.put(
+        SaslConfigs.SASL_JAAS_CONFIG,
+        "org.apache.kafka.common.security.scram.ScramLoginModule required"
+            + " username=\"%s\" password=\"%s\" tokenauth=\"true\";".formatted(tokenId, hmacBase64));
+    return props;
+  }
+
   public <T extends AutoCloseable> T track(T client) {
     made.add(client);
     return client;

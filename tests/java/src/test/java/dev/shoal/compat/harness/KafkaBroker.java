@@ -103,6 +103,7 @@ public final class KafkaBroker extends Broker {
                     + "org.apache.kafka.common.security.scram.ScramLoginModule required;",
                 "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users=User:" + ADMIN_USER + ";User:ANONYMOUS",
+                "delegation.token.secret.key=" + DELEGATION_TOKEN_SECRET,
                 "allow.everyone.if.no.acl.found=true"));
     if (oauthBearer != null) {
       String prefix = "listener.name.sasl_plaintext.oauthbearer.";

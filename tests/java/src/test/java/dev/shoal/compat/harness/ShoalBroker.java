@@ -58,6 +58,9 @@ public final class ShoalBroker extends Broker {
         %s = "%s"
         %s = "%s"
         %s = "%s"
+
+        [delegation_token]
+        secret_key = "%s"
         %s
         %s
         """
@@ -75,6 +78,7 @@ public final class ShoalBroker extends Broker {
             ALICE_PASSWORD,
             BOB,
             BOB_PASSWORD,
+            DELEGATION_TOKEN_SECRET,
             oauthBearerSection(),
             coordinatorSection(System.getenv().getOrDefault("SHOAL_JAVA_EXTRA_CONFIG", "")));
   }
