@@ -14,7 +14,7 @@ use shoal::{
     cluster, datadir, handlers, ownership, quotas::QuotaBoard, security, server, EngineError,
 };
 use shoal_net::start_retry::retry_transient;
-use shoal_shards::{Latch, ServeFn};
+use shoal_shards::{Latch, RuntimeConfig, ServeFn};
 use shoal_wal::{ObjectStore, StoreConfig, WalError};
 
 /// The release and the commit it was built from.
@@ -103,6 +103,13 @@ enum Command {
         #[command(subcommand)]
         command: shoal_cli::users::UserCommand,
     },
+    /// Delegation tokens (KIP-48): create, list, renew, expire.
+    Token {
+        #[command(flatten)]
+        target: shoal_cli::Target,
+        #[command(subcommand)]
+        command: shoal_cli::tokens::TokenCommand,
+    },
     /// The schema registry: list, get, register, check, delete (Confluent's REST API).
     Schema {
         #[command(subcommand)]
@@ -153,6 +160,9 @@ fn main() {
         }
         Some(Command::User { target, command }) => {
             exit_with(shoal_cli::users::run(&target, command), "user")
+        }
+        Some(Command::Token { target, command }) => {
+            exit_with(shoal_cli::tokens::run(&target, command), "token")
         }
         Some(Command::Schema { target, command }) => {
             exit_with(shoal_cli::schemas::run(&target, command), "schema")
@@ -292,6 +302,44 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
     });
 
+    let tls = tls_server(&config)?;
+    let membership = join_cluster(&config, &runtime)?;
+    let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
+    if let Some(setup) = config.iceberg.setup(
+        &config.data_dir,
+        &config.listeners()?,
+        &config.schema_registry,
+        &config.object_store.store(&config.data_dir),
+        runtime.coordinator_database.as_ref(),
+    )? {
+        shoal::iceberg::start(setup, runtime.duties.clone())?;
+    }
+    let config = Arc::new(config);
+    let limits =
+        server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
+    let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits, tls.clone());
+    let oauth = oauth_validator(&config)?;
+    let serve: ServeFn = Arc::new(move |shard| {
+        Box::pin(server::serve_shard(
+            shard,
+            config.clone(),
+            live.clone(),
+            server::Security {
+                tls: tls.clone(),
+                oauth: oauth.clone(),
+            },
+            membership.clone(),
+            quotas.clone(),
+        ))
+    });
+    shoal_shards::run(runtime, serve, shutdown)?;
+    tracing::info!("shoal stopped cleanly");
+    Ok(())
+}
+
+/// The listeners' (and the schema registry's) TLS server, watching its files, where one
+/// uses TLS.
+fn tls_server(config: &BrokerConfig) -> Result<Option<Arc<security::TlsServer>>, EngineError> {
     let tls_wanted = config.listeners()?.iter().any(|l| l.protocol.uses_tls())
         || (config.schema_registry.listen.is_some() && config.schema_registry.tls);
     let tls = match tls_wanted {
@@ -302,6 +350,14 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
         false => None,
     };
+    Ok(tls)
+}
+
+/// In a cluster, this broker's membership (registered, heartbeating its lease).
+fn join_cluster(
+    config: &BrokerConfig,
+    runtime: &RuntimeConfig,
+) -> Result<Option<Arc<cluster::membership::Membership>>, EngineError> {
     let membership = match (&runtime.coordinator_database, config.cluster.enabled) {
         (Some(database), true) => {
             let me = cluster::Member::from_listeners(
@@ -326,20 +382,13 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
         _ => None,
     };
-    let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
-    if let Some(setup) = config.iceberg.setup(
-        &config.data_dir,
-        &config.listeners()?,
-        &config.schema_registry,
-        &config.object_store.store(&config.data_dir),
-        runtime.coordinator_database.as_ref(),
-    )? {
-        shoal::iceberg::start(setup, runtime.duties.clone())?;
-    }
-    let config = Arc::new(config);
-    let limits =
-        server::ConnectionLimits::new(config.max_connections, config.max_connections_per_ip);
-    let live = LiveConfigs::new(config.clone(), runtime.live.clone(), limits, tls.clone());
+    Ok(membership)
+}
+
+/// The OAUTHBEARER token validator, watching its keys, where the mechanism is enabled.
+fn oauth_validator(
+    config: &BrokerConfig,
+) -> Result<Option<Arc<security::OAuthValidator>>, EngineError> {
     let oauth = match config
         .sasl
         .enabled_mechanisms
@@ -353,22 +402,7 @@ fn run(args: Args) -> Result<(), EngineError> {
         }
         false => None,
     };
-    let serve: ServeFn = Arc::new(move |shard| {
-        Box::pin(server::serve_shard(
-            shard,
-            config.clone(),
-            live.clone(),
-            server::Security {
-                tls: tls.clone(),
-                oauth: oauth.clone(),
-            },
-            membership.clone(),
-            quotas.clone(),
-        ))
-    });
-    shoal_shards::run(runtime, serve, shutdown)?;
-    tracing::info!("shoal stopped cleanly");
-    Ok(())
+    Ok(oauth)
 }
 
 #[cfg(test)]

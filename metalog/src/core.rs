@@ -262,7 +262,9 @@ impl CoordinatorCore {
     }
 }
 
-fn now_ms() -> i64 {
+/// The wall clock in ms since the epoch (0 if it reads before 1970): the time every
+/// coordinator round and the brokers' chores go by.
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

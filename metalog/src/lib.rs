@@ -21,7 +21,7 @@ pub mod recovery;
 pub mod repair;
 pub mod snapshots;
 
-pub use crate::core::CoordinatorCore;
+pub use crate::core::{now_ms, CoordinatorCore};
 pub use duties::Duties;
 pub use error::MetaLogError;
 pub use pipeline::RoundPipeline;

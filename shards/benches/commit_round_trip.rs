@@ -44,6 +44,7 @@ fn maintenance_off() -> MaintenanceConfig {
         file_cleaner_grace: never,
         orphan_scan_interval: never,
         orphan_grace: never,
+        delegation_token_check_interval: never,
     }
 }
 

@@ -52,6 +52,18 @@ impl LiveSettings {
         self.fetch_max_wait_ms.load(Ordering::Relaxed)
     }
 
+    /// A fetch's wait: what its client asked for (negative: none), no longer than
+    /// `[fetch] max_wait_ms`.
+    pub fn fetch_wait(&self, requested_ms: i32) -> Duration {
+        Duration::from_millis((requested_ms.max(0) as u64).min(self.fetch_max_wait_ms()))
+    }
+
+    /// A fetch's bytes: what its client asked for (negative: none), no more than
+    /// `[fetch] max_bytes`.
+    pub fn fetch_bytes(&self, requested: i32) -> usize {
+        (requested.max(0) as usize).min(self.fetch_max_bytes())
+    }
+
     pub fn set_commit_interval_ms(&self, ms: u64) {
         self.commit_interval_ms.store(ms, Ordering::Relaxed);
     }

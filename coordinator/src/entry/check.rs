@@ -10,7 +10,10 @@ use crate::records::{TopicCompression, TransactionStatus};
 
 /// WRITE_AHEAD_MULTI_SEGMENT, the only object format.
 pub(crate) const OBJECT_FORMAT_WAL: i8 = 1;
-const MAGIC_V2: i8 = 2;
+/// The record-batch format's magic, which committed batches carry (KIP-1164's coordinates).
+/// The format is `shoal_wal::batch`'s; the coordinator does not depend on it, so the engine
+/// checks that both say the same (`handlers::diskless::find_batches`).
+pub const MAGIC_V2: i8 = 2;
 
 /// Checks one entry of the log: a topic's partitions (with its settings when it is new), a
 /// topic's settings, a committed file (with its batches' transaction kinds), or one record.
@@ -51,6 +54,10 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             crate::broker_configs::check_broker_config(c)?;
             alone(rest)
         }
+        AnyRecord::ShoalDelegationTokenRecord(t) => {
+            crate::delegation_tokens::check_token_record(t)?;
+            alone(rest)
+        }
         AnyRecord::ShoalFeatureLevelsRecord(f) => {
             crate::features::check_feature_levels(f)?;
             alone(rest)
@@ -77,6 +84,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
         | AnyRecord::ShoalPartitionTruncatedRecord(_)
         | AnyRecord::ShoalScramCredentialRecord(_)
         | AnyRecord::ShoalScramCredentialDeletedRecord(_)
+        | AnyRecord::ShoalDelegationTokenRemovedRecord(_)
         | AnyRecord::ShoalAclCreatedRecord(_)
         | AnyRecord::ShoalAclDeletedRecord(_) => alone(rest),
         other => Err(format!(
@@ -96,7 +104,7 @@ fn check_registry_records(records: &[AnyRecord]) -> Result<(), String> {
             | AnyRecord::ShoalRegistryVersionDeletedRecord(_)
             | AnyRecord::ShoalRegistrySettingRecord(_)
             | AnyRecord::ShoalRegistryNextIdRecord(_) => {
-                crate::state::schema_registry::check_registry_record(record)?
+                crate::registry_records::check_registry_record(record)?
             }
             other => {
                 return Err(format!(

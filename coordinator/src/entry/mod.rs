@@ -9,6 +9,7 @@ mod check;
 
 use shoal_protocol::records::{self, AnyRecord};
 
+pub use check::MAGIC_V2;
 pub(crate) use check::{check_log_entry, compression_of, status_of, OBJECT_FORMAT_WAL};
 
 /// The records of one change and when it was made.

@@ -8,13 +8,11 @@ use shoal_protocol::records::*;
 use uuid::Uuid;
 
 use crate::acl::AclBinding;
-use crate::entry::OBJECT_FORMAT_WAL;
+use crate::entry::{MAGIC_V2, OBJECT_FORMAT_WAL};
 use crate::messages::BatchKind;
 use crate::messages::{NewObject, TopicPartition};
 use crate::records::{CommittedBatch, CommittedOffset, Transaction, TransactionStatus};
 use crate::topic_configs::TopicOverrides;
-
-const MAGIC_V2: i8 = 2;
 
 /// A new topic: its partitions, then the configs it sets itself.
 pub(crate) fn topic_created(

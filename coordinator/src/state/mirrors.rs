@@ -7,7 +7,8 @@ use shoal_mirror::{validate_mirror_name, MirrorConfig, MirrorError, MirrorState,
 use uuid::Uuid;
 
 use super::producers::last_sequence;
-use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
+use super::writes::{refused_whole, Placement};
+use super::{CoordinatorState, PartitionState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorEvent, MirroredPartition, MirroredTopic, NewObject,
     TopicPartition,
@@ -16,7 +17,7 @@ use shoal_protocol::records::{ShoalMirrorCreatedRecord, ShoalPartitionTruncatedR
 
 use super::emit;
 use crate::entry::Entry;
-use crate::records::{CommittedBatch, TopicConfig};
+use crate::records::TopicConfig;
 use crate::topic_configs::{mirrored_configs, TopicOverrides};
 use crate::ErrorKind;
 
@@ -243,40 +244,19 @@ impl CoordinatorState {
         batches: &[CommitBatch],
         now_ms: i64,
     ) -> (Vec<CommitBatchResult>, Option<Entry>) {
-        if self.is_known_object(&object.key) {
-            let refused =
-                vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
-            return (refused, None);
-        }
         let mut ends: std::collections::HashMap<TopicPartition, i64> = Default::default();
-        let mut results = Vec::with_capacity(batches.len());
-        let mut committed = Vec::with_capacity(batches.len());
-        for b in batches {
-            let Some(p) = self.partition(b.partition) else {
-                results.push(CommitBatchResult::rejected(
-                    ErrorKind::UnknownTopicOrPartition,
-                ));
-                continue;
-            };
+        let place = |b: &CommitBatch, p: &PartitionState| {
             let end = *ends.entry(b.partition).or_insert(p.high_watermark);
-            let kept = if !p.mirror.should_fetch() {
-                Err(ErrorKind::Mirror(MirrorError::InvalidRequest))
-            } else {
-                match b.kept_offsets() {
-                    Some((base, last)) if base >= end => Ok((base, last)),
-                    _ => Err(ErrorKind::InvalidRequest),
-                }
-            };
-            let (base_offset, last_offset) = match kept {
-                Ok(offsets) => offsets,
-                Err(error) => {
-                    results.push(CommitBatchResult::rejected(error));
-                    continue;
-                }
+            if !p.mirror.should_fetch() {
+                return Placement::refused(ErrorKind::Mirror(MirrorError::InvalidRequest));
+            }
+            let Some((base_offset, last_offset)) =
+                b.kept_offsets().filter(|(base, _)| *base >= end)
+            else {
+                return Placement::refused(ErrorKind::InvalidRequest);
             };
             ends.insert(b.partition, last_offset + 1);
-            committed.push(CommittedBatch {
-                batch: *b,
+            Placement::At {
                 base_offset,
                 last_offset,
                 last_sequence: if b.producer_id >= 0 {
@@ -284,21 +264,15 @@ impl CoordinatorState {
                 } else {
                     -1
                 },
-                timestamp_type: self.timestamp_type(b.partition.topic_id),
-            });
-            results.push(CommitBatchResult::appended(
-                base_offset,
-                now_ms,
-                p.log_start_offset,
-            ));
+            }
+        };
+        match self.commit_object(object, batches, now_ms, place) {
+            Some((results, committed)) => {
+                let records = emit::file_committed(object, &committed, now_ms);
+                (results, Some(Entry::new(now_ms, records)))
+            }
+            None => (refused_whole(batches), None),
         }
-        (
-            results,
-            Some(Entry::new(
-                now_ms,
-                emit::file_committed(object, &committed, now_ms),
-            )),
-        )
     }
 
     /// Drops local records from `offset` on (whole batches: mirrored batches end on the

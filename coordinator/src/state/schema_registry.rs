@@ -50,9 +50,7 @@ pub struct SubjectVersion {
     pub deleted: bool,
 }
 
-/// The setting codes of `ShoalRegistrySettingRecord`.
-pub const SETTING_COMPATIBILITY: i8 = 1;
-pub const SETTING_MODE: i8 = 2;
+pub use crate::registry_records::{SETTING_COMPATIBILITY, SETTING_MODE};
 
 /// A registration's view of its subject when the broker checked compatibility: it goes
 /// ahead only if the subject still looks the same.
@@ -585,34 +583,6 @@ fn stored_schema(r: &ShoalRegistrySchemaRecord) -> Option<StoredSchema> {
             })
             .collect(),
     })
-}
-
-/// A log entry's registry records, checked before they are applied.
-pub(crate) fn check_registry_record(record: &AnyRecord) -> Result<(), String> {
-    match record {
-        AnyRecord::ShoalRegistrySchemaRecord(r) => {
-            if r.id < 1 {
-                return Err(format!("registry schema id {}", r.id));
-            }
-            stored_schema(r)
-                .map(|_| ())
-                .ok_or_else(|| format!("schema type {}", r.schema_type))
-        }
-        AnyRecord::ShoalRegistryVersionRecord(r) if r.version < 1 || r.id < 1 => {
-            Err(format!("registry version {} of schema {}", r.version, r.id))
-        }
-        AnyRecord::ShoalRegistrySettingRecord(r) => match (r.setting, r.value.as_deref()) {
-            (_, None) if matches!(r.setting, SETTING_COMPATIBILITY | SETTING_MODE) => Ok(()),
-            (SETTING_COMPATIBILITY, Some(level)) => CompatibilityLevel::parse(level)
-                .map(|_| ())
-                .map_err(|_| format!("compatibility level {level}")),
-            (SETTING_MODE, Some(mode)) => Mode::parse(mode)
-                .map(|_| ())
-                .map_err(|_| format!("mode {mode}")),
-            (code, _) => Err(format!("registry setting code {code}")),
-        },
-        _ => Ok(()),
-    }
 }
 
 impl CoordinatorState {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 use super::producers::{last_sequence, ProducerBatch, ProducerState, SequenceCheck};
-use super::{CoordinatorState, PARTITIONS_PER_TOPIC_MAX};
+use super::{CoordinatorState, PartitionState, PARTITIONS_PER_TOPIC_MAX};
 use crate::messages::*;
 use shoal_protocol::records::*;
 
@@ -131,27 +131,20 @@ impl CoordinatorState {
         ))
     }
 
-    /// CommitFile: checks each batch (partition known, not transactional, producer
-    /// sequence) and assigns offsets to the accepted ones, in object order. Returns the
-    /// per-batch answers and the record to append, so the object is accounted for even when
-    /// no batch was accepted. An object key the coordinator already knows is refused whole:
-    /// a repeated commit (a retry over the wire) must not append the batches twice.
-    pub fn commit_file(
+    /// The frame CommitFile and CommitMirrored share: an object key the coordinator already
+    /// knows is refused whole (a repeated commit, a retry over the wire, must not append its
+    /// batches twice: None); each batch of a known partition is placed by `place`, in object
+    /// order, and the placed ones are committed. The per-batch answers and the batches placed.
+    pub(super) fn commit_object(
         &self,
         object: &NewObject,
         batches: &[CommitBatch],
         now_ms: i64,
-    ) -> (Vec<CommitBatchResult>, Option<Entry>) {
+        mut place: impl FnMut(&CommitBatch, &PartitionState) -> Placement,
+    ) -> Option<(Vec<CommitBatchResult>, Vec<CommittedBatch>)> {
         if self.is_known_object(&object.key) {
-            let refused =
-                vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()];
-            return (refused, None);
+            return None;
         }
-        let mut next_offsets: HashMap<TopicPartition, i64> = HashMap::new();
-        // Producer state as this commit's earlier batches leave it.
-        let mut producers: HashMap<(TopicPartition, i64), ProducerState> = HashMap::new();
-        // Transactions this commit's batches joined (transactions V2), by transactional id.
-        let mut joined: BTreeMap<String, Transaction> = BTreeMap::new();
         let mut results = Vec::with_capacity(batches.len());
         let mut committed = Vec::with_capacity(batches.len());
         for b in batches {
@@ -161,18 +154,56 @@ impl CoordinatorState {
                 ));
                 continue;
             };
+            match place(b, p) {
+                Placement::Answered(result) => results.push(result),
+                Placement::At {
+                    base_offset,
+                    last_offset,
+                    last_sequence,
+                } => {
+                    committed.push(CommittedBatch {
+                        batch: *b,
+                        base_offset,
+                        last_offset,
+                        last_sequence,
+                        timestamp_type: self.timestamp_type(b.partition.topic_id),
+                    });
+                    results.push(CommitBatchResult::appended(
+                        base_offset,
+                        now_ms,
+                        p.log_start_offset,
+                    ));
+                }
+            }
+        }
+        Some((results, committed))
+    }
+
+    /// CommitFile: checks each batch (partition known, not transactional, producer
+    /// sequence) and assigns offsets to the accepted ones, in object order. Returns the
+    /// per-batch answers and the record to append, so the object is accounted for even when
+    /// no batch was accepted.
+    pub fn commit_file(
+        &self,
+        object: &NewObject,
+        batches: &[CommitBatch],
+        now_ms: i64,
+    ) -> (Vec<CommitBatchResult>, Option<Entry>) {
+        let mut next_offsets: HashMap<TopicPartition, i64> = HashMap::new();
+        // Producer state as this commit's earlier batches leave it.
+        let mut producers: HashMap<(TopicPartition, i64), ProducerState> = HashMap::new();
+        // Transactions this commit's batches joined (transactions V2), by transactional id.
+        let mut joined: BTreeMap<String, Transaction> = BTreeMap::new();
+        let place = |b: &CommitBatch, p: &PartitionState| {
             if p.mirror.is_read_only() {
-                results.push(CommitBatchResult::rejected(ErrorKind::ReadOnlyTopic));
-                continue;
+                return Placement::refused(ErrorKind::ReadOnlyTopic);
             }
             if b.kept_base_offset.is_some() {
                 // Only CommitMirrored keeps offsets; a produced batch is given them.
-                results.push(CommitBatchResult::rejected(ErrorKind::InvalidRequest));
-                continue;
+                return Placement::refused(ErrorKind::InvalidRequest);
             }
             if let Err(error) = self.check_transaction_kind(b, &producers, p, &mut joined, now_ms) {
-                results.push(CommitBatchResult::rejected(error));
-                continue;
+                return Placement::refused(error);
             }
             let is_marker = matches!(b.kind, BatchKind::CommitMarker | BatchKind::AbortMarker);
             let idempotent = b.producer_id >= 0 && b.producer_epoch >= 0 && !is_marker;
@@ -181,34 +212,29 @@ impl CoordinatorState {
             } else {
                 -1
             };
+            let key = (b.partition, b.producer_id);
             if idempotent {
-                let key = (b.partition, b.producer_id);
                 let current = producers
                     .get(&key)
                     .or_else(|| p.producers.get(&b.producer_id));
                 match ProducerState::check(current, b.producer_epoch, b.base_sequence, last_seq) {
                     SequenceCheck::Accept => {}
                     SequenceCheck::Duplicate { base_offset } => {
-                        results.push(CommitBatchResult {
+                        return Placement::Answered(CommitBatchResult {
                             error: None,
                             base_offset,
                             log_append_time_ms: -1,
                             log_start_offset: p.log_start_offset,
                             is_duplicate: true,
                         });
-                        continue;
                     }
-                    SequenceCheck::Reject(error) => {
-                        results.push(CommitBatchResult::rejected(error));
-                        continue;
-                    }
+                    SequenceCheck::Reject(error) => return Placement::refused(error),
                 }
             }
             let next = next_offsets.entry(b.partition).or_insert(p.high_watermark);
             let base_offset = *next;
             *next += b.offset_count as i64;
             if idempotent {
-                let key = (b.partition, b.producer_id);
                 let mut state = producers
                     .remove(&key)
                     .or_else(|| p.producers.get(&b.producer_id).cloned())
@@ -223,19 +249,15 @@ impl CoordinatorState {
                 );
                 producers.insert(key, state);
             }
-            committed.push(CommittedBatch {
-                batch: *b,
+            Placement::At {
                 base_offset,
                 last_offset: base_offset + b.offset_count as i64 - 1,
                 last_sequence: last_seq,
-                timestamp_type: self.timestamp_type(b.partition.topic_id),
-            });
-            results.push(CommitBatchResult::appended(
-                base_offset,
-                now_ms,
-                p.log_start_offset,
-            ));
-        }
+            }
+        };
+        let Some((results, committed)) = self.commit_object(object, batches, now_ms, place) else {
+            return (refused_whole(batches), None);
+        };
         let mut records: Vec<AnyRecord> = joined.values().map(emit::transaction_changed).collect();
         records.extend(emit::file_committed(object, &committed, now_ms));
         (results, Some(Entry::new(now_ms, records)))
@@ -307,6 +329,29 @@ impl CoordinatorState {
         let entry = Entry::of(now_ms, ShoalProducerIdAllocatedRecord { producer_id });
         (producer_id, entry)
     }
+}
+
+/// Where a commit places one batch of a known partition.
+pub(super) enum Placement {
+    /// Committed at these offsets.
+    At {
+        base_offset: i64,
+        last_offset: i64,
+        last_sequence: i32,
+    },
+    /// Not committed: refused, or a duplicate answered with its first commit's offset.
+    Answered(CommitBatchResult),
+}
+
+impl Placement {
+    pub(super) fn refused(error: ErrorKind) -> Placement {
+        Placement::Answered(CommitBatchResult::rejected(error))
+    }
+}
+
+/// Every batch of a commit whose object is already known refused (INVALID_REQUEST).
+pub(super) fn refused_whole(batches: &[CommitBatch]) -> Vec<CommitBatchResult> {
+    vec![CommitBatchResult::rejected(ErrorKind::InvalidRequest); batches.len()]
 }
 
 /// Kafka's rule: 1..=249 characters of ASCII letters, digits, '.', '_' and '-', not "." or "..".

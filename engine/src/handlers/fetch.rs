@@ -77,17 +77,16 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
     // client waits longer than `fetch.max_wait_ms` or gets more than `fetch.max_bytes`.
     let any_refused = plan.iter().flatten().any(|(_, slot)| slot.is_err());
     // As Kafka does, a fetch that names another broker to read from is answered at once.
+    let live = &broker.shard.config.live;
     let max_wait = if any_refused || !redirects.is_empty() {
         Duration::ZERO
     } else {
-        Duration::from_millis(
-            (request.max_wait_ms.max(0) as u64).min(broker.shard.config.live.fetch_max_wait_ms()),
-        )
+        live.fetch_wait(request.max_wait_ms)
     };
     // Kafka caps a consumer's fetch at what its quota allows over the quota's windows.
     let quota_bytes = call.fetch_quota_bytes().unwrap_or(u64::MAX);
-    let max_bytes = (request.max_bytes.max(0) as usize)
-        .min(broker.shard.config.live.fetch_max_bytes())
+    let max_bytes = live
+        .fetch_bytes(request.max_bytes)
         .min(usize::try_from(quota_bytes).unwrap_or(usize::MAX));
     let results = broker
         .shard

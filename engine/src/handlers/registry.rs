@@ -16,10 +16,11 @@ use shoal_protocol::ProtocolError;
 use shoal_protocol::{frame, shapes};
 
 use super::{
-    acls, api_versions, client_quotas, configs, create_partitions, create_topics, delete_records,
-    delete_topics, describe_cluster, describe_log_dirs, describe_producers,
-    describe_topic_partitions, diskless, fetch, groups, init_producer_id, list_offsets, metadata,
-    offset_for_leader_epoch, produce, sasl, scram_credentials, transactions, update_features,
+    acls, api_versions, client_quotas, configs, create_partitions, create_topics,
+    delegation_tokens, delete_records, delete_topics, describe_cluster, describe_log_dirs,
+    describe_producers, describe_topic_partitions, diskless, fetch, groups, init_producer_id,
+    list_offsets, metadata, offset_for_leader_epoch, produce, sasl, scram_credentials,
+    transactions, update_features,
 };
 use crate::context::{AclCheck, ApiSpec, Call};
 use crate::mirror::handlers as mirror;
@@ -40,6 +41,7 @@ macro_rules! has_flag {
     (internal; internal $($rest:ident)*) => { true };
     (before_authentication; before_authentication $($rest:ident)*) => { true };
     (error_answer; error_answer $($rest:ident)*) => { true };
+    (decided_by_owner; decided_by_owner $($rest:ident)*) => { true };
     ($want:ident; $other:ident $($rest:ident)*) => { has_flag!($want; $($rest)*) };
 }
 
@@ -71,6 +73,7 @@ macro_rules! registry {
                 authorization: $acl,
                 internal: has_flag!(internal; $($($flag)*)?),
                 before_authentication: has_flag!(before_authentication; $($($flag)*)?),
+                decided_by_owner: has_flag!(decided_by_owner; $($($flag)*)?),
                 error_answer: error_answer!($req; $($($flag)*)?),
             },
         )*];
@@ -205,6 +208,10 @@ registry! {
     DeleteAclsRequest: 1..=3 => acls::delete, [Alter Cluster] "ALTER on the cluster";
     DescribeUserScramCredentialsRequest: 0..=0 => scram_credentials::describe, [Describe Cluster] "DESCRIBE on the cluster";
     AlterUserScramCredentialsRequest: 0..=0 => scram_credentials::alter, [Alter Cluster] "ALTER on the cluster";
+    CreateDelegationTokenRequest: 1..=3 => delegation_tokens::create::handle, [CreateTokens User] "CREATE_TOKENS on the owner's user when the owner is not the requester; a SASL or certificate login, not with a token" [error_answer];
+    RenewDelegationTokenRequest: 1..=2 => delegation_tokens::change_expiry::renew, [] "none: the token's owner or a renewer; a SASL or certificate login, not with a token" [error_answer decided_by_owner];
+    ExpireDelegationTokenRequest: 1..=2 => delegation_tokens::change_expiry::expire, [] "none: the token's owner or a renewer; a SASL or certificate login, not with a token" [error_answer decided_by_owner];
+    DescribeDelegationTokenRequest: 1..=3 => delegation_tokens::describe::handle, [Describe DelegationToken, DescribeTokens User] "a token's owner and renewers see it; others need DESCRIBE on the token or DESCRIBE_TOKENS on its owner's user" [error_answer];
     DescribeClientQuotasRequest: 0..=1 => client_quotas::describe, [DescribeConfigs Cluster] "DESCRIBE_CONFIGS on the cluster";
     AlterClientQuotasRequest: 0..=1 => client_quotas::alter, [AlterConfigs Cluster] "ALTER_CONFIGS on the cluster";
     DisklessCreatePartitionsRequest: 0..=0 => diskless::create_partitions, [ClusterAction Cluster] "CLUSTER_ACTION on the cluster (and an internal listener when named)" [internal];
@@ -426,11 +433,11 @@ mod tests {
         for spec in APIS {
             assert_eq!(
                 spec.checks.is_empty(),
-                spec.before_authentication,
-                "{}: ACL checks, unless served before a login",
+                spec.before_authentication || spec.decided_by_owner,
+                "{}: ACL checks, unless served before a login or decided by the owner",
                 spec.name
             );
-            assert_eq!(spec.authorization.is_empty(), spec.checks.is_empty());
+            assert_eq!(spec.authorization.is_empty(), spec.before_authentication);
             for check in spec.checks {
                 assert!(
                     spec.authorization.contains(check.operation.name()),

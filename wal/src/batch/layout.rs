@@ -22,7 +22,7 @@ pub(crate) const PRODUCER_EPOCH_AT: usize = 51;
 pub(crate) const BASE_SEQUENCE_AT: usize = 53;
 pub(crate) const RECORD_COUNT_AT: usize = 57;
 
-pub(crate) const MAGIC_V2: i8 = 2;
+pub const MAGIC_V2: i8 = 2;
 
 pub(crate) const ATTR_COMPRESSION_MASK: i16 = 0x07;
 pub(crate) const ATTR_LOG_APPEND_TIME: i16 = 0x08;

@@ -11,7 +11,7 @@ mod stamp;
 pub(crate) use builder::set_batch_length;
 pub use builder::{encode_record, BatchBuilder, RecordHeader};
 pub use header::{validate_batches, BatchHeader};
-pub use layout::{patch_base_offset, reseal, BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES};
+pub use layout::{patch_base_offset, reseal, BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, MAGIC_V2};
 pub use stamp::{set_max_timestamps, stamp_create_time, stamp_log_append_time};
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use shoal_protocol::diskless::*;
 use super::error_fields::error_fields;
 use crate::context::Call;
 
-const MAGIC_V2: i8 = 2;
+use shoal_coordinator::entry::MAGIC_V2;
+
 const TIMESTAMP_TYPE_CREATE_TIME: i8 = 0;
 
 pub async fn find_batches(
@@ -88,5 +89,13 @@ pub async fn find_batches(
     DisklessFindBatchesResponse {
         topics,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_coordinator_and_the_batch_format_agree_on_the_magic() {
+        assert_eq!(super::MAGIC_V2, shoal_wal::batch::MAGIC_V2);
     }
 }

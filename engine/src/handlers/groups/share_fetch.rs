@@ -10,7 +10,8 @@
 //!    member got are sent with the batches that hold them.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
 
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
@@ -20,14 +21,17 @@ use shoal_protocol::messages::share_fetch_response::{
 };
 use shoal_protocol::messages::{ShareFetchRequest, ShareFetchResponse};
 use shoal_protocol::ResponseError;
-use shoal_shards::groups::share::calls::ShareAcquireCall;
-use shoal_shards::groups::share::delivery::{covering, end_of_records, never_delivered, runs};
+use shoal_shards::groups::share::calls::{AcquireAnswer, ShareAcquireCall};
+use shoal_shards::groups::share::delivery::{
+    covering, end_of_records, never_delivered, runs, AcquiredRun,
+};
 use shoal_shards::groups::share::group::{ReadFrom, ReadRecords, SESSION_CLOSE_EPOCH};
 use shoal_shards::groups::share::partition::{SharePartition, ShareState};
-use shoal_shards::groups::share::registry::SessionStep;
+use shoal_shards::groups::share::registry::{SessionAnswer, SessionStep};
 use shoal_shards::groups::share::stored::from_record;
 use shoal_shards::groups::GroupError;
-use shoal_shards::PartitionFetch;
+use shoal_shards::maintenance::now_ms;
+use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
 use super::share_session::{
@@ -94,6 +98,42 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         response.responses = topic_responses(outcomes, BTreeMap::new(), call);
         return response;
     }
+    let delivered = match read_and_acquire(
+        call,
+        &request,
+        group_id,
+        member_id,
+        answer,
+        &settings,
+        &mut outcomes,
+    )
+    .await
+    {
+        Ok(delivered) => delivered,
+        Err(code) => return refused(code),
+    };
+    let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
+    broker
+        .shard
+        .metrics
+        .counters
+        .fetch_bytes_out
+        .add(bytes_out as u64);
+    response.responses = topic_responses(outcomes, delivered, call);
+    response
+}
+/// Reads from where the session left each partition (or its reset offset), has the group
+/// acquire what was read, and returns what was handed out; the error code when the group's
+/// shard refused.
+async fn read_and_acquire(
+    call: &Call<'_>,
+    request: &ShareFetchRequest,
+    group_id: String,
+    member_id: String,
+    answer: SessionAnswer,
+    settings: &ShareGroupSettings,
+    outcomes: &mut BTreeMap<(Uuid, i32), PartitionOutcome>,
+) -> Result<Delivered, i16> {
     let max_records = match request.max_records {
         n if n > 0 => n as usize,
         _ => DEFAULT_MAX_RECORDS,
@@ -101,74 +141,18 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
     let acknowledged: Vec<TopicPartition> = answer.acks.iter().map(|(tp, _)| *tp).collect();
     let record_bytes: BTreeMap<TopicPartition, u32> = answer.record_bytes.into_iter().collect();
     let mut positions = answer.reads;
-    let stored = stored_states(call, &group_id, &mut positions, &settings).await;
-    let starts = reset_offsets(call, &positions, &settings).await;
-    let mut reads = Vec::new();
-    let mut fetches = Vec::new();
-    for (tp, from) in &positions {
-        let from = match from {
-            ReadFrom::Offset(offset) => *offset,
-            ReadFrom::Unknown => match starts.get(tp) {
-                Some(&offset) => offset,
-                None => {
-                    let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
-                    outcome.error_code = ResponseError::CoordinatorNotAvailable.code();
-                    continue;
-                }
-            },
-            ReadFrom::Full => {
-                outcomes.entry((tp.topic_id, tp.partition)).or_default();
-                continue;
-            }
-        };
-        reads.push((*tp, from, stored.get(tp).cloned()));
-        let wanted = read_size(record_bytes.get(tp).copied(), max_records);
-        fetches.push(PartitionFetch {
-            partition: *tp,
-            offset: from,
-            max_bytes: (request.max_bytes.max(0) as u32).min(wanted),
-            read_committed: settings.read_committed,
-            offsets_only: false,
-        });
-    }
-    let max_bytes =
-        (request.max_bytes.max(0) as usize).min(broker.shard.config.live.fetch_max_bytes()) as u32;
-    let max_wait = Duration::from_millis(
-        (request.max_wait_ms.max(0) as u64).min(broker.shard.config.live.fetch_max_wait_ms()),
-    );
-    let min_bytes = (request.min_bytes.max(0) as u32).min(max_bytes);
-    let results = broker
-        .shard
-        .fetch(fetches, max_bytes, min_bytes, max_wait)
-        .await;
-    let mut acquire = Vec::new();
-    let mut read_records = BTreeMap::new();
-    for ((tp, from, stored), result) in reads.into_iter().zip(results) {
-        let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
-        if result.error.is_some() {
-            outcome.error_code = error_codes::code_of(result.error);
-            continue;
-        }
-        let log_end = match settings.read_committed {
-            true => result.last_stable_offset,
-            false => result.high_watermark,
-        };
-        let end = end_of_records(&result.records).map_or(from, |end| end.min(log_end));
-        let never = match settings.read_committed {
-            true => never_delivered(&result.records, &result.aborted),
-            false => Vec::new(),
-        };
-        acquire.push(ReadRecords {
-            partition: tp,
-            start_if_new: from,
-            stored,
-            window: from..end,
-            never,
-            bytes_read: result.records.len(),
-        });
-        read_records.insert(tp, result.records);
-    }
-    let handed = broker
+    let stored = stored_states(call, &group_id, &mut positions, settings).await;
+    let starts = reset_offsets(call, &positions, settings).await;
+    let plan = ReadPlan {
+        max_bytes: request.max_bytes,
+        max_records,
+        read_committed: settings.read_committed,
+    };
+    let (reads, fetches) = plan.reads(&positions, &starts, &stored, &record_bytes, outcomes);
+    let results = fetch_bounded(call, request, fetches).await;
+    let (acquire, read_records) = acquisitions(reads, results, settings.read_committed, outcomes);
+    let handed = call
+        .broker
         .shard
         .group_call(
             &group_id,
@@ -182,39 +166,116 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         )
         .await
         .and_then(|reply| reply);
-    let answer = match handed {
-        Ok(answer) => answer,
-        Err(error) => return refused(error_codes::code_of(Some(error))),
-    };
-    // Where the log refused a share-partition's state nothing of it is handed out, and the
-    // acknowledgements, written with the acquisitions, failed too.
-    let not_leader = error_codes::code_of(Some(GroupError::NotLeaderOrFollower));
-    for tp in &answer.refused {
+    let answer = handed.map_err(|error| error_codes::code_of(Some(error)))?;
+    Ok(deliveries(answer, &read_records, &acknowledged, outcomes))
+}
+
+/// A partition to read: where from, and its stored state when the group had none in memory.
+type PlannedRead = (TopicPartition, i64, Option<(ShareState, i64)>);
+
+/// How much one ShareFetch reads.
+struct ReadPlan {
+    max_bytes: i32,
+    max_records: usize,
+    read_committed: bool,
+}
+
+impl ReadPlan {
+    /// The partitions to read and their fetches: each from the position the group gave, or
+    /// the reset offset where it knew none (no reset offset: COORDINATOR_NOT_AVAILABLE);
+    /// a partition whose records are all in flight is answered without a read.
+    fn reads(
+        &self,
+        positions: &[(TopicPartition, ReadFrom)],
+        starts: &BTreeMap<TopicPartition, i64>,
+        stored: &BTreeMap<TopicPartition, (ShareState, i64)>,
+        record_bytes: &BTreeMap<TopicPartition, u32>,
+        outcomes: &mut BTreeMap<(Uuid, i32), PartitionOutcome>,
+    ) -> (Vec<PlannedRead>, Vec<PartitionFetch>) {
+        let mut reads = Vec::new();
+        let mut fetches = Vec::new();
+        for (tp, from) in positions {
+            let from = match from {
+                ReadFrom::Offset(offset) => *offset,
+                ReadFrom::Unknown => match starts.get(tp) {
+                    Some(&offset) => offset,
+                    None => {
+                        let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+                        outcome.error_code = ResponseError::CoordinatorNotAvailable.code();
+                        continue;
+                    }
+                },
+                ReadFrom::Full => {
+                    outcomes.entry((tp.topic_id, tp.partition)).or_default();
+                    continue;
+                }
+            };
+            reads.push((*tp, from, stored.get(tp).cloned()));
+            let wanted = read_size(record_bytes.get(tp).copied(), self.max_records);
+            fetches.push(PartitionFetch {
+                partition: *tp,
+                offset: from,
+                max_bytes: (self.max_bytes.max(0) as u32).min(wanted),
+                read_committed: self.read_committed,
+                offsets_only: false,
+            });
+        }
+        (reads, fetches)
+    }
+}
+
+/// The fetches, within the request's bounds and the broker's (`fetch.max.bytes`, the
+/// longest wait).
+async fn fetch_bounded(
+    call: &Call<'_>,
+    request: &ShareFetchRequest,
+    fetches: Vec<PartitionFetch>,
+) -> Vec<PartitionFetchResult> {
+    let shard = &call.broker.shard;
+    let live = &shard.config.live;
+    let max_bytes = live.fetch_bytes(request.max_bytes) as u32;
+    let max_wait = live.fetch_wait(request.max_wait_ms);
+    let min_bytes = (request.min_bytes.max(0) as u32).min(max_bytes);
+    shard.fetch(fetches, max_bytes, min_bytes, max_wait).await
+}
+
+/// What each read found, for the group to acquire: the window of offsets read (up to the
+/// last stable offset under read_committed, with the aborted records never to deliver), and
+/// the records themselves by partition; a failed read answers its partition's error.
+fn acquisitions(
+    reads: Vec<PlannedRead>,
+    results: Vec<PartitionFetchResult>,
+    read_committed: bool,
+    outcomes: &mut BTreeMap<(Uuid, i32), PartitionOutcome>,
+) -> (Vec<ReadRecords>, BTreeMap<TopicPartition, Bytes>) {
+    let mut acquire = Vec::new();
+    let mut read_records = BTreeMap::new();
+    for ((tp, from, stored), result) in reads.into_iter().zip(results) {
         let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
-        if read_records.contains_key(tp) {
-            outcome.error_code = not_leader;
-        }
-        if acknowledged.contains(tp) {
-            outcome.acknowledge_error_code = not_leader;
-        }
-    }
-    let mut delivered = BTreeMap::new();
-    for (tp, acquired) in answer.handed {
-        let Some(records) = read_records.get(&tp).filter(|_| !acquired.is_empty()) else {
+        if result.error.is_some() {
+            outcome.error_code = error_codes::code_of(result.error);
             continue;
+        }
+        let log_end = match read_committed {
+            true => result.last_stable_offset,
+            false => result.high_watermark,
         };
-        let key = (tp.topic_id, tp.partition);
-        delivered.insert(key, (covering(records, &acquired), runs(&acquired)));
+        let end = end_of_records(&result.records).map_or(from, |end| end.min(log_end));
+        let never = match read_committed {
+            true => never_delivered(&result.records, &result.aborted),
+            false => Vec::new(),
+        };
+        acquire.push(ReadRecords {
+            partition: tp,
+            start_if_new: from,
+            stored,
+            window: from..end,
+            never,
+            bytes_read: result.records.len(),
+        });
+        read_records.insert(tp, result.records);
     }
-    let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
-    broker
-        .shard
-        .metrics
-        .counters
-        .fetch_bytes_out
-        .add(bytes_out as u64);
-    response.responses = topic_responses(outcomes, delivered, call);
-    response
+    (acquire, read_records)
 }
 
 /// What a share-partition's read asks for: the records a member may be handed (twice over,
@@ -281,10 +342,8 @@ async fn reset_offsets(
         AutoOffsetReset::Earliest => EARLIEST,
         AutoOffsetReset::Latest => LATEST,
         AutoOffsetReset::ByDuration(back) => {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            now.saturating_sub(back).as_millis() as i64
+            let back_ms = i64::try_from(back.as_millis()).unwrap_or(i64::MAX);
+            now_ms().saturating_sub(back_ms).max(0)
         }
     };
     let unknown: Vec<TopicPartition> = reads
@@ -319,15 +378,42 @@ async fn reset_offsets(
 }
 
 /// The answer's partitions by topic: every partition named, acknowledged or read.
+/// The records handed to the member, by partition, with the runs of offsets it acquired.
+type Delivered = BTreeMap<(Uuid, i32), (Bytes, Vec<AcquiredRun>)>;
+
+/// What the group handed out, as records to answer with: only what it acquired of what was
+/// read. Where the log refused a share-partition's state nothing of it is handed out, and
+/// the acknowledgements, written with the acquisitions, failed too (NOT_LEADER_OR_FOLLOWER).
+fn deliveries(
+    answer: AcquireAnswer,
+    read_records: &BTreeMap<TopicPartition, Bytes>,
+    acknowledged: &[TopicPartition],
+    outcomes: &mut BTreeMap<(Uuid, i32), PartitionOutcome>,
+) -> Delivered {
+    let not_leader = error_codes::code_of(Some(GroupError::NotLeaderOrFollower));
+    for tp in &answer.refused {
+        let outcome = outcomes.entry((tp.topic_id, tp.partition)).or_default();
+        if read_records.contains_key(tp) {
+            outcome.error_code = not_leader;
+        }
+        if acknowledged.contains(tp) {
+            outcome.acknowledge_error_code = not_leader;
+        }
+    }
+    let mut delivered = BTreeMap::new();
+    for (tp, acquired) in answer.handed {
+        let Some(records) = read_records.get(&tp).filter(|_| !acquired.is_empty()) else {
+            continue;
+        };
+        let key = (tp.topic_id, tp.partition);
+        delivered.insert(key, (covering(records, &acquired), runs(&acquired)));
+    }
+    delivered
+}
+
 fn topic_responses(
     outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
-    mut delivered: BTreeMap<
-        (Uuid, i32),
-        (
-            bytes::Bytes,
-            Vec<shoal_shards::groups::share::delivery::AcquiredRun>,
-        ),
-    >,
+    mut delivered: Delivered,
     call: &Call<'_>,
 ) -> Vec<ShareFetchableTopicResponse> {
     let partitions = outcomes
