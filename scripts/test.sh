@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, lints, the Rust unit and property tests, then the
-# integration tests that drive the release binary with real Kafka clients.
+# integration tests that drive the release binary with real Kafka clients. First it installs
+# what they need where missing (scripts/setup.sh; SHOAL_SKIP_SETUP=1 skips even the checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each phase's start and the seconds since the run began, to keep the whole under an hour.
+phase() { echo "== ${SECONDS}s: $*" >&2; }
+
+phase setup
+[[ ${SHOAL_SKIP_SETUP:-} == 1 ]] || ./scripts/setup.sh
+phase "formatting and lints"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
@@ -13,22 +21,29 @@ if compgen -G "$HOME/.m2/repository/org/apache/kafka/kafka-clients/*/kafka-clien
 else
   echo "kafka-clients is not in the Maven repository: the codecs' freshness check is skipped" >&2
 fi
+phase "unit and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace
 else
   cargo test --workspace
 fi
+phase "release and debug builds"
 cargo build --release --bin shoal --bin shoal-bench
 # A debug build too: its assertions (each handler's ACL checks held to the registry's
 # declarations, every log entry decoding to itself) run in the PostgreSQL pass below.
 cargo build --bin shoal --bin shoal-bench
 target="${CARGO_TARGET_DIR:-$PWD/target}/release"
 debug_target="${CARGO_TARGET_DIR:-$PWD/target}/debug"
-SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q -p no:cacheprovider "$@"
+phase "integration tests"
+# The slowest tests are listed at the end, to keep the whole run under an hour on 2 cores.
+SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q \
+  -p no:cacheprovider --durations=25 "$@"
 # Kafka's own Java client against Apache Kafka and Shoal in the same run; then its
 # coordinator-heavy classes again on Shoal (the debug build) with its log in PostgreSQL.
 if [[ $# -eq 0 ]]; then
+  phase "Java tests"
   SHOAL_BIN="$target/shoal" ./scripts/java_tests.sh
+  phase "Java tests on PostgreSQL"
   SHOAL_BIN="$debug_target/shoal" SHOAL_JAVA_BROKERS=shoal ./scripts/with_postgres.py -- ./scripts/java_tests.sh \
     -Dtest='TransactionsTest,GroupMembershipTest,AdminGroupsTest,AdminRecordsTest,AdminSecurityTest,AdminConfigsTest'
 fi
@@ -42,6 +57,7 @@ if [[ $# -eq 0 ]]; then
     coordinator_tests+=("tests/integration/test_$name.py")
   done
   for mode in postgres cluster; do
+    phase "integration tests on the $mode coordinator"
     tests=("${coordinator_tests[@]}")
     # Transactions once, on the cluster's shared log (PostgreSQL, one-broker cluster chores);
     # test_cluster.py runs them on three brokers.
@@ -53,13 +69,16 @@ if [[ $# -eq 0 ]]; then
     # Variants that differ only in the object store or the client-side assignor change nothing
     # in the coordinator's log: they run once, in the main pass.
     SHOAL_TEST_COORDINATOR=$mode SHOAL_BIN="$bin/shoal" SHOAL_BENCH_BIN="$bin/shoal-bench" \
-      python3 -m pytest -q -p no:cacheprovider -k "not s3 and not roundrobin and not cooperative-sticky" \
+      python3 -m pytest -q -p no:cacheprovider --durations=10 \
+      -k "not s3 and not roundrobin and not cooperative-sticky" \
       "${tests[@]}"
   done
 fi
+phase fuzzers
 # Every fuzz target for 12 s (longer by hand: scripts/fuzz.sh 600).
 if cargo fuzz --version >/dev/null 2>&1; then
   ./scripts/fuzz.sh 12
 else
   echo "cargo-fuzz is not installed: fuzzers skipped (cargo install cargo-fuzz --version 0.13.2)" >&2
 fi
+phase done
