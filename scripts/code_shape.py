@@ -3,8 +3,10 @@
 engine crate's share), functions over 70 lines, assertions in production code, and import
 circles between files (strongly connected groups of two or more files in the graph of
 `crate::`, `super::` and `self::` paths). Generated files (`*generated*`, `build.rs` output) and
-`#[cfg(test)]` modules are counted as they are marked: a file under `tests/` or `benches/`, or
-the part of a file after its `#[cfg(test)]` line, is test code.
+`#[cfg(test)]` modules are counted as they are marked: a file under `tests/` or `benches/`, a
+file its parent declares as a `#[cfg(test)] mod` (and the files below it), and the part of a
+file after its first `#[cfg(test)]` line are test code. The crates are the workspace's members
+(Cargo.toml).
 
     python3 scripts/code_shape.py [--circles] [--edges] [--long]
 
@@ -16,10 +18,11 @@ import argparse
 import pathlib
 import re
 import sys
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CRATES = ["auth", "bench", "cli", "coordinator", "engine", "metalog", "mirror", "net", "pg", "protocol",
-          "shards", "wal"]
+CRATES = sorted(tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["members"])
+TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;")
 PATH = re.compile(r"\b(crate|super|self)((?:::\w+)+)")
 PUB_USE = re.compile(r"^\s*pub(?:\([^)]*\))?\s+use\s+([^;]+);", re.M)
 FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:const\s+)?(?:unsafe\s+)?fn\s+(\w+)")
@@ -59,6 +62,21 @@ def module_of(src, file):
     return tuple(parts)
 
 
+def test_modules(src, files):
+    """The module paths a parent declares `#[cfg(test)] mod name;`: they, and every module
+    below them, are test code though they live under src/."""
+    found = set()
+    for f in files:
+        here = module_of(src, f)
+        for name in TEST_MOD.findall(f.read_text()):
+            found.add(here + (name,))
+    return found
+
+
+def is_test_module(module, tests):
+    return any(module[:len(t)] == t for t in tests)
+
+
 def split_test(text):
     """(production, test) parts of a file: everything from its first #[cfg(test)] is test."""
     at = text.find("#[cfg(test)]")
@@ -96,6 +114,7 @@ def main():
         src = ROOT / crate / "src"
         files = sorted(src.rglob("*.rs"))
         modules = {module_of(src, f): f for f in files}
+        test_mods = test_modules(src, files)
         production[crate] = tests[crate] = 0
         # A name a module only re-exports (`pub use child::Name;`) belongs to the child: a file
         # using `crate::Name` depends on the child, not on the facade.
@@ -117,6 +136,9 @@ def main():
             text = f.read_text()
             if "generated" in f.name or "@generated" in text[:500]:
                 generated += text.count("\n")
+                continue
+            if is_test_module(module_of(src, f), test_mods):
+                tests[crate] += text.count("\n")
                 continue
             prod, test = split_test(text)
             production[crate] += prod.count("\n")
