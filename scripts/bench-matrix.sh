@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark matrix: baselines and Shoal scenarios measured in one run, so results are
 # ratios that survive a noisy machine. Writes perf-results/<date>-<scenario>.json, scrapes of
-# the broker's metrics beside them, plots, and the table in perf-results/README.md.
+# the broker's metrics beside them, plots, and the table in perf-results/HISTORY.md.
 #
 #   scripts/bench-matrix.sh [seconds per phase, default 8]
 #

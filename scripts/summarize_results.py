@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns one matrix run (perf-results/<date>-*.json) into the table in perf-results/README.md
+"""Turns one matrix run (perf-results/<date>-*.json) into the table in perf-results/HISTORY.md
 and two SVG plots: latency percentiles against load, and throughput against the baselines."""
 
 import json
