@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-/// Kafka's `security.protocol`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Kafka's `security.protocol`: what a client connects with and what a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SecurityProtocol {
     #[default]
     Plaintext,

@@ -8,6 +8,9 @@ pub enum EngineError {
     /// Another process owns what this broker needs (its data directory, its port).
     #[error("refusing to start: {0}")]
     InUse(String),
+    /// `[iceberg]` names something the table writer cannot work with.
+    #[error("configuration: {0}")]
+    TableWriter(#[from] shoal_iceberg_writer::WriterError),
     #[error(transparent)]
     Shards(#[from] shoal_shards::ShardError),
     #[error(transparent)]

@@ -11,13 +11,11 @@ pub mod datadir;
 pub mod dynamic_configs;
 pub mod error;
 pub mod handlers;
-pub mod iceberg;
 pub mod kafka;
 pub mod log_filter;
 pub mod mirror;
 pub mod ownership;
 pub mod quotas;
-pub mod schema_registry;
 pub mod security;
 pub mod server;
 #[cfg(any(test, feature = "testing"))]

@@ -305,14 +305,20 @@ fn run(args: Args) -> Result<(), EngineError> {
     let tls = tls_server(&config)?;
     let membership = join_cluster(&config, &runtime)?;
     let quotas = QuotaBoard::new(config.quotas.windows(), runtime.shard_cores.len());
+    let listeners: Vec<_> = (config.listeners()?.iter())
+        .map(|l| shoal_iceberg_writer::BrokerListener {
+            protocol: l.protocol,
+            address: l.address,
+        })
+        .collect();
     if let Some(setup) = config.iceberg.setup(
         &config.data_dir,
-        &config.listeners()?,
+        &listeners,
         &config.schema_registry,
         &config.object_store.store(&config.data_dir),
         runtime.coordinator_database.as_ref(),
     )? {
-        shoal::iceberg::start(setup, runtime.duties.clone())?;
+        shoal_iceberg_writer::start(setup, runtime.duties.clone())?;
     }
     let config = Arc::new(config);
     let limits =

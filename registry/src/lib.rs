@@ -1,6 +1,6 @@
 //! The schema registry's pure parts: the formats (parsing, the stored canonical text),
 //! compatibility rules, levels and modes, and the errors with Confluent's codes. No I/O: the
-//! broker serves the REST API (`engine/src/schema_registry/`) and the coordinator keeps the
+//! broker serves the REST API (`registry-server/`) and the coordinator keeps the
 //! registry's state in its log.
 
 pub mod avro;

@@ -87,8 +87,8 @@ pub struct BrokerConfig {
     pub cluster: ClusterConfig,
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
-    pub schema_registry: crate::schema_registry::SchemaRegistryConfig,
-    pub iceberg: crate::iceberg::IcebergConfig,
+    pub schema_registry: shoal_registry_server::SchemaRegistryConfig,
+    pub iceberg: shoal_iceberg_writer::IcebergConfig,
     pub log: LogConfig,
 }
 

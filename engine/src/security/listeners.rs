@@ -6,38 +6,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use crate::EngineError;
 
-/// How a listener's connections are secured (Kafka's `security.protocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SecurityProtocol {
-    Plaintext,
-    Ssl,
-    SaslPlaintext,
-    SaslSsl,
-}
-
-impl SecurityProtocol {
-    pub fn parse(name: &str) -> Option<SecurityProtocol> {
-        match name.to_ascii_uppercase().as_str() {
-            "PLAINTEXT" => Some(SecurityProtocol::Plaintext),
-            "SSL" => Some(SecurityProtocol::Ssl),
-            "SASL_PLAINTEXT" => Some(SecurityProtocol::SaslPlaintext),
-            "SASL_SSL" => Some(SecurityProtocol::SaslSsl),
-            _ => None,
-        }
-    }
-
-    /// Whether clients must authenticate with SASL before anything else.
-    pub fn uses_sasl(self) -> bool {
-        matches!(
-            self,
-            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
-        )
-    }
-
-    pub fn uses_tls(self) -> bool {
-        matches!(self, SecurityProtocol::Ssl | SecurityProtocol::SaslSsl)
-    }
-}
+/// Kafka's security protocols, one enum for the listeners and the clients.
+pub use shoal_auth::client_security::SecurityProtocol;
 
 /// One named listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +51,7 @@ pub fn parse_listeners(
         let protocol = map
             .get(&name)
             .copied()
-            .or_else(|| SecurityProtocol::parse(&name))
+            .or_else(|| SecurityProtocol::from_name(&name))
             .ok_or_else(|| {
                 config_error(format!(
                     "listener {name} has no security protocol: name it in \
@@ -164,7 +134,7 @@ fn parse_protocol_map(text: &str) -> Result<HashMap<String, SecurityProtocol>, E
             let (name, protocol) = entry
                 .split_once(':')
                 .ok_or_else(|| config_error(format!("{entry:?} is not NAME:PROTOCOL")))?;
-            let protocol = SecurityProtocol::parse(protocol)
+            let protocol = SecurityProtocol::from_name(protocol)
                 .ok_or_else(|| config_error(format!("{entry:?}: unknown security protocol")))?;
             Ok((name.trim().to_ascii_uppercase(), protocol))
         })

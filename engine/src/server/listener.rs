@@ -14,6 +14,7 @@ use crate::config::BrokerConfig;
 use crate::context::Broker;
 use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
+use crate::security::listeners::SecurityProtocol;
 use crate::security::{Listener, OAuthValidator, TlsServer};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
@@ -70,13 +71,15 @@ pub async fn serve_shard(
     if shard.index == 0 && config.schema_registry.listen.is_some() {
         tasks.spawn_background(
             "schema registry",
-            crate::schema_registry::serve(
+            shoal_registry_server::serve(
                 shard.clone(),
                 config.schema_registry.clone(),
-                crate::schema_registry::RegistrySecurity {
-                    tls: tls.clone(),
-                    sasl: config.sasl.clone(),
-                    authorizer: config.authorizer.clone(),
+                shoal_registry_server::RegistrySecurity {
+                    tls: tls.clone().map(|tls| {
+                        Rc::new(move || tls.acceptor(SecurityProtocol::Ssl))
+                            as Rc<dyn Fn() -> futures_rustls::TlsAcceptor>
+                    }),
+                    gate: config.registry_gate(),
                 },
             ),
         );

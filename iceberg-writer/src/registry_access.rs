@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use shoal_auth::ClientSecurity;
 
-use super::{reachable, IcebergConfig};
-use crate::schema_registry::security::Authentication;
-use crate::schema_registry::SchemaRegistryConfig;
+use crate::config::IcebergConfig;
+use crate::setup::reachable;
+use shoal_registry_server::Authentication;
+use shoal_registry_server::SchemaRegistryConfig;
 
 /// A schema registry the writer asks.
 #[derive(Debug, Clone, PartialEq, Eq)]

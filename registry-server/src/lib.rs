@@ -1,6 +1,7 @@
 //! The schema registry's REST API (Confluent's), served on `[schema_registry] listen` by shard
 //! 0 of every broker; its state lives in the coordinator's log, so every broker answers the
-//! same. `routes.rs` maps requests to the handlers of each resource.
+//! same. `routes.rs` maps requests to the handlers of each resource. The broker (the engine
+//! crate) starts it with its TLS acceptor and the users and ACL settings its gate follows.
 
 mod body;
 mod compatibility;
@@ -13,9 +14,9 @@ mod subjects;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
+use futures_rustls::TlsAcceptor;
 use glommio::net::TcpListener;
 use serde::{Deserialize, Serialize};
 use shoal_coordinator::state::schema_registry::RegistryLimits;
@@ -24,11 +25,9 @@ use shoal_net::TcpOrTls;
 use shoal_registry::RegistryError;
 use shoal_shards::Shard;
 
-use crate::config::{AuthorizerConfig, SaslConfig};
-use crate::security::listeners::SecurityProtocol;
-use crate::security::TlsServer;
 use http::{read_request, write_response, ReadFailure, Response};
-use security::{Authentication, Gate};
+use security::Gate;
+pub use security::{Authentication, GateSettings};
 
 /// `[schema_registry]`: where the REST API is served and what bounds it.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -126,11 +125,11 @@ impl Registry {
     }
 }
 
-/// The broker's settings the registry's listener needs besides its own.
+/// The broker's settings the registry's listener needs besides its own: what accepts a TLS
+/// connection (the certificate loaded last), and whom its gate lets in.
 pub struct RegistrySecurity {
-    pub tls: Option<Arc<TlsServer>>,
-    pub sasl: SaslConfig,
-    pub authorizer: AuthorizerConfig,
+    pub tls: Option<Rc<dyn Fn() -> TlsAcceptor>>,
+    pub gate: GateSettings,
 }
 
 pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig, security: RegistrySecurity) {
@@ -147,7 +146,7 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig, security: Reg
         }
     };
     tracing::info!(%listen, tls = tls.is_some(), authentication = ?config.authentication, "schema registry ready");
-    let gate = Gate::new(config.authentication, security.sasl, security.authorizer);
+    let gate = Gate::new(config.authentication, security.gate);
     let registry = Rc::new(Registry {
         shard,
         config,
@@ -175,7 +174,7 @@ pub async fn serve(shard: Rc<Shard>, config: SchemaRegistryConfig, security: Reg
             let stream = match tls {
                 None => Some(TcpOrTls::Plain(stream)),
                 Some(tls) => {
-                    let acceptor = tls.acceptor(SecurityProtocol::Ssl);
+                    let acceptor = tls();
                     match shoal_net::deadline::within(timeout, acceptor.accept(stream)).await {
                         Some(Ok(stream)) => Some(TcpOrTls::Tls(Box::new(stream.into()))),
                         _ => {

@@ -14,7 +14,7 @@ use shoal_iceberg::IcebergError;
 use shoal_net::http_client::{self, percent_encode, HttpLimits, HttpRequest, HttpUrl};
 use shoal_net::oauth_token::{token_answer, REFRESH_WINDOW_FACTOR};
 
-use super::RestCatalogConfig;
+use crate::config::RestCatalogConfig;
 
 /// The scope asked for when the config names none (Iceberg's clients' default).
 const DEFAULT_SCOPE: &str = "catalog";

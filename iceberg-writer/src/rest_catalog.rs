@@ -20,7 +20,7 @@ use shoal_net::http_client::{self, percent_encode, HttpAnswer, HttpLimits, HttpR
 
 use super::rest_auth::RestAuth;
 use super::tables::METADATA_MAX_BYTES;
-use super::RestCatalogConfig;
+use crate::config::RestCatalogConfig;
 
 /// How long connecting, and each read and write of a request, may take.
 const TIMEOUT: Duration = Duration::from_secs(30);

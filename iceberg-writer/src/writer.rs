@@ -4,13 +4,13 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::protocol::StrBytes;
 use shoal_cli::{offsets, Admin};
 use shoal_iceberg::append::{self, NewRows};
 use shoal_iceberg::catalog::{Catalog, TableName};
 use shoal_iceberg::metadata;
 use shoal_iceberg::sql_catalog::SqliteCatalog;
 use shoal_metalog::Duties;
+use shoal_protocol::kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use shoal_protocol::messages::DescribeConfigsRequest;
 
@@ -29,7 +29,8 @@ use super::convert::{self, Converted};
 use super::reader::{read_committed, Read};
 use super::tables::{Loaded, Tables};
 use super::value_schemas::ValueSchemas;
-use super::{BadRecords, CatalogSetup, WriterSetup};
+use crate::config::BadRecords;
+use crate::setup::{CatalogSetup, WriterSetup};
 
 const DESCRIBE_CONFIGS_VERSION: i16 = 4;
 /// A topic table's dead-letter table is named after it with this.

@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
-use kafka_protocol::protocol::StrBytes;
 use shoal_cli::offsets::{list_offsets, EARLIEST, READ_COMMITTED};
 use shoal_cli::Admin;
 use shoal_iceberg::Row;
+use shoal_protocol::kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use shoal_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use shoal_protocol::ResponseError;

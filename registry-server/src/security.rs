@@ -5,7 +5,7 @@
 //! settings are the cluster. See docs/schema-registry.md for the table.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -18,7 +18,6 @@ use shoal_registry::RegistryError;
 
 use super::http::Request;
 use super::Registry;
-use crate::config::{AuthorizerConfig, SaslConfig};
 
 /// `[schema_registry] authentication`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -43,24 +42,33 @@ pub struct Caller {
 const VERIFIED_FOR: Duration = Duration::from_secs(60);
 const VERIFIED_MAX: usize = 1024;
 
+/// The broker's users and ACL settings the gate follows (its `[sasl]` and `[authorizer]`).
+#[derive(Debug, Clone, Default)]
+pub struct GateSettings {
+    /// PLAIN users and their passwords.
+    pub plain_users: BTreeMap<String, String>,
+    /// A failed login is answered after this long.
+    pub failed_authentication_delay_ms: u64,
+    /// Check requests against the ACLs.
+    pub authorizer_enabled: bool,
+    /// Principals allowed everything.
+    pub super_users: Vec<String>,
+    /// A resource no ACL names is open to all.
+    pub allow_everyone_if_no_acl_found: bool,
+}
+
 pub struct Gate {
     authentication: Authentication,
-    sasl: SaslConfig,
-    authorizer: AuthorizerConfig,
+    settings: GateSettings,
     /// (user, digest of the password) → until when it counts as checked.
     verified: RefCell<HashMap<(String, Vec<u8>), Instant>>,
 }
 
 impl Gate {
-    pub fn new(
-        authentication: Authentication,
-        sasl: SaslConfig,
-        authorizer: AuthorizerConfig,
-    ) -> Gate {
+    pub fn new(authentication: Authentication, settings: GateSettings) -> Gate {
         Gate {
             authentication,
-            sasl,
-            authorizer,
+            settings,
             verified: RefCell::new(HashMap::new()),
         }
     }
@@ -78,7 +86,7 @@ impl Gate {
             Authentication::Basic => match self.basic_user(request, registry).await {
                 Some(name) => name,
                 None => {
-                    let delay = self.sasl.failed_authentication_delay_ms;
+                    let delay = self.settings.failed_authentication_delay_ms;
                     glommio::timer::sleep(Duration::from_millis(delay)).await;
                     tracing::info!(host, "schema registry request with bad or no credentials");
                     return Err(RegistryError::Unauthorized);
@@ -104,7 +112,7 @@ impl Gate {
             .ok()?;
         let decoded = String::from_utf8(decoded).ok()?;
         let (user, password) = decoded.split_once(':')?;
-        if let Some(expected) = self.sasl.plain_users.get(user) {
+        if let Some(expected) = self.settings.plain_users.get(user) {
             return constant_time_eq(expected.as_bytes(), password.as_bytes())
                 .then(|| user.to_string());
         }
@@ -152,7 +160,7 @@ impl Gate {
     /// Whether the ACLs decide what `caller` may do (the authorizer is on and the caller is
     /// no super user).
     pub fn restricts(&self, caller: &Caller) -> bool {
-        self.authorizer.enabled && !self.authorizer.super_users.contains(&caller.principal)
+        self.settings.authorizer_enabled && !self.settings.super_users.contains(&caller.principal)
     }
 
     /// Whether `caller` may do `operation` on the resource: always with the authorizer off
@@ -177,7 +185,7 @@ impl Gate {
             resource_type,
             name,
         )
-        .allows(self.authorizer.allow_everyone_if_no_acl_found);
+        .allows(self.settings.allow_everyone_if_no_acl_found);
         if !allowed {
             tracing::debug!(principal = %caller.principal, host = %caller.host, ?operation, ?resource_type, name, "schema registry request denied by the ACLs");
         }
