@@ -2,7 +2,7 @@
 //! served by Shoal's brokers on `[schema_registry] listen`, or any Confluent-compatible
 //! registry), through `registry_client`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -81,68 +81,12 @@ pub fn run(target: &RegistryTarget, command: SchemaCommand) -> Result<(), AdminE
     let format = target.format;
     match command {
         SchemaCommand::Import { file } => super::schema_import::run(&registry, &file, format),
-        SchemaCommand::List { prefix, deleted } => {
-            let query = format!("?subjectPrefix={}&deleted={deleted}", encode(&prefix));
-            let subjects = registry.call("GET", &format!("/subjects{query}"), None)?;
-            let mut rows = Vec::new();
-            for subject in subjects.as_array().into_iter().flatten() {
-                let name = subject.as_str().unwrap_or_default();
-                let path = format!(
-                    "/subjects/{}/versions/latest?deleted={deleted}",
-                    encode(name)
-                );
-                let latest = registry.call("GET", &path, None)?;
-                rows.push(latest);
-            }
-            match format {
-                Format::Json => println!("{}", Value::Array(rows)),
-                Format::Table => {
-                    let cells: Vec<Vec<String>> = rows
-                        .iter()
-                        .map(|v| {
-                            vec![
-                                text(&v["subject"]),
-                                text(&v["version"]),
-                                text(&v["id"]),
-                                v["schemaType"].as_str().unwrap_or("AVRO").to_string(),
-                            ]
-                        })
-                        .collect();
-                    print_table(&["SUBJECT", "VERSION", "ID", "TYPE"], &cells);
-                }
-            }
-            Ok(())
-        }
+        SchemaCommand::List { prefix, deleted } => list(&registry, format, &prefix, deleted),
         SchemaCommand::Get {
             subject,
             version,
             id,
-        } => {
-            let path = match (id, subject) {
-                (Some(id), _) => format!("/schemas/ids/{id}"),
-                (None, Some(subject)) => {
-                    format!(
-                        "/subjects/{}/versions/{}",
-                        encode(&subject),
-                        encode(&version)
-                    )
-                }
-                (None, None) => return Err(AdminError::Protocol("give a SUBJECT or --id".into())),
-            };
-            let found = registry.call("GET", &path, None)?;
-            match format {
-                Format::Json => println!("{found}"),
-                Format::Table => {
-                    for field in ["subject", "version", "id", "schemaType"] {
-                        if !found[field].is_null() {
-                            println!("{field}: {}", text(&found[field]));
-                        }
-                    }
-                    println!("{}", found["schema"].as_str().unwrap_or_default());
-                }
-            }
-            Ok(())
-        }
+        } => get(&registry, format, subject, &version, id),
         SchemaCommand::Register {
             subject,
             file,
@@ -164,48 +108,7 @@ pub fn run(target: &RegistryTarget, command: SchemaCommand) -> Result<(), AdminE
             file,
             schema_type,
             version,
-        } => {
-            let body = schema_body(&file, &schema_type)?;
-            let path = match version {
-                Some(v) => format!(
-                    "/compatibility/subjects/{}/versions/{}?verbose=true",
-                    encode(&subject),
-                    encode(&v)
-                ),
-                None => format!(
-                    "/compatibility/subjects/{}/versions?verbose=true",
-                    encode(&subject)
-                ),
-            };
-            let answer = registry.call("POST", &path, Some(body))?;
-            let compatible = answer["is_compatible"].as_bool().unwrap_or(false);
-            match format {
-                Format::Json => println!("{answer}"),
-                Format::Table => {
-                    println!(
-                        "{}",
-                        if compatible {
-                            "compatible"
-                        } else {
-                            "incompatible"
-                        }
-                    );
-                    for message in answer["messages"].as_array().into_iter().flatten() {
-                        println!("  {}", text(message));
-                    }
-                }
-            }
-            // Scripts branch on it: a refusal, as a broker's would be.
-            if compatible {
-                Ok(())
-            } else {
-                Err(AdminError::Registry {
-                    status: 409,
-                    code: 409,
-                    message: "the schema is not compatible".into(),
-                })
-            }
-        }
+        } => check(&registry, format, &subject, &file, &schema_type, version),
         SchemaCommand::Delete {
             subject,
             version,
@@ -229,6 +132,129 @@ pub fn run(target: &RegistryTarget, command: SchemaCommand) -> Result<(), AdminE
     }
 }
 
+/// `shoal schema list`: each subject's latest version.
+fn list(
+    registry: &Registry,
+    format: Format,
+    prefix: &str,
+    deleted: bool,
+) -> Result<(), AdminError> {
+    let query = format!("?subjectPrefix={}&deleted={deleted}", encode(prefix));
+    let subjects = registry.call("GET", &format!("/subjects{query}"), None)?;
+    let mut rows = Vec::new();
+    for subject in subjects.as_array().into_iter().flatten() {
+        let name = subject.as_str().unwrap_or_default();
+        let path = format!(
+            "/subjects/{}/versions/latest?deleted={deleted}",
+            encode(name)
+        );
+        rows.push(registry.call("GET", &path, None)?);
+    }
+    match format {
+        Format::Json => println!("{}", Value::Array(rows)),
+        Format::Table => {
+            let cells: Vec<Vec<String>> = rows
+                .iter()
+                .map(|v| {
+                    vec![
+                        text(&v["subject"]),
+                        text(&v["version"]),
+                        text(&v["id"]),
+                        v["schemaType"].as_str().unwrap_or("AVRO").to_string(),
+                    ]
+                })
+                .collect();
+            print_table(&["SUBJECT", "VERSION", "ID", "TYPE"], &cells);
+        }
+    }
+    Ok(())
+}
+
+/// `shoal schema get`: a schema by id, or a subject's version.
+fn get(
+    registry: &Registry,
+    format: Format,
+    subject: Option<String>,
+    version: &str,
+    id: Option<i32>,
+) -> Result<(), AdminError> {
+    let path = match (id, subject) {
+        (Some(id), _) => format!("/schemas/ids/{id}"),
+        (None, Some(subject)) => {
+            format!(
+                "/subjects/{}/versions/{}",
+                encode(&subject),
+                encode(version)
+            )
+        }
+        (None, None) => return Err(AdminError::Protocol("give a SUBJECT or --id".into())),
+    };
+    let found = registry.call("GET", &path, None)?;
+    match format {
+        Format::Json => println!("{found}"),
+        Format::Table => {
+            for field in ["subject", "version", "id", "schemaType"] {
+                if !found[field].is_null() {
+                    println!("{field}: {}", text(&found[field]));
+                }
+            }
+            println!("{}", found["schema"].as_str().unwrap_or_default());
+        }
+    }
+    Ok(())
+}
+
+/// `shoal schema check`: whether a schema would be accepted under a subject; an
+/// incompatible one is a refusal (scripts branch on it, as on a broker's).
+fn check(
+    registry: &Registry,
+    format: Format,
+    subject: &str,
+    file: &Path,
+    schema_type: &str,
+    version: Option<String>,
+) -> Result<(), AdminError> {
+    let body = schema_body(file, schema_type)?;
+    let path = match version {
+        Some(v) => format!(
+            "/compatibility/subjects/{}/versions/{}?verbose=true",
+            encode(subject),
+            encode(&v)
+        ),
+        None => format!(
+            "/compatibility/subjects/{}/versions?verbose=true",
+            encode(subject)
+        ),
+    };
+    let answer = registry.call("POST", &path, Some(body))?;
+    let compatible = answer["is_compatible"].as_bool().unwrap_or(false);
+    match format {
+        Format::Json => println!("{answer}"),
+        Format::Table => {
+            println!(
+                "{}",
+                if compatible {
+                    "compatible"
+                } else {
+                    "incompatible"
+                }
+            );
+            for message in answer["messages"].as_array().into_iter().flatten() {
+                println!("  {}", text(message));
+            }
+        }
+    }
+    if compatible {
+        Ok(())
+    } else {
+        Err(AdminError::Registry {
+            status: 409,
+            code: 409,
+            message: "the schema is not compatible".into(),
+        })
+    }
+}
+
 fn text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
@@ -237,7 +263,7 @@ fn text(value: &Value) -> String {
     }
 }
 
-fn schema_body(file: &PathBuf, schema_type: &str) -> Result<Value, AdminError> {
+fn schema_body(file: &Path, schema_type: &str) -> Result<Value, AdminError> {
     let schema = std::fs::read_to_string(file)
         .map_err(|e| AdminError::Protocol(format!("cannot read {}: {e}", file.display())))?;
     Ok(json!({"schema": schema, "schemaType": schema_type.to_ascii_uppercase()}))

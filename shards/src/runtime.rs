@@ -58,8 +58,8 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
     }
     let (mut mesh_clients, mut mesh_servers) = peer_mesh(shard_count, config.shards.queue_depth);
 
-    let coordinator_work = {
-        let shard = CoordinatorShard {
+    let coordinator_work = CoordinatorWork {
+        shard: CoordinatorShard {
             dir: config.coordinator_dir(),
             view: topics.clone(),
             queue_depth: config.shards.queue_depth * shard_count,
@@ -71,22 +71,67 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             metrics: coordinator_metrics.clone(),
             duties: config.duties.clone(),
             startup_timeout: config.startup_timeout,
-        };
-        let store_config = config.store.clone();
-        let drained = shards_drained.clone();
-        let shutdown = shutdown.clone();
-        move || async move {
-            let store = ObjectStore::open(&store_config)?;
-            // Shards answer nothing after draining, so no commit is in flight by then.
-            let running = shard.run(coordinator_servers, store, drained.wait());
-            let result = stop_all_on_panic(running, &shutdown).await;
-            if result.is_err() {
-                // The shards cannot go on without it.
-                shutdown.release();
-            }
-            result
-        }
+        },
+        servers: coordinator_servers,
+        store: config.store.clone(),
+        drained: shards_drained.clone(),
+        shutdown: shutdown.clone(),
     };
+    let mut coordinator = start_coordinator(coordinator_work, &config)?;
+
+    let mut shards = Vec::new();
+    for (index, core) in config.shard_cores.iter().copied().enumerate().rev() {
+        let wiring = ShardStart {
+            index,
+            config: config.clone(),
+            topics: topics.clone(),
+            ends: (
+                coordinator_clients.pop().expect("one per shard"),
+                mesh_clients.pop().expect("one row per shard"),
+                mesh_servers.pop().expect("one row per shard"),
+            ),
+            serve: serve.clone(),
+            shutdown: shutdown.clone(),
+            drained: shards_drained.clone(),
+            coordinator_metrics: coordinator_metrics.clone(),
+            hosted: coordinator.hosted_by(index),
+        };
+        let handle = builder(&format!("shard-{index}"), core, &config)
+            .spawn(move || wiring.run())
+            .map_err(|e| ShardError::Executor(e.to_string()))?;
+        shards.push(handle);
+    }
+    drop(coordinator_clients);
+    join_all(shards, coordinator)
+}
+
+/// Where the coordinator runs.
+enum CoordinatorPlace {
+    /// On this shard's executor (its work taken when that shard starts).
+    Hosted {
+        shard: usize,
+        work: Option<Box<CoordinatorWork>>,
+    },
+    /// On an executor of its own.
+    Own(glommio::ExecutorJoinHandle<Result<(), ShardError>>),
+}
+
+impl CoordinatorPlace {
+    /// The coordinator's work, for the shard that hosts it.
+    fn hosted_by(&mut self, index: usize) -> Option<Box<CoordinatorWork>> {
+        match self {
+            CoordinatorPlace::Hosted { shard, work } if *shard == index => work.take(),
+            _ => None,
+        }
+    }
+}
+
+/// Places the coordinator: on the shard executor of its CPU (to be spawned there), or on an
+/// executor of its own, started here.
+fn start_coordinator(
+    coordinator_work: CoordinatorWork,
+    config: &RuntimeConfig,
+) -> Result<CoordinatorPlace, ShardError> {
     // On its core's shard executor the coordinator costs no thread of its own: a commit round
     // trip is then a task switch instead of two threads waking each other through eventfds
     // and the kernel's scheduler on the same CPU.
@@ -97,76 +142,109 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             .iter()
             .position(|core| *core == config.coordinator_core),
     };
-    let (coordinator, mut hosted_coordinator) = match host_shard {
+    match host_shard {
         Some(shard) => {
             tracing::info!(shard, "the coordinator runs on the shard's executor");
-            (None, Some(coordinator_work))
+            Ok(CoordinatorPlace::Hosted {
+                shard,
+                work: Some(Box::new(coordinator_work)),
+            })
         }
         None => {
             tracing::info!(
                 core = config.coordinator_core,
                 "the coordinator runs on an executor of its own"
             );
-            let handle = builder("coordinator", config.coordinator_core, &config)
+            let handle = builder("coordinator", config.coordinator_core, config)
                 .spawn(move || async move {
                     keep_sweeping();
-                    let result = coordinator_work().await;
+                    let result = coordinator_work.run().await;
                     settle_blocking_thread().await;
                     result
                 })
                 .map_err(|e| ShardError::Executor(e.to_string()))?;
-            (Some(handle), None)
+            Ok(CoordinatorPlace::Own(handle))
         }
-    };
-
-    let mut shards = Vec::new();
-    for (index, core) in config.shard_cores.iter().copied().enumerate().rev() {
-        let coordinator_ends = coordinator_clients.pop().expect("one per shard");
-        let peer_clients = mesh_clients.pop().expect("one row per shard");
-        let peer_servers = mesh_servers.pop().expect("one row per shard");
-        let config_send = config.clone();
-        let topics = topics.clone();
-        let serve = serve.clone();
-        let shutdown = shutdown.clone();
-        let drained = shards_drained.clone();
-        let coordinator_metrics = coordinator_metrics.clone();
-        let hosted = match host_shard == Some(index) {
-            true => hosted_coordinator.take(),
-            false => None,
-        };
-        let handle = builder(&format!("shard-{index}"), core, &config_send)
-            .spawn(move || async move {
-                keep_sweeping();
-                let coordinator = hosted.map(|work| glommio::spawn_local(work()));
-                let running = run_shard(
-                    index,
-                    config_send,
-                    topics,
-                    (coordinator_ends, peer_clients, peer_servers),
-                    serve,
-                    &shutdown,
-                    coordinator_metrics,
-                );
-                let result = stop_all_on_panic(running, &shutdown).await;
-                if result.is_err() {
-                    shutdown.release();
-                }
-                // Counted also on failure, so the coordinator never waits for a shard that
-                // is gone.
-                drained.count_down();
-                // A hosted coordinator answers the other shards' last commits before this
-                // executor may end.
-                let hosted_result = match coordinator {
-                    Some(coordinator) => Some(coordinator.await),
-                    None => None,
-                };
-                settle_blocking_thread().await;
-                (result, hosted_result)
-            })
-            .map_err(|e| ShardError::Executor(e.to_string()))?;
-        shards.push(handle);
     }
-    drop(coordinator_clients);
+}
+
+/// The coordinator's work, wherever it runs: its state machine over the object store, until
+/// every shard has drained.
+struct CoordinatorWork {
+    shard: CoordinatorShard,
+    servers: Vec<ServerEnds<Envelope, AnyReply>>,
+    store: shoal_wal::store::StoreConfig,
+    drained: Arc<Latch>,
+    shutdown: Arc<Latch>,
+}
+
+impl CoordinatorWork {
+    async fn run(self) -> Result<(), ShardError> {
+        let store = ObjectStore::open(&self.store)?;
+        // Shards answer nothing after draining, so no commit is in flight by then.
+        let running = self.shard.run(self.servers, store, self.drained.wait());
+        let result = stop_all_on_panic(running, &self.shutdown).await;
+        if result.is_err() {
+            // The shards cannot go on without it.
+            self.shutdown.release();
+        }
+        result
+    }
+}
+
+/// What one shard's executor starts with.
+struct ShardStart {
+    index: usize,
+    config: RuntimeConfig,
+    topics: Arc<ArcSwap<TopicsView>>,
+    ends: ShardEnds,
+    serve: ServeFn,
+    shutdown: Arc<Latch>,
+    drained: Arc<Latch>,
+    coordinator_metrics: Arc<CoordinatorMetrics>,
+    /// The coordinator, when it runs on this shard's executor.
+    hosted: Option<Box<CoordinatorWork>>,
+}
+
+/// What a shard's executor ends with: its own result, and the hosted coordinator's.
+type ShardOutcome = (Result<(), ShardError>, Option<Result<(), ShardError>>);
+
+impl ShardStart {
+    async fn run(self) -> ShardOutcome {
+        keep_sweeping();
+        let coordinator = self.hosted.map(|work| glommio::spawn_local(work.run()));
+        let running = run_shard(
+            self.index,
+            self.config,
+            self.topics,
+            self.ends,
+            self.serve,
+            &self.shutdown,
+            self.coordinator_metrics,
+        );
+        let result = stop_all_on_panic(running, &self.shutdown).await;
+        if result.is_err() {
+            self.shutdown.release();
+        }
+        // Counted also on failure, so the coordinator never waits for a shard that is gone.
+        self.drained.count_down();
+        // A hosted coordinator answers the other shards' last commits before this executor
+        // may end.
+        let hosted_result = match coordinator {
+            Some(coordinator) => Some(coordinator.await),
+            None => None,
+        };
+        settle_blocking_thread().await;
+        (result, hosted_result)
+    }
+}
+
+/// Waits for every executor; a failed coordinator is the cause of the shards' closed queues,
+/// so it is reported first, then the first shard's failure.
+fn join_all(
+    shards: Vec<glommio::ExecutorJoinHandle<ShardOutcome>>,
+    coordinator: CoordinatorPlace,
+) -> Result<(), ShardError> {
     let mut first_error = None;
     let mut coordinator_result = None;
     for handle in shards {
@@ -180,14 +258,13 @@ pub fn run(config: RuntimeConfig, serve: ServeFn, shutdown: Arc<Latch>) -> Resul
             Err(e) => first_error = first_error.or(Some(ShardError::Executor(e.to_string()))),
         }
     }
-    if let Some(handle) = coordinator {
+    if let CoordinatorPlace::Own(handle) = coordinator {
         coordinator_result = Some(
             handle
                 .join()
                 .unwrap_or_else(|e| Err(ShardError::Executor(e.to_string()))),
         );
     }
-    // A failed coordinator is the cause of the shards' closed queues: report it first.
     match coordinator_result {
         Some(Err(e)) => Err(e),
         _ => first_error.map_or(Ok(()), Err),

@@ -99,10 +99,6 @@ pub async fn serve_connection(
 ) {
     let _counted = Counted::new(broker.shard.metrics.clone());
     let peer_addr = stream.peer_addr().ok();
-    let peer = peer_addr.map(|a| a.to_string()).unwrap_or_default();
-    let client_host = peer_addr
-        .map(|a| format!("/{}", a.ip()))
-        .unwrap_or_default();
     let config = &broker.config;
     let watchdog = Watchdog::new(
         Duration::from_millis(config.connections_max_idle_ms),
@@ -113,172 +109,286 @@ pub async fn serve_connection(
         let timeout = config.sasl.authentication_timeout_ms;
         watchdog.authenticate_within(Duration::from_millis(timeout));
     }
+    let peer = peer_addr.map(|a| a.to_string()).unwrap_or_default();
     // Dropped (so cancelled) when the connection ends.
     let _guard = glommio::spawn_local(watchdog.clone().guard(stream.as_raw_fd(), peer.clone()));
     let Some(stream) = accept(stream, tls, &session, &watchdog, &peer).await else {
         return;
     };
     let (mut reader, writer) = futures_lite::io::split(stream);
-    let owed = Rc::new(Owed::default());
-    let quotas = Rc::new(ConnectionQuotas::new(
-        broker.quotas.clone(),
-        broker.shard.index,
-        broker.shard.topics.clone(),
-        session.clone(),
-    ));
+    let connection = Connection::new(broker.clone(), session, watchdog, peer_addr);
     // Bounded: a client that pipelines more than this waits for answers before we read on.
     let (answers_tx, answers_rx) =
         local_channel::new_bounded::<Answer>(config.max_in_flight_per_connection);
     let writer_task = glommio::spawn_local(write_answers(
         writer,
         answers_rx,
-        owed.clone(),
-        watchdog.clone(),
+        connection.owed.clone(),
+        connection.watchdog.clone(),
     ))
     .detach();
-
-    loop {
-        // A throttled client is not read from until its throttle time has passed (KIP-219).
-        quotas.unmuted().await;
-        watchdog.idle(owed.answers.get() == 0);
-        let mut size_prefix = [0u8; SIZE_PREFIX_BYTES];
-        if reader.read_exact(&mut size_prefix).await.is_err() {
+    while let Some(request) = connection.next_frame(&mut reader).await {
+        let Step::Answer { answer, login } = connection.step(request).await else {
             break;
-        }
-        watchdog.reading();
-        let size = match frame_size(size_prefix, config.max_request_bytes) {
-            Ok(size) => size,
-            Err(e) => {
-                tracing::warn!(%peer, error = %e, "request size out of bounds; closing");
-                break;
-            }
-        };
-        let budget_bytes = broker.live.request_memory_bytes();
-        if broker.request_memory.capacity() != budget_bytes as u64 {
-            broker.request_memory.resize(budget_bytes);
-        }
-        let reservation = Reservation::new(broker.request_memory.clone());
-        let Some(frame) = read_frame(&mut reader, size, &reservation, &peer).await else {
-            break;
-        };
-        // Read whole: no read deadline while it waits. A throttle earned while this frame was
-        // awaited holds it (the frame is all it holds).
-        watchdog.idle(false);
-        quotas.unmuted().await;
-        if let AuthState::AwaitingBareToken(mechanism) = session.state() {
-            // After a v0 SaslHandshake the frame is the token itself; success is answered
-            // with an empty frame, failure by closing the connection (as Kafka does).
-            let checked = sasl::check_token(&broker, &session, &client_host, mechanism, &frame);
-            let Some(token) = checked.await else {
-                break;
-            };
-            if session.is_authenticated() {
-                watchdog.authenticated();
-            }
-            let reply = bare_token_frame(&token);
-            owed.add(reply.len());
-            let answer = glommio::spawn_local(async move { Some((reply, reservation)) }).detach();
-            if answers_tx.send(answer).await.is_err() {
-                break;
-            }
-            continue;
-        }
-        let answer: Answer = match parse(frame, &session, &quotas) {
-            Ok(Incoming::Handle(request)) if !session.is_authenticated() => {
-                if !request.spec.before_authentication {
-                    tracing::warn!(%peer, api = request.spec.name, "request before authentication; closing (a client without SASL settings on a SASL listener)");
-                    break;
-                }
-                // The SASL exchange: one request at a time, each handled before the next is
-                // read, so the next one sees the session it left.
-                owed.add(0);
-                let owed = (owed.clone(), 0);
-                let answered = run_request(
-                    broker.clone(),
-                    request,
-                    client_host.clone(),
-                    reservation,
-                    owed,
-                )
-                .await;
-                if session.is_authenticated() {
-                    watchdog.authenticated();
-                }
-                let answer = glommio::spawn_local(async move { answered }).detach();
-                if answers_tx.send(answer).await.is_err() || session.has_failed() {
-                    break;
-                }
-                continue;
-            }
-            Ok(Incoming::Handle(mut request)) => {
-                // The session ended without re-authenticating (KIP-368): the connection
-                // closes at its next request, as Kafka closes it. (A failed re-authentication
-                // leaves the session unauthenticated: the branch above closes it.)
-                if !request.spec.before_authentication
-                    && session.expired(shoal_shards::maintenance::now_ms())
-                {
-                    let principal = session.principal();
-                    broker.shard.metrics.counters.sasl_sessions_expired.add(1);
-                    tracing::info!(%peer, %principal, "SASL session ended without re-authentication; closing");
-                    break;
-                }
-                if request.spec.internal && !internal_api_allowed(&broker, &request) {
-                    let principal = session.principal();
-                    tracing::warn!(%peer, %principal, api = request.spec.name, "internal API refused; closing (for brokers and tools: name their listener in authorizer.internal_listeners, or grant ClusterAction)");
-                    break;
-                }
-                // What the decoded request and its answer may hold.
-                let answer_bytes = request
-                    .body
-                    .answer_bytes(broker.shard.config.live.fetch_max_bytes());
-                if !reservation.grow(request.decoded_bytes + answer_bytes).await {
-                    break;
-                }
-                owed.add(answer_bytes);
-                if let DecodedRequest::ProduceRequest(_) = request.body {
-                    // Kafka counts a produce request's size toward producer_byte_rate. One
-                    // sent while another connection of the client is throttled waits too.
-                    quotas.within(QuotaKind::Produce, &request.client.id).await;
-                    let throttle_ms =
-                        quotas.record(QuotaKind::Produce, &request.client.id, size as u64);
-                    request.throttled_until = quotas.mute(throttle_ms);
-                }
-                let task = run_request(
-                    broker.clone(),
-                    request,
-                    client_host.clone(),
-                    reservation,
-                    (owed.clone(), answer_bytes),
-                );
-                glommio::spawn_local(task).detach()
-            }
-            Ok(Incoming::Answered { api_key, frame }) => {
-                tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
-                reservation.shrink_to(frame.len());
-                owed.add(frame.len());
-                glommio::spawn_local(async move { Some((frame, reservation)) }).detach()
-            }
-            Err(e) => {
-                tracing::warn!(%peer, error = %e, "malformed request; closing (a client that does not speak Kafka, or a bug in it)");
-                break;
-            }
         };
         if answers_tx.send(answer).await.is_err() {
             break;
         }
-        // Muted while the client leaves too much unread.
-        while owed.answers.get() > 0 && owed.bytes.get() > config.max_unsent_bytes_per_connection {
-            owed.written.wait().await;
+        if login {
+            // A login step is answered before the next frame is read; a failed one ends
+            // the connection.
+            if connection.session.has_failed() {
+                break;
+            }
+            continue;
         }
+        connection.unsent_within_bounds().await;
     }
     drop(answers_tx);
     // Let answers already being computed reach the client before the socket goes away.
     writer_task.await;
 }
 
-/// The connection's byte stream: the socket itself, or TLS over it once the handshake (a
-/// request read, with that deadline) succeeds and any client certificate names a principal.
-/// None when the connection is to be closed.
+/// What one connection's requests go through: its session, watchdog, quotas and the answers
+/// it owes.
+struct Connection {
+    broker: Rc<Broker>,
+    session: Rc<Session>,
+    watchdog: Rc<Watchdog>,
+    quotas: Rc<ConnectionQuotas>,
+    owed: Rc<Owed>,
+    /// The client's address, for log lines, and as ACLs name hosts (`/ip`).
+    peer: String,
+    client_host: String,
+}
+
+/// A request frame read whole, its bytes reserved, and its size as sent.
+struct Frame {
+    bytes: Bytes,
+    reservation: Reservation,
+    size: usize,
+}
+
+/// What follows a request.
+enum Step {
+    /// Its answer, to be written in order; `login` marks a step of the SASL exchange.
+    Answer { answer: Answer, login: bool },
+    /// The connection closes (the reason is logged).
+    Close,
+}
+
+impl Connection {
+    fn new(
+        broker: Rc<Broker>,
+        session: Rc<Session>,
+        watchdog: Rc<Watchdog>,
+        peer_addr: Option<std::net::SocketAddr>,
+    ) -> Connection {
+        Connection {
+            quotas: Rc::new(ConnectionQuotas::new(
+                broker.quotas.clone(),
+                broker.shard.index,
+                broker.shard.topics.clone(),
+                session.clone(),
+            )),
+            peer: peer_addr.map(|a| a.to_string()).unwrap_or_default(),
+            client_host: peer_addr
+                .map(|a| format!("/{}", a.ip()))
+                .unwrap_or_default(),
+            owed: Rc::new(Owed::default()),
+            broker,
+            session,
+            watchdog,
+        }
+    }
+
+    /// The next request frame, read whole once the client's throttle has passed (KIP-219);
+    /// None when the client left, or sent a size out of bounds.
+    async fn next_frame<R: futures_lite::AsyncRead + Unpin>(
+        &self,
+        reader: &mut R,
+    ) -> Option<Frame> {
+        let config = &self.broker.config;
+        self.quotas.unmuted().await;
+        self.watchdog.idle(self.owed.answers.get() == 0);
+        let mut size_prefix = [0u8; SIZE_PREFIX_BYTES];
+        reader.read_exact(&mut size_prefix).await.ok()?;
+        self.watchdog.reading();
+        let size = match frame_size(size_prefix, config.max_request_bytes) {
+            Ok(size) => size,
+            Err(e) => {
+                tracing::warn!(peer = %self.peer, error = %e, "request size out of bounds; closing");
+                return None;
+            }
+        };
+        let budget_bytes = self.broker.live.request_memory_bytes();
+        if self.broker.request_memory.capacity() != budget_bytes as u64 {
+            self.broker.request_memory.resize(budget_bytes);
+        }
+        let reservation = Reservation::new(self.broker.request_memory.clone());
+        let bytes = read_frame(reader, size, &reservation, &self.peer).await?;
+        // Read whole: no read deadline while it waits. A throttle earned while this frame was
+        // awaited holds it (the frame is all it holds).
+        self.watchdog.idle(false);
+        self.quotas.unmuted().await;
+        Some(Frame {
+            bytes,
+            reservation,
+            size,
+        })
+    }
+
+    /// Handles one frame: a bare SASL token, a step of the SASL exchange, or a request.
+    async fn step(&self, frame: Frame) -> Step {
+        if let AuthState::AwaitingBareToken(mechanism) = self.session.state() {
+            return self.bare_token(mechanism, frame).await;
+        }
+        let Frame {
+            bytes,
+            reservation,
+            size,
+        } = frame;
+        match parse(bytes, &self.session, &self.quotas) {
+            Ok(Incoming::Handle(request)) if !self.session.is_authenticated() => {
+                self.login_step(request, reservation).await
+            }
+            Ok(Incoming::Handle(request)) => match self.request(request, reservation, size).await {
+                Some(answer) => Step::Answer {
+                    answer,
+                    login: false,
+                },
+                None => Step::Close,
+            },
+            Ok(Incoming::Answered { api_key, frame }) => {
+                tracing::debug!(api = %registry::name_of(api_key), "unserved request answered with an error");
+                reservation.shrink_to(frame.len());
+                self.owed.add(frame.len());
+                let answer = glommio::spawn_local(async move { Some((frame, reservation)) });
+                Step::Answer {
+                    answer: answer.detach(),
+                    login: false,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(peer = %self.peer, error = %e, "malformed request; closing (a client that does not speak Kafka, or a bug in it)");
+                Step::Close
+            }
+        }
+    }
+
+    /// After a v0 SaslHandshake the frame is the token itself; success is answered with an
+    /// empty frame, failure by closing the connection (as Kafka does).
+    async fn bare_token(&self, mechanism: crate::security::Mechanism, frame: Frame) -> Step {
+        let checked = sasl::check_token(
+            &self.broker,
+            &self.session,
+            &self.client_host,
+            mechanism,
+            &frame.bytes,
+        );
+        let Some(token) = checked.await else {
+            return Step::Close;
+        };
+        if self.session.is_authenticated() {
+            self.watchdog.authenticated();
+        }
+        let reply = bare_token_frame(&token);
+        self.owed.add(reply.len());
+        let reservation = frame.reservation;
+        let answer = glommio::spawn_local(async move { Some((reply, reservation)) }).detach();
+        Step::Answer {
+            answer,
+            login: true,
+        }
+    }
+
+    /// A request before authentication: only the SASL exchange's, one at a time, each
+    /// handled before the next is read, so the next one sees the session it left.
+    async fn login_step(&self, request: Box<ParsedRequest>, reservation: Reservation) -> Step {
+        if !request.spec.before_authentication {
+            tracing::warn!(peer = %self.peer, api = request.spec.name, "request before authentication; closing (a client without SASL settings on a SASL listener)");
+            return Step::Close;
+        }
+        self.owed.add(0);
+        let owed = (self.owed.clone(), 0);
+        let answered = run_request(
+            self.broker.clone(),
+            request,
+            self.client_host.clone(),
+            reservation,
+            owed,
+        )
+        .await;
+        if self.session.is_authenticated() {
+            self.watchdog.authenticated();
+        }
+        let answer = glommio::spawn_local(async move { answered }).detach();
+        Step::Answer {
+            answer,
+            login: true,
+        }
+    }
+
+    /// An authenticated request, handled concurrently with the next ones; None closes the
+    /// connection.
+    async fn request(
+        &self,
+        mut request: Box<ParsedRequest>,
+        reservation: Reservation,
+        size: usize,
+    ) -> Option<Answer> {
+        let broker = &self.broker;
+        // The session ended without re-authenticating (KIP-368): the connection closes at
+        // its next request, as Kafka closes it. (A failed re-authentication leaves the
+        // session unauthenticated: `login_step` closes it.)
+        if !request.spec.before_authentication
+            && self.session.expired(shoal_shards::maintenance::now_ms())
+        {
+            let principal = self.session.principal();
+            broker.shard.metrics.counters.sasl_sessions_expired.add(1);
+            tracing::info!(peer = %self.peer, %principal, "SASL session ended without re-authentication; closing");
+            return None;
+        }
+        if request.spec.internal && !internal_api_allowed(broker, &request) {
+            let principal = self.session.principal();
+            tracing::warn!(peer = %self.peer, %principal, api = request.spec.name, "internal API refused; closing (for brokers and tools: name their listener in authorizer.internal_listeners, or grant ClusterAction)");
+            return None;
+        }
+        // What the decoded request and its answer may hold.
+        let answer_bytes = request
+            .body
+            .answer_bytes(broker.shard.config.live.fetch_max_bytes());
+        if !reservation.grow(request.decoded_bytes + answer_bytes).await {
+            return None;
+        }
+        self.owed.add(answer_bytes);
+        if let DecodedRequest::ProduceRequest(_) = request.body {
+            // Kafka counts a produce request's size toward producer_byte_rate. One sent
+            // while another connection of the client is throttled waits too.
+            let quotas = &self.quotas;
+            quotas.within(QuotaKind::Produce, &request.client.id).await;
+            let throttle_ms = quotas.record(QuotaKind::Produce, &request.client.id, size as u64);
+            request.throttled_until = quotas.mute(throttle_ms);
+        }
+        let task = run_request(
+            broker.clone(),
+            request,
+            self.client_host.clone(),
+            reservation,
+            (self.owed.clone(), answer_bytes),
+        );
+        Some(glommio::spawn_local(task).detach())
+    }
+
+    /// Muted while the client leaves too much unread.
+    async fn unsent_within_bounds(&self) {
+        let bound = self.broker.config.max_unsent_bytes_per_connection;
+        while self.owed.answers.get() > 0 && self.owed.bytes.get() > bound {
+            self.owed.written.wait().await;
+        }
+    }
+}
+
 async fn accept(
     stream: TcpStream,
     tls: Option<Arc<TlsServer>>,
