@@ -322,133 +322,145 @@ fn prepare(common: &Common) -> Result<(), BenchError> {
 
 fn run() -> Result<(), BenchError> {
     match Cli::parse().mode {
-        Mode::Produce(a) => {
-            prepare(&a.common)?;
-            let stats = Arc::new(LiveStats::default());
-            let stop = Arc::new(AtomicBool::new(false));
-            stats::progress("produce", stats.clone(), stop.clone());
-            let _stop = StopOnDrop(stop);
-            let r = produce::run(&produce_options(&a), stats)?;
-            let results = json!({
-                "produce": throughput(r.records, r.bytes, r.elapsed),
-                "produce_errors": r.errors,
-                "last_error_code": r.last_error_code,
-                "produce_latency_ms": stats::percentiles(&r.latency_us),
-                "slowest_requests": slowest_json(&r.slowest),
-            });
-            finish(&a.common, produce_workload(&a, "produce"), results)
-        }
-        Mode::E2e(a) => {
-            prepare(&a.common)?;
-            let consume_opts = ConsumeOptions {
-                bootstrap: a.common.bootstrap.clone(),
-                security: a.common.security.clone(),
-                topic: a.common.topic.clone(),
-                partitions: a.common.partitions,
-                from_end: true,
-                // Keep reading a little after the producer stops, for the last batches.
-                duration: Duration::from_secs_f64(a.common.duration_s + 2.0),
-                records: None,
-                max_wait_ms: 500,
-                fetch_max_bytes: 52_428_800,
-                partition_max_bytes: 1_048_576,
-                cpus: a.common.cpus.iter().rev().copied().collect(),
-            };
-            let consume_stats = Arc::new(LiveStats::default());
-            let consume_stop = Arc::new(AtomicBool::new(false));
-            let consumer = {
-                let stats = consume_stats.clone();
-                let stop = consume_stop.clone();
-                std::thread::spawn(move || consume::run(&consume_opts, stats, stop))
-            };
-            // Let the consumer find the end before records flow.
-            std::thread::sleep(Duration::from_millis(300));
-            let stats = Arc::new(LiveStats::default());
-            let stop = Arc::new(AtomicBool::new(false));
-            stats::progress("e2e produce", stats.clone(), stop.clone());
-            let produced = produce::run(&produce_options(&a), stats)?;
-            drop(StopOnDrop(stop));
-            // Stop once everything produced has been read, or at the consumer's deadline.
-            while consume_stats
-                .records
-                .load(std::sync::atomic::Ordering::Relaxed)
-                < produced.records
-                && !consumer.is_finished()
-            {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            consume_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let consumed = consumer.join().map_err(|_| BenchError::Thread)??;
-            let results = json!({
-                "produce": throughput(produced.records, produced.bytes, produced.elapsed),
-                "produce_errors": produced.errors,
-                "last_error_code": produced.last_error_code,
-                "produce_latency_ms": stats::percentiles(&produced.latency_us),
-                "consume": throughput(consumed.records, consumed.bytes, consumed.elapsed),
-                "end_to_end_latency_ms": stats::percentiles(&consumed.end_to_end_us),
-            });
-            finish(&a.common, produce_workload(&a, "e2e"), results)
-        }
-        Mode::Consume(a) => {
-            prepare(&a.common)?;
-            let opts = ConsumeOptions {
-                bootstrap: a.common.bootstrap.clone(),
-                security: a.common.security.clone(),
-                topic: a.common.topic.clone(),
-                partitions: a.common.partitions,
-                from_end: a.from_end,
-                duration: Duration::from_secs_f64(a.common.duration_s),
-                records: a.records,
-                max_wait_ms: a.max_wait_ms,
-                fetch_max_bytes: a.fetch_max_bytes,
-                partition_max_bytes: a.partition_max_bytes,
-                cpus: a.common.cpus.clone(),
-            };
-            let stats = Arc::new(LiveStats::default());
-            let stop = Arc::new(AtomicBool::new(false));
-            stats::progress("consume", stats.clone(), stop.clone());
-            let _stop = StopOnDrop(stop.clone());
-            let r = consume::run(&opts, stats, Arc::new(AtomicBool::new(false)))?;
-            let workload = json!({
-                "mode": "consume", "label": a.common.label, "topic": a.common.topic,
-                "partitions": a.common.partitions, "from": if a.from_end { "end" } else { "beginning" },
-                "max_wait_ms": a.max_wait_ms, "fetch_max_bytes": a.fetch_max_bytes,
-                "partition_max_bytes": a.partition_max_bytes, "duration_s": a.common.duration_s,
-                "generator_cpus": a.common.cpus,
-            });
-            let results = json!({
-                "consume": throughput(r.records, r.bytes, r.elapsed),
-                "end_to_end_latency_ms": stats::percentiles(&r.end_to_end_us),
-            });
-            finish(&a.common, workload, results)
-        }
-        Mode::TcpBaseline(a) => {
-            let (bytes, elapsed) = tcp_baseline::run(
-                a.connections,
-                Duration::from_secs_f64(a.duration_s),
-                &a.cpus,
-            )?;
-            let results = json!({ "tcp_loopback": throughput(0, bytes, elapsed) });
-            let report = json!({
-                "tool": "shoal-bench", "machine": machine(),
-                "workload": {"mode": "tcp-baseline", "connections": a.connections,
-                             "write_bytes": 1 << 20, "duration_s": a.duration_s, "cpus": a.cpus},
-                "results": results,
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&results).unwrap_or_default()
-            );
-            if let Some(path) = &a.output {
-                std::fs::write(
-                    path,
-                    serde_json::to_string_pretty(&report).unwrap_or_default(),
-                )
-                .map_err(BenchError::Io)?;
-            }
-            Ok(())
-        }
+        Mode::Produce(a) => run_produce(&a),
+        Mode::E2e(a) => run_e2e(&a),
+        Mode::Consume(a) => run_consume(&a),
+        Mode::TcpBaseline(a) => run_tcp_baseline(&a),
     }
+}
+
+/// `produce`: records at the given rate (or as fast as acknowledged), with their latency.
+fn run_produce(a: &ProduceArgs) -> Result<(), BenchError> {
+    prepare(&a.common)?;
+    let stats = Arc::new(LiveStats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    stats::progress("produce", stats.clone(), stop.clone());
+    let _stop = StopOnDrop(stop);
+    let r = produce::run(&produce_options(a), stats)?;
+    let results = json!({
+        "produce": throughput(r.records, r.bytes, r.elapsed),
+        "produce_errors": r.errors,
+        "last_error_code": r.last_error_code,
+        "produce_latency_ms": stats::percentiles(&r.latency_us),
+        "slowest_requests": slowest_json(&r.slowest),
+    });
+    finish(&a.common, produce_workload(a, "produce"), results)
+}
+
+/// `e2e`: a consumer tailing what the producer writes, for end-to-end latency.
+fn run_e2e(a: &ProduceArgs) -> Result<(), BenchError> {
+    prepare(&a.common)?;
+    let consume_opts = ConsumeOptions {
+        bootstrap: a.common.bootstrap.clone(),
+        security: a.common.security.clone(),
+        topic: a.common.topic.clone(),
+        partitions: a.common.partitions,
+        from_end: true,
+        // Keep reading a little after the producer stops, for the last batches.
+        duration: Duration::from_secs_f64(a.common.duration_s + 2.0),
+        records: None,
+        max_wait_ms: 500,
+        fetch_max_bytes: 52_428_800,
+        partition_max_bytes: 1_048_576,
+        cpus: a.common.cpus.iter().rev().copied().collect(),
+    };
+    let consume_stats = Arc::new(LiveStats::default());
+    let consume_stop = Arc::new(AtomicBool::new(false));
+    let consumer = {
+        let stats = consume_stats.clone();
+        let stop = consume_stop.clone();
+        std::thread::spawn(move || consume::run(&consume_opts, stats, stop))
+    };
+    // Let the consumer find the end before records flow.
+    std::thread::sleep(Duration::from_millis(300));
+    let stats = Arc::new(LiveStats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    stats::progress("e2e produce", stats.clone(), stop.clone());
+    let produced = produce::run(&produce_options(a), stats)?;
+    drop(StopOnDrop(stop));
+    // Stop once everything produced has been read, or at the consumer's deadline.
+    while consume_stats
+        .records
+        .load(std::sync::atomic::Ordering::Relaxed)
+        < produced.records
+        && !consumer.is_finished()
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    consume_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let consumed = consumer.join().map_err(|_| BenchError::Thread)??;
+    let results = json!({
+        "produce": throughput(produced.records, produced.bytes, produced.elapsed),
+        "produce_errors": produced.errors,
+        "last_error_code": produced.last_error_code,
+        "produce_latency_ms": stats::percentiles(&produced.latency_us),
+        "consume": throughput(consumed.records, consumed.bytes, consumed.elapsed),
+        "end_to_end_latency_ms": stats::percentiles(&consumed.end_to_end_us),
+    });
+    finish(&a.common, produce_workload(a, "e2e"), results)
+}
+
+/// `consume`: catch-up or tailing reads.
+fn run_consume(a: &ConsumeArgs) -> Result<(), BenchError> {
+    prepare(&a.common)?;
+    let opts = ConsumeOptions {
+        bootstrap: a.common.bootstrap.clone(),
+        security: a.common.security.clone(),
+        topic: a.common.topic.clone(),
+        partitions: a.common.partitions,
+        from_end: a.from_end,
+        duration: Duration::from_secs_f64(a.common.duration_s),
+        records: a.records,
+        max_wait_ms: a.max_wait_ms,
+        fetch_max_bytes: a.fetch_max_bytes,
+        partition_max_bytes: a.partition_max_bytes,
+        cpus: a.common.cpus.clone(),
+    };
+    let stats = Arc::new(LiveStats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    stats::progress("consume", stats.clone(), stop.clone());
+    let _stop = StopOnDrop(stop.clone());
+    let r = consume::run(&opts, stats, Arc::new(AtomicBool::new(false)))?;
+    let workload = json!({
+        "mode": "consume", "label": a.common.label, "topic": a.common.topic,
+        "partitions": a.common.partitions, "from": if a.from_end { "end" } else { "beginning" },
+        "max_wait_ms": a.max_wait_ms, "fetch_max_bytes": a.fetch_max_bytes,
+        "partition_max_bytes": a.partition_max_bytes, "duration_s": a.common.duration_s,
+        "generator_cpus": a.common.cpus,
+    });
+    let results = json!({
+        "consume": throughput(r.records, r.bytes, r.elapsed),
+        "end_to_end_latency_ms": stats::percentiles(&r.end_to_end_us),
+    });
+    finish(&a.common, workload, results)
+}
+
+/// `tcp-baseline`: what the loopback carries with no broker, the ceiling for the others.
+fn run_tcp_baseline(a: &BaselineArgs) -> Result<(), BenchError> {
+    let (bytes, elapsed) = tcp_baseline::run(
+        a.connections,
+        Duration::from_secs_f64(a.duration_s),
+        &a.cpus,
+    )?;
+    let results = json!({ "tcp_loopback": throughput(0, bytes, elapsed) });
+    let report = json!({
+        "tool": "shoal-bench", "machine": machine(),
+        "workload": {"mode": "tcp-baseline", "connections": a.connections,
+                     "write_bytes": 1 << 20, "duration_s": a.duration_s, "cpus": a.cpus},
+        "results": results,
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&results).unwrap_or_default()
+    );
+    if let Some(path) = &a.output {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&report).unwrap_or_default(),
+        )
+        .map_err(BenchError::Io)?;
+    }
+    Ok(())
 }
 
 fn main() {

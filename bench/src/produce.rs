@@ -3,7 +3,7 @@
 //! (open loop) and latency counts from the scheduled send time, so a stall shows up in the
 //! latencies instead of silently slowing the load (no coordinated omission).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -99,111 +99,28 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
     let merged: SharedHistogram = Arc::new(Mutex::new(histogram()));
     let slowest = Arc::new(Mutex::new(Vec::new()));
     let started = Instant::now();
-    let deadline = started + opts.duration;
     let mut handles = Vec::new();
     for c in 0..opts.connections {
-        let (mut reader_stream, mut stream) =
-            kafka::connect(&opts.bootstrap, &opts.security)?.split()?;
+        let (reader_stream, stream) = kafka::connect(&opts.bootstrap, &opts.security)?.split()?;
         let (tx, rx) = crossbeam::channel::bounded::<InFlight>(opts.max_in_flight);
-        let opts_w = opts.clone();
-        let templates = templates.clone();
-        let stats_w = stats.clone();
-        let writer = std::thread::spawn(move || -> Result<(), BenchError> {
-            crate::pin(&opts_w.cpus, c * 2);
-            // This connection's share of the rate, in requests per second.
-            let interval = opts_w.rate.map(|rate| {
-                let per_connection = rate / opts_w.connections as f64;
-                Duration::from_secs_f64(opts_w.records_per_batch as f64 / per_connection)
-            });
-            let mut sent = 0u64;
-            loop {
-                let scheduled = match interval {
-                    Some(i) => started + i.mul_f64(sent as f64),
-                    None => Instant::now(),
-                };
-                if scheduled >= deadline {
-                    return Ok(());
-                }
-                if let Some(wait) = scheduled.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-                let partition = ((c as u64 + sent * opts_w.connections as u64)
-                    % opts_w.partitions as u64) as i32;
-                let now_ms = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map(|d| d.as_millis() as i64)
-                    .unwrap_or(0);
-                let records = batch::stamped(&templates[partition as usize], now_ms);
-                let bytes = records.len() as u64;
-                let request = ProduceRequest::default()
-                    .with_acks(opts_w.acks)
-                    .with_timeout_ms(30_000)
-                    .with_topic_data(vec![TopicProduceData::default()
-                        .with_name(TopicName(StrBytes::from_string(opts_w.topic.clone())))
-                        .with_partition_data(vec![PartitionProduceData::default()
-                            .with_index(partition)
-                            .with_records(Some(records))])]);
-                let frame = kafka::encode_request(PRODUCE_VERSION, sent as i32, &request)?;
-                let in_flight = InFlight {
-                    scheduled,
-                    records: opts_w.records_per_batch as u64,
-                    bytes,
-                };
-                // Blocks while the window is full: back-pressure from the broker.
-                if opts_w.acks != 0 && tx.send(in_flight).is_err() {
-                    return Ok(());
-                }
-                stream.write_all(&frame).map_err(BenchError::Io)?;
-                if opts_w.acks == 0 {
-                    stats_w.add(opts_w.records_per_batch as u64, bytes);
-                }
-                sent += 1;
-            }
-        });
-        let stats_r = stats.clone();
-        let merged_r = merged.clone();
-        let slowest_r = slowest.clone();
-        let cpus = opts.cpus.clone();
-        let acks = opts.acks;
-        let reader = std::thread::spawn(move || -> Result<(), BenchError> {
-            crate::pin(&cpus, c * 2 + 1);
-            let mut local = histogram();
-            let mut local_slowest = Vec::new();
-            if acks == 0 {
-                return Ok(());
-            }
-            while let Ok(in_flight) = rx.recv() {
-                let response: ProduceResponse =
-                    kafka::read_response(&mut reader_stream, PRODUCE_VERSION)?;
-                let failed = response
-                    .responses
-                    .iter()
-                    .flat_map(|t| t.partition_responses.iter())
-                    .map(|p| p.error_code)
-                    .find(|code| *code != 0);
-                let micros = in_flight.scheduled.elapsed().as_micros() as u64;
-                local.record(micros.max(1)).ok();
-                let slow = Slow {
-                    due_s: in_flight.scheduled.duration_since(started).as_secs_f64(),
-                    latency_ms: micros as f64 / 1000.0,
-                };
-                keep_slowest(&mut local_slowest, slow);
-                if let Some(code) = failed {
-                    stats_r.errors.fetch_add(1, Ordering::Relaxed);
-                    stats_r
-                        .last_error_code
-                        .store(code as i32, Ordering::Relaxed);
-                } else {
-                    stats_r.add(in_flight.records, in_flight.bytes);
-                }
-            }
-            merged_r.lock().expect("not poisoned").add(&local).ok();
-            let mut kept = slowest_r.lock().expect("not poisoned");
-            for slow in local_slowest {
-                keep_slowest(&mut kept, slow);
-            }
-            Ok(())
-        });
+        let writer = Writer {
+            connection: c,
+            opts: opts.clone(),
+            templates: templates.clone(),
+            stats: stats.clone(),
+            started,
+        };
+        let writer = std::thread::spawn(move || writer.run(stream, tx));
+        let reader = Reader {
+            connection: c,
+            cpus: opts.cpus.clone(),
+            acks: opts.acks,
+            stats: stats.clone(),
+            merged: merged.clone(),
+            slowest: slowest.clone(),
+            started,
+        };
+        let reader = std::thread::spawn(move || reader.run(reader_stream, rx));
         handles.push((writer, reader));
     }
     for (writer, reader) in handles {
@@ -223,6 +140,136 @@ pub fn run(opts: &ProduceOptions, stats: Arc<LiveStats>) -> Result<ProduceResult
         latency_us,
         slowest,
     })
+}
+
+/// One connection's sending thread: requests on schedule (or back to back), each handed to
+/// the reader to time.
+struct Writer {
+    connection: usize,
+    opts: ProduceOptions,
+    templates: Arc<Vec<Bytes>>,
+    stats: Arc<LiveStats>,
+    started: Instant,
+}
+
+impl Writer {
+    fn run(
+        self,
+        mut stream: impl Write,
+        tx: crossbeam::channel::Sender<InFlight>,
+    ) -> Result<(), BenchError> {
+        let (c, opts) = (self.connection, &self.opts);
+        crate::pin(&opts.cpus, c * 2);
+        let deadline = self.started + opts.duration;
+        // This connection's share of the rate, in requests per second.
+        let interval = opts.rate.map(|rate| {
+            let per_connection = rate / opts.connections as f64;
+            Duration::from_secs_f64(opts.records_per_batch as f64 / per_connection)
+        });
+        let mut sent = 0u64;
+        loop {
+            let scheduled = match interval {
+                Some(i) => self.started + i.mul_f64(sent as f64),
+                None => Instant::now(),
+            };
+            if scheduled >= deadline {
+                return Ok(());
+            }
+            if let Some(wait) = scheduled.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let partition =
+                ((c as u64 + sent * opts.connections as u64) % opts.partitions as u64) as i32;
+            let now_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0);
+            let records = batch::stamped(&self.templates[partition as usize], now_ms);
+            let bytes = records.len() as u64;
+            let request = ProduceRequest::default()
+                .with_acks(opts.acks)
+                .with_timeout_ms(30_000)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(opts.topic.clone())))
+                    .with_partition_data(vec![PartitionProduceData::default()
+                        .with_index(partition)
+                        .with_records(Some(records))])]);
+            let frame = kafka::encode_request(PRODUCE_VERSION, sent as i32, &request)?;
+            let in_flight = InFlight {
+                scheduled,
+                records: opts.records_per_batch as u64,
+                bytes,
+            };
+            // Blocks while the window is full: back-pressure from the broker.
+            if opts.acks != 0 && tx.send(in_flight).is_err() {
+                return Ok(());
+            }
+            stream.write_all(&frame).map_err(BenchError::Io)?;
+            if opts.acks == 0 {
+                self.stats.add(opts.records_per_batch as u64, bytes);
+            }
+            sent += 1;
+        }
+    }
+}
+
+/// One connection's receiving thread: each answer timed against its request's schedule.
+struct Reader {
+    connection: usize,
+    cpus: Vec<usize>,
+    acks: i16,
+    stats: Arc<LiveStats>,
+    merged: SharedHistogram,
+    slowest: Arc<Mutex<Vec<Slow>>>,
+    started: Instant,
+}
+
+impl Reader {
+    fn run(
+        self,
+        mut stream: impl Read,
+        rx: crossbeam::channel::Receiver<InFlight>,
+    ) -> Result<(), BenchError> {
+        crate::pin(&self.cpus, self.connection * 2 + 1);
+        let mut local = histogram();
+        let mut local_slowest = Vec::new();
+        if self.acks == 0 {
+            return Ok(());
+        }
+        while let Ok(in_flight) = rx.recv() {
+            let response: ProduceResponse = kafka::read_response(&mut stream, PRODUCE_VERSION)?;
+            let failed = response
+                .responses
+                .iter()
+                .flat_map(|t| t.partition_responses.iter())
+                .map(|p| p.error_code)
+                .find(|code| *code != 0);
+            let micros = in_flight.scheduled.elapsed().as_micros() as u64;
+            local.record(micros.max(1)).ok();
+            let slow = Slow {
+                due_s: in_flight
+                    .scheduled
+                    .duration_since(self.started)
+                    .as_secs_f64(),
+                latency_ms: micros as f64 / 1000.0,
+            };
+            keep_slowest(&mut local_slowest, slow);
+            if let Some(code) = failed {
+                self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .last_error_code
+                    .store(code as i32, Ordering::Relaxed);
+            } else {
+                self.stats.add(in_flight.records, in_flight.bytes);
+            }
+        }
+        self.merged.lock().expect("not poisoned").add(&local).ok();
+        let mut kept = self.slowest.lock().expect("not poisoned");
+        for slow in local_slowest {
+            keep_slowest(&mut kept, slow);
+        }
+        Ok(())
+    }
 }
 
 /// Stops the live progress line when dropped.
