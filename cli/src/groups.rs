@@ -334,20 +334,7 @@ fn reset(
     execute: bool,
 ) -> Result<(), AdminError> {
     let coordinator = admin.group_coordinator(group)?;
-    let described = describe_group(admin, coordinator, group)?;
-    match described.state.as_deref() {
-        Some("Empty") | Some("Dead") | None if described.members.is_empty() => {}
-        state => {
-            return Err(AdminError::Refused {
-                code: shoal_protocol::ResponseError::NonEmptyGroup.code(),
-                message: format!(
-                    "Assignments can only be reset if the group '{group}' is inactive, but the \
-                     current state is {}.",
-                    state.unwrap_or("unknown")
-                ),
-            })
-        }
-    }
+    ensure_inactive(admin, coordinator, group)?;
     let committed = committed(admin, coordinator, group)?;
     let partitions: BTreeSet<(String, i32)> = if topics.is_empty() {
         committed.keys().cloned().collect()
@@ -362,8 +349,23 @@ fn reset(
         }
         all
     };
-    let earliest = list_offsets(admin, &partitions, |_| EARLIEST, READ_UNCOMMITTED)?;
-    let latest = list_offsets(admin, &partitions, |_| LATEST, READ_UNCOMMITTED)?;
+    let targets = reset_targets(admin, to, &partitions, &committed)?;
+    if execute {
+        commit(admin, coordinator, group, &targets)?;
+    }
+    print_reset(format, group, execute, &committed, &targets);
+    Ok(())
+}
+
+/// Where `to` puts each partition: within its earliest and latest offsets.
+fn reset_targets(
+    admin: &mut Admin,
+    to: &ResetTo,
+    partitions: &BTreeSet<(String, i32)>,
+    committed: &BTreeMap<(String, i32), i64>,
+) -> Result<BTreeMap<(String, i32), i64>, AdminError> {
+    let earliest = list_offsets(admin, partitions, |_| EARLIEST, READ_UNCOMMITTED)?;
+    let latest = list_offsets(admin, partitions, |_| LATEST, READ_UNCOMMITTED)?;
     let within = |tp: &(String, i32), offset: i64| {
         let (low, high) = (
             earliest.get(tp).copied().unwrap_or(0),
@@ -371,7 +373,7 @@ fn reset(
         );
         offset.clamp(low, high.max(low))
     };
-    let targets: BTreeMap<(String, i32), i64> = if to.to_earliest {
+    Ok(if to.to_earliest {
         earliest.clone()
     } else if to.to_latest {
         latest.clone()
@@ -382,7 +384,7 @@ fn reset(
             .collect()
     } else if let Some(when) = &to.to_datetime {
         let millis = parse_millis(when).map_err(AdminError::Protocol)?;
-        let found = list_offsets(admin, &partitions, |_| millis, READ_UNCOMMITTED)?;
+        let found = list_offsets(admin, partitions, |_| millis, READ_UNCOMMITTED)?;
         // No record at or after it: the end.
         found
             .into_iter()
@@ -403,10 +405,33 @@ fn reset(
                 (tp.clone(), within(tp, from.saturating_add(by)))
             })
             .collect()
-    };
-    if execute {
-        commit(admin, coordinator, group, &targets)?;
+    })
+}
+
+/// Offsets are reset only in a group without members, as kafka-consumer-groups refuses.
+fn ensure_inactive(admin: &mut Admin, coordinator: i32, group: &str) -> Result<(), AdminError> {
+    let described = describe_group(admin, coordinator, group)?;
+    match described.state.as_deref() {
+        Some("Empty") | Some("Dead") | None if described.members.is_empty() => Ok(()),
+        state => Err(AdminError::Refused {
+            code: shoal_protocol::ResponseError::NonEmptyGroup.code(),
+            message: format!(
+                "Assignments can only be reset if the group '{group}' is inactive, but the \
+                 current state is {}.",
+                state.unwrap_or("unknown")
+            ),
+        }),
     }
+}
+
+/// Each partition's previous and new offset.
+fn print_reset(
+    format: Format,
+    group: &str,
+    execute: bool,
+    committed: &BTreeMap<(String, i32), i64>,
+    targets: &BTreeMap<(String, i32), i64>,
+) {
     match format {
         Format::Json => {
             let list: Vec<_> = targets
@@ -436,5 +461,4 @@ fn reset(
             }
         }
     }
-    Ok(())
 }

@@ -63,29 +63,7 @@ pub fn read_committed(
     let mut last_stable = BTreeMap::new();
     loop {
         let mut moved = false;
-        let mut by_leader: BTreeMap<i32, Vec<FetchPartition>> = BTreeMap::new();
-        for (p, leader) in &leaders {
-            by_leader.entry(*leader).or_default().push(
-                FetchPartition::default()
-                    .with_partition(*p)
-                    .with_current_leader_epoch(-1)
-                    .with_fetch_offset(positions[p])
-                    .with_log_start_offset(-1)
-                    .with_partition_max_bytes(PARTITION_MAX_BYTES),
-            );
-        }
-        for (leader, partitions) in by_leader {
-            let request = FetchRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_max_wait_ms(0)
-                .with_min_bytes(1)
-                .with_max_bytes(RESPONSE_MAX_BYTES)
-                .with_isolation_level(READ_COMMITTED)
-                .with_session_id(0)
-                .with_session_epoch(-1)
-                .with_topics(vec![FetchTopic::default()
-                    .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
-                    .with_partitions(partitions)]);
+        for (leader, request) in requests_by_leader(topic, &leaders, &positions) {
             let answer = admin
                 .call_node(leader, FETCH_VERSION, &request)
                 .map_err(|e| e.to_string())?;
@@ -99,18 +77,7 @@ pub fn read_committed(
                 };
                 // The position was deleted (retention) before the table took it.
                 if p.error_code == ResponseError::OffsetOutOfRange.code() {
-                    let wanted = BTreeSet::from([(topic.to_string(), partition)]);
-                    let start = earliest(admin, &wanted)?
-                        .into_values()
-                        .next()
-                        .unwrap_or(position);
-                    tracing::warn!(
-                        topic,
-                        partition,
-                        from = position,
-                        to = start,
-                        "records deleted before the table took them: the table skips them"
-                    );
+                    let start = skip_deleted(admin, topic, partition, position)?;
                     positions.insert(partition, start);
                     moved = true;
                     continue;
@@ -124,35 +91,7 @@ pub fn read_committed(
                 let aborted = (p.aborted_transactions.unwrap_or_default().iter())
                     .map(|a| (a.producer_id.0, a.first_offset))
                     .collect();
-                let next = walk_committed(&records, position, aborted, |batch, header| {
-                    // One buffer a batch: the rows' keys and values are slices of it.
-                    let inflated = Bytes::from(
-                        inflate_payload(batch, header, INFLATED_MAX_BYTES)
-                            .map_err(|e| e.to_string())?,
-                    );
-                    for record in keyed_records(&inflated, header).map_err(|e| e.to_string())? {
-                        let offset = header.base_offset + i64::from(record.offset_delta);
-                        if offset < position {
-                            continue;
-                        }
-                        let timestamp_ms = match header.is_log_append_time() {
-                            true => header.max_timestamp,
-                            false => header.base_timestamp.saturating_add(record.timestamp_delta),
-                        };
-                        let copy = |b: Option<&[u8]>| b.map(|part| inflated.slice_ref(part));
-                        rows.push(Row {
-                            partition,
-                            offset,
-                            timestamp_ms,
-                            key: copy(record.key),
-                            value: copy(record.value),
-                            headers: (record.headers.iter())
-                                .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), copy(*v)))
-                                .collect(),
-                        });
-                    }
-                    Ok(None)
-                })?;
+                let next = take_rows(partition, position, &records, aborted, &mut rows)?;
                 if next > position {
                     positions.insert(partition, next);
                     moved = true;
@@ -176,4 +115,101 @@ fn earliest(
     partitions: &BTreeSet<(String, i32)>,
 ) -> Result<BTreeMap<(String, i32), i64>, String> {
     list_offsets(admin, partitions, |_| EARLIEST, READ_COMMITTED).map_err(|e| e.to_string())
+}
+
+/// One Fetch per partition leader, each partition from its position, read_committed.
+fn requests_by_leader(
+    topic: &str,
+    leaders: &BTreeMap<i32, i32>,
+    positions: &BTreeMap<i32, i64>,
+) -> Vec<(i32, FetchRequest)> {
+    let mut by_leader: BTreeMap<i32, Vec<FetchPartition>> = BTreeMap::new();
+    for (p, leader) in leaders {
+        by_leader.entry(*leader).or_default().push(
+            FetchPartition::default()
+                .with_partition(*p)
+                .with_current_leader_epoch(-1)
+                .with_fetch_offset(positions[p])
+                .with_log_start_offset(-1)
+                .with_partition_max_bytes(PARTITION_MAX_BYTES),
+        );
+    }
+    (by_leader.into_iter())
+        .map(|(leader, partitions)| {
+            let request = FetchRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_max_wait_ms(0)
+                .with_min_bytes(1)
+                .with_max_bytes(RESPONSE_MAX_BYTES)
+                .with_isolation_level(READ_COMMITTED)
+                .with_session_id(0)
+                .with_session_epoch(-1)
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partitions(partitions)]);
+            (leader, request)
+        })
+        .collect()
+}
+
+/// The committed records of one partition's fetched batches from `position` on, as rows;
+/// returns the offset after the last batch walked.
+fn take_rows(
+    partition: i32,
+    position: i64,
+    records: &Bytes,
+    aborted: Vec<(i64, i64)>,
+    rows: &mut Vec<Row>,
+) -> Result<i64, String> {
+    walk_committed(records, position, aborted, |batch, header| {
+        // One buffer a batch: the rows' keys and values are slices of it.
+        let inflated = Bytes::from(
+            inflate_payload(batch, header, INFLATED_MAX_BYTES).map_err(|e| e.to_string())?,
+        );
+        for record in keyed_records(&inflated, header).map_err(|e| e.to_string())? {
+            let offset = header.base_offset + i64::from(record.offset_delta);
+            if offset < position {
+                continue;
+            }
+            let timestamp_ms = match header.is_log_append_time() {
+                true => header.max_timestamp,
+                false => header.base_timestamp.saturating_add(record.timestamp_delta),
+            };
+            let copy = |b: Option<&[u8]>| b.map(|part| inflated.slice_ref(part));
+            rows.push(Row {
+                partition,
+                offset,
+                timestamp_ms,
+                key: copy(record.key),
+                value: copy(record.value),
+                headers: (record.headers.iter())
+                    .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), copy(*v)))
+                    .collect(),
+            });
+        }
+        Ok(None)
+    })
+}
+
+/// Where a partition goes on when its position was deleted (retention) before the table
+/// took it: its earliest offset, said in a warning.
+fn skip_deleted(
+    admin: &mut Admin,
+    topic: &str,
+    partition: i32,
+    position: i64,
+) -> Result<i64, String> {
+    let wanted = BTreeSet::from([(topic.to_string(), partition)]);
+    let start = earliest(admin, &wanted)?
+        .into_values()
+        .next()
+        .unwrap_or(position);
+    tracing::warn!(
+        topic,
+        partition,
+        from = position,
+        to = start,
+        "records deleted before the table took them: the table skips them"
+    );
+    Ok(start)
 }
