@@ -1,5 +1,8 @@
 //! The topic catalogue as every shard sees it: an immutable snapshot the coordinator replaces
-//! after each durable topic change, read lock-free by the shards.
+//! after each durable change of what it shows, read lock-free by the shards. It is made of
+//! images (topics, ACLs, group configs, broker configs, features, delegation tokens, client
+//! quotas), each shared with the view before it unless its records changed
+//! (`state/view_changes.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,22 +50,28 @@ impl TopicMeta {
     }
 }
 
+/// The topics by name and by id.
 #[derive(Debug, Default)]
-pub struct TopicsView {
+struct TopicsImage {
     by_name: HashMap<String, Arc<TopicMeta>>,
     by_id: HashMap<Uuid, Arc<TopicMeta>>,
+}
+
+#[derive(Debug, Default)]
+pub struct TopicsView {
+    topics: Arc<TopicsImage>,
     /// The ACL bindings, published with the catalogue so shards authorize without asking.
-    acls: Vec<AclBinding>,
+    acls: Arc<Vec<AclBinding>>,
     /// Groups' dynamic configs, by group (published so shards and handlers need not ask).
-    group_configs: BTreeMap<String, Vec<(String, String)>>,
+    group_configs: Arc<BTreeMap<String, Vec<(String, String)>>>,
     /// Dynamic broker configs by broker (-1: the cluster-wide default).
-    broker_configs: BrokerConfigs,
+    broker_configs: Arc<BrokerConfigs>,
     /// Client quotas by entity (published for the shards that measure clients against them).
-    client_quotas: ClientQuotas,
+    client_quotas: Arc<ClientQuotas>,
     /// The finalized feature levels, for ApiVersions and the paths a level changes.
-    features: FinalizedFeatures,
+    features: Arc<FinalizedFeatures>,
     /// Delegation tokens by id, for logins with them and the token APIs.
-    delegation_tokens: crate::delegation_tokens::DelegationTokens,
+    delegation_tokens: Arc<crate::delegation_tokens::DelegationTokens>,
     /// Distinct for every catalogue built in this process (0: the empty default), so a reader
     /// can tell cheaply whether what it derived from an older one is still current.
     version: u64,
@@ -70,18 +79,81 @@ pub struct TopicsView {
 
 static VERSIONS: AtomicU64 = AtomicU64::new(1);
 
+/// Views show the same when every image does, whatever their versions.
+impl PartialEq for TopicsView {
+    fn eq(&self, other: &TopicsView) -> bool {
+        self.topics.by_id == other.topics.by_id
+            && self.topics.by_name == other.topics.by_name
+            && self.acls == other.acls
+            && self.group_configs == other.group_configs
+            && self.broker_configs == other.broker_configs
+            && self.client_quotas == other.client_quotas
+            && self.features == other.features
+            && self.delegation_tokens == other.delegation_tokens
+    }
+}
+
 impl TopicsView {
     pub fn new(topics: impl IntoIterator<Item = TopicMeta>) -> TopicsView {
         let mut view = TopicsView {
             version: VERSIONS.fetch_add(1, Ordering::Relaxed),
             ..TopicsView::default()
         };
+        view.set_topics(topics);
+        view
+    }
+
+    /// A view of a new version sharing every image with this one, for the changed ones to
+    /// replace.
+    pub fn next_version(&self) -> TopicsView {
+        TopicsView {
+            topics: self.topics.clone(),
+            acls: self.acls.clone(),
+            group_configs: self.group_configs.clone(),
+            broker_configs: self.broker_configs.clone(),
+            client_quotas: self.client_quotas.clone(),
+            features: self.features.clone(),
+            delegation_tokens: self.delegation_tokens.clone(),
+            version: VERSIONS.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    pub fn set_topics(&mut self, topics: impl IntoIterator<Item = TopicMeta>) {
+        let topics = topics.into_iter();
+        let mut image = TopicsImage {
+            by_name: HashMap::with_capacity(topics.size_hint().0),
+            by_id: HashMap::with_capacity(topics.size_hint().0),
+        };
         for topic in topics {
             let topic = Arc::new(topic);
-            view.by_id.insert(topic.id, topic.clone());
-            view.by_name.insert(topic.name.clone(), topic);
+            image.by_id.insert(topic.id, topic.clone());
+            image.by_name.insert(topic.name.clone(), topic);
         }
-        view
+        self.topics = Arc::new(image);
+    }
+
+    pub fn set_acls(&mut self, acls: Vec<AclBinding>) {
+        self.acls = Arc::new(acls);
+    }
+
+    pub fn set_group_configs(&mut self, group_configs: BTreeMap<String, Vec<(String, String)>>) {
+        self.group_configs = Arc::new(group_configs);
+    }
+
+    pub fn set_broker_configs(&mut self, broker_configs: BrokerConfigs) {
+        self.broker_configs = Arc::new(broker_configs);
+    }
+
+    pub fn set_features(&mut self, features: FinalizedFeatures) {
+        self.features = Arc::new(features);
+    }
+
+    pub fn set_delegation_tokens(&mut self, tokens: crate::delegation_tokens::DelegationTokens) {
+        self.delegation_tokens = Arc::new(tokens);
+    }
+
+    pub fn set_client_quotas(&mut self, client_quotas: ClientQuotas) {
+        self.client_quotas = Arc::new(client_quotas);
     }
 
     pub fn version(&self) -> u64 {
@@ -89,19 +161,19 @@ impl TopicsView {
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Arc<TopicMeta>> {
-        self.by_name.get(name)
+        self.topics.by_name.get(name)
     }
 
     pub fn by_id(&self, id: &Uuid) -> Option<&Arc<TopicMeta>> {
-        self.by_id.get(id)
+        self.topics.by_id.get(id)
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Arc<TopicMeta>> {
-        self.by_name.values()
+        self.topics.by_name.values()
     }
 
     pub fn with_acls(mut self, acls: Vec<AclBinding>) -> TopicsView {
-        self.acls = acls;
+        self.set_acls(acls);
         self
     }
 
@@ -113,7 +185,7 @@ impl TopicsView {
         mut self,
         group_configs: BTreeMap<String, Vec<(String, String)>>,
     ) -> TopicsView {
-        self.group_configs = group_configs;
+        self.set_group_configs(group_configs);
         self
     }
 
@@ -128,7 +200,7 @@ impl TopicsView {
     }
 
     pub fn with_features(mut self, features: FinalizedFeatures) -> TopicsView {
-        self.features = features;
+        self.set_features(features);
         self
     }
 
@@ -141,7 +213,7 @@ impl TopicsView {
         mut self,
         tokens: crate::delegation_tokens::DelegationTokens,
     ) -> TopicsView {
-        self.delegation_tokens = tokens;
+        self.set_delegation_tokens(tokens);
         self
     }
 
@@ -151,7 +223,7 @@ impl TopicsView {
     }
 
     pub fn with_broker_configs(mut self, broker_configs: BrokerConfigs) -> TopicsView {
-        self.broker_configs = broker_configs;
+        self.set_broker_configs(broker_configs);
         self
     }
 
@@ -162,7 +234,7 @@ impl TopicsView {
     }
 
     pub fn with_client_quotas(mut self, client_quotas: ClientQuotas) -> TopicsView {
-        self.client_quotas = client_quotas;
+        self.set_client_quotas(client_quotas);
         self
     }
 

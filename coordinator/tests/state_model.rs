@@ -223,6 +223,7 @@ proptest! {
         let mut state = CoordinatorState::default();
         let mut model = Model::default();
         let mut log: Vec<Entry> = Vec::new();
+        let mut published = TopicsView::default();
         let unknown = Uuid::from_u128(999);
         let mirror_config = vec![("bootstrap.servers".to_string(), "src:9092".to_string())];
         let record = state.create_mirror("m", &mirror_config, 0).unwrap();
@@ -596,6 +597,11 @@ proptest! {
                     }
                 }
             }
+            // The view published image by image shows what one built whole would.
+            if let Some(next) = state.view_after(&published) {
+                published = next;
+            }
+            prop_assert!(published == state.topics_view(), "the published view after step {}", step);
         }
         let mut replayed = CoordinatorState::default();
         for record in &log {

@@ -86,7 +86,10 @@ impl CoordinatorCore {
             elapsed_ms = stats.elapsed_ms as u64,
             "coordinator state recovered"
         );
-        view.store(Arc::new(state.topics_view()));
+        let mut state = state;
+        if let Some(published) = state.view_after(&view.load()) {
+            view.store(Arc::new(published));
+        }
         CoordinatorCore {
             state,
             log,
@@ -161,8 +164,15 @@ impl CoordinatorCore {
     }
 
     fn others_applied(&mut self) {
-        self.view.store(Arc::new(self.state.topics_view()));
+        self.publish_view();
         CoordinatorMetrics::add(&self.metrics.rows_from_others, 1);
+    }
+
+    /// Publishes the view with the images changed since the last one rebuilt, if any.
+    fn publish_view(&mut self) {
+        if let Some(view) = self.state.view_after(&self.view.load()) {
+            self.view.store(Arc::new(view));
+        }
     }
 
     pub(crate) async fn end_round_without_records(&mut self) {
@@ -183,7 +193,7 @@ impl CoordinatorCore {
     /// left this one's state ahead of the log.
     pub(crate) async fn reload(&mut self) -> Result<(), MetaLogError> {
         self.state = self.log.reload().await?;
-        self.view.store(Arc::new(self.state.topics_view()));
+        self.publish_view();
         CoordinatorMetrics::add(&self.metrics.lost_rounds, 1);
         Ok(())
     }
@@ -203,7 +213,7 @@ impl CoordinatorCore {
         topics_changed: bool,
     ) -> Vec<(T, AnyReply)> {
         if topics_changed {
-            self.view.store(Arc::new(self.state.topics_view()));
+            self.publish_view();
         }
         if self.log.is_shared() && reads.iter().any(|(_, command)| command.is_fresh()) {
             CoordinatorMetrics::add(&self.metrics.read_barriers, 1);

@@ -24,6 +24,7 @@ impl CoordinatorState {
         let time = entry.time_ms;
         let mut records = entry.records.iter().peekable();
         while let Some(record) = records.next() {
+            self.view_changes.note(record);
             match record {
                 AnyRecord::DisklessPartitionCreatedRecord(r) => self.apply_partition_created(r),
                 AnyRecord::ShoalTopicConfigRecord(r) => {

@@ -27,6 +27,7 @@ pub mod share_states;
 mod snapshot;
 mod transaction_endings;
 pub mod transactions;
+mod view_changes;
 mod writes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -141,6 +142,8 @@ pub struct CoordinatorState {
     transactions: BTreeMap<String, Transaction>,
     /// Producer id → its transactional id (derived from `transactions`).
     transactional_producers: HashMap<i64, String>,
+    /// The view's images changed since it was last published (not compared: not state).
+    view_changes: view_changes::ViewChanges,
 }
 
 impl TopicState {

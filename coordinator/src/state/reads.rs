@@ -163,21 +163,27 @@ impl CoordinatorState {
         self.file_ids.contains_key(object_key)
     }
 
+    /// The whole view, every image built afresh (`view_after` rebuilds only the changed).
     pub fn topics_view(&self) -> TopicsView {
-        TopicsView::new(self.topics.iter().map(|(id, t)| TopicMeta {
+        TopicsView::new(self.topic_metas())
+            .with_acls(self.acls.iter().cloned().collect())
+            .with_group_configs(self.group_configs.clone())
+            .with_broker_configs(self.broker_configs.clone())
+            .with_features(self.features.clone())
+            .with_delegation_tokens(self.delegation_tokens.clone())
+            .with_client_quotas(self.client_quotas.clone())
+    }
+
+    /// Every topic as the view shows it.
+    pub(super) fn topic_metas(&self) -> impl ExactSizeIterator<Item = TopicMeta> + '_ {
+        self.topics.iter().map(|(id, t)| TopicMeta {
             name: t.name.clone(),
             id: *id,
             partitions: t.partitions.len() as i32,
             config: t.config,
             overrides: t.overrides.clone(),
             mirror: t.mirror_meta(),
-        }))
-        .with_acls(self.acls.iter().cloned().collect())
-        .with_group_configs(self.group_configs.clone())
-        .with_broker_configs(self.broker_configs.clone())
-        .with_features(self.features.clone())
-        .with_delegation_tokens(self.delegation_tokens.clone())
-        .with_client_quotas(self.client_quotas.clone())
+        })
     }
 
     pub fn topic_meta(&self, name: &str) -> Option<TopicMeta> {
