@@ -110,42 +110,7 @@ pub async fn fetch_round(
     partitions: &[OwnedPartition],
 ) -> Result<(), EngineError> {
     let local = local_offsets(broker, partitions).await?;
-    let mut fetch_offsets = HashMap::new();
-    let mut by_topic: Vec<(String, Vec<FetchPartition>)> = Vec::new();
-    for (p, (_, local_end)) in partitions.iter().zip(&local) {
-        let from = s
-            .fetch_from
-            .get(&p.partition)
-            .copied()
-            .filter(|f| f > local_end)
-            .unwrap_or(*local_end);
-        fetch_offsets.insert(p.partition, from);
-        let fetch = FetchPartition::default()
-            .with_partition(p.partition.partition)
-            .with_fetch_offset(from)
-            .with_partition_max_bytes(s.config.fetch_max_bytes as i32)
-            .with_current_leader_epoch(-1)
-            .with_log_start_offset(-1);
-        match by_topic.iter_mut().find(|(t, _)| *t == p.topic) {
-            Some((_, list)) => list.push(fetch),
-            None => by_topic.push((p.topic.clone(), vec![fetch])),
-        }
-    }
-    let request = FetchRequest::default()
-        .with_replica_id(BrokerId(-1))
-        .with_max_wait_ms(s.config.fetch_wait_max_ms as i32)
-        .with_min_bytes(s.config.fetch_min_bytes as i32)
-        .with_max_bytes(s.config.fetch_response_max_bytes as i32)
-        .with_topics(
-            by_topic
-                .into_iter()
-                .map(|(topic, partitions)| {
-                    FetchTopic::default()
-                        .with_topic(TopicName(StrBytes::from_string(topic)))
-                        .with_partitions(partitions)
-                })
-                .collect(),
-        );
+    let (request, fetch_offsets) = fetch_request(s, partitions, &local);
     let wait = Duration::from_millis(s.config.fetch_wait_max_ms as u64);
     let client = s.client.as_mut().ok_or_else(not_connected)?;
     let response: FetchResponse = client.call_api(FETCH, &request, wait).await?;
@@ -174,13 +139,7 @@ pub async fn fetch_round(
             }
             let records = data.records.clone().unwrap_or_default();
             let batches = split_batches(&records, from);
-            let fetched_end = batches
-                .as_ref()
-                .ok()
-                .and_then(|b| b.last())
-                .map_or(from, |(h, _)| {
-                    h.base_offset + h.last_offset_delta as i64 + 1
-                });
+            let fetched_end = fetched_end(&batches, from);
             broker.shard.mirror_progress.record(
                 &s.name,
                 &p.topic,
@@ -207,38 +166,8 @@ pub async fn fetch_round(
             }
         }
     }
-    if !stored.is_empty() {
-        let results = broker
-            .shard
-            .store_mirrored(stored)
-            .await
-            .map_err(|e| EngineError::Source(format!("storing mirrored batches: {e:?}")))?;
-        if let Some(refused) = results.iter().find(|r| r.error.is_some()) {
-            tracing::debug!(error = ?refused.error, "some mirrored batches were refused");
-        }
-    }
-    // Keep the source's log start: records it deleted are deleted here too. One write for
-    // the round's new starts, one for its recoveries.
-    let mut starts = Vec::new();
-    let mut recovered = Vec::new();
-    for (index, source_start) in source_starts {
-        let p = &partitions[index];
-        let (local_start, _) = local[index];
-        if source_start > local_start {
-            starts.push((p.partition, source_start));
-        }
-        if p.mirror.failures > 0 {
-            recovered.push((p.partition, MirrorEvent::Fetched));
-        }
-    }
-    if !starts.is_empty() {
-        let _ = broker
-            .shard
-            .coordinator
-            .run(DeleteRecords { partitions: starts })
-            .await;
-    }
-    events(broker, recovered).await;
+    store(broker, stored).await?;
+    follow_source_starts(broker, partitions, &local, source_starts).await;
     Ok(())
 }
 
@@ -317,4 +246,105 @@ fn split_batches(records: &Bytes, from: i64) -> Result<Vec<(BatchHeader, Bytes)>
 
 fn not_connected() -> EngineError {
     EngineError::Source("not connected".into())
+}
+
+/// One Fetch for every partition, each from past its local end (or where an earlier round
+/// left it), and the offset each starts from.
+fn fetch_request(
+    s: &Session,
+    partitions: &[OwnedPartition],
+    local: &[(i64, i64)],
+) -> (FetchRequest, HashMap<TopicPartition, i64>) {
+    let mut fetch_offsets = HashMap::new();
+    let mut by_topic: Vec<(String, Vec<FetchPartition>)> = Vec::new();
+    for (p, (_, local_end)) in partitions.iter().zip(local) {
+        let from = s
+            .fetch_from
+            .get(&p.partition)
+            .copied()
+            .filter(|f| f > local_end)
+            .unwrap_or(*local_end);
+        fetch_offsets.insert(p.partition, from);
+        let fetch = FetchPartition::default()
+            .with_partition(p.partition.partition)
+            .with_fetch_offset(from)
+            .with_partition_max_bytes(s.config.fetch_max_bytes as i32)
+            .with_current_leader_epoch(-1)
+            .with_log_start_offset(-1);
+        match by_topic.iter_mut().find(|(t, _)| *t == p.topic) {
+            Some((_, list)) => list.push(fetch),
+            None => by_topic.push((p.topic.clone(), vec![fetch])),
+        }
+    }
+    let request = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(s.config.fetch_wait_max_ms as i32)
+        .with_min_bytes(s.config.fetch_min_bytes as i32)
+        .with_max_bytes(s.config.fetch_response_max_bytes as i32)
+        .with_topics(
+            by_topic
+                .into_iter()
+                .map(|(topic, partitions)| {
+                    FetchTopic::default()
+                        .with_topic(TopicName(StrBytes::from_string(topic)))
+                        .with_partitions(partitions)
+                })
+                .collect(),
+        );
+    (request, fetch_offsets)
+}
+
+/// Appends what the round fetched, as the source wrote it.
+async fn store(broker: &Broker, stored: Vec<FetchedBatch>) -> Result<(), EngineError> {
+    if stored.is_empty() {
+        return Ok(());
+    }
+    let results = broker
+        .shard
+        .store_mirrored(stored)
+        .await
+        .map_err(|e| EngineError::Source(format!("storing mirrored batches: {e:?}")))?;
+    if let Some(refused) = results.iter().find(|r| r.error.is_some()) {
+        tracing::debug!(error = ?refused.error, "some mirrored batches were refused");
+    }
+    Ok(())
+}
+
+/// Keeps the source's log start: records it deleted are deleted here too. One write for the
+/// round's new starts, one for its recoveries.
+async fn follow_source_starts(
+    broker: &Broker,
+    partitions: &[OwnedPartition],
+    local: &[(i64, i64)],
+    source_starts: Vec<(usize, i64)>,
+) {
+    let mut starts = Vec::new();
+    let mut recovered = Vec::new();
+    for (index, source_start) in source_starts {
+        let p = &partitions[index];
+        let (local_start, _) = local[index];
+        if source_start > local_start {
+            starts.push((p.partition, source_start));
+        }
+        if p.mirror.failures > 0 {
+            recovered.push((p.partition, MirrorEvent::Fetched));
+        }
+    }
+    if !starts.is_empty() {
+        let _ = broker
+            .shard
+            .coordinator
+            .run(DeleteRecords { partitions: starts })
+            .await;
+    }
+    events(broker, recovered).await;
+}
+
+/// The offset after the last batch fetched (`from` when none was).
+fn fetched_end(batches: &Result<Vec<(BatchHeader, Bytes)>, WalError>, from: i64) -> i64 {
+    (batches.as_ref().ok())
+        .and_then(|b| b.last())
+        .map_or(from, |(h, _)| {
+            h.base_offset + h.last_offset_delta as i64 + 1
+        })
 }
