@@ -1,6 +1,9 @@
+use std::sync::Arc;
+
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{self, Operation, ResourceType};
 use shoal_coordinator::{ErrorKind, TopicMeta};
+use shoal_protocol::messages::metadata_request::MetadataRequestTopic;
 use shoal_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -15,9 +18,9 @@ use crate::kafka::error_codes;
 /// The first Metadata version whose answer may name a topic by id alone (a null name).
 const TOPIC_NAME_NULLABLE_FROM: i16 = 12;
 
-pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {
-    let broker = call.broker;
-    let version = call.version;
+/// The brokers, the cluster id and the controller (the lowest live node id stands in for
+/// the controller, which does not exist).
+fn cluster_part(call: &Call<'_>) -> MetadataResponse {
     let brokers: Vec<MetadataResponseBroker> = call
         .cluster_brokers()
         .into_iter()
@@ -29,14 +32,58 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
                 .with_rack(b.rack.map(StrBytes::from_string))
         })
         .collect();
-    // No controller exists; the lowest live node id stands in for clients that ask.
     let controller = brokers.first().map(|b| b.node_id).unwrap_or(BrokerId(-1));
-    let mut response = MetadataResponse::default()
+    MetadataResponse::default()
         .with_brokers(brokers)
         .with_cluster_id(Some(StrBytes::from_string(
-            broker.config.cluster_id.clone(),
+            call.broker.config.cluster_id.clone(),
         )))
-        .with_controller_id(controller);
+        .with_controller_id(controller)
+}
+
+/// The answer for a topic that was not found or may not be described.
+fn refused(topic: &MetadataRequestTopic, error: ErrorKind, version: i16) -> MetadataResponseTopic {
+    let by_id = !topic.topic_id.is_nil();
+    let code = match error {
+        ErrorKind::UnknownTopicOrPartition if by_id || topic.name.is_none() => {
+            ResponseError::UnknownTopicId.code()
+        }
+        _ => error_codes::code_of(Some(error)),
+    };
+    MetadataResponseTopic::default()
+        .with_error_code(code)
+        // Before v12 a topic's name is not nullable: "" for an unknown id.
+        .with_name(
+            (topic.name.clone())
+                .or_else(|| (version < TOPIC_NAME_NULLABLE_FROM).then(TopicName::default)),
+        )
+        .with_topic_id(topic.topic_id)
+}
+
+/// A topic asked for by name, created first where the client may and auto-creation is on.
+async fn by_name(
+    call: &Call<'_>,
+    name: &str,
+    auto_create: bool,
+) -> Result<Arc<TopicMeta>, ErrorKind> {
+    let may_create = auto_create && call.may_create_topic(name);
+    match call.check_topic(Operation::Describe, name) {
+        Ok(()) => topics::resolve(call.broker, name, may_create).await,
+        // Kafka creates a topic the client may create but not describe, and answers
+        // TOPIC_AUTHORIZATION_FAILED either way.
+        Err(denied) => {
+            if may_create {
+                let _ = topics::resolve(call.broker, name, true).await;
+            }
+            Err(denied)
+        }
+    }
+}
+
+pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataResponse {
+    let broker = call.broker;
+    let version = call.version;
+    let mut response = cluster_part(call);
     // v8-v10 may ask what the client may do on the cluster (later versions ask
     // DescribeCluster); every version from 8 on, on each topic.
     if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
@@ -81,21 +128,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
         // Kafka's broker reads them.
         let by_id = !topic.topic_id.is_nil();
         let result = match &topic.name {
-            Some(name) if !by_id => {
-                let name = name.0.as_str();
-                let may_create = auto_create && call.may_create_topic(name);
-                match call.check_topic(Operation::Describe, name) {
-                    Ok(()) => topics::resolve(broker, name, may_create).await,
-                    // Kafka creates a topic the client may create but not describe, and
-                    // answers TOPIC_AUTHORIZATION_FAILED either way.
-                    Err(denied) => {
-                        if may_create {
-                            let _ = topics::resolve(broker, name, true).await;
-                        }
-                        Err(denied)
-                    }
-                }
-            }
+            Some(name) if !by_id => by_name(call, name.0.as_str(), auto_create).await,
             _ => broker
                 .shard
                 .topics
@@ -110,23 +143,7 @@ pub async fn handle(call: &Call<'_>, request: MetadataRequest) -> MetadataRespon
         };
         response.topics.push(match result {
             Ok(meta) => describe(&meta),
-            Err(error) => {
-                let code = match error {
-                    ErrorKind::UnknownTopicOrPartition if by_id || topic.name.is_none() => {
-                        ResponseError::UnknownTopicId.code()
-                    }
-                    _ => error_codes::code_of(Some(error)),
-                };
-                MetadataResponseTopic::default()
-                    .with_error_code(code)
-                    // Before v12 a topic's name is not nullable: "" for an unknown id.
-                    .with_name(
-                        topic.name.clone().or_else(|| {
-                            (version < TOPIC_NAME_NULLABLE_FROM).then(TopicName::default)
-                        }),
-                    )
-                    .with_topic_id(topic.topic_id)
-            }
+            Err(error) => refused(&topic, error, version),
         });
     }
     response
