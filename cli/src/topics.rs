@@ -246,67 +246,17 @@ fn describe(admin: &mut Admin, format: Format, topics: &[String]) -> Result<(), 
             .collect();
         // A table's positions are extra: one who may not read its group still gets the rest.
         let table = table_positions(admin, &name, &partitions).unwrap_or(None);
-        described.push((name, topic.topic_id, partitions, set, table));
+        described.push(Described {
+            name,
+            id: topic.topic_id,
+            partitions,
+            set,
+            table,
+        });
     }
     match format {
-        Format::Json => {
-            let list: Vec<_> = described
-                .iter()
-                .map(|(name, id, partitions, set, table)| {
-                    json!({
-                        "iceberg_table": table.as_ref().map(|positions| json!({
-                            "lag": positions.iter().map(|p| p.lag).sum::<i64>(),
-                            "partitions": positions.iter()
-                                .map(|p| json!({"partition": p.partition,
-                                                "table_offset": p.table_offset,
-                                                "lag": p.lag}))
-                                .collect::<Vec<_>>(),
-                        })),
-                        "name": name,
-                        "id": id.to_string(),
-                        "partitions": partitions.iter()
-                            .map(|(p, l)| json!({"partition": p, "leader": l}))
-                            .collect::<Vec<_>>(),
-                        "configs": set.iter()
-                            .map(|(k, v)| (k.clone(), json!(v)))
-                            .collect::<serde_json::Map<_, _>>(),
-                    })
-                })
-                .collect();
-            println!("{}", json!(list));
-        }
-        Format::Table => {
-            for (name, id, partitions, set, table) in &described {
-                println!("TOPIC {name} ({id}), {} partitions", partitions.len());
-                let rows: Vec<Vec<String>> = partitions
-                    .iter()
-                    .map(|(p, l)| vec![p.to_string(), l.to_string()])
-                    .collect();
-                print_table(&["PARTITION", "LEADER"], &rows);
-                if !set.is_empty() {
-                    let rows: Vec<Vec<String>> = set
-                        .iter()
-                        .map(|(n, v)| vec![n.clone(), v.clone()])
-                        .collect();
-                    print_table(&["CONFIG", "VALUE"], &rows);
-                }
-                if let Some(positions) = table {
-                    let lag: i64 = positions.iter().map(|p| p.lag).sum();
-                    println!("ICEBERG TABLE: {lag} committed records not in it yet");
-                    let rows: Vec<Vec<String>> = positions
-                        .iter()
-                        .map(|p| {
-                            vec![
-                                p.partition.to_string(),
-                                p.table_offset.to_string(),
-                                p.lag.to_string(),
-                            ]
-                        })
-                        .collect();
-                    print_table(&["PARTITION", "TABLE OFFSET", "LAG"], &rows);
-                }
-            }
-        }
+        Format::Json => print_json(&described),
+        Format::Table => print_tables(&described),
     }
     Ok(())
 }
@@ -318,6 +268,85 @@ struct TablePosition {
     table_offset: i64,
     /// Committed records past it.
     lag: i64,
+}
+
+/// What `describe` found of one topic.
+struct Described {
+    name: String,
+    id: uuid::Uuid,
+    /// (partition, leader), in partition order.
+    partitions: Vec<(i32, i32)>,
+    /// The configs it sets itself.
+    set: Vec<(String, String)>,
+    /// Its Iceberg table's positions, when it has one.
+    table: Option<Vec<TablePosition>>,
+}
+
+fn print_json(described: &[Described]) {
+    let list: Vec<_> = described
+        .iter()
+        .map(|d| {
+            json!({
+                "iceberg_table": d.table.as_ref().map(|positions| json!({
+                    "lag": positions.iter().map(|p| p.lag).sum::<i64>(),
+                    "partitions": positions.iter()
+                        .map(|p| json!({"partition": p.partition,
+                                        "table_offset": p.table_offset,
+                                        "lag": p.lag}))
+                        .collect::<Vec<_>>(),
+                })),
+                "name": d.name,
+                "id": d.id.to_string(),
+                "partitions": d.partitions.iter()
+                    .map(|(p, l)| json!({"partition": p, "leader": l}))
+                    .collect::<Vec<_>>(),
+                "configs": d.set.iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect::<serde_json::Map<_, _>>(),
+            })
+        })
+        .collect();
+    println!("{}", json!(list));
+}
+
+fn print_tables(described: &[Described]) {
+    for Described {
+        name,
+        id,
+        partitions,
+        set,
+        table,
+    } in described
+    {
+        println!("TOPIC {name} ({id}), {} partitions", partitions.len());
+        let rows: Vec<Vec<String>> = partitions
+            .iter()
+            .map(|(p, l)| vec![p.to_string(), l.to_string()])
+            .collect();
+        print_table(&["PARTITION", "LEADER"], &rows);
+        if !set.is_empty() {
+            let rows: Vec<Vec<String>> = set
+                .iter()
+                .map(|(n, v)| vec![n.clone(), v.clone()])
+                .collect();
+            print_table(&["CONFIG", "VALUE"], &rows);
+        }
+        if let Some(positions) = table {
+            let lag: i64 = positions.iter().map(|p| p.lag).sum();
+            println!("ICEBERG TABLE: {lag} committed records not in it yet");
+            let rows: Vec<Vec<String>> = positions
+                .iter()
+                .map(|p| {
+                    vec![
+                        p.partition.to_string(),
+                        p.table_offset.to_string(),
+                        p.lag.to_string(),
+                    ]
+                })
+                .collect();
+            print_table(&["PARTITION", "TABLE OFFSET", "LAG"], &rows);
+        }
+    }
 }
 
 /// Where the topic's Iceberg table stands per partition, as the table writer last committed
