@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use shoal_coordinator::commands::{FetchOffsets, PendingTransactionOffsets};
+use shoal_coordinator::TopicsView;
 use shoal_coordinator::{ErrorKind, StoredOffset, TopicPartition};
+use shoal_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use shoal_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
@@ -26,108 +28,115 @@ const TOPIC_IDS_FROM_VERSION: i16 = 10;
 type Fetched = BTreeMap<String, Vec<(i32, i64, i32, String, Option<ErrorKind>)>>;
 
 pub async fn handle(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetchResponse {
-    let version = call.version;
-    if version < 8 {
-        let topics = request.topics.as_ref().map(|ts| {
-            ts.iter()
-                .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
-                .collect()
-        });
-        let group = owned(&request.group_id.0);
-        let (error, fetched) = fetch_group(call, &group, topics, request.require_stable).await;
-        let topics = fetched
-            .into_iter()
-            .map(|(name, partitions)| {
-                OffsetFetchResponseTopic::default()
-                    .with_name(TopicName(text(name)))
-                    .with_partitions(
-                        partitions
-                            .into_iter()
-                            .map(|(index, offset, epoch, metadata, refused)| {
-                                OffsetFetchResponsePartition::default()
-                                    .with_partition_index(index)
-                                    .with_committed_offset(offset)
-                                    .with_committed_leader_epoch(epoch)
-                                    .with_metadata(Some(text(metadata)))
-                                    .with_error_code(error_codes::code_of(error.or(refused)))
-                            })
-                            .collect(),
-                    )
-            })
-            .collect();
-        return OffsetFetchResponse::default()
-            .with_topics(topics)
-            .with_error_code(error_codes::code_of(error));
+    if call.version < 8 {
+        return one_group_before_v8(call, request).await;
     }
-    let by_id = version >= TOPIC_IDS_FROM_VERSION;
     let view = call.broker.shard.topics.load();
-    let ids = by_id.then_some(&**view);
     let mut groups = Vec::with_capacity(request.groups.len());
     for group in &request.groups {
-        // By id, a topic no id names is answered UNKNOWN_TOPIC_ID partition by partition.
-        let mut unknown_ids = Vec::new();
-        let topics = group.topics.as_ref().map(|ts| {
-            ts.iter()
-                .filter_map(|t| {
-                    let name = requested_name(ids, &t.topic_id, &t.name.0);
-                    if name.is_none() {
-                        unknown_ids.push((t.topic_id, t.partition_indexes.clone()));
-                    }
-                    name.map(|name| (name.to_string(), t.partition_indexes.clone()))
-                })
-                .collect()
-        });
-        let (error, fetched) = fetch_group(
-            call,
-            &owned(&group.group_id.0),
-            topics,
-            request.require_stable,
-        )
-        .await;
-        let mut topics: Vec<OffsetFetchResponseTopics> = fetched
-            .into_iter()
-            .map(|(name, partitions)| {
-                let topic_id = match by_id {
-                    true => view.by_name(&name).map_or(Uuid::nil(), |m| m.id),
-                    false => Uuid::nil(),
-                };
-                OffsetFetchResponseTopics::default()
-                    .with_name(TopicName(text(name)))
-                    .with_topic_id(topic_id)
-                    .with_partitions(
-                        partitions
-                            .into_iter()
-                            .map(|(index, offset, epoch, metadata, refused)| {
-                                OffsetFetchResponsePartitions::default()
-                                    .with_partition_index(index)
-                                    .with_committed_offset(offset)
-                                    .with_committed_leader_epoch(epoch)
-                                    .with_metadata(Some(text(metadata)))
-                                    .with_error_code(error_codes::code_of(refused))
-                            })
-                            .collect(),
-                    )
-            })
-            .collect();
-        topics.extend(unknown_ids.into_iter().map(|(topic_id, partitions)| {
-            let unknown = |index| {
-                OffsetFetchResponsePartitions::default()
-                    .with_partition_index(index)
-                    .with_committed_offset(-1)
-                    .with_error_code(ResponseError::UnknownTopicId.code())
-            };
-            OffsetFetchResponseTopics::default()
-                .with_topic_id(topic_id)
-                .with_partitions(partitions.into_iter().map(unknown).collect())
-        }));
-        groups.push(
-            OffsetFetchResponseGroup::default()
-                .with_group_id(GroupId(group.group_id.0.clone()))
-                .with_topics(topics)
-                .with_error_code(error_codes::code_of(error)),
-        );
+        groups.push(one_group(call, &view, group, request.require_stable).await);
     }
     OffsetFetchResponse::default().with_groups(groups)
+}
+
+/// v1-7: one group, topics by name.
+async fn one_group_before_v8(call: &Call<'_>, request: OffsetFetchRequest) -> OffsetFetchResponse {
+    let topics = request.topics.as_ref().map(|ts| {
+        ts.iter()
+            .map(|t| (owned(&t.name.0), t.partition_indexes.clone()))
+            .collect()
+    });
+    let group = owned(&request.group_id.0);
+    let (error, fetched) = fetch_group(call, &group, topics, request.require_stable).await;
+    let topics = fetched
+        .into_iter()
+        .map(|(name, partitions)| {
+            OffsetFetchResponseTopic::default()
+                .with_name(TopicName(text(name)))
+                .with_partitions(
+                    partitions
+                        .into_iter()
+                        .map(|(index, offset, epoch, metadata, refused)| {
+                            OffsetFetchResponsePartition::default()
+                                .with_partition_index(index)
+                                .with_committed_offset(offset)
+                                .with_committed_leader_epoch(epoch)
+                                .with_metadata(Some(text(metadata)))
+                                .with_error_code(error_codes::code_of(error.or(refused)))
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    OffsetFetchResponse::default()
+        .with_topics(topics)
+        .with_error_code(error_codes::code_of(error))
+}
+
+/// One group of a v8+ request; from v10 topics by id.
+async fn one_group(
+    call: &Call<'_>,
+    view: &TopicsView,
+    group: &OffsetFetchRequestGroup,
+    require_stable: bool,
+) -> OffsetFetchResponseGroup {
+    let by_id = call.version >= TOPIC_IDS_FROM_VERSION;
+    let ids = by_id.then_some(view);
+    // By id, a topic no id names is answered UNKNOWN_TOPIC_ID partition by partition.
+    let mut unknown_ids = Vec::new();
+    let topics = group.topics.as_ref().map(|ts| {
+        ts.iter()
+            .filter_map(|t| {
+                let name = requested_name(ids, &t.topic_id, &t.name.0);
+                if name.is_none() {
+                    unknown_ids.push((t.topic_id, t.partition_indexes.clone()));
+                }
+                name.map(|name| (name.to_string(), t.partition_indexes.clone()))
+            })
+            .collect()
+    });
+    let (error, fetched) =
+        fetch_group(call, &owned(&group.group_id.0), topics, require_stable).await;
+    let mut topics: Vec<OffsetFetchResponseTopics> = fetched
+        .into_iter()
+        .map(|(name, partitions)| {
+            let topic_id = match by_id {
+                true => view.by_name(&name).map_or(Uuid::nil(), |m| m.id),
+                false => Uuid::nil(),
+            };
+            OffsetFetchResponseTopics::default()
+                .with_name(TopicName(text(name)))
+                .with_topic_id(topic_id)
+                .with_partitions(
+                    partitions
+                        .into_iter()
+                        .map(|(index, offset, epoch, metadata, refused)| {
+                            OffsetFetchResponsePartitions::default()
+                                .with_partition_index(index)
+                                .with_committed_offset(offset)
+                                .with_committed_leader_epoch(epoch)
+                                .with_metadata(Some(text(metadata)))
+                                .with_error_code(error_codes::code_of(refused))
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    topics.extend(unknown_ids.into_iter().map(|(topic_id, partitions)| {
+        let unknown = |index| {
+            OffsetFetchResponsePartitions::default()
+                .with_partition_index(index)
+                .with_committed_offset(-1)
+                .with_error_code(ResponseError::UnknownTopicId.code())
+        };
+        OffsetFetchResponseTopics::default()
+            .with_topic_id(topic_id)
+            .with_partitions(partitions.into_iter().map(unknown).collect())
+    }));
+    OffsetFetchResponseGroup::default()
+        .with_group_id(GroupId(group.group_id.0.clone()))
+        .with_topics(topics)
+        .with_error_code(error_codes::code_of(error))
 }
 
 /// The group's committed offsets for `topics` (name → partitions), or all of them when None:
