@@ -24,6 +24,41 @@ pub struct PartitionOffset<'a> {
 /// One topic of the request: its name and partitions.
 pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
 
+/// The requested topics' offsets (`Vec<TopicOffsets>`), each topic under the name its id or
+/// name resolved to in `names`; an unknown id commits nothing, as no topic has the empty
+/// name. Both requests' topics and partitions carry the same fields under the same names.
+macro_rules! topic_offsets {
+    ($topics:expr, $names:expr) => {
+        ($topics)
+            .iter()
+            .zip($names)
+            .map(|(t, name)| {
+                let partitions = (t.partitions.iter())
+                    .map(
+                        |p| $crate::handlers::groups::commit_request::PartitionOffset {
+                            index: p.partition_index,
+                            offset: p.committed_offset,
+                            leader_epoch: p.committed_leader_epoch,
+                            metadata: p.committed_metadata.as_ref(),
+                        },
+                    )
+                    .collect();
+                (name.unwrap_or_default(), partitions)
+            })
+            .collect::<Vec<$crate::handlers::groups::commit_request::TopicOffsets>>()
+    };
+}
+pub(crate) use topic_offsets;
+
+/// A partition's error code: UNKNOWN_TOPIC_ID for a topic whose id named none, else its
+/// outcome's.
+pub fn partition_code(name: Option<&str>, error: Option<Outcome>) -> i16 {
+    match name {
+        None => shoal_protocol::ResponseError::UnknownTopicId.code(),
+        Some(_) => crate::kafka::error_codes::code_of(error),
+    }
+}
+
 /// The group's owning shard says whether `member` may commit (its generation is current),
 /// and if so the claim the commit is written under.
 pub async fn check_member(broker: &Broker, member: MemberRef) -> Result<GroupClaim, Outcome> {

@@ -5,16 +5,14 @@ use shoal_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
-use shoal_protocol::ResponseError;
 use shoal_shards::groups::messages::MemberRef;
 
 use super::commit_request::{
-    check_member, entries, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
+    check_member, entries, outcomes, partition_code, run_under_claim, topic_offsets,
 };
 use super::{owned, owned_optional};
 use crate::context::Call;
 use crate::handlers::topics::requested_names;
-use crate::kafka::error_codes;
 
 /// Versions from 10 on name topics by id (KIP-848).
 const TOPIC_IDS_FROM_VERSION: i16 = 10;
@@ -42,25 +40,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         Ok(()) => check_member(broker, member).await,
     };
     let refused = checked.err();
-    let topics: Vec<TopicOffsets> = request
-        .topics
-        .iter()
-        .zip(&names)
-        .map(|(t, name)| {
-            let partitions = t
-                .partitions
-                .iter()
-                .map(|p| PartitionOffset {
-                    index: p.partition_index,
-                    offset: p.committed_offset,
-                    leader_epoch: p.committed_leader_epoch,
-                    metadata: p.committed_metadata.as_ref(),
-                })
-                .collect();
-            // An unknown id commits nothing: no topic has the empty name.
-            (name.unwrap_or_default(), partitions)
-        })
-        .collect();
+    let topics = topic_offsets!(request.topics, &names);
     let entries = match checked {
         Err(_) => Vec::new(),
         Ok(_) => entries(call, &view, &topics),
@@ -94,13 +74,9 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
                     partitions
                         .into_iter()
                         .map(|(index, error)| {
-                            let code = match name {
-                                None => ResponseError::UnknownTopicId.code(),
-                                Some(_) => error_codes::code_of(error),
-                            };
                             OffsetCommitResponsePartition::default()
                                 .with_partition_index(index)
-                                .with_error_code(code)
+                                .with_error_code(partition_code(*name, error))
                         })
                         .collect(),
                 )

@@ -3,20 +3,19 @@
 
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::CommitTransactionOffsets;
-use shoal_coordinator::ErrorKind;
+use shoal_coordinator::{ErrorKind, GroupClaim};
 use shoal_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
-use shoal_protocol::ResponseError;
 use shoal_shards::groups::messages::MemberRef;
 
 use crate::context::Call;
 use crate::handlers::groups::commit_request::{
-    check_member, entries, group_claim, outcomes, run_under_claim, PartitionOffset, TopicOffsets,
+    check_member, entries, group_claim, outcomes, partition_code, run_under_claim, topic_offsets,
 };
 use crate::handlers::topics::requested_names;
-use crate::kafka::error_codes::{self, Outcome};
+use crate::kafka::error_codes::Outcome;
 
 /// The TxnOffsetCommit version of transactions V2 (KIP-890): the commit joins the
 /// transaction itself, where the client sent AddOffsetsToTxn first before.
@@ -28,27 +27,7 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     let broker = call.broker;
     let group_id = request.group_id.0.to_string();
     let id = request.transactional_id.0.as_str();
-    let allowed = call
-        .authorized(Operation::Write, ResourceType::TransactionalId, id)
-        .then_some(())
-        .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
-        .and_then(|()| call.check_group(Operation::Read, &group_id))
-        .and_then(|()| call.check_coordinator(&group_id))
-        .map_err(Outcome::from);
-    // v3+ names the member: a consumer that left the group's generation is refused.
-    let checked = match allowed {
-        Err(refused) => Err(refused),
-        Ok(()) if request.generation_id_or_member_epoch >= 0 && !request.member_id.is_empty() => {
-            let member = MemberRef {
-                group_id: group_id.clone(),
-                member_id: request.member_id.to_string(),
-                generation_id: request.generation_id_or_member_epoch,
-                group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
-            };
-            check_member(broker, member).await
-        }
-        Ok(()) => group_claim(broker, &group_id).await,
-    };
+    let checked = check(call, &request, &group_id).await;
     let mut refused = checked.err();
     let view = broker.shard.topics.load();
     let requested = request
@@ -56,25 +35,7 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
         .iter()
         .map(|t| (&t.topic_id, t.name.0.as_str()));
     let names = requested_names(call.version, TOPIC_IDS_FROM_VERSION, &view, requested);
-    let topics: Vec<TopicOffsets> = request
-        .topics
-        .iter()
-        .zip(&names)
-        .map(|(t, name)| {
-            let partitions = t
-                .partitions
-                .iter()
-                .map(|p| PartitionOffset {
-                    index: p.partition_index,
-                    offset: p.committed_offset,
-                    leader_epoch: p.committed_leader_epoch,
-                    metadata: p.committed_metadata.as_ref(),
-                })
-                .collect();
-            // An unknown id commits nothing: no topic has the empty name.
-            (name.unwrap_or_default(), partitions)
-        })
-        .collect();
+    let topics = topic_offsets!(request.topics, &names);
     let entries = entries(call, &view, &topics);
     let count = entries.len();
     let results = match checked {
@@ -112,17 +73,45 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
                     partitions
                         .into_iter()
                         .map(|(index, error)| {
-                            let code = match name {
-                                None => ResponseError::UnknownTopicId.code(),
-                                Some(_) => error_codes::code_of(error),
-                            };
                             TxnOffsetCommitResponsePartition::default()
                                 .with_partition_index(index)
-                                .with_error_code(code)
+                                .with_error_code(partition_code(*name, error))
                         })
                         .collect(),
                 )
         })
         .collect();
     TxnOffsetCommitResponse::default().with_topics(answers)
+}
+
+/// Whether the commit may be written, and under which claim: WRITE on the transactional id,
+/// READ on the group, this broker its coordinator; from v3 a named member must be in the
+/// group's generation.
+async fn check(
+    call: &Call<'_>,
+    request: &TxnOffsetCommitRequest,
+    group_id: &str,
+) -> Result<GroupClaim, Outcome> {
+    let id = request.transactional_id.0.as_str();
+    let allowed = call
+        .authorized(Operation::Write, ResourceType::TransactionalId, id)
+        .then_some(())
+        .ok_or(ErrorKind::TransactionalIdAuthorizationFailed)
+        .and_then(|()| call.check_group(Operation::Read, group_id))
+        .and_then(|()| call.check_coordinator(group_id))
+        .map_err(Outcome::from);
+    // v3+ names the member: a consumer that left the group's generation is refused.
+    match allowed {
+        Err(refused) => Err(refused),
+        Ok(()) if request.generation_id_or_member_epoch >= 0 && !request.member_id.is_empty() => {
+            let member = MemberRef {
+                group_id: group_id.to_string(),
+                member_id: request.member_id.to_string(),
+                generation_id: request.generation_id_or_member_epoch,
+                group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
+            };
+            check_member(call.broker, member).await
+        }
+        Ok(()) => group_claim(call.broker, group_id).await,
+    }
 }
