@@ -28,15 +28,11 @@ pub struct Security {
     pub oauth: Option<Arc<OAuthValidator>>,
 }
 
-pub async fn serve_shard(
-    shard: Rc<Shard>,
-    config: Arc<BrokerConfig>,
-    live: Arc<LiveConfigs>,
-    security: Security,
-    cluster: Option<Arc<Membership>>,
-    quotas: Arc<QuotaBoard>,
-) -> Result<(), ShardError> {
-    let Security { tls, oauth } = security;
+/// Binds every Kafka listener of this shard (each shard accepts on its own socket).
+fn bind(
+    shard: &Shard,
+    config: &BrokerConfig,
+) -> Result<Vec<(TcpListener, Arc<Listener>)>, ShardError> {
     let listeners = config
         .listeners()
         .map_err(|e| ShardError::Config(e.to_string()))?;
@@ -57,9 +53,18 @@ pub async fn serve_shard(
         );
         bound.push((socket, Arc::new(listener)));
     }
-    let tasks = shard.tasks.clone();
-    if let (0, Some(listen)) = (shard.index, config.metrics_listen) {
-        tasks.spawn_background(
+    Ok(bound)
+}
+
+/// Shard 0's HTTP endpoints: metrics and health, and the schema registry, where configured.
+fn serve_http(
+    shard: &Rc<Shard>,
+    config: &BrokerConfig,
+    cluster: &Option<Arc<Membership>>,
+    tls: &Option<Arc<TlsServer>>,
+) {
+    if let Some(listen) = config.metrics_listen {
+        shard.tasks.spawn_background(
             "metrics endpoint",
             super::metrics_http::serve_metrics(
                 listen,
@@ -68,8 +73,8 @@ pub async fn serve_shard(
             ),
         );
     }
-    if shard.index == 0 && config.schema_registry.listen.is_some() {
-        tasks.spawn_background(
+    if config.schema_registry.listen.is_some() {
+        shard.tasks.spawn_background(
             "schema registry",
             shoal_registry_server::serve(
                 shard.clone(),
@@ -84,7 +89,21 @@ pub async fn serve_shard(
             ),
         );
     }
+}
+
+pub async fn serve_shard(
+    shard: Rc<Shard>,
+    config: Arc<BrokerConfig>,
+    live: Arc<LiveConfigs>,
+    security: Security,
+    cluster: Option<Arc<Membership>>,
+    quotas: Arc<QuotaBoard>,
+) -> Result<(), ShardError> {
+    let Security { tls, oauth } = security;
+    let bound = bind(&shard, &config)?;
+    let tasks = shard.tasks.clone();
     if shard.index == 0 {
+        serve_http(&shard, &config, &cluster, &tls);
         // Dynamic configs stored before this start hold before the first connection.
         live.apply_at_start(&shard.topics.load());
         tasks.spawn_background("dynamic broker configs", live.clone().watch(shard.clone()));
