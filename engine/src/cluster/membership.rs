@@ -127,62 +127,13 @@ pub fn start(
                 lease,
                 connection: None,
             };
-            // A process restarted at once finds its previous lease still running: wait for
-            // it to lapse rather than refuse the start; PostgreSQL failing for a passing
-            // reason is waited out for the start-up's time. Anything else refuses at once.
-            let started = std::time::Instant::now();
-            let mut sent_unix_ms = unix_ms();
-            let mut first = renewal.register(&shared).await;
-            while let Err(refusal) = &first {
-                let patience = match refusal.wait {
-                    Wait::LeaseLapse => lease + heartbeat,
-                    Wait::Passing => startup_timeout,
-                    Wait::Never => break,
-                };
-                if started.elapsed() >= patience {
-                    break;
-                }
-                glommio::timer::sleep(heartbeat).await;
-                sent_unix_ms = unix_ms();
-                first = renewal.register(&shared).await;
-            }
-            let first = first.map_err(|refusal| refusal.error);
-            if first.is_ok() {
-                shared
-                    .renewed_unix_ms
-                    .store(sent_unix_ms, Ordering::Release);
-            }
+            let first = register_first(&mut renewal, &shared, heartbeat, startup_timeout).await;
             let failed = first.is_err();
             let _ = registered.send(first);
             if failed {
                 return;
             }
-            // When the last renewal that succeeded was sent: its lease ran from then.
-            let mut renewed = Instant::now();
-            loop {
-                glommio::timer::sleep(heartbeat).await;
-                let sent = Instant::now();
-                let sent_unix_ms = unix_ms();
-                match renewal.register(&shared).await {
-                    Ok(()) => {
-                        shared
-                            .renewed_unix_ms
-                            .store(sent_unix_ms, Ordering::Release);
-                        if sent.duration_since(renewed) >= lease {
-                            // Paused, starved or cut off past the lease: other brokers may
-                            // have taken this one's groups meanwhile.
-                            lease_lapses.fetch_add(1, Ordering::AcqRel);
-                            tracing::warn!(
-                                unrenewed_ms = sent.duration_since(renewed).as_millis() as u64,
-                                "this broker's cluster lease lapsed and is renewed; its groups \
-                                 are claimed again before they are served"
-                            );
-                        }
-                        renewed = sent;
-                    }
-                    Err(e) => tracing::warn!(error = %e.error, "cluster lease not renewed (PostgreSQL unreachable or slow); the broker stops serving its groups if the lease lapses"),
-                }
-            }
+            keep_renewing(&mut renewal, &shared, heartbeat, &lease_lapses).await;
         })
         .map_err(|e| EngineError::Config(format!("cannot start the membership thread: {e}")))?;
     match outcome.recv() {
@@ -272,6 +223,81 @@ impl Renewal {
             .collect();
         membership.view.store(Arc::new(ClusterView { members }));
         Ok(())
+    }
+}
+
+/// The first registration: a process restarted at once finds its previous lease still
+/// running and waits for it to lapse rather than refuse the start; PostgreSQL failing for a
+/// passing reason is waited out for the start-up's time. Anything else refuses at once.
+async fn register_first(
+    renewal: &mut Renewal,
+    shared: &Membership,
+    heartbeat: Duration,
+    startup_timeout: Duration,
+) -> Result<(), EngineError> {
+    let lease = renewal.lease;
+    let started = std::time::Instant::now();
+    let mut sent_unix_ms = unix_ms();
+    let mut first = renewal.register(shared).await;
+    while let Err(refusal) = &first {
+        let patience = match refusal.wait {
+            Wait::LeaseLapse => lease + heartbeat,
+            Wait::Passing => startup_timeout,
+            Wait::Never => break,
+        };
+        if started.elapsed() >= patience {
+            break;
+        }
+        glommio::timer::sleep(heartbeat).await;
+        sent_unix_ms = unix_ms();
+        first = renewal.register(shared).await;
+    }
+    let first = first.map_err(|refusal| refusal.error);
+    if first.is_ok() {
+        shared
+            .renewed_unix_ms
+            .store(sent_unix_ms, Ordering::Release);
+    }
+    first
+}
+
+/// Renews the lease every heartbeat for as long as the process lives, counting the lapses
+/// (a pause, starvation or a cut past the lease, after which other brokers may have taken
+/// this one's groups).
+async fn keep_renewing(
+    renewal: &mut Renewal,
+    shared: &Membership,
+    heartbeat: Duration,
+    lease_lapses: &AtomicU64,
+) {
+    let lease = renewal.lease;
+    // When the last renewal that succeeded was sent: its lease ran from then.
+    let mut renewed = Instant::now();
+    loop {
+        glommio::timer::sleep(heartbeat).await;
+        let sent = Instant::now();
+        let sent_unix_ms = unix_ms();
+        match renewal.register(shared).await {
+            Ok(()) => {
+                shared
+                    .renewed_unix_ms
+                    .store(sent_unix_ms, Ordering::Release);
+                if sent.duration_since(renewed) >= lease {
+                    // Paused, starved or cut off past the lease: other brokers may
+                    // have taken this one's groups meanwhile.
+                    lease_lapses.fetch_add(1, Ordering::AcqRel);
+                    tracing::warn!(
+                        unrenewed_ms = sent.duration_since(renewed).as_millis() as u64,
+                        "this broker's cluster lease lapsed and is renewed; its groups \
+                         are claimed again before they are served"
+                    );
+                }
+                renewed = sent;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e.error, "cluster lease not renewed (PostgreSQL unreachable or slow); the broker stops serving its groups if the lease lapses")
+            }
+        }
     }
 }
 
