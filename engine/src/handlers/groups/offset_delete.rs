@@ -12,7 +12,7 @@ use shoal_shards::groups::GroupError;
 
 use super::commit_request::{group_claim, run_under_claim};
 use super::owned;
-use crate::context::Call;
+use crate::context::{Broker, Call};
 use crate::handlers::topics::permitted;
 use crate::kafka::error_codes::{self, Outcome};
 use shoal_coordinator::acl::Operation;
@@ -58,26 +58,7 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
             })
         })
         .collect();
-    // Only the deletable partitions: refused ones keep their offsets, and an empty list
-    // deletes nothing.
-    let top_error = match group_claim(broker, &group).await {
-        Err(refused) => Some(refused),
-        Ok(claim) => {
-            let delete = DeleteOffsets {
-                group: group.clone(),
-                claim,
-                partitions: deletable,
-            };
-            let claim_gone =
-                |reply: &Result<bool, ErrorKind>| matches!(reply, Err(ErrorKind::NotCoordinator));
-            match run_under_claim(broker, &group, claim, delete, claim_gone).await {
-                Ok(Ok(true)) => None,
-                Ok(Ok(false)) => Some(Outcome::from(GroupError::GroupIdNotFound)),
-                Ok(Err(refused)) => Some(refused.into()),
-                Err(_) => Some(ErrorKind::NotAvailable.into()),
-            }
-        }
-    };
+    let top_error = delete(broker, &group, deletable).await;
     let topics = request
         .topics
         .into_iter()
@@ -100,5 +81,29 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     match top_error {
         Some(e) => OffsetDeleteResponse::default().with_error_code(error_codes::code_of(Some(e))),
         None => OffsetDeleteResponse::default().with_topics(topics),
+    }
+}
+
+/// Deletes the group's offsets of `deletable` under its claim: the request's error, if any.
+/// Only the deletable partitions: refused ones keep their offsets, and an empty list deletes
+/// nothing.
+async fn delete(broker: &Broker, group: &str, deletable: Vec<TopicPartition>) -> Option<Outcome> {
+    match group_claim(broker, group).await {
+        Err(refused) => Some(refused),
+        Ok(claim) => {
+            let delete = DeleteOffsets {
+                group: group.to_string(),
+                claim,
+                partitions: deletable,
+            };
+            let claim_gone =
+                |reply: &Result<bool, ErrorKind>| matches!(reply, Err(ErrorKind::NotCoordinator));
+            match run_under_claim(broker, group, claim, delete, claim_gone).await {
+                Ok(Ok(true)) => None,
+                Ok(Ok(false)) => Some(Outcome::from(GroupError::GroupIdNotFound)),
+                Ok(Err(refused)) => Some(refused.into()),
+                Err(_) => Some(ErrorKind::NotAvailable.into()),
+            }
+        }
     }
 }
