@@ -53,22 +53,9 @@ pub fn resource_broker(broker: &Broker, name: &str) -> Result<Option<i32>, (i16,
     }
 }
 
-/// Changes a broker's (or the default's) dynamic configs with `change`, which is given what
-/// is stored and returns the whole new set: names checked (a config of the file only is
-/// INVALID_REQUEST, as Kafka answers for configs it cannot update dynamically; an unknown one
-/// INVALID_CONFIG), values checked, stored unless `validate_only`, then put into effect.
-pub async fn alter_broker_configs(
-    call: &Call<'_>,
-    name: &str,
-    validate_only: bool,
-    change: impl Fn(&[(String, String)]) -> Result<Vec<(String, String)>, String>,
-    named: &[String],
-) -> Result<(), (i16, String)> {
-    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
-        return Err(refused);
-    }
-    let broker = call.broker;
-    let target = resource_broker(broker, name)?;
+/// Whether the named configs may be set on `target` (None: the cluster-wide default): none
+/// only the config file sets, and topic defaults only cluster-wide.
+fn settable(named: &[String], target: Option<i32>) -> Result<(), (i16, String)> {
     let read_only: Vec<&str> = named
         .iter()
         .map(String::as_str)
@@ -101,6 +88,26 @@ pub async fn alter_broker_configs(
             ),
         ));
     }
+    Ok(())
+}
+
+/// Changes a broker's (or the default's) dynamic configs with `change`, which is given what
+/// is stored and returns the whole new set: names checked (a config of the file only is
+/// INVALID_REQUEST, as Kafka answers for configs it cannot update dynamically; an unknown one
+/// INVALID_CONFIG), values checked, stored unless `validate_only`, then put into effect.
+pub async fn alter_broker_configs(
+    call: &Call<'_>,
+    name: &str,
+    validate_only: bool,
+    change: impl Fn(&[(String, String)]) -> Result<Vec<(String, String)>, String>,
+    named: &[String],
+) -> Result<(), (i16, String)> {
+    if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
+        return Err(refused);
+    }
+    let broker = call.broker;
+    let target = resource_broker(broker, name)?;
+    settable(named, target)?;
     let invalid = |message: String| (ResponseError::InvalidConfig.code(), message);
     let names_tls_files = named.iter().any(|n| SSL_FILES.contains(&n.as_str()));
     let mut stored = broker.shard.topics.load().broker_configs(target).to_vec();
