@@ -1,6 +1,8 @@
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::config_codes::ConfigSource;
-use shoal_protocol::messages::describe_configs_response::DescribeConfigsResult;
+use shoal_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult,
+};
 use shoal_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use shoal_protocol::ResponseError;
 
@@ -37,24 +39,7 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
             }
             match resource.resource_type {
                 RESOURCE_TOPIC => {
-                    let view = broker.shard.topics.load();
-                    let Some(topic) = view.by_name(resource.resource_name.as_str()) else {
-                        return result
-                            .with_error_code(ResponseError::UnknownTopicOrPartition.code())
-                            .with_error_message(Some(StrBytes::from_static_str("Unknown topic.")));
-                    };
-                    let defaults = view.broker_configs(None);
-                    let configs = TOPIC_CONFIGS
-                        .iter()
-                        .filter(|def| wanted(def.name))
-                        .map(|def| {
-                            let found =
-                                topic_config_found(def, &topic.config, &topic.overrides, defaults);
-                            let synonyms = request.include_synonyms;
-                            described_synonyms(def.name, &found, false, def.config_type, synonyms)
-                        })
-                        .collect();
-                    result.with_configs(configs)
+                    describe_topic(call, result, name, &wanted, request.include_synonyms)
                 }
                 RESOURCE_BROKER => {
                     match broker_configs::describe(broker, name, wanted, request.include_synonyms) {
@@ -64,27 +49,12 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
                             .with_error_message(Some(StrBytes::from_string(message))),
                     }
                 }
-                RESOURCE_GROUP => {
-                    let view = broker.shard.topics.load();
-                    let defaults = &broker.config.groups;
-                    let configs = GROUP_CONFIGS
-                        .iter()
-                        .filter(|config| wanted(config.name))
-                        .map(|config| {
-                            let (value, default) =
-                                group_config_value(&view, defaults, name, config.name);
-                            let source = if default {
-                                ConfigSource::Default
-                            } else {
-                                ConfigSource::DynamicGroup
-                            };
-                            let found = [(source, value)];
-                            let synonyms = request.include_synonyms;
-                            described(config.name, &found, false, config.config_type, synonyms)
-                        })
-                        .collect();
-                    result.with_configs(configs)
-                }
+                RESOURCE_GROUP => result.with_configs(group_configs(
+                    call,
+                    name,
+                    &wanted,
+                    request.include_synonyms,
+                )),
                 _ => result
                     .with_error_code(ResponseError::InvalidRequest.code())
                     .with_error_message(Some(StrBytes::from_static_str(
@@ -94,4 +64,61 @@ pub async fn handle(call: &Call<'_>, request: DescribeConfigsRequest) -> Describ
         })
         .collect();
     DescribeConfigsResponse::default().with_results(results)
+}
+
+/// A topic's configs in effect, with where each comes from.
+fn describe_topic(
+    call: &Call<'_>,
+    result: DescribeConfigsResult,
+    name: &str,
+    wanted: &dyn Fn(&str) -> bool,
+    include_synonyms: bool,
+) -> DescribeConfigsResult {
+    let view = call.broker.shard.topics.load();
+    let Some(topic) = view.by_name(name) else {
+        return result
+            .with_error_code(ResponseError::UnknownTopicOrPartition.code())
+            .with_error_message(Some(StrBytes::from_static_str("Unknown topic.")));
+    };
+    let defaults = view.broker_configs(None);
+    let configs = TOPIC_CONFIGS
+        .iter()
+        .filter(|def| wanted(def.name))
+        .map(|def| {
+            let found = topic_config_found(def, &topic.config, &topic.overrides, defaults);
+            described_synonyms(def.name, &found, false, def.config_type, include_synonyms)
+        })
+        .collect();
+    result.with_configs(configs)
+}
+
+/// A group's configs: its own, or the broker's defaults.
+fn group_configs(
+    call: &Call<'_>,
+    name: &str,
+    wanted: &dyn Fn(&str) -> bool,
+    include_synonyms: bool,
+) -> Vec<DescribeConfigsResourceResult> {
+    let view = call.broker.shard.topics.load();
+    let defaults = &call.broker.config.groups;
+    GROUP_CONFIGS
+        .iter()
+        .filter(|config| wanted(config.name))
+        .map(|config| {
+            let (value, default) = group_config_value(&view, defaults, name, config.name);
+            let source = if default {
+                ConfigSource::Default
+            } else {
+                ConfigSource::DynamicGroup
+            };
+            let found = [(source, value)];
+            described(
+                config.name,
+                &found,
+                false,
+                config.config_type,
+                include_synonyms,
+            )
+        })
+        .collect()
 }
