@@ -7,7 +7,7 @@
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::PartitionSizes;
-use shoal_coordinator::{TopicMeta, TopicPartition};
+use shoal_coordinator::{TopicMeta, TopicPartition, TopicsView};
 use shoal_protocol::messages::describe_log_dirs_response::{
     DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
 };
@@ -18,25 +18,24 @@ use shoal_wal::StoreConfig;
 
 use crate::context::Call;
 
-pub async fn handle(call: &Call<'_>, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
-    // Kafka: DESCRIBE on the cluster, or nothing (from v3 with a top-level error).
-    if !call.authorized_on_cluster(Operation::Describe) {
-        return DescribeLogDirsResponse::default()
-            .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
-    }
-    let view = call.broker.shard.topics.load();
+/// The partitions asked for (all when the request names none) that this broker leads,
+/// topic by topic in name order; a topic or partition it does not host is left out, as Kafka
+/// does.
+fn led_here<'v>(
+    call: &Call<'_>,
+    view: &'v TopicsView,
+    request: &DescribeLogDirsRequest,
+) -> Vec<(&'v TopicMeta, Vec<i32>)> {
     let node_id = call.broker.config.node_id;
-    let led_here = |meta: &TopicMeta, partition: i32| {
+    let leads = |meta: &TopicMeta, partition: i32| {
         (0..meta.partitions).contains(&partition)
             && call.partition_leader(meta.id, partition) == node_id
     };
-    // The partitions asked for (all when the request names none) that this broker leads,
-    // topic by topic; a topic or partition it does not host is left out, as Kafka does.
     let mut wanted: Vec<(&TopicMeta, Vec<i32>)> = match &request.topics {
         None => view
             .all()
             .map(|meta| {
-                let led = (0..meta.partitions).filter(|p| led_here(meta, *p));
+                let led = (0..meta.partitions).filter(|p| leads(meta, *p));
                 (&**meta, led.collect())
             })
             .collect(),
@@ -44,13 +43,24 @@ pub async fn handle(call: &Call<'_>, request: DescribeLogDirsRequest) -> Describ
             .iter()
             .filter_map(|t| view.by_name(t.topic.0.as_str()).map(|meta| (&**meta, t)))
             .map(|(meta, t)| {
-                let led = t.partitions.iter().copied().filter(|p| led_here(meta, *p));
+                let led = t.partitions.iter().copied().filter(|p| leads(meta, *p));
                 (meta, led.collect())
             })
             .collect(),
     };
     wanted.retain(|(_, partitions)| !partitions.is_empty());
     wanted.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    wanted
+}
+
+pub async fn handle(call: &Call<'_>, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
+    // Kafka: DESCRIBE on the cluster, or nothing (from v3 with a top-level error).
+    if !call.authorized_on_cluster(Operation::Describe) {
+        return DescribeLogDirsResponse::default()
+            .with_error_code(ResponseError::ClusterAuthorizationFailed.code());
+    }
+    let view = call.broker.shard.topics.load();
+    let wanted = led_here(call, &view, &request);
     let partitions: Vec<TopicPartition> = wanted
         .iter()
         .flat_map(|(meta, ps)| {
