@@ -5,7 +5,7 @@
 
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
-use shoal_coordinator::TopicMeta;
+use shoal_coordinator::{TopicMeta, TopicsView};
 use shoal_protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
@@ -21,14 +21,14 @@ use crate::context::Call;
 /// Kafka's `max.request.partition.size.limit` default: the most partitions one answer holds.
 const PARTITIONS_PER_ANSWER_MAX: i32 = 2000;
 
-pub async fn handle(
+/// Each topic answered, in name order: its name and what is known of it (an error: no such
+/// topic, or not describable, answered with the error alone).
+fn wanted<'v>(
     call: &Call<'_>,
-    request: DescribeTopicPartitionsRequest,
-) -> DescribeTopicPartitionsResponse {
-    let view = call.broker.shard.topics.load();
+    view: &'v TopicsView,
+    request: &DescribeTopicPartitionsRequest,
+) -> Vec<(String, Result<&'v TopicMeta, ResponseError>)> {
     let describable = |name: &str| call.authorized(Operation::Describe, ResourceType::Topic, name);
-    // Each topic answered: its name and what is known of it (None: no such topic or not
-    // describable, answered with the error alone).
     let mut wanted: Vec<(String, Result<&TopicMeta, ResponseError>)> = if request.topics.is_empty()
     {
         // All topics: those the client may not describe are left out, as Metadata does.
@@ -53,6 +53,15 @@ pub async fn handle(
     };
     wanted.sort_by(|a, b| a.0.cmp(&b.0));
     wanted.dedup_by(|a, b| a.0 == b.0);
+    wanted
+}
+
+pub async fn handle(
+    call: &Call<'_>,
+    request: DescribeTopicPartitionsRequest,
+) -> DescribeTopicPartitionsResponse {
+    let view = call.broker.shard.topics.load();
+    let wanted = wanted(call, &view, &request);
     let (first_topic, first_partition) = match &request.cursor {
         Some(cursor) => (cursor.topic_name.0.as_str(), cursor.partition_index.max(0)),
         None => ("", 0),
