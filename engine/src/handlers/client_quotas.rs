@@ -8,6 +8,7 @@ use shoal_coordinator::acl::Operation;
 use shoal_coordinator::client_quotas::QuotaMatch;
 use shoal_coordinator::commands::{AlterClientQuotas, DescribeClientQuotas, QuotaAlteration};
 use shoal_coordinator::ErrorKind;
+use shoal_protocol::messages::alter_client_quotas_request::EntryData as AlterClientQuotasRequestEntry;
 use shoal_protocol::messages::alter_client_quotas_response::{
     EntityData as AlteredEntity, EntryData as AlteredEntry,
 };
@@ -125,16 +126,6 @@ pub async fn alter(
                 .collect()
         })
         .collect();
-    let answer = |entity: Vec<AlteredEntity>, outcome: Result<(), (ErrorKind, String)>| {
-        let (code, message) = match outcome {
-            Ok(()) => (0, None),
-            Err((error, message)) => (code_of(Some(error)), Some(StrBytes::from_string(message))),
-        };
-        AlteredEntry::default()
-            .with_entity(entity)
-            .with_error_code(code)
-            .with_error_message(message)
-    };
     if !call.authorized_on_cluster(Operation::AlterConfigs) {
         let denied = (ErrorKind::ClusterAuthorizationFailed, String::new());
         let entries = entities
@@ -143,27 +134,8 @@ pub async fn alter(
             .collect();
         return AlterClientQuotasResponse::default().with_entries(entries);
     }
-    let entries = request
-        .entries
-        .iter()
-        .map(|entry| QuotaAlteration {
-            entity: entry
-                .entity
-                .iter()
-                .map(|e| {
-                    let name = e.entity_name.as_ref().map(ToString::to_string);
-                    (e.entity_type.to_string(), name)
-                })
-                .collect(),
-            quotas: entry
-                .ops
-                .iter()
-                .map(|op| (op.key.to_string(), (!op.remove).then_some(op.value)))
-                .collect(),
-        })
-        .collect();
     let alter = AlterClientQuotas {
-        entries,
+        entries: request.entries.iter().map(alteration).collect(),
         validate_only: request.validate_only,
     };
     let outcomes = match call.broker.shard.coordinator.run(alter).await {
@@ -182,4 +154,32 @@ pub async fn alter(
         .map(|(entity, outcome)| answer(entity, outcome))
         .collect();
     AlterClientQuotasResponse::default().with_entries(entries)
+}
+
+/// One entry of the request as the coordinator takes it: the entity by (type, name), and
+/// each quota's new value (None: removed).
+fn alteration(entry: &AlterClientQuotasRequestEntry) -> QuotaAlteration {
+    QuotaAlteration {
+        entity: (entry.entity.iter())
+            .map(|e| {
+                let name = e.entity_name.as_ref().map(ToString::to_string);
+                (e.entity_type.to_string(), name)
+            })
+            .collect(),
+        quotas: (entry.ops.iter())
+            .map(|op| (op.key.to_string(), (!op.remove).then_some(op.value)))
+            .collect(),
+    }
+}
+
+/// One entry's answer.
+fn answer(entity: Vec<AlteredEntity>, outcome: Result<(), (ErrorKind, String)>) -> AlteredEntry {
+    let (code, message) = match outcome {
+        Ok(()) => (0, None),
+        Err((error, message)) => (code_of(Some(error)), Some(StrBytes::from_string(message))),
+    };
+    AlteredEntry::default()
+        .with_entity(entity)
+        .with_error_code(code)
+        .with_error_message(message)
 }
