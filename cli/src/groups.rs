@@ -270,59 +270,67 @@ fn describe(admin: &mut Admin, format: Format, group: &str) -> Result<(), AdminE
             }
         })
         .collect();
-    let total: i64 = rows.iter().filter_map(|r| r.lag).sum();
-    let state = described.state.clone().unwrap_or_else(|| "unknown".into());
     match format {
-        Format::Json => {
-            let members: Vec<_> = described
-                .members
-                .iter()
-                .map(|(id, client, host, assigned)| {
-                    json!({"member_id": id, "client_id": client, "host": host,
-                           "partitions": assigned.iter()
-                               .map(|(t, p)| json!({"topic": t, "partition": p}))
-                               .collect::<Vec<_>>()})
-                })
-                .collect();
-            let offsets: Vec<_> = rows
-                .iter()
-                .map(|r| {
-                    json!({"topic": r.topic, "partition": r.partition, "committed": r.committed,
-                           "end": r.end, "lag": r.lag})
-                })
-                .collect();
-            println!(
-                "{}",
-                json!({"group": group, "state": state, "coordinator": coordinator,
-                       "members": members, "offsets": offsets, "lag": total})
-            );
-        }
-        Format::Table => {
-            println!(
-                "GROUP {group}: {state}, coordinator {coordinator}, {} members, total lag {total}",
-                described.members.len()
-            );
-            let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
-            let rows: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.topic.clone(),
-                        r.partition.to_string(),
-                        show(r.committed),
-                        r.end.to_string(),
-                        show(r.lag),
-                        r.member.clone(),
-                    ]
-                })
-                .collect();
-            print_table(
-                &["TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "MEMBER"],
-                &rows,
-            );
-        }
+        Format::Json => print_json(group, coordinator, &described, &rows),
+        Format::Table => print_tables(group, coordinator, &described, &rows),
     }
     Ok(())
+}
+
+/// `shoal group describe --format json`.
+fn print_json(group: &str, coordinator: i32, described: &Described, rows: &[PartitionLag]) {
+    let total: i64 = rows.iter().filter_map(|r| r.lag).sum();
+    let state = described.state.clone().unwrap_or_else(|| "unknown".into());
+    let members: Vec<_> = described
+        .members
+        .iter()
+        .map(|(id, client, host, assigned)| {
+            json!({"member_id": id, "client_id": client, "host": host,
+                   "partitions": assigned.iter()
+                       .map(|(t, p)| json!({"topic": t, "partition": p}))
+                       .collect::<Vec<_>>()})
+        })
+        .collect();
+    let offsets: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            json!({"topic": r.topic, "partition": r.partition, "committed": r.committed,
+                   "end": r.end, "lag": r.lag})
+        })
+        .collect();
+    println!(
+        "{}",
+        json!({"group": group, "state": state, "coordinator": coordinator,
+               "members": members, "offsets": offsets, "lag": total})
+    );
+}
+
+/// `shoal group describe`: the group, then a row per partition.
+fn print_tables(group: &str, coordinator: i32, described: &Described, rows: &[PartitionLag]) {
+    let total: i64 = rows.iter().filter_map(|r| r.lag).sum();
+    let state = described.state.clone().unwrap_or_else(|| "unknown".into());
+    println!(
+        "GROUP {group}: {state}, coordinator {coordinator}, {} members, total lag {total}",
+        described.members.len()
+    );
+    let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.topic.clone(),
+                r.partition.to_string(),
+                show(r.committed),
+                r.end.to_string(),
+                show(r.lag),
+                r.member.clone(),
+            ]
+        })
+        .collect();
+    print_table(
+        &["TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "MEMBER"],
+        &rows,
+    );
 }
 
 fn reset(
