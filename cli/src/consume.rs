@@ -22,7 +22,7 @@ use super::offsets::{
     commit, committed, list_offsets, EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED,
 };
 use super::record_json::bytes_to_json;
-use super::{check, AdminError, Format, Target};
+use super::{check, Admin, AdminError, Format, Target};
 use shoal_registry::wire::schema_id;
 
 const FETCH_VERSION: i16 = 12;
@@ -88,21 +88,7 @@ pub fn run(target: &Target, args: ConsumeArgs) -> Result<(), AdminError> {
         true => READ_UNCOMMITTED,
         false => READ_COMMITTED,
     };
-    let keys: BTreeSet<(String, i32)> = leaders.keys().map(|p| (args.topic.clone(), *p)).collect();
-    let ends = list_offsets(&mut admin, &keys, |_| LATEST, isolation)?;
-    let starts = start_offsets(&mut admin, &args, &keys, &ends, isolation)?;
-    let mut reading: BTreeMap<i32, Reading> = leaders
-        .iter()
-        .map(|(p, leader)| {
-            let key = (args.topic.clone(), *p);
-            let reading = Reading {
-                leader: *leader,
-                position: starts[&key],
-                end: ends[&key],
-            };
-            (*p, reading)
-        })
-        .collect();
+    let mut reading = positions(&mut admin, &args, &leaders, isolation)?;
     let mut printer = Printer {
         topic: &args.topic,
         format: target.format,
@@ -169,7 +155,7 @@ fn stop_on_signals() -> Result<Arc<AtomicBool>, AdminError> {
 
 /// Each partition's first offset to read.
 fn start_offsets(
-    admin: &mut super::Admin,
+    admin: &mut Admin,
     args: &ConsumeArgs,
     keys: &BTreeSet<(String, i32)>,
     ends: &BTreeMap<(String, i32), i64>,
@@ -222,7 +208,7 @@ fn start_offsets(
 
 /// One Fetch to each leader of the partitions wanted; whether any position moved.
 fn fetch_round(
-    admin: &mut super::Admin,
+    admin: &mut Admin,
     topic: &str,
     wanted: &[i32],
     reading: &mut BTreeMap<i32, Reading>,
@@ -444,6 +430,30 @@ fn unescape(template: &str) -> String {
         }
     }
     out
+}
+
+/// Where each partition's reading starts and ends.
+fn positions(
+    admin: &mut Admin,
+    args: &ConsumeArgs,
+    leaders: &BTreeMap<i32, i32>,
+    isolation: i8,
+) -> Result<BTreeMap<i32, Reading>, AdminError> {
+    let keys: BTreeSet<(String, i32)> = leaders.keys().map(|p| (args.topic.clone(), *p)).collect();
+    let ends = list_offsets(admin, &keys, |_| LATEST, isolation)?;
+    let starts = start_offsets(admin, args, &keys, &ends, isolation)?;
+    Ok(leaders
+        .iter()
+        .map(|(p, leader)| {
+            let key = (args.topic.clone(), *p);
+            let reading = Reading {
+                leader: *leader,
+                position: starts[&key],
+                end: ends[&key],
+            };
+            (*p, reading)
+        })
+        .collect())
 }
 
 #[cfg(test)]
