@@ -20,6 +20,32 @@ pub struct Listener {
     pub advertised_port: i32,
 }
 
+/// A listener's protocol: as the protocol map names it, else its name's.
+fn protocol_of(
+    map: &HashMap<String, SecurityProtocol>,
+    name: &str,
+) -> Result<SecurityProtocol, EngineError> {
+    map.get(name)
+        .copied()
+        .or_else(|| SecurityProtocol::from_name(name))
+        .ok_or_else(|| {
+            config_error(format!(
+                "listener {name} has no security protocol: name it in \
+                 listener_security_protocol_map or use a protocol as its name"
+            ))
+        })
+}
+
+/// The address a listener binds: its host (every interface when empty) and port.
+fn bind_address(name: &str, host: &str, port: i32) -> Result<SocketAddr, EngineError> {
+    let bind_host = if host.is_empty() { "0.0.0.0" } else { host };
+    (bind_host, port as u16)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| config_error(format!("listener {name}: cannot resolve {host}")))
+}
+
 /// The listeners `listeners` names (or one PLAINTEXT listener on `listen` when it is empty),
 /// with their protocols and advertised addresses.
 pub fn parse_listeners(
@@ -48,26 +74,8 @@ pub fn parse_listeners(
         .collect::<HashMap<String, (String, i32)>>();
     let mut out: Vec<Listener> = Vec::new();
     for (name, (host, port)) in parse_entries(listeners)? {
-        let protocol = map
-            .get(&name)
-            .copied()
-            .or_else(|| SecurityProtocol::from_name(&name))
-            .ok_or_else(|| {
-                config_error(format!(
-                    "listener {name} has no security protocol: name it in \
-                     listener_security_protocol_map or use a protocol as its name"
-                ))
-            })?;
-        let bind_host = if host.is_empty() {
-            "0.0.0.0"
-        } else {
-            host.as_str()
-        };
-        let address = (bind_host, port as u16)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| config_error(format!("listener {name}: cannot resolve {host}")))?;
+        let protocol = protocol_of(&map, &name)?;
+        let address = bind_address(&name, &host, port)?;
         if out.iter().any(|l| l.name == name || l.address == address) {
             return Err(config_error(format!(
                 "listener {name} repeats a name or an address"

@@ -377,7 +377,6 @@ async fn reset_offsets(
     starts
 }
 
-/// The answer's partitions by topic: every partition named, acknowledged or read.
 /// The records handed to the member, by partition, with the runs of offsets it acquired.
 type Delivered = BTreeMap<(Uuid, i32), (Bytes, Vec<AcquiredRun>)>;
 
@@ -411,6 +410,7 @@ fn deliveries(
     delivered
 }
 
+/// The answer's partitions by topic: every partition named, acknowledged or read.
 fn topic_responses(
     outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
     mut delivered: Delivered,
