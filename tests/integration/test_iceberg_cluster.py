@@ -17,9 +17,15 @@ from test_iceberg import sql_catalog
 ICEBERG = "[iceberg]\nenabled = true\ncommit_interval_ms = 300\n"
 
 
-def catalog_in(postgres, broker, s3_server):
-    """pyiceberg's SQL catalog on the database the broker's coordinator uses."""
-    config = broker.config_path.read_text()
+def catalog_in(postgres, brokers, s3_server, timeout=60):
+    """pyiceberg's SQL catalog on the database the brokers' coordinator uses, once the writer
+    has made its first table: pyiceberg creates the catalog's tables where they are missing,
+    and doing so while the writer creates them too fails one of the two."""
+    deadline = time.time() + timeout
+    while not any("Iceberg table created" in b.log() for b in brokers):
+        assert time.time() < deadline, "no broker created the table"
+        time.sleep(0.2)
+    config = brokers[0].config_path.read_text()
     database = re.search(r'url = "postgres://[^/]+/([^?"]+)', config).group(1)
     uri = (f"postgresql+psycopg2://{postgres.USER}:{postgres.PASSWORD}@127.0.0.1:"
            f"{postgres.port}/{database}")
@@ -67,7 +73,7 @@ def test_another_broker_takes_the_tables_over_with_no_row_lost_or_twice(
     topic = NewTopic("events", num_partitions=3, config={"shoal.iceberg.enabled": "true"})
     admin.create_topics([topic])["events"].result(15)
     produce(brokers[0].bootstrap, 0, 3000)
-    catalog = catalog_in(postgres, brokers[0], s3_server)
+    catalog = catalog_in(postgres, brokers, s3_server)
     rows_when(catalog, 3000)
     writer = writer_of(brokers)
     assert sum("Iceberg table created" in b.log() for b in brokers) == 1
