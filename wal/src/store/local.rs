@@ -11,11 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use glommio::io::{BufferedFile, Directory, OpenOptions, ReadResult};
+use glommio::io::{BufferedFile, Directory, OpenOptions};
 
+use super::kinds::{ListedObject, LocalLayout, WriteLane};
+use super::read_bytes::{exact_range, ReadBytes};
 use super::segments::Segments;
 use super::write_fully::write_fully;
-use super::{ListedObject, LocalLayout, ReadBytes, WriteLane};
 use crate::{ObjectBody, WalError};
 
 pub struct LocalStore {
@@ -253,26 +254,6 @@ fn raw_os_error(e: &glommio::GlommioError<()>) -> Option<i32> {
 
 /// The `len` bytes read at `offset` of `key`, copied out of the read's buffer; fewer is a
 /// short object (either layout).
-pub(super) fn exact_range(
-    key: &str,
-    offset: u64,
-    len: usize,
-    data: ReadResult,
-) -> Result<ReadBytes, WalError> {
-    if data.len() != len {
-        return Err(short_object(key, offset, len));
-    }
-    Ok(ReadBytes::Direct(data))
-}
-
-pub(super) fn short_object(key: &str, offset: u64, len: usize) -> WalError {
-    WalError::ShortObject {
-        key: key.to_string(),
-        offset,
-        len,
-    }
-}
-
 fn is_not_found(e: &glommio::GlommioError<()>) -> bool {
     raw_os_error(e) == Some(libc_codes::ENOENT)
 }

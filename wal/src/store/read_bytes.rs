@@ -9,6 +9,8 @@ use std::ops::Deref;
 use bytes::Bytes;
 use glommio::io::ReadResult;
 
+use crate::WalError;
+
 #[derive(Clone, Debug)]
 pub enum ReadBytes {
     /// The read's own buffer.
@@ -52,6 +54,27 @@ impl Deref for ReadBytes {
 impl From<Bytes> for ReadBytes {
     fn from(bytes: Bytes) -> ReadBytes {
         ReadBytes::Shared(bytes)
+    }
+}
+
+/// A read of `len` bytes at `offset` of `key`, refused when the object ended before.
+pub(super) fn exact_range(
+    key: &str,
+    offset: u64,
+    len: usize,
+    data: ReadResult,
+) -> Result<ReadBytes, WalError> {
+    if data.len() != len {
+        return Err(short_object(key, offset, len));
+    }
+    Ok(ReadBytes::Direct(data))
+}
+
+pub(super) fn short_object(key: &str, offset: u64, len: usize) -> WalError {
+    WalError::ShortObject {
+        key: key.to_string(),
+        offset,
+        len,
     }
 }
 

@@ -16,7 +16,7 @@ use rusty_s3::actions::{ListObjectsV2, ObjectIdentifier, S3Action};
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 
 use self::http::{HttpClient, HttpResponse};
-use super::ListedObject;
+use super::kinds::ListedObject;
 use crate::WalError;
 
 /// How long a signed request stays valid; requests are signed just before they are sent.

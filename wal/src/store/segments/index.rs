@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::SystemTime;
 
 use super::entry::{EntryHeader, ALIGNMENT};
-use crate::store::ListedObject;
+use crate::store::kinds::ListedObject;
 use crate::WalError;
 
 const SEGMENT_SUFFIX: &str = ".seg";

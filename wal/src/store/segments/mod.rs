@@ -19,8 +19,8 @@ pub use index::SegmentIndex;
 use open_files::OpenFiles;
 use writer::{remove_files, SegmentWriter};
 
-use super::local::{exact_range, short_object};
-use super::{ListedObject, ReadBytes, WriteLane};
+use super::kinds::{ListedObject, WriteLane};
+use super::read_bytes::{exact_range, short_object, ReadBytes};
 use crate::{ObjectBody, WalError};
 
 /// The most one write of a background object holds (`WriteLane` says why): with its own
