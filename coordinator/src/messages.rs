@@ -327,3 +327,13 @@ pub struct CompactionStatus {
     pub oldest_dirty_ms: Option<i64>,
     pub cleaned_offset: i64,
 }
+
+/// Where one live batch is stored, for verification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBatch {
+    pub topic: String,
+    pub partition: i32,
+    pub base_offset: i64,
+    pub byte_offset: u32,
+    pub size_bytes: u32,
+}

@@ -46,7 +46,6 @@ use producers::ProducerState;
 
 pub use groups::{GROUP_ID_MAX_BYTES, OFFSET_METADATA_MAX_BYTES};
 pub use mirrors::TopicMirror;
-pub use reads::StoredBatch;
 pub use rewrites::MergePolicy;
 pub use scram::{ScramAlteration, UserScramCredentials};
 pub use writes::is_valid_topic_name;

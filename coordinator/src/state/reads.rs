@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::CoordinatorState;
+use crate::messages::StoredBatch;
 use crate::messages::*;
 use crate::records::TopicConfig;
 use crate::view::{TopicMeta, TopicsView};
@@ -248,14 +249,4 @@ impl CoordinatorState {
         }
         by_object
     }
-}
-
-/// Where one live batch is stored, for verification.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredBatch {
-    pub topic: String,
-    pub partition: i32,
-    pub base_offset: i64,
-    pub byte_offset: u32,
-    pub size_bytes: u32,
 }
