@@ -197,6 +197,8 @@ impl CoordinatorState {
             t.next_producer_id = Some(producer_id);
         }
         t.producer_epoch = t.producer_epoch.saturating_add(1);
+        // Every end moves the epoch on, or (exhausted) the producer id.
+        debug_assert!(t.producer_epoch > current.producer_epoch || t.next_producer_id.is_some());
         t.updated_ms = now_ms;
         (t, allocation)
     }

@@ -173,6 +173,13 @@ impl CoordinatorState {
                 } else {
                     (current.producer_id, current.producer_epoch + 1)
                 };
+                // The transaction model proves a transactional id's (producer, epoch) only
+                // moves on: an older instance is fenced by it.
+                debug_assert!(
+                    producer_id != current.producer_id || producer_epoch > current.producer_epoch,
+                    "{transactional_id}: epoch {producer_epoch} after {}",
+                    current.producer_epoch
+                );
                 let t = fresh_transaction(
                     transactional_id,
                     producer_id,
