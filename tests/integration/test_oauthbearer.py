@@ -156,7 +156,7 @@ def test_the_wire_answers_malformed_messages_and_refused_tokens_as_kafka_does(oa
 
 def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_broker, idp):
     """Tokens valid for 4 s, sessions as long as their token is taken (connections_max_reauth_ms
-    is longer): a producer and a consumer running for a minute re-authenticate every few
+    is longer): a producer and a consumer running for half a minute re-authenticate every few
     seconds, lose nothing, duplicate nothing and see no error."""
     metrics_port = free_port()
     broker = start_oauth_broker(
@@ -174,7 +174,7 @@ def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_brok
     consumer.subscribe(["tokens"])
     got = []
     sent = 0
-    deadline = time.time() + 60
+    deadline = time.time() + 30
     while time.time() < deadline:
         producer.produce("tokens", value=str(sent).encode(),
                          on_delivery=lambda e, m: delivered.append(e))
@@ -194,8 +194,8 @@ def test_short_lived_tokens_are_refreshed_and_sessions_re_authenticate(make_brok
     assert sorted(got) == list(range(sent)), "every record once"
     assert not [e for e in errors if e.code() == KafkaError._AUTHENTICATION], errors
     scraped = scrape_metrics(metrics_port)
-    # Sessions of about 6 s over a minute, for each client's connections.
-    assert (metric_value(scraped, "shoal_sasl_reauthentications_total") or 0) >= 10
+    # Sessions of about 6 s over half a minute: four or more for each client's connection.
+    assert (metric_value(scraped, "shoal_sasl_reauthentications_total") or 0) >= 6
     assert (metric_value(scraped, "shoal_sasl_sessions_expired_total") or 0) == 0
 
 
