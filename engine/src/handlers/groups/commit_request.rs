@@ -50,6 +50,37 @@ macro_rules! topic_offsets {
 }
 pub(crate) use topic_offsets;
 
+/// The answer's topics (`Vec<$topic>`): each requested topic's partitions with their codes
+/// (`partition_code`), in request order. Both responses' topics and partitions have the same
+/// fields under the same names.
+macro_rules! topic_answers {
+    ($topic:ident, $partition:ident, $outcomes:expr, $topics:expr, $names:expr) => {
+        ($outcomes)
+            .into_iter()
+            .zip(($topics).iter().zip($names))
+            .map(|(partitions, (topic, name))| {
+                $topic::default()
+                    .with_name(topic.name.clone())
+                    .with_topic_id(topic.topic_id)
+                    .with_partitions(
+                        (partitions.into_iter())
+                            .map(|(index, error)| {
+                                $partition::default()
+                                    .with_partition_index(index)
+                                    .with_error_code(
+                                        $crate::handlers::groups::commit_request::partition_code(
+                                            *name, error,
+                                        ),
+                                    )
+                            })
+                            .collect(),
+                    )
+            })
+            .collect::<Vec<$topic>>()
+    };
+}
+pub(crate) use topic_answers;
+
 /// A partition's error code: UNKNOWN_TOPIC_ID for a topic whose id named none, else its
 /// outcome's.
 pub fn partition_code(name: Option<&str>, error: Option<Outcome>) -> i16 {

@@ -8,7 +8,7 @@ use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use shoal_shards::groups::messages::MemberRef;
 
 use super::commit_request::{
-    check_member, entries, outcomes, partition_code, run_under_claim, topic_offsets,
+    check_member, entries, outcomes, run_under_claim, topic_answers, topic_offsets,
 };
 use super::{owned, owned_optional};
 use crate::context::Call;
@@ -63,24 +63,13 @@ pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetComm
         }
         _ => Some(Vec::new()),
     };
-    let answers = outcomes(call, &view, &topics, refused, results)
-        .into_iter()
-        .zip(request.topics.iter().zip(&names))
-        .map(|(partitions, (topic, name))| {
-            OffsetCommitResponseTopic::default()
-                .with_name(topic.name.clone())
-                .with_topic_id(topic.topic_id)
-                .with_partitions(
-                    partitions
-                        .into_iter()
-                        .map(|(index, error)| {
-                            OffsetCommitResponsePartition::default()
-                                .with_partition_index(index)
-                                .with_error_code(partition_code(*name, error))
-                        })
-                        .collect(),
-                )
-        })
-        .collect();
+    let outcomes = outcomes(call, &view, &topics, refused, results);
+    let answers = topic_answers!(
+        OffsetCommitResponseTopic,
+        OffsetCommitResponsePartition,
+        outcomes,
+        request.topics,
+        &names
+    );
     OffsetCommitResponse::default().with_topics(answers)
 }

@@ -12,7 +12,7 @@ use shoal_shards::groups::messages::MemberRef;
 
 use crate::context::Call;
 use crate::handlers::groups::commit_request::{
-    check_member, entries, group_claim, outcomes, partition_code, run_under_claim, topic_offsets,
+    check_member, entries, group_claim, outcomes, run_under_claim, topic_answers, topic_offsets,
 };
 use crate::handlers::topics::requested_names;
 use crate::kafka::error_codes::Outcome;
@@ -62,25 +62,14 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
             }
         }
     };
-    let answers = outcomes(call, &view, &topics, refused, results)
-        .into_iter()
-        .zip(request.topics.iter().zip(&names))
-        .map(|(partitions, (topic, name))| {
-            TxnOffsetCommitResponseTopic::default()
-                .with_name(topic.name.clone())
-                .with_topic_id(topic.topic_id)
-                .with_partitions(
-                    partitions
-                        .into_iter()
-                        .map(|(index, error)| {
-                            TxnOffsetCommitResponsePartition::default()
-                                .with_partition_index(index)
-                                .with_error_code(partition_code(*name, error))
-                        })
-                        .collect(),
-                )
-        })
-        .collect();
+    let outcomes = outcomes(call, &view, &topics, refused, results);
+    let answers = topic_answers!(
+        TxnOffsetCommitResponseTopic,
+        TxnOffsetCommitResponsePartition,
+        outcomes,
+        request.topics,
+        &names
+    );
     TxnOffsetCommitResponse::default().with_topics(answers)
 }
 
