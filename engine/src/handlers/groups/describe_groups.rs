@@ -5,11 +5,9 @@ use shoal_shards::groups::calls::DescribeGroup;
 use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
 
-use super::{optional_text, owned, text};
+use super::{describe_preamble, optional_text, owned, text};
 use crate::context::Call;
-use crate::handlers::authorize::GROUP_OPERATIONS;
 use crate::kafka::error_codes;
-use shoal_coordinator::acl::{Operation, ResourceType};
 
 /// The first DescribeGroups version whose groups carry an error message.
 const ERROR_MESSAGE_VERSION: i16 = 6;
@@ -20,18 +18,14 @@ pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> Describe
     for group_id in request.groups {
         let name = owned(&group_id.0);
         let answer = DescribedGroup::default().with_group_id(group_id);
-        if let Err(denied) = call.check_group(Operation::Describe, &name) {
-            described.push(answer.with_error_code(error_codes::code_of(Some(denied))));
-            continue;
-        }
-        let answer = match request.include_authorized_operations {
-            true => answer.with_authorized_operations(call.authorized_operations(
-                &GROUP_OPERATIONS,
-                ResourceType::Group,
-                &name,
-            )),
-            false => answer,
-        };
+        let answer =
+            match describe_preamble(call, &name, false, request.include_authorized_operations) {
+                Ok(operations) => answer.with_authorized_operations(operations),
+                Err(code) => {
+                    described.push(answer.with_error_code(code));
+                    continue;
+                }
+            };
         let description = broker
             .shard
             .group_call(&name, DescribeGroup(name.clone()))

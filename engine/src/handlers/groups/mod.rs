@@ -25,7 +25,39 @@ mod share_session;
 pub mod sync_group;
 
 use kafka_protocol::protocol::StrBytes;
+use shoal_coordinator::acl::{Operation, ResourceType};
 use uuid::Uuid;
+
+use crate::context::Call;
+use crate::handlers::authorize::GROUP_OPERATIONS;
+use crate::kafka::error_codes;
+
+/// Kafka's authorized-operations value when the client did not ask for them.
+const OPERATIONS_NOT_ASKED: i32 = i32::MIN;
+
+/// What a describe of any kind of group checks first: DESCRIBE on the group, and (where
+/// `coordinated`) this broker its coordinator. Then the operations the client may do on it,
+/// when asked (Kafka's "not asked" value otherwise). Err: the code to answer the group with.
+fn describe_preamble(
+    call: &Call<'_>,
+    name: &str,
+    coordinated: bool,
+    include_operations: bool,
+) -> Result<i32, i16> {
+    let checked = call
+        .check_group(Operation::Describe, name)
+        .and_then(|()| match coordinated {
+            true => call.check_coordinator(name),
+            false => Ok(()),
+        });
+    if let Err(refused) = checked {
+        return Err(error_codes::code_of(Some(refused)));
+    }
+    Ok(match include_operations {
+        true => call.authorized_operations(&GROUP_OPERATIONS, ResourceType::Group, name),
+        false => OPERATIONS_NOT_ASKED,
+    })
+}
 
 fn text(s: impl Into<String>) -> StrBytes {
     StrBytes::from_string(s.into())

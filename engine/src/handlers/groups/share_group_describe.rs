@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_coordinator::commands::HasShareStates;
 use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_protocol::messages::share_group_describe_response::{
@@ -16,9 +15,8 @@ use shoal_shards::groups::share::calls::DescribeShareGroup;
 use shoal_shards::groups::share::registry::ShareMemberDescription;
 use shoal_shards::groups::GroupError;
 
-use super::{optional_text, owned, text};
+use super::{describe_preamble, optional_text, owned, text};
 use crate::context::Call;
-use crate::handlers::authorize::GROUP_OPERATIONS;
 use crate::kafka::error_codes;
 
 /// Kafka's one share assignor.
@@ -34,22 +32,14 @@ pub async fn handle(
     for group_id in request.group_ids {
         let name = owned(&group_id.0);
         let answer = DescribedGroup::default().with_group_id(group_id);
-        if let Err(denied) = call.check_group(Operation::Describe, &name) {
-            described.push(answer.with_error_code(error_codes::code_of(Some(denied))));
-            continue;
-        }
-        if let Err(elsewhere) = call.check_coordinator(&name) {
-            described.push(answer.with_error_code(error_codes::code_of(Some(elsewhere))));
-            continue;
-        }
-        let answer = match request.include_authorized_operations {
-            true => answer.with_authorized_operations(call.authorized_operations(
-                &GROUP_OPERATIONS,
-                ResourceType::Group,
-                &name,
-            )),
-            false => answer,
-        };
+        let answer =
+            match describe_preamble(call, &name, true, request.include_authorized_operations) {
+                Ok(operations) => answer.with_authorized_operations(operations),
+                Err(code) => {
+                    described.push(answer.with_error_code(code));
+                    continue;
+                }
+            };
         let description = broker
             .shard
             .group_call(&name, DescribeShareGroup(name.clone()))
