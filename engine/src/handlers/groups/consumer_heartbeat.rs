@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use shoal_coordinator::acl::Operation;
 use shoal_coordinator::features::{CONSUMER_PROTOCOL_LEVEL, GROUP_VERSION};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
@@ -13,7 +12,7 @@ use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
 use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{by_topic, owned, owned_optional, text};
+use super::{by_topic, heartbeat_preamble, owned, owned_optional, text};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::group_timeouts;
 use crate::kafka::error_codes;
@@ -28,19 +27,9 @@ pub async fn handle(
         return refused(ResponseError::UnsupportedVersion.code());
     }
     let group_id = owned(&request.group_id.0);
-    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
-        return refused(error_codes::code_of(Some(denied)));
-    }
-    if let Err(elsewhere) = call.check_coordinator(&group_id) {
-        return refused(error_codes::code_of(Some(elsewhere)));
-    }
-    // Kafka refuses a subscription naming a topic the member may not describe.
-    let names = request.subscribed_topic_names.iter().flatten();
-    if let Some(denied) = names
-        .map(|name| call.check_topic(Operation::Describe, name.as_str()))
-        .find_map(Result::err)
-    {
-        return refused(error_codes::code_of(Some(denied)));
+    let subscribed = request.subscribed_topic_names.iter().flatten();
+    if let Err(code) = heartbeat_preamble(call, &group_id, subscribed) {
+        return refused(code);
     }
     let mut member_id = owned(&request.member_id);
     if member_id.is_empty() && call.version == 0 && request.member_epoch == 0 {

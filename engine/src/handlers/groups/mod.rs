@@ -26,6 +26,7 @@ pub mod sync_group;
 
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
+use shoal_protocol::messages::TopicName;
 use uuid::Uuid;
 
 use crate::context::Call;
@@ -34,6 +35,25 @@ use crate::kafka::error_codes;
 
 /// Kafka's authorized-operations value when the client did not ask for them.
 const OPERATIONS_NOT_ASKED: i32 = i32::MIN;
+
+/// What a heartbeat of the protocols the broker drives (consumer, share) checks first: READ on
+/// the group, this broker its coordinator, and, as Kafka does, DESCRIBE on every topic the
+/// member subscribes to. Err: the code to answer with.
+fn heartbeat_preamble<'a>(
+    call: &Call<'_>,
+    group_id: &str,
+    subscribed: impl IntoIterator<Item = &'a TopicName>,
+) -> Result<(), i16> {
+    call.check_group(Operation::Read, group_id)
+        .and_then(|()| call.check_coordinator(group_id))
+        .and_then(|()| {
+            (subscribed.into_iter())
+                .map(|name| call.check_topic(Operation::Describe, name.as_str()))
+                .find_map(Result::err)
+                .map_or(Ok(()), Err)
+        })
+        .map_err(|refused| error_codes::code_of(Some(refused)))
+}
 
 /// What a describe of any kind of group checks first: DESCRIBE on the group, and (where
 /// `coordinated`) this broker its coordinator. Then the operations the client may do on it,

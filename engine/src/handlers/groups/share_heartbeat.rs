@@ -2,7 +2,6 @@
 //! this one API; the group's shard decides (`groups::share`). A share group's assignment is
 //! not exclusive, so a member gets its partitions at once, without reconciling.
 
-use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::share_group_heartbeat_response::{Assignment, TopicPartitions};
 use shoal_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
@@ -10,7 +9,7 @@ use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
 use shoal_shards::groups::share::group::ShareHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{by_topic, owned, owned_optional, text};
+use super::{by_topic, heartbeat_preamble, owned, owned_optional, text};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::kafka::error_codes;
@@ -21,19 +20,9 @@ pub async fn handle(
 ) -> ShareGroupHeartbeatResponse {
     let broker = call.broker;
     let group_id = owned(&request.group_id.0);
-    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
-        return refused(error_codes::code_of(Some(denied)));
-    }
-    if let Err(elsewhere) = call.check_coordinator(&group_id) {
-        return refused(error_codes::code_of(Some(elsewhere)));
-    }
-    // As Kafka does, a subscription naming a topic the member may not describe is refused.
-    let names = request.subscribed_topic_names.iter().flatten();
-    if let Some(denied) = names
-        .map(|name| call.check_topic(Operation::Describe, name.as_str()))
-        .find_map(Result::err)
-    {
-        return refused(error_codes::code_of(Some(denied)));
+    let subscribed = request.subscribed_topic_names.iter().flatten();
+    if let Err(code) = heartbeat_preamble(call, &group_id, subscribed) {
+        return refused(code);
     }
     let heartbeat = ShareHeartbeat {
         member_id: owned(&request.member_id),
