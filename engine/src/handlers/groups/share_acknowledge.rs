@@ -4,33 +4,28 @@
 
 use std::collections::BTreeMap;
 
-use shoal_coordinator::acl::Operation;
 use shoal_protocol::messages::share_acknowledge_response::{
     LeaderIdAndEpoch, PartitionData, ShareAcknowledgeTopicResponse,
 };
 use shoal_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
-use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
+use super::by_topic;
 use super::share_session::{
-    acks_of, check_partitions, named_partitions, session_step, PartitionOutcome,
+    acks_of, check_partitions, named_partitions, session_step, share_preamble, PartitionOutcome,
 };
-use super::{by_topic, owned};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::handlers::metadata::LEADER_EPOCH;
-use crate::kafka::error_codes;
 
 pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
     let broker = call.broker;
-    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
-        return refused(ResponseError::InvalidRequest.code());
+    let preamble = share_preamble(call, request.group_id.as_ref(), request.member_id.as_ref());
+    let (group_id, member_id) = match preamble {
+        Ok(ids) => ids,
+        Err(code) => return refused(code),
     };
-    let (group_id, member_id) = (owned(&group.0), owned(member));
-    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
-        return refused(error_codes::code_of(Some(denied)));
-    }
     let named = named_partitions!(request.topics);
     let mut checked = check_partitions(call, named);
     let view = broker.shard.topics.load_full();

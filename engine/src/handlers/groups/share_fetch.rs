@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::share_fetch_response::{
@@ -34,10 +33,11 @@ use shoal_shards::maintenance::now_ms;
 use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
+use super::by_topic;
 use super::share_session::{
-    acks_of, check_partitions, named_partitions, partition_of, session_step, PartitionOutcome,
+    acks_of, check_partitions, named_partitions, partition_of, session_step, share_preamble,
+    PartitionOutcome,
 };
-use super::{by_topic, owned};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::{
     share_group_settings, AutoOffsetReset, ShareGroupSettings,
@@ -57,13 +57,11 @@ const MIN_READ_BYTES: u64 = 64 << 10;
 
 pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchResponse {
     let broker = call.broker;
-    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
-        return refused(ResponseError::InvalidRequest.code());
+    let preamble = share_preamble(call, request.group_id.as_ref(), request.member_id.as_ref());
+    let (group_id, member_id) = match preamble {
+        Ok(ids) => ids,
+        Err(code) => return refused(code),
     };
-    let (group_id, member_id) = (owned(&group.0), owned(member));
-    if let Err(denied) = call.check_group(Operation::Read, &group_id) {
-        return refused(error_codes::code_of(Some(denied)));
-    }
     let named = named_partitions!(request.topics);
     let mut checked = check_partitions(call, named);
     let forget = request

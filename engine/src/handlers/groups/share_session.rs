@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::TopicPartition;
+use shoal_protocol::kafka_protocol::protocol::StrBytes;
+use shoal_protocol::messages::GroupId;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareSessionCall;
 use shoal_shards::groups::share::group::AckBatch;
@@ -68,6 +70,22 @@ pub struct Checked {
 
 /// The partitions of a known topic the client may READ; the others are answered now
 /// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED).
+/// What ShareFetch and ShareAcknowledge check first: a group and a member named, and READ on
+/// the group. Ok: the group's and the member's ids; Err: the code to answer with.
+pub fn share_preamble(
+    call: &Call<'_>,
+    group: Option<&GroupId>,
+    member: Option<&StrBytes>,
+) -> Result<(String, String), i16> {
+    let (Some(group), Some(member)) = (group, member) else {
+        return Err(ResponseError::InvalidRequest.code());
+    };
+    let (group_id, member_id) = (group.0.to_string(), member.to_string());
+    call.check_group(Operation::Read, &group_id)
+        .map_err(|denied| error_codes::code_of(Some(denied)))?;
+    Ok((group_id, member_id))
+}
+
 pub fn check_partitions(call: &Call<'_>, named: Vec<NamedPartition>) -> Checked {
     let view = call.broker.shard.topics.load();
     let mut checked = Checked {
