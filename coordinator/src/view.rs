@@ -172,21 +172,8 @@ impl TopicsView {
         self.topics.by_name.values()
     }
 
-    pub fn with_acls(mut self, acls: Vec<AclBinding>) -> TopicsView {
-        self.set_acls(acls);
-        self
-    }
-
     pub fn acls(&self) -> &[AclBinding] {
         &self.acls
-    }
-
-    pub fn with_group_configs(
-        mut self,
-        group_configs: BTreeMap<String, Vec<(String, String)>>,
-    ) -> TopicsView {
-        self.set_group_configs(group_configs);
-        self
     }
 
     /// The groups that set configs of their own, by name.
@@ -199,22 +186,9 @@ impl TopicsView {
         self.group_configs.get(group).map_or(&[], Vec::as_slice)
     }
 
-    pub fn with_features(mut self, features: FinalizedFeatures) -> TopicsView {
-        self.set_features(features);
-        self
-    }
-
     /// The finalized feature levels.
     pub fn features(&self) -> &FinalizedFeatures {
         &self.features
-    }
-
-    pub fn with_delegation_tokens(
-        mut self,
-        tokens: crate::delegation_tokens::DelegationTokens,
-    ) -> TopicsView {
-        self.set_delegation_tokens(tokens);
-        self
     }
 
     /// Every delegation token by id, expired ones included until the sweep removes them.
@@ -222,20 +196,10 @@ impl TopicsView {
         &self.delegation_tokens
     }
 
-    pub fn with_broker_configs(mut self, broker_configs: BrokerConfigs) -> TopicsView {
-        self.set_broker_configs(broker_configs);
-        self
-    }
-
     /// The dynamic configs set for one broker (`None`: the cluster-wide default).
     pub fn broker_configs(&self, broker: Option<i32>) -> &[(String, String)] {
         let key = broker.unwrap_or(CLUSTER_DEFAULT);
         self.broker_configs.get(&key).map_or(&[], Vec::as_slice)
-    }
-
-    pub fn with_client_quotas(mut self, client_quotas: ClientQuotas) -> TopicsView {
-        self.set_client_quotas(client_quotas);
-        self
     }
 
     /// The quota `key` a client of `user` and `client_id` is held to, and whose usage it

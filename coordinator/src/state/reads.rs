@@ -8,7 +8,7 @@ use super::CoordinatorState;
 use crate::messages::StoredBatch;
 use crate::messages::*;
 use crate::records::TopicConfig;
-use crate::view::{TopicMeta, TopicsView};
+use crate::view::TopicMeta;
 use crate::ErrorKind;
 
 impl CoordinatorState {
@@ -162,17 +162,6 @@ impl CoordinatorState {
     /// DescribeFiles: whether each object still holds a live batch.
     pub fn has_live_batches(&self, object_key: &str) -> bool {
         self.file_ids.contains_key(object_key)
-    }
-
-    /// The whole view, every image built afresh (`view_after` rebuilds only the changed).
-    pub fn topics_view(&self) -> TopicsView {
-        TopicsView::new(self.topic_metas())
-            .with_acls(self.acls.iter().cloned().collect())
-            .with_group_configs(self.group_configs.clone())
-            .with_broker_configs(self.broker_configs.clone())
-            .with_features(self.features.clone())
-            .with_delegation_tokens(self.delegation_tokens.clone())
-            .with_client_quotas(self.client_quotas.clone())
     }
 
     /// Every topic as the view shows it.

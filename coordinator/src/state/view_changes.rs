@@ -112,9 +112,16 @@ impl CoordinatorState {
     /// the others shared with it; None when nothing it shows changed.
     pub fn view_after(&mut self, current: &TopicsView) -> Option<TopicsView> {
         let changed = std::mem::replace(&mut self.view_changes, ViewChanges::NONE);
-        if !changed.any() {
-            return None;
-        }
+        changed.any().then(|| self.view_with(current, changed))
+    }
+
+    /// The whole view, every image built afresh (`view_after` rebuilds only the changed).
+    pub fn topics_view(&self) -> TopicsView {
+        self.view_with(&TopicsView::default(), ViewChanges::default())
+    }
+
+    /// `current` at a new version with the `changed` images rebuilt from this state.
+    fn view_with(&self, current: &TopicsView, changed: ViewChanges) -> TopicsView {
         let mut view = current.next_version();
         if changed.topics {
             view.set_topics(self.topic_metas());
@@ -137,6 +144,6 @@ impl CoordinatorState {
         if changed.client_quotas {
             view.set_client_quotas(self.client_quotas.clone());
         }
-        Some(view)
+        view
     }
 }
