@@ -12,10 +12,12 @@ pub struct Principal {
 
 impl Principal {
     pub const ANONYMOUS_NAME: &'static str = "ANONYMOUS";
+    /// Kafka's principal type for users.
+    pub const USER_TYPE: &'static str = "User";
 
     pub fn user(name: impl Into<String>) -> Principal {
         Principal {
-            kind: "User",
+            kind: Self::USER_TYPE,
             name: name.into(),
         }
     }

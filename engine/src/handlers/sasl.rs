@@ -362,7 +362,9 @@ fn token_login(
     if token.is_expired(now_ms()) {
         return None;
     }
-    let owner = token.owner.strip_prefix("User:")?;
+    let owner = (token.owner.split_once(':'))
+        .filter(|(kind, _)| *kind == Principal::USER_TYPE)
+        .map(|(_, name)| name)?;
     let credential = token_credential(mechanism, &token_hmac(secret, token_id));
     let owner = TokenOwner {
         principal: Principal::user(owner),

@@ -16,7 +16,7 @@ use shoal_protocol::ResponseError;
 use crate::context::Call;
 
 /// Kafka's principal type for users, the only one a token's renewers may have.
-pub const USER_TYPE: &str = "User";
+pub const USER_TYPE: &str = shoal_auth::Principal::USER_TYPE;
 
 /// Kafka's first check: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED on a PLAINTEXT or anonymous
 /// connection, or one that logged in with a token.
