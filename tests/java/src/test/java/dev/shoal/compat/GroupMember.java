@@ -82,7 +82,7 @@ final class GroupMember implements AutoCloseable {
     running = false;
     thread.join(60_000);
     if (failure.get() != null) {
-      throw new AssertionError("member failed", failure.get());
+      throw new AssertionError("member failed: " + failure.get(), failure.get());
     }
   }
 }

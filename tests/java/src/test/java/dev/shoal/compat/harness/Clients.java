@@ -231,10 +231,17 @@ public final class Clients implements AutoCloseable {
     return get(admin.describeCluster().nodes()).iterator().next().id();
   }
 
+  /**
+   * Closes the newest first, as try-with-resources would: what was made later may use what was
+   * made before it (a GroupMember's thread polls the consumer tracked just before it), and a
+   * consumer closed under a thread still polling it fails that thread.
+   */
   @Override
   public void close() {
     synchronized (made) {
-      for (AutoCloseable client : made) {
+      List<AutoCloseable> newestFirst = new ArrayList<>(made);
+      Collections.reverse(newestFirst);
+      for (AutoCloseable client : newestFirst) {
         try {
           client.close();
         } catch (Exception ignored) {
