@@ -10,6 +10,23 @@ use crate::state::schema_registry::{
     SETTING_COMPATIBILITY,
 };
 
+/// Writes a registry read's `Command`: it never writes, and on a cluster's shared log it reads
+/// fresh, so what another broker registered a moment ago is found.
+macro_rules! registry_read {
+    ($command:ident -> $reply:ty, |$this:ident, $round:ident| $body:block) => {
+        impl Command for $command {
+            type Reply = $reply;
+            const WRITE: bool = false;
+            const FRESH: bool = true;
+
+            fn run(self, $round: &mut Round<'_>) -> Self::Reply {
+                let $this = self;
+                $body
+            }
+        }
+    };
+}
+
 /// A subject's version as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionView {
@@ -42,16 +59,9 @@ pub struct RegistrySchemaById {
     pub id: i32,
 }
 
-impl Command for RegistrySchemaById {
-    type Reply = Option<StoredSchema>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        round.state().schema_registry().schema(self.id).cloned()
-    }
-}
+registry_read!(RegistrySchemaById -> Option<StoredSchema>, |this, round| {
+    round.state().schema_registry().schema(this.id).cloned()
+});
 
 /// `GET /schemas/ids/{id}/versions`: the (subject, version) pairs using an id; None when the
 /// id is unknown.
@@ -61,18 +71,11 @@ pub struct RegistryIdUsages {
     pub deleted: bool,
 }
 
-impl Command for RegistryIdUsages {
-    type Reply = Option<Vec<(String, i32)>>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        registry.schema(self.id)?;
-        Some(registry.usages(self.id, self.deleted))
-    }
-}
+registry_read!(RegistryIdUsages -> Option<Vec<(String, i32)>>, |this, round| {
+    let registry = round.state().schema_registry();
+    registry.schema(this.id)?;
+    Some(registry.usages(this.id, this.deleted))
+});
 
 /// What a produced record's schema id stands for, for topics that validate records: the
 /// schema, the subjects it is live under, and the schemas its references name (decoding needs
@@ -90,35 +93,28 @@ pub struct IdInUse {
     pub referenced: Vec<ReferencedSchema>,
 }
 
-impl Command for RegistryIdSubjects {
-    type Reply = Option<IdInUse>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        let schema = registry.schema(self.id)?.clone();
-        let mut subjects: Vec<String> = registry
-            .usages(self.id, false)
-            .into_iter()
-            .map(|(subject, _)| subject)
-            .collect();
-        subjects.dedup();
-        let referenced = registry
-            .resolve_references(
-                &schema.references,
-                shoal_registry::reference::REFERENCE_DEPTH_MAX_DEFAULT,
-                shoal_registry::reference::REFERENCES_MAX_DEFAULT,
-            )
-            .unwrap_or_default();
-        Some(IdInUse {
-            schema,
-            subjects,
-            referenced,
-        })
-    }
-}
+registry_read!(RegistryIdSubjects -> Option<IdInUse>, |this, round| {
+    let registry = round.state().schema_registry();
+    let schema = registry.schema(this.id)?.clone();
+    let mut subjects: Vec<String> = registry
+        .usages(this.id, false)
+        .into_iter()
+        .map(|(subject, _)| subject)
+        .collect();
+    subjects.dedup();
+    let referenced = registry
+        .resolve_references(
+            &schema.references,
+            shoal_registry::reference::REFERENCE_DEPTH_MAX_DEFAULT,
+            shoal_registry::reference::REFERENCES_MAX_DEFAULT,
+        )
+        .unwrap_or_default();
+    Some(IdInUse {
+        schema,
+        subjects,
+        referenced,
+    })
+});
 
 /// `GET /subjects`.
 #[derive(Debug, Clone)]
@@ -127,19 +123,12 @@ pub struct RegistrySubjects {
     pub deleted: bool,
 }
 
-impl Command for RegistrySubjects {
-    type Reply = Vec<String>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        round
-            .state()
-            .schema_registry()
-            .subjects(&self.prefix, self.deleted)
-    }
-}
+registry_read!(RegistrySubjects -> Vec<String>, |this, round| {
+    round
+        .state()
+        .schema_registry()
+        .subjects(&this.prefix, this.deleted)
+});
 
 /// `GET /subjects/{subject}/versions`.
 #[derive(Debug, Clone)]
@@ -148,19 +137,12 @@ pub struct RegistryVersions {
     pub deleted: bool,
 }
 
-impl Command for RegistryVersions {
-    type Reply = Result<Vec<i32>, RegistryError>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        round
-            .state()
-            .schema_registry()
-            .versions(&self.subject, self.deleted)
-    }
-}
+registry_read!(RegistryVersions -> Result<Vec<i32>, RegistryError>, |this, round| {
+    round
+        .state()
+        .schema_registry()
+        .versions(&this.subject, this.deleted)
+});
 
 /// `GET /subjects/{subject}/versions/{version}`.
 #[derive(Debug, Clone)]
@@ -170,21 +152,14 @@ pub struct RegistryVersion {
     pub deleted: bool,
 }
 
-impl Command for RegistryVersion {
-    type Reply = Result<VersionView, RegistryError>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (number, found) =
-            round
-                .state()
-                .schema_registry()
-                .version(&self.subject, self.selector, self.deleted)?;
-        Ok(view(round, &self.subject, number, found.id, found.deleted))
-    }
-}
+registry_read!(RegistryVersion -> Result<VersionView, RegistryError>, |this, round| {
+    let (number, found) =
+        round
+            .state()
+            .schema_registry()
+            .version(&this.subject, this.selector, this.deleted)?;
+    Ok(view(round, &this.subject, number, found.id, found.deleted))
+});
 
 /// `GET /schemas`: the versions of subjects starting with `prefix` (only each one's latest
 /// with `latest_only`), at most `limit`.
@@ -196,35 +171,28 @@ pub struct RegistryListSchemas {
     pub limit: usize,
 }
 
-impl Command for RegistryListSchemas {
-    type Reply = Vec<VersionView>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        let mut found = Vec::new();
-        'subjects: for subject in registry.subjects(&self.prefix, self.deleted) {
-            let listed: Vec<_> = registry.listed(&subject, self.deleted).collect();
-            let skipped = if self.latest_only {
-                listed.len().saturating_sub(1)
-            } else {
-                0
-            };
-            for (number, v) in listed.into_iter().skip(skipped) {
-                if found.len() >= self.limit {
-                    break 'subjects;
-                }
-                found.push((subject.clone(), number, v.id, v.deleted));
+registry_read!(RegistryListSchemas -> Vec<VersionView>, |this, round| {
+    let registry = round.state().schema_registry();
+    let mut found = Vec::new();
+    'subjects: for subject in registry.subjects(&this.prefix, this.deleted) {
+        let listed: Vec<_> = registry.listed(&subject, this.deleted).collect();
+        let skipped = if this.latest_only {
+            listed.len().saturating_sub(1)
+        } else {
+            0
+        };
+        for (number, v) in listed.into_iter().skip(skipped) {
+            if found.len() >= this.limit {
+                break 'subjects;
             }
+            found.push((subject.clone(), number, v.id, v.deleted));
         }
-        found
-            .into_iter()
-            .map(|(subject, number, id, deleted)| view(round, &subject, number, id, deleted))
-            .collect()
     }
-}
+    found
+        .into_iter()
+        .map(|(subject, number, id, deleted)| view(round, &subject, number, id, deleted))
+        .collect()
+});
 
 /// `POST /subjects/{subject}`: the version of a subject whose schema is this one.
 #[derive(Debug, Clone)]
@@ -234,21 +202,14 @@ pub struct RegistryLookup {
     pub deleted: bool,
 }
 
-impl Command for RegistryLookup {
-    type Reply = Result<VersionView, RegistryError>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        registry.versions(&self.subject, self.deleted)?;
-        let (number, found) = registry
-            .find_in_subject(&self.subject, &self.schema, self.deleted)
-            .ok_or(RegistryError::SchemaNotFound)?;
-        Ok(view(round, &self.subject, number, found.id, found.deleted))
-    }
-}
+registry_read!(RegistryLookup -> Result<VersionView, RegistryError>, |this, round| {
+    let registry = round.state().schema_registry();
+    registry.versions(&this.subject, this.deleted)?;
+    let (number, found) = registry
+        .find_in_subject(&this.subject, &this.schema, this.deleted)
+        .ok_or(RegistryError::SchemaNotFound)?;
+    Ok(view(round, &this.subject, number, found.id, found.deleted))
+});
 
 /// `GET /subjects/{subject}/versions/{version}/referencedby`.
 #[derive(Debug, Clone)]
@@ -257,18 +218,11 @@ pub struct RegistryReferencedBy {
     pub selector: VersionSelector,
 }
 
-impl Command for RegistryReferencedBy {
-    type Reply = Result<Vec<i32>, RegistryError>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        let (number, _) = registry.version(&self.subject, self.selector, false)?;
-        Ok(registry.referenced_by(&self.subject, number))
-    }
-}
+registry_read!(RegistryReferencedBy -> Result<Vec<i32>, RegistryError>, |this, round| {
+    let registry = round.state().schema_registry();
+    let (number, _) = registry.version(&this.subject, this.selector, false)?;
+    Ok(registry.referenced_by(&this.subject, number))
+});
 
 /// An earlier version with what parsing it needs.
 #[derive(Debug, Clone)]
@@ -302,53 +256,46 @@ pub struct RegistryCompatibilityContext {
     pub references_max: usize,
 }
 
-impl Command for RegistryCompatibilityContext {
-    type Reply = Result<CompatibilityContext, RegistryError>;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        let resolve = |references: &[SchemaReference]| {
-            registry.resolve_references(references, self.reference_depth_max, self.references_max)
-        };
-        let referenced = resolve(&self.schema.references)?;
-        let live = registry.live(&self.subject);
-        let level = registry.effective_level(&self.subject);
-        let chosen: Vec<(i32, i32)> = match self.selector {
-            Some(selector) => {
-                let (number, v) = registry.version(&self.subject, selector, false)?;
-                vec![(number, v.id)]
-            }
-            None if level.transitive() => live.clone(),
-            None => live.last().copied().into_iter().collect(),
-        };
-        let mut earlier = Vec::with_capacity(chosen.len());
-        for (version, id) in chosen {
-            let schema = registry.schema(id).cloned().expect("a version's schema");
-            let referenced = resolve(&schema.references)?;
-            earlier.push(EarlierVersion {
-                version,
-                schema,
-                referenced,
-            });
+registry_read!(RegistryCompatibilityContext -> Result<CompatibilityContext, RegistryError>, |this, round| {
+    let registry = round.state().schema_registry();
+    let resolve = |references: &[SchemaReference]| {
+        registry.resolve_references(references, this.reference_depth_max, this.references_max)
+    };
+    let referenced = resolve(&this.schema.references)?;
+    let live = registry.live(&this.subject);
+    let level = registry.effective_level(&this.subject);
+    let chosen: Vec<(i32, i32)> = match this.selector {
+        Some(selector) => {
+            let (number, v) = registry.version(&this.subject, selector, false)?;
+            vec![(number, v.id)]
         }
-        let registered = registry
-            .find_in_subject(&self.subject, &self.schema, false)
-            .map(|(version, v)| (v.id, version));
-        Ok(CompatibilityContext {
-            expectation: Expectation {
-                live,
-                level,
-                mode: registry.effective_mode(&self.subject),
-            },
-            earlier,
+        None if level.transitive() => live.clone(),
+        None => live.last().copied().into_iter().collect(),
+    };
+    let mut earlier = Vec::with_capacity(chosen.len());
+    for (version, id) in chosen {
+        let schema = registry.schema(id).cloned().expect("a version's schema");
+        let referenced = resolve(&schema.references)?;
+        earlier.push(EarlierVersion {
+            version,
+            schema,
             referenced,
-            registered,
-        })
+        });
     }
-}
+    let registered = registry
+        .find_in_subject(&this.subject, &this.schema, false)
+        .map(|(version, v)| (v.id, version));
+    Ok(CompatibilityContext {
+        expectation: Expectation {
+            live,
+            level,
+            mode: registry.effective_mode(&this.subject),
+        },
+        earlier,
+        referenced,
+        registered,
+    })
+});
 
 /// `GET /config[/{subject}]` (compatibility) and `GET /mode[/{subject}]`: the subject's own
 /// setting (the global one for None), or with `default_to_global` what applies to it.
@@ -361,26 +308,19 @@ pub struct RegistrySettings {
 /// (compatibility level, mode), each None when not set where asked.
 pub type SettingsView = (Option<CompatibilityLevel>, Option<Mode>);
 
-impl Command for RegistrySettings {
-    type Reply = SettingsView;
-    const WRITE: bool = false;
-    // On a cluster's shared log: what another broker registered a moment ago is found.
-    const FRESH: bool = true;
-
-    fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let registry = round.state().schema_registry();
-        match (&self.subject, self.default_to_global) {
-            (Some(subject), true) => (
-                Some(registry.effective_level(subject)),
-                Some(registry.effective_mode(subject)),
-            ),
-            (subject, _) => (
-                registry.level(subject.as_deref()),
-                registry.mode(subject.as_deref()),
-            ),
-        }
+registry_read!(RegistrySettings -> SettingsView, |this, round| {
+    let registry = round.state().schema_registry();
+    match (&this.subject, this.default_to_global) {
+        (Some(subject), true) => (
+            Some(registry.effective_level(subject)),
+            Some(registry.effective_mode(subject)),
+        ),
+        (subject, _) => (
+            registry.level(subject.as_deref()),
+            registry.mode(subject.as_deref()),
+        ),
     }
-}
+});
 
 /// `POST /subjects/{subject}/versions`: registered, or found registered; `Stale` when the
 /// subject changed since `expected` was read.
