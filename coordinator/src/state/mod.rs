@@ -7,6 +7,7 @@
 
 mod acls;
 mod apply;
+mod batch_entry;
 mod broker_configs;
 mod cleaning;
 mod client_quotas;
@@ -40,6 +41,7 @@ use crate::acl::AclBinding;
 use crate::messages::TopicPartition;
 use crate::records::{TopicConfig, Transaction};
 use crate::topic_configs::TopicOverrides;
+use batch_entry::BatchEntry;
 use groups::GroupOffsets;
 use partition_transactions::PartitionTransactions;
 use producers::ProducerState;
@@ -51,17 +53,6 @@ pub use scram::{ScramAlteration, UserScramCredentials};
 pub use writes::is_valid_topic_name;
 
 pub use crate::records::PARTITIONS_PER_TOPIC_MAX;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct BatchEntry {
-    file_id: u64,
-    byte_offset: u32,
-    size_bytes: u32,
-    base_offset: i64,
-    last_offset: i64,
-    max_timestamp: i64,
-    log_append_time_ms: i64,
-}
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct PartitionState {

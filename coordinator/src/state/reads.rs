@@ -105,15 +105,7 @@ impl CoordinatorState {
                     let Some(file) = self.files.get(&b.file_id) else {
                         break;
                     };
-                    result.batches.push(BatchCoordinate {
-                        object_key: file.object_key.clone(),
-                        byte_offset: b.byte_offset,
-                        size_bytes: b.size_bytes,
-                        base_offset: b.base_offset,
-                        last_offset: b.last_offset,
-                        max_timestamp: b.max_timestamp,
-                        log_append_time_ms: b.log_append_time_ms,
-                    });
+                    result.batches.push(b.coordinate(file.object_key.clone()));
                     spent += size;
                     partition_spent += size;
                     any_batch = true;

@@ -6,8 +6,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use shoal_protocol::records::{ShoalBatchesRewrittenRecord, ShoalRewrittenBatch};
+use shoal_protocol::records::ShoalBatchesRewrittenRecord;
 
+use super::batch_entry::rewritten_record;
 use super::{BatchEntry, CoordinatorState, PartitionState};
 use crate::entry::Entry;
 use crate::messages::{
@@ -213,7 +214,7 @@ impl CoordinatorState {
             from_offset: from,
             to_offset: to,
             cleaned_offset: cleaned_offset.unwrap_or(-1),
-            batches: batches.iter().map(rewritten_batch).collect(),
+            batches: batches.iter().map(rewritten_record).collect(),
         };
         if !self.still_stored(p, replaced, from, to) {
             if record.object_key.is_empty() {
@@ -279,15 +280,7 @@ impl CoordinatorState {
         let stored: VecDeque<BatchEntry> = r
             .batches
             .iter()
-            .map(|b| BatchEntry {
-                file_id,
-                byte_offset: b.byte_offset as u32,
-                size_bytes: b.byte_size as u32,
-                base_offset: b.base_offset,
-                last_offset: b.last_offset,
-                max_timestamp: b.batch_max_timestamp,
-                log_append_time_ms: b.log_append_timestamp,
-            })
+            .map(|b| BatchEntry::rewritten(file_id, b))
             .collect();
         let released_bytes: u64 = released.iter().map(|b| b.size_bytes as u64).sum();
         let stored_bytes: u64 = stored.iter().map(|b| b.size_bytes as u64).sum();
@@ -413,15 +406,4 @@ fn keeps_offsets(replaced: &[BatchCoordinate], batches: &[BatchCoordinate]) -> b
         && replaced
             .windows(2)
             .all(|w| w[0].last_offset < w[1].base_offset)
-}
-
-fn rewritten_batch(b: &BatchCoordinate) -> ShoalRewrittenBatch {
-    ShoalRewrittenBatch {
-        byte_offset: b.byte_offset as i32,
-        byte_size: b.size_bytes as i32,
-        base_offset: b.base_offset,
-        last_offset: b.last_offset,
-        batch_max_timestamp: b.max_timestamp,
-        log_append_timestamp: b.log_append_time_ms,
-    }
 }

@@ -316,17 +316,7 @@ impl CoordinatorState {
         p.batches = r
             .batches
             .iter()
-            .map(|b| {
-                Ok(BatchEntry {
-                    file_id: u64::try_from(b.file_id).map_err(|_| "negative file id")?,
-                    byte_offset: u32::try_from(b.byte_offset).map_err(|_| "byte offset")?,
-                    size_bytes: u32::try_from(b.byte_size).map_err(|_| "byte size")?,
-                    base_offset: b.base_offset,
-                    last_offset: b.last_offset,
-                    max_timestamp: b.batch_max_timestamp,
-                    log_append_time_ms: b.log_append_timestamp,
-                })
-            })
+            .map(BatchEntry::from_snapshot)
             .collect::<Result<VecDeque<_>, String>>()?;
         p.producers = r
             .producers
@@ -361,19 +351,7 @@ fn partition_state(topic_id: Uuid, index: i32, p: &PartitionState) -> ShoalParti
         log_start_offset: p.log_start_offset,
         high_watermark: p.high_watermark,
         size_bytes: p.size_bytes as i64,
-        batches: p
-            .batches
-            .iter()
-            .map(|b| ShoalStoredBatch {
-                file_id: b.file_id as i64,
-                byte_offset: b.byte_offset as i32,
-                byte_size: b.size_bytes as i32,
-                base_offset: b.base_offset,
-                last_offset: b.last_offset,
-                batch_max_timestamp: b.max_timestamp,
-                log_append_timestamp: b.log_append_time_ms,
-            })
-            .collect(),
+        batches: p.batches.iter().map(BatchEntry::snapshot_record).collect(),
         producers: producer_ids
             .into_iter()
             .map(|id| {
