@@ -19,14 +19,8 @@ pub enum EngineError {
     MalformedRequest(String),
     #[error("cannot encode response: {0}")]
     Encode(String),
-    #[error("mirror source: {0}")]
-    Source(String),
-    /// The source (address) closed the connection or failed mid-answer.
-    #[error("mirror source: {0}: no answer: {1}")]
-    SourceClosed(String, String),
-    /// The source (address) answered with bytes that do not decode as the response.
-    #[error("mirror source: {0}: answer not understood: {1}")]
-    SourceUndecodable(String, String),
+    #[error(transparent)]
+    MirrorSource(#[from] shoal_mirror_fetcher::FetchError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
 }

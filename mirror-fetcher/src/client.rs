@@ -25,8 +25,8 @@ use shoal_protocol::messages::ApiVersionsRequest;
 use shoal_protocol::sasl_login::{log_in, Caller};
 use shoal_protocol::{frame, ProtocolError};
 
-use crate::security::stream::KafkaStream;
-use crate::EngineError;
+use crate::FetchError;
+use shoal_net::TcpOrTls as KafkaStream;
 
 const CLIENT_ID: &str = "shoal-mirror";
 
@@ -116,7 +116,7 @@ impl SourceClient {
         config: &MirrorConfig,
         timeout: Duration,
         max_response_bytes: usize,
-    ) -> Result<SourceClient, EngineError> {
+    ) -> Result<SourceClient, FetchError> {
         let mut last_error = String::from("no address in bootstrap.servers");
         for address in config
             .bootstrap_servers
@@ -165,29 +165,29 @@ impl SourceClient {
                 .collect();
             return Ok(client);
         }
-        Err(EngineError::Source(last_error))
+        Err(FetchError::Source(last_error))
     }
 
     /// Logs in as the mirror's settings say (the login every client of Shoal's shares). A
     /// token is read or fetched on the executor's blocking pool, off the shard.
-    async fn log_in(&mut self, security: &ClientSecurity) -> Result<(), EngineError> {
+    async fn log_in(&mut self, security: &ClientSecurity) -> Result<(), FetchError> {
         let Some(mechanism) = security.sasl_mechanism else {
-            return Err(EngineError::Source("SASL needs sasl.mechanism".into()));
+            return Err(FetchError::Source("SASL needs sasl.mechanism".into()));
         };
         let address = self.address.clone();
         let settings = security.clone();
         let credential = glommio::executor()
             .spawn_blocking(move || shoal_net::oauth_token::login_credential(&settings))
             .await
-            .map_err(|e| EngineError::Source(format!("{address}: SASL credential: {e}")))?
-            .ok_or_else(|| EngineError::Source("SASL needs sasl.mechanism".into()))?;
+            .map_err(|e| FetchError::Source(format!("{address}: SASL credential: {e}")))?
+            .ok_or_else(|| FetchError::Source("SASL needs sasl.mechanism".into()))?;
         let lifetime = log_in(&mut LoginCalls(self), mechanism, &credential)
             .await
             .map_err(|e| match e {
                 ProtocolError::LoginRefused { .. } => {
-                    EngineError::Source(format!("{address}: SASL authentication failed: {e}"))
+                    FetchError::Source(format!("{address}: SASL authentication failed: {e}"))
                 }
-                other => EngineError::Source(format!("{address}: SASL login: {other}")),
+                other => FetchError::Source(format!("{address}: SASL login: {other}")),
             })?;
         self.renew_session_at =
             lifetime.map(|life| Instant::now() + life.mul_f64(SESSION_RENEWAL_FACTOR));
@@ -195,7 +195,7 @@ impl SourceClient {
     }
 
     /// Logs in again on this connection when the session is due (before any other call).
-    async fn renew_session_if_due(&mut self) -> Result<(), EngineError> {
+    async fn renew_session_if_due(&mut self) -> Result<(), FetchError> {
         if self.renew_session_at.is_none_or(|at| Instant::now() < at) {
             return Ok(());
         }
@@ -213,9 +213,9 @@ impl SourceClient {
 
     /// The version to call `api` at: the newest both sides speak (pre-flexible for a rigid
     /// source), or an error naming what the source lacks.
-    fn version_of(&self, api: SourceApi) -> Result<i16, EngineError> {
+    fn version_of(&self, api: SourceApi) -> Result<i16, FetchError> {
         negotiate(api, self.versions.get(&api.key).copied(), self.rigid)
-            .map_err(|what| EngineError::Source(format!("{}: {what}", self.address)))
+            .map_err(|what| FetchError::Source(format!("{}: {what}", self.address)))
     }
 
     /// Calls `api` at the negotiated version. If a flexible version's answer does not decode
@@ -226,7 +226,7 @@ impl SourceClient {
         api: SourceApi,
         request: &R,
         extra_wait: Duration,
-    ) -> Result<R::Response, EngineError> {
+    ) -> Result<R::Response, FetchError> {
         self.renew_session_if_due().await?;
         let version = self.version_of(api)?;
         let failure = match self.exchange(version, request, extra_wait).await {
@@ -246,7 +246,7 @@ impl SourceClient {
             );
         }
         self.rigid = true;
-        if matches!(&failure, EngineError::SourceClosed(..)) {
+        if matches!(&failure, FetchError::SourceClosed(..)) {
             *self =
                 SourceClient::connect(&self.config, self.timeout, self.max_response_bytes).await?;
         }
@@ -268,7 +268,7 @@ impl SourceClient {
         version: i16,
         request: &R,
         extra_wait: Duration,
-    ) -> Result<R::Response, EngineError> {
+    ) -> Result<R::Response, FetchError> {
         self.renew_session_if_due().await?;
         self.exchange(version, request, extra_wait).await
     }
@@ -279,11 +279,11 @@ impl SourceClient {
         version: i16,
         request: &R,
         extra_wait: Duration,
-    ) -> Result<R::Response, EngineError> {
+    ) -> Result<R::Response, FetchError> {
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
         let expected = self.next_correlation_id;
         let request_frame = frame::encode_request(version, expected, CLIENT_ID, request)
-            .map_err(|e| EngineError::Encode(e.to_string()))?;
+            .map_err(|e| FetchError::Encode(e.to_string()))?;
         let max = self.max_response_bytes;
         let stream = &mut self.stream;
         let io = async {
@@ -293,12 +293,12 @@ impl SourceClient {
         };
         let answer = within(self.timeout + extra_wait, io)
             .await
-            .ok_or_else(|| EngineError::Source(format!("{}: request timed out", self.address)))?
-            .map_err(|e| EngineError::SourceClosed(self.address.clone(), e.to_string()))?;
+            .ok_or_else(|| FetchError::Source(format!("{}: request timed out", self.address)))?
+            .map_err(|e| FetchError::SourceClosed(self.address.clone(), e.to_string()))?;
         let (correlation_id, response) = frame::decode_response::<R::Response>(answer, version)
-            .map_err(|e| EngineError::SourceUndecodable(self.address.clone(), e.to_string()))?;
+            .map_err(|e| FetchError::SourceUndecodable(self.address.clone(), e.to_string()))?;
         if correlation_id != expected {
-            return Err(EngineError::Source(format!(
+            return Err(FetchError::Source(format!(
                 "{}: correlation id {correlation_id}, expected {expected}",
                 self.address
             )));
@@ -339,10 +339,10 @@ fn negotiate(api: SourceApi, source: Option<(i16, i16)>, rigid: bool) -> Result<
 }
 
 /// The two failures that call for pre-flexible versions.
-fn looks_flexible_related(e: &EngineError) -> bool {
+fn looks_flexible_related(e: &FetchError) -> bool {
     matches!(
         e,
-        EngineError::SourceClosed(..) | EngineError::SourceUndecodable(..)
+        FetchError::SourceClosed(..) | FetchError::SourceUndecodable(..)
     )
 }
 
@@ -352,8 +352,8 @@ async fn tls_to(
     stream: TcpStream,
     security: &ClientSecurity,
     timeout: Duration,
-) -> Result<KafkaStream, EngineError> {
-    let failed = |why: String| EngineError::Source(format!("{address}: TLS: {why}"));
+) -> Result<KafkaStream, FetchError> {
+    let failed = |why: String| FetchError::Source(format!("{address}: TLS: {why}"));
     let (config, name) = kafka_client_tls(security, address).map_err(|e| failed(e.to_string()))?;
     let connecting = TlsConnector::from(config).connect(name, stream);
     let stream = within(timeout, connecting)

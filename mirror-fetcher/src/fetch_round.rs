@@ -21,18 +21,18 @@ use shoal_wal::{BatchHeader, WalError};
 
 use super::client::{FETCH, LIST_OFFSETS};
 use super::session::{event, events, failed, OwnedPartition, Session};
-use crate::context::Broker;
-use crate::kafka::error_codes;
-use crate::EngineError;
+use crate::FetchError;
+use crate::Host;
+use shoal_protocol::codes as error_codes;
 use shoal_shards::mirror::progress::SourceOffsets;
 
 /// Truncates the partition to the source's last mirrored offset (0 when the source has no
 /// record, or does not speak KIP-1279), then lets it start MIRRORING.
 pub async fn prepare(
-    broker: &Broker,
+    broker: &dyn Host,
     s: &mut Session,
     p: &OwnedPartition,
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     let lmo = if s.source_knows_mirrors {
         let request = m::LastMirroredOffsetsRequest {
             mirror_name: s.name.clone(),
@@ -62,28 +62,26 @@ pub async fn prepare(
 }
 
 async fn truncate(
-    broker: &Broker,
+    broker: &dyn Host,
     partition: TopicPartition,
     offset: i64,
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     match broker
-        .shard
+        .shard()
         .coordinator
         .run(Truncate { partition, offset })
         .await
     {
         Ok(Ok(())) => Ok(()),
-        other => Err(EngineError::Source(format!(
-            "truncation refused: {other:?}"
-        ))),
+        other => Err(FetchError::Source(format!("truncation refused: {other:?}"))),
     }
 }
 
 /// (log start, high watermark) of local partitions.
 async fn local_offsets(
-    broker: &Broker,
+    broker: &dyn Host,
     partitions: &[OwnedPartition],
-) -> Result<Vec<(i64, i64)>, EngineError> {
+) -> Result<Vec<(i64, i64)>, FetchError> {
     let request = ListOffsets {
         read_committed: false,
         partitions: partitions
@@ -96,19 +94,19 @@ async fn local_offsets(
             })
             .collect(),
     };
-    match broker.shard.coordinator.run(request).await {
+    match broker.shard().coordinator.run(request).await {
         Ok(r) if r.len() == partitions.len() * 2 => {
             Ok(r.chunks(2).map(|c| (c[0].offset, c[1].offset)).collect())
         }
-        _ => Err(EngineError::Source("local offsets unavailable".into())),
+        _ => Err(FetchError::Source("local offsets unavailable".into())),
     }
 }
 
 pub async fn fetch_round(
-    broker: &Broker,
+    broker: &dyn Host,
     s: &mut Session,
     partitions: &[OwnedPartition],
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     let local = local_offsets(broker, partitions).await?;
     let (request, fetch_offsets) = fetch_request(s, partitions, &local);
     let wait = Duration::from_millis(s.config.fetch_wait_max_ms as u64);
@@ -140,7 +138,7 @@ pub async fn fetch_round(
             let records = data.records.clone().unwrap_or_default();
             let batches = split_batches(&records, from);
             let fetched_end = fetched_end(&batches, from);
-            broker.shard.mirror_progress.record(
+            broker.shard().mirror_progress.record(
                 &s.name,
                 &p.topic,
                 p.partition,
@@ -174,11 +172,11 @@ pub async fn fetch_round(
 /// The source has no data at `from`: its log start moved past it (continue from there, the
 /// gap stays a gap) or its log ends before it (truncate locally to its end).
 async fn realign(
-    broker: &Broker,
+    broker: &dyn Host,
     s: &mut Session,
     p: &OwnedPartition,
     from: i64,
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     let (start, end) = source_offsets(s, p).await?;
     if from < start {
         s.fetch_from.insert(p.partition, start);
@@ -190,7 +188,7 @@ async fn realign(
     Ok(())
 }
 
-async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64), EngineError> {
+async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64), FetchError> {
     let ask = |timestamp| {
         ListOffsetsRequest::default()
             .with_replica_id(BrokerId(-1))
@@ -217,7 +215,7 @@ async fn source_offsets(s: &mut Session, p: &OwnedPartition) -> Result<(i64, i64
             .and_then(|t| t.partitions.first())
             .filter(|p| p.error_code == error_codes::NONE)
             .map(|p| p.offset)
-            .ok_or_else(|| EngineError::Source("ListOffsets refused".into()))?;
+            .ok_or_else(|| FetchError::Source("ListOffsets refused".into()))?;
     }
     Ok((offsets[0], offsets[1]))
 }
@@ -244,8 +242,8 @@ fn split_batches(records: &Bytes, from: i64) -> Result<Vec<(BatchHeader, Bytes)>
     Ok(batches)
 }
 
-fn not_connected() -> EngineError {
-    EngineError::Source("not connected".into())
+fn not_connected() -> FetchError {
+    FetchError::Source("not connected".into())
 }
 
 /// One Fetch for every partition, each from past its local end (or where an earlier round
@@ -295,15 +293,15 @@ fn fetch_request(
 }
 
 /// Appends what the round fetched, as the source wrote it.
-async fn store(broker: &Broker, stored: Vec<FetchedBatch>) -> Result<(), EngineError> {
+async fn store(broker: &dyn Host, stored: Vec<FetchedBatch>) -> Result<(), FetchError> {
     if stored.is_empty() {
         return Ok(());
     }
     let results = broker
-        .shard
+        .shard()
         .store_mirrored(stored)
         .await
-        .map_err(|e| EngineError::Source(format!("storing mirrored batches: {e:?}")))?;
+        .map_err(|e| FetchError::Source(format!("storing mirrored batches: {e:?}")))?;
     if let Some(refused) = results.iter().find(|r| r.error.is_some()) {
         tracing::debug!(error = ?refused.error, "some mirrored batches were refused");
     }
@@ -313,7 +311,7 @@ async fn store(broker: &Broker, stored: Vec<FetchedBatch>) -> Result<(), EngineE
 /// Keeps the source's log start: records it deleted are deleted here too. One write for the
 /// round's new starts, one for its recoveries.
 async fn follow_source_starts(
-    broker: &Broker,
+    broker: &dyn Host,
     partitions: &[OwnedPartition],
     local: &[(i64, i64)],
     source_starts: Vec<(usize, i64)>,
@@ -332,7 +330,7 @@ async fn follow_source_starts(
     }
     if !starts.is_empty() {
         let _ = broker
-            .shard
+            .shard()
             .coordinator
             .run(DeleteRecords { partitions: starts })
             .await;

@@ -13,24 +13,24 @@ use shoal_mirror::{MirrorConfig, MirrorState};
 
 use super::fetch_round::{fetch_round, prepare};
 use super::session::{event, events, failed, OwnedPartition, Session};
-use crate::context::Broker;
+use crate::Host;
 
 /// How often the manager looks for mirrors whose partitions this shard owns.
 const DISCOVERY_INTERVAL: Duration = Duration::from_millis(200);
 
-pub async fn run(broker: Rc<Broker>) {
+pub async fn run(broker: Rc<dyn Host>) {
     let mut running: HashSet<String> = HashSet::new();
     let finished: Rc<std::cell::RefCell<Vec<String>>> = Default::default();
     loop {
         for name in finished.borrow_mut().drain(..) {
             running.remove(&name);
         }
-        for name in owned_partitions(&broker, None).into_keys() {
+        for name in owned_partitions(&*broker, None).into_keys() {
             if running.insert(name.clone()) {
                 let broker = broker.clone();
                 let finished = finished.clone();
                 glommio::spawn_local(async move {
-                    mirror_task(&broker, &name).await;
+                    mirror_task(&*broker, &name).await;
                     finished.borrow_mut().push(name);
                 })
                 .detach();
@@ -42,10 +42,10 @@ pub async fn run(broker: Rc<Broker>) {
 
 /// Active mirrored partitions this shard owns, by mirror name (of one mirror when `only`).
 pub fn owned_partitions(
-    broker: &Broker,
+    broker: &dyn Host,
     only: Option<&str>,
 ) -> BTreeMap<String, Vec<OwnedPartition>> {
-    let view = broker.shard.topics.load();
+    let view = broker.shard().topics.load();
     let mut by_mirror: BTreeMap<String, Vec<OwnedPartition>> = BTreeMap::new();
     for topic in view.all() {
         let Some(mirror) = &topic.mirror else {
@@ -60,7 +60,7 @@ pub fn owned_partitions(
                 partition: index as i32,
             };
             if state.is_read_only()
-                && broker.shard.owner_of(&partition) == broker.shard.index
+                && broker.shard().owner_of(&partition) == broker.shard().index
                 && broker.mirrors_partition(&partition)
             {
                 by_mirror
@@ -77,7 +77,7 @@ pub fn owned_partitions(
     by_mirror
 }
 
-async fn mirror_task(broker: &Broker, name: &str) {
+async fn mirror_task(broker: &dyn Host, name: &str) {
     let mut session: Option<Session> = None;
     loop {
         let Some(partitions) = owned_partitions(broker, Some(name)).remove(name) else {
@@ -148,17 +148,17 @@ async fn mirror_task(broker: &Broker, name: &str) {
     }
 }
 
-async fn load_config(broker: &Broker, name: &str) -> Option<MirrorConfig> {
+async fn load_config(broker: &dyn Host, name: &str) -> Option<MirrorConfig> {
     let request = DescribeMirror {
         name: name.to_string(),
     };
-    match broker.shard.coordinator.run(request).await {
+    match broker.shard().coordinator.run(request).await {
         Ok(Some(d)) => Some(d.config),
         _ => None,
     }
 }
 
-async fn fail_all(broker: &Broker, partitions: &[OwnedPartition]) {
+async fn fail_all(broker: &dyn Host, partitions: &[OwnedPartition]) {
     let failing = partitions
         .iter()
         .filter(|p| p.mirror.state != MirrorState::Failed)
@@ -167,7 +167,7 @@ async fn fail_all(broker: &Broker, partitions: &[OwnedPartition]) {
     events(broker, failing).await;
 }
 
-async fn retry_due(broker: &Broker, partitions: &[OwnedPartition]) {
+async fn retry_due(broker: &dyn Host, partitions: &[OwnedPartition]) {
     let due = partitions
         .iter()
         .map(|p| (p.partition, MirrorEvent::RetryIfDue))

@@ -13,6 +13,7 @@ use shoal_coordinator::commands::{
 };
 use shoal_coordinator::{OffsetCommitEntry, TopicConfig, TopicPartition};
 use shoal_mirror::MirrorConfig;
+use shoal_protocol::config_codes::ConfigResource;
 use shoal_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use shoal_protocol::messages::metadata_request::MetadataRequestTopic;
 use shoal_protocol::messages::{
@@ -25,29 +26,29 @@ use shoal_shards::groups::calls::DescribeGroup;
 use super::client::{
     first_time, SourceClient, DESCRIBE_CONFIGS, LIST_GROUPS, METADATA, OFFSET_FETCH,
 };
-use crate::context::Broker;
-use crate::handlers::configs::set_topic_config;
-use crate::kafka::error_codes;
-use crate::EngineError;
+use crate::FetchError;
+use crate::Host;
+use shoal_coordinator::topic_configs::set_topic_config;
 use shoal_coordinator::topic_configs::{mirrored_configs, TopicOverrides};
+use shoal_protocol::codes as error_codes;
 
 const TICK: Duration = Duration::from_secs(1);
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 const RESPONSE_MAX_BYTES: usize = 64 << 20;
 
-pub async fn run(broker: std::rc::Rc<Broker>) {
+pub async fn run(broker: std::rc::Rc<dyn Host>) {
     let mut last_sync: HashMap<String, Instant> = HashMap::new();
     loop {
         glommio::timer::sleep(TICK).await;
         if !broker.runs_cluster_chores() {
             continue;
         }
-        let Ok(mirrors) = broker.shard.coordinator.run(ListMirrors).await else {
+        let Ok(mirrors) = broker.shard().coordinator.run(ListMirrors).await else {
             continue;
         };
         for (name, _, _) in mirrors {
             let Ok(Some(described)) = broker
-                .shard
+                .shard()
                 .coordinator
                 .run(DescribeMirror { name: name.clone() })
                 .await
@@ -72,7 +73,7 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
             if topics.is_empty() {
                 continue;
             }
-            if let Err(e) = sync(&broker, &described.config, &topics).await {
+            if let Err(e) = sync(&*broker, &described.config, &topics).await {
                 tracing::warn!(mirror = %name, error = %e, "metadata sync failed");
             }
         }
@@ -80,10 +81,10 @@ pub async fn run(broker: std::rc::Rc<Broker>) {
 }
 
 async fn sync(
-    broker: &Broker,
+    broker: &dyn Host,
     source: &MirrorConfig,
     topics: &[String],
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     let mut client = SourceClient::connect(source, SOURCE_TIMEOUT, RESPONSE_MAX_BYTES).await?;
     let counts = partition_counts(&mut client, topics).await?;
     // Configs and group offsets are optional in a source: without them, or when they fail,
@@ -109,7 +110,7 @@ async fn sync(
             partitions: *partitions,
             configs: configs.remove(topic),
         };
-        let _ = broker.shard.coordinator.run(request).await;
+        let _ = broker.shard().coordinator.run(request).await;
     }
     if client.serves(LIST_GROUPS.key) && client.serves(OFFSET_FETCH.key) {
         sync_group_offsets(broker, &mut client, topics).await?;
@@ -120,7 +121,7 @@ async fn sync(
 async fn partition_counts(
     client: &mut SourceClient,
     topics: &[String],
-) -> Result<HashMap<String, i32>, EngineError> {
+) -> Result<HashMap<String, i32>, FetchError> {
     let request = MetadataRequest::default()
         .with_topics(Some(
             topics
@@ -144,13 +145,13 @@ async fn partition_counts(
 async fn topic_configs(
     client: &mut SourceClient,
     topics: &[String],
-) -> Result<HashMap<String, TopicOverrides>, EngineError> {
+) -> Result<HashMap<String, TopicOverrides>, FetchError> {
     let request = DescribeConfigsRequest::default().with_resources(
         topics
             .iter()
             .map(|t| {
                 DescribeConfigsResource::default()
-                    .with_resource_type(crate::handlers::configs::RESOURCE_TOPIC)
+                    .with_resource_type(ConfigResource::Topic as i8)
                     .with_resource_name(StrBytes::from_string(t.clone()))
                     .with_configuration_keys(Some(
                         mirrored_configs().map(StrBytes::from_static_str).collect(),
@@ -185,14 +186,14 @@ async fn topic_configs(
 /// Committed offsets of the source's groups, for mirror topics, copied to groups that have no
 /// members here. Unchanged offsets are not written again.
 async fn sync_group_offsets(
-    broker: &Broker,
+    broker: &dyn Host,
     client: &mut SourceClient,
     topics: &[String],
-) -> Result<(), EngineError> {
+) -> Result<(), FetchError> {
     let listed: ListGroupsResponse = client
         .call_api(LIST_GROUPS, &ListGroupsRequest::default(), Duration::ZERO)
         .await?;
-    let view = broker.shard.topics.load();
+    let view = broker.shard().topics.load();
     for group in listed.groups {
         let group_id = group.group_id.0.to_string();
         if active_here(broker, &group_id).await {
@@ -240,22 +241,22 @@ async fn sync_group_offsets(
                 claim: None,
                 offsets: changed,
             };
-            let _ = broker.shard.coordinator.run(request).await;
+            let _ = broker.shard().coordinator.run(request).await;
         }
     }
     Ok(())
 }
 
-async fn active_here(broker: &Broker, group: &str) -> bool {
+async fn active_here(broker: &dyn Host, group: &str) -> bool {
     matches!(
-        broker.shard.group_call(group, DescribeGroup(group.to_string())).await,
+        broker.shard().group_call(group, DescribeGroup(group.to_string())).await,
         Ok(Some(d)) if !d.members.is_empty()
     )
 }
 
 /// The entries whose offset differs from what the group has committed here.
 async fn only_changed(
-    broker: &Broker,
+    broker: &dyn Host,
     group: &str,
     entries: Vec<OffsetCommitEntry>,
 ) -> Vec<OffsetCommitEntry> {
@@ -266,7 +267,7 @@ async fn only_changed(
         group: group.to_string(),
         partitions: Some(entries.iter().map(|e| e.partition).collect()),
     };
-    let Ok(current) = broker.shard.coordinator.run(request).await else {
+    let Ok(current) = broker.shard().coordinator.run(request).await else {
         return entries;
     };
     entries

@@ -12,7 +12,7 @@ use shoal_mirror::{MirrorConfig, PartitionMirror};
 use shoal_protocol::mirror::LastMirroredOffsetsRequest;
 
 use super::client::SourceClient;
-use crate::context::Broker;
+use crate::Host;
 
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -51,7 +51,7 @@ impl Session {
     }
 
     /// Connects to the source and learns whether it speaks KIP-1279.
-    pub async fn connect(&mut self) -> Result<(), crate::EngineError> {
+    pub async fn connect(&mut self) -> Result<(), crate::FetchError> {
         let max_response = self.config.fetch_response_max_bytes as usize + (1 << 20);
         let client = SourceClient::connect(&self.config, SOURCE_TIMEOUT, max_response).await?;
         // KIP-1279 itself is optional in a source: without it, mirroring starts at offset 0.
@@ -68,19 +68,19 @@ pub fn failed() -> MirrorEvent {
 }
 
 /// Records a transition; the coordinator refuses the ones the state no longer allows.
-pub async fn event(broker: &Broker, partition: TopicPartition, event: MirrorEvent) {
+pub async fn event(broker: &dyn Host, partition: TopicPartition, event: MirrorEvent) {
     events(broker, vec![(partition, event)]).await;
 }
 
 /// Records several partitions' transitions in one coordinator write.
-pub async fn events(broker: &Broker, events: Vec<(TopicPartition, MirrorEvent)>) {
+pub async fn events(broker: &dyn Host, events: Vec<(TopicPartition, MirrorEvent)>) {
     if events.is_empty() {
         return;
     }
     let request = MirrorEvents {
         events: events.clone(),
     };
-    if let Ok(results) = broker.shard.coordinator.run(request).await {
+    if let Ok(results) = broker.shard().coordinator.run(request).await {
         for ((partition, event), result) in events.iter().zip(results) {
             if let Err(e) = result {
                 tracing::debug!(?partition, ?event, error = ?e, "mirror transition refused");

@@ -1,9 +1,6 @@
-//! Cluster mirroring (KIP-1279): the API handlers, the source client, the fetchers and the
-//! metadata sync. The codecs are `shoal_protocol::mirror`.
+//! Cluster mirroring (KIP-1279): the API handlers. The fetchers, the source client and the
+//! metadata sync are `shoal_mirror_fetcher`'s (the broker is their `Host`); the codecs are
+//! `shoal_protocol::mirror`.
 
-pub mod client;
-pub mod fetch_round;
-pub mod fetcher;
 pub mod handlers;
-pub mod metadata_sync;
-pub mod session;
+mod host;

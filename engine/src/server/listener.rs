@@ -111,12 +111,12 @@ pub async fn serve_shard(
     let broker = Rc::new(Broker::new(shard, config, cluster, quotas, live, oauth));
     tasks.spawn_background(
         "mirror fetchers",
-        crate::mirror::fetcher::run(broker.clone()),
+        shoal_mirror_fetcher::fetcher::run(broker.clone()),
     );
     if broker.shard.index == 0 {
         tasks.spawn_background(
             "mirror metadata sync",
-            crate::mirror::metadata_sync::run(broker.clone()),
+            shoal_mirror_fetcher::metadata_sync::run(broker.clone()),
         );
         tasks.spawn_background(
             "transaction endings",

@@ -15,9 +15,9 @@ use shoal_wal::batch::{patch_base_offset, BatchHeader};
 use super::*;
 use crate::context::ClientInfo;
 use crate::handlers::fetch;
-use crate::mirror::fetch_round::fetch_round;
-use crate::mirror::fetcher::owned_partitions;
-use crate::mirror::session::Session;
+use shoal_mirror_fetcher::fetch_round::fetch_round;
+use shoal_mirror_fetcher::fetcher::owned_partitions;
+use shoal_mirror_fetcher::session::Session;
 
 const SOURCE_LOG_START: i64 = 5;
 
@@ -101,7 +101,7 @@ fn a_fetch_round_stores_the_source_batches_at_their_offsets() {
             }],
         };
         assert_eq!(coordinator.run(add).await.unwrap(), vec![Ok(())]);
-        let partition = owned_partitions(&broker, Some("dr"))["dr"][0].partition;
+        let partition = owned_partitions(&*broker, Some("dr"))["dr"][0].partition;
         for event in [MirrorEvent::BeginPreparing, MirrorEvent::Prepared] {
             let events = MirrorEvents {
                 events: vec![(partition, event)],
@@ -113,8 +113,8 @@ fn a_fetch_round_stores_the_source_batches_at_their_offsets() {
                 .unwrap();
         let mut session = Session::new("dr", config);
         session.connect().await.unwrap();
-        let mirroring = owned_partitions(&broker, Some("dr")).remove("dr").unwrap();
-        fetch_round(&broker, &mut session, &mirroring)
+        let mirroring = owned_partitions(&*broker, Some("dr")).remove("dr").unwrap();
+        fetch_round(&*broker, &mut session, &mirroring)
             .await
             .unwrap();
 

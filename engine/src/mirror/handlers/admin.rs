@@ -18,7 +18,7 @@ use shoal_protocol::{MirrorCode, ResponseError};
 use crate::context::Broker;
 use crate::context::Call;
 use crate::kafka::error_codes;
-use crate::mirror::client::SourceClient;
+use shoal_mirror_fetcher::client::SourceClient;
 
 /// Kafka's NETWORK_EXCEPTION: the source cluster did not answer.
 pub const NETWORK_EXCEPTION: i16 = 13;
