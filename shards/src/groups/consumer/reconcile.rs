@@ -55,7 +55,7 @@ impl MemberAssignment {
         reported: Option<&BTreeSet<TopicPartition>>,
         held_by_others: impl Fn(&TopicPartition) -> bool,
     ) -> MemberAssignment {
-        match self.state {
+        let step = match self.state {
             MemberState::Stable if self.epoch == target_epoch => self.clone(),
             MemberState::UnrevokedPartitions => {
                 let confirmed = reported.is_some_and(|owned| owned.is_disjoint(&self.revoking));
@@ -65,7 +65,16 @@ impl MemberAssignment {
                 }
             }
             _ => self.next(target_epoch, target, held_by_others),
-        }
+        };
+        // KIP-848: a member's epoch never goes back (the group's model tests prove it of
+        // every schedule they try; this keeps it checked wherever a shard reconciles).
+        debug_assert!(
+            step.epoch >= self.epoch,
+            "member epoch {} went back to {}",
+            self.epoch,
+            step.epoch
+        );
+        step
     }
 
     fn next(
