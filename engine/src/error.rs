@@ -24,3 +24,15 @@ pub enum EngineError {
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl From<shoal_config::ConfigError> for EngineError {
+    fn from(error: shoal_config::ConfigError) -> Self {
+        EngineError::Config(error.0)
+    }
+}
+
+impl From<shoal_cluster::MembershipError> for EngineError {
+    fn from(error: shoal_cluster::MembershipError) -> Self {
+        EngineError::Config(error.0)
+    }
+}

@@ -4,9 +4,7 @@
 //! (and in its own tests) `testing` runs a whole broker in-process for handler-level tests.
 
 pub mod cluster;
-pub mod config;
 pub mod context;
-pub mod coordinator_database;
 pub mod datadir;
 pub mod dynamic_configs;
 pub mod error;
@@ -22,3 +20,5 @@ pub mod server;
 pub mod testing;
 
 pub use error::EngineError;
+/// The broker's configuration file: its own crate, named here as the handlers know it.
+pub use shoal_config as config;

@@ -6,30 +6,11 @@
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
-
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, reload, EnvFilter, Layer};
 
-/// `[log]`: how the broker writes its log (to standard output).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LogConfig {
-    /// `text` (coloured only on a terminal) or `json` (one object a line).
-    pub format: LogFormat,
-    /// A filter in RUST_LOG's syntax (`info`, `warn,shoal=debug`); RUST_LOG, when set, wins,
-    /// and the dynamic broker config `log.level` changes it at run time. Unset: `info`.
-    pub level: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use shoal_config::log::{parse_filter as parse, LogConfig, LogFormat};
 
 type Replace = Box<dyn Fn(EnvFilter) -> Result<(), String> + Send + Sync>;
 
@@ -79,10 +60,6 @@ pub fn at_start() -> String {
 /// Why `directives` is not a filter, if it is not.
 pub fn check(directives: &str) -> Result<(), String> {
     parse(directives).map(|_| ())
-}
-
-fn parse(directives: &str) -> Result<EnvFilter, String> {
-    EnvFilter::try_new(directives).map_err(|e| format!("'{directives}' is not a log filter: {e}"))
 }
 
 /// Filters the log with `directives` from now on (no-op where `init` did not run: tests).

@@ -1,37 +1,7 @@
-//! Many brokers, one cluster: stateless brokers sharing one object store and the
-//! coordinator's PostgreSQL database. Each registers itself with a lease (`membership`); any
-//! broker serves any partition, and Metadata sends each client to one broker per partition,
-//! in its own zone when it says which (`placement`).
+//! Many brokers, one cluster: who is in it and which broker serves which partition are
+//! `shoal_cluster`'s; how Metadata and FindCoordinator answer with them is `routing`.
 
-pub mod membership;
-pub mod placement;
 pub mod routing;
 
-use serde::{Deserialize, Serialize};
-
-pub use membership::{Member, Membership};
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ClusterConfig {
-    /// Share the coordinator's database with other brokers: needs `[coordinator] kind =
-    /// "postgres"` and an object store every broker reaches (S3).
-    pub enabled: bool,
-    /// Kafka's `broker.rack`: the zone whose clients this broker serves first.
-    pub rack: Option<String>,
-    /// A broker that has not renewed its registration for this long is gone from Metadata.
-    pub lease_ms: u64,
-    /// How often a broker renews its lease and reads who else is alive.
-    pub heartbeat_ms: u64,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        ClusterConfig {
-            enabled: false,
-            rack: None,
-            lease_ms: 10_000,
-            heartbeat_ms: 2_000,
-        }
-    }
-}
+pub use shoal_cluster::{membership, placement, Member, Membership};
+pub use shoal_config::ClusterConfig;

@@ -5,10 +5,9 @@
 use shoal_coordinator::{ErrorKind, TopicPartition};
 use uuid::Uuid;
 
-use super::membership::ClusterView;
-use super::placement::client_zone;
-use super::Member;
 use crate::context::{Broker, Call};
+use shoal_cluster::placement::client_zone;
+use shoal_cluster::{ClusterView, Member};
 
 /// A broker as a client should reach it.
 pub struct BrokerAddress {

@@ -11,8 +11,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The most windows a rate keeps (`quota.window.num` is checked against it).
-pub const MAX_WINDOWS: usize = 64;
+pub use shoal_config::quotas::{Windows, MAX_WINDOWS};
 
 /// One window of one shard: which window it counts (its number since the clock's start)
 /// and what was recorded in it.
@@ -26,20 +25,6 @@ struct Sample {
 #[repr(align(128))]
 struct ShardSamples {
     samples: Box<[Sample]>,
-}
-
-/// How windows are laid out: their count and length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Windows {
-    pub count: usize,
-    pub size_ms: u64,
-}
-
-impl Windows {
-    /// The longest a client is throttled for at once: every window's span.
-    pub fn span_ms(&self) -> u64 {
-        self.count as u64 * self.size_ms
-    }
 }
 
 pub struct WindowedRate {

@@ -4,50 +4,22 @@
 use std::cell::{Cell, Ref, RefCell};
 use std::sync::Arc;
 
-use super::listeners::{Listener, SecurityProtocol};
-use shoal_auth::scram::{Exchange, ScramMechanism};
-use shoal_auth::Principal;
-
-/// The SASL mechanisms Shoal serves, as Kafka names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mechanism {
-    Plain,
-    Scram(ScramMechanism),
-    OAuthBearer,
-}
-
-impl Mechanism {
-    pub fn parse(name: &str) -> Option<Mechanism> {
-        match name {
-            "PLAIN" => Some(Mechanism::Plain),
-            "SCRAM-SHA-256" => Some(Mechanism::Scram(ScramMechanism::Sha256)),
-            "SCRAM-SHA-512" => Some(Mechanism::Scram(ScramMechanism::Sha512)),
-            "OAUTHBEARER" => Some(Mechanism::OAuthBearer),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Plain => "PLAIN",
-            Mechanism::Scram(scram) => scram.name(),
-            Mechanism::OAuthBearer => "OAUTHBEARER",
-        }
-    }
-}
+use shoal_auth::scram::Exchange;
+use shoal_auth::{Principal, SaslMechanism};
+use shoal_config::listeners::{Listener, SecurityProtocol};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthState {
     /// A SASL listener's new connection: SaslHandshake comes next.
     AwaitingHandshake,
     /// SaslAuthenticate with this mechanism comes next.
-    AwaitingToken(Mechanism),
+    AwaitingToken(SaslMechanism),
     /// After a v0 SaslHandshake: the next frame is the mechanism's bare token, not a request.
-    AwaitingBareToken(Mechanism),
+    AwaitingBareToken(SaslMechanism),
     Authenticated,
     /// An authenticated session logging in again with this mechanism (KIP-368): its
     /// requests go on meanwhile.
-    Reauthenticating(Mechanism),
+    Reauthenticating(SaslMechanism),
     /// Authentication failed: the connection closes once the answer is written.
     Failed,
 }
@@ -71,7 +43,7 @@ pub struct Session {
     /// acknowledgement of it (RFC 7628 3.2.2).
     refused_token: RefCell<Option<String>>,
     /// The mechanism the session logged in with: a re-authentication must use it again.
-    mechanism: Cell<Option<Mechanism>>,
+    mechanism: Cell<Option<SaslMechanism>>,
     /// When the session ends unless it re-authenticates (KIP-368), in ms since the epoch.
     session_ends_at_ms: Cell<Option<i64>>,
     /// Logged in with a delegation token: it acts as the token's owner, but may not use or
@@ -121,7 +93,7 @@ impl Session {
     }
 
     /// An authenticated session starts logging in again (KIP-368).
-    pub fn start_reauthentication(&self, mechanism: Mechanism) {
+    pub fn start_reauthentication(&self, mechanism: SaslMechanism) {
         self.state.set(AuthState::Reauthenticating(mechanism));
     }
 
@@ -142,7 +114,7 @@ impl Session {
     }
 
     /// The mechanism the session logged in with.
-    pub fn mechanism(&self) -> Option<Mechanism> {
+    pub fn mechanism(&self) -> Option<SaslMechanism> {
         self.mechanism.get()
     }
 
@@ -160,7 +132,7 @@ impl Session {
     }
 
     /// The handshake chose `mechanism`; `bare`: the token comes without a request (v0).
-    pub fn start(&self, mechanism: Mechanism, bare: bool) {
+    pub fn start(&self, mechanism: SaslMechanism, bare: bool) {
         self.mechanism.set(Some(mechanism));
         self.state.set(if bare {
             AuthState::AwaitingBareToken(mechanism)

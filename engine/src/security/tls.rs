@@ -17,9 +17,9 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use shoal_net::tls_client::pem_certificates;
 
-use super::listeners::SecurityProtocol;
 use crate::config::{ClientAuth, SslConfig};
 use crate::EngineError;
+use shoal_config::listeners::SecurityProtocol;
 
 pub struct TlsServer {
     /// The config file's settings, with the files the dynamic configs name instead.

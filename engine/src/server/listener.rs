@@ -14,8 +14,8 @@ use crate::config::BrokerConfig;
 use crate::context::Broker;
 use crate::dynamic_configs::LiveConfigs;
 use crate::quotas::QuotaBoard;
-use crate::security::listeners::SecurityProtocol;
 use crate::security::{Listener, OAuthValidator, TlsServer};
+use shoal_config::listeners::SecurityProtocol;
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
@@ -84,7 +84,7 @@ fn serve_http(
                         Rc::new(move || tls.acceptor(SecurityProtocol::Ssl))
                             as Rc<dyn Fn() -> futures_rustls::TlsAcceptor>
                     }),
-                    gate: config.registry_gate(),
+                    gate: registry_gate(config),
                 },
             ),
         );
@@ -178,5 +178,17 @@ async fn accept(
                 glommio::timer::sleep(ACCEPT_RETRY).await;
             }
         }
+    }
+}
+
+/// Whom the schema registry lets in, and what the ACLs let them do: the broker's own users
+/// and authorizer settings.
+fn registry_gate(config: &BrokerConfig) -> shoal_registry_server::GateSettings {
+    shoal_registry_server::GateSettings {
+        plain_users: config.sasl.plain_users.clone(),
+        failed_authentication_delay_ms: config.sasl.failed_authentication_delay_ms,
+        authorizer_enabled: config.authorizer.enabled,
+        super_users: config.authorizer.super_users.clone(),
+        allow_everyone_if_no_acl_found: config.authorizer.allow_everyone_if_no_acl_found,
     }
 }

@@ -19,8 +19,8 @@ use super::harness::*;
 use crate::context::{Broker, ClientInfo};
 use crate::handlers::delegation_tokens::{change_expiry, create, describe};
 use crate::handlers::sasl;
-use crate::security::listeners::{Listener, SecurityProtocol};
 use crate::security::{Principal, Session};
+use shoal_config::listeners::{Listener, SecurityProtocol};
 
 const SECRET: &str = "test-token-secret";
 

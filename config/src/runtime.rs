@@ -5,10 +5,10 @@ use std::time::Duration;
 use shoal_shards::{MaintenanceConfig, RuntimeConfig};
 
 use super::BrokerConfig;
-use crate::EngineError;
+use crate::ConfigError;
 
 impl BrokerConfig {
-    pub fn runtime(&self) -> Result<RuntimeConfig, EngineError> {
+    pub fn runtime(&self) -> Result<RuntimeConfig, ConfigError> {
         let shard_cores = if self.shards.cores.is_empty() {
             online_cores()
         } else {

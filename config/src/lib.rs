@@ -1,11 +1,19 @@
 //! The broker's configuration file (TOML), its defaults and their validation. See
 //! `shoal.example.toml` at the repository root for every key with comments. One file per
-//! owner of a table: security (SASL, TLS, ACLs, tokens), the object store, the coordinator,
-//! quotas; the checks in `validate.rs`, the executors' settings drawn from it in `runtime.rs`.
+//! owner of a table: security (SASL, TLS, ACLs, tokens), Kafka's listener strings, the object
+//! store, the coordinator and its PostgreSQL settings, the cluster, quotas, the log; the
+//! schema registry's and the table writer's tables are their crates' own. The checks are in
+//! `validate.rs`, the executors' settings drawn from it in `runtime.rs`. The broker (`shoal`)
+//! names this crate `shoal::config`.
 
+mod cluster;
 mod coordinator;
+mod coordinator_database;
+mod error;
+pub mod listeners;
+pub mod log;
 mod object_store;
-mod quotas;
+pub mod quotas;
 mod runtime;
 mod security;
 #[cfg(test)]
@@ -18,11 +26,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use shoal_shards::{FetchConfig, GroupConfig, ProduceConfig, RewriteConfig, ShardsConfig};
 
-use crate::cluster::ClusterConfig;
-pub use crate::log_filter::{LogConfig, LogFormat};
-use crate::security::listeners::parse_listeners;
-use crate::security::Listener;
-use crate::EngineError;
+use listeners::{parse_listeners, Listener};
+
+pub use cluster::ClusterConfig;
+pub use error::ConfigError;
+pub use log::{LogConfig, LogFormat};
 
 pub use coordinator::{CoordinatorConfig, CoordinatorKind};
 pub use object_store::{LocalLayoutKind, ObjectStoreConfig, StoreKind};
@@ -30,7 +38,7 @@ pub use quotas::QuotasConfig;
 pub use security::{
     AuthorizerConfig, ClientAuth, DelegationTokenConfig, OAuthBearerConfig, SaslConfig, SslConfig,
 };
-pub(crate) use validate::BUFFER_MAX_BYTES_LIMIT;
+pub use validate::BUFFER_MAX_BYTES_LIMIT;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -136,17 +144,17 @@ impl Default for BrokerConfig {
 }
 
 impl BrokerConfig {
-    pub fn load(path: Option<&Path>) -> Result<BrokerConfig, EngineError> {
+    pub fn load(path: Option<&Path>) -> Result<BrokerConfig, ConfigError> {
         let Some(path) = path else {
             return Ok(BrokerConfig::default());
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|e| EngineError::Config(format!("cannot read {}: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
+            .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
     }
 
     /// The listeners to bind, with their protocols and advertised addresses.
-    pub fn listeners(&self) -> Result<Vec<Listener>, EngineError> {
+    pub fn listeners(&self) -> Result<Vec<Listener>, ConfigError> {
         parse_listeners(
             &self.listeners,
             &self.advertised_listeners,

@@ -12,9 +12,26 @@ pub struct QuotasConfig {
     pub window_size_seconds: u64,
 }
 
+/// The most windows a rate keeps (`window_num` is checked against it).
+pub const MAX_WINDOWS: usize = 64;
+
+/// How windows are laid out: their count and length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Windows {
+    pub count: usize,
+    pub size_ms: u64,
+}
+
+impl Windows {
+    /// The longest a client is throttled for at once: every window's span.
+    pub fn span_ms(&self) -> u64 {
+        self.count as u64 * self.size_ms
+    }
+}
+
 impl QuotasConfig {
-    pub fn windows(&self) -> crate::quotas::Windows {
-        crate::quotas::Windows {
+    pub fn windows(&self) -> Windows {
+        Windows {
             count: self.window_num,
             size_ms: self.window_size_seconds * 1000,
         }

@@ -7,16 +7,15 @@ use std::time::Duration;
 use shoal_metalog::postgres_log::MAX_APPENDS_IN_FLIGHT;
 use shoal_pg::{PgConfig, SslMode};
 
-use crate::config::{CoordinatorConfig, CoordinatorKind};
-use crate::EngineError;
+use crate::{ConfigError, CoordinatorConfig, CoordinatorKind};
 
 impl CoordinatorConfig {
     /// PostgreSQL's settings for kind = "postgres"; None for the local log.
-    pub fn database(&self) -> Result<Option<PgConfig>, EngineError> {
+    pub fn database(&self) -> Result<Option<PgConfig>, ConfigError> {
         if self.kind == CoordinatorKind::Local {
             return Ok(None);
         }
-        let fail = |msg: String| EngineError::Config(format!("coordinator: {msg}"));
+        let fail = |msg: String| ConfigError(format!("coordinator: {msg}"));
         let url = self.url.as_deref().ok_or_else(|| {
             fail("kind = \"postgres\" needs url = \"postgres://user@host/db\"".into())
         })?;

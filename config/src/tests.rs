@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn the_example_config_parses_and_validates() {
-    let text = include_str!("../../../shoal.example.toml");
+    let text = include_str!("../../shoal.example.toml");
     let config: BrokerConfig = toml::from_str(text).unwrap();
     config.validate().unwrap();
     assert_eq!(config.produce.commit_interval_ms, 5);
@@ -12,7 +12,7 @@ fn the_example_config_parses_and_validates() {
 /// in the example: the file documents the defaults, key for key.
 #[test]
 fn the_example_config_is_the_defaults_key_for_key() {
-    let example: toml::Table = toml::from_str(include_str!("../../../shoal.example.toml")).unwrap();
+    let example: toml::Table = toml::from_str(include_str!("../../shoal.example.toml")).unwrap();
     let defaults = toml::Table::try_from(BrokerConfig::default()).unwrap();
     let keys = |table: &toml::Table| -> Vec<String> {
         let mut keys = Vec::new();

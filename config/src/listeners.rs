@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use crate::EngineError;
+use crate::ConfigError;
 
 /// Kafka's security protocols, one enum for the listeners and the clients.
 pub use shoal_auth::client_security::SecurityProtocol;
@@ -24,7 +24,7 @@ pub struct Listener {
 fn protocol_of(
     map: &HashMap<String, SecurityProtocol>,
     name: &str,
-) -> Result<SecurityProtocol, EngineError> {
+) -> Result<SecurityProtocol, ConfigError> {
     map.get(name)
         .copied()
         .or_else(|| SecurityProtocol::from_name(name))
@@ -37,7 +37,7 @@ fn protocol_of(
 }
 
 /// The address a listener binds: its host (every interface when empty) and port.
-fn bind_address(name: &str, host: &str, port: i32) -> Result<SocketAddr, EngineError> {
+fn bind_address(name: &str, host: &str, port: i32) -> Result<SocketAddr, ConfigError> {
     let bind_host = if host.is_empty() { "0.0.0.0" } else { host };
     (bind_host, port as u16)
         .to_socket_addrs()
@@ -54,7 +54,7 @@ pub fn parse_listeners(
     protocol_map: &str,
     listen: SocketAddr,
     advertised_listener: Option<&str>,
-) -> Result<Vec<Listener>, EngineError> {
+) -> Result<Vec<Listener>, ConfigError> {
     if listeners.trim().is_empty() {
         let (host, port) = match advertised_listener.and_then(split_host_port) {
             Some((host, port)) => (host, port),
@@ -112,7 +112,7 @@ pub fn parse_listeners(
 type Entry = (String, (String, i32));
 
 /// "NAME://host:port,NAME://:port" → (NAME, (host, port)).
-fn parse_entries(text: &str) -> Result<Vec<Entry>, EngineError> {
+fn parse_entries(text: &str) -> Result<Vec<Entry>, ConfigError> {
     text.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -134,7 +134,7 @@ fn split_host_port(text: &str) -> Option<(String, i32)> {
     Some((host.to_string(), port as i32))
 }
 
-fn parse_protocol_map(text: &str) -> Result<HashMap<String, SecurityProtocol>, EngineError> {
+fn parse_protocol_map(text: &str) -> Result<HashMap<String, SecurityProtocol>, ConfigError> {
     text.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -149,8 +149,8 @@ fn parse_protocol_map(text: &str) -> Result<HashMap<String, SecurityProtocol>, E
         .collect()
 }
 
-fn config_error(message: String) -> EngineError {
-    EngineError::Config(message)
+fn config_error(message: String) -> ConfigError {
+    ConfigError(message)
 }
 
 #[cfg(test)]

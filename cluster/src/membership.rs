@@ -12,8 +12,9 @@ use glommio::LocalExecutorBuilder;
 use shoal_metalog::brokers::{self, BrokerRow};
 use shoal_pg::{Connection, PgConfig, PgError};
 
-use crate::security::listeners::Listener;
-use crate::EngineError;
+use shoal_config::listeners::Listener;
+
+use crate::MembershipError;
 
 /// One live broker as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +108,7 @@ pub fn start(
     heartbeat: Duration,
     lease_lapses: Arc<AtomicU64>,
     startup_timeout: Duration,
-) -> Result<Arc<Membership>, EngineError> {
+) -> Result<Arc<Membership>, MembershipError> {
     let membership = Arc::new(Membership {
         me,
         view: ArcSwap::from_pointee(ClusterView::default()),
@@ -135,7 +136,7 @@ pub fn start(
             }
             keep_renewing(&mut renewal, &shared, heartbeat, &lease_lapses).await;
         })
-        .map_err(|e| EngineError::Config(format!("cannot start the membership thread: {e}")))?;
+        .map_err(|e| MembershipError(format!("cannot start the membership thread: {e}")))?;
     match outcome.recv() {
         Ok(Ok(())) => {
             // Detached: the thread renews the lease for as long as the process lives.
@@ -143,7 +144,7 @@ pub fn start(
             Ok(membership)
         }
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(EngineError::Config(
+        Err(_) => Err(MembershipError(
             "the membership thread ended before registering".into(),
         )),
     }
@@ -158,7 +159,7 @@ struct Renewal {
 
 /// Why a registration failed, and what waiting may change.
 struct Refusal {
-    error: EngineError,
+    error: MembershipError,
     wait: Wait,
 }
 
@@ -186,7 +187,7 @@ impl Renewal {
                 true => Wait::Passing,
                 false => Wait::Never,
             },
-            error: EngineError::Config(format!("cluster membership: {e}")),
+            error: MembershipError(format!("cluster membership: {e}")),
         };
         if self.connection.as_ref().is_none_or(Connection::is_broken) {
             self.connection = Some(brokers::connect(&self.database).await.map_err(fail)?);
@@ -203,7 +204,7 @@ impl Renewal {
             .map_err(fail)?;
         if !taken {
             return Err(Refusal {
-                error: EngineError::Config(format!(
+                error: MembershipError(format!(
                     "node_id {} is registered by another live broker in this cluster; give \
                      each broker its own node_id",
                     me.node_id
@@ -234,7 +235,7 @@ async fn register_first(
     shared: &Membership,
     heartbeat: Duration,
     startup_timeout: Duration,
-) -> Result<(), EngineError> {
+) -> Result<(), MembershipError> {
     let lease = renewal.lease;
     let started = std::time::Instant::now();
     let mut sent_unix_ms = unix_ms();

@@ -3,28 +3,26 @@
 
 use super::runtime::online_cores;
 use super::{BrokerConfig, CoordinatorKind, StoreKind};
-use crate::security::Mechanism;
-use crate::EngineError;
+use crate::ConfigError;
+use shoal_auth::SaslMechanism;
 
 /// Limits that keep every buffer bounded and objects under the 2 GiB format limit.
-pub(crate) const BUFFER_MAX_BYTES_LIMIT: usize = 1 << 30;
+pub const BUFFER_MAX_BYTES_LIMIT: usize = 1 << 30;
 
-type Checked = Result<(), EngineError>;
+type Checked = Result<(), ConfigError>;
 
 fn fail(message: impl Into<String>) -> Checked {
-    Err(EngineError::Config(message.into()))
+    Err(ConfigError(message.into()))
 }
 
 impl BrokerConfig {
     pub fn validate(&self) -> Checked {
         if let Some(level) = &self.log.level {
-            crate::log_filter::check(level)
-                .map_err(|e| EngineError::Config(format!("[log] level: {e}")))?;
+            crate::log::parse_filter(level)
+                .map_err(|e| ConfigError(format!("[log] level: {e}")))?;
         }
         self.check_cluster()?;
-        self.schema_registry
-            .validate()
-            .map_err(EngineError::Config)?;
+        self.schema_registry.validate().map_err(ConfigError)?;
         self.check_tls()?;
         self.check_sasl()?;
         self.check_delegation_tokens()?;
@@ -89,7 +87,10 @@ impl BrokerConfig {
                 ));
             }
         }
-        match mechanisms.iter().find(|m| Mechanism::parse(m).is_none()) {
+        match mechanisms
+            .iter()
+            .find(|m| SaslMechanism::from_name(m).is_none())
+        {
             Some(mechanism) => fail(format!(
                 "sasl.enabled_mechanisms: {mechanism} is not served"
             )),

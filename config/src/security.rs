@@ -4,9 +4,6 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use shoal_registry_server::GateSettings;
-
-use super::BrokerConfig;
 
 /// ACLs (Kafka's StandardAuthorizer settings).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -194,20 +191,6 @@ impl OAuthBearerConfig {
             required_scopes: self.required_scopes.clone(),
             clock_skew_s: self.clock_skew_seconds,
             allow_unsecured: self.allow_unsecured_tokens,
-        }
-    }
-}
-
-impl BrokerConfig {
-    /// Whom the schema registry lets in, and what the ACLs let them do: the broker's own
-    /// users and authorizer settings.
-    pub fn registry_gate(&self) -> GateSettings {
-        GateSettings {
-            plain_users: self.sasl.plain_users.clone(),
-            failed_authentication_delay_ms: self.sasl.failed_authentication_delay_ms,
-            authorizer_enabled: self.authorizer.enabled,
-            super_users: self.authorizer.super_users.clone(),
-            allow_everyone_if_no_acl_found: self.authorizer.allow_everyone_if_no_acl_found,
         }
     }
 }
