@@ -4,7 +4,7 @@
 //! mirror's source), so the mechanisms live here once.
 
 use crate::client_security::SaslMechanism;
-use crate::scram::{ScramError, ScramMechanism};
+use crate::scram::ScramError;
 use crate::scram_client::{AwaitingServerFinal, ScramClient};
 
 /// What a login proves: a password (PLAIN, SCRAM) or a bearer token (OAUTHBEARER).
@@ -73,13 +73,12 @@ impl ClientLogin {
             ) => (user, password, *delegation_token),
             (_, _) => return Err(ScramError("PLAIN and SCRAM log in with a password")),
         };
-        let scram = match mechanism {
-            SaslMechanism::ScramSha256 => ScramMechanism::Sha256,
-            SaslMechanism::ScramSha512 => ScramMechanism::Sha512,
-            _ if delegation_token => {
+        let scram = match mechanism.scram() {
+            Some(scram) => scram,
+            None if delegation_token => {
                 return Err(ScramError("delegation tokens log in with SCRAM, not PLAIN"))
             }
-            _ => {
+            None => {
                 let token = format!("\0{user}\0{password}").into_bytes();
                 return Ok((ClientLogin::at(Step::PlainSent), token));
             }

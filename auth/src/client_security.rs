@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::scram::ScramMechanism;
+
 /// Kafka's `security.protocol`: what a client connects with and what a listener serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SecurityProtocol {
@@ -74,6 +76,15 @@ impl SaslMechanism {
             SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
             SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
             SaslMechanism::OAuthBearer => "OAUTHBEARER",
+        }
+    }
+
+    /// The SCRAM variant, for the SCRAM mechanisms.
+    pub const fn scram(self) -> Option<ScramMechanism> {
+        match self {
+            SaslMechanism::ScramSha256 => Some(ScramMechanism::Sha256),
+            SaslMechanism::ScramSha512 => Some(ScramMechanism::Sha512),
+            SaslMechanism::Plain | SaslMechanism::OAuthBearer => None,
         }
     }
 

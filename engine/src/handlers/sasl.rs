@@ -18,8 +18,9 @@ use shoal_protocol::ResponseError;
 use crate::context::{Broker, Call};
 use crate::security::scram::{ClientFirst, Exchange, ScramMechanism};
 use crate::security::session::TokenOwner;
-use crate::security::{plain, AuthState, Mechanism, Principal, Session};
+use crate::security::{plain, AuthState, Principal, Session};
 use shoal_auth::delegation_token::{token_credential, token_hmac};
+use shoal_auth::SaslMechanism;
 use shoal_auth::ScramCredential;
 use shoal_coordinator::commands::LookupScramCredential;
 use shoal_shards::maintenance::now_ms;
@@ -32,7 +33,7 @@ pub async fn handshake(call: &Call<'_>, request: SaslHandshakeRequest) -> SaslHa
         .collect();
     let session = &call.client.session;
     let asked = request.mechanism.as_str();
-    let chosen = Mechanism::parse(asked).filter(|_| enabled.iter().any(|m| m == asked));
+    let chosen = SaslMechanism::from_name(asked).filter(|_| enabled.iter().any(|m| m == asked));
     let error = match (session.state(), chosen) {
         (AuthState::AwaitingHandshake, Some(mechanism)) => {
             session.start(mechanism, call.version == 0);
@@ -81,7 +82,7 @@ pub async fn authenticate(
         );
     }
     let step = match mechanism {
-        Mechanism::OAuthBearer => match oauth_login(call.broker, &request.auth_bytes) {
+        SaslMechanism::OAuthBearer => match oauth_login(call.broker, &request.auth_bytes) {
             Ok(login) => Ok(Step::LoggedIn(login, Vec::new())),
             // A token refused: the error challenge first (RFC 7628 3.2.2), as Kafka answers.
             Err(OAuthRefusal::Token(why)) => {
@@ -119,12 +120,12 @@ pub async fn check_token(
     broker: &Broker,
     session: &Session,
     client_host: &str,
-    mechanism: Mechanism,
+    mechanism: SaslMechanism,
     token: &[u8],
 ) -> Option<Vec<u8>> {
     let step = match mechanism {
         // No error challenge without SaslAuthenticate: a refusal fails at once.
-        Mechanism::OAuthBearer => oauth_login(broker, token)
+        SaslMechanism::OAuthBearer => oauth_login(broker, token)
             .map(|login| Step::LoggedIn(login, Vec::new()))
             .map_err(OAuthRefusal::why),
         _ => password_step(broker, session, mechanism, token).await,
@@ -169,19 +170,21 @@ enum Step {
 async fn password_step(
     broker: &Broker,
     session: &Session,
-    mechanism: Mechanism,
+    mechanism: SaslMechanism,
     token: &[u8],
 ) -> Result<Step, String> {
-    match mechanism {
-        Mechanism::Plain => plain::authenticate(token, &broker.config.sasl.plain_users)
-            .map(|user| Step::LoggedIn(Login::user(user), Vec::new()))
-            .ok_or_else(|| "invalid username or password".to_string()),
-        Mechanism::Scram(scram) => match scram_step(broker, session, scram, token).await {
+    if let Some(scram) = mechanism.scram() {
+        return match scram_step(broker, session, scram, token).await {
             Ok((Some(login), reply)) => Ok(Step::LoggedIn(login, reply)),
             Ok((None, reply)) => Ok(Step::Continue(reply)),
             Err(why) => Err(why.to_string()),
-        },
-        Mechanism::OAuthBearer => Err("not a password mechanism".to_string()),
+        };
+    }
+    match mechanism {
+        SaslMechanism::Plain => plain::authenticate(token, &broker.config.sasl.plain_users)
+            .map(|user| Step::LoggedIn(Login::user(user), Vec::new()))
+            .ok_or_else(|| "invalid username or password".to_string()),
+        _ => Err("not a password mechanism".to_string()),
     }
 }
 
@@ -285,7 +288,7 @@ async fn refuse(
     broker: &Broker,
     session: &Session,
     client_host: &str,
-    mechanism: Mechanism,
+    mechanism: SaslMechanism,
     why: &str,
 ) {
     tracing::warn!(

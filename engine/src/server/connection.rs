@@ -278,7 +278,7 @@ impl Connection {
 
     /// After a v0 SaslHandshake the frame is the token itself; success is answered with an
     /// empty frame, failure by closing the connection (as Kafka does).
-    async fn bare_token(&self, mechanism: crate::security::Mechanism, frame: Frame) -> Step {
+    async fn bare_token(&self, mechanism: shoal_auth::SaslMechanism, frame: Frame) -> Step {
         let checked = sasl::check_token(
             &self.broker,
             &self.session,
