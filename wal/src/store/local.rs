@@ -106,16 +106,6 @@ impl LocalStore {
         outcome.and(closed)
     }
 
-    #[cfg(test)]
-    pub async fn get_range(
-        &self,
-        key: &str,
-        offset: u64,
-        len: usize,
-    ) -> Result<bytes::Bytes, WalError> {
-        Ok(self.read_range(key, offset, len).await?.to_bytes())
-    }
-
     /// Exactly `len` bytes at `offset`, in the buffer they were read into.
     pub async fn read_range(
         &self,
@@ -282,14 +272,14 @@ mod tests {
                     .unwrap();
                 assert_eq!(store.size("wal/a").await.unwrap(), Some(10_000));
                 assert_eq!(store.size("wal/missing").await.unwrap(), None);
-                let got = store.get_range("wal/a", 4000, 123).await.unwrap();
-                assert_eq!(&got[..], &data[4000..4123]);
+                let got = store.read_range("wal/a", 4000, 123).await.unwrap();
+                assert_eq!(&got.to_bytes()[..], &data[4000..4123]);
                 assert!(matches!(
-                    store.get_range("wal/a", 9990, 100).await,
+                    store.read_range("wal/a", 9990, 100).await,
                     Err(WalError::ShortObject { .. })
                 ));
                 assert!(matches!(
-                    store.get_range("wal/missing", 0, 1).await,
+                    store.read_range("wal/missing", 0, 1).await,
                     Err(WalError::NotFound(_))
                 ));
                 let listed = store.list("wal").await.unwrap();
