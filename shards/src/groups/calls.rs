@@ -5,7 +5,7 @@ use std::fmt::Debug;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::messages::*;
+use super::classic::messages::*;
 use super::{GroupError, Groups};
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;

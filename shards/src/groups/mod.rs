@@ -1,18 +1,19 @@
-//! Consumer groups, classic and consumer protocol (KIP-848), and share groups (KIP-932). Each group lives on one shard,
-//! chosen by a hash of its id; requests from connections on other shards are forwarded there.
-//! Classic membership is volatile (clients rejoin after a restart); consumer-protocol groups
-//! and committed offsets are durable in the coordinator.
+//! Groups: classic (`classic/`), consumer protocol (KIP-848, `consumer/`) and share groups
+//! (KIP-932, `share/`), each in a module of its own with its state machine (`group.rs`) and,
+//! where the broker keeps them durable, their records in the coordinator's log (`stored.rs`).
+//! Each group lives on one shard, chosen by a hash of its id; requests from connections on
+//! other shards are forwarded there (`calls`). What the kinds share is here: the shard's
+//! registry of its groups with their timers, memory budget and claims (`registry`, `claims`),
+//! the errors, offsets expiry and lag metrics. Classic membership is volatile (clients rejoin
+//! after a restart); consumer-protocol and share groups and committed offsets are durable.
 
 pub mod calls;
 mod claims;
+pub mod classic;
 pub mod consumer;
 mod error;
 mod expiry;
-mod group;
-#[cfg(test)]
-mod group_tests;
 mod lag_metrics;
-pub mod messages;
 mod registry;
 pub mod share;
 
@@ -20,9 +21,9 @@ use serde::{Deserialize, Serialize};
 
 pub use calls::GroupCall;
 pub use claims::Claimer;
+pub use classic::{Group, Phase};
 pub use error::GroupError;
 pub use expiry::expire_offsets_loop;
-pub use group::{Group, Phase};
 pub use lag_metrics::{render_group_lags, GROUP_LAGS};
 pub use registry::Groups;
 
@@ -127,7 +128,7 @@ impl Default for GroupConfig {
 impl GroupConfig {
     /// What every JoinGroup must meet, whichever kind of group it reaches: its metadata
     /// within `max_member_metadata_bytes`, its session within the bounds.
-    pub fn check_join(&self, req: &messages::JoinRequest) -> Result<(), GroupError> {
+    pub fn check_join(&self, req: &classic::messages::JoinRequest) -> Result<(), GroupError> {
         if req.metadata_bytes() > self.max_member_metadata_bytes {
             return Err(GroupError::InvalidRequest);
         }

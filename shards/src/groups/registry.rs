@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::claims::{Claimer, Claims};
+use super::classic::messages::*;
 use super::consumer::classic::CONSUMER_PROTOCOL_TYPE;
 use super::consumer::description::ConsumerGroupDescription;
 use super::consumer::group::{Heartbeat as ConsumerHeartbeat, HeartbeatAnswer, JOIN_EPOCH};
 use super::consumer::registry::{ConsumerGroups, Downgrade};
 use super::consumer::stored::GroupChange;
-use super::messages::*;
 use super::share::registry::ShareGroups;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;

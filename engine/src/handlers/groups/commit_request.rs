@@ -6,7 +6,7 @@ use shoal_coordinator::acl::Operation;
 use shoal_coordinator::{Command, GroupClaim};
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
 use shoal_shards::groups::calls::{ClaimFor, LoseClaim, ValidateCommit};
-use shoal_shards::groups::messages::MemberRef;
+use shoal_shards::groups::classic::messages::MemberRef;
 use shoal_shards::ShardError;
 
 use crate::context::{Broker, Call};

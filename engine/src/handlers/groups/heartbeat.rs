@@ -1,6 +1,6 @@
 use shoal_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 use shoal_shards::groups::calls::Heartbeat;
-use shoal_shards::groups::messages::MemberRef;
+use shoal_shards::groups::classic::messages::MemberRef;
 
 use super::{owned, owned_optional};
 use crate::context::Call;

@@ -1,7 +1,7 @@
 use kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::join_group_response::JoinGroupResponseMember;
 use shoal_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
-use shoal_shards::groups::messages::JoinRequest;
+use shoal_shards::groups::classic::messages::JoinRequest;
 
 use super::{optional_text, owned, owned_optional, text};
 use crate::context::Call;

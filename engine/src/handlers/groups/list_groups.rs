@@ -9,7 +9,7 @@ use shoal_coordinator::commands::{ListOffsetGroups, ListShareGroups};
 use shoal_protocol::messages::list_groups_response::ListedGroup;
 use shoal_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use shoal_shards::groups::calls::ListGroups;
-use shoal_shards::groups::messages::GroupListing;
+use shoal_shards::groups::classic::messages::GroupListing;
 use shoal_shards::groups::share::registry::SHARE_GROUP_TYPE;
 
 use super::text;

@@ -5,7 +5,7 @@ use shoal_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
-use shoal_shards::groups::messages::MemberRef;
+use shoal_shards::groups::classic::messages::MemberRef;
 
 use super::commit_request::{
     check_member, entries, outcomes, run_under_claim, topic_answers, topic_offsets,

@@ -1,5 +1,5 @@
 use shoal_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
-use shoal_shards::groups::messages::{MemberRef, SyncRequest};
+use shoal_shards::groups::classic::messages::{MemberRef, SyncRequest};
 
 use super::{optional_text, owned, owned_optional};
 use crate::context::Call;

@@ -8,7 +8,7 @@ use shoal_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use shoal_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
-use shoal_shards::groups::messages::MemberRef;
+use shoal_shards::groups::classic::messages::MemberRef;
 
 use crate::context::Call;
 use crate::handlers::groups::commit_request::{

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use super::messages::*;
-use super::{GroupConfig, GroupError};
+use crate::groups::{GroupConfig, GroupError};
 use bytes::Bytes;
 use futures::channel::oneshot;
 
@@ -17,7 +17,7 @@ const MEMBER_ID_CLIENT_PREFIX_MAX: usize = 128;
 /// What a member costs beyond its strings and bytes (maps, timers, senders).
 const MEMBER_OVERHEAD_BYTES: usize = 256;
 
-#[path = "group_migration.rs"]
+#[path = "migration.rs"]
 mod migration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use super::messages::*;
-use super::{Group, GroupConfig, GroupError, Phase};
+use super::{Group, Phase};
+use crate::groups::{GroupConfig, GroupError};
 use bytes::Bytes;
 use futures::channel::oneshot;
 

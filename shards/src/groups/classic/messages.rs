@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use shoal_coordinator::TopicsView;
 
-use super::GroupError;
+use crate::groups::GroupError;
 
 #[derive(Debug, Clone)]
 pub struct JoinRequest {

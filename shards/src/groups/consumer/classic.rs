@@ -14,7 +14,7 @@ use shoal_coordinator::TopicPartition;
 
 use super::group::{ClassicMember, ConsumerGroup, Heartbeat, Topics, JOIN_EPOCH};
 use super::reconcile::{MemberAssignment, MemberState};
-use crate::groups::messages::{JoinRequest, JoinResponse, LeavingMember, MemberRef};
+use crate::groups::classic::messages::{JoinRequest, JoinResponse, LeavingMember, MemberRef};
 use crate::groups::GroupError;
 use shoal_protocol::consumer_protocol::{read_assignment, read_subscription, write_assignment};
 

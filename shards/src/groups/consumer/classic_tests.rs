@@ -13,10 +13,10 @@ use shoal_coordinator::{CoordinatorState, TopicPartition};
 use uuid::Uuid;
 
 use super::*;
+use crate::groups::classic::messages::{JoinRequest, LeavingMember, MemberRef};
 use crate::groups::consumer::assignor::Assignor;
 use crate::groups::consumer::group::{ConsumerGroup, Heartbeat, Topics, JOIN_EPOCH, LEAVE_EPOCH};
 use crate::groups::consumer::model_checks::{check_held_and_consumed_once, restart, store};
-use crate::groups::messages::{JoinRequest, LeavingMember, MemberRef};
 use crate::groups::GroupError;
 use shoal_protocol::consumer_protocol::{read_assignment, write_assignment};
 

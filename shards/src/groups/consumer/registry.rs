@@ -16,7 +16,7 @@ use super::classic::{ClassicAssignment, ClassicSeed};
 use super::description::ConsumerGroupDescription;
 use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topics, JOIN_EPOCH};
 use super::stored::GroupChange;
-use crate::groups::messages::{
+use crate::groups::classic::messages::{
     GroupListing, JoinRequest, JoinResponse, LeavingMember, MemberRef, SyncRequest,
 };
 use crate::groups::{GroupConfig, GroupError};

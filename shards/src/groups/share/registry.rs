@@ -18,7 +18,7 @@ use super::group::{
 };
 use super::partition::{Acquired, ShareLimits, ShareState};
 use super::stored::to_record;
-use crate::groups::messages::GroupListing;
+use crate::groups::classic::messages::GroupListing;
 use crate::groups::{GroupConfig, GroupError};
 use shoal_protocol::records::ShoalShareStateRecord;
 
