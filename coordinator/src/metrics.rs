@@ -9,7 +9,7 @@ pub struct CoordinatorMetrics {
     /// Write requests (commits, topic changes, ...) made durable by those syncs.
     pub write_requests: AtomicU64,
     pub read_requests: AtomicU64,
-    /// Batches accepted by CommitFile.
+    /// Batches placed by a commit: CommitFile's, and mirrored ones at their source offsets.
     pub batches_committed: AtomicU64,
     pub snapshots: AtomicU64,
     /// Catch-ups that applied rows other brokers appended to a shared log; fetches waiting

@@ -24,20 +24,28 @@ impl Command for CommitFile {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (results, record) =
-            round
-                .state()
-                .commit_file(&self.object, &self.batches, round.now_ms());
-        let accepted = results
-            .iter()
-            .filter(|r| r.error.is_none() && !r.is_duplicate)
-            .count();
-        CoordinatorMetrics::add(&round.metrics.batches_committed, accepted as u64);
-        if let Some(record) = record {
-            round.append(&record);
-        }
-        results
+        let decided = round
+            .state()
+            .commit_file(&self.object, &self.batches, round.now_ms());
+        append_commit(round, decided)
     }
+}
+
+/// Appends an object's commit (CommitFile's or CommitMirrored's) and counts the batches it
+/// placed; the per-batch answers.
+pub(super) fn append_commit(
+    round: &mut Round<'_>,
+    (results, record): (Vec<CommitBatchResult>, Option<Entry>),
+) -> Vec<CommitBatchResult> {
+    let placed = results
+        .iter()
+        .filter(|r| r.error.is_none() && !r.is_duplicate)
+        .count();
+    CoordinatorMetrics::add(&round.metrics.batches_committed, placed as u64);
+    if let Some(record) = record {
+        round.append(&record);
+    }
+    results
 }
 
 /// DeleteRecords: offsets per partition (-1: the high watermark); the new log start offsets.

@@ -9,6 +9,7 @@ use crate::messages::{
     CommitBatch, CommitBatchResult, MirrorDescription, MirrorEvent, MirroredTopic, NewObject,
     TopicPartition,
 };
+use crate::state::CoordinatorState;
 use crate::topic_configs::TopicOverrides;
 use crate::ErrorKind;
 
@@ -46,20 +47,9 @@ impl Command for AddTopicsToMirror {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        self.topics
-            .iter()
-            .map(|topic| {
-                let now_ms = round.now_ms();
-                let records = round.state().add_topic_to_mirror(
-                    &self.mirror,
-                    topic,
-                    Uuid::new_v4(),
-                    now_ms,
-                )?;
-                append_topic_change(round, &records);
-                Ok(())
-            })
-            .collect()
+        each_topic(round, &self.topics, |state, topic, now_ms| {
+            state.add_topic_to_mirror(&self.mirror, topic, Uuid::new_v4(), now_ms)
+        })
     }
 }
 
@@ -75,17 +65,9 @@ impl Command for RemoveTopicsFromMirror {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        self.topics
-            .iter()
-            .map(|name| {
-                let records =
-                    round
-                        .state()
-                        .remove_topic_from_mirror(&self.mirror, name, round.now_ms())?;
-                append_topic_change(round, &records);
-                Ok(())
-            })
-            .collect()
+        each_topic(round, &self.topics, |state, name, now_ms| {
+            state.remove_topic_from_mirror(&self.mirror, name, now_ms)
+        })
     }
 }
 
@@ -101,16 +83,9 @@ impl Command for PauseMirrorTopics {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        self.topics
-            .iter()
-            .map(|name| {
-                let record = round
-                    .state()
-                    .pause_mirror_topic(name, self.pause, round.now_ms())?;
-                append_topic_change(round, &[record]);
-                Ok(())
-            })
-            .collect()
+        each_topic(round, &self.topics, |state, name, now_ms| {
+            Ok(vec![state.pause_mirror_topic(name, self.pause, now_ms)?])
+        })
     }
 }
 
@@ -180,14 +155,10 @@ impl Command for CommitMirrored {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let (results, record) =
-            round
-                .state()
-                .commit_mirrored(&self.object, &self.batches, round.now_ms());
-        if let Some(record) = record {
-            round.append(&record);
-        }
-        results
+        let decided = round
+            .state()
+            .commit_mirrored(&self.object, &self.batches, round.now_ms());
+        super::batches::append_commit(round, decided)
     }
 }
 
@@ -265,6 +236,23 @@ impl Command for LastMirroredOffsets {
 }
 
 /// Mirror records change what the shards' topic view shows (read-only, mirror names).
+/// A change to each topic in turn, in request order, each appended before the next is
+/// decided (a later topic sees what an earlier one changed); one answer per topic.
+fn each_topic<T>(
+    round: &mut Round<'_>,
+    topics: &[T],
+    mut change: impl FnMut(&CoordinatorState, &T, i64) -> Result<Vec<Entry>, ErrorKind>,
+) -> TopicAnswers {
+    topics
+        .iter()
+        .map(|topic| {
+            let records = change(round.state(), topic, round.now_ms())?;
+            append_topic_change(round, &records);
+            Ok(())
+        })
+        .collect()
+}
+
 fn append_topic_change(round: &mut Round<'_>, records: &[Entry]) {
     round.append_all(records);
     round.topics_changed();

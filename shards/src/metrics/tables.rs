@@ -156,7 +156,7 @@ pub const COORDINATOR: [(Family, CoordinatorValue); 7] = [
     (
         Family::counter(
             "shoal_coordinator_batches_committed_total",
-            "Batches given offsets by the coordinator.",
+            "Batches placed in partitions by the coordinator (produced, and mirrored at their source's offsets).",
         ),
         |c| &c.batches_committed,
     ),
