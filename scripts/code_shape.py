@@ -5,7 +5,9 @@ circles between files (strongly connected groups of two or more files in the gra
 `crate::`, `super::` and `self::` paths). Generated files (`*generated*`, `build.rs` output) and
 `#[cfg(test)]` modules are counted as they are marked: a file under `tests/` or `benches/`, a
 file its parent declares as a `#[cfg(test)] mod` (and the files below it), and the part of a
-file after its first `#[cfg(test)]` line are test code. The crates are the workspace's members
+file from its first inline test module (`#[cfg(test)] mod tests {`) are test code. An import
+of a re-exported name counts as an import of the file that declares it, through any number
+of facades. The crates are the workspace's members
 (Cargo.toml).
 
     python3 scripts/code_shape.py [--circles] [--edges] [--long]
@@ -77,10 +79,15 @@ def is_test_module(module, tests):
     return any(module[:len(t)] == t for t in tests)
 
 
+TEST_BLOCK = re.compile(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\([\w:]+\))? )?mod \w+ \{", re.M)
+
+
 def split_test(text):
-    """(production, test) parts of a file: everything from its first #[cfg(test)] is test."""
-    at = text.find("#[cfg(test)]")
-    return (text, "") if at < 0 else (text[:at], text[at:])
+    """(production, test) parts of a file: everything from its first inline test module
+    (`#[cfg(test)] mod tests {`) is test. A `#[cfg(test)] mod name;` declaration is not: the
+    module is a file of its own, and what follows the declaration is production code."""
+    match = TEST_BLOCK.search(text)
+    return (text, "") if match is None else (text[:match.start()], text[match.start():])
 
 
 def long_functions(text, limit=70):
@@ -164,8 +171,11 @@ def main():
                 full = base + tuple(path)
                 for cut in range(len(full), -1, -1):
                     target = modules.get(full[:cut])
-                    if target is not None and cut < len(full):
-                        target = reexports.get((target, full[cut]), target)
+                    # Through every facade: `crate::Name` re-exported from a re-export.
+                    seen = set()
+                    while cut < len(full) and (target, full[cut]) in reexports and target not in seen:
+                        seen.add(target)
+                        target = reexports[(target, full[cut])]
                     if target is not None:
                         if target != f:
                             edges.add(target.relative_to(ROOT))

@@ -1,11 +1,10 @@
 //! `[object_store]`: where WAL objects are kept, the local directory or S3.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use shoal_wal::{HttpConfig, LocalLayout, S3Config, StoreConfig};
-
-use super::runtime::ms;
 
 /// The kind of object store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -124,9 +123,9 @@ impl ObjectStoreConfig {
                     part_size_bytes: self.part_size_bytes,
                     http: HttpConfig {
                         max_connections: self.max_connections,
-                        connect_timeout: ms(self.connect_timeout_ms),
-                        first_byte_timeout: ms(self.first_byte_timeout_ms),
-                        request_timeout: ms(self.request_timeout_ms),
+                        connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+                        first_byte_timeout: Duration::from_millis(self.first_byte_timeout_ms),
+                        request_timeout: Duration::from_millis(self.request_timeout_ms),
                         // A ranged read is at most one object.
                         max_response_bytes: i32::MAX as usize,
                     },

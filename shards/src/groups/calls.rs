@@ -165,3 +165,8 @@ impl GroupCall for SubscribedTopics {
         .boxed_local()
     }
 }
+
+/// The shard that owns a group: a stable hash of its id, so every shard agrees.
+pub fn owner_of_group(group_id: &str, shard_count: usize) -> usize {
+    crc32c::crc32c(group_id.as_bytes()) as usize % shard_count.max(1)
+}
