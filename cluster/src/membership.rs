@@ -12,8 +12,6 @@ use glommio::LocalExecutorBuilder;
 use shoal_metalog::brokers::{self, BrokerRow};
 use shoal_pg::{Connection, PgConfig, PgError};
 
-use shoal_config::listeners::Listener;
-
 use crate::MembershipError;
 
 /// One live broker as Metadata describes it.
@@ -26,18 +24,6 @@ pub struct Member {
 }
 
 impl Member {
-    pub fn from_listeners(node_id: i32, listeners: &[Listener], rack: Option<String>) -> Member {
-        let listeners = listeners
-            .iter()
-            .map(|l| (l.name.clone(), l.advertised_host.clone(), l.advertised_port))
-            .collect();
-        Member {
-            node_id,
-            listeners,
-            rack,
-        }
-    }
-
     /// Where a client that came in on listener `name` reaches this broker.
     pub fn address_for(&self, name: &str) -> Option<(&str, i32)> {
         self.listeners

@@ -366,11 +366,15 @@ fn join_cluster(
 ) -> Result<Option<Arc<cluster::membership::Membership>>, EngineError> {
     let membership = match (&runtime.coordinator_database, config.cluster.enabled) {
         (Some(database), true) => {
-            let me = cluster::Member::from_listeners(
-                config.node_id,
-                &config.listeners()?,
-                config.cluster.rack.clone(),
-            );
+            let me = cluster::Member {
+                node_id: config.node_id,
+                listeners: config
+                    .listeners()?
+                    .into_iter()
+                    .map(|l| (l.name, l.advertised_host, l.advertised_port))
+                    .collect(),
+                rack: config.cluster.rack.clone(),
+            };
             let lease = Duration::from_millis(config.cluster.lease_ms);
             let heartbeat = Duration::from_millis(config.cluster.heartbeat_ms);
             let lapses = runtime.lease_lapses.clone();
