@@ -13,6 +13,17 @@ pub struct TopicPartition {
     pub partition: i32,
 }
 
+impl TopicPartition {
+    /// The partitions `indexes` of topic `topic_id`, as the wire lists them: a topic and its
+    /// partition numbers.
+    pub fn each(topic_id: Uuid, indexes: &[i32]) -> impl Iterator<Item = TopicPartition> + '_ {
+        indexes.iter().map(move |&partition| TopicPartition {
+            topic_id,
+            partition,
+        })
+    }
+}
+
 /// What a batch is to transactions: a marker's outcome is read from its control record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BatchKind {

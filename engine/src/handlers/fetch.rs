@@ -102,12 +102,7 @@ pub async fn handle(call: &Call<'_>, request: FetchRequest) -> FetchResponse {
         // Over its consumer_byte_rate: nothing now, and a throttle time (KIP-219).
         return FetchResponse::default();
     }
-    broker
-        .shard
-        .metrics
-        .counters
-        .fetch_bytes_out
-        .add(bytes_out as u64);
+    broker.shard.metrics.counters.count_fetched(bytes_out);
     let mut response = FetchResponse::default();
     for (topic, partitions) in request.topics.iter().zip(plan) {
         let name = if by_id {

@@ -52,6 +52,13 @@ shard_counters! {
     }
 }
 
+impl ShardCounters {
+    /// Record-batch bytes a Fetch or ShareFetch answer carries.
+    pub fn count_fetched(&self, bytes: usize) {
+        self.fetch_bytes_out.add(bytes as u64);
+    }
+}
+
 /// Computed at a scrape from the two cache counters above.
 pub const FETCH_CACHE_HIT_RATIO: Family = Family::gauge(
     "shoal_fetch_cache_hit_ratio",

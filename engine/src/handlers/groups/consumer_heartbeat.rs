@@ -54,12 +54,7 @@ pub async fn handle(
         owned: request.topic_partitions.as_ref().map(|topics| {
             topics
                 .iter()
-                .flat_map(|t| {
-                    t.partitions.iter().map(|&partition| TopicPartition {
-                        topic_id: t.topic_id,
-                        partition,
-                    })
-                })
+                .flat_map(|t| TopicPartition::each(t.topic_id, &t.partitions))
                 .collect()
         }),
     };

@@ -67,12 +67,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
     let forget = request
         .forgotten_topics_data
         .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|&partition| TopicPartition {
-                topic_id: t.topic_id,
-                partition,
-            })
-        })
+        .flat_map(|t| TopicPartition::each(t.topic_id, &t.partitions))
         .collect();
     let view = broker.shard.topics.load_full();
     let settings = share_group_settings(&view, &broker.config.groups, &group_id);
@@ -111,12 +106,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         Err(code) => return refused(code),
     };
     let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
-    broker
-        .shard
-        .metrics
-        .counters
-        .fetch_bytes_out
-        .add(bytes_out as u64);
+    broker.shard.metrics.counters.count_fetched(bytes_out);
     response.responses = topic_responses(outcomes, delivered, call);
     response
 }

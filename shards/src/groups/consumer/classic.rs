@@ -397,12 +397,7 @@ fn partitions_by_id(
     partitions
         .iter()
         .filter_map(|(name, indexes)| Some((topics.lookup(name)?.0, indexes)))
-        .flat_map(|(topic_id, indexes)| {
-            indexes.iter().map(move |&partition| TopicPartition {
-                topic_id,
-                partition,
-            })
-        })
+        .flat_map(|(topic_id, indexes)| TopicPartition::each(topic_id, indexes))
         .collect()
 }
 

@@ -280,12 +280,7 @@ fn records_of(partitions: &BTreeSet<TopicPartition>) -> Vec<ShoalConsumerMemberP
 fn partitions_of(records: &[ShoalConsumerMemberPartitions]) -> BTreeSet<TopicPartition> {
     records
         .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(|&partition| TopicPartition {
-                topic_id: t.topic_id,
-                partition,
-            })
-        })
+        .flat_map(|t| TopicPartition::each(t.topic_id, &t.partitions))
         .collect()
 }
 
