@@ -12,7 +12,7 @@ use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
 use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{by_topic, heartbeat_preamble, owned, owned_optional, text};
+use super::{heartbeat_preamble, owned, owned_optional, text, topics_as};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::group_timeouts;
 use crate::kafka::error_codes;
@@ -92,13 +92,6 @@ fn answered(answer: HeartbeatAnswer, interval_ms: i32) -> ConsumerGroupHeartbeat
 
 /// The partitions by topic id, as the response carries them.
 fn assignment(partitions: BTreeSet<TopicPartition>) -> Assignment {
-    let topics = by_topic(partitions.into_iter().map(|p| (p.topic_id, p.partition)))
-        .into_iter()
-        .map(|(topic_id, partitions)| {
-            TopicPartitions::default()
-                .with_topic_id(topic_id)
-                .with_partitions(partitions)
-        })
-        .collect();
-    Assignment::default().with_topic_partitions(topics)
+    let topics = partitions.into_iter().map(|p| (p.topic_id, p.partition));
+    Assignment::default().with_topic_partitions(topics_as!(TopicPartitions, topics))
 }

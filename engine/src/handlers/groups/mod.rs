@@ -100,6 +100,23 @@ fn by_topic<P>(items: impl IntoIterator<Item = (Uuid, P)>) -> Vec<(Uuid, Vec<P>)
     topics
 }
 
+/// `by_topic`, each topic made the answer's own topic type (its `with_topic_id` and
+/// `with_partitions`): the heartbeats' assignments and the share answers each have one, as
+/// generated types of the same shape.
+macro_rules! topics_as {
+    ($topic:ty, $items:expr) => {
+        super::by_topic($items)
+            .into_iter()
+            .map(|(topic_id, partitions)| {
+                <$topic>::default()
+                    .with_topic_id(topic_id)
+                    .with_partitions(partitions)
+            })
+            .collect()
+    };
+}
+use topics_as;
+
 fn owned(s: &StrBytes) -> String {
     s.as_str().to_string()
 }

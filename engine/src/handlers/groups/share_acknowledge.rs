@@ -11,7 +11,7 @@ use shoal_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
-use super::by_topic;
+use super::topics_as;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, session_step, share_preamble, PartitionOutcome,
 };
@@ -65,14 +65,7 @@ fn topic_responses(
                 .with_current_leader(leader);
             (topic_id, data)
         });
-    by_topic(partitions)
-        .into_iter()
-        .map(|(topic_id, partitions)| {
-            ShareAcknowledgeTopicResponse::default()
-                .with_topic_id(topic_id)
-                .with_partitions(partitions)
-        })
-        .collect()
+    topics_as!(ShareAcknowledgeTopicResponse, partitions)
 }
 
 fn refused(code: i16) -> ShareAcknowledgeResponse {

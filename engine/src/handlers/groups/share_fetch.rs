@@ -33,7 +33,7 @@ use shoal_shards::maintenance::now_ms;
 use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
-use super::by_topic;
+use super::topics_as;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, partition_of, session_step, share_preamble,
     PartitionOutcome,
@@ -430,14 +430,7 @@ fn topic_responses(
             }
             (topic_id, data)
         });
-    by_topic(partitions)
-        .into_iter()
-        .map(|(topic_id, partitions)| {
-            ShareFetchableTopicResponse::default()
-                .with_topic_id(topic_id)
-                .with_partitions(partitions)
-        })
-        .collect()
+    topics_as!(ShareFetchableTopicResponse, partitions)
 }
 
 fn refused(code: i16) -> ShareFetchResponse {

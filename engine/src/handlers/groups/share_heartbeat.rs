@@ -9,7 +9,7 @@ use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
 use shoal_shards::groups::share::group::ShareHeartbeat;
 use shoal_shards::groups::GroupError;
 
-use super::{by_topic, heartbeat_preamble, owned, owned_optional, text};
+use super::{heartbeat_preamble, owned, owned_optional, text, topics_as};
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::kafka::error_codes;
@@ -64,13 +64,6 @@ fn refused(code: i16) -> ShareGroupHeartbeatResponse {
 
 /// The partitions by topic id, as the response carries them.
 fn assignment<'a>(partitions: impl IntoIterator<Item = &'a TopicPartition>) -> Assignment {
-    let topics = by_topic(partitions.into_iter().map(|p| (p.topic_id, p.partition)))
-        .into_iter()
-        .map(|(topic_id, partitions)| {
-            TopicPartitions::default()
-                .with_topic_id(topic_id)
-                .with_partitions(partitions)
-        })
-        .collect();
-    Assignment::default().with_topic_partitions(topics)
+    let topics = partitions.into_iter().map(|p| (p.topic_id, p.partition));
+    Assignment::default().with_topic_partitions(topics_as!(TopicPartitions, topics))
 }
