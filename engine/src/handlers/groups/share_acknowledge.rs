@@ -11,10 +11,10 @@ use shoal_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
-use super::topics_as;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, session_step, share_preamble, PartitionOutcome,
 };
+use super::topics_as;
 use crate::context::Call;
 use crate::handlers::configs::group_configs::share_group_settings;
 use crate::handlers::metadata::LEADER_EPOCH;

@@ -33,11 +33,11 @@ use shoal_shards::maintenance::now_ms;
 use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
-use super::topics_as;
 use super::share_session::{
     acks_of, check_partitions, named_partitions, partition_of, session_step, share_preamble,
     PartitionOutcome,
 };
+use super::topics_as;
 use crate::context::Call;
 use crate::handlers::configs::group_configs::{
     share_group_settings, AutoOffsetReset, ShareGroupSettings,
