@@ -17,6 +17,13 @@ use crate::ErrorKind;
 /// epoch reaches this moves to a new producer id instead of on to the next epoch.
 pub(super) const EPOCH_EXHAUSTED_FROM: i16 = i16::MAX - 1;
 
+/// How long an ending is left to whoever prepared it (EndTxn, a fencing InitProducerId, an
+/// operator's abort) before `transactions_to_end` hands it to the chore: two writers of one
+/// ending's markers at once would each place a marker while it is still preparing, and every
+/// marker takes an offset. A writer that failed, or a broker that restarted, leaves its
+/// endings to the chore after this.
+pub const ENDING_TAKEOVER_MS: i64 = 10_000;
+
 /// What EndTxn comes to: the markers to write (None: none, or written already), and the
 /// producer id and epoch the producer holds from now on (EndTxn v5 answers them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,7 +245,8 @@ impl CoordinatorState {
     }
 
     /// Transactions open past their timeout are aborted at the next epoch (fencing their
-    /// producer); with those already ending, they are what still needs markers. At most `max`
+    /// producer); with those left ending for `ENDING_TAKEOVER_MS`, they are what still needs
+    /// markers. At most `max`
     /// of those, and at most `max` ids idle past `id_expiration_ms` with nothing open are
     /// forgotten (Kafka's `transactional.id.expiration.ms`).
     pub fn transactions_to_end(
@@ -274,7 +282,9 @@ impl CoordinatorState {
                 break;
             }
             match t.status {
-                TransactionStatus::PrepareCommit | TransactionStatus::PrepareAbort => {
+                TransactionStatus::PrepareCommit | TransactionStatus::PrepareAbort
+                    if now_ms.saturating_sub(t.updated_ms) >= ENDING_TAKEOVER_MS =>
+                {
                     endings.push(ending_of(t))
                 }
                 TransactionStatus::Ongoing

@@ -20,6 +20,7 @@ use crate::ErrorKind;
 
 use super::apply::transaction_of;
 use super::transaction_endings::ending_of;
+pub use super::transaction_endings::ENDING_TAKEOVER_MS;
 pub use super::transaction_endings::{TransactionEnd, TransactionEnding};
 
 /// Kafka's `transaction.max.timeout.ms` default: longer timeouts are refused.
