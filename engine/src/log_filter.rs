@@ -10,7 +10,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, reload, EnvFilter, Layer};
 
-pub use shoal_config::log::{parse_filter as parse, LogConfig, LogFormat};
+use shoal_config::log::{parse_filter as parse, LogConfig, LogFormat};
 
 type Replace = Box<dyn Fn(EnvFilter) -> Result<(), String> + Send + Sync>;
 

@@ -4,4 +4,3 @@
 pub mod routing;
 
 pub use shoal_cluster::{membership, placement, Member, Membership};
-pub use shoal_config::ClusterConfig;
