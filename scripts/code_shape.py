@@ -34,6 +34,8 @@ ASSERT = re.compile(r"\b(?:debug_)?assert(?:_eq|_ne)?!")
 
 
 USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.M)
+# `pub(in crate::x)` limits who sees an item; it is not a use of `crate::x`.
+VISIBILITY = re.compile(r"\bpub\(in [^)]*\)")
 
 
 def expand(tree):
@@ -155,7 +157,7 @@ def main():
             here = module_of(src, f)
             node = f.relative_to(ROOT)
             edges = graph.setdefault(node, set())
-            references = PATH.findall(USE.sub("", prod))
+            references = PATH.findall(VISIBILITY.sub("pub", USE.sub("", prod)))
             for tree in USE.findall(prod):
                 for path in expand(tree):
                     first, _, rest = path.partition("::")
