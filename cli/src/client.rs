@@ -15,7 +15,7 @@ use shoal_protocol::messages::{
 };
 
 use crate::connection::{self, Connection};
-use crate::error::{check, AdminError};
+use crate::error::{check, only_item, AdminError};
 
 pub const METADATA_VERSION: i16 = 12;
 const FIND_COORDINATOR_VERSION: i16 = 4;
@@ -161,10 +161,7 @@ impl Admin {
             .with_key_type(COORDINATOR_GROUP)
             .with_coordinator_keys(vec![StrBytes::from_string(group.to_string())]);
         let answer = self.call(FIND_COORDINATOR_VERSION, &request)?;
-        let found = answer
-            .coordinators
-            .first()
-            .ok_or_else(|| AdminError::Protocol("FindCoordinator answered nothing".into()))?;
+        let found = only_item(&answer.coordinators, "FindCoordinator")?;
         check(
             found.error_code,
             found.error_message.as_ref().map(|m| m.as_str()),

@@ -62,3 +62,10 @@ pub fn check(code: i16, message: Option<&str>) -> Result<(), AdminError> {
         }),
     }
 }
+
+/// The one item an answer about one thing holds (a group, a coordinator key); an answer
+/// without it is the broker's fault.
+pub fn only_item<T>(items: impl IntoIterator<Item = T>, api: &str) -> Result<T, AdminError> {
+    (items.into_iter().next())
+        .ok_or_else(|| AdminError::Protocol(format!("{api} answered nothing")))
+}

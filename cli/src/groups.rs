@@ -13,7 +13,7 @@ use shoal_protocol::messages::{
 
 use super::datetime::parse_millis;
 use super::offsets::{commit, committed, list_offsets, EARLIEST, LATEST, READ_UNCOMMITTED};
-use super::{check, print_table, Admin, AdminError, Format, Target};
+use super::{check, only_item, print_table, Admin, AdminError, Format, Target};
 
 const LIST_GROUPS_VERSION: i16 = 4;
 const DESCRIBE_GROUPS_VERSION: i16 = 5;
@@ -145,11 +145,7 @@ fn describe_group(
     let request = DescribeGroupsRequest::default()
         .with_groups(vec![GroupId(StrBytes::from_string(group.to_string()))]);
     let answer = admin.call_node(coordinator, DESCRIBE_GROUPS_VERSION, &request)?;
-    let described = answer
-        .groups
-        .into_iter()
-        .next()
-        .ok_or_else(|| AdminError::Protocol("DescribeGroups answered nothing".into()))?;
+    let described = only_item(answer.groups, "DescribeGroups")?;
     if described.error_code == GROUP_ID_NOT_FOUND {
         // Not a classic group: a consumer-protocol one (KIP-848) where the broker has them.
         return match admin.serves(ApiKey::ConsumerGroupDescribe)? {
@@ -186,11 +182,7 @@ fn describe_consumer_group(
     let request = ConsumerGroupDescribeRequest::default()
         .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
     let answer = admin.call_node(coordinator, CONSUMER_GROUP_DESCRIBE_VERSION, &request)?;
-    let described = answer
-        .groups
-        .into_iter()
-        .next()
-        .ok_or_else(|| AdminError::Protocol("ConsumerGroupDescribe answered nothing".into()))?;
+    let described = only_item(answer.groups, "ConsumerGroupDescribe")?;
     if described.error_code == GROUP_ID_NOT_FOUND {
         return Ok(Described::not_found());
     }

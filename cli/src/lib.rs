@@ -30,7 +30,7 @@ pub mod users;
 use std::path::PathBuf;
 
 pub use client::Admin;
-pub use error::{check, AdminError};
+pub use error::{check, only_item, AdminError};
 pub use shoal_auth::name_value;
 use shoal_auth::{properties, ClientSecurity};
 

@@ -21,7 +21,7 @@ use shoal_protocol::messages::{
     ListGroupsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
     TopicName,
 };
-use shoal_shards::groups::calls::DescribeGroup;
+use shoal_shards::groups::classic::calls::DescribeGroup;
 
 use super::client::{
     first_time, SourceClient, DESCRIBE_CONFIGS, LIST_GROUPS, METADATA, OFFSET_FETCH,

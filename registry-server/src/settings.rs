@@ -53,10 +53,7 @@ pub async fn put_level(
     request: &Request,
     registry: &Registry,
 ) -> Result<Response, RegistryError> {
-    if let Some(subject) = subject {
-        check_subject(subject)?;
-    }
-    let level = CompatibilityLevel::parse(&setting_value(&request.body, "compatibility")?)?;
+    let level = CompatibilityLevel::parse(&put_value(subject, request, "compatibility")?)?;
     registry
         .run(SetRegistryCompatibility {
             subject: subject.map(str::to_string),
@@ -106,10 +103,7 @@ pub async fn put_mode(
     request: &Request,
     registry: &Registry,
 ) -> Result<Response, RegistryError> {
-    if let Some(subject) = subject {
-        check_subject(subject)?;
-    }
-    let mode = Mode::parse(&setting_value(&request.body, "mode")?)?;
+    let mode = Mode::parse(&put_value(subject, request, "mode")?)?;
     registry
         .run(SetRegistryMode {
             subject: subject.map(str::to_string),
@@ -129,4 +123,10 @@ pub async fn delete_mode(subject: &str, registry: &Registry) -> Result<Response,
         })
         .await??;
     mode_answer(before, Some(subject))
+}
+
+/// A PUT's new value of `key`, for the registry or a valid subject.
+fn put_value(subject: Option<&str>, request: &Request, key: &str) -> Result<String, RegistryError> {
+    subject.map(check_subject).transpose()?;
+    setting_value(&request.body, key)
 }

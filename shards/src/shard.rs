@@ -488,6 +488,18 @@ impl Shard {
         self.group_call_on(owner, call).await
     }
 
+    /// `group_call` for a call whose reply is itself a verdict: the group's shard not
+    /// answering and the group refusing are one error.
+    pub async fn try_group_call<T, C: GroupCall<Reply = Result<T, GroupError>>>(
+        &self,
+        group_id: &str,
+        call: C,
+    ) -> Result<T, GroupError> {
+        self.group_call(group_id, call)
+            .await
+            .and_then(|reply| reply)
+    }
+
     /// Asks every shard (ListGroups, finding active groups).
     pub async fn group_call_all<C: GroupCall>(
         &self,

@@ -1,5 +1,7 @@
-//! The calls on a consumer group, each typed with its answer: the shard that owns the group
-//! runs them on its `Groups` (a connection on another shard sends them as a peer call).
+//! The calls on a group, each typed with its answer: the shard that owns the group runs them
+//! on its `Groups` (a connection on another shard sends them as a peer call). Here, the calls
+//! on any kind of group (claims, listing, deleting); each protocol's own are in its module
+//! (`classic/calls.rs`, `consumer/calls.rs`, `share/calls.rs`).
 
 use std::fmt::Debug;
 use std::rc::Rc;
@@ -19,62 +21,8 @@ pub trait GroupCall: Send + Debug + 'static {
 }
 
 /// A reply made now, for calls that do not wait.
-fn ready<T: 'static>(reply: T) -> LocalBoxFuture<'static, T> {
+pub(super) fn ready<T: 'static>(reply: T) -> LocalBoxFuture<'static, T> {
     async move { reply }.boxed_local()
-}
-
-impl GroupCall for JoinRequest {
-    type Reply = JoinResponse;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.join(self).await }.boxed_local()
-    }
-}
-
-impl GroupCall for SyncRequest {
-    type Reply = SyncResponse;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.sync(self).await }.boxed_local()
-    }
-}
-
-#[derive(Debug)]
-pub struct Heartbeat(pub MemberRef);
-
-impl GroupCall for Heartbeat {
-    type Reply = Option<GroupError>;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.heartbeat(&self.0).await }.boxed_local()
-    }
-}
-
-#[derive(Debug)]
-pub struct Leave {
-    pub group_id: String,
-    pub members: Vec<LeavingMember>,
-}
-
-impl GroupCall for Leave {
-    /// One outcome per leaving member, in order.
-    type Reply = Vec<Option<GroupError>>;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.leave(&self.group_id, &self.members).await }.boxed_local()
-    }
-}
-
-/// May this member commit offsets now? If so, the claim to write them under.
-#[derive(Debug)]
-pub struct ValidateCommit(pub MemberRef);
-
-impl GroupCall for ValidateCommit {
-    type Reply = Result<GroupClaim, GroupError>;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.validate_commit(&self.0).await }.boxed_local()
-    }
 }
 
 /// The claim to write for the group under (DeleteGroups, OffsetDelete), claimed if not held.
@@ -103,18 +51,6 @@ impl GroupCall for LoseClaim {
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
         groups.lose_claim(&self.group_id, &self.claim);
         ready(())
-    }
-}
-
-#[derive(Debug)]
-pub struct DescribeGroup(pub String);
-
-impl GroupCall for DescribeGroup {
-    /// None when the shard holds no such group.
-    type Reply = Option<GroupDescription>;
-
-    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        ready(groups.describe(&self.0))
     }
 }
 

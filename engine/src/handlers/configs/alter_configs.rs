@@ -113,11 +113,7 @@ async fn alter_broker(
     validate_only: bool,
 ) -> Result<(), (i16, String)> {
     let name = resource.resource_name.as_str();
-    let named: Vec<String> = resource
-        .configs
-        .iter()
-        .map(|c| c.name.to_string())
-        .collect();
+    let named: Vec<&str> = resource.configs.iter().map(|c| c.name.as_str()).collect();
     let configs: Vec<(String, String)> = resource
         .configs
         .iter()

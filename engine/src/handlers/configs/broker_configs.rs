@@ -55,12 +55,8 @@ pub fn resource_broker(broker: &Broker, name: &str) -> Result<Option<i32>, (i16,
 
 /// Whether the named configs may be set on `target` (None: the cluster-wide default): none
 /// only the config file sets, and topic defaults only cluster-wide.
-fn settable(named: &[String], target: Option<i32>) -> Result<(), (i16, String)> {
-    let read_only: Vec<&str> = named
-        .iter()
-        .map(String::as_str)
-        .filter(|n| is_file_only(n))
-        .collect();
+fn settable(named: &[&str], target: Option<i32>) -> Result<(), (i16, String)> {
+    let read_only: Vec<&str> = named.iter().copied().filter(|n| is_file_only(n)).collect();
     if !read_only.is_empty() {
         return Err((
             ResponseError::InvalidRequest.code(),
@@ -73,7 +69,7 @@ fn settable(named: &[String], target: Option<i32>) -> Result<(), (i16, String)> 
     }
     let per_broker: Vec<&str> = named
         .iter()
-        .map(String::as_str)
+        .copied()
         .filter(|n| target.is_some() && topic_default(n).is_some())
         .collect();
     if !per_broker.is_empty() {
@@ -100,7 +96,7 @@ pub async fn alter_broker_configs(
     name: &str,
     validate_only: bool,
     change: impl Fn(&[(String, String)]) -> Result<Vec<(String, String)>, String>,
-    named: &[String],
+    named: &[&str],
 ) -> Result<(), (i16, String)> {
     if let Some(refused) = refusal(call, RESOURCE_BROKER, name, Operation::AlterConfigs) {
         return Err(refused);
@@ -109,7 +105,7 @@ pub async fn alter_broker_configs(
     let target = resource_broker(broker, name)?;
     settable(named, target)?;
     let invalid = |message: String| (ResponseError::InvalidConfig.code(), message);
-    let names_tls_files = named.iter().any(|n| SSL_FILES.contains(&n.as_str()));
+    let names_tls_files = named.iter().any(|n| SSL_FILES.contains(n));
     let mut stored = broker.shard.topics.load().broker_configs(target).to_vec();
     for _ in 0..ALTER_ATTEMPTS {
         let mut configs = change(&stored).map_err(invalid)?;

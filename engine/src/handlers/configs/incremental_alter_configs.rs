@@ -123,11 +123,7 @@ async fn alter_broker(
     validate_only: bool,
 ) -> Result<(), (i16, String)> {
     let name = resource.resource_name.as_str();
-    let named: Vec<String> = resource
-        .configs
-        .iter()
-        .map(|c| c.name.to_string())
-        .collect();
+    let named: Vec<&str> = resource.configs.iter().map(|c| c.name.as_str()).collect();
     let change = |stored: &[(String, String)]| {
         let mut configs = stored.to_vec();
         for c in &resource.configs {

@@ -5,7 +5,8 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::{Command, GroupClaim};
 use shoal_coordinator::{ErrorKind, OffsetCommitEntry, TopicPartition, TopicsView};
-use shoal_shards::groups::calls::{ClaimFor, LoseClaim, ValidateCommit};
+use shoal_shards::groups::calls::{ClaimFor, LoseClaim};
+use shoal_shards::groups::classic::calls::ValidateCommit;
 use shoal_shards::groups::classic::messages::MemberRef;
 use shoal_shards::ShardError;
 
@@ -23,6 +24,20 @@ pub struct PartitionOffset<'a> {
 
 /// One topic of the request: its name and partitions.
 pub type TopicOffsets<'a> = (&'a str, Vec<PartitionOffset<'a>>);
+
+/// Each requested topic's name (`requested_names`: from `$ids_from` on by its id). Both
+/// requests' topics carry a `topic_id` and a `name`.
+macro_rules! topic_names {
+    ($call:expr, $ids_from:expr, $view:expr, $topics:expr) => {
+        $crate::handlers::topics::requested_names(
+            $call.version,
+            $ids_from,
+            $view,
+            ($topics).iter().map(|t| (&t.topic_id, t.name.0.as_str())),
+        )
+    };
+}
+pub(crate) use topic_names;
 
 /// The requested topics' offsets (`Vec<TopicOffsets>`), each topic under the name its id or
 /// name resolved to in `names`; an unknown id commits nothing, as no topic has the empty

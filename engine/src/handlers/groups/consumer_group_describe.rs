@@ -2,7 +2,7 @@
 //! subscriptions and assignments. A classic group or an unknown id gets GROUP_ID_NOT_FOUND,
 //! as Kafka answers (admin clients then describe it with DescribeGroups).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_protocol::messages::consumer_group_describe_response::{
@@ -11,12 +11,12 @@ use shoal_protocol::messages::consumer_group_describe_response::{
 use shoal_protocol::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, TopicName,
 };
-use shoal_shards::groups::calls::DescribeGroup;
+use shoal_shards::groups::classic::calls::DescribeGroup;
+use shoal_shards::groups::consumer::calls::DescribeConsumerGroup;
 use shoal_shards::groups::consumer::description::ConsumerMemberDescription;
-use shoal_shards::groups::consumer::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
 
-use super::{describe_preamble, optional_text, owned, text};
+use super::{describe_each, named_topics_as, optional_text, text};
 use crate::context::Call;
 use crate::kafka::error_codes;
 
@@ -29,36 +29,36 @@ pub async fn handle(
     call: &Call<'_>,
     request: ConsumerGroupDescribeRequest,
 ) -> ConsumerGroupDescribeResponse {
-    let broker = call.broker;
-    let topics = broker.shard.topics.load_full();
-    let mut described = Vec::with_capacity(request.group_ids.len());
-    for group_id in request.group_ids {
-        let name = owned(&group_id.0);
-        let answer = DescribedGroup::default().with_group_id(group_id);
-        let answer =
-            match describe_preamble(call, &name, true, request.include_authorized_operations) {
-                Ok(operations) => answer.with_authorized_operations(operations),
-                Err(code) => {
-                    described.push(answer.with_error_code(code));
-                    continue;
-                }
-            };
-        let description = broker
-            .shard
-            .group_call(&name, DescribeConsumerGroup(name.clone()))
-            .await
-            .and_then(|reply| reply);
-        let description = match description {
-            Ok(description) => description,
-            Err(error) => {
-                described.push(answer.with_error_code(error_codes::code_of(Some(error))));
-                continue;
-            }
-        };
-        let Some(group) = description else {
+    let topics = call.broker.shard.topics.load_full();
+    let include_operations = request.include_authorized_operations;
+    let groups = describe_each(
+        call,
+        request.group_ids,
+        true,
+        include_operations,
+        |name, answer| describe(call, &topics, name, answer),
+    )
+    .await;
+    ConsumerGroupDescribeResponse::default().with_groups(groups)
+}
+
+async fn describe(
+    call: &Call<'_>,
+    topics: &TopicsView,
+    name: String,
+    answer: DescribedGroup,
+) -> DescribedGroup {
+    let shard = &call.broker.shard;
+    let description = shard
+        .try_group_call(&name, DescribeConsumerGroup(name.clone()))
+        .await;
+    let group = match description {
+        Ok(Some(group)) => group,
+        Err(error) => return answer.with_error_code(error_codes::code_of(Some(error))),
+        Ok(None) => {
             // Kafka's words: the Admin client reports them if DescribeGroups finds no classic
             // group of the id either.
-            let classic = (broker.shard)
+            let classic = shard
                 .group_call(&name, DescribeGroup(name.clone()))
                 .await
                 .is_ok_and(|found| found.is_some());
@@ -66,28 +66,22 @@ pub async fn handle(
                 true => format!("Group {name} is not a consumer group."),
                 false => format!("Group {name} not found."),
             };
-            described.push(
-                answer
-                    .with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)))
-                    .with_error_message(Some(text(message))),
-            );
-            continue;
-        };
-        let members = group
-            .members
-            .into_iter()
-            .map(|m| member(m, &topics))
-            .collect();
-        described.push(
-            answer
-                .with_group_state(text(group.state))
-                .with_group_epoch(group.group_epoch)
-                .with_assignment_epoch(group.assignment_epoch)
-                .with_assignor_name(text(group.assignor))
-                .with_members(members),
-        );
-    }
-    ConsumerGroupDescribeResponse::default().with_groups(described)
+            return answer
+                .with_error_code(error_codes::code_of(Some(GroupError::GroupIdNotFound)))
+                .with_error_message(Some(text(message)));
+        }
+    };
+    let members = group
+        .members
+        .into_iter()
+        .map(|m| member(m, topics))
+        .collect();
+    answer
+        .with_group_state(text(group.state))
+        .with_group_epoch(group.group_epoch)
+        .with_assignment_epoch(group.assignment_epoch)
+        .with_assignor_name(text(group.assignor))
+        .with_members(members)
 }
 
 fn member(m: ConsumerMemberDescription, topics: &TopicsView) -> Member {
@@ -113,23 +107,10 @@ fn member(m: ConsumerMemberDescription, topics: &TopicsView) -> Member {
         })
 }
 
-/// Partitions by topic, with each topic's name (a topic deleted since is left out).
 fn assignment(partitions: &BTreeSet<TopicPartition>, topics: &TopicsView) -> Assignment {
-    let mut by_topic: BTreeMap<_, Vec<i32>> = BTreeMap::new();
-    for p in partitions {
-        by_topic.entry(p.topic_id).or_default().push(p.partition);
-    }
-    let topic_partitions = by_topic
-        .into_iter()
-        .filter_map(|(id, partitions)| {
-            let topic = topics.by_id(&id)?;
-            Some(
-                TopicPartitions::default()
-                    .with_topic_id(id)
-                    .with_topic_name(TopicName(text(topic.name.clone())))
-                    .with_partitions(partitions),
-            )
-        })
-        .collect();
-    Assignment::default().with_topic_partitions(topic_partitions)
+    Assignment::default().with_topic_partitions(named_topics_as!(
+        TopicPartitions,
+        partitions,
+        topics
+    ))
 }

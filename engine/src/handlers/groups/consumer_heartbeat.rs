@@ -8,8 +8,8 @@ use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
 use shoal_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 use shoal_protocol::ResponseError;
+use shoal_shards::groups::consumer::calls::ConsumerHeartbeat;
 use shoal_shards::groups::consumer::group::{Heartbeat, HeartbeatAnswer};
-use shoal_shards::groups::consumer::ConsumerHeartbeat;
 use shoal_shards::groups::GroupError;
 
 use super::{heartbeat_preamble, owned, owned_optional, text, topics_as};
@@ -67,11 +67,7 @@ pub async fn handle(
         topics,
         session_timeout_ms,
     };
-    let answer = broker
-        .shard
-        .group_call(&group_id, call_on_group)
-        .await
-        .and_then(|reply| reply);
+    let answer = broker.shard.try_group_call(&group_id, call_on_group).await;
     match answer {
         Ok(answer) => answered(answer, interval_ms),
         Err(error) => refused(error_codes::code_of(Some::<GroupError>(error))),

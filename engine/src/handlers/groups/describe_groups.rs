@@ -1,11 +1,11 @@
 use shoal_coordinator::commands::FetchOffsets;
 use shoal_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use shoal_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
-use shoal_shards::groups::calls::DescribeGroup;
-use shoal_shards::groups::consumer::DescribeConsumerGroup;
+use shoal_shards::groups::classic::calls::DescribeGroup;
+use shoal_shards::groups::consumer::calls::DescribeConsumerGroup;
 use shoal_shards::groups::GroupError;
 
-use super::{describe_preamble, optional_text, owned, text};
+use super::{describe_each, optional_text, text};
 use crate::context::Call;
 use crate::kafka::error_codes;
 
@@ -13,76 +13,74 @@ use crate::kafka::error_codes;
 const ERROR_MESSAGE_VERSION: i16 = 6;
 
 pub async fn handle(call: &Call<'_>, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
+    let include_operations = request.include_authorized_operations;
+    let groups = describe_each(
+        call,
+        request.groups,
+        false,
+        include_operations,
+        |name, answer| describe(call, name, answer),
+    )
+    .await;
+    DescribeGroupsResponse::default().with_groups(groups)
+}
+
+async fn describe(call: &Call<'_>, name: String, answer: DescribedGroup) -> DescribedGroup {
     let broker = call.broker;
-    let mut described = Vec::with_capacity(request.groups.len());
-    for group_id in request.groups {
-        let name = owned(&group_id.0);
-        let answer = DescribedGroup::default().with_group_id(group_id);
-        let answer =
-            match describe_preamble(call, &name, false, request.include_authorized_operations) {
-                Ok(operations) => answer.with_authorized_operations(operations),
-                Err(code) => {
-                    described.push(answer.with_error_code(code));
-                    continue;
-                }
-            };
-        let description = broker
-            .shard
-            .group_call(&name, DescribeGroup(name.clone()))
-            .await
-            .unwrap_or_default();
-        let answer = match description {
-            Some(d) => answer
-                .with_group_state(text(d.state))
-                .with_protocol_type(text(d.protocol_type))
-                .with_protocol_data(text(d.protocol))
-                .with_members(
-                    d.members
-                        .into_iter()
-                        .map(|m| {
-                            DescribedGroupMember::default()
-                                .with_member_id(text(m.member_id))
-                                .with_group_instance_id(optional_text(m.group_instance_id))
-                                .with_client_id(text(m.client_id))
-                                .with_client_host(text(m.client_host))
-                                .with_member_metadata(m.metadata)
-                                .with_member_assignment(m.assignment)
-                        })
-                        .collect(),
-                ),
-            // A consumer-protocol group: Kafka's GROUP_ID_NOT_FOUND ("not a classic group").
-            // Its message is for v6 on: an older answer cannot carry it.
-            None if is_consumer_group(broker, &name).await => not_found(
-                answer,
-                call.version,
-                format!("Group {name} is not a classic group."),
+    let description = broker
+        .shard
+        .group_call(&name, DescribeGroup(name.clone()))
+        .await
+        .unwrap_or_default();
+    match description {
+        Some(d) => answer
+            .with_group_state(text(d.state))
+            .with_protocol_type(text(d.protocol_type))
+            .with_protocol_data(text(d.protocol))
+            .with_members(
+                d.members
+                    .into_iter()
+                    .map(|m| {
+                        DescribedGroupMember::default()
+                            .with_member_id(text(m.member_id))
+                            .with_group_instance_id(optional_text(m.group_instance_id))
+                            .with_client_id(text(m.client_id))
+                            .with_client_host(text(m.client_host))
+                            .with_member_metadata(m.metadata)
+                            .with_member_assignment(m.assignment)
+                    })
+                    .collect(),
             ),
-            // No members: Empty if it holds offsets; else no such group, which v6 on
-            // (KIP-1043) says with GROUP_ID_NOT_FOUND, as Kafka 4 does, and older versions as
-            // a Dead group.
-            None => {
-                let request = FetchOffsets {
-                    group: name.clone(),
-                    partitions: None,
-                };
-                let has_offsets = matches!(
-                    broker.shard.coordinator.run(request).await,
-                    Ok(offsets) if !offsets.is_empty()
-                );
-                match (has_offsets, call.version >= ERROR_MESSAGE_VERSION) {
-                    (true, _) => answer
-                        .with_group_state(text("Empty"))
-                        .with_protocol_type(text("consumer")),
-                    (false, true) => {
-                        not_found(answer, call.version, format!("Group {name} not found."))
-                    }
-                    (false, false) => answer.with_group_state(text("Dead")),
+        // A consumer-protocol group: Kafka's GROUP_ID_NOT_FOUND ("not a classic group").
+        // Its message is for v6 on: an older answer cannot carry it.
+        None if is_consumer_group(broker, &name).await => not_found(
+            answer,
+            call.version,
+            format!("Group {name} is not a classic group."),
+        ),
+        // No members: Empty if it holds offsets; else no such group, which v6 on
+        // (KIP-1043) says with GROUP_ID_NOT_FOUND, as Kafka 4 does, and older versions as
+        // a Dead group.
+        None => {
+            let request = FetchOffsets {
+                group: name.clone(),
+                partitions: None,
+            };
+            let has_offsets = matches!(
+                broker.shard.coordinator.run(request).await,
+                Ok(offsets) if !offsets.is_empty()
+            );
+            match (has_offsets, call.version >= ERROR_MESSAGE_VERSION) {
+                (true, _) => answer
+                    .with_group_state(text("Empty"))
+                    .with_protocol_type(text("consumer")),
+                (false, true) => {
+                    not_found(answer, call.version, format!("Group {name} not found."))
                 }
+                (false, false) => answer.with_group_state(text("Dead")),
             }
-        };
-        described.push(answer);
+        }
     }
-    DescribeGroupsResponse::default().with_groups(described)
 }
 
 /// GROUP_ID_NOT_FOUND, with `message` where the version carries one.

@@ -1,5 +1,5 @@
 use shoal_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
-use shoal_shards::groups::calls::Heartbeat;
+use shoal_shards::groups::classic::calls::Heartbeat;
 use shoal_shards::groups::classic::messages::MemberRef;
 
 use super::{owned, owned_optional};

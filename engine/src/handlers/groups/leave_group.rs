@@ -1,6 +1,6 @@
 use shoal_protocol::messages::leave_group_response::MemberResponse;
 use shoal_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
-use shoal_shards::groups::calls::Leave;
+use shoal_shards::groups::classic::calls::Leave;
 use shoal_shards::groups::classic::messages::LeavingMember;
 use shoal_shards::groups::GroupError;
 

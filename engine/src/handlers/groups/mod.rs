@@ -24,9 +24,14 @@ pub mod share_heartbeat;
 mod share_session;
 pub mod sync_group;
 
+use std::future::Future;
+
 use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
-use shoal_protocol::messages::TopicName;
+use shoal_protocol::messages::{
+    consumer_group_describe_response, describe_groups_response, share_group_describe_response,
+    GroupId, TopicName,
+};
 use uuid::Uuid;
 
 use crate::context::Call;
@@ -78,6 +83,84 @@ fn describe_preamble(
         false => OPERATIONS_NOT_ASKED,
     })
 }
+
+/// A described group of any describe API (each has its own generated type of this shape):
+/// what `describe_each` sets before the handler describes the group itself.
+trait DescribedGroupAnswer: Sized {
+    fn named(group_id: GroupId) -> Self;
+    fn refused(self, code: i16) -> Self;
+    fn with_operations(self, operations: i32) -> Self;
+}
+
+macro_rules! described_group_answers {
+    ($($answer:ty),*) => {$(
+        impl DescribedGroupAnswer for $answer {
+            fn named(group_id: GroupId) -> Self {
+                Self::default().with_group_id(group_id)
+            }
+            fn refused(self, code: i16) -> Self {
+                self.with_error_code(code)
+            }
+            fn with_operations(self, operations: i32) -> Self {
+                self.with_authorized_operations(operations)
+            }
+        }
+    )*};
+}
+described_group_answers!(
+    describe_groups_response::DescribedGroup,
+    consumer_group_describe_response::DescribedGroup,
+    share_group_describe_response::DescribedGroup
+);
+
+/// Every describe API's loop over its groups: each checked first (`describe_preamble`), a
+/// refused one answered with its code, the others described by `describe` from the group's
+/// name and its answer so far.
+async fn describe_each<G: DescribedGroupAnswer, Described: Future<Output = G>>(
+    call: &Call<'_>,
+    group_ids: Vec<GroupId>,
+    coordinated: bool,
+    include_operations: bool,
+    mut describe: impl FnMut(String, G) -> Described,
+) -> Vec<G> {
+    let mut described = Vec::with_capacity(group_ids.len());
+    for group_id in group_ids {
+        let name = owned(&group_id.0);
+        let answer = G::named(group_id);
+        described.push(
+            match describe_preamble(call, &name, coordinated, include_operations) {
+                Ok(operations) => describe(name, answer.with_operations(operations)).await,
+                Err(code) => answer.refused(code),
+            },
+        );
+    }
+    described
+}
+
+/// An assignment's partitions by topic, each topic as the answer's own type with its id and
+/// name (a topic deleted since is left out): the consumer and share describe answers each have
+/// one, as generated types of the same shape.
+macro_rules! named_topics_as {
+    ($topic:ty, $partitions:expr, $topics:expr) => {{
+        let mut by_topic: std::collections::BTreeMap<_, Vec<i32>> = Default::default();
+        for p in $partitions {
+            by_topic.entry(p.topic_id).or_default().push(p.partition);
+        }
+        by_topic
+            .into_iter()
+            .filter_map(|(id, partitions)| {
+                let topic = $topics.by_id(&id)?;
+                Some(
+                    <$topic>::default()
+                        .with_topic_id(id)
+                        .with_topic_name(TopicName(super::text(topic.name.clone())))
+                        .with_partitions(partitions),
+                )
+            })
+            .collect()
+    }};
+}
+use named_topics_as;
 
 fn text(s: impl Into<String>) -> StrBytes {
     StrBytes::from_string(s.into())

@@ -8,11 +8,10 @@ use shoal_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use shoal_shards::groups::classic::messages::MemberRef;
 
 use super::commit_request::{
-    check_member, entries, outcomes, run_under_claim, topic_answers, topic_offsets,
+    check_member, entries, outcomes, run_under_claim, topic_answers, topic_names, topic_offsets,
 };
 use super::{owned, owned_optional};
 use crate::context::Call;
-use crate::handlers::topics::requested_names;
 
 /// Versions from 10 on name topics by id (KIP-848).
 const TOPIC_IDS_FROM_VERSION: i16 = 10;
@@ -20,11 +19,7 @@ const TOPIC_IDS_FROM_VERSION: i16 = 10;
 pub async fn handle(call: &Call<'_>, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let broker = call.broker;
     let view = broker.shard.topics.load();
-    let requested = request
-        .topics
-        .iter()
-        .map(|t| (&t.topic_id, t.name.0.as_str()));
-    let names = requested_names(call.version, TOPIC_IDS_FROM_VERSION, &view, requested);
+    let names = topic_names!(call, TOPIC_IDS_FROM_VERSION, &view, request.topics);
     let group_id = owned(&request.group_id.0);
     let member = MemberRef {
         group_id: group_id.clone(),

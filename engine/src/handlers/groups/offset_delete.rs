@@ -26,9 +26,8 @@ pub async fn handle(call: &Call<'_>, request: OffsetDeleteRequest) -> OffsetDele
     let view = broker.shard.topics.load_full();
     let subscribed = broker
         .shard
-        .group_call(&group, SubscribedTopics(group.clone(), view.clone()))
-        .await
-        .and_then(|reply| reply);
+        .try_group_call(&group, SubscribedTopics(group.clone(), view.clone()))
+        .await;
     let subscribed =
         match subscribed {
             Ok(names) => names,

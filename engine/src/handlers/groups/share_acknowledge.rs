@@ -12,36 +12,39 @@ use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
 use super::share_session::{
-    acks_of, check_partitions, named_partitions, session_step, share_preamble, PartitionOutcome,
+    acks_of, named_partitions, session_step, share_request, PartitionOutcome,
 };
 use super::topics_as;
 use crate::context::Call;
-use crate::handlers::configs::group_configs::share_group_settings;
 use crate::handlers::metadata::LEADER_EPOCH;
 
 pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
-    let broker = call.broker;
-    let preamble = share_preamble(call, request.group_id.as_ref(), request.member_id.as_ref());
-    let (group_id, member_id) = match preamble {
-        Ok(ids) => ids,
+    let (group, member) = (request.group_id.as_ref(), request.member_id.as_ref());
+    let mut started = match share_request(call, group, member, named_partitions!(request.topics)) {
+        Ok(started) => started,
         Err(code) => return refused(code),
     };
-    let named = named_partitions!(request.topics);
-    let mut checked = check_partitions(call, named);
-    let view = broker.shard.topics.load_full();
-    let settings = share_group_settings(&view, &broker.config.groups, &group_id);
     let step = SessionStep {
-        member_id,
+        member_id: started.member_id,
         epoch: request.share_session_epoch,
         is_fetch: false,
         add: Vec::new(),
         forget: Vec::new(),
-        acks: acks_of(&checked.usable),
+        acks: acks_of(&started.checked.usable),
     };
-    if let Err(code) = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await {
+    if let Err(code) = session_step(
+        call,
+        &started.group_id,
+        step,
+        &started.settings,
+        &mut started.checked.outcomes,
+    )
+    .await
+    {
         return refused(code);
     }
-    ShareAcknowledgeResponse::default().with_responses(topic_responses(checked.outcomes, call))
+    ShareAcknowledgeResponse::default()
+        .with_responses(topic_responses(started.checked.outcomes, call))
 }
 
 fn topic_responses(

@@ -34,14 +34,12 @@ use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
 use super::share_session::{
-    acks_of, check_partitions, named_partitions, partition_of, session_step, share_preamble,
-    PartitionOutcome,
+    acks_of, named_partitions, partition_of, session_step, share_request, PartitionOutcome,
+    ShareRequest,
 };
 use super::topics_as;
 use crate::context::Call;
-use crate::handlers::configs::group_configs::{
-    share_group_settings, AutoOffsetReset, ShareGroupSettings,
-};
+use crate::handlers::configs::group_configs::{AutoOffsetReset, ShareGroupSettings};
 use crate::handlers::metadata::LEADER_EPOCH;
 use crate::kafka::error_codes;
 
@@ -57,28 +55,30 @@ const MIN_READ_BYTES: u64 = 64 << 10;
 
 pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchResponse {
     let broker = call.broker;
-    let preamble = share_preamble(call, request.group_id.as_ref(), request.member_id.as_ref());
-    let (group_id, member_id) = match preamble {
-        Ok(ids) => ids,
+    let (group, member) = (request.group_id.as_ref(), request.member_id.as_ref());
+    let started = match share_request(call, group, member, named_partitions!(request.topics)) {
+        Ok(started) => started,
         Err(code) => return refused(code),
     };
-    let named = named_partitions!(request.topics);
-    let mut checked = check_partitions(call, named);
     let forget = request
         .forgotten_topics_data
         .iter()
         .flat_map(|t| TopicPartition::each(t.topic_id, &t.partitions))
         .collect();
-    let view = broker.shard.topics.load_full();
-    let settings = share_group_settings(&view, &broker.config.groups, &group_id);
     let step = SessionStep {
-        member_id: member_id.clone(),
+        member_id: started.member_id.clone(),
         epoch: request.share_session_epoch,
         is_fetch: true,
-        add: checked.usable.iter().map(partition_of).collect(),
+        add: started.checked.usable.iter().map(partition_of).collect(),
         forget,
-        acks: acks_of(&checked.usable),
+        acks: acks_of(&started.checked.usable),
     };
+    let ShareRequest {
+        group_id,
+        member_id,
+        mut checked,
+        settings,
+    } = started;
     let session = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await;
     let answer = match session {
         Ok(answer) => answer,
@@ -142,7 +142,7 @@ async fn read_and_acquire(
     let handed = call
         .broker
         .shard
-        .group_call(
+        .try_group_call(
             &group_id,
             ShareAcquireCall {
                 group_id: group_id.clone(),
@@ -152,8 +152,7 @@ async fn read_and_acquire(
                 settings: settings.share,
             },
         )
-        .await
-        .and_then(|reply| reply);
+        .await;
     let answer = handed.map_err(|error| error_codes::code_of(Some(error)))?;
     Ok(deliveries(answer, &read_records, &acknowledged, outcomes))
 }

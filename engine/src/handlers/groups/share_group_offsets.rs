@@ -66,12 +66,7 @@ async fn reset(
         group_id: group.to_string(),
         changes,
     };
-    let outcome = call
-        .broker
-        .shard
-        .group_call(group, reset)
-        .await
-        .and_then(|reply| reply);
+    let outcome = call.broker.shard.try_group_call(group, reset).await;
     error_codes::code_of(outcome.err())
 }
 

@@ -43,11 +43,7 @@ pub async fn handle(
         topics,
         settings: settings.share,
     };
-    let answer = broker
-        .shard
-        .group_call(&group_id, call_on_group)
-        .await
-        .and_then(|reply| reply);
+    let answer = broker.shard.try_group_call(&group_id, call_on_group).await;
     match answer {
         Ok(answer) => ShareGroupHeartbeatResponse::default()
             .with_member_id(Some(text(answer.member_id)))

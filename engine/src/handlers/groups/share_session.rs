@@ -16,7 +16,7 @@ use shoal_shards::groups::GroupError;
 use uuid::Uuid;
 
 use crate::context::Call;
-use crate::handlers::configs::group_configs::ShareGroupSettings;
+use crate::handlers::configs::group_configs::{share_group_settings, ShareGroupSettings};
 use crate::kafka::error_codes;
 
 /// The partitions a ShareFetch or ShareAcknowledge names with their acknowledgement batches
@@ -68,25 +68,47 @@ pub struct Checked {
     pub outcomes: BTreeMap<(Uuid, i32), PartitionOutcome>,
 }
 
-/// The partitions of a known topic the client may READ; the others are answered now
-/// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED).
+/// What a ShareFetch or ShareAcknowledge starts from, once its preamble passed.
+pub struct ShareRequest {
+    pub group_id: String,
+    pub member_id: String,
+    pub checked: Checked,
+    pub settings: ShareGroupSettings,
+}
+
 /// What ShareFetch and ShareAcknowledge check first: a group and a member named, and READ on
-/// the group. Ok: the group's and the member's ids; Err: the code to answer with.
-pub fn share_preamble(
+/// the group; then the partitions `named` checked and the group's settings read. Err: the
+/// code to answer the whole request with.
+pub fn share_request(
     call: &Call<'_>,
     group: Option<&GroupId>,
     member: Option<&StrBytes>,
-) -> Result<(String, String), i16> {
+    named: Vec<NamedPartition>,
+) -> Result<ShareRequest, i16> {
     let (Some(group), Some(member)) = (group, member) else {
         return Err(ResponseError::InvalidRequest.code());
     };
     let (group_id, member_id) = (group.0.to_string(), member.to_string());
     call.check_group(Operation::Read, &group_id)
         .map_err(|denied| error_codes::code_of(Some(denied)))?;
-    Ok((group_id, member_id))
+    let checked = check_partitions(call, named);
+    let broker = call.broker;
+    let settings = share_group_settings(
+        &broker.shard.topics.load(),
+        &broker.config.groups,
+        &group_id,
+    );
+    Ok(ShareRequest {
+        group_id,
+        member_id,
+        checked,
+        settings,
+    })
 }
 
-pub fn check_partitions(call: &Call<'_>, named: Vec<NamedPartition>) -> Checked {
+/// The partitions of a known topic the client may READ; the others are answered now
+/// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED).
+fn check_partitions(call: &Call<'_>, named: Vec<NamedPartition>) -> Checked {
     let view = call.broker.shard.topics.load();
     let mut checked = Checked {
         usable: Vec::new(),
@@ -134,9 +156,8 @@ pub async fn session_step(
     let answer = call
         .broker
         .shard
-        .group_call(group_id, run)
+        .try_group_call(group_id, run)
         .await
-        .and_then(|reply| reply)
         .map_err(|error| error_codes::code_of(Some::<GroupError>(error)))?;
     for (tp, outcome) in &answer.acks {
         let entry = outcomes.entry((tp.topic_id, tp.partition)).or_default();

@@ -12,9 +12,9 @@ use shoal_shards::groups::classic::messages::MemberRef;
 
 use crate::context::Call;
 use crate::handlers::groups::commit_request::{
-    check_member, entries, group_claim, outcomes, run_under_claim, topic_answers, topic_offsets,
+    check_member, entries, group_claim, outcomes, run_under_claim, topic_answers, topic_names,
+    topic_offsets,
 };
-use crate::handlers::topics::requested_names;
 use crate::kafka::error_codes::Outcome;
 
 /// The TxnOffsetCommit version of transactions V2 (KIP-890): the commit joins the
@@ -30,11 +30,7 @@ pub async fn handle(call: &Call<'_>, request: TxnOffsetCommitRequest) -> TxnOffs
     let checked = check(call, &request, &group_id).await;
     let mut refused = checked.err();
     let view = broker.shard.topics.load();
-    let requested = request
-        .topics
-        .iter()
-        .map(|t| (&t.topic_id, t.name.0.as_str()));
-    let names = requested_names(call.version, TOPIC_IDS_FROM_VERSION, &view, requested);
+    let names = topic_names!(call, TOPIC_IDS_FROM_VERSION, &view, request.topics);
     let topics = topic_offsets!(request.topics, &names);
     let entries = entries(call, &view, &topics);
     let count = entries.len();

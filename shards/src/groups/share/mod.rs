@@ -1,8 +1,9 @@
 //! Share groups (KIP-932): queues on Kafka topics. A share-partition's record states and
 //! their durable form (`partition`), how partitions are spread over members (`assignor`),
 //! one group's members, sessions and share-partitions (`group`), the groups of a shard
-//! (`registry`), the calls that reach them from any shard (`calls`), what a fetch sends
-//! (`delivery`), and a share-partition's state as the coordinator's log keeps it (`stored`).
+//! (`registry`, with what they take from the shard's groups in `requests`), the calls that
+//! reach them from any shard (`calls`), what a fetch sends (`delivery`), and a
+//! share-partition's state as the coordinator's log keeps it (`stored`).
 
 pub mod assignor;
 pub mod calls;
@@ -14,4 +15,5 @@ pub mod partition;
 #[cfg(test)]
 mod partition_tests;
 pub mod registry;
+mod requests;
 pub mod stored;
