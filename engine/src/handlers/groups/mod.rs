@@ -137,16 +137,13 @@ async fn describe_each<G: DescribedGroupAnswer, Described: Future<Output = G>>(
     described
 }
 
-/// An assignment's partitions by topic, each topic as the answer's own type with its id and
-/// name (a topic deleted since is left out): the consumer and share describe answers each have
-/// one, as generated types of the same shape.
+/// An assignment's partitions (in topic order, as a `BTreeSet<TopicPartition>` holds them) by
+/// topic, each topic as the answer's own type with its id and name (a topic deleted since is
+/// left out): the consumer and share describe answers each have one, as generated types of the
+/// same shape.
 macro_rules! named_topics_as {
-    ($topic:ty, $partitions:expr, $topics:expr) => {{
-        let mut by_topic: std::collections::BTreeMap<_, Vec<i32>> = Default::default();
-        for p in $partitions {
-            by_topic.entry(p.topic_id).or_default().push(p.partition);
-        }
-        by_topic
+    ($topic:ty, $partitions:expr, $topics:expr) => {
+        super::by_topic($partitions.iter().map(|p| (p.topic_id, p.partition)))
             .into_iter()
             .filter_map(|(id, partitions)| {
                 let topic = $topics.by_id(&id)?;
@@ -158,7 +155,7 @@ macro_rules! named_topics_as {
                 )
             })
             .collect()
-    }};
+    };
 }
 use named_topics_as;
 

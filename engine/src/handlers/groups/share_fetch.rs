@@ -56,7 +56,13 @@ const MIN_READ_BYTES: u64 = 64 << 10;
 pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchResponse {
     let broker = call.broker;
     let (group, member) = (request.group_id.as_ref(), request.member_id.as_ref());
-    let started = match share_request(call, group, member, named_partitions!(request.topics)) {
+    let started = share_request(call, group, member, named_partitions!(request.topics));
+    let ShareRequest {
+        group_id,
+        member_id,
+        mut checked,
+        settings,
+    } = match started {
         Ok(started) => started,
         Err(code) => return refused(code),
     };
@@ -66,19 +72,13 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         .flat_map(|t| TopicPartition::each(t.topic_id, &t.partitions))
         .collect();
     let step = SessionStep {
-        member_id: started.member_id.clone(),
+        member_id: member_id.clone(),
         epoch: request.share_session_epoch,
         is_fetch: true,
-        add: started.checked.usable.iter().map(partition_of).collect(),
+        add: checked.usable.iter().map(partition_of).collect(),
         forget,
-        acks: acks_of(&started.checked.usable),
+        acks: acks_of(&checked.usable),
     };
-    let ShareRequest {
-        group_id,
-        member_id,
-        mut checked,
-        settings,
-    } = started;
     let session = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await;
     let answer = match session {
         Ok(answer) => answer,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use shoal_coordinator::acl::Operation;
-use shoal_coordinator::TopicPartition;
+use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_protocol::kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::GroupId;
 use shoal_protocol::ResponseError;
@@ -91,13 +91,10 @@ pub fn share_request(
     let (group_id, member_id) = (group.0.to_string(), member.to_string());
     call.check_group(Operation::Read, &group_id)
         .map_err(|denied| error_codes::code_of(Some(denied)))?;
-    let checked = check_partitions(call, named);
     let broker = call.broker;
-    let settings = share_group_settings(
-        &broker.shard.topics.load(),
-        &broker.config.groups,
-        &group_id,
-    );
+    let view = broker.shard.topics.load();
+    let checked = check_partitions(call, &view, named);
+    let settings = share_group_settings(&view, &broker.config.groups, &group_id);
     Ok(ShareRequest {
         group_id,
         member_id,
@@ -108,8 +105,7 @@ pub fn share_request(
 
 /// The partitions of a known topic the client may READ; the others are answered now
 /// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED).
-fn check_partitions(call: &Call<'_>, named: Vec<NamedPartition>) -> Checked {
-    let view = call.broker.shard.topics.load();
+fn check_partitions(call: &Call<'_>, view: &TopicsView, named: Vec<NamedPartition>) -> Checked {
     let mut checked = Checked {
         usable: Vec::new(),
         outcomes: BTreeMap::new(),
