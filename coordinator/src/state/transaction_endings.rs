@@ -246,9 +246,8 @@ impl CoordinatorState {
 
     /// Transactions open past their timeout are aborted at the next epoch (fencing their
     /// producer); with those left ending for `ENDING_TAKEOVER_MS`, they are what still needs
-    /// markers. At most `max`
-    /// of those, and at most `max` ids idle past `id_expiration_ms` with nothing open are
-    /// forgotten (Kafka's `transactional.id.expiration.ms`).
+    /// markers. At most `max` of those, and at most `max` ids idle past `id_expiration_ms`
+    /// with nothing open are forgotten (Kafka's `transactional.id.expiration.ms`).
     pub fn transactions_to_end(
         &self,
         now_ms: i64,

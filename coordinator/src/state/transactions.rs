@@ -20,8 +20,7 @@ use crate::ErrorKind;
 
 use super::apply::transaction_of;
 use super::transaction_endings::ending_of;
-pub use super::transaction_endings::ENDING_TAKEOVER_MS;
-pub use super::transaction_endings::{TransactionEnd, TransactionEnding};
+pub use super::transaction_endings::{TransactionEnd, TransactionEnding, ENDING_TAKEOVER_MS};
 
 /// Kafka's `transaction.max.timeout.ms` default: longer timeouts are refused.
 pub const TRANSACTION_TIMEOUT_MAX_MS: i32 = 900_000;
