@@ -430,7 +430,14 @@ def test_a_consumer_in_another_rack_is_sent_to_a_broker_of_its_own(cluster):
     # serves it, and a consumer without a rack is served where it asked.
     error, high, preferred, size = fetch_v11(a, "near", 0, "b")
     assert (error, preferred, size) == (0, 2, 0) and high > 0
-    error, _, preferred, size = fetch_v11(b, "near", 0, "b")
+    # Broker 2 learns of the commits from the coordinator's log a moment after broker 1
+    # acknowledged them (as a Kafka follower lags its leader), so ask until they are there.
+    deadline = time.time() + 10
+    while True:
+        error, _, preferred, size = fetch_v11(b, "near", 0, "b")
+        if size > 0 or time.time() > deadline:
+            break
+        time.sleep(0.1)
     assert (error, preferred) == (0, -1) and size > 0
     assert fetch_v11(a, "near", 0, "")[2] == -1
     # librdkafka follows it: a consumer with client.rack = b reads everything.
