@@ -65,6 +65,8 @@ pub fn group_code(error: GroupError) -> ErrorCode {
         GroupError::ShareSessionLimitReached => K::ShareSessionLimitReached,
         GroupError::InvalidRecordState => K::InvalidRecordState,
         GroupError::NotLeaderOrFollower => K::NotLeaderOrFollower,
+        GroupError::StreamsInvalidTopology => K::StreamsInvalidTopology,
+        GroupError::StreamsInvalidTopologyEpoch => K::StreamsInvalidTopologyEpoch,
         // Retriable, as for the coordinator's NotAvailable.
         GroupError::NotAvailable => K::LeaderNotAvailable,
     })

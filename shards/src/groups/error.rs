@@ -50,4 +50,9 @@ pub enum GroupError {
     /// A share-partition another broker of the cluster took over: the log refused this
     /// broker's write of its state.
     NotLeaderOrFollower,
+    /// A streams topology Kafka refuses (a changelog with a partition count, an index
+    /// naming no topic).
+    StreamsInvalidTopology,
+    /// A streams topology that differs from the group's under the same epoch.
+    StreamsInvalidTopologyEpoch,
 }

@@ -1,5 +1,5 @@
-//! Groups: classic (`classic/`), consumer protocol (KIP-848, `consumer/`) and share groups
-//! (KIP-932, `share/`), each in a module of its own with its state machine (`group.rs`) and,
+//! Groups: classic (`classic/`), consumer protocol (KIP-848, `consumer/`), share groups
+//! (KIP-932, `share/`) and streams groups (KIP-1071, `streams/`), each in a module of its own with its state machine (`group.rs`) and,
 //! where the broker keeps them durable, their records in the coordinator's log (`stored.rs`).
 //! Each group lives on one shard, chosen by a hash of its id; requests from connections on
 //! other shards are forwarded there (`calls`). What the kinds share is here: the shard's
@@ -17,6 +17,7 @@ mod expiry;
 mod lag_metrics;
 mod registry;
 pub mod share;
+pub mod streams;
 
 pub use calls::{owner_of_group, GroupCall};
 pub use claims::Claimer;

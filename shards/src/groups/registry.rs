@@ -14,6 +14,7 @@ use super::claims::{Claimer, Claims};
 use super::classic::messages::*;
 use super::consumer::registry::ConsumerGroups;
 use super::share::registry::ShareGroups;
+use super::streams::registry::StreamsGroups;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::FutureExt;
@@ -31,6 +32,8 @@ pub struct Groups {
     pub(super) consumer: ConsumerGroups,
     /// Share groups (KIP-932), whose ids are neither of the others.
     pub(super) share: ShareGroups,
+    /// Streams groups (KIP-1071).
+    pub(super) streams: StreamsGroups,
     /// Each group's next deadline as armed: `timers` may also hold older, later entries for a
     /// group, which are skipped when they come due.
     armed: RefCell<HashMap<String, Instant>>,
@@ -52,6 +55,7 @@ impl Groups {
             classic: RefCell::new(HashMap::new()),
             consumer: ConsumerGroups::new(config),
             share: ShareGroups::new(config),
+            streams: StreamsGroups::new(config),
             armed: RefCell::new(HashMap::new()),
             timers: RefCell::new(BinaryHeap::new()),
             timer_wake: Cell::new(Instant::now()),
@@ -106,6 +110,10 @@ impl Groups {
                 self.expire_consumer_members(&group_id, now);
                 continue;
             }
+            if self.streams.contains(&group_id) {
+                self.expire_streams_members(&group_id, now);
+                continue;
+            }
             if let Some(group) = self.classic.borrow_mut().get_mut(&group_id) {
                 group.tick(now);
             }
@@ -127,7 +135,7 @@ impl Groups {
                 None => (None, 0),
             }
         };
-        if bytes > 0 || !self.consumer.contains(group_id) {
+        if bytes > 0 || !(self.consumer.contains(group_id) || self.streams.contains(group_id)) {
             self.account(group_id, bytes);
         }
         if let Some(next) = next {
@@ -176,6 +184,7 @@ impl Groups {
             return;
         }
         let mut dropped = self.consumer.clear();
+        dropped.extend(self.streams.clear());
         dropped.extend(self.classic.borrow_mut().drain().map(|(id, _)| id));
         if !dropped.is_empty() {
             tracing::warn!(
@@ -201,6 +210,7 @@ impl Groups {
         );
         self.classic.borrow_mut().remove(group_id);
         self.consumer.remove(group_id);
+        self.streams.remove(group_id);
         self.account(group_id, 0);
     }
 
@@ -263,6 +273,7 @@ impl Groups {
             self.classic.borrow().values().map(Group::listing).collect();
         listed.extend(self.consumer.list());
         listed.extend(self.share.list());
+        listed.extend(self.streams.list());
         listed
     }
 
@@ -274,7 +285,7 @@ impl Groups {
             return outcome;
         }
         // A consumer-protocol group held here has members (it is dropped with its last).
-        if self.consumer.contains(group_id) {
+        if self.consumer.contains(group_id) || self.streams.contains(group_id) {
             return Some(GroupError::NonEmptyGroup);
         }
         let outcome = {

@@ -41,7 +41,7 @@ impl Groups {
         let member_id = req.member_id.clone();
         let group_id = req.group_id.clone();
         self.drop_groups_if_lease_lapsed();
-        if self.share.contains(&group_id) {
+        if self.share.contains(&group_id) || self.streams.contains(&group_id) {
             return JoinResponse::failed(GroupError::InconsistentGroupProtocol, &member_id);
         }
         if !self.classic.borrow().contains_key(&group_id) {
@@ -168,6 +168,10 @@ impl Groups {
         self.restore_if_stored(&m.group_id).await?;
         if self.consumer.contains(&m.group_id) {
             self.consumer.validate_commit(m)?;
+            return self.claim(&m.group_id).await;
+        }
+        if self.streams.contains(&m.group_id) {
+            self.streams.validate_commit(m)?;
             return self.claim(&m.group_id).await;
         }
         let outcome = match self.classic.borrow_mut().get_mut(&m.group_id) {

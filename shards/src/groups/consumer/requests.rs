@@ -157,7 +157,7 @@ impl Groups {
         session_timeout_ms: u64,
     ) -> Result<HeartbeatAnswer, GroupError> {
         self.drop_groups_if_lease_lapsed();
-        if self.share.contains(group_id) {
+        if self.share.contains(group_id) || self.streams.contains(group_id) {
             return Err(GroupError::GroupIdNotFound);
         }
         let claim = self.claim(group_id).await?;

@@ -19,7 +19,9 @@ impl Groups {
 
     /// Whether a classic or consumer-protocol group holds the id (a share group may not).
     pub fn holds_other_than_share(&self, group_id: &str) -> bool {
-        self.consumer.contains(group_id) || self.classic.borrow().contains_key(group_id)
+        self.consumer.contains(group_id)
+            || self.streams.contains(group_id)
+            || self.classic.borrow().contains_key(group_id)
     }
 
     /// Whether a new share group, or one more member, fits the shard's group limits.

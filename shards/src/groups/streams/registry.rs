@@ -1,0 +1,153 @@
+//! The streams groups one shard owns (beside its other groups, in `Groups`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use shoal_coordinator::TopicsView;
+
+use super::group::{StreamsAnswer, StreamsGroup, StreamsHeartbeat};
+use crate::groups::classic::messages::{GroupListing, MemberRef};
+use crate::groups::consumer::group::JOIN_EPOCH;
+use crate::groups::{GroupConfig, GroupError};
+
+/// A streams group's settings, from its GROUP configs or the broker's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamsSettings {
+    pub session_timeout_ms: u64,
+    pub standby_replicas: usize,
+}
+
+pub struct StreamsGroups {
+    groups: RefCell<HashMap<String, StreamsGroup>>,
+    config: GroupConfig,
+}
+
+impl StreamsGroups {
+    pub fn new(config: GroupConfig) -> StreamsGroups {
+        StreamsGroups {
+            groups: RefCell::new(HashMap::new()),
+            config,
+        }
+    }
+
+    pub fn contains(&self, group_id: &str) -> bool {
+        self.groups.borrow().contains_key(group_id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.groups.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.borrow().is_empty()
+    }
+
+    pub fn remove(&self, group_id: &str) {
+        self.groups.borrow_mut().remove(group_id);
+    }
+
+    /// Drops every group; their ids.
+    pub fn clear(&self) -> Vec<String> {
+        self.groups.borrow_mut().drain().map(|(id, _)| id).collect()
+    }
+
+    /// Whether a heartbeat may create this group: a join only, within the shard's bound on
+    /// groups (`others`: the other groups it holds).
+    pub fn may_create(&self, request: &StreamsHeartbeat, others: usize) -> Result<(), GroupError> {
+        if request.member_epoch != JOIN_EPOCH {
+            return Err(GroupError::UnknownMemberId);
+        }
+        match self.len() + others >= self.config.max_groups_per_shard {
+            true => Err(GroupError::TooManyGroups),
+            false => Ok(()),
+        }
+    }
+
+    /// The member's answer; a group left without members is dropped.
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        request: StreamsHeartbeat,
+        topics: &TopicsView,
+        settings: StreamsSettings,
+    ) -> Result<StreamsAnswer, GroupError> {
+        let now = Instant::now();
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.entry(group_id.to_string()).or_insert_with(|| {
+            StreamsGroup::new(
+                self.config.max_size,
+                Duration::from_millis(settings.session_timeout_ms),
+                settings.standby_replicas,
+            )
+        });
+        group.session_timeout = Duration::from_millis(settings.session_timeout_ms);
+        if group.standby_replicas != settings.standby_replicas {
+            group.standby_replicas = settings.standby_replicas;
+            group.group_epoch += 1;
+        }
+        group.expire(now);
+        let answer = group.heartbeat(request, topics, now);
+        if group.members.is_empty() {
+            groups.remove(group_id);
+        }
+        answer
+    }
+
+    /// Ends the sessions and revocations that ran out; whether the group is left.
+    pub fn expire(&self, group_id: &str, now: Instant) -> bool {
+        let mut groups = self.groups.borrow_mut();
+        let Some(group) = groups.get_mut(group_id) else {
+            return false;
+        };
+        for id in group.expire(now) {
+            tracing::info!(
+                group = group_id,
+                member = id,
+                "a streams group member's session ended"
+            );
+        }
+        if group.members.is_empty() {
+            groups.remove(group_id);
+            return false;
+        }
+        true
+    }
+
+    pub fn next_check(&self, group_id: &str) -> Option<Instant> {
+        let groups = self.groups.borrow();
+        Some(groups.get(group_id)?.next_check(Instant::now()))
+    }
+
+    pub fn memory_bytes(&self, group_id: &str) -> usize {
+        self.groups
+            .borrow()
+            .get(group_id)
+            .map_or(0, StreamsGroup::memory_bytes)
+    }
+
+    /// Runs `f` on the group (None: no such group here).
+    pub fn with<T>(&self, group_id: &str, f: impl FnOnce(&StreamsGroup) -> T) -> Option<T> {
+        self.groups.borrow().get(group_id).map(f)
+    }
+
+    pub fn list(&self) -> Vec<GroupListing> {
+        self.groups
+            .borrow()
+            .iter()
+            .map(|(id, group)| GroupListing {
+                group_id: id.clone(),
+                protocol_type: "streams".to_string(),
+                state: group.state(),
+                group_type: "streams",
+            })
+            .collect()
+    }
+
+    /// A commit by a member of a streams group (OffsetCommit or TxnOffsetCommit).
+    pub fn validate_commit(&self, m: &MemberRef) -> Result<(), GroupError> {
+        let groups = self.groups.borrow();
+        let group = groups.get(&m.group_id).ok_or(GroupError::UnknownMemberId)?;
+        group.may_commit(&m.member_id, m.generation_id)
+    }
+}
