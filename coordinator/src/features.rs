@@ -25,10 +25,20 @@ pub struct Feature {
     pub default_level: i16,
 }
 
+/// Streams groups (KIP-1071): level 1 serves StreamsGroupHeartbeat and StreamsGroupDescribe.
+pub const STREAMS_VERSION: &str = "streams.version";
+/// The `streams.version` level of streams groups.
+pub const STREAMS_PROTOCOL_LEVEL: i16 = 1;
+
 /// Every feature Shoal serves; each from level 0.
-pub const FEATURES: [Feature; 2] = [
+pub const FEATURES: [Feature; 3] = [
     Feature {
         name: GROUP_VERSION,
+        max_level: 1,
+        default_level: 1,
+    },
+    Feature {
+        name: STREAMS_VERSION,
         max_level: 1,
         default_level: 1,
     },

@@ -193,6 +193,8 @@ registry! {
     ConsumerGroupDescribeRequest: 0..=1 => groups::consumer_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     DescribeGroupsRequest: 0..=6 => groups::describe_groups::handle, [Describe Group] "DESCRIBE on each group";
     DeleteGroupsRequest: 0..=3 => groups::delete_groups::handle, [Delete Group] "DELETE on each group";
+    StreamsGroupHeartbeatRequest: 0..=1 => groups::streams_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each source topic" [error_answer];
+    StreamsGroupDescribeRequest: 0..=1 => groups::streams_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     ShareGroupHeartbeatRequest: 1..=1 => groups::share_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each topic subscribed to" [error_answer];
     ShareGroupDescribeRequest: 1..=1 => groups::share_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     ShareFetchRequest: 1..=1 => groups::share_fetch::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];

@@ -61,6 +61,8 @@ with_throttle_field!(
     ConsumerGroupHeartbeatResponse,
     ShareGroupHeartbeatResponse,
     ShareGroupDescribeResponse,
+    StreamsGroupHeartbeatResponse,
+    StreamsGroupDescribeResponse,
     ShareFetchResponse,
     ShareAcknowledgeResponse,
     DescribeShareGroupOffsetsResponse,

@@ -47,6 +47,12 @@ pub struct GroupConfig {
     pub max_share_sessions: usize,
     /// Members per share group (Kafka's `group.share.max.size`).
     pub share_max_size: usize,
+    /// Streams groups (KIP-1071): members are removed after this long without a heartbeat.
+    pub streams_session_timeout_ms: u64,
+    /// Streams groups: members are asked to heartbeat this often.
+    pub streams_heartbeat_interval_ms: i32,
+    /// Streams groups: standby replicas of each task.
+    pub streams_num_standby_replicas: u16,
 }
 
 /// Kafka's `group.consumer.migration.policy`: a classic group with members is upgraded when
@@ -99,6 +105,9 @@ impl Default for GroupConfig {
             share_partition_max_record_locks: 2_000,
             max_share_sessions: 2_000,
             share_max_size: 200,
+            streams_session_timeout_ms: 45_000,
+            streams_heartbeat_interval_ms: 5_000,
+            streams_num_standby_replicas: 0,
         }
     }
 }

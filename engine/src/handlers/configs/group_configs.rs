@@ -1,5 +1,5 @@
-//! The GROUP config resource (KIP-848, KIP-932): a consumer-protocol group's session timeout
-//! and heartbeat interval, and a share group's settings, set per group with IncrementalAlterConfigs and described with
+//! The GROUP config resource (KIP-848, KIP-932, KIP-1071): a consumer-protocol group's session
+//! timeout and heartbeat interval, a share group's and a streams group's settings, set per group with IncrementalAlterConfigs and described with
 //! DescribeConfigs; unset, the broker's `[groups]` defaults apply. Stored in the
 //! coordinator's log and published to the shards with the topic catalogue.
 
@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use shoal_shards::groups::share::partition::ShareLimits;
 use shoal_shards::groups::share::registry::ShareSettings;
+use shoal_shards::groups::streams::registry::StreamsSettings;
 use shoal_shards::groups::GroupConfig;
 
 use crate::context::Broker;
@@ -27,6 +28,9 @@ pub const SHARE_DELIVERY_LIMIT: &str = "share.delivery.count.limit";
 pub const SHARE_MAX_RECORD_LOCKS: &str = "share.partition.max.record.locks";
 pub const SHARE_AUTO_OFFSET_RESET: &str = "share.auto.offset.reset";
 pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
+pub const STREAMS_SESSION_TIMEOUT: &str = "streams.session.timeout.ms";
+pub const STREAMS_HEARTBEAT_INTERVAL: &str = "streams.heartbeat.interval.ms";
+pub const STREAMS_STANDBY_REPLICAS: &str = "streams.num.standby.replicas";
 
 /// One group config.
 pub struct GroupConfigDef {
@@ -108,6 +112,27 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
         doc: "How long a share group's member may go without a heartbeat (45000 to 60000; `[groups] share_session_timeout_ms` by default).",
         default: |d| d.share_session_timeout_ms.to_string(),
         check: |v| whole(v, 45_000, 60_000),
+    },
+    GroupConfigDef {
+        name: STREAMS_HEARTBEAT_INTERVAL,
+        config_type: ConfigType::Int,
+        doc: "How often a streams group's members heartbeat (`[groups] streams_heartbeat_interval_ms` by default).",
+        default: |d| d.streams_heartbeat_interval_ms.to_string(),
+        check: |v| whole(v, 1, i32::MAX as i64),
+    },
+    GroupConfigDef {
+        name: STREAMS_STANDBY_REPLICAS,
+        config_type: ConfigType::Int,
+        doc: "Standby replicas of each task of a streams group (0 to 2, Kafka's bound; `[groups] streams_num_standby_replicas` by default).",
+        default: |d| d.streams_num_standby_replicas.to_string(),
+        check: |v| whole(v, 0, 2),
+    },
+    GroupConfigDef {
+        name: STREAMS_SESSION_TIMEOUT,
+        config_type: ConfigType::Int,
+        doc: "How long a streams group's member may go without a heartbeat (`[groups] streams_session_timeout_ms` by default).",
+        default: |d| d.streams_session_timeout_ms.to_string(),
+        check: |v| whole(v, 1, i32::MAX as i64),
     },
 ];
 
@@ -222,6 +247,23 @@ pub fn group_timeouts(view: &TopicsView, defaults: &GroupConfig, group: &str) ->
     let session = number(configs, defaults, SESSION_TIMEOUT).max(1) as u64;
     let interval = number(configs, defaults, HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32;
     (session, interval)
+}
+
+/// A streams group's settings, and its members' heartbeat interval, as its configs (or the
+/// broker's defaults) give them.
+pub fn streams_group_settings(
+    view: &TopicsView,
+    defaults: &GroupConfig,
+    group: &str,
+) -> (StreamsSettings, i32) {
+    let configs = view.group_configs(group);
+    let number = |name| number(configs, defaults, name);
+    let settings = StreamsSettings {
+        session_timeout_ms: number(STREAMS_SESSION_TIMEOUT).max(1) as u64,
+        standby_replicas: number(STREAMS_STANDBY_REPLICAS).clamp(0, 2) as usize,
+    };
+    let interval = number(STREAMS_HEARTBEAT_INTERVAL).clamp(1, i32::MAX as i64) as i32;
+    (settings, interval)
 }
 
 /// A share group's settings as its configs (or the broker's defaults) give them.

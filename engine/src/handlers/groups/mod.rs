@@ -22,6 +22,8 @@ pub mod share_group_describe;
 pub mod share_group_offsets;
 pub mod share_heartbeat;
 mod share_session;
+pub mod streams_group_describe;
+pub mod streams_heartbeat;
 pub mod sync_group;
 
 use std::future::Future;
@@ -30,7 +32,7 @@ use kafka_protocol::protocol::StrBytes;
 use shoal_coordinator::acl::{Operation, ResourceType};
 use shoal_protocol::messages::{
     consumer_group_describe_response, describe_groups_response, share_group_describe_response,
-    GroupId, TopicName,
+    streams_group_describe_response, GroupId, TopicName,
 };
 use uuid::Uuid;
 
@@ -110,7 +112,8 @@ macro_rules! described_group_answers {
 described_group_answers!(
     describe_groups_response::DescribedGroup,
     consumer_group_describe_response::DescribedGroup,
-    share_group_describe_response::DescribedGroup
+    share_group_describe_response::DescribedGroup,
+    streams_group_describe_response::DescribedGroup
 );
 
 /// Every describe API's loop over its groups: each checked first (`describe_preamble`), a

@@ -27,7 +27,6 @@ import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.junit.jupiter.api.Test;
 
 /** Consumer groups through the Admin client: list, describe, offsets, members, deletion. */
@@ -157,8 +156,7 @@ class AdminGroupsTest extends BrokerTest {
 
   /**
    * Share and streams groups (KIP-932, KIP-1071): an id that is no such group is
-   * GroupIdNotFound on Kafka 4.4; Shoal serves share groups (ShareGroupTest) but not streams
-   * groups yet, and answers UnsupportedVersionException for those.
+   * GroupIdNotFound, on Kafka 4.4 as on Shoal.
    */
   @Test
   void shareAndStreamsGroups() throws Exception {
@@ -167,10 +165,6 @@ class AdminGroupsTest extends BrokerTest {
     Throwable share = cause(admin.describeShareGroups(List.of(group)).all());
     Throwable streams = cause(admin.describeStreamsGroups(List.of(group)).all());
     assertInstanceOf(GroupIdNotFoundException.class, share);
-    if (onShoal()) {
-      assertInstanceOf(UnsupportedVersionException.class, streams);
-    } else {
-      assertInstanceOf(GroupIdNotFoundException.class, streams);
-    }
+    assertInstanceOf(GroupIdNotFoundException.class, streams);
   }
 }

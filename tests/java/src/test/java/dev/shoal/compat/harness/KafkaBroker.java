@@ -92,6 +92,13 @@ public final class KafkaBroker extends Broker {
                 "log.retention.check.interval.ms=1000",
                 "group.consumer.min.heartbeat.interval.ms=500",
                 "group.consumer.heartbeat.interval.ms=1000",
+                // Streams groups: quick heartbeats and a short session, so a killed
+                // instance's tasks move within seconds, as on the Shoal beside it.
+                "group.streams.initial.rebalance.delay.ms=0",
+                "group.streams.min.heartbeat.interval.ms=500",
+                "group.streams.heartbeat.interval.ms=1000",
+                "group.streams.min.session.timeout.ms=6000",
+                "group.streams.session.timeout.ms=10000",
                 "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
                 "listener.name.sasl_plaintext.plain.sasl.jaas.config="
                     + "org.apache.kafka.common.security.plain.PlainLoginModule required "

@@ -45,6 +45,8 @@ public final class ShoalBroker extends Broker {
         [groups]
         initial_rebalance_delay_ms = 0
         consumer_heartbeat_interval_ms = 1000
+        streams_heartbeat_interval_ms = 1000
+        streams_session_timeout_ms = 10000
 
         [authorizer]
         enabled = true

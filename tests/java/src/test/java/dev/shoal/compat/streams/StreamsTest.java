@@ -13,8 +13,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.LongStream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -99,27 +103,59 @@ class StreamsTest extends BrokerTest {
   }
 
   /**
-   * KIP-1071's streams group protocol, which Streams 4.4 uses only when asked to (its default is
-   * classic). Shoal does not serve StreamsGroupHeartbeat: the application stops at once with
-   * Streams' own message naming the cause, rather than hanging or half-running.
+   * KIP-1071's streams group protocol, which Streams 4.4 uses when asked to (its default is
+   * classic): the broker keeps the topology, creates the repartition and changelog topics and
+   * assigns the tasks. Output exactly once, as on the classic protocol.
    */
   @Test
   void theStreamsGroupProtocol() throws Exception {
     Topics topics = topics();
     StreamsInstance app = instance("app", Clients.unique("protocol"), topics, List.of("protocol=streams"));
     app.start();
-    if (onShoal()) {
-      Eventually.until(() -> !app.isAlive(), SETTLE, () -> "the application stops: " + app.logTail());
-      assertTrue(
-          app.log().contains("The cluster does not support the STREAMS group protocol"), app::logTail);
-      return;
-    }
     awaitRunning(app);
     ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
     clicks.start();
     awaitProgress(topics, app);
     Map<String, Long> expected = clicks.stop();
     assertExactlyOnce(settled(topics, expected, app), expected);
+  }
+
+  /**
+   * Two instances of one application on the streams protocol with a standby each: the broker
+   * spreads the tasks, one instance is killed with SIGKILL, and the survivor takes its tasks
+   * once its session ends; output exactly once.
+   */
+  @Test
+  void onTheStreamsProtocolASecondInstanceTakesOverTheTasksOfOneKilled() throws Exception {
+    Topics topics = topics();
+    String application = Clients.unique("streams-shared");
+    // On the streams protocol the broker decides the standbys, by the group's config.
+    Admin admin = clients.admin();
+    ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, application);
+    AlterConfigOp standbys =
+        new AlterConfigOp(new ConfigEntry("streams.num.standby.replicas", "1"), AlterConfigOp.OpType.SET);
+    admin.incrementalAlterConfigs(Map.of(group, List.of(standbys))).all().get();
+    List<String> extra = List.of("protocol=streams");
+    StreamsInstance a = instance("a", application, topics, extra);
+    StreamsInstance b = instance("b", application, topics, extra);
+    a.start();
+    b.start();
+    Eventually.until(
+        () -> a.running() && b.running() && a.activeTasks() > 0 && b.activeTasks() > 0
+            && a.activeTasks() + b.activeTasks() == TASKS && a.standbyTasks() + b.standbyTasks() > 0,
+        SETTLE,
+        () -> "the instances share the tasks, with standbys: " + states(a, b));
+    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+    clicks.start();
+    awaitProgress(topics, a, b);
+    b.kill();
+    Eventually.until(
+        () -> a.running() && a.activeTasks() == TASKS,
+        SETTLE,
+        () -> "the survivor holds every task: " + states(a, b));
+    awaitProgress(topics, a);
+    Map<String, Long> expected = clicks.stop();
+    assertExactlyOnce(settled(topics, expected, a), expected);
   }
 
   private Topics topics() throws Exception {
