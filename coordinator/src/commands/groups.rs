@@ -1,11 +1,15 @@
 //! Committed offsets of consumer groups.
 
-use shoal_protocol::records::{ShoalConsumerGroupRecord, ShoalConsumerMemberRecord};
+use shoal_protocol::records::{
+    ShoalConsumerGroupRecord, ShoalConsumerMemberRecord, ShoalStreamsGroupRecord,
+    ShoalStreamsMemberRecord,
+};
 
 use crate::command::{Command, Round};
 use crate::entry::Entry;
 use crate::messages::{GroupClaim, GroupLag, OffsetCommitEntry, StoredOffset, TopicPartition};
 use crate::state::consumer_groups::StoredConsumerGroup;
+use crate::state::streams_groups::StoredStreamsGroup;
 use crate::state::{emit, GROUP_ID_MAX_BYTES};
 use crate::ErrorKind;
 
@@ -231,6 +235,51 @@ impl Command for ReadConsumerGroup {
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
         round.state().consumer_group(&self.group)
+    }
+}
+
+/// A streams group's change (its record, then the members that changed), written under
+/// `claim`: NOT_COORDINATOR when that is no longer the group's latest, or when the change
+/// does not follow the last one stored.
+#[derive(Debug, Clone)]
+pub struct WriteStreamsGroup {
+    pub claim: GroupClaim,
+    pub group: ShoalStreamsGroupRecord,
+    pub members: Vec<ShoalStreamsMemberRecord>,
+}
+
+impl Command for WriteStreamsGroup {
+    type Reply = Result<(), ErrorKind>;
+    const WRITE: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        let state = round.state();
+        let group_id = &self.group.group_id;
+        let last = state.streams_group(group_id).map_or(0, |g| g.group.change);
+        if !state.holds_group_claim(group_id, &self.claim) || self.group.change != last + 1 {
+            return Err(ErrorKind::NotCoordinator);
+        }
+        let records = std::iter::once(self.group.into())
+            .chain(self.members.into_iter().map(Into::into))
+            .collect();
+        round.append(&Entry::new(round.now_ms(), records));
+        Ok(())
+    }
+}
+
+/// The streams group as last recorded, if it has members.
+#[derive(Debug, Clone)]
+pub struct ReadStreamsGroup {
+    pub group: String,
+}
+
+impl Command for ReadStreamsGroup {
+    type Reply = Option<StoredStreamsGroup>;
+    const WRITE: bool = false;
+    const FRESH: bool = true;
+
+    fn run(self, round: &mut Round<'_>) -> Self::Reply {
+        round.state().streams_group(&self.group)
     }
 }
 

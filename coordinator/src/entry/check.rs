@@ -48,6 +48,7 @@ pub(crate) fn check_log_entry(records: &[AnyRecord]) -> Result<(), String> {
             alone(rest)
         }
         AnyRecord::ShoalConsumerGroupRecord(g) => check_consumer_group(g, rest),
+        AnyRecord::ShoalStreamsGroupRecord(g) => check_streams_group(g, rest),
         AnyRecord::ShoalShareStateRecord(_) => check_share_states(records),
         AnyRecord::ShoalClientQuotaRecord(q) => check_client_quotas(q, rest),
         AnyRecord::ShoalBrokerConfigRecord(c) => {
@@ -139,6 +140,30 @@ fn check_consumer_group(
         };
         if !(0..=2).contains(&m.state) {
             return Err(format!("consumer member state {}", m.state));
+        }
+    }
+    Ok(())
+}
+
+/// A streams group's record, then only its members' (none when it is deleted), each with a
+/// known reconciliation state.
+fn check_streams_group(group: &ShoalStreamsGroupRecord, rest: &[AnyRecord]) -> Result<(), String> {
+    if group.deleted && !rest.is_empty() {
+        return Err(format!(
+            "members after streams group {} was deleted",
+            group.group_id
+        ));
+    }
+    for record in rest {
+        let AnyRecord::ShoalStreamsMemberRecord(m) = record else {
+            return Err(format!(
+                "record type {} in streams group {}'s entry",
+                record.record_type(),
+                group.group_id
+            ));
+        };
+        if !(0..=2).contains(&m.state) {
+            return Err(format!("streams member state {}", m.state));
         }
     }
     Ok(())

@@ -61,6 +61,15 @@ impl CoordinatorState {
                     }
                     self.apply_consumer_group(r, members.into_iter());
                 }
+                AnyRecord::ShoalStreamsGroupRecord(r) => {
+                    let mut members: Vec<&ShoalStreamsMemberRecord> = Vec::new();
+                    while let Some(AnyRecord::ShoalStreamsMemberRecord(m)) =
+                        records.next_if(|next| matches!(next, AnyRecord::ShoalStreamsMemberRecord(_)))
+                    {
+                        members.push(m);
+                    }
+                    self.apply_streams_group(r, members.into_iter());
+                }
                 AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
                 AnyRecord::ShoalShareStateRecord(r) => self.apply_share_state(r),
                 AnyRecord::ShoalMirrorCreatedRecord(r) => self.apply_mirror_created(r),
@@ -91,6 +100,7 @@ impl CoordinatorState {
                 | AnyRecord::ShoalTopicCompressionRecord(_)
                 | AnyRecord::ShoalTopicCompactionRecord(_)
                 | AnyRecord::ShoalConsumerMemberRecord(_)
+                | AnyRecord::ShoalStreamsMemberRecord(_)
                 // A snapshot's own records, loaded by `decode_snapshot`.
                 | AnyRecord::ShoalSnapshotHeaderRecord(_)
                 | AnyRecord::ShoalPartitionStateRecord(_)

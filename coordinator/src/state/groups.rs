@@ -237,6 +237,7 @@ impl CoordinatorState {
                 entry.last_commit_ms < before_ms
                     && !active.contains(group)
                     && !self.consumer_groups.contains_key(*group)
+                    && !self.streams_groups.contains_key(*group)
             })
             .map(|(group, _)| group)
             .collect();
@@ -259,6 +260,7 @@ impl CoordinatorState {
         self.groups.remove(&r.group_id);
         self.forget_group_claim(&r.group_id);
         self.forget_consumer_group(&r.group_id);
+        self.forget_streams_group(&r.group_id);
         self.forget_group_share_states(&r.group_id);
         self.group_configs.remove(&r.group_id);
     }

@@ -95,6 +95,9 @@ impl CoordinatorState {
         for records in self.consumer_group_entries() {
             encode_frame(&Entry::new(0, records), &mut w);
         }
+        for records in self.streams_group_entries() {
+            encode_frame(&Entry::new(0, records), &mut w);
+        }
         for record in self.share_state_records() {
             encode_frame(&Entry::of(0, record), &mut w);
         }
@@ -249,6 +252,7 @@ impl CoordinatorState {
                     | AnyRecord::ShoalOffsetsCommittedRecord(_)
                     | AnyRecord::ShoalGroupClaimedRecord(_)
                     | AnyRecord::ShoalConsumerGroupRecord(_)
+                    | AnyRecord::ShoalStreamsGroupRecord(_)
                     | AnyRecord::ShoalShareStateRecord(_)
                     | AnyRecord::ShoalGroupConfigRecord(_)
                     | AnyRecord::ShoalBrokerConfigRecord(_)

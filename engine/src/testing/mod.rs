@@ -19,6 +19,8 @@ mod mirror_tests;
 #[cfg(test)]
 mod produce_tests;
 #[cfg(test)]
+mod streams_group_tests;
+#[cfg(test)]
 mod transaction_tests;
 
 pub use harness::*;

@@ -18,7 +18,8 @@ use super::streams::registry::StreamsGroups;
 use super::{Group, GroupConfig, GroupError};
 use crate::signal::LocalSignal;
 use futures::FutureExt;
-use shoal_coordinator::commands::ReadConsumerGroup;
+use shoal_coordinator::commands::{ReadConsumerGroup, ReadStreamsGroup};
+use shoal_coordinator::state::streams_groups::StoredStreamsGroup;
 use shoal_coordinator::{GroupClaim, TopicsView};
 use shoal_protocol::consumer_protocol::subscribed_topics;
 
@@ -241,6 +242,9 @@ impl Groups {
             // Its members' sessions run from now: checked on the timer, should none return.
             self.account(group_id, self.consumer.memory_bytes(group_id));
             self.after_consumer_change(group_id, None);
+        } else if let Some(stored) = self.read_streams_group(group_id).await? {
+            self.streams.restore(group_id, &stored);
+            self.after_streams_change(group_id);
         }
         self.claims.hold(group_id, claim);
         Ok(claim)
@@ -252,6 +256,7 @@ impl Groups {
     /// a group the log has is claimed: requests naming made-up ids write nothing.
     pub(super) async fn restore_if_stored(&self, group_id: &str) -> Result<(), GroupError> {
         let held_here = self.consumer.contains(group_id)
+            || self.streams.contains(group_id)
             || self.classic.borrow().contains_key(group_id)
             || self.claims.held(group_id).is_some();
         if held_here {
@@ -260,11 +265,29 @@ impl Groups {
         let read = ReadConsumerGroup {
             group: group_id.to_string(),
         };
-        match self.claims.coordinator().run(read).await {
-            Ok(None) => Ok(()),
-            Ok(Some(_)) => self.claim(group_id).await.map(|_| ()),
-            Err(_) => Err(GroupError::CoordinatorNotAvailable),
+        let stored = match self.claims.coordinator().run(read).await {
+            Ok(stored) => stored.is_some() || self.read_streams_group(group_id).await?.is_some(),
+            Err(_) => return Err(GroupError::CoordinatorNotAvailable),
+        };
+        match stored {
+            true => self.claim(group_id).await.map(|_| ()),
+            false => Ok(()),
         }
+    }
+
+    /// The streams group the log holds under this id, if any.
+    async fn read_streams_group(
+        &self,
+        group_id: &str,
+    ) -> Result<Option<StoredStreamsGroup>, GroupError> {
+        let read = ReadStreamsGroup {
+            group: group_id.to_string(),
+        };
+        self.claims
+            .coordinator()
+            .run(read)
+            .await
+            .map_err(|_| GroupError::CoordinatorNotAvailable)
     }
 
     /// Every group this shard owns.

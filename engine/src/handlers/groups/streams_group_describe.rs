@@ -56,7 +56,7 @@ async fn describe(
 ) -> DescribedGroup {
     let shard = &call.broker.shard;
     let group = match shard
-        .group_call(&name, DescribeStreamsGroup(name.clone()))
+        .try_group_call(&name, DescribeStreamsGroup(name.clone()))
         .await
     {
         Ok(Some(group)) => group,

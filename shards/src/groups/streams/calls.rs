@@ -41,9 +41,9 @@ impl GroupCall for StreamsGroupHeartbeat {
 pub struct DescribeStreamsGroup(pub String);
 
 impl GroupCall for DescribeStreamsGroup {
-    type Reply = Option<StreamsGroupDescription>;
+    type Reply = Result<Option<StreamsGroupDescription>, GroupError>;
 
     fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
-        async move { groups.describe_streams_group(&self.0) }.boxed_local()
+        async move { groups.describe_streams_group(&self.0).await }.boxed_local()
     }
 }

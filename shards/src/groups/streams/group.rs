@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::assignor::{assign, AssignorMember};
 use super::reconcile::{MemberState, MemberTasks};
+use super::stored::Stored;
 use super::tasks::{Role, TaskId, Tasks};
 use super::topology::{Configured, InternalTopic, StatusCode, Topology};
 use crate::groups::consumer::group::{Topics, JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
@@ -126,6 +127,11 @@ pub struct StreamsGroup {
     pub session_timeout: Duration,
     pub standby_replicas: usize,
     earliest_deadline: Option<Instant>,
+    /// What was last stored in the coordinator's log (`stored.rs`).
+    pub(super) stored: Stored,
+    /// Read back from the log and not yet configured against the topics: the first
+    /// configuration takes the stored assignment as it is.
+    pub(super) restored: bool,
 }
 
 impl StreamsGroup {
@@ -146,7 +152,15 @@ impl StreamsGroup {
             session_timeout,
             standby_replicas,
             earliest_deadline: None,
+            stored: Stored::default(),
+            restored: false,
         }
+    }
+
+    /// A member read back from the log, holding what it held.
+    pub(super) fn restore_member(&mut self, id: &str, member: Member) {
+        self.hold(id, &member.tasks.held());
+        self.members.insert(id.to_string(), member);
     }
 
     pub fn heartbeat(
@@ -177,7 +191,8 @@ impl StreamsGroup {
                 Some(topology) => topology.configure(topics),
                 None => Configured::default(),
             };
-            bump |= configured.tasks != self.configured.tasks;
+            bump |= configured.tasks != self.configured.tasks && !self.restored;
+            self.restored = false;
             self.configured = configured;
         }
         if bump {
@@ -582,11 +597,12 @@ impl StreamsGroup {
             .iter()
             .map(|(id, m)| {
                 let tasks = m.tasks.held().len() + self.target.get(id).map_or(0, Tasks::len);
-                MEMBER_OVERHEAD_BYTES
+                // Twice: the member, and its record as last stored.
+                2 * (MEMBER_OVERHEAD_BYTES
                     + id.len()
                     + m.client_id.len()
                     + m.process_id.len()
-                    + tasks * TASK_BYTES
+                    + tasks * TASK_BYTES)
             })
             .sum();
         topology + members

@@ -9,5 +9,6 @@ pub mod group;
 pub mod reconcile;
 pub mod registry;
 mod requests;
+pub mod stored;
 pub mod tasks;
 pub mod topology;

@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 
 use shoal_coordinator::TopicsView;
 
+use shoal_coordinator::state::streams_groups::StoredStreamsGroup;
+
 use super::group::{StreamsAnswer, StreamsGroup, StreamsHeartbeat};
+use super::stored::StreamsChange;
 use crate::groups::classic::messages::{GroupListing, MemberRef};
 use crate::groups::consumer::group::JOIN_EPOCH;
 use crate::groups::{GroupConfig, GroupError};
@@ -64,14 +67,15 @@ impl StreamsGroups {
         }
     }
 
-    /// The member's answer; a group left without members is dropped.
+    /// The member's answer, and what the heartbeat changed in the group (to be stored before
+    /// the answer goes out); a group left without members is dropped.
     pub fn heartbeat(
         &self,
         group_id: &str,
         request: StreamsHeartbeat,
         topics: &TopicsView,
         settings: StreamsSettings,
-    ) -> Result<StreamsAnswer, GroupError> {
+    ) -> (Result<StreamsAnswer, GroupError>, Option<StreamsChange>) {
         let now = Instant::now();
         let mut groups = self.groups.borrow_mut();
         let group = groups.entry(group_id.to_string()).or_insert_with(|| {
@@ -88,18 +92,17 @@ impl StreamsGroups {
         }
         group.expire(now);
         let answer = group.heartbeat(request, topics, now);
+        let change = group.take_change(group_id);
         if group.members.is_empty() {
             groups.remove(group_id);
         }
-        answer
+        (answer, change)
     }
 
-    /// Ends the sessions and revocations that ran out; whether the group is left.
-    pub fn expire(&self, group_id: &str, now: Instant) -> bool {
+    /// Ends the sessions and revocations that ran out; what that changed, to be stored.
+    pub fn expire(&self, group_id: &str, now: Instant) -> Option<StreamsChange> {
         let mut groups = self.groups.borrow_mut();
-        let Some(group) = groups.get_mut(group_id) else {
-            return false;
-        };
+        let group = groups.get_mut(group_id)?;
         for id in group.expire(now) {
             tracing::info!(
                 group = group_id,
@@ -107,11 +110,23 @@ impl StreamsGroups {
                 "a streams group member's session ended"
             );
         }
+        let change = group.take_change(group_id);
         if group.members.is_empty() {
             groups.remove(group_id);
-            return false;
         }
-        true
+        change
+    }
+
+    /// The group as the log holds it, read back by a broker that has just claimed it.
+    pub fn restore(&self, group_id: &str, stored: &StoredStreamsGroup) {
+        let group = StreamsGroup::restore(
+            stored,
+            self.config.max_size,
+            Duration::from_millis(self.config.streams_session_timeout_ms),
+            usize::from(self.config.streams_num_standby_replicas),
+            Instant::now(),
+        );
+        self.groups.borrow_mut().insert(group_id.to_string(), group);
     }
 
     pub fn next_check(&self, group_id: &str) -> Option<Instant> {
