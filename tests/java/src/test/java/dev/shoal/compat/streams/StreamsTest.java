@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
+import dev.shoal.compat.harness.Tool;
 import dev.shoal.compat.streams.StreamsInstance.Topics;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -156,6 +157,53 @@ class StreamsTest extends BrokerTest {
     awaitProgress(topics, a);
     Map<String, Long> expected = clicks.stop();
     assertExactlyOnce(settled(topics, expected, a), expected);
+  }
+
+  /**
+   * Kafka's `kafka-streams-groups` against a streams group: listed, described with its state,
+   * members and their tasks, and its offsets with lag.
+   */
+  @Test
+  void theStreamsGroupsToolListsAndDescribesTheGroup() throws Exception {
+    Topics topics = topics();
+    String application = Clients.unique("tool");
+    StreamsInstance app = instance("app", application, topics, List.of("protocol=streams"));
+    app.start();
+    awaitRunning(app);
+    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+    clicks.start();
+    awaitProgress(topics, app);
+    clicks.stop();
+    Tool.Result listed = streamsGroups("--list");
+    assertTrue(listed.out().lines().anyMatch(line -> line.startsWith(application)), listed::toString);
+    Eventually.until(
+        () -> streamsGroups("--describe", "--group", application, "--state").out().contains("Stable"),
+        SETTLE,
+        () -> "the group is stable: " + safely(() -> streamsGroups("--describe", "--group", application, "--state")));
+    Tool.Result members = streamsGroups("--describe", "--group", application, "--members");
+    // One member (one stream thread) with the six active tasks of the two subtopologies.
+    assertEquals(1, members.out().lines().filter(line -> line.startsWith(application)).count(), members::toString);
+    assertTrue(members.out().contains("0:[0,1,2]") && members.out().contains("1:[0,1,2]"), members::toString);
+    Tool.Result offsets = streamsGroups("--describe", "--group", application, "--offsets");
+    assertTrue(offsets.out().contains(topics.clicks()), offsets::toString);
+  }
+
+  private Tool.Result streamsGroups(String... args) throws Exception {
+    String[] all = new String[args.length + 2];
+    all[0] = "--bootstrap-server";
+    all[1] = broker.bootstrap();
+    System.arraycopy(args, 0, all, 2, args.length);
+    Tool.Result result = Tool.run("org.apache.kafka.tools.streams.StreamsGroupCommand", all);
+    assertEquals(0, result.status(), result::toString);
+    return result;
+  }
+
+  private static String safely(java.util.concurrent.Callable<Object> what) {
+    try {
+      return String.valueOf(what.call());
+    } catch (Exception e) {
+      return e.toString();
+    }
   }
 
   private Topics topics() throws Exception {
