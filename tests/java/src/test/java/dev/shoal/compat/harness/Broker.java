@@ -140,6 +140,13 @@ public abstract class Broker implements AutoCloseable {
     return Files.readString(logFile(), StandardCharsets.UTF_8);
   }
 
+  /** SIGKILL, as a crash: nothing is flushed or closed; `start` brings it back on its data. */
+  public void kill() throws InterruptedException {
+    if (process != null) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
   /** SIGTERM, then SIGKILL if it has not exited in time. */
   @Override
   public void close() throws Exception {

@@ -23,6 +23,8 @@ public final class KafkaBroker extends Broker {
     this.extraProperties = extraProperties;
   }
 
+  private boolean formatted;
+
   @Override
   public String kind() {
     return "kafka";
@@ -32,17 +34,21 @@ public final class KafkaBroker extends Broker {
   protected List<String> prepare() throws Exception {
     Path properties = dir.resolve("server.properties");
     Files.writeString(properties, serverProperties(), StandardCharsets.UTF_8);
-    List<String> format = java("kafka.tools.StorageTool");
-    format.addAll(List.of("format", "-t", Uuid.randomUuid().toString(), "-c", properties.toString()));
-    Process formatting =
-        new ProcessBuilder(format)
-            .directory(dir.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()))
-            .start();
-    if (!formatting.waitFor(120, TimeUnit.SECONDS) || formatting.exitValue() != 0) {
-      formatting.destroyForcibly();
-      throw new IllegalStateException("formatting Kafka's storage failed:\n" + logTail());
+    // Formatted once: a broker started again (after a kill) comes back on its own storage.
+    if (!formatted) {
+      List<String> format = java("kafka.tools.StorageTool");
+      format.addAll(List.of("format", "-t", Uuid.randomUuid().toString(), "-c", properties.toString()));
+      Process formatting =
+          new ProcessBuilder(format)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()))
+              .start();
+      if (!formatting.waitFor(120, TimeUnit.SECONDS) || formatting.exitValue() != 0) {
+        formatting.destroyForcibly();
+        throw new IllegalStateException("formatting Kafka's storage failed:\n" + logTail());
+      }
+      formatted = true;
     }
     List<String> command = java("kafka.Kafka");
     command.add(properties.toString());

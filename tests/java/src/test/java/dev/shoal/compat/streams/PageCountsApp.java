@@ -29,8 +29,9 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * off, so every click yields one output record: page p's committed outputs are 1, 2, 3, ...
  *
  * <p>Arguments are key=value: bootstrap, application, state, http (a port for interactive
- * queries: GET /count/PAGE and /state), clicks, pages, output, and optionally standbys and
- * protocol (the group protocol: classic or streams).
+ * queries: GET /count/PAGE and /state), clicks, pages, output, and optionally standbys,
+ * protocol (the group protocol: classic or streams) and on_error (replace: a failed stream
+ * thread is replaced instead of stopping the instance).
  */
 public final class PageCountsApp {
   static final String STORE = "counts";
@@ -84,12 +85,18 @@ public final class PageCountsApp {
             stopped.countDown();
           }
         });
+    // on_error=replace: a thread that fails is replaced (what an application that must ride
+    // out a broker's crash does), else the instance stops.
+    boolean replace = "replace".equals(arg.get("on_error"));
     streams.setUncaughtExceptionHandler(
         e -> {
           System.out.println("uncaught: " + e);
           e.printStackTrace(System.out);
-          return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
-              .SHUTDOWN_CLIENT;
+          return replace
+              ? org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
+                  .REPLACE_THREAD
+              : org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
+                  .SHUTDOWN_CLIENT;
         });
     serveQueries(streams, Integer.parseInt(arg.get("http")));
     Runtime.getRuntime().addShutdownHook(new Thread(streams::close));

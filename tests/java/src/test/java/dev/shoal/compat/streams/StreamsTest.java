@@ -3,7 +3,9 @@ package dev.shoal.compat.streams;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.shoal.compat.harness.Broker;
 import dev.shoal.compat.harness.BrokerTest;
+import dev.shoal.compat.harness.Brokers;
 import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
 import dev.shoal.compat.harness.Tool;
@@ -160,6 +162,46 @@ class StreamsTest extends BrokerTest {
   }
 
   /**
+   * A streams group outlives its broker: the broker is killed with SIGKILL and started again
+   * under a steady producer, and the application goes on where it was (on Shoal the group is
+   * read back from the coordinator's log); output exactly once.
+   */
+  @Test
+  void onTheStreamsProtocolTheGroupOutlivesAKillOfTheBroker() throws Exception {
+    // This test's own broker, which it kills: the helpers below work on `broker` and
+    // `clients`, which point at it until the test ends.
+    Broker shared = broker;
+    Clients sharedClients = clients;
+    try (Broker own = Brokers.startOwn(kind, Clients.unique("streams-restart"), b -> {});
+        Clients ownClients = new Clients(own)) {
+      broker = own;
+      clients = ownClients;
+      Topics topics = topics();
+      String application = Clients.unique("outlives");
+      // A crash of Kafka's broker can end a transaction's commit with InvalidTxnStateException,
+      // which Streams takes as fatal to the thread: the application replaces the thread.
+      List<String> extra = List.of("protocol=streams", "on_error=replace");
+      StreamsInstance app = instance("app", application, topics, extra);
+      app.start();
+      awaitRunning(app);
+      ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
+      clicks.start();
+      awaitProgress(topics, app);
+      int epochBefore = groupEpoch(application);
+      own.kill();
+      own.start();
+      awaitProgress(topics, app);
+      Map<String, Long> expected = clicks.stop();
+      assertExactlyOnce(settled(topics, expected, app), expected);
+      // The group was read back as it was: no member rejoined, nothing was reassigned.
+      assertEquals(epochBefore, groupEpoch(application), "the group epoch after the broker's restart");
+    } finally {
+      broker = shared;
+      clients = sharedClients;
+    }
+  }
+
+  /**
    * Kafka's `kafka-streams-groups` against a streams group: listed, described with its state,
    * members and their tasks, and its offsets with lag.
    */
@@ -186,6 +228,10 @@ class StreamsTest extends BrokerTest {
     assertTrue(members.out().contains("0:[0,1,2]") && members.out().contains("1:[0,1,2]"), members::toString);
     Tool.Result offsets = streamsGroups("--describe", "--group", application, "--offsets");
     assertTrue(offsets.out().contains(topics.clicks()), offsets::toString);
+  }
+
+  private int groupEpoch(String application) throws Exception {
+    return clients.admin().describeStreamsGroups(List.of(application)).all().get().get(application).groupEpoch();
   }
 
   private Tool.Result streamsGroups(String... args) throws Exception {
