@@ -55,7 +55,7 @@ if [[ $# -eq 0 ]]; then
   SHOAL_BIN="$target/shoal" ./scripts/java_tests.sh
   phase "Java tests on PostgreSQL"
   SHOAL_BIN="$debug_target/shoal" SHOAL_JAVA_BROKERS=shoal ./scripts/with_postgres.py -- ./scripts/java_tests.sh \
-    -Dtest='TransactionsTest,GroupMembershipTest,AdminGroupsTest,AdminRecordsTest,AdminSecurityTest,AdminConfigsTest,StreamsTest#*StreamsProtocol*'
+    -Dtest='TransactionsTest,GroupMembershipTest,AdminGroupsTest,AdminRecordsTest,AdminSecurityTest,AdminConfigsTest,StreamsTest#onTheStreamsProtocolASecondInstance*'
 fi
 # The tests that lean on the coordinator again, with its log in PostgreSQL (on the debug
 # build), then with each broker a one-broker cluster writing that log as a cluster's brokers

@@ -216,8 +216,8 @@ impl Groups {
     }
 
     /// The claim under which this shard writes for the group. One not held is claimed now,
-    /// and the consumer-protocol group the log holds under that id is read back, so its
-    /// members continue where the previous coordinator left them.
+    /// and the consumer-protocol or streams group the log holds under that id is read back,
+    /// so its members continue where the previous coordinator left them.
     pub async fn claim(&self, group_id: &str) -> Result<GroupClaim, GroupError> {
         self.drop_groups_if_lease_lapsed();
         if let Some(claim) = self.claims.held(group_id) {
