@@ -197,9 +197,9 @@ registry! {
     StreamsGroupDescribeRequest: 0..=1 => groups::streams_group_describe::handle, [Describe Group] "DESCRIBE on each group";
     ShareGroupHeartbeatRequest: 1..=1 => groups::share_heartbeat::handle, [Read Group, Describe Topic] "READ on the group, DESCRIBE on each topic subscribed to" [error_answer];
     ShareGroupDescribeRequest: 1..=1 => groups::share_group_describe::handle, [Describe Group] "DESCRIBE on each group";
-    ShareFetchRequest: 1..=1 => groups::share_fetch::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
-    ShareAcknowledgeRequest: 1..=1 => groups::share_acknowledge::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
-    DescribeShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::describe, [Describe Group, Describe Topic] "DESCRIBE on each group and on each topic";
+    ShareFetchRequest: 1..=2 => groups::share_fetch::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
+    ShareAcknowledgeRequest: 1..=2 => groups::share_acknowledge::handle, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
+    DescribeShareGroupOffsetsRequest: 0..=1 => groups::share_group_offsets::describe, [Describe Group, Describe Topic] "DESCRIBE on each group and on each topic";
     AlterShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::alter, [Read Group, Read Topic] "READ on the group and on each topic" [error_answer];
     DeleteShareGroupOffsetsRequest: 0..=0 => groups::share_group_offsets::delete, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];
     OffsetDeleteRequest: 0..=0 => groups::offset_delete::handle, [Delete Group, Read Topic] "DELETE on the group, READ on each topic" [error_answer];

@@ -28,6 +28,7 @@ pub const SHARE_DELIVERY_LIMIT: &str = "share.delivery.count.limit";
 pub const SHARE_MAX_RECORD_LOCKS: &str = "share.partition.max.record.locks";
 pub const SHARE_AUTO_OFFSET_RESET: &str = "share.auto.offset.reset";
 pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
+pub const SHARE_RENEW_ACKNOWLEDGE: &str = "share.renew.acknowledge.enable";
 pub const STREAMS_SESSION_TIMEOUT: &str = "streams.session.timeout.ms";
 pub const STREAMS_HEARTBEAT_INTERVAL: &str = "streams.heartbeat.interval.ms";
 pub const STREAMS_STANDBY_REPLICAS: &str = "streams.num.standby.replicas";
@@ -105,6 +106,16 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
         doc: "How long a record handed to a share group's member stays with it (15000 to 60000; `[groups] share_record_lock_duration_ms` by default).",
         default: |d| d.share_record_lock_duration_ms.to_string(),
         check: |v| whole(v, 15_000, 60_000),
+    },
+    GroupConfigDef {
+        name: SHARE_RENEW_ACKNOWLEDGE,
+        config_type: ConfigType::Boolean,
+        doc: "Whether a share group's members may renew the lock of a record they hold (KIP-1222's RENEW acknowledgements).",
+        default: |_| "true".to_string(),
+        check: |v| match v.trim() {
+            v @ ("true" | "false") => Ok(v.to_string()),
+            _ => Err("must be true or false".to_string()),
+        },
     },
     GroupConfigDef {
         name: SHARE_SESSION_TIMEOUT,
@@ -273,6 +284,8 @@ pub struct ShareGroupSettings {
     pub heartbeat_interval_ms: i32,
     pub auto_offset_reset: AutoOffsetReset,
     pub read_committed: bool,
+    /// Whether RENEW acknowledgements are taken (`share.renew.acknowledge.enable`).
+    pub renew_enabled: bool,
 }
 
 pub fn share_group_settings(
@@ -297,6 +310,7 @@ pub fn share_group_settings(
         auto_offset_reset: AutoOffsetReset::parse(&text(SHARE_AUTO_OFFSET_RESET))
             .unwrap_or(AutoOffsetReset::Latest),
         read_committed: text(SHARE_ISOLATION_LEVEL) == "read_committed",
+        renew_enabled: text(SHARE_RENEW_ACKNOWLEDGE) == "true",
     }
 }
 

@@ -1,5 +1,5 @@
 //! ShareAcknowledge (KIP-932): a share group's member acknowledges records it was given
-//! (accept, release, reject) without fetching, on its share session: the epoch it carries
+//! (accept, release, reject, and from v2 renew their locks, KIP-1222) without fetching, on its share session: the epoch it carries
 //! must be the session's next, and -1 closes the session after the acknowledgements.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
 use super::share_session::{
-    acks_of, named_partitions, session_step, share_request, PartitionOutcome,
+    acks_of, named_partitions, session_step, share_request, PartitionOutcome, RENEW_FROM_VERSION,
 };
 use super::topics_as;
 use crate::context::Call;
@@ -30,7 +30,10 @@ pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareA
         is_fetch: false,
         add: Vec::new(),
         forget: Vec::new(),
-        acks: acks_of(&started.checked.usable),
+        acks: acks_of(
+            &started.checked.usable,
+            call.version >= RENEW_FROM_VERSION && started.settings.renew_enabled,
+        ),
     };
     if let Err(code) = session_step(
         call,
@@ -43,7 +46,10 @@ pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareA
     {
         return refused(code);
     }
+    // v2 tells the member how long its locks (renewed ones among them) run.
+    let lock_ms = started.settings.share.limits.lock_duration_ms as i32;
     ShareAcknowledgeResponse::default()
+        .with_acquisition_lock_timeout_ms(lock_ms)
         .with_responses(topic_responses(started.checked.outcomes, call))
 }
 

@@ -35,7 +35,7 @@ use uuid::Uuid;
 
 use super::share_session::{
     acks_of, named_partitions, partition_of, session_step, share_request, PartitionOutcome,
-    ShareRequest,
+    ShareRequest, RENEW_FROM_VERSION,
 };
 use super::topics_as;
 use crate::context::Call;
@@ -77,7 +77,10 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         is_fetch: true,
         add: checked.usable.iter().map(partition_of).collect(),
         forget,
-        acks: acks_of(&checked.usable),
+        acks: acks_of(
+            &checked.usable,
+            call.version >= RENEW_FROM_VERSION && settings.renew_enabled,
+        ),
     };
     let session = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await;
     let answer = match session {
@@ -87,7 +90,9 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
     let mut outcomes = checked.outcomes;
     let mut response = ShareFetchResponse::default()
         .with_acquisition_lock_timeout_ms(settings.share.limits.lock_duration_ms as i32);
-    if request.share_session_epoch == SESSION_CLOSE_EPOCH {
+    // A renewing request (KIP-1222) only acknowledges: the member is not handed more records
+    // while it renews the locks of those it holds.
+    if request.share_session_epoch == SESSION_CLOSE_EPOCH || request.is_renew_ack {
         response.responses = topic_responses(outcomes, BTreeMap::new(), call);
         return response;
     }

@@ -1,13 +1,14 @@
 //! A share group's start offsets (KIP-932): DescribeShareGroupOffsets reads each
 //! share-partition's start offset from the coordinator's log (where every acknowledgement's
-//! change is before it is answered); AlterShareGroupOffsets and DeleteShareGroupOffsets reset
+//! change is before it is answered), and from v1 its lag (KIP-1226: the records from the start
+//! offset to the partition's end not yet delivered to completion); AlterShareGroupOffsets and DeleteShareGroupOffsets reset
 //! or remove them while the group has no members, as `kafka-share-groups --reset-offsets` and
 //! `--delete-offsets` do.
 
 use std::collections::BTreeMap;
 
 use shoal_coordinator::acl::Operation;
-use shoal_coordinator::commands::ReadShareGroupStates;
+use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::alter_share_group_offsets_response::{
     AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic,
@@ -29,11 +30,68 @@ use uuid::Uuid;
 
 use super::{owned, text};
 use crate::context::Call;
+use crate::handlers::configs::group_configs::share_group_settings;
 use crate::handlers::metadata::LEADER_EPOCH;
 use crate::kafka::error_codes;
 
 /// A share-partition the group has no state for: Kafka answers start offset -1.
 const NO_START: i64 = -1;
+/// Lag where it is not known (no state, or a version without it), as Kafka answers.
+const NO_LAG: i64 = -1;
+/// The first DescribeShareGroupOffsets version with lag (KIP-1226).
+const LAG_FROM_VERSION: i16 = 1;
+/// Share record states that are delivered to completion: acknowledged and archived.
+const COMPLETE_STATES: [i8; 2] = [2, 4];
+/// ListOffsets' "latest" timestamp.
+const LATEST: i64 = -1;
+
+/// Each stored share-partition's lag: the records from its start offset to the partition's
+/// end (the last stable offset for a read_committed group) that are not acknowledged or
+/// archived. None for all when the coordinator did not answer.
+async fn lags(
+    call: &Call<'_>,
+    group: &str,
+    stored: &BTreeMap<(Uuid, i32), ShoalShareStateRecord>,
+) -> Option<BTreeMap<(Uuid, i32), i64>> {
+    let view = call.broker.shard.topics.load();
+    let settings = share_group_settings(&view, &call.broker.config.groups, group);
+    let partitions: Vec<(TopicPartition, i64)> = stored
+        .keys()
+        .map(|&(topic_id, partition)| {
+            (
+                TopicPartition {
+                    topic_id,
+                    partition,
+                },
+                LATEST,
+            )
+        })
+        .collect();
+    let ends = ListOffsets {
+        partitions: partitions.clone(),
+        read_committed: settings.read_committed,
+    };
+    let ends = call.broker.shard.coordinator.run(ends).await.ok()?;
+    let lags = partitions
+        .iter()
+        .zip(ends)
+        .filter(|(_, end)| end.offset >= 0)
+        .map(|((tp, _), end)| {
+            let state = &stored[&(tp.topic_id, tp.partition)];
+            let complete: i64 = state
+                .batches
+                .iter()
+                .filter(|b| COMPLETE_STATES.contains(&b.state))
+                .map(|b| {
+                    (b.last_offset.min(end.offset - 1) - b.first_offset.max(state.start_offset) + 1)
+                        .max(0)
+                })
+                .sum();
+            let lag = (end.offset - state.start_offset - complete).max(0);
+            ((tp.topic_id, tp.partition), lag)
+        });
+    Some(lags.collect())
+}
 
 /// The group's stored states by topic and partition, or the error code to answer.
 async fn stored_states(
@@ -98,6 +156,10 @@ pub async fn describe(
                 continue;
             }
         };
+        let lags = match call.version >= LAG_FROM_VERSION {
+            true => lags(call, &group, &stored).await.unwrap_or_default(),
+            false => BTreeMap::new(),
+        };
         // Asked for none: every topic the group has state for.
         let asked: Vec<(String, Vec<i32>)> = match wanted.topics {
             Some(topics) => topics
@@ -134,13 +196,16 @@ pub async fn describe(
                     let answer = DescribeShareGroupOffsetsResponsePartition::default()
                         .with_partition_index(partition)
                         .with_leader_epoch(LEADER_EPOCH);
+                    let lag = lags.get(&(topic_id, partition)).copied().unwrap_or(NO_LAG);
                     match refused {
                         Some(code) => answer.with_error_code(code).with_start_offset(NO_START),
-                        None => answer.with_start_offset(
-                            stored
-                                .get(&(topic_id, partition))
-                                .map_or(NO_START, |s| s.start_offset),
-                        ),
+                        None => answer
+                            .with_start_offset(
+                                stored
+                                    .get(&(topic_id, partition))
+                                    .map_or(NO_START, |s| s.start_offset),
+                            )
+                            .with_lag(lag),
                     }
                 })
                 .collect();

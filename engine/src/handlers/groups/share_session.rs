@@ -10,7 +10,7 @@ use shoal_protocol::kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::GroupId;
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareSessionCall;
-use shoal_shards::groups::share::group::AckBatch;
+use shoal_shards::groups::share::group::{AckBatch, RENEW};
 use shoal_shards::groups::share::registry::{SessionAnswer, SessionStep};
 use shoal_shards::groups::GroupError;
 use uuid::Uuid;
@@ -162,14 +162,36 @@ pub async fn session_step(
     Ok(answer)
 }
 
-/// The acknowledgements of the usable partitions, as the session step takes them.
-pub fn acks_of(usable: &[NamedPartition]) -> Vec<(TopicPartition, Vec<AckBatch>)> {
+/// The acknowledgements of the usable partitions, as the session step takes them. Where
+/// renewals are not allowed (a request before v2, or a group with
+/// `share.renew.acknowledge.enable` off) a RENEW is an unknown type, refused as the group
+/// refuses those.
+pub fn acks_of(
+    usable: &[NamedPartition],
+    renew_allowed: bool,
+) -> Vec<(TopicPartition, Vec<AckBatch>)> {
     usable
         .iter()
         .filter(|p| !p.acks.is_empty())
-        .map(|p| (partition_of(p), p.acks.clone()))
+        .map(|p| {
+            let mut acks = p.acks.clone();
+            if !renew_allowed {
+                for kind in acks.iter_mut().flat_map(|b| b.types.iter_mut()) {
+                    if *kind == RENEW {
+                        *kind = UNKNOWN_TYPE;
+                    }
+                }
+            }
+            (partition_of(p), acks)
+        })
         .collect()
 }
+
+/// An acknowledge type no version has.
+const UNKNOWN_TYPE: i8 = -1;
+
+/// The first version of ShareFetch and ShareAcknowledge with RENEW (KIP-1222).
+pub const RENEW_FROM_VERSION: i16 = 2;
 
 pub fn partition_of(p: &NamedPartition) -> TopicPartition {
     TopicPartition {

@@ -471,7 +471,7 @@ impl ShareGroup {
                         partition.set_limits(limits);
                         partition.expire_locks(now_ms);
                         self.changed.push(*tp);
-                        acknowledge(partition, member_key, batches).err()
+                        acknowledge(partition, member_key, batches, now_ms).err()
                     }
                     None => Some(GroupError::InvalidRecordState),
                 };
@@ -643,6 +643,7 @@ fn acknowledge(
     partition: &mut SharePartition,
     member: MemberKey,
     batches: &[AckBatch],
+    now_ms: i64,
 ) -> Result<(), GroupError> {
     let mut outcome = Ok(());
     for batch in batches {
@@ -659,8 +660,11 @@ fn acknowledge(
             outcome = Err(GroupError::InvalidRequest);
             continue;
         }
-        let kinds: Option<Vec<Acknowledgement>> =
-            batch.types.iter().map(|&t| acknowledgement(t)).collect();
+        let kinds: Option<Vec<Acknowledgement>> = batch
+            .types
+            .iter()
+            .map(|&t| acknowledgement(t, now_ms))
+            .collect();
         let Some(kinds) = kinds else {
             outcome = Err(GroupError::InvalidRequest);
             continue;
@@ -682,12 +686,17 @@ fn acknowledge(
 }
 
 /// ShareFetch's and ShareAcknowledge's acknowledge types: 0 a gap (an offset with no record
-/// to deliver, done like a rejected one), 1 accept, 2 release, 3 reject.
-fn acknowledgement(kind: i8) -> Option<Acknowledgement> {
+/// to deliver, done like a rejected one), 1 accept, 2 release, 3 reject, 4 renew (v2; the
+/// engine turns it into an unknown type where the version or the group does not allow it).
+fn acknowledgement(kind: i8, now_ms: i64) -> Option<Acknowledgement> {
     match kind {
         0 | 3 => Some(Acknowledgement::Reject),
         1 => Some(Acknowledgement::Accept),
         2 => Some(Acknowledgement::Release),
+        RENEW => Some(Acknowledgement::Renew { now_ms }),
         _ => None,
     }
 }
+
+/// The acknowledge type that renews a record's lock (KIP-1222).
+pub const RENEW: i8 = 4;

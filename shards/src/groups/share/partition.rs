@@ -53,12 +53,18 @@ pub enum RecordState {
     Archived,
 }
 
-/// What a member answers for one record it holds (ShareAcknowledge's types 1, 2, 3).
+/// What a member answers for one record it holds (ShareAcknowledge's types 1, 2, 3, and 4
+/// from v2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Acknowledgement {
     Accept,
     Release,
     Reject,
+    /// KIP-1222: the member keeps the record, its lock running a whole lock duration again
+    /// from `now_ms` (no new delivery is counted).
+    Renew {
+        now_ms: i64,
+    },
 }
 
 /// Why an acknowledgement was refused: the record is not held by that member now (never
@@ -235,7 +241,7 @@ impl SharePartition {
         offset: i64,
         acknowledgement: Acknowledgement,
     ) -> Result<(), NotHeld> {
-        let limit = self.limits.delivery_limit;
+        let (limit, lock) = (self.limits.delivery_limit, self.limits.lock_duration_ms);
         let record = self.at_mut(offset).ok_or(NotHeld { offset })?;
         match record.state {
             RecordState::Acquired { member: holder, .. } if holder == member => {}
@@ -245,6 +251,10 @@ impl SharePartition {
             Acknowledgement::Accept => RecordState::Acknowledged,
             Acknowledgement::Reject => RecordState::Archived,
             Acknowledgement::Release => released(record.deliveries, limit),
+            Acknowledgement::Renew { now_ms } => RecordState::Acquired {
+                member,
+                until_ms: now_ms.saturating_add(lock),
+            },
         };
         self.advance();
         Ok(())

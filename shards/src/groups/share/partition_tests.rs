@@ -1,7 +1,8 @@
 //! The share-partition against a model of what KIP-932 promises: random acquisitions,
-//! acknowledgements, lock expiry, members leaving and restarts from the persisted state, with
-//! no record held by two members at once, no record done (accepted or archived) delivered
-//! again, delivery counts as the model counts them, and every record done in the end.
+//! acknowledgements (lock renewals among them, KIP-1222), lock expiry, members leaving and
+//! restarts from the persisted state, with no record held by two members at once, no record
+//! done (accepted or archived) delivered again, delivery counts as the model counts them, and
+//! every record done in the end.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +15,26 @@ const LIMITS: ShareLimits = ShareLimits {
     delivery_limit: 3,
     lock_duration_ms: 1_000,
 };
+
+#[test]
+fn a_renewed_lock_runs_a_whole_duration_from_the_renewal_without_a_new_delivery() {
+    let mut p = SharePartition::new(0, LIMITS);
+    assert_eq!(p.acquire(1, 0..1, 10, 0).len(), 1);
+    p.acknowledge(1, 0, Acknowledgement::Renew { now_ms: 900 })
+        .unwrap();
+    // Past the first lock's end, still held.
+    assert_eq!(p.expire_locks(1_500), 0);
+    assert!(p.holds(1, 0));
+    assert!(p.acquire(2, 0..1, 10, 1_500).is_empty());
+    // Another member may not renew it; once its renewed lock ends it goes, counted once.
+    assert_eq!(
+        p.acknowledge(2, 0, Acknowledgement::Renew { now_ms: 1_500 }),
+        Err(NotHeld { offset: 0 })
+    );
+    assert_eq!(p.expire_locks(1_900), 1);
+    let again = p.acquire(2, 0..1, 10, 1_900);
+    assert_eq!(again[0].deliveries, 2);
+}
 
 #[test]
 fn a_released_record_comes_back_counted_and_a_rejected_one_never() {
@@ -155,7 +176,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => (1u8..20).prop_map(Op::Produce),
         3 => (0u32..3, 1u8..12).prop_map(|(member, max)| Op::Acquire { member, max }),
-        6 => (0u32..3, any::<u16>(), 0u8..3).prop_map(|(member, pick, kind)| Op::Ack { member, pick, kind }),
+        6 => (0u32..3, any::<u16>(), 0u8..4).prop_map(|(member, pick, kind)| Op::Ack { member, pick, kind }),
         2 => (0u16..1_500).prop_map(Op::Tick),
         1 => (0u32..3).prop_map(Op::Leave),
         1 => Just(Op::Restart),
@@ -291,6 +312,7 @@ impl Run {
             Acknowledgement::Accept,
             Acknowledgement::Release,
             Acknowledgement::Reject,
+            Acknowledgement::Renew { now_ms: self.now },
         ][usize::from(kind)];
         let holds = self
             .model
@@ -312,6 +334,10 @@ impl Run {
                 self.model.done.insert(offset, Done::Archived);
             }
             Acknowledgement::Release => self.model.release(offset),
+            Acknowledgement::Renew { now_ms } => {
+                let held = self.model.held.get_mut(&offset).expect("held");
+                held.1 = now_ms + LIMITS.lock_duration_ms;
+            }
         }
     }
 

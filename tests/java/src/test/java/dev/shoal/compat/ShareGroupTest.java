@@ -239,6 +239,70 @@ class ShareGroupTest extends BrokerTest {
     }
   }
 
+  /**
+   * KIP-1222: a member that renews the lock of a record it holds keeps it past the lock
+   * duration (another member of the group is not given it), then accepts it.
+   */
+  @Test
+  void aRecordWhoseLockIsRenewedStaysWithItsMemberPastTheLockDuration() throws Exception {
+    String topic = clients.createTopic("renewed", 1);
+    String group = Clients.unique("renewers");
+    // Kafka's shortest lock: 15 s.
+    configure(group, Map.of("share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "15000"));
+    produce(topic, 1);
+    KafkaShareConsumer<String, String> holder = member(group, topic, true);
+    List<ConsumerRecord<String, String>> held = pollUntil(holder, 1);
+    assertEquals(1, held.size());
+    ConsumerRecord<String, String> record = held.get(0);
+    KafkaShareConsumer<String, String> other = member(group, topic, false);
+    long until = System.nanoTime() + Duration.ofSeconds(21).toNanos();
+    while (System.nanoTime() < until) {
+      holder.acknowledge(record, AcknowledgeType.RENEW);
+      holder.commitSync().values().forEach(error -> assertTrue(error.isEmpty(), "renewed: " + error));
+      // The client hands a renewed record back at a later poll, as the same delivery.
+      List<ConsumerRecord<String, String>> again = pollUntil(holder, 1);
+      assertEquals(1, again.size(), "the renewed record comes back to its holder");
+      assertEquals(record.offset(), again.get(0).offset());
+      assertEquals(java.util.Optional.of((short) 1), again.get(0).deliveryCount());
+      record = again.get(0);
+      List<ConsumerRecord<String, String>> stolen = pollFor(other, Duration.ofSeconds(3));
+      assertEquals(List.of(), stolen.stream().map(ConsumerRecord::offset).toList(), "the renewed record stays held");
+    }
+    holder.acknowledge(record, AcknowledgeType.ACCEPT);
+    holder.commitSync().values().forEach(error -> assertTrue(error.isEmpty(), "accepted: " + error));
+    assertEquals(List.of(), pollFor(other, Duration.ofSeconds(2)).stream().map(ConsumerRecord::offset).toList());
+  }
+
+  /**
+   * KIP-1226: a share-partition's lag is its records from the start offset to the end not yet
+   * delivered to completion (accepted or archived); released ones still count.
+   */
+  @Test
+  void theLagCountsWhatIsNotYetDeliveredToCompletion() throws Exception {
+    String topic = clients.createTopic("lagging", 1);
+    String group = Clients.unique("laggards");
+    configure(group, Map.of("share.auto.offset.reset", "earliest"));
+    produce(topic, 10);
+    TopicPartition tp = new TopicPartition(topic, 0);
+    KafkaShareConsumer<String, String> consumer = member(group, topic, true);
+    for (ConsumerRecord<String, String> record : pollUntil(consumer, 10)) {
+      long offset = record.offset();
+      consumer.acknowledge(record, offset < 6 ? AcknowledgeType.ACCEPT : offset < 8 ? AcknowledgeType.REJECT : AcknowledgeType.RELEASE);
+    }
+    consumer.commitSync();
+    try (Admin admin = Admin.create(clients.base())) {
+      Eventually.until(() -> lag(admin, group, tp) == 2L, () -> "lag 2 (two released)");
+      produce(topic, 5);
+      Eventually.until(() -> lag(admin, group, tp) == 7L, () -> "lag 7 after five more");
+    }
+  }
+
+  private static long lag(Admin admin, String group, TopicPartition tp) throws Exception {
+    Map<String, ListShareGroupOffsetsSpec> spec = Map.of(group, new ListShareGroupOffsetsSpec());
+    SharePartitionOffsetInfo info = admin.listShareGroupOffsets(spec).partitionsToOffsetInfo(group).get().get(tp);
+    return info == null ? -2 : info.lag().orElse(-1L);
+  }
+
   private static long startOffset(Admin admin, String group, TopicPartition tp) throws Exception {
     Map<String, ListShareGroupOffsetsSpec> spec = Map.of(group, new ListShareGroupOffsetsSpec());
     SharePartitionOffsetInfo info = admin.listShareGroupOffsets(spec).partitionsToOffsetInfo(group).get().get(tp);
