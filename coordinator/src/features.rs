@@ -25,17 +25,30 @@ pub struct Feature {
     pub default_level: i16,
 }
 
+/// Share groups (KIP-932): level 1 serves ShareGroupHeartbeat; level 2 (Kafka 4.4) adds
+/// RENEW acknowledgements (KIP-1222).
+pub const SHARE_VERSION: &str = "share.version";
+/// The `share.version` level of share groups.
+pub const SHARE_GROUPS_LEVEL: i16 = 1;
+/// The `share.version` level that renews record locks.
+pub const SHARE_RENEW_LEVEL: i16 = 2;
+
 /// Streams groups (KIP-1071): level 1 serves StreamsGroupHeartbeat and StreamsGroupDescribe.
 pub const STREAMS_VERSION: &str = "streams.version";
 /// The `streams.version` level of streams groups.
 pub const STREAMS_PROTOCOL_LEVEL: i16 = 1;
 
 /// Every feature Shoal serves; each from level 0.
-pub const FEATURES: [Feature; 3] = [
+pub const FEATURES: [Feature; 4] = [
     Feature {
         name: GROUP_VERSION,
         max_level: 1,
         default_level: 1,
+    },
+    Feature {
+        name: SHARE_VERSION,
+        max_level: 2,
+        default_level: 2,
     },
     Feature {
         name: STREAMS_VERSION,

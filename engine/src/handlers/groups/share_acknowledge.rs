@@ -12,7 +12,7 @@ use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
 use super::share_session::{
-    acks_of, named_partitions, session_step, share_request, PartitionOutcome, RENEW_FROM_VERSION,
+    acks_of, named_partitions, renew_allowed, session_step, share_request, PartitionOutcome,
 };
 use super::topics_as;
 use crate::context::Call;
@@ -32,7 +32,7 @@ pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareA
         forget: Vec::new(),
         acks: acks_of(
             &started.checked.usable,
-            call.version >= RENEW_FROM_VERSION && started.settings.renew_enabled,
+            renew_allowed(call, &started.settings),
         ),
     };
     if let Err(code) = session_step(

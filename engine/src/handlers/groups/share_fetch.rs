@@ -34,8 +34,8 @@ use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
 use super::share_session::{
-    acks_of, named_partitions, partition_of, session_step, share_request, PartitionOutcome,
-    ShareRequest, RENEW_FROM_VERSION,
+    acks_of, named_partitions, partition_of, renew_allowed, session_step, share_request,
+    PartitionOutcome, ShareRequest,
 };
 use super::topics_as;
 use crate::context::Call;
@@ -77,10 +77,7 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         is_fetch: true,
         add: checked.usable.iter().map(partition_of).collect(),
         forget,
-        acks: acks_of(
-            &checked.usable,
-            call.version >= RENEW_FROM_VERSION && settings.renew_enabled,
-        ),
+        acks: acks_of(&checked.usable, renew_allowed(call, &settings)),
     };
     let session = session_step(call, &group_id, step, &settings, &mut checked.outcomes).await;
     let answer = match session {

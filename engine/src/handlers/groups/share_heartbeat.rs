@@ -2,9 +2,11 @@
 //! this one API; the group's shard decides (`groups::share`). A share group's assignment is
 //! not exclusive, so a member gets its partitions at once, without reconciling.
 
+use shoal_coordinator::features::{SHARE_GROUPS_LEVEL, SHARE_VERSION};
 use shoal_coordinator::TopicPartition;
 use shoal_protocol::messages::share_group_heartbeat_response::{Assignment, TopicPartitions};
 use shoal_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
+use shoal_protocol::ResponseError;
 use shoal_shards::groups::share::calls::ShareGroupHeartbeatCall;
 use shoal_shards::groups::share::group::ShareHeartbeat;
 use shoal_shards::groups::GroupError;
@@ -19,6 +21,10 @@ pub async fn handle(
     request: ShareGroupHeartbeatRequest,
 ) -> ShareGroupHeartbeatResponse {
     let broker = call.broker;
+    // Share groups are served while `share.version` 1 or later is finalized, as on Kafka.
+    if broker.shard.topics.load().features().level(SHARE_VERSION) < SHARE_GROUPS_LEVEL {
+        return refused(ResponseError::UnsupportedVersion.code());
+    }
     let group_id = owned(&request.group_id.0);
     let subscribed = request.subscribed_topic_names.iter().flatten();
     if let Err(code) = heartbeat_preamble(call, &group_id, subscribed) {

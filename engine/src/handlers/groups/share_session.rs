@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use shoal_coordinator::acl::Operation;
+use shoal_coordinator::features::{SHARE_RENEW_LEVEL, SHARE_VERSION};
 use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_protocol::kafka_protocol::protocol::StrBytes;
 use shoal_protocol::messages::GroupId;
@@ -191,7 +192,20 @@ pub fn acks_of(
 const UNKNOWN_TYPE: i8 = -1;
 
 /// The first version of ShareFetch and ShareAcknowledge with RENEW (KIP-1222).
-pub const RENEW_FROM_VERSION: i16 = 2;
+const RENEW_FROM_VERSION: i16 = 2;
+
+/// Whether this request may renew locks: its version has RENEW, `share.version` 2 is
+/// finalized, and the group's `share.renew.acknowledge.enable` is on.
+pub fn renew_allowed(call: &Call<'_>, settings: &ShareGroupSettings) -> bool {
+    let level = call
+        .broker
+        .shard
+        .topics
+        .load()
+        .features()
+        .level(SHARE_VERSION);
+    call.version >= RENEW_FROM_VERSION && level >= SHARE_RENEW_LEVEL && settings.renew_enabled
+}
 
 pub fn partition_of(p: &NamedPartition) -> TopicPartition {
     TopicPartition {
