@@ -344,6 +344,34 @@ def test_a_consumer_protocol_group_whose_coordinator_is_killed_goes_on_without_a
                 m.kill()
 
 
+def test_a_streams_group_whose_coordinator_is_killed_goes_on_at_its_epoch_elsewhere(cluster):
+    """A streams group (KIP-1071) is in the shared log like a consumer group: the broker that
+    takes it over reads it back, and its member goes on at its epoch with its tasks."""
+    from streams_wire import streams_heartbeat
+    brokers = cluster()
+    admin = AdminClient({"bootstrap.servers": brokers[0].bootstrap})
+    admin.create_topics([NewTopic("events", num_partitions=4)])["events"].result(10)
+    # Only the group's coordinator answers without NOT_COORDINATOR (16).
+    answers = {b: streams_heartbeat(b.bootstrap, "app", "m1", 0, sources=["events"])
+               for b in brokers}
+    coordinator = next(b for b, (error, _, _) in answers.items() if error == 0)
+    assert sorted(e for e, _, _ in answers.values()) == [0, 16, 16], answers
+    _, epoch, tasks = answers[coordinator]
+    assert tasks == {"0": [0, 1, 2, 3]}, tasks
+    assert streams_heartbeat(coordinator.bootstrap, "app", "m1", epoch, tasks)[:2] == (0, epoch)
+    coordinator.kill()
+    survivors = [b for b in brokers if b is not coordinator]
+    deadline = time.time() + 30
+    while True:
+        outcomes = [streams_heartbeat(b.bootstrap, "app", "m1", epoch, tasks) for b in survivors]
+        if any(error == 0 for error, _, _ in outcomes):
+            break
+        assert time.time() < deadline, f"no broker took the group over: {outcomes}"
+        time.sleep(0.5)
+    # Known at its epoch (not UNKNOWN_MEMBER_ID, not fenced), its tasks unchanged.
+    assert [(e, m) for e, m, _ in outcomes if e == 0] == [(0, epoch)], outcomes
+
+
 def test_retention_and_object_deletion_run_once_for_the_cluster(cluster, s3_server):
     brokers = cluster(coordinator="retention_check_interval_ms = 200\n"
                                   "file_cleaner_interval_ms = 200\nfile_cleaner_grace_ms = 300\n")
