@@ -83,6 +83,7 @@ def start_kafka(work, cpus, flush_each_message, quick_group_joins=True):
     ]
     if quick_group_joins:
         lines.append("group.initial.rebalance.delay.ms=0")
+        lines.append("group.streams.initial.rebalance.delay.ms=0")
     if flush_each_message:
         lines.append("log.flush.interval.messages=1")
     (work / "server.properties").write_text("\n".join(lines) + "\n")

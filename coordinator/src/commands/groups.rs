@@ -1,7 +1,7 @@
 //! Committed offsets of consumer groups.
 
 use shoal_protocol::records::{
-    ShoalConsumerGroupRecord, ShoalConsumerMemberRecord, ShoalStreamsGroupRecord,
+    AnyRecord, ShoalConsumerGroupRecord, ShoalConsumerMemberRecord, ShoalStreamsGroupRecord,
     ShoalStreamsMemberRecord,
 };
 
@@ -206,20 +206,34 @@ impl Command for WriteConsumerGroup {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let state = round.state();
-        let group_id = &self.group.group_id;
-        let last = state.consumer_group(group_id).map_or(0, |g| g.group.change);
-        // Refused too when it does not follow the last change stored: the coordinator that
-        // wrote it must read the group back before it writes again.
-        if !state.holds_group_claim(group_id, &self.claim) || self.group.change != last + 1 {
-            return Err(ErrorKind::NotCoordinator);
-        }
+        let (group_id, change) = (self.group.group_id.clone(), self.group.change);
+        let last = round
+            .state()
+            .consumer_group(&group_id)
+            .map_or(0, |g| g.group.change);
         let records = std::iter::once(self.group.into())
             .chain(self.members.into_iter().map(Into::into))
             .collect();
-        round.append(&Entry::new(round.now_ms(), records));
-        Ok(())
+        append_group_change(round, &group_id, &self.claim, (change, last), records)
     }
+}
+
+/// Appends a group's change (its records) under `claim`, numbered `change` after the `last`
+/// one stored: NOT_COORDINATOR when the claim is no longer the group's latest, or when the
+/// change does not follow the last one stored (the coordinator that wrote it must read the
+/// group back before it writes again).
+fn append_group_change(
+    round: &mut Round<'_>,
+    group_id: &str,
+    claim: &GroupClaim,
+    (change, last): (i64, i64),
+    records: Vec<AnyRecord>,
+) -> Result<(), ErrorKind> {
+    if !round.state().holds_group_claim(group_id, claim) || change != last + 1 {
+        return Err(ErrorKind::NotCoordinator);
+    }
+    round.append(&Entry::new(round.now_ms(), records));
+    Ok(())
 }
 
 /// The consumer-protocol group as last recorded, if it has members.
@@ -253,17 +267,15 @@ impl Command for WriteStreamsGroup {
     const WRITE: bool = true;
 
     fn run(self, round: &mut Round<'_>) -> Self::Reply {
-        let state = round.state();
-        let group_id = &self.group.group_id;
-        let last = state.streams_group(group_id).map_or(0, |g| g.group.change);
-        if !state.holds_group_claim(group_id, &self.claim) || self.group.change != last + 1 {
-            return Err(ErrorKind::NotCoordinator);
-        }
+        let (group_id, change) = (self.group.group_id.clone(), self.group.change);
+        let last = round
+            .state()
+            .streams_group(&group_id)
+            .map_or(0, |g| g.group.change);
         let records = std::iter::once(self.group.into())
             .chain(self.members.into_iter().map(Into::into))
             .collect();
-        round.append(&Entry::new(round.now_ms(), records));
-        Ok(())
+        append_group_change(round, &group_id, &self.claim, (change, last), records)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::signal::LocalSignal;
 use futures::FutureExt;
 use shoal_coordinator::commands::{ReadConsumerGroup, ReadStreamsGroup};
 use shoal_coordinator::state::streams_groups::StoredStreamsGroup;
-use shoal_coordinator::{GroupClaim, TopicsView};
+use shoal_coordinator::{Command, ErrorKind, GroupClaim, TopicsView};
 use shoal_protocol::consumer_protocol::subscribed_topics;
 
 /// The longest the timer sleeps with nothing due: a backstop, not the precision.
@@ -213,6 +213,28 @@ impl Groups {
         self.consumer.remove(group_id);
         self.streams.remove(group_id);
         self.account(group_id, 0);
+    }
+
+    /// Runs a write of the group's state under `claim`. On failure the group is dropped here
+    /// with the claim: the next request claims it again and reads back what the log holds.
+    pub(super) async fn write_under_claim<C>(
+        &self,
+        group_id: &str,
+        claim: GroupClaim,
+        write: C,
+    ) -> Result<(), GroupError>
+    where
+        C: Command<Reply = Result<(), ErrorKind>>,
+    {
+        let outcome = self.claims.coordinator().run(write).await;
+        if matches!(outcome, Ok(Ok(()))) {
+            return Ok(());
+        }
+        self.lose_claim(group_id, &claim);
+        match outcome {
+            Ok(Err(ErrorKind::NotCoordinator)) => Err(GroupError::NotCoordinator),
+            _ => Err(GroupError::CoordinatorNotAvailable),
+        }
     }
 
     /// The claim under which this shard writes for the group. One not held is claimed now,

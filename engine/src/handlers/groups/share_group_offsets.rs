@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use shoal_coordinator::acl::Operation;
 use shoal_coordinator::commands::{ListOffsets, ReadShareGroupStates};
-use shoal_coordinator::TopicPartition;
+use shoal_coordinator::{TopicPartition, TopicsView};
 use shoal_protocol::messages::alter_share_group_offsets_response::{
     AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic,
 };
@@ -179,46 +179,55 @@ pub async fn describe(
                 by_topic.into_iter().collect()
             }
         };
-        let mut topics = Vec::with_capacity(asked.len());
-        for (name, partitions) in asked {
-            let topic = view.by_name(&name);
-            let refused = match topic {
-                None => Some(ResponseError::UnknownTopicOrPartition.code()),
-                Some(_) if call.check_topic(Operation::Describe, &name).is_err() => {
-                    Some(ResponseError::TopicAuthorizationFailed.code())
-                }
-                Some(_) => None,
-            };
-            let topic_id = topic.map_or(Uuid::nil(), |t| t.id);
-            let partitions = partitions
-                .into_iter()
-                .map(|partition| {
-                    let answer = DescribeShareGroupOffsetsResponsePartition::default()
-                        .with_partition_index(partition)
-                        .with_leader_epoch(LEADER_EPOCH);
-                    let lag = lags.get(&(topic_id, partition)).copied().unwrap_or(NO_LAG);
-                    match refused {
-                        Some(code) => answer.with_error_code(code).with_start_offset(NO_START),
-                        None => answer
-                            .with_start_offset(
-                                stored
-                                    .get(&(topic_id, partition))
-                                    .map_or(NO_START, |s| s.start_offset),
-                            )
-                            .with_lag(lag),
-                    }
-                })
-                .collect();
-            topics.push(
-                DescribeShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(TopicName(text(name)))
-                    .with_topic_id(topic_id)
-                    .with_partitions(partitions),
-            );
-        }
+        let topics = asked
+            .into_iter()
+            .map(|(name, partitions)| {
+                described_topic(call, &view, name, partitions, &stored, &lags)
+            })
+            .collect();
         groups.push(answer.with_topics(topics));
     }
     DescribeShareGroupOffsetsResponse::default().with_groups(groups)
+}
+
+/// One topic of DescribeShareGroupOffsets: each partition's start offset and lag, or the
+/// topic's refusal (unknown, or not to be described by this client).
+fn described_topic(
+    call: &Call<'_>,
+    view: &TopicsView,
+    name: String,
+    partitions: Vec<i32>,
+    stored: &BTreeMap<(Uuid, i32), ShoalShareStateRecord>,
+    lags: &BTreeMap<(Uuid, i32), i64>,
+) -> DescribeShareGroupOffsetsResponseTopic {
+    let topic = view.by_name(&name);
+    let refused = match topic {
+        None => Some(ResponseError::UnknownTopicOrPartition.code()),
+        Some(_) if call.check_topic(Operation::Describe, &name).is_err() => {
+            Some(ResponseError::TopicAuthorizationFailed.code())
+        }
+        Some(_) => None,
+    };
+    let topic_id = topic.map_or(Uuid::nil(), |t| t.id);
+    let partitions = partitions
+        .into_iter()
+        .map(|partition| {
+            let answer = DescribeShareGroupOffsetsResponsePartition::default()
+                .with_partition_index(partition)
+                .with_leader_epoch(LEADER_EPOCH);
+            let key = (topic_id, partition);
+            match refused {
+                Some(code) => answer.with_error_code(code).with_start_offset(NO_START),
+                None => answer
+                    .with_start_offset(stored.get(&key).map_or(NO_START, |s| s.start_offset))
+                    .with_lag(lags.get(&key).copied().unwrap_or(NO_LAG)),
+            }
+        })
+        .collect();
+    DescribeShareGroupOffsetsResponseTopic::default()
+        .with_topic_name(TopicName(text(name)))
+        .with_topic_id(topic_id)
+        .with_partitions(partitions)
 }
 
 /// A topic of AlterShareGroupOffsets: its name, its id and each partition's answer so far

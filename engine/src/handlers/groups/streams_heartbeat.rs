@@ -3,7 +3,7 @@
 //! decides (`groups::streams`). The internal topics the topology needs are created here,
 //! by the broker, as Kafka's does: members are told MISSING_INTERNAL_TOPICS meanwhile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use shoal_coordinator::features::{STREAMS_PROTOCOL_LEVEL, STREAMS_VERSION};
 use shoal_coordinator::topic_configs::TopicOverrides;
@@ -17,7 +17,9 @@ use shoal_protocol::messages::{
 };
 use shoal_protocol::ResponseError;
 use shoal_shards::groups::streams::calls::StreamsGroupHeartbeat;
-use shoal_shards::groups::streams::group::{Endpoint, StreamsAnswer, StreamsHeartbeat};
+use shoal_shards::groups::streams::group::{
+    Endpoint, EndpointPartitions, StreamsAnswer, StreamsHeartbeat,
+};
 use shoal_shards::groups::streams::tasks::{TaskId, Tasks};
 use shoal_shards::groups::streams::topology::{
     CopartitionGroup, InternalTopic, Subtopology, TopicInfo, Topology,
@@ -88,7 +90,7 @@ pub async fn handle(
 }
 
 fn heartbeat_of(call: &Call<'_>, request: StreamsGroupHeartbeatRequest) -> StreamsHeartbeat {
-    let tasks = |list: &Option<Vec<TaskIds>>| -> Option<std::collections::BTreeSet<TaskId>> {
+    let tasks = |list: &Option<Vec<TaskIds>>| -> Option<BTreeSet<TaskId>> {
         list.as_ref().map(|list| {
             list.iter()
                 .flat_map(|t| {
@@ -252,24 +254,6 @@ fn answered(
     interval_ms: i32,
     version: i16,
 ) -> StreamsGroupHeartbeatResponse {
-    let task_ids = |set: &std::collections::BTreeSet<TaskId>| {
-        let mut by_subtopology: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-        for t in set {
-            by_subtopology
-                .entry(&t.subtopology)
-                .or_default()
-                .push(t.partition);
-        }
-        by_subtopology
-            .into_iter()
-            .map(|(id, partitions)| {
-                let mut ids = answer_types::TaskIds::default();
-                ids.subtopology_id = text(id);
-                ids.partitions = partitions;
-                ids
-            })
-            .collect::<Vec<_>>()
-    };
     let mut response = StreamsGroupHeartbeatResponse::default();
     response.member_id = text(answer.member_id);
     response.member_epoch = answer.member_epoch;
@@ -295,31 +279,51 @@ fn answered(
         response.status = Some(statuses.collect());
     }
     response.endpoint_information_epoch = answer.endpoint_epoch;
-    response.partitions_by_user_endpoint = answer.endpoints.map(|endpoints| {
-        endpoints
+    response.partitions_by_user_endpoint = answer
+        .endpoints
+        .map(|endpoints| endpoints.into_iter().map(endpoint_partitions).collect());
+    response
+}
+
+/// Tasks by subtopology, as the answer lists them.
+fn task_ids(set: &BTreeSet<TaskId>) -> Vec<answer_types::TaskIds> {
+    let mut by_subtopology: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+    for t in set {
+        by_subtopology
+            .entry(&t.subtopology)
+            .or_default()
+            .push(t.partition);
+    }
+    by_subtopology
+        .into_iter()
+        .map(|(id, partitions)| {
+            let mut ids = answer_types::TaskIds::default();
+            ids.subtopology_id = text(id);
+            ids.partitions = partitions;
+            ids
+        })
+        .collect()
+}
+
+/// One member's endpoint and the partitions its tasks read, as the answer lists them.
+fn endpoint_partitions(e: EndpointPartitions) -> EndpointToPartitions {
+    let partitions = |by_topic: BTreeMap<String, Vec<i32>>| {
+        by_topic
             .into_iter()
-            .map(|e| {
-                let partitions = |by_topic: BTreeMap<String, Vec<i32>>| {
-                    by_topic
-                        .into_iter()
-                        .map(|(topic, partitions)| {
-                            let mut tp = answer_types::TopicPartition::default();
-                            tp.topic = TopicName(text(topic));
-                            tp.partitions = partitions;
-                            tp
-                        })
-                        .collect()
-                };
-                let mut endpoint = answer_types::Endpoint::default();
-                endpoint.host = text(e.endpoint.host);
-                endpoint.port = e.endpoint.port;
-                let mut entry = EndpointToPartitions::default();
-                entry.user_endpoint = endpoint;
-                entry.active_partitions = partitions(e.active);
-                entry.standby_partitions = partitions(e.standby);
-                entry
+            .map(|(topic, partitions)| {
+                let mut tp = answer_types::TopicPartition::default();
+                tp.topic = TopicName(text(topic));
+                tp.partitions = partitions;
+                tp
             })
             .collect()
-    });
-    response
+    };
+    let mut endpoint = answer_types::Endpoint::default();
+    endpoint.host = text(e.endpoint.host);
+    endpoint.port = e.endpoint.port;
+    let mut entry = EndpointToPartitions::default();
+    entry.user_endpoint = endpoint;
+    entry.active_partitions = partitions(e.active);
+    entry.standby_partitions = partitions(e.standby);
+    entry
 }

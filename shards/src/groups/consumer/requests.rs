@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shoal_coordinator::commands::WriteConsumerGroup;
-use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
+use shoal_coordinator::{GroupClaim, TopicsView};
 
 use super::description::ConsumerGroupDescription;
 use super::group::{Heartbeat, HeartbeatAnswer, JOIN_EPOCH};
@@ -136,15 +136,7 @@ impl Groups {
             group,
             members,
         };
-        let outcome = self.claims.coordinator().run(write).await;
-        if matches!(outcome, Ok(Ok(()))) {
-            return Ok(());
-        }
-        self.lose_claim(group_id, &claim);
-        match outcome {
-            Ok(Err(ErrorKind::NotCoordinator)) => Err(GroupError::NotCoordinator),
-            _ => Err(GroupError::CoordinatorNotAvailable),
-        }
+        self.write_under_claim(group_id, claim, write).await
     }
 
     /// ConsumerGroupHeartbeat. A group new to this shard is claimed first, as for JoinGroup;

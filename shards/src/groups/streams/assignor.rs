@@ -33,11 +33,25 @@ pub fn assign(
         .iter()
         .flat_map(|(s, &n)| (0..n.max(0)).map(move |p| TaskId::new(s, p)))
         .collect();
+    let active_of = assign_actives(members, &all, &mut assigned);
+    for task in &all {
+        let active_process = members[&active_of[task]].process_id.as_str();
+        assign_standbys(members, task, active_process, standbys, &mut assigned);
+    }
+    assigned
+}
+
+/// Each task active on one member: a member keeps what it had up to an even share, the rest
+/// go to the least loaded. Which member runs each.
+fn assign_actives(
+    members: &BTreeMap<String, AssignorMember>,
+    all: &BTreeSet<TaskId>,
+    assigned: &mut BTreeMap<String, Tasks>,
+) -> BTreeMap<TaskId, String> {
     // An even share: `floor` tasks each, one more for `larger_left` of them.
     let floor = all.len() / members.len();
     let mut larger_left = all.len() % members.len();
     let mut active_of: BTreeMap<TaskId, String> = BTreeMap::new();
-    // Sticky: each keeps what it had, up to its share.
     for (id, member) in members {
         let share = floor + usize::from(larger_left > 0);
         let kept = assigned.get_mut(id).expect("listed");
@@ -53,45 +67,44 @@ pub fn assign(
     }
     let unkept: Vec<&TaskId> = all.iter().filter(|t| !active_of.contains_key(*t)).collect();
     for task in unkept {
-        let id = least_loaded(&assigned, members.keys(), |t| t.active.len());
-        assigned
-            .get_mut(&id)
-            .expect("listed")
-            .active
-            .insert(task.clone());
+        let id = least_loaded(assigned, members.keys(), |t| t.active.len());
+        let tasks = assigned.get_mut(&id).expect("listed");
+        tasks.active.insert(task.clone());
         active_of.insert(task.clone(), id);
     }
-    if standbys == 0 {
-        return assigned;
-    }
-    for task in &all {
-        let mut processes: BTreeSet<&str> =
-            BTreeSet::from([members[&active_of[task]].process_id.as_str()]);
-        for _ in 0..standbys {
-            let candidates: Vec<&String> = members
-                .iter()
-                .filter(|(_, m)| !processes.contains(m.process_id.as_str()))
-                .map(|(id, _)| id)
-                .collect();
-            let previous = candidates
-                .iter()
-                .find(|id| members[id.as_str()].previous.standby.contains(task))
-                .map(|id| id.to_string());
-            let Some(id) = previous.or_else(|| {
-                (!candidates.is_empty())
-                    .then(|| least_loaded(&assigned, candidates.into_iter(), |t| t.standby.len()))
-            }) else {
-                break;
-            };
-            processes.insert(members[&id].process_id.as_str());
-            assigned
-                .get_mut(&id)
-                .expect("listed")
-                .standby
-                .insert(task.clone());
+    active_of
+}
+
+/// Up to `standbys` standbys of `task`, each on a process that has the task in no role yet
+/// (the active's is `active_process`): a member that had it as a standby first, else the
+/// least loaded.
+fn assign_standbys(
+    members: &BTreeMap<String, AssignorMember>,
+    task: &TaskId,
+    active_process: &str,
+    standbys: usize,
+    assigned: &mut BTreeMap<String, Tasks>,
+) {
+    let mut processes: BTreeSet<&str> = BTreeSet::from([active_process]);
+    for _ in 0..standbys {
+        let candidates: Vec<&String> = members
+            .iter()
+            .filter(|(_, m)| !processes.contains(m.process_id.as_str()))
+            .map(|(id, _)| id)
+            .collect();
+        if candidates.is_empty() {
+            return;
         }
+        let previous = candidates
+            .iter()
+            .find(|id| members[id.as_str()].previous.standby.contains(task))
+            .map(|id| id.to_string());
+        let id = previous
+            .unwrap_or_else(|| least_loaded(assigned, candidates.into_iter(), |t| t.standby.len()));
+        processes.insert(members[&id].process_id.as_str());
+        let tasks = assigned.get_mut(&id).expect("listed");
+        tasks.standby.insert(task.clone());
     }
-    assigned
 }
 
 /// The member among `ids` with the fewest tasks by `load` (the first by id on a tie).

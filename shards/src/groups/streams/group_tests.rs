@@ -280,6 +280,34 @@ impl Model {
     }
 }
 
+impl Model {
+    /// Settled: each member stable at the group's epoch, every task active on one, and
+    /// standbys away from their active's process.
+    fn check_settled(&self) -> Result<(), TestCaseError> {
+        let g = &self.group;
+        prop_assert_eq!(g.state(), "Stable");
+        let mut actives = 0;
+        for (id, m) in &g.members {
+            prop_assert_eq!(m.tasks.epoch, g.assignment_epoch, "{}", id);
+            actives += self.running[id].active.len();
+        }
+        let tasks: i32 = g.configured.tasks.values().sum();
+        prop_assert_eq!(actives as i32, tasks);
+        for (id, tasks) in &self.running {
+            for task in &tasks.standby {
+                let active = self
+                    .running
+                    .iter()
+                    .find(|(_, t)| t.active.contains(task))
+                    .unwrap()
+                    .0;
+                prop_assert_ne!(Model::process(active), Model::process(id));
+            }
+        }
+        Ok(())
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
@@ -343,25 +371,9 @@ proptest! {
                 model.check()?;
             }
         }
-        // Settled: each member stable at the group's epoch, every task active on one, and
-        // standbys away from their active's process.
-        let g = &model.group;
-        prop_assert_eq!(g.state(), "Stable");
-        let mut actives = 0;
-        for (id, m) in &g.members {
-            prop_assert_eq!(m.tasks.epoch, g.assignment_epoch, "{}", id);
-            actives += model.running[id].active.len();
-        }
-        let tasks: i32 = g.configured.tasks.values().sum();
-        prop_assert_eq!(actives as i32, tasks);
-        for (id, tasks) in &model.running {
-            for task in &tasks.standby {
-                let active = model.running.iter().find(|(_, t)| t.active.contains(task)).unwrap().0;
-                prop_assert_ne!(Model::process(active), Model::process(id));
-            }
-        }
+        model.check_settled()?;
         // Sticky: with nothing changed, a new assignment gives each member what it has.
-        let before = g.target.clone();
+        let before = model.group.target.clone();
         let mut again = model.group;
         again.group_epoch += 1;
         again.refresh_target();

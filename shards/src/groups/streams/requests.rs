@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use shoal_coordinator::commands::WriteStreamsGroup;
-use shoal_coordinator::{ErrorKind, GroupClaim, TopicsView};
+use shoal_coordinator::{GroupClaim, TopicsView};
 
 use super::group::{Member, StreamsAnswer, StreamsHeartbeat};
 use super::registry::StreamsSettings;
@@ -82,15 +82,7 @@ impl Groups {
             group,
             members,
         };
-        let outcome = self.claims.coordinator().run(write).await;
-        if matches!(outcome, Ok(Ok(()))) {
-            return Ok(());
-        }
-        self.lose_claim(group_id, &claim);
-        match outcome {
-            Ok(Err(ErrorKind::NotCoordinator)) => Err(GroupError::NotCoordinator),
-            _ => Err(GroupError::CoordinatorNotAvailable),
-        }
+        self.write_under_claim(group_id, claim, write).await
     }
 
     /// After a streams group's request or expiry: its memory, and its next check armed.

@@ -153,6 +153,57 @@ impl Topology {
     /// subtopology has as many tasks as its widest input.
     pub fn configure(&self, topics: &impl Topics) -> Configured {
         let mut configured = Configured::default();
+        match self.input_partitions(topics) {
+            Ok(partitions) => configured.partitions = partitions,
+            Err(status) => {
+                configured.status = Some(status);
+                return configured;
+            }
+        }
+        for s in &self.subtopologies {
+            let widest = s
+                .inputs()
+                .filter_map(|t| configured.partitions.get(t))
+                .max();
+            configured
+                .tasks
+                .insert(s.id.clone(), widest.copied().unwrap_or(0));
+        }
+        let (to_create, wrong) = self.internal_topics(&configured, topics);
+        configured.to_create = to_create;
+        configured.status = match (wrong.is_empty(), configured.to_create.is_empty()) {
+            (false, _) => Some((
+                StatusCode::IncorrectlyPartitionedTopics,
+                format!(
+                    "Internal topics {} have the wrong partition count.",
+                    wrong.join(", ")
+                ),
+            )),
+            (true, false) => {
+                let names: Vec<&str> = configured
+                    .to_create
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect();
+                Some((
+                    StatusCode::MissingInternalTopics,
+                    format!("Internal topics are missing: {}", names.join(", ")),
+                ))
+            }
+            (true, true) => None,
+        };
+        if configured.status.is_some() {
+            configured.tasks.clear();
+        }
+        configured
+    }
+
+    /// Each input topic's partition count (internal ones as they are to be), or the status
+    /// that says why they cannot be known.
+    fn input_partitions(
+        &self,
+        topics: &impl Topics,
+    ) -> Result<BTreeMap<String, i32>, (StatusCode, String)> {
         let missing: BTreeSet<&str> = self
             .subtopologies
             .iter()
@@ -162,17 +213,12 @@ impl Topology {
             .collect();
         if !missing.is_empty() {
             let names: Vec<&str> = missing.into_iter().collect();
-            configured.status = Some((
-                StatusCode::MissingSourceTopics,
-                format!("Source topics {} are missing.", names.join(", ")),
-            ));
-            return configured;
+            let detail = format!("Source topics {} are missing.", names.join(", "));
+            return Err((StatusCode::MissingSourceTopics, detail));
         }
-        let partitions = &mut configured.partitions;
-        for s in &self.subtopologies {
-            for t in &s.source_topics {
-                partitions.insert(t.clone(), topics.lookup(t).expect("checked").1);
-            }
+        let mut partitions = BTreeMap::new();
+        for t in self.subtopologies.iter().flat_map(|s| &s.source_topics) {
+            partitions.insert(t.clone(), topics.lookup(t).expect("checked").1);
         }
         let fixed: BTreeSet<&str> = self
             .repartition_topics()
@@ -182,8 +228,33 @@ impl Topology {
         for t in self.repartition_topics().filter(|t| t.partitions > 0) {
             partitions.insert(t.name.clone(), t.partitions);
         }
-        // A repartition topic has as many partitions as the widest input of the
-        // subtopologies writing it; those may themselves read repartition topics.
+        self.size_repartition_topics(&mut partitions, topics);
+        self.copartition(&mut partitions, &fixed)
+            .map_err(|detail| (StatusCode::IncorrectlyPartitionedTopics, detail))?;
+        for s in &self.subtopologies {
+            let unknown: Vec<&str> = s
+                .inputs()
+                .filter(|t| !partitions.contains_key(*t))
+                .collect();
+            if !unknown.is_empty() {
+                let detail = format!(
+                    "The partition counts of {} are unknown.",
+                    unknown.join(", ")
+                );
+                return Err((StatusCode::MissingSourceTopics, detail));
+            }
+        }
+        Ok(partitions)
+    }
+
+    /// A repartition topic without a count of its own has as many partitions as the widest
+    /// input of the subtopologies writing it (which may themselves read repartition topics,
+    /// hence the rounds until nothing changes); one written by none, as it exists.
+    fn size_repartition_topics(
+        &self,
+        partitions: &mut BTreeMap<String, i32>,
+        topics: &impl Topics,
+    ) {
         loop {
             let mut changed = false;
             for t in self.repartition_topics().filter(|t| t.partitions == 0) {
@@ -205,37 +276,21 @@ impl Topology {
         }
         for t in self.repartition_topics() {
             if !partitions.contains_key(&t.name) {
-                // Written by no subtopology: as it exists, if it does.
                 if let Some((_, n)) = topics.lookup(&t.name) {
                     partitions.insert(t.name.clone(), n);
                 }
             }
         }
-        if let Err(detail) = self.copartition(partitions, &fixed) {
-            configured.status = Some((StatusCode::IncorrectlyPartitionedTopics, detail));
-            return configured;
-        }
-        for s in &self.subtopologies {
-            let unknown: Vec<&str> = s
-                .inputs()
-                .filter(|t| !partitions.contains_key(*t))
-                .collect();
-            if !unknown.is_empty() {
-                configured.status = Some((
-                    StatusCode::MissingSourceTopics,
-                    format!(
-                        "The partition counts of {} are unknown.",
-                        unknown.join(", ")
-                    ),
-                ));
-                return configured;
-            }
-            let widest = s.inputs().filter_map(|t| partitions.get(t)).max();
-            configured
-                .tasks
-                .insert(s.id.clone(), widest.copied().unwrap_or(0));
-        }
-        let mut wrong = Vec::new();
+    }
+
+    /// The internal topics (repartition sources and changelogs) that do not exist, with the
+    /// partition counts they are to have, and the names of those that exist with another.
+    fn internal_topics(
+        &self,
+        configured: &Configured,
+        topics: &impl Topics,
+    ) -> (Vec<InternalTopic>, Vec<String>) {
+        let (mut to_create, mut wrong): (Vec<InternalTopic>, Vec<String>) = Default::default();
         for s in &self.subtopologies {
             let internal = s
                 .repartition_source_topics
@@ -250,8 +305,8 @@ impl Topology {
                 match topics.lookup(&t.name) {
                     Some((_, n)) if n != wanted => wrong.push(t.name.clone()),
                     Some(_) => {}
-                    None if configured.to_create.iter().any(|c| c.name == t.name) => {}
-                    None => configured.to_create.push(InternalTopic {
+                    None if to_create.iter().any(|c| c.name == t.name) => {}
+                    None => to_create.push(InternalTopic {
                         name: t.name.clone(),
                         partitions: wanted,
                         configs: t.configs.clone(),
@@ -259,28 +314,7 @@ impl Topology {
                 }
             }
         }
-        if !wrong.is_empty() {
-            configured.status = Some((
-                StatusCode::IncorrectlyPartitionedTopics,
-                format!(
-                    "Internal topics {} have the wrong partition count.",
-                    wrong.join(", ")
-                ),
-            ));
-            configured.tasks.clear();
-        } else if !configured.to_create.is_empty() {
-            let names: Vec<&str> = configured
-                .to_create
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect();
-            configured.status = Some((
-                StatusCode::MissingInternalTopics,
-                format!("Internal topics are missing: {}", names.join(", ")),
-            ));
-            configured.tasks.clear();
-        }
-        configured
+        (to_create, wrong)
     }
 
     fn repartition_topics(&self) -> impl Iterator<Item = &TopicInfo> {
