@@ -65,20 +65,28 @@ class AdminConfigsTest extends BrokerTest {
     Admin admin = clients.admin();
     String topic = clients.createTopic("alter", 1);
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    // Kafka applies a change through its metadata log, so a describe right after the alter
+    // may still show the value before it: each is awaited.
     get(alter(admin, resource, op("retention.ms", "7200000", AlterConfigOp.OpType.SET)));
-    assertEquals("7200000", describe(admin, resource).get("retention.ms").value());
+    awaitValue(admin, resource, "retention.ms", "7200000");
     get(alter(admin, resource, op("retention.ms", null, AlterConfigOp.OpType.DELETE)));
-    ConfigEntry reverted = describe(admin, resource).get("retention.ms");
-    assertEquals("604800000", reverted.value());
-    assertEquals(ConfigSource.DEFAULT_CONFIG, reverted.source());
+    awaitValue(admin, resource, "retention.ms", "604800000");
+    assertEquals(ConfigSource.DEFAULT_CONFIG, describe(admin, resource).get("retention.ms").source());
 
     get(alter(admin, resource, op("cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)));
     // Kafka keeps the list in the order it was written; Shoal keeps the policy as the set it
     // is and describes both in one order.
     String both = onShoal() ? "compact,delete" : "delete,compact";
-    assertEquals(both, describe(admin, resource).get("cleanup.policy").value());
+    awaitValue(admin, resource, "cleanup.policy", both);
     get(alter(admin, resource, op("cleanup.policy", "delete", AlterConfigOp.OpType.SUBTRACT)));
-    assertEquals("compact", describe(admin, resource).get("cleanup.policy").value());
+    awaitValue(admin, resource, "cleanup.policy", "compact");
+  }
+
+  private void awaitValue(Admin admin, ConfigResource resource, String name, String value)
+      throws Exception {
+    Eventually.until(
+        () -> value.equals(describe(admin, resource).get(name).value()),
+        () -> name + " is described as " + value);
   }
 
   @Test
