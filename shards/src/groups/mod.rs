@@ -12,6 +12,7 @@ mod claims;
 pub mod classic;
 mod config;
 pub mod consumer;
+mod deadlines;
 mod error;
 mod expiry;
 mod lag_metrics;

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::assignor::{Assignment, Assignor, AssignorMember};
 use super::reconcile::{MemberAssignment, MemberState};
+use crate::groups::deadlines::{EarliestDeadline, MemberDeadlines};
 use crate::groups::GroupError;
 
 /// A member's maps, deadlines and assignment state, beside its strings and partitions.
@@ -120,6 +121,16 @@ pub struct Member {
     pub classic: Option<Box<ClassicMember>>,
 }
 
+impl MemberDeadlines for Member {
+    fn session_deadline(&self) -> Instant {
+        self.session_deadline
+    }
+
+    fn revocation_deadline(&self) -> Option<Instant> {
+        self.revocation_deadline
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassicMember {
     pub session_timeout: Duration,
@@ -179,10 +190,9 @@ pub struct ConsumerGroup {
     topics_version: Option<u64>,
     /// Which member holds each partition (assigned or not yet confirmed revoked).
     pub(super) holders: HashMap<TopicPartition, String>,
-    /// No member's deadline comes before this (None: unknown), so `expire` need not look at
-    /// every member at every heartbeat. Session deadlines only move later; a revocation
-    /// deadline set since lowers it.
-    earliest_deadline: Option<Instant>,
+    /// A bound on the members' deadlines, so `expire` need not look at every member at
+    /// every heartbeat.
+    deadlines: EarliestDeadline,
     default_assignor: Assignor,
     max_size: usize,
     /// Applies from each member's next heartbeat (the group's config can change).
@@ -210,7 +220,7 @@ impl ConsumerGroup {
             unresolved: BTreeSet::new(),
             topics_version: None,
             holders: HashMap::new(),
-            earliest_deadline: None,
+            deadlines: EarliestDeadline::default(),
             default_assignor,
             max_size,
             session_timeout,
@@ -250,6 +260,8 @@ impl ConsumerGroup {
             .get_mut(&request.member_id)
             .expect("joined or checked");
         member.session_deadline = now + self.session_timeout;
+        // A session shortened by the group's config may end before the bound.
+        self.deadlines.lower_to(member.session_deadline);
         let mut stored_fields_changed = false;
         if request.rack_id.is_some() && member.rack_id != request.rack_id {
             member.rack_id = request.rack_id.clone();
@@ -446,40 +458,25 @@ impl ConsumerGroup {
     /// A member's deadline was set to `at`, perhaps earlier than any known: the bound on the
     /// earliest follows it down.
     pub(super) fn deadline_set(&mut self, at: Instant) {
-        self.earliest_deadline = self.earliest_deadline.map(|e| e.min(at));
+        self.deadlines.lower_to(at);
     }
 
     /// When sessions must next be checked: the earliest deadline of a member if known, else
     /// now (the check finds it).
     pub fn next_check(&self, now: Instant) -> Instant {
-        self.earliest_deadline.unwrap_or(now)
+        self.deadlines.next_check(now)
     }
 
     /// Members whose session ended, or that did not revoke within their rebalance timeout,
     /// are removed; returns their ids.
     pub fn expire(&mut self, now: Instant) -> Vec<String> {
-        if self
-            .earliest_deadline
-            .is_some_and(|earliest| now < earliest)
-        {
+        let Some(expired) = self.deadlines.lapsed(&self.members, now) else {
             return Vec::new();
-        }
-        let expired: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(_, m)| {
-                now >= m.session_deadline || m.revocation_deadline.is_some_and(|d| now >= d)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
+        };
         for id in &expired {
             self.remove(id);
         }
-        self.earliest_deadline = self
-            .members
-            .values()
-            .flat_map(|m| std::iter::once(m.session_deadline).chain(m.revocation_deadline))
-            .min();
+        self.deadlines.recompute(&self.members);
         expired
     }
 
@@ -589,7 +586,7 @@ impl ConsumerGroup {
         };
         member.assignment = next;
         if let Some(deadline) = member.revocation_deadline {
-            self.earliest_deadline = self.earliest_deadline.map(|e| e.min(deadline));
+            self.deadlines.lower_to(deadline);
         }
         // A member behind the epoch it is answered with (its last answer was lost) gets the
         // whole assignment too.

@@ -14,6 +14,7 @@ use super::stored::Stored;
 use super::tasks::{Role, TaskId, Tasks};
 use super::topology::{Configured, InternalTopic, StatusCode, Topology};
 use crate::groups::consumer::group::{Topics, JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
+use crate::groups::deadlines::{EarliestDeadline, MemberDeadlines};
 use crate::groups::GroupError;
 
 /// A member's maps, deadlines and strings beside its tasks, as the shard's memory counts it.
@@ -109,6 +110,16 @@ pub struct Member {
     pub left_statically: bool,
 }
 
+impl MemberDeadlines for Member {
+    fn session_deadline(&self) -> Instant {
+        self.session_deadline
+    }
+
+    fn revocation_deadline(&self) -> Option<Instant> {
+        self.revocation_deadline
+    }
+}
+
 pub struct StreamsGroup {
     pub group_epoch: i32,
     pub assignment_epoch: i32,
@@ -126,7 +137,9 @@ pub struct StreamsGroup {
     max_size: usize,
     pub session_timeout: Duration,
     pub standby_replicas: usize,
-    earliest_deadline: Option<Instant>,
+    /// A bound on the members' deadlines, so `expire` need not look at every member at
+    /// every heartbeat.
+    deadlines: EarliestDeadline,
     /// What was last stored in the coordinator's log (`stored.rs`).
     pub(super) stored: Stored,
     /// Read back from the log and not yet configured against the topics: the first
@@ -151,7 +164,7 @@ impl StreamsGroup {
             max_size,
             session_timeout,
             standby_replicas,
-            earliest_deadline: None,
+            deadlines: EarliestDeadline::default(),
             stored: Stored::default(),
             restored: false,
         }
@@ -184,6 +197,8 @@ impl StreamsGroup {
             .get_mut(&request.member_id)
             .expect("joined or checked");
         member.session_deadline = now + self.session_timeout;
+        // A session shortened by the group's config may end before the bound.
+        self.deadlines.lower_to(member.session_deadline);
         bump |= update_member(member, &request);
         if self.topics_version != Some(topics.version()) || bump {
             self.topics_version = Some(topics.version());
@@ -411,34 +426,19 @@ impl StreamsGroup {
     }
 
     pub fn next_check(&self, now: Instant) -> Instant {
-        self.earliest_deadline.unwrap_or(now)
+        self.deadlines.next_check(now)
     }
 
     /// Members whose session ended, or that did not revoke within their rebalance timeout,
     /// are removed; returns their ids.
     pub fn expire(&mut self, now: Instant) -> Vec<String> {
-        if self
-            .earliest_deadline
-            .is_some_and(|earliest| now < earliest)
-        {
+        let Some(expired) = self.deadlines.lapsed(&self.members, now) else {
             return Vec::new();
-        }
-        let expired: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(_, m)| {
-                now >= m.session_deadline || m.revocation_deadline.is_some_and(|d| now >= d)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
+        };
         for id in &expired {
             self.remove(id);
         }
-        self.earliest_deadline = self
-            .members
-            .values()
-            .flat_map(|m| std::iter::once(m.session_deadline).chain(m.revocation_deadline))
-            .min();
+        self.deadlines.recompute(&self.members);
         if !expired.is_empty() {
             self.refresh_target();
         }
@@ -490,11 +490,8 @@ impl StreamsGroup {
         };
         member.tasks = next;
         if let Some(deadline) = member.revocation_deadline {
-            self.earliest_deadline = self.earliest_deadline.map(|e| e.min(deadline));
+            self.deadlines.lower_to(deadline);
         }
-        self.earliest_deadline = self
-            .earliest_deadline
-            .map(|e| e.min(member.session_deadline));
         let has_endpoint = member.user_endpoint.is_some();
         // Also to a member that reports running other tasks than it has (an answer that
         // told it so was lost).
