@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::claims::{Claimer, Claims};
 use super::classic::messages::*;
+use super::consumer::group::JOIN_EPOCH;
 use super::consumer::registry::ConsumerGroups;
 use super::share::registry::ShareGroups;
 use super::streams::registry::StreamsGroups;
@@ -170,6 +171,29 @@ impl Groups {
         };
         self.total_bytes
             .set(self.total_bytes.get() - before + bytes);
+    }
+
+    /// Whether the shard holds as many groups as it may (`max_groups_per_shard`), of every
+    /// kind together: a new group of any kind is refused then.
+    pub(super) fn at_group_limit(&self) -> bool {
+        let held = self.classic.borrow().len()
+            + self.consumer.len()
+            + self.share.len()
+            + self.streams.len();
+        held >= self.config.max_groups_per_shard
+    }
+
+    /// Whether a heartbeat may create a consumer-protocol or streams group (the caller claims
+    /// it first): a join only (a member of a group this broker no longer knows, after a
+    /// restart, rejoins), within `at_group_limit`.
+    pub(super) fn may_create_on_heartbeat(&self, member_epoch: i32) -> Result<(), GroupError> {
+        if member_epoch != JOIN_EPOCH {
+            return Err(GroupError::UnknownMemberId);
+        }
+        match self.at_group_limit() {
+            true => Err(GroupError::TooManyGroups),
+            false => Ok(()),
+        }
     }
 
     /// Whether a join bringing `bytes` more fits the shard's group memory.

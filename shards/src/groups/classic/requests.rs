@@ -54,15 +54,14 @@ impl Groups {
         }
         let now = Instant::now();
         let (tx, rx) = oneshot::channel();
+        // Asked before the map is borrowed: the limit counts the classic groups too.
+        let at_limit = self.at_group_limit();
         {
             let mut groups = self.classic.borrow_mut();
             let incoming = req.client_id.len()
                 + req.group_instance_id.as_ref().map_or(0, String::len)
                 + req.metadata_bytes();
-            if (!groups.contains_key(&req.group_id)
-                && groups.len() >= self.config.max_groups_per_shard)
-                || !self.has_room_for(incoming)
-            {
+            if (!groups.contains_key(&req.group_id) && at_limit) || !self.has_room_for(incoming) {
                 return JoinResponse::failed(GroupError::TooManyGroups, &member_id);
             }
             let group = groups

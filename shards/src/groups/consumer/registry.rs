@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::assignor::Assignor;
 use super::classic::{ClassicAssignment, ClassicSeed};
 use super::description::ConsumerGroupDescription;
-use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topics, JOIN_EPOCH};
+use super::group::{ConsumerGroup, Heartbeat, HeartbeatAnswer, TopicAccess, Topics};
 use super::stored::GroupChange;
 use crate::groups::classic::messages::{
     GroupListing, JoinRequest, JoinResponse, LeavingMember, MemberRef, SyncRequest,
@@ -223,19 +223,6 @@ impl ConsumerGroups {
 
     pub fn is_empty(&self) -> bool {
         self.groups.borrow().is_empty()
-    }
-
-    /// Whether a heartbeat may create this group (the caller claims it first): a join only,
-    /// within the shard's bound on groups (`others`: the classic groups it holds).
-    pub fn may_create(&self, request: &Heartbeat, others: usize) -> Result<(), GroupError> {
-        if request.member_epoch != JOIN_EPOCH {
-            // A member of a group this broker no longer knows (restarted): it rejoins.
-            return Err(GroupError::UnknownMemberId);
-        }
-        match self.len() + others >= self.config.max_groups_per_shard {
-            true => Err(GroupError::TooManyGroups),
-            false => Ok(()),
-        }
     }
 
     /// The member's answer, and what the heartbeat changed in the group (to be stored

@@ -155,8 +155,7 @@ impl Groups {
         let claim = self.claim(group_id).await?;
         self.upgrade(group_id, &request, topics)?;
         if !self.consumer.contains(group_id) {
-            self.consumer
-                .may_create(&request, self.classic.borrow().len())?;
+            self.may_create_on_heartbeat(request.member_epoch)?;
         }
         if request.member_epoch == JOIN_EPOCH && !self.has_room_for(request.memory_bytes()) {
             return Err(GroupError::TooManyGroups);

@@ -26,10 +26,8 @@ impl Groups {
 
     /// Whether a new share group, or one more member, fits the shard's group limits.
     pub fn share_may_grow(&self, group_id: &str) -> bool {
-        let groups = self.classic.borrow().len() + self.share.len();
         let new_group = !self.share.contains(group_id);
-        self.has_room_for(MEMBER_ESTIMATE_BYTES)
-            && !(new_group && groups >= self.config.max_groups_per_shard)
+        self.has_room_for(MEMBER_ESTIMATE_BYTES) && !(new_group && self.at_group_limit())
     }
 
     /// Writes share-partition states to the coordinator's log, durably; the share-partitions

@@ -11,7 +11,6 @@ use shoal_coordinator::state::streams_groups::StoredStreamsGroup;
 use super::group::{StreamsAnswer, StreamsGroup, StreamsHeartbeat};
 use super::stored::StreamsChange;
 use crate::groups::classic::messages::{GroupListing, MemberRef};
-use crate::groups::consumer::group::JOIN_EPOCH;
 use crate::groups::{GroupConfig, GroupError};
 
 /// A streams group's settings, from its GROUP configs or the broker's defaults.
@@ -53,18 +52,6 @@ impl StreamsGroups {
     /// Drops every group; their ids.
     pub fn clear(&self) -> Vec<String> {
         self.groups.borrow_mut().drain().map(|(id, _)| id).collect()
-    }
-
-    /// Whether a heartbeat may create this group: a join only, within the shard's bound on
-    /// groups (`others`: the other groups it holds).
-    pub fn may_create(&self, request: &StreamsHeartbeat, others: usize) -> Result<(), GroupError> {
-        if request.member_epoch != JOIN_EPOCH {
-            return Err(GroupError::UnknownMemberId);
-        }
-        match self.len() + others >= self.config.max_groups_per_shard {
-            true => Err(GroupError::TooManyGroups),
-            false => Ok(()),
-        }
     }
 
     /// The member's answer, and what the heartbeat changed in the group (to be stored before

@@ -53,8 +53,7 @@ impl Groups {
         }
         let claim = self.claim(group_id).await?;
         if !self.streams.contains(group_id) {
-            let others = self.classic.borrow().len() + self.consumer.len() + self.share.len();
-            self.streams.may_create(&request, others)?;
+            self.may_create_on_heartbeat(request.member_epoch)?;
         }
         if request.member_epoch == 0 && !self.has_room_for(request.memory_bytes()) {
             return Err(GroupError::TooManyGroups);
