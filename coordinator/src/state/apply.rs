@@ -53,21 +53,17 @@ impl CoordinatorState {
                 AnyRecord::ShoalFeatureLevelsRecord(r) => self.apply_feature_levels(r),
                 AnyRecord::ShoalGroupConfigRecord(r) => self.apply_group_config(r),
                 AnyRecord::ShoalConsumerGroupRecord(r) => {
-                    let mut members: Vec<&ShoalConsumerMemberRecord> = Vec::new();
-                    while let Some(AnyRecord::ShoalConsumerMemberRecord(m)) =
-                        records.next_if(|next| is_member(next))
-                    {
-                        members.push(m);
-                    }
+                    let members = members_following(&mut records, |next| match next {
+                        AnyRecord::ShoalConsumerMemberRecord(m) => Some(m),
+                        _ => None,
+                    });
                     self.apply_consumer_group(r, members.into_iter());
                 }
                 AnyRecord::ShoalStreamsGroupRecord(r) => {
-                    let mut members: Vec<&ShoalStreamsMemberRecord> = Vec::new();
-                    while let Some(AnyRecord::ShoalStreamsMemberRecord(m)) =
-                        records.next_if(|next| matches!(next, AnyRecord::ShoalStreamsMemberRecord(_)))
-                    {
-                        members.push(m);
-                    }
+                    let members = members_following(&mut records, |next| match next {
+                        AnyRecord::ShoalStreamsMemberRecord(m) => Some(m),
+                        _ => None,
+                    });
                     self.apply_streams_group(r, members.into_iter());
                 }
                 AnyRecord::ShoalGroupClaimedRecord(r) => self.apply_group_claimed(r),
@@ -355,9 +351,17 @@ fn is_kinds(record: &AnyRecord) -> bool {
     matches!(record, AnyRecord::ShoalTransactionalBatchesRecord(_))
 }
 
-/// A consumer group's members, which follow its record.
-fn is_member(record: &AnyRecord) -> bool {
-    matches!(record, AnyRecord::ShoalConsumerMemberRecord(_))
+/// A group's member records, which follow its record in an entry (`member` picks them).
+fn members_following<'a, M>(
+    records: &mut std::iter::Peekable<std::slice::Iter<'a, AnyRecord>>,
+    member: impl Fn(&'a AnyRecord) -> Option<&'a M>,
+) -> Vec<&'a M> {
+    let mut members = Vec::new();
+    while let Some(m) = records.peek().and_then(|next| member(next)) {
+        records.next();
+        members.push(m);
+    }
+    members
 }
 
 pub(super) fn kind_of(code: i8) -> BatchKind {

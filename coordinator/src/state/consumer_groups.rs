@@ -8,24 +8,24 @@ use std::collections::BTreeMap;
 
 use shoal_protocol::records::{AnyRecord, ShoalConsumerGroupRecord, ShoalConsumerMemberRecord};
 
+use super::stored_groups::{entries, GroupRecord, MemberRecord, StoredGroup};
 use super::CoordinatorState;
 
-/// One group as stored: its record and its members' by member id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredConsumerGroup {
-    pub group: ShoalConsumerGroupRecord,
-    pub members: BTreeMap<String, ShoalConsumerMemberRecord>,
-}
+/// One consumer-protocol group as stored.
+pub type StoredConsumerGroup = StoredGroup<ShoalConsumerGroupRecord, ShoalConsumerMemberRecord>;
 
 /// The records hold no floating point numbers: equality is total.
 impl Eq for StoredConsumerGroup {}
 
-impl StoredConsumerGroup {
-    /// The records that recreate it: the group's, then every member's.
-    pub fn records(&self) -> Vec<AnyRecord> {
-        std::iter::once(self.group.clone().into())
-            .chain(self.members.values().map(|m| m.clone().into()))
-            .collect()
+impl GroupRecord for ShoalConsumerGroupRecord {}
+
+impl MemberRecord for ShoalConsumerMemberRecord {
+    fn member_id(&self) -> &str {
+        &self.member_id
+    }
+
+    fn removed(&self) -> bool {
+        self.removed
     }
 }
 
@@ -52,14 +52,7 @@ impl CoordinatorState {
                 members: BTreeMap::new(),
             });
         stored.group = group.clone();
-        for member in members {
-            match member.removed {
-                true => stored.members.remove(&member.member_id),
-                false => stored
-                    .members
-                    .insert(member.member_id.clone(), member.clone()),
-            };
-        }
+        stored.apply_members(members);
     }
 
     /// DeleteGroups and offset expiry forget the group's membership with its offsets.
@@ -69,12 +62,7 @@ impl CoordinatorState {
 
     /// Every group's records, for a snapshot, sorted by group.
     pub(super) fn consumer_group_entries(&self) -> Vec<Vec<AnyRecord>> {
-        let mut groups: Vec<&String> = self.consumer_groups.keys().collect();
-        groups.sort();
-        groups
-            .into_iter()
-            .map(|g| self.consumer_groups[g].records())
-            .collect()
+        entries(&self.consumer_groups)
     }
 }
 

@@ -26,6 +26,7 @@ pub mod schema_registry;
 mod scram;
 pub mod share_states;
 mod snapshot;
+pub mod stored_groups;
 pub mod streams_groups;
 mod transaction_endings;
 pub mod transactions;
@@ -112,6 +113,7 @@ pub struct CoordinatorState {
     broker_configs: crate::broker_configs::BrokerConfigs,
     /// Consumer-protocol groups' epochs, targets and members, by group.
     consumer_groups: HashMap<String, consumer_groups::StoredConsumerGroup>,
+    /// Streams groups' (KIP-1071) epochs, topologies, targets and members, by group.
     streams_groups: HashMap<String, streams_groups::StoredStreamsGroup>,
     /// Share-partition states (KIP-932) by group, topic and partition.
     share_states: share_states::ShareStates,

@@ -8,27 +8,32 @@ use std::collections::BTreeMap;
 
 use shoal_protocol::records::{AnyRecord, ShoalStreamsGroupRecord, ShoalStreamsMemberRecord};
 
+use super::stored_groups::{entries, GroupRecord, MemberRecord, StoredGroup};
 use super::CoordinatorState;
 
-/// One group as stored: its latest record (carrying the topology last written) and its
-/// members' by member id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredStreamsGroup {
-    pub group: ShoalStreamsGroupRecord,
-    pub members: BTreeMap<String, ShoalStreamsMemberRecord>,
-}
+/// One streams group as stored: its latest record (carrying the topology last written) and
+/// its members'.
+pub type StoredStreamsGroup = StoredGroup<ShoalStreamsGroupRecord, ShoalStreamsMemberRecord>;
 
 /// The records hold no floating point numbers: equality is total.
 impl Eq for StoredStreamsGroup {}
 
-impl StoredStreamsGroup {
-    /// The records that recreate it: the group's (with its topology), then every member's.
-    pub fn records(&self) -> Vec<AnyRecord> {
-        let mut group = self.group.clone();
-        group.topology_changed = true;
-        std::iter::once(group.into())
-            .chain(self.members.values().map(|m| m.clone().into()))
-            .collect()
+impl GroupRecord for ShoalStreamsGroupRecord {
+    /// With its topology, which a change carries only when it changed.
+    fn whole(&self) -> Self {
+        let mut whole = self.clone();
+        whole.topology_changed = true;
+        whole
+    }
+}
+
+impl MemberRecord for ShoalStreamsMemberRecord {
+    fn member_id(&self) -> &str {
+        &self.member_id
+    }
+
+    fn removed(&self) -> bool {
+        self.removed
     }
 }
 
@@ -62,14 +67,7 @@ impl CoordinatorState {
             next.subtopologies = std::mem::take(&mut stored.group.subtopologies);
         }
         stored.group = next;
-        for member in members {
-            match member.removed {
-                true => stored.members.remove(&member.member_id),
-                false => stored
-                    .members
-                    .insert(member.member_id.clone(), member.clone()),
-            };
-        }
+        stored.apply_members(members);
     }
 
     /// DeleteGroups and offset expiry forget the group's membership with its offsets.
@@ -79,12 +77,7 @@ impl CoordinatorState {
 
     /// Every group's records, for a snapshot, sorted by group.
     pub(super) fn streams_group_entries(&self) -> Vec<Vec<AnyRecord>> {
-        let mut groups: Vec<&String> = self.streams_groups.keys().collect();
-        groups.sort();
-        groups
-            .into_iter()
-            .map(|g| self.streams_groups[g].records())
-            .collect()
+        entries(&self.streams_groups)
     }
 }
 
