@@ -78,4 +78,9 @@ impl Call<'_> {
         }
         (listener.advertised_host.clone(), listener.advertised_port)
     }
+
+    /// The finalized level of a feature (KIP-584) as this shard's view has it now.
+    pub fn feature_level(&self, feature: &str) -> i16 {
+        self.broker.shard.topics.load().features().level(feature)
+    }
 }

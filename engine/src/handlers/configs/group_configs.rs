@@ -1,7 +1,8 @@
 //! The GROUP config resource (KIP-848, KIP-932, KIP-1071): a consumer-protocol group's session
-//! timeout and heartbeat interval, a share group's and a streams group's settings, set per group with IncrementalAlterConfigs and described with
-//! DescribeConfigs; unset, the broker's `[groups]` defaults apply. Stored in the
-//! coordinator's log and published to the shards with the topic catalogue.
+//! timeout and heartbeat interval, a share group's and a streams group's settings, set per
+//! group with IncrementalAlterConfigs and described with DescribeConfigs; unset, the broker's
+//! `[groups]` defaults apply. Stored in the coordinator's log and published to the shards with
+//! the topic catalogue.
 
 use shoal_coordinator::commands::AlterGroupConfig;
 use shoal_coordinator::{ErrorKind, TopicsView};

@@ -23,7 +23,7 @@ pub async fn handle(
 ) -> ConsumerGroupHeartbeatResponse {
     let broker = call.broker;
     // The consumer protocol is served while `group.version` 1 is finalized, as on Kafka.
-    if broker.shard.topics.load().features().level(GROUP_VERSION) < CONSUMER_PROTOCOL_LEVEL {
+    if call.feature_level(GROUP_VERSION) < CONSUMER_PROTOCOL_LEVEL {
         return refused(ResponseError::UnsupportedVersion.code());
     }
     let group_id = owned(&request.group_id.0);

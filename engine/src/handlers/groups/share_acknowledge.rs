@@ -1,6 +1,7 @@
 //! ShareAcknowledge (KIP-932): a share group's member acknowledges records it was given
-//! (accept, release, reject, and from v2 renew their locks, KIP-1222) without fetching, on its share session: the epoch it carries
-//! must be the session's next, and -1 closes the session after the acknowledgements.
+//! (accept, release, reject, and from v2 renew their locks, KIP-1222) without fetching, on
+//! its share session: the epoch it carries must be the session's next, and -1 closes the
+//! session after the acknowledgements.
 
 use std::collections::BTreeMap;
 

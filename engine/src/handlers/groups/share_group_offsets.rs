@@ -1,9 +1,9 @@
 //! A share group's start offsets (KIP-932): DescribeShareGroupOffsets reads each
 //! share-partition's start offset from the coordinator's log (where every acknowledgement's
 //! change is before it is answered), and from v1 its lag (KIP-1226: the records from the start
-//! offset to the partition's end not yet delivered to completion); AlterShareGroupOffsets and DeleteShareGroupOffsets reset
-//! or remove them while the group has no members, as `kafka-share-groups --reset-offsets` and
-//! `--delete-offsets` do.
+//! offset to the partition's end not yet delivered to completion); AlterShareGroupOffsets and
+//! DeleteShareGroupOffsets reset or remove them while the group has no members, as
+//! `kafka-share-groups --reset-offsets` and `--delete-offsets` do.
 
 use std::collections::BTreeMap;
 

@@ -22,7 +22,7 @@ pub async fn handle(
 ) -> ShareGroupHeartbeatResponse {
     let broker = call.broker;
     // Share groups are served while `share.version` 1 or later is finalized, as on Kafka.
-    if broker.shard.topics.load().features().level(SHARE_VERSION) < SHARE_GROUPS_LEVEL {
+    if call.feature_level(SHARE_VERSION) < SHARE_GROUPS_LEVEL {
         return refused(ResponseError::UnsupportedVersion.code());
     }
     let group_id = owned(&request.group_id.0);

@@ -197,14 +197,9 @@ const RENEW_FROM_VERSION: i16 = 2;
 /// Whether this request may renew locks: its version has RENEW, `share.version` 2 is
 /// finalized, and the group's `share.renew.acknowledge.enable` is on.
 pub fn renew_allowed(call: &Call<'_>, settings: &ShareGroupSettings) -> bool {
-    let level = call
-        .broker
-        .shard
-        .topics
-        .load()
-        .features()
-        .level(SHARE_VERSION);
-    call.version >= RENEW_FROM_VERSION && level >= SHARE_RENEW_LEVEL && settings.renew_enabled
+    call.version >= RENEW_FROM_VERSION
+        && call.feature_level(SHARE_VERSION) >= SHARE_RENEW_LEVEL
+        && settings.renew_enabled
 }
 
 pub fn partition_of(p: &NamedPartition) -> TopicPartition {

@@ -43,7 +43,7 @@ pub async fn handle(
     request: StreamsGroupHeartbeatRequest,
 ) -> StreamsGroupHeartbeatResponse {
     let broker = call.broker;
-    if broker.shard.topics.load().features().level(STREAMS_VERSION) < STREAMS_PROTOCOL_LEVEL {
+    if call.feature_level(STREAMS_VERSION) < STREAMS_PROTOCOL_LEVEL {
         return refused(ResponseError::UnsupportedVersion.code(), None);
     }
     let group_id = owned(&request.group_id.0);
