@@ -57,12 +57,7 @@ pub struct StreamsHeartbeat {
 impl StreamsHeartbeat {
     /// What a joining member brings, before its tasks.
     pub fn memory_bytes(&self) -> usize {
-        let topology = self.topology.as_ref().map_or(0, |t| {
-            t.subtopologies
-                .iter()
-                .map(|s| 64 * (1 + s.inputs().count() + s.changelog_topics.len()))
-                .sum()
-        });
+        let topology = self.topology.as_ref().map_or(0, Topology::memory_bytes);
         MEMBER_OVERHEAD_BYTES + self.member_id.len() + self.client_id.len() + topology
     }
 }
@@ -583,12 +578,7 @@ impl StreamsGroup {
 
     /// What the group holds in memory: its members with their tasks, and its topology.
     pub fn memory_bytes(&self) -> usize {
-        let topology = self.topology.as_ref().map_or(0, |t| {
-            t.subtopologies
-                .iter()
-                .map(|s| 64 * (1 + s.inputs().count() + s.changelog_topics.len()))
-                .sum()
-        });
+        let topology = self.topology.as_ref().map_or(0, Topology::memory_bytes);
         let members: usize = self
             .members
             .iter()
@@ -616,21 +606,6 @@ impl StreamsGroup {
             true => Ok(()),
             false => Err(GroupError::StaleMemberEpoch),
         }
-    }
-
-    /// The topics the group reads and writes (source and internal).
-    pub fn topics(&self) -> BTreeSet<String> {
-        let Some(topology) = &self.topology else {
-            return BTreeSet::new();
-        };
-        topology
-            .subtopologies
-            .iter()
-            .flat_map(|s| {
-                let changelogs = s.changelog_topics.iter().map(|t| t.name.clone());
-                s.inputs().map(str::to_string).chain(changelogs)
-            })
-            .collect()
     }
 }
 

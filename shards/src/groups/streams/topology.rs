@@ -144,6 +144,31 @@ impl Topology {
         Ok(())
     }
 
+    /// What the topology holds in memory: its strings (ids, topic names, configs) and an
+    /// overhead per subtopology and topic.
+    pub fn memory_bytes(&self) -> usize {
+        const ENTRY_BYTES: usize = 64;
+        let info = |t: &TopicInfo| {
+            ENTRY_BYTES
+                + t.name.len()
+                + t.configs
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>()
+        };
+        self.subtopologies
+            .iter()
+            .map(|s| {
+                let names = s.source_topics.iter().chain(&s.repartition_sink_topics);
+                ENTRY_BYTES
+                    + s.id.len()
+                    + names.map(|n| ENTRY_BYTES + n.len()).sum::<usize>()
+                    + s.changelog_topics.iter().map(info).sum::<usize>()
+                    + s.repartition_source_topics.iter().map(info).sum::<usize>()
+            })
+            .sum()
+    }
+
     pub fn subtopology(&self, id: &str) -> Option<&Subtopology> {
         self.subtopologies.iter().find(|s| s.id == id)
     }
