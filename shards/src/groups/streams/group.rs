@@ -18,8 +18,8 @@ use crate::groups::deadlines::{EarliestDeadline, MemberDeadlines};
 use crate::groups::GroupError;
 
 /// A member's maps, deadlines and strings beside its tasks, as the shard's memory counts it.
-const MEMBER_OVERHEAD_BYTES: usize = 768;
-const TASK_BYTES: usize = 96;
+pub(super) const MEMBER_OVERHEAD_BYTES: usize = 768;
+pub(super) const TASK_BYTES: usize = 96;
 /// Client tags one member may send.
 const MAX_CLIENT_TAGS: usize = 64;
 
@@ -183,6 +183,7 @@ impl StreamsGroup {
             JOIN_EPOCH => self.join(&request, now)?,
             epoch => self.check_epoch(&request, epoch)?,
         }
+        self.stored.touched.insert(request.member_id.clone());
         let mut bump = false;
         if let Some(topology) = &request.topology {
             bump |= self.take_topology(topology)?;
@@ -253,6 +254,7 @@ impl StreamsGroup {
                 }
                 self.unhold(&id, &member.tasks.held());
                 self.hold(&new_id, &member.tasks.held());
+                self.stored.touched.insert(id);
                 self.members.insert(new_id, member);
                 return Ok(());
             }
@@ -314,6 +316,7 @@ impl StreamsGroup {
         };
         if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
             member.left_statically = true;
+            self.stored.touched.insert(request.member_id.clone());
         } else {
             self.remove(&request.member_id);
         }
@@ -335,6 +338,7 @@ impl StreamsGroup {
         };
         self.target.remove(member_id);
         self.unhold(member_id, &member.tasks.held());
+        self.stored.touched.insert(member_id.to_string());
         if self.shutdown_requested_by.as_deref() == Some(member_id) && self.members.is_empty() {
             self.shutdown_requested_by = None;
         }
@@ -458,6 +462,8 @@ impl StreamsGroup {
             .collect();
         self.target = assign(&members, &self.configured.tasks, self.standby_replicas);
         self.assignment_epoch = self.group_epoch;
+        // Each member's target may have moved: all are compared with what is stored.
+        self.stored.touched.extend(self.members.keys().cloned());
     }
 
     fn reconcile(&mut self, request: &StreamsHeartbeat, now: Instant) -> StreamsAnswer {
@@ -576,23 +582,10 @@ impl StreamsGroup {
             .collect()
     }
 
-    /// What the group holds in memory: its members with their tasks, and its topology.
+    /// What the group holds in memory, as of its last change: its members with their tasks
+    /// (`stored.rs` keeps their sum), and its topology.
     pub fn memory_bytes(&self) -> usize {
-        let topology = self.topology.as_ref().map_or(0, Topology::memory_bytes);
-        let members: usize = self
-            .members
-            .iter()
-            .map(|(id, m)| {
-                let tasks = m.tasks.held().len() + self.target.get(id).map_or(0, Tasks::len);
-                // Twice: the member, and its record as last stored.
-                2 * (MEMBER_OVERHEAD_BYTES
-                    + id.len()
-                    + m.client_id.len()
-                    + m.process_id.len()
-                    + tasks * TASK_BYTES)
-            })
-            .sum();
-        topology + members
+        self.topology.as_ref().map_or(0, Topology::memory_bytes) + self.stored.members_bytes
     }
 
     /// Whether `epoch` is one this member may commit offsets with: its own, or the one

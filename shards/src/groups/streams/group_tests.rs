@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::*;
 use crate::groups::streams::topology::Subtopology;
+use shoal_coordinator::state::streams_groups::StoredStreamsGroup;
 
 type Cluster = BTreeMap<String, (Uuid, i32)>;
 
@@ -193,6 +194,8 @@ struct Model {
     running: BTreeMap<String, Tasks>,
     epochs: BTreeMap<String, i32>,
     now: Instant,
+    /// The group as the coordinator's log has it, from every change taken.
+    log: StoredStreamsGroup,
 }
 
 impl Model {
@@ -281,6 +284,64 @@ impl Model {
 }
 
 impl Model {
+    /// Takes the group's change, as the registry does after each request, into the log.
+    fn store(&mut self) {
+        let Some((record, members)) = self.group.take_change("g") else {
+            return;
+        };
+        if record.deleted {
+            // The registry drops a group left without members, and the coordinator forgets it.
+            self.group = group();
+            self.log = StoredStreamsGroup {
+                group: Default::default(),
+                members: BTreeMap::new(),
+            };
+            return;
+        }
+        if record.topology_changed || self.log.group.group_id.is_empty() {
+            self.log.group = record;
+        } else {
+            let subtopologies = std::mem::take(&mut self.log.group.subtopologies);
+            let topology_epoch = self.log.group.topology_epoch;
+            self.log.group = record;
+            self.log.group.subtopologies = subtopologies;
+            self.log.group.topology_epoch = topology_epoch;
+        }
+        for m in members {
+            match m.removed {
+                true => self.log.members.remove(&m.member_id),
+                false => self.log.members.insert(m.member_id.clone(), m),
+            };
+        }
+    }
+
+    /// What the log holds is the group: read back, every member has its epoch, tasks and
+    /// target (a change left out of what was stored would show here).
+    fn check_log(&self) -> Result<(), TestCaseError> {
+        if self.log.group.group_id.is_empty() {
+            // Nothing stored (or deleted): the group has no members.
+            prop_assert!(self.group.members.is_empty());
+            return Ok(());
+        }
+        let back = StreamsGroup::restore(&self.log, 100, Duration::from_secs(45), 1, self.now);
+        let g = &self.group;
+        prop_assert_eq!(
+            back.members.keys().collect::<Vec<_>>(),
+            g.members.keys().collect::<Vec<_>>()
+        );
+        for (id, m) in &g.members {
+            prop_assert_eq!(&back.members[id].tasks, &m.tasks, "{}", id);
+            prop_assert_eq!(back.members[id].previous_epoch, m.previous_epoch, "{}", id);
+        }
+        prop_assert_eq!(&back.target, &g.target);
+        prop_assert_eq!(
+            (back.group_epoch, back.assignment_epoch),
+            (g.group_epoch, g.assignment_epoch)
+        );
+        prop_assert_eq!(&back.topology, &g.topology);
+        Ok(())
+    }
+
     /// Settled: each member stable at the group's epoch, every task active on one, and
     /// standbys away from their active's process.
     fn check_settled(&self) -> Result<(), TestCaseError> {
@@ -321,6 +382,10 @@ proptest! {
             running: BTreeMap::new(),
             epochs: BTreeMap::new(),
             now: Instant::now(),
+            log: StoredStreamsGroup {
+                group: Default::default(),
+                members: BTreeMap::new(),
+            },
         };
         for step in steps {
             match step {
@@ -360,6 +425,8 @@ proptest! {
                 }
             }
             model.check()?;
+            model.store();
+            model.check_log()?;
         }
         if model.epochs.is_empty() {
             return Ok(());
@@ -372,6 +439,8 @@ proptest! {
             }
         }
         model.check_settled()?;
+        model.store();
+        model.check_log()?;
         // Sticky: with nothing changed, a new assignment gives each member what it has.
         let before = model.group.target.clone();
         let mut again = model.group;

@@ -15,7 +15,7 @@ use shoal_protocol::records::{
     ShoalStreamsTopicInfo,
 };
 
-use super::group::{Endpoint, Member, StreamsGroup};
+use super::group::{Endpoint, Member, StreamsGroup, MEMBER_OVERHEAD_BYTES, TASK_BYTES};
 use super::reconcile::{MemberState, MemberTasks};
 use super::tasks::{TaskId, Tasks};
 use super::topology::{CopartitionGroup, Subtopology, TopicInfo, Topology};
@@ -23,13 +23,30 @@ use super::topology::{CopartitionGroup, Subtopology, TopicInfo, Topology};
 /// What a change writes: the group's record and the records of the members that changed.
 pub type StreamsChange = (ShoalStreamsGroupRecord, Vec<ShoalStreamsMemberRecord>);
 
-/// What the group last stored, to find what changed since.
+/// What the group last stored, to find what changed since, and what its members hold in
+/// memory as of then.
 #[derive(Debug, Default)]
 pub struct Stored {
     pub changes: i64,
     epochs: (i32, i32, i32),
     topology: Option<Topology>,
     members: BTreeMap<String, ShoalStreamsMemberRecord>,
+    /// Members that may have changed since (heartbeated, left, or given a new target): only
+    /// these are compared with their stored records, so a heartbeat costs one member's.
+    pub(super) touched: BTreeSet<String>,
+    /// Each member's estimated memory as last stored, and their sum.
+    member_bytes: BTreeMap<String, usize>,
+    pub(super) members_bytes: usize,
+}
+
+impl Stored {
+    fn account(&mut self, id: &str, bytes: Option<usize>) {
+        let before = match bytes {
+            Some(bytes) => self.member_bytes.insert(id.to_string(), bytes),
+            None => self.member_bytes.remove(id),
+        };
+        self.members_bytes = self.members_bytes - before.unwrap_or(0) + bytes.unwrap_or(0);
+    }
 }
 
 impl StreamsGroup {
@@ -37,36 +54,39 @@ impl StreamsGroup {
     /// without members is recorded as deleted.
     pub fn take_change(&mut self, group_id: &str) -> Option<StreamsChange> {
         let epochs = (self.group_epoch, self.assignment_epoch, self.endpoint_epoch);
-        let now: BTreeMap<String, ShoalStreamsMemberRecord> = self
-            .members
-            .iter()
-            .map(|(id, m)| (id.clone(), member_record(id, m, self.target.get(id))))
-            .collect();
+        let mut members = Vec::new();
+        for id in std::mem::take(&mut self.stored.touched) {
+            let now = self.members.get(&id).map(|m| {
+                let target = self.target.get(&id);
+                (member_record(&id, m, target), member_bytes(&id, m, target))
+            });
+            let stored = &mut self.stored;
+            match now {
+                Some((record, _)) if stored.members.get(&id) == Some(&record) => {}
+                Some((record, bytes)) => {
+                    stored.account(&id, Some(bytes));
+                    stored.members.insert(id, record.clone());
+                    members.push(record);
+                }
+                None if stored.members.remove(&id).is_some() => {
+                    stored.account(&id, None);
+                    members.push(ShoalStreamsMemberRecord {
+                        member_id: id,
+                        removed: true,
+                        ..Default::default()
+                    });
+                }
+                None => {}
+            }
+        }
         let stored = &mut self.stored;
         let topology_changed = stored.topology != self.topology;
-        let mut members: Vec<ShoalStreamsMemberRecord> = now
-            .iter()
-            .filter(|(id, r)| stored.members.get(*id) != Some(*r))
-            .map(|(_, r)| r.clone())
-            .collect();
-        members.extend(
-            stored
-                .members
-                .keys()
-                .filter(|id| !now.contains_key(*id))
-                .map(|id| ShoalStreamsMemberRecord {
-                    member_id: id.clone(),
-                    removed: true,
-                    ..Default::default()
-                }),
-        );
         if members.is_empty() && !topology_changed && epochs == stored.epochs {
             return None;
         }
         stored.changes += 1;
         stored.epochs = epochs;
         stored.topology = self.topology.clone();
-        stored.members = now;
         let deleted = self.members.is_empty();
         let mut group = ShoalStreamsGroupRecord {
             group_id: group_id.to_string(),
@@ -121,10 +141,26 @@ impl StreamsGroup {
             epochs: (r.group_epoch, r.assignment_epoch, r.endpoint_epoch),
             topology: group.topology.clone(),
             members: stored.members.clone(),
+            ..Default::default()
         };
+        for (id, m) in &group.members {
+            let bytes = member_bytes(id, m, group.target.get(id));
+            group.stored.account(id, Some(bytes));
+        }
         group.restored = true;
         group
     }
+}
+
+/// A member's memory, estimated: its strings and tasks (held and targeted), and the maps'
+/// overhead; twice, for the member and its record as last stored.
+fn member_bytes(id: &str, m: &Member, target: Option<&Tasks>) -> usize {
+    let tasks = m.tasks.held().len() + target.map_or(0, Tasks::len);
+    2 * (MEMBER_OVERHEAD_BYTES
+        + id.len()
+        + m.client_id.len()
+        + m.process_id.len()
+        + tasks * TASK_BYTES)
 }
 
 fn tasks_record(set: &BTreeSet<TaskId>) -> Vec<ShoalStreamsTasks> {
