@@ -80,11 +80,17 @@ class StreamsTest extends BrokerTest {
 
   @Test
   void aSecondInstanceTakesOverTheTasksOfOneKilled() throws Exception {
+    secondInstanceTakesOver(Clients.unique("shared"), List.of("standbys=1"));
+  }
+
+  /**
+   * Two instances of `application` with a standby each share the tasks; one is killed with
+   * SIGKILL and the survivor takes its tasks once its session ends; output exactly once.
+   */
+  private void secondInstanceTakesOver(String application, List<String> extra) throws Exception {
     Topics topics = topics();
-    String application = Clients.unique("shared");
-    List<String> standby = List.of("standbys=1");
-    StreamsInstance a = instance("a", application, topics, standby);
-    StreamsInstance b = instance("b", application, topics, standby);
+    StreamsInstance a = instance("a", application, topics, extra);
+    StreamsInstance b = instance("b", application, topics, extra);
     a.start();
     b.start();
     Eventually.until(
@@ -130,7 +136,6 @@ class StreamsTest extends BrokerTest {
    */
   @Test
   void onTheStreamsProtocolASecondInstanceTakesOverTheTasksOfOneKilled() throws Exception {
-    Topics topics = topics();
     String application = Clients.unique("streams-shared");
     // On the streams protocol the broker decides the standbys, by the group's config.
     Admin admin = clients.admin();
@@ -138,27 +143,7 @@ class StreamsTest extends BrokerTest {
     AlterConfigOp standbys =
         new AlterConfigOp(new ConfigEntry("streams.num.standby.replicas", "1"), AlterConfigOp.OpType.SET);
     admin.incrementalAlterConfigs(Map.of(group, List.of(standbys))).all().get();
-    List<String> extra = List.of("protocol=streams");
-    StreamsInstance a = instance("a", application, topics, extra);
-    StreamsInstance b = instance("b", application, topics, extra);
-    a.start();
-    b.start();
-    Eventually.until(
-        () -> a.running() && b.running() && a.activeTasks() > 0 && b.activeTasks() > 0
-            && a.activeTasks() + b.activeTasks() == TASKS && a.standbyTasks() + b.standbyTasks() > 0,
-        SETTLE,
-        () -> "the instances share the tasks, with standbys: " + states(a, b));
-    ClickProducer clicks = new ClickProducer(clients, topics.clicks(), CLICKS_PER_SECOND);
-    clicks.start();
-    awaitProgress(topics, a, b);
-    b.kill();
-    Eventually.until(
-        () -> a.running() && a.activeTasks() == TASKS,
-        SETTLE,
-        () -> "the survivor holds every task: " + states(a, b));
-    awaitProgress(topics, a);
-    Map<String, Long> expected = clicks.stop();
-    assertExactlyOnce(settled(topics, expected, a), expected);
+    secondInstanceTakesOver(application, List.of("protocol=streams"));
   }
 
   /**
