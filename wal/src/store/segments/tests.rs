@@ -268,6 +268,36 @@ fn a_put_dropped_mid_write_leaves_the_writer_usable_and_later_objects_readable_a
     std::fs::remove_dir_all(root).unwrap();
 }
 
+/// Puts that find no room for a new segment are told why (the disk full, here its directory
+/// gone), each of them: none reads a dropped answer as "commit abandoned".
+#[test]
+fn puts_with_no_segment_to_go_to_are_told_why() {
+    let root = temp_root();
+    let dir = root.clone();
+    run(move || {
+        Box::pin(async move {
+            let segments = Segments::open(&dir, Some(1 << 20)).unwrap();
+            segments.put("wal/first", &object(1, 5000)).await.unwrap();
+            spare_prepared().await;
+            std::fs::remove_dir_all(dir.join(SEGMENTS_DIR)).unwrap();
+            // Larger than a segment: each needs a new file of its own, which cannot be made.
+            let (big, bigger) = (object(2, 2 << 20), object(3, 3 << 20));
+            let (a, b) = futures::join!(
+                segments.put("wal/big", &big),
+                segments.put("wal/bigger", &bigger)
+            );
+            for outcome in [a, b] {
+                let error = outcome
+                    .expect_err("no segment file can be made")
+                    .to_string();
+                assert!(error.contains("No such file"), "{error}");
+                assert!(!error.contains("abandoned"), "{error}");
+            }
+        })
+    });
+    let _ = std::fs::remove_dir_all(root);
+}
+
 /// Files this process holds open that were deleted: their space is not yet freed.
 fn open_deleted_files(root: &std::path::Path) -> usize {
     let root = root.display().to_string();

@@ -106,7 +106,7 @@ impl SegmentWriter {
     }
 
     async fn commit_pending(&self) {
-        let group = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut group = std::mem::take(&mut *self.pending.borrow_mut());
         if group.is_empty() {
             return;
         }
@@ -131,6 +131,9 @@ impl SegmentWriter {
         let mut extents = Vec::with_capacity(group.len());
         let mut waiting = Vec::with_capacity(group.len());
         let mut writes = Vec::with_capacity(group.len());
+        // Entries no place was found for (the disk full, say) are told why like the others,
+        // not left to read a dropped answer as "commit abandoned".
+        let unplaced = group.split_off(placed.len());
         for (entry, (segment, file, pos)) in group.into_iter().zip(placed.iter().cloned()) {
             let key = entry.key.clone();
             extents.push((
@@ -176,6 +179,7 @@ impl SegmentWriter {
                 Ok(())
             });
         }
+        waiting.extend(unplaced.into_iter().map(|entry| entry.done));
         if outcome.is_ok() {
             outcome = futures::future::join_all(writes)
                 .await
