@@ -45,6 +45,9 @@ if cargo fuzz --version >/dev/null 2>&1; then
   trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT
 fi
 phase "integration tests"
+# The room left: a full disk stalls every producer of a test (the broker answers
+# KAFKA_STORAGE_ERROR until there is room again), and CI machines' free space varies.
+df -h "$PWD" "${TMPDIR:-/tmp}" >&2
 # The slowest tests are listed at the end, to keep the whole run under an hour on 2 cores.
 SHOAL_BIN="$target/shoal" SHOAL_BENCH_BIN="$target/shoal-bench" python3 -m pytest tests/integration -q \
   -p no:cacheprovider --durations=25 "$@"

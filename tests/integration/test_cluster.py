@@ -533,7 +533,7 @@ def test_a_client_quota_set_through_one_broker_holds_on_another(cluster):
     while not Quotas(b.bootstrap).describe([("client-id", EXACT, client)]):
         assert time.time() < deadline, "broker 2 never saw the quota"
         time.sleep(0.1)
-    rate, throttle_ms = run_producers(a.bootstrap, "metered", [(client, 1, 8)])[client]
+    rate, throttle_ms, _ = run_producers(a.bootstrap, "metered", [(client, 1, 8)])[client]
     print(f"through broker 2, held to {QUOTA} B/s: {rate:.0f} B/s, throttled up to {throttle_ms} ms")
     # (A short run: the last request's bytes, taken just before the end, weigh more.)
     assert throttle_ms > 0 and rate <= 1.25 * QUOTA, (rate, throttle_ms)
