@@ -13,7 +13,7 @@ use futures::FutureExt;
 use shoal_coordinator::{TopicPartition, TopicsView};
 
 use super::group::{ReadRecords, ShareHeartbeat, ShareHeartbeatAnswer, SESSION_CLOSE_EPOCH};
-use super::partition::Acquired;
+use super::partition::{Acquired, DeadLetterRun};
 use super::registry::{SessionAnswer, SessionStep, ShareGroupDescription, ShareSettings};
 use crate::groups::{GroupCall, GroupError, Groups};
 
@@ -156,6 +156,42 @@ impl GroupCall for ShareAcquireCall {
                 }
             });
         after_writes(groups, &self.group_id, reply, AcquireAnswer::refuse)
+    }
+}
+
+/// The group's records given up on since last taken (KIP-1191), for the broker to write to
+/// the group's dead-letter topic; each run then ends with `DeadLettered`.
+#[derive(Debug)]
+pub struct TakeDeadLetters(pub String);
+
+impl GroupCall for TakeDeadLetters {
+    type Reply = Vec<(TopicPartition, DeadLetterRun)>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let reply = groups.share().take_dead_letters(&self.0);
+        async move { reply }.boxed_local()
+    }
+}
+
+/// A run of records the dead-letter writer is done with: archived, and the share-partition's
+/// state written.
+#[derive(Debug)]
+pub struct DeadLettered {
+    pub group_id: String,
+    pub partition: TopicPartition,
+    pub run: DeadLetterRun,
+}
+
+impl GroupCall for DeadLettered {
+    type Reply = Result<(), GroupError>;
+
+    fn run(self, groups: Rc<Groups>) -> LocalBoxFuture<'static, Self::Reply> {
+        let (first, last) = (self.run.first_offset, self.run.last_offset);
+        groups
+            .share()
+            .dead_lettered(&self.group_id, self.partition, first, last);
+        // A share-partition another broker took over meanwhile writes it there again.
+        after_writes(groups, &self.group_id, Ok(()), |_, _| {})
     }
 }
 

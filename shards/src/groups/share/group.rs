@@ -19,7 +19,8 @@ use uuid::Uuid;
 
 use super::assignor::assign;
 use super::partition::{
-    Acknowledgement, Acquired, MemberKey, ShareLimits, SharePartition, ShareState, IN_FLIGHT_BYTES,
+    Acknowledgement, Acquired, DeadLetterRun, MemberKey, ShareLimits, SharePartition, ShareState,
+    IN_FLIGHT_BYTES,
 };
 use crate::groups::GroupError;
 
@@ -564,7 +565,7 @@ impl ShareGroup {
             let skipped = |a: &Acquired| read.never.iter().any(|r| r.contains(&a.offset));
             if got.iter().any(skipped) {
                 for a in got.iter().filter(|a| skipped(a)) {
-                    let _ = partition.acknowledge(key, a.offset, Acknowledgement::Reject);
+                    let _ = partition.acknowledge(key, a.offset, Acknowledgement::Skip);
                 }
                 got.retain(|a| !skipped(a));
                 self.changed.push(read.partition);
@@ -614,6 +615,29 @@ impl ShareGroup {
             self.record_bytes.remove(tp);
         }
         self.changed.retain(|changed| !dropped.contains(changed));
+    }
+
+    /// The records of its share-partitions given up on since last taken, for the dead-letter
+    /// writer.
+    pub fn take_dead_letters(&mut self) -> Vec<(TopicPartition, DeadLetterRun)> {
+        self.partitions
+            .iter_mut()
+            .flat_map(|(tp, partition)| {
+                let runs = partition.take_dead_letters();
+                runs.into_iter().map(|run| (*tp, run))
+            })
+            .collect()
+    }
+
+    /// The dead-letter writer is done with `first..=last` of `partition`: archived.
+    pub fn dead_lettered(&mut self, partition: TopicPartition, first: i64, last: i64) {
+        let done = self
+            .partitions
+            .get_mut(&partition)
+            .is_some_and(|p| p.dead_lettered(first, last));
+        if done {
+            self.changed.push(partition);
+        }
     }
 
     /// The states of the share-partitions changed since the last call, each at a version
@@ -686,11 +710,12 @@ fn acknowledge(
 }
 
 /// ShareFetch's and ShareAcknowledge's acknowledge types: 0 a gap (an offset with no record
-/// to deliver, done like a rejected one), 1 accept, 2 release, 3 reject, 4 renew (v2; the
+/// to deliver, archived like a rejected one but never dead-lettered), 1 accept, 2 release, 3 reject, 4 renew (v2; the
 /// engine turns it into an unknown type where the version or the group does not allow it).
 fn acknowledgement(kind: i8, now_ms: i64) -> Option<Acknowledgement> {
     match kind {
-        0 | 3 => Some(Acknowledgement::Reject),
+        0 => Some(Acknowledgement::Skip),
+        3 => Some(Acknowledgement::Reject),
         1 => Some(Acknowledgement::Accept),
         2 => Some(Acknowledgement::Release),
         RENEW => Some(Acknowledgement::Renew { now_ms }),

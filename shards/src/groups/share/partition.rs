@@ -7,6 +7,10 @@
 //! and the records in flight are bounded (`share.partition.max.record.locks`), so the state is
 //! bounded whatever the consumers do.
 //!
+//! A group with a dead-letter topic (KIP-1191) holds a rejected record, or one released at the
+//! delivery limit, as dead-lettering until the broker has written it there
+//! (`take_dead_letters`, `dead_lettered`): the start does not pass it before.
+//!
 //! I/O-free: time is passed in, and what must be durable (`persisted`) is taken out for the
 //! coordinator's log; `restore` reads it back after a restart, where records acquired before
 //! are available again (their locks did not survive) with the deliveries counted so far.
@@ -26,6 +30,9 @@ pub struct ShareLimits {
     pub delivery_limit: u16,
     /// `share.record.lock.duration.ms`: how long an acquired record stays with its member.
     pub lock_duration_ms: i64,
+    /// The group has a dead-letter topic (`errors.deadletterqueue.topic.name`): records it
+    /// gives up on go there before they are archived.
+    pub dead_letters: bool,
 }
 
 impl Default for ShareLimits {
@@ -35,6 +42,7 @@ impl Default for ShareLimits {
             max_in_flight: 2_000,
             delivery_limit: 5,
             lock_duration_ms: 30_000,
+            dead_letters: false,
         }
     }
 }
@@ -49,8 +57,40 @@ pub enum RecordState {
         until_ms: i64,
     },
     Acknowledged,
+    /// Given up on, to be written to the group's dead-letter topic first; `writing` once
+    /// handed to the writer (`take_dead_letters`). Never delivered again.
+    DeadLettering {
+        cause: DeadLetterCause,
+        writing: bool,
+    },
     /// Rejected, or released at the delivery limit: never delivered again.
     Archived,
+}
+
+/// Why a record goes to its group's dead-letter topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadLetterCause {
+    Rejected,
+    DeliveryLimit,
+}
+
+impl DeadLetterCause {
+    /// Kafka's `__dlq.errors.message` for it.
+    pub fn message(self) -> &'static str {
+        match self {
+            DeadLetterCause::Rejected => "Offset rejected by client.",
+            DeadLetterCause::DeliveryLimit => "Offset delivery count exceeded the threshold.",
+        }
+    }
+}
+
+/// A run of records handed to the dead-letter writer: one cause and delivery count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadLetterRun {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub deliveries: u16,
+    pub cause: DeadLetterCause,
 }
 
 /// What a member answers for one record it holds (ShareAcknowledge's types 1, 2, 3, and 4
@@ -60,6 +100,9 @@ pub enum Acknowledgement {
     Accept,
     Release,
     Reject,
+    /// An offset with nothing to deliver (a gap, a transaction marker, an aborted record):
+    /// archived, never dead-lettered.
+    Skip,
     /// KIP-1222: the member keeps the record, its lock running a whole lock duration again
     /// from `now_ms` (no new delivery is counted).
     Renew {
@@ -106,6 +149,8 @@ pub struct StateBatch {
 pub enum PersistedState {
     Available,
     Acknowledged,
+    /// Waiting to be written to the dead-letter topic (Kafka's ARCHIVING).
+    DeadLettering,
     Archived,
 }
 
@@ -227,6 +272,15 @@ impl SharePartition {
     /// next acquisition; locks already held keep their deadline).
     pub fn set_limits(&mut self, limits: ShareLimits) {
         self.limits = limits;
+        if !limits.dead_letters {
+            // The group's dead-letter topic was unset: what waited for it is archived.
+            for record in self.records.iter_mut() {
+                if let RecordState::DeadLettering { writing: false, .. } = record.state {
+                    record.state = RecordState::Archived;
+                }
+            }
+            self.advance();
+        }
     }
 
     /// How many records are in flight (for the memory charged per lock).
@@ -241,7 +295,7 @@ impl SharePartition {
         offset: i64,
         acknowledgement: Acknowledgement,
     ) -> Result<(), NotHeld> {
-        let (limit, lock) = (self.limits.delivery_limit, self.limits.lock_duration_ms);
+        let limits = self.limits;
         let record = self.at_mut(offset).ok_or(NotHeld { offset })?;
         match record.state {
             RecordState::Acquired { member: holder, .. } if holder == member => {}
@@ -249,11 +303,12 @@ impl SharePartition {
         }
         record.state = match acknowledgement {
             Acknowledgement::Accept => RecordState::Acknowledged,
-            Acknowledgement::Reject => RecordState::Archived,
-            Acknowledgement::Release => released(record.deliveries, limit),
+            Acknowledgement::Reject => given_up(DeadLetterCause::Rejected, limits),
+            Acknowledgement::Skip => RecordState::Archived,
+            Acknowledgement::Release => released(record.deliveries, limits),
             Acknowledgement::Renew { now_ms } => RecordState::Acquired {
                 member,
-                until_ms: now_ms.saturating_add(lock),
+                until_ms: now_ms.saturating_add(limits.lock_duration_ms),
             },
         };
         self.advance();
@@ -270,6 +325,58 @@ impl SharePartition {
     /// Releases every record `member` holds (it left the group or was fenced); how many.
     pub fn member_gone(&mut self, member: MemberKey) -> usize {
         self.release_where(|state| matches!(state, RecordState::Acquired { member: holder, .. } if holder == member))
+    }
+
+    /// The dead-lettering records not yet handed to the writer, as runs of one cause and
+    /// delivery count; they are the writer's from now (`dead_lettered` ends them).
+    pub fn take_dead_letters(&mut self) -> Vec<DeadLetterRun> {
+        let mut runs: Vec<DeadLetterRun> = Vec::new();
+        for (index, record) in self.records.iter_mut().enumerate() {
+            let RecordState::DeadLettering {
+                cause,
+                writing: false,
+            } = record.state
+            else {
+                continue;
+            };
+            record.state = RecordState::DeadLettering {
+                cause,
+                writing: true,
+            };
+            let offset = self.start + index as i64;
+            match runs.last_mut() {
+                Some(run)
+                    if run.last_offset + 1 == offset
+                        && run.cause == cause
+                        && run.deliveries == record.deliveries =>
+                {
+                    run.last_offset = offset
+                }
+                _ => runs.push(DeadLetterRun {
+                    first_offset: offset,
+                    last_offset: offset,
+                    deliveries: record.deliveries,
+                    cause,
+                }),
+            }
+        }
+        runs
+    }
+
+    /// The records of `first..=last` still dead-lettering are archived: the writer is done
+    /// with them (written, or given up on as Kafka gives up). Whether any was.
+    pub fn dead_lettered(&mut self, first: i64, last: i64) -> bool {
+        let mut any = false;
+        for offset in first.max(self.start)..=last.min(self.end_offset() - 1) {
+            if let Some(record) = self.at_mut(offset) {
+                if matches!(record.state, RecordState::DeadLettering { .. }) {
+                    record.state = RecordState::Archived;
+                    any = true;
+                }
+            }
+        }
+        self.advance();
+        any
     }
 
     /// The earliest lock deadline, for the timer that expires locks.
@@ -293,6 +400,7 @@ impl SharePartition {
             let state = match record.state {
                 RecordState::Available | RecordState::Acquired { .. } => PersistedState::Available,
                 RecordState::Acknowledged => PersistedState::Acknowledged,
+                RecordState::DeadLettering { .. } => PersistedState::DeadLettering,
                 RecordState::Archived => PersistedState::Archived,
             };
             match batches.last_mut() {
@@ -315,8 +423,10 @@ impl SharePartition {
 
     /// A share-partition as `state` left it. Batches that do not continue from the start
     /// without a gap, or run backwards, end what is read (the records after them are offered
-    /// again, which loses nothing); a record at the delivery limit is archived, as its release
-    /// would have archived it; and no more than the in-flight limit is read.
+    /// again, which loses nothing); a record at the delivery limit is archived (or
+    /// dead-lettered), as its release would have done; a dead-lettering one waits for the
+    /// writer again, its cause the delivery limit where it reached it (the log keeps no
+    /// cause); and no more than the in-flight limit is read.
     pub fn restore(state: &ShareState, limits: ShareLimits) -> SharePartition {
         let mut partition = SharePartition::new(state.start_offset, limits);
         for batch in &state.batches {
@@ -329,8 +439,12 @@ impl SharePartition {
             let room = limits.max_in_flight as i64 - partition.records.len() as i64;
             let record = InFlight {
                 state: match batch.state {
-                    PersistedState::Available => released(batch.deliveries, limits.delivery_limit),
+                    PersistedState::Available => released(batch.deliveries, limits),
                     PersistedState::Acknowledged => RecordState::Acknowledged,
+                    PersistedState::DeadLettering if batch.deliveries >= limits.delivery_limit => {
+                        given_up(DeadLetterCause::DeliveryLimit, limits)
+                    }
+                    PersistedState::DeadLettering => given_up(DeadLetterCause::Rejected, limits),
                     PersistedState::Archived => RecordState::Archived,
                 },
                 deliveries: batch.deliveries,
@@ -344,10 +458,10 @@ impl SharePartition {
     }
 
     fn release_where(&mut self, held: impl Fn(RecordState) -> bool) -> usize {
-        let limit = self.limits.delivery_limit;
+        let limits = self.limits;
         let mut count = 0;
         for record in self.records.iter_mut().filter(|r| held(r.state)) {
-            record.state = released(record.deliveries, limit);
+            record.state = released(record.deliveries, limits);
             count += 1;
         }
         self.advance();
@@ -379,10 +493,22 @@ impl SharePartition {
     }
 }
 
-/// A released record: offered again, or archived once delivered `limit` times.
-fn released(deliveries: u16, limit: u16) -> RecordState {
-    match deliveries >= limit {
-        true => RecordState::Archived,
+/// A released record: offered again, or given up on once delivered the limit's times.
+fn released(deliveries: u16, limits: ShareLimits) -> RecordState {
+    match deliveries >= limits.delivery_limit {
+        true => given_up(DeadLetterCause::DeliveryLimit, limits),
         false => RecordState::Available,
+    }
+}
+
+/// A record never delivered again: archived, or first dead-lettered where the group has a
+/// dead-letter topic.
+fn given_up(cause: DeadLetterCause, limits: ShareLimits) -> RecordState {
+    match limits.dead_letters {
+        true => RecordState::DeadLettering {
+            cause,
+            writing: false,
+        },
+        false => RecordState::Archived,
     }
 }

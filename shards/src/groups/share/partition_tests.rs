@@ -14,7 +14,77 @@ const LIMITS: ShareLimits = ShareLimits {
     max_in_flight: 16,
     delivery_limit: 3,
     lock_duration_ms: 1_000,
+    dead_letters: false,
 };
+
+const WITH_DEAD_LETTERS: ShareLimits = ShareLimits {
+    dead_letters: true,
+    ..LIMITS
+};
+
+/// A group with a dead-letter topic: a rejected record, and one released at the delivery
+/// limit, wait for the writer (the start stops at them, across a restart too), are handed to
+/// it once, in runs of one cause, and are archived when it is done.
+#[test]
+fn records_given_up_on_wait_for_the_dead_letter_writer_before_they_are_archived() {
+    let mut p = SharePartition::new(0, WITH_DEAD_LETTERS);
+    assert_eq!(p.acquire(1, 0..4, 10, 0).len(), 4);
+    for offset in 0..2 {
+        p.acknowledge(1, offset, Acknowledgement::Reject).unwrap();
+    }
+    p.acknowledge(1, 2, Acknowledgement::Skip).unwrap();
+    p.acknowledge(1, 3, Acknowledgement::Accept).unwrap();
+    assert_eq!(
+        p.start_offset(),
+        0,
+        "nothing passes a record not yet dead-lettered"
+    );
+    // Offset 3's neighbour 4 goes round to the delivery limit.
+    for now in [0, 1_000, 2_000] {
+        assert_eq!(p.acquire(2, 4..5, 10, now).len(), 1);
+        p.acknowledge(2, 4, Acknowledgement::Release).unwrap();
+    }
+    let rejected = DeadLetterRun {
+        first_offset: 0,
+        last_offset: 1,
+        deliveries: 1,
+        cause: DeadLetterCause::Rejected,
+    };
+    let at_limit = DeadLetterRun {
+        first_offset: 4,
+        last_offset: 4,
+        deliveries: 3,
+        cause: DeadLetterCause::DeliveryLimit,
+    };
+    // A restart before the writer is done hands them out again.
+    let mut restored = SharePartition::restore(&p.persisted(), WITH_DEAD_LETTERS);
+    assert_eq!(restored.take_dead_letters(), vec![rejected, at_limit]);
+    assert_eq!(p.take_dead_letters(), vec![rejected, at_limit]);
+    assert!(
+        p.take_dead_letters().is_empty(),
+        "handed to the writer once"
+    );
+    assert!(
+        p.acquire(3, 0..5, 10, 3_000).is_empty(),
+        "never delivered again"
+    );
+    assert!(p.dead_lettered(0, 1));
+    assert_eq!(p.start_offset(), 4);
+    assert!(p.dead_lettered(4, 4));
+    assert!(!p.dead_lettered(4, 4), "done once");
+    assert_eq!((p.start_offset(), p.end_offset()), (5, 5));
+    // Without a dead-letter topic the same records are archived at once.
+    let mut plain = SharePartition::new(0, LIMITS);
+    plain.acquire(1, 0..1, 1, 0);
+    plain.acknowledge(1, 0, Acknowledgement::Reject).unwrap();
+    assert_eq!(plain.start_offset(), 1);
+    // A topic unset meanwhile: what waited for the writer is archived.
+    restored.acquire(1, 5..6, 1, 0);
+    let mut unset = SharePartition::restore(&restored.persisted(), WITH_DEAD_LETTERS);
+    unset.set_limits(LIMITS);
+    assert!(unset.take_dead_letters().is_empty());
+    assert_eq!(unset.start_offset(), 5);
+}
 
 #[test]
 fn a_renewed_lock_runs_a_whole_duration_from_the_renewal_without_a_new_delivery() {
@@ -176,7 +246,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => (1u8..20).prop_map(Op::Produce),
         3 => (0u32..3, 1u8..12).prop_map(|(member, max)| Op::Acquire { member, max }),
-        6 => (0u32..3, any::<u16>(), 0u8..4).prop_map(|(member, pick, kind)| Op::Ack { member, pick, kind }),
+        6 => (0u32..3, any::<u16>(), 0u8..5).prop_map(|(member, pick, kind)| Op::Ack { member, pick, kind }),
         2 => (0u16..1_500).prop_map(Op::Tick),
         1 => (0u32..3).prop_map(Op::Leave),
         1 => Just(Op::Restart),
@@ -313,6 +383,7 @@ impl Run {
             Acknowledgement::Release,
             Acknowledgement::Reject,
             Acknowledgement::Renew { now_ms: self.now },
+            Acknowledgement::Skip,
         ][usize::from(kind)];
         let holds = self
             .model
@@ -329,7 +400,7 @@ impl Run {
                 self.model.held.remove(&offset);
                 self.model.done.insert(offset, Done::Accepted);
             }
-            Acknowledgement::Reject => {
+            Acknowledgement::Reject | Acknowledgement::Skip => {
                 self.model.held.remove(&offset);
                 self.model.done.insert(offset, Done::Archived);
             }

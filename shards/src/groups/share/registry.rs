@@ -16,7 +16,7 @@ use super::group::{
     AckBatch, ReadFrom, ReadRecords, ShareGroup, ShareHeartbeat, ShareHeartbeatAnswer,
     SESSION_CLOSE_EPOCH, SESSION_OPEN_EPOCH,
 };
-use super::partition::{Acquired, ShareLimits, ShareState};
+use super::partition::{Acquired, DeadLetterRun, ShareLimits, ShareState};
 use super::stored::to_record;
 use crate::groups::classic::messages::GroupListing;
 use crate::groups::{GroupConfig, GroupError};
@@ -262,6 +262,21 @@ impl ShareGroups {
             .iter()
             .map(|w| to_record(group_id, w.partition, w.version, &w.state))
             .collect()
+    }
+
+    /// The group's records given up on since last taken, for the dead-letter writer.
+    pub fn take_dead_letters(&self, group_id: &str) -> Vec<(TopicPartition, DeadLetterRun)> {
+        let mut groups = self.groups.borrow_mut();
+        groups
+            .get_mut(group_id)
+            .map_or_else(Vec::new, |group| group.take_dead_letters())
+    }
+
+    /// The dead-letter writer is done with `first..=last` of the group's `partition`.
+    pub fn dead_lettered(&self, group_id: &str, partition: TopicPartition, first: i64, last: i64) {
+        if let Some(group) = self.groups.borrow_mut().get_mut(group_id) {
+            group.dead_lettered(partition, first, last);
+        }
     }
 
     /// Forgets the share-partitions whose state the log refused from this shard.

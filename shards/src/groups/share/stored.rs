@@ -9,6 +9,7 @@ use super::partition::{PersistedState, ShareState, StateBatch};
 /// Kafka's record state codes (`RecordState`) for the states that are persisted.
 const AVAILABLE: i8 = 0;
 const ACKNOWLEDGED: i8 = 2;
+const ARCHIVING: i8 = 3;
 const ARCHIVED: i8 = 4;
 
 /// The record of `state` for the group's share-partition, at `version`.
@@ -34,6 +35,7 @@ pub fn to_record(
                 state: match b.state {
                     PersistedState::Available => AVAILABLE,
                     PersistedState::Acknowledged => ACKNOWLEDGED,
+                    PersistedState::DeadLettering => ARCHIVING,
                     PersistedState::Archived => ARCHIVED,
                 },
                 delivery_count: b.deliveries as i16,
@@ -52,6 +54,7 @@ pub fn from_record(record: &ShoalShareStateRecord) -> (ShareState, i64) {
             let state = match b.state {
                 AVAILABLE => PersistedState::Available,
                 ACKNOWLEDGED => PersistedState::Acknowledged,
+                ARCHIVING => PersistedState::DeadLettering,
                 ARCHIVED => PersistedState::Archived,
                 _ => return None,
             };
@@ -92,6 +95,12 @@ mod tests {
                     state: PersistedState::Archived,
                     deliveries: 5,
                 },
+                StateBatch {
+                    first_offset: 14,
+                    last_offset: 15,
+                    state: PersistedState::DeadLettering,
+                    deliveries: 1,
+                },
             ],
         };
         let tp = TopicPartition {
@@ -100,6 +109,7 @@ mod tests {
         };
         let record = to_record("g", tp, 7, &state);
         assert_eq!(record.batches[1].state, ARCHIVED);
+        assert_eq!(record.batches[2].state, ARCHIVING, "Kafka's code");
         assert_eq!(from_record(&record), (state, 7));
     }
 }
