@@ -8,8 +8,8 @@ use shoal_shards::{FetchConfig, GroupConfig, ProduceConfig, RewriteConfig, Shard
 
 use crate::listeners::{parse_listeners, Listener};
 use crate::{
-    AuthorizerConfig, ClusterConfig, ConfigError, CoordinatorConfig, DelegationTokenConfig,
-    LogConfig, ObjectStoreConfig, QuotasConfig, SaslConfig, SslConfig,
+    AuthorizerConfig, ClusterConfig, ConfigError, CoordinatorConfig, DeadLettersConfig,
+    DelegationTokenConfig, LogConfig, ObjectStoreConfig, QuotasConfig, SaslConfig, SslConfig,
 };
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -64,6 +64,7 @@ pub struct BrokerConfig {
     pub fetch: FetchConfig,
     pub object_store: ObjectStoreConfig,
     pub groups: GroupConfig,
+    pub dead_letters: DeadLettersConfig,
     pub cluster: ClusterConfig,
     pub rewrite: RewriteConfig,
     pub quotas: QuotasConfig,
@@ -105,6 +106,7 @@ impl Default for BrokerConfig {
             fetch: FetchConfig::default(),
             object_store: ObjectStoreConfig::default(),
             groups: GroupConfig::default(),
+            dead_letters: DeadLettersConfig::default(),
             cluster: ClusterConfig::default(),
             rewrite: RewriteConfig::default(),
             quotas: QuotasConfig::default(),

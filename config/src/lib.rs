@@ -10,6 +10,7 @@ mod broker;
 mod cluster;
 mod coordinator;
 mod coordinator_database;
+pub mod dead_letters;
 mod error;
 pub mod listeners;
 pub mod log;
@@ -27,6 +28,7 @@ pub use error::ConfigError;
 pub use log::{LogConfig, LogFormat};
 
 pub use coordinator::{CoordinatorConfig, CoordinatorKind};
+pub use dead_letters::DeadLettersConfig;
 pub use object_store::{LocalLayoutKind, ObjectStoreConfig, StoreKind};
 pub use quotas::QuotasConfig;
 pub use security::{

@@ -52,6 +52,9 @@ pub struct TopicConfig {
     /// `shoal.iceberg.enabled`: the broker's table writer keeps an Iceberg table of the
     /// topic's committed records.
     pub iceberg_enabled: bool,
+    /// `errors.deadletterqueue.group.enable`: share groups may use the topic as their
+    /// dead-letter queue (KIP-1191); a topic's owner allows it, not a group's.
+    pub dead_letters_enabled: bool,
 }
 
 /// Which of a record's parts must name a registered schema, and under which subject.
@@ -238,6 +241,7 @@ impl Default for TopicConfig {
             compaction: CompactionConfig::default(),
             schema_validation: SchemaValidation::default(),
             iceberg_enabled: false,
+            dead_letters_enabled: false,
         }
     }
 }

@@ -30,6 +30,8 @@ pub struct TopicConfigDef {
 /// In the order they are described.
 /// The topic config that gives a topic an Iceberg table (the table writer reads it too).
 pub const ICEBERG_ENABLED: &str = "shoal.iceberg.enabled";
+/// The topic config that lets share groups use a topic as their dead-letter queue.
+pub const DEAD_LETTERS_ENABLED: &str = "errors.deadletterqueue.group.enable";
 
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     TopicConfigDef {
@@ -129,6 +131,17 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
             Ok(())
         },
         value: |c| c.iceberg_enabled.to_string(),
+    },
+    TopicConfigDef {
+        name: DEAD_LETTERS_ENABLED,
+        broker_default: None,
+        config_type: ConfigType::Boolean,
+        doc: "Share groups may name the topic as their dead-letter queue (`errors.deadletterqueue.topic.name`, KIP-1191): records they give up on are written to it.",
+        set: |c, v| {
+            c.dead_letters_enabled = boolean(DEAD_LETTERS_ENABLED, v)?;
+            Ok(())
+        },
+        value: |c| c.dead_letters_enabled.to_string(),
     },
     TopicConfigDef {
         name: "delete.retention.ms",

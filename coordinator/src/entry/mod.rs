@@ -252,6 +252,7 @@ pub(crate) mod tests {
                         },
                         schema_validation: Default::default(),
                         iceberg_enabled: true,
+                        dead_letters_enabled: false,
                     },
                 ),
             ),
