@@ -33,6 +33,8 @@ pub const SHARE_RENEW_ACKNOWLEDGE: &str = "share.renew.acknowledge.enable";
 pub const STREAMS_SESSION_TIMEOUT: &str = "streams.session.timeout.ms";
 pub const STREAMS_HEARTBEAT_INTERVAL: &str = "streams.heartbeat.interval.ms";
 pub const STREAMS_STANDBY_REPLICAS: &str = "streams.num.standby.replicas";
+pub const DEAD_LETTER_TOPIC: &str = "errors.deadletterqueue.topic.name";
+pub const DEAD_LETTER_COPY: &str = "errors.deadletterqueue.copy.record.enable";
 
 /// One group config.
 pub struct GroupConfigDef {
@@ -49,6 +51,23 @@ pub struct GroupConfigDef {
 /// The group configs Shoal honours, in the order they are described. Share groups' bounds
 /// are Kafka 4.4's defaults for its `group.share.min.*`/`max.*` broker settings.
 pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
+    GroupConfigDef {
+        name: DEAD_LETTER_COPY,
+        config_type: ConfigType::Boolean,
+        doc: "Whether a share group's dead-letter records carry the original record's key and value, or only the headers that say where it came from and why (as Kafka 4.4, the original's headers are not copied).",
+        default: |_| "false".to_string(),
+        check: boolean,
+    },
+    GroupConfigDef {
+        name: DEAD_LETTER_TOPIC,
+        config_type: ConfigType::String,
+        doc: "A share group's dead-letter topic (KIP-1191): records it rejects or that reach `share.delivery.count.limit` are written there before they are archived. Blank: none. It must start with `[dead_letters] topic_prefix` and have `errors.deadletterqueue.group.enable=true`.",
+        default: |_| String::new(),
+        check: |v| match v.trim() {
+            v if v.starts_with("__") => Err("DLQ topic name must not start with '__'".to_string()),
+            v => Ok(v.to_string()),
+        },
+    },
     GroupConfigDef {
         name: HEARTBEAT_INTERVAL,
         config_type: ConfigType::Int,
@@ -113,10 +132,7 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
         config_type: ConfigType::Boolean,
         doc: "Whether a share group's members may renew the lock of a record they hold (KIP-1222's RENEW acknowledgements).",
         default: |_| "true".to_string(),
-        check: |v| match v.trim() {
-            v @ ("true" | "false") => Ok(v.to_string()),
-            _ => Err("must be true or false".to_string()),
-        },
+        check: boolean,
     },
     GroupConfigDef {
         name: SHARE_SESSION_TIMEOUT,
@@ -147,6 +163,14 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
         check: |v| whole(v, 1, i32::MAX as i64),
     },
 ];
+
+/// `true` or `false`, as stored.
+fn boolean(value: &str) -> Result<String, String> {
+    match value.trim() {
+        v @ ("true" | "false") => Ok(v.to_string()),
+        _ => Err("must be true or false".to_string()),
+    }
+}
 
 /// A whole number within `min..=max`, as stored.
 fn whole(value: &str, min: i64, max: i64) -> Result<String, String> {
@@ -304,6 +328,7 @@ pub fn share_group_settings(
                 max_in_flight: number(SHARE_MAX_RECORD_LOCKS).clamp(1, u32::MAX as i64) as u32,
                 delivery_limit: number(SHARE_DELIVERY_LIMIT).clamp(1, u16::MAX as i64) as u16,
                 lock_duration_ms: number(SHARE_LOCK_DURATION).max(1),
+                dead_letters: dead_letter_settings(view, group).is_some(),
             },
             session_timeout_ms: number(SHARE_SESSION_TIMEOUT).max(1),
         },
@@ -313,6 +338,16 @@ pub fn share_group_settings(
         read_committed: text(SHARE_ISOLATION_LEVEL) == "read_committed",
         renew_enabled: text(SHARE_RENEW_ACKNOWLEDGE) == "true",
     }
+}
+
+/// A share group's dead-letter topic and whether its records are copied there, if it has one.
+pub fn dead_letter_settings(view: &TopicsView, group: &str) -> Option<(String, bool)> {
+    let configs = view.group_configs(group);
+    let topic = stored(configs, DEAD_LETTER_TOPIC).filter(|t| !t.is_empty())?;
+    Some((
+        topic.to_string(),
+        stored(configs, DEAD_LETTER_COPY) == Some("true"),
+    ))
 }
 
 /// The group's configs after SET (`Some`) or DELETE (`None`) of each listed one, validated:

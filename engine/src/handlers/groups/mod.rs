@@ -6,6 +6,7 @@
 pub mod commit_request;
 pub mod consumer_group_describe;
 pub mod consumer_heartbeat;
+mod dead_letters;
 pub mod delete_groups;
 pub mod describe_groups;
 pub mod find_coordinator;

@@ -12,6 +12,7 @@ use shoal_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse
 use shoal_shards::groups::share::registry::SessionStep;
 use uuid::Uuid;
 
+use super::dead_letters;
 use super::share_session::{
     acks_of, named_partitions, renew_allowed, session_step, share_request, PartitionOutcome,
 };
@@ -46,6 +47,9 @@ pub async fn handle(call: &Call<'_>, request: ShareAcknowledgeRequest) -> ShareA
     .await
     {
         return refused(code);
+    }
+    if started.settings.share.limits.dead_letters {
+        dead_letters::write_given_up(call.broker, &started.group_id).await;
     }
     // v2 tells the member how long its locks (renewed ones among them) run.
     let lock_ms = started.settings.share.limits.lock_duration_ms as i32;

@@ -33,6 +33,7 @@ use shoal_shards::maintenance::now_ms;
 use shoal_shards::{PartitionFetch, PartitionFetchResult};
 use uuid::Uuid;
 
+use super::dead_letters;
 use super::share_session::{
     acks_of, named_partitions, partition_of, renew_allowed, session_step, share_request,
     PartitionOutcome, ShareRequest,
@@ -90,9 +91,13 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
     // A renewing request (KIP-1222) only acknowledges: the member is not handed more records
     // while it renews the locks of those it holds.
     if request.share_session_epoch == SESSION_CLOSE_EPOCH || request.is_renew_ack {
+        if settings.share.limits.dead_letters {
+            dead_letters::write_given_up(broker, &group_id).await;
+        }
         response.responses = topic_responses(outcomes, BTreeMap::new(), call);
         return response;
     }
+    let dead_letters_of = settings.share.limits.dead_letters.then(|| group_id.clone());
     let delivered = match read_and_acquire(
         call,
         &request,
@@ -107,6 +112,11 @@ pub async fn handle(call: &Call<'_>, request: ShareFetchRequest) -> ShareFetchRe
         Ok(delivered) => delivered,
         Err(code) => return refused(code),
     };
+    // Records given up on by this fetch's acknowledgements, or found with their locks run
+    // out at the delivery limit as it acquired.
+    if let Some(group_id) = dead_letters_of {
+        dead_letters::write_given_up(broker, &group_id).await;
+    }
     let bytes_out: usize = delivered.values().map(|(records, _)| records.len()).sum();
     broker.shard.metrics.counters.count_fetched(bytes_out);
     response.responses = topic_responses(outcomes, delivered, call);

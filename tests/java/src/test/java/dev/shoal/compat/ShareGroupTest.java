@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.shoal.compat.harness.BrokerTest;
 import dev.shoal.compat.harness.Clients;
 import dev.shoal.compat.harness.Eventually;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -33,6 +36,7 @@ import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
@@ -174,6 +178,102 @@ class ShareGroupTest extends BrokerTest {
     // Released at the delivery limit (2): archived, never delivered again.
     List<ConsumerRecord<String, String>> after = pollFor(consumer, Duration.ofSeconds(3));
     assertEquals(List.of(), after.stream().map(ConsumerRecord::offset).toList());
+  }
+
+  /**
+   * KIP-1191: a share group with a dead-letter topic writes the records it gives up on there
+   * (rejected ones, and released ones at the delivery limit) with Kafka's context headers and the
+   * original record's key and value (the group copies records; Kafka 4.4 leaves the original's
+   * headers out), each once.
+   */
+  @Test
+  void recordsGivenUpOnLandInTheDeadLetterTopicWithKafkasHeaders() throws Exception {
+    String topic = clients.createTopic("poison", 1);
+    String deadLetters =
+        clients.createTopic("dlq.poison", 1, Map.of("errors.deadletterqueue.group.enable", "true"));
+    String group = Clients.unique("careful");
+    configure(
+        group,
+        Map.of(
+            "share.auto.offset.reset", "earliest",
+            "share.delivery.count.limit", "2",
+            "errors.deadletterqueue.topic.name", deadLetters,
+            "errors.deadletterqueue.copy.record.enable", "true"));
+    KafkaProducer<String, String> producer = clients.producer(Map.of());
+    for (int i = 0; i < 4; i++) {
+      ProducerRecord<String, String> record = new ProducerRecord<>(topic, 0, "k" + i, "r" + i);
+      record.headers().add("origin", "test".getBytes(StandardCharsets.UTF_8));
+      producer.send(record);
+    }
+    producer.flush();
+    KafkaShareConsumer<String, String> consumer = member(group, topic, true);
+    List<ConsumerRecord<String, String>> first = pollUntil(consumer, 4);
+    assertEquals(4, first.size());
+    for (ConsumerRecord<String, String> record : first) {
+      // 0 and 1 rejected; 2 and 3 released, to come back once more and reach the limit.
+      consumer.acknowledge(record, record.offset() < 2 ? AcknowledgeType.REJECT : AcknowledgeType.RELEASE);
+    }
+    consumer.commitSync();
+    List<ConsumerRecord<String, String>> second = pollUntil(consumer, 2);
+    assertEquals(List.of(2L, 3L), second.stream().map(ConsumerRecord::offset).sorted().toList());
+    second.forEach(record -> consumer.acknowledge(record, AcknowledgeType.RELEASE));
+    consumer.commitSync();
+    // The member fetches on: the last acknowledgements reach the broker with its next poll.
+    assertEquals(List.of(), pollFor(consumer, Duration.ofSeconds(2)));
+
+    KafkaConsumer<String, String> reader = clients.consumer(null, Map.of());
+    reader.assign(List.of(new TopicPartition(deadLetters, 0)));
+    List<ConsumerRecord<String, String>> dead = Clients.poll(reader, 4, Clients.TIMEOUT);
+    dead.addAll(Clients.poll(reader, 1, Duration.ofSeconds(2)));
+    Map<String, String> summary = new java.util.TreeMap<>();
+    for (ConsumerRecord<String, String> record : dead) {
+      String offset = header(record, "__dlq.errors.offset");
+      summary.put(
+          offset,
+          String.join(
+              "|",
+              record.key(),
+              record.value(),
+              header(record, "origin"),
+              header(record, "__dlq.errors.topic"),
+              header(record, "__dlq.errors.partition"),
+              header(record, "__dlq.errors.group"),
+              header(record, "__dlq.errors.delivery.count"),
+              header(record, "__dlq.errors.message")));
+    }
+    String rejected = "|null|" + topic + "|0|" + group + "|1|Offset rejected by client.";
+    String atLimit = "|null|" + topic + "|0|" + group + "|2|Offset delivery count exceeded the threshold.";
+    assertEquals(
+        Map.of("0", "k0|r0" + rejected, "1", "k1|r1" + rejected, "2", "k2|r2" + atLimit, "3", "k3|r3" + atLimit),
+        summary);
+    assertEquals(4, dead.size(), "each record written once");
+
+    // A group that does not copy records writes the context headers alone.
+    String headersOnly = Clients.unique("terse");
+    configure(
+        headersOnly,
+        Map.of("share.auto.offset.reset", "earliest", "errors.deadletterqueue.topic.name", deadLetters));
+    KafkaShareConsumer<String, String> terse = member(headersOnly, topic, true);
+    List<ConsumerRecord<String, String>> all = pollUntil(terse, 4);
+    assertEquals(4, all.size());
+    all.forEach(record -> terse.acknowledge(record, record.offset() == 0 ? AcknowledgeType.REJECT : AcknowledgeType.ACCEPT));
+    terse.commitSync();
+    List<ConsumerRecord<String, String>> more = Clients.poll(reader, 1, Clients.TIMEOUT);
+    assertEquals(1, more.size());
+    ConsumerRecord<String, String> bare = more.get(0);
+    assertEquals(
+        Arrays.asList(null, null, "0", headersOnly, "Offset rejected by client."),
+        Arrays.asList(
+            bare.key(),
+            bare.value(),
+            header(bare, "__dlq.errors.offset"),
+            header(bare, "__dlq.errors.group"),
+            header(bare, "__dlq.errors.message")));
+  }
+
+  private static String header(ConsumerRecord<String, String> record, String key) {
+    Header header = record.headers().lastHeader(key);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   @Test
