@@ -2,7 +2,8 @@
 //! acknowledgements (lock renewals among them, KIP-1222), lock expiry, members leaving and
 //! restarts from the persisted state, with no record held by two members at once, no record
 //! done (accepted or archived) delivered again, delivery counts as the model counts them, and
-//! every record done in the end.
+//! every record done in the end; with and without a dead-letter topic (KIP-1191), where each
+//! record given up on reaches the writer once and the start never passes one before.
 
 use std::collections::BTreeMap;
 
@@ -235,11 +236,20 @@ fn a_persisted_state_with_gaps_or_backwards_runs_is_read_up_to_them() {
 #[derive(Debug, Clone)]
 enum Op {
     Produce(u8),
-    Acquire { member: u32, max: u8 },
-    Ack { member: u32, pick: u16, kind: u8 },
+    Acquire {
+        member: u32,
+        max: u8,
+    },
+    Ack {
+        member: u32,
+        pick: u16,
+        kind: u8,
+    },
     Tick(u16),
     Leave(u32),
     Restart,
+    /// The dead-letter writer takes what waits for it and is done with it.
+    DeadLetter,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -250,12 +260,15 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u16..1_500).prop_map(Op::Tick),
         1 => (0u32..3).prop_map(Op::Leave),
         1 => Just(Op::Restart),
+        1 => Just(Op::DeadLetter),
     ]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Done {
     Accepted,
+    /// Given up on, waiting for the dead-letter writer (the group has a dead-letter topic).
+    DeadLettering,
     Archived,
 }
 
@@ -265,14 +278,32 @@ struct Model {
     deliveries: BTreeMap<i64, u16>,
     held: BTreeMap<i64, (u32, i64)>,
     done: BTreeMap<i64, Done>,
+    dead_letters: bool,
 }
 
 impl Model {
     fn release(&mut self, offset: i64) {
         self.held.remove(&offset);
         if self.deliveries[&offset] >= LIMITS.delivery_limit {
-            self.done.insert(offset, Done::Archived);
+            self.give_up(offset);
         }
+    }
+
+    fn give_up(&mut self, offset: i64) {
+        self.held.remove(&offset);
+        let done = match self.dead_letters {
+            true => Done::DeadLettering,
+            false => Done::Archived,
+        };
+        self.done.insert(offset, done);
+    }
+
+    /// Finished with: its start may pass it.
+    fn finished(&self, offset: i64) -> bool {
+        matches!(
+            self.done.get(&offset),
+            Some(Done::Accepted | Done::Archived)
+        )
     }
 
     fn release_all(&mut self, which: impl Fn(u32, i64) -> bool) -> usize {
@@ -296,6 +327,11 @@ impl Model {
             },
             (None, Some(Done::Accepted)) => RecordState::Acknowledged,
             (None, Some(Done::Archived)) => RecordState::Archived,
+            // The writer has not taken it (`writing` is checked apart).
+            (None, Some(Done::DeadLettering)) => RecordState::DeadLettering {
+                cause: DeadLetterCause::Rejected,
+                writing: false,
+            },
             (None, None) => RecordState::Available,
         }
     }
@@ -304,6 +340,7 @@ impl Model {
 struct Run {
     p: SharePartition,
     model: Model,
+    limits: ShareLimits,
     log_end: i64,
     now: i64,
 }
@@ -325,9 +362,10 @@ impl Run {
                 assert_eq!(self.p.member_gone(member), expected);
             }
             Op::Restart => {
-                self.p = SharePartition::restore(&self.p.persisted(), LIMITS);
+                self.p = SharePartition::restore(&self.p.persisted(), self.limits);
                 self.model.release_all(|_, _| true);
             }
+            Op::DeadLetter => self.dead_letter(),
         }
         self.check();
     }
@@ -400,7 +438,8 @@ impl Run {
                 self.model.held.remove(&offset);
                 self.model.done.insert(offset, Done::Accepted);
             }
-            Acknowledgement::Reject | Acknowledgement::Skip => {
+            Acknowledgement::Reject => self.model.give_up(offset),
+            Acknowledgement::Skip => {
                 self.model.held.remove(&offset);
                 self.model.done.insert(offset, Done::Archived);
             }
@@ -417,17 +456,50 @@ impl Run {
         assert!(start <= end && end <= self.log_end);
         assert!(end - start <= i64::from(LIMITS.max_in_flight));
         assert!(
-            (0..start).all(|o| self.model.done.contains_key(&o)),
+            (0..start).all(|o| self.model.finished(o)),
             "the start passed a record not done"
         );
         for offset in start..end {
-            assert_eq!(
-                self.p.state(offset),
-                Some(self.model.expected(offset)),
-                "record {offset}"
-            );
+            let state = match self.p.state(offset) {
+                // Its cause is checked where the writer takes it.
+                Some(RecordState::DeadLettering { .. }) => RecordState::DeadLettering {
+                    cause: DeadLetterCause::Rejected,
+                    writing: false,
+                },
+                other => other.expect("in flight"),
+            };
+            assert_eq!(state, self.model.expected(offset), "record {offset}");
         }
         assert!(self.model.held.keys().all(|o| (start..end).contains(o)));
+    }
+
+    /// The writer takes every record given up on, once, with the cause the model knows, and
+    /// is done with them: archived.
+    fn dead_letter(&mut self) {
+        let waiting: Vec<i64> = (self.model.done.iter())
+            .filter(|(_, d)| **d == Done::DeadLettering)
+            .map(|(o, _)| *o)
+            .collect();
+        let runs = self.p.take_dead_letters();
+        let taken: Vec<i64> = runs
+            .iter()
+            .flat_map(|r| r.first_offset..=r.last_offset)
+            .collect();
+        assert_eq!(taken, waiting, "the writer gets each given-up record");
+        for run in &runs {
+            for offset in run.first_offset..=run.last_offset {
+                assert_eq!(run.deliveries, self.model.deliveries[&offset]);
+                let at_limit = run.deliveries >= LIMITS.delivery_limit;
+                // Rejected at the last delivery reads as the limit after a restart.
+                if run.cause == DeadLetterCause::DeliveryLimit {
+                    assert!(at_limit, "{offset} is not at the limit");
+                }
+            }
+            self.p.dead_lettered(run.first_offset, run.last_offset);
+        }
+        for offset in waiting {
+            self.model.done.insert(offset, Done::Archived);
+        }
     }
 
     /// One member takes and accepts everything left: every record ends done.
@@ -437,6 +509,7 @@ impl Run {
             let now = self.now;
             self.p.expire_locks(now);
             self.model.release_all(|_, until| until <= now);
+            self.dead_letter();
             for a in self.p.acquire(9, 0..self.log_end, usize::MAX, self.now) {
                 self.p
                     .acknowledge(9, a.offset, Acknowledgement::Accept)
@@ -457,10 +530,15 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn the_share_partition_keeps_kip_932s_promises(ops in proptest::collection::vec(op(), 1..80)) {
+    fn the_share_partition_keeps_kip_932s_promises(
+        ops in proptest::collection::vec(op(), 1..80),
+        dead_letters in any::<bool>(),
+    ) {
+        let limits = ShareLimits { dead_letters, ..LIMITS };
         let mut run = Run {
-            p: SharePartition::new(0, LIMITS),
-            model: Model::default(),
+            p: SharePartition::new(0, limits),
+            model: Model { dead_letters, ..Model::default() },
+            limits,
             log_end: 0,
             now: 0,
         };
