@@ -50,6 +50,18 @@ pub const STATIC_BROKER_CONFIGS: &[StaticBrokerConfig] = &[
         value: |c| c.delegation_token.max_lifetime_ms.to_string(),
     },
     StaticBrokerConfig {
+        name: "errors.deadletterqueue.auto.create.topics.enable",
+        config_type: ConfigType::Boolean,
+        doc: "Whether a share group's dead-letter topic that does not exist is created (`[dead_letters] auto_create_topics`).",
+        value: |c| c.dead_letters.auto_create_topics.to_string(),
+    },
+    StaticBrokerConfig {
+        name: "errors.deadletterqueue.topic.name.prefix",
+        config_type: ConfigType::String,
+        doc: "What a share group's dead-letter topic must start with; empty for any name (`[dead_letters] topic_prefix`).",
+        value: |c| c.dead_letters.topic_prefix.clone(),
+    },
+    StaticBrokerConfig {
         name: "group.initial.rebalance.delay.ms",
         config_type: ConfigType::Int,
         doc: "How long a new classic group waits for more members before its first rebalance (`[groups]`).",

@@ -155,6 +155,8 @@ class AdminConfigsTest extends BrokerTest {
         Map.entry("broker.id", ConfigType.INT),
         Map.entry("node.id", ConfigType.INT),
         Map.entry("compression.type", ConfigType.STRING),
+        Map.entry("errors.deadletterqueue.auto.create.topics.enable", ConfigType.BOOLEAN),
+        Map.entry("errors.deadletterqueue.topic.name.prefix", ConfigType.STRING),
         Map.entry("group.initial.rebalance.delay.ms", ConfigType.INT),
         Map.entry("group.max.session.timeout.ms", ConfigType.INT),
         Map.entry("group.min.session.timeout.ms", ConfigType.INT),
