@@ -120,6 +120,10 @@ async fn write_run(
         topic_id: target.id,
         partition: source.partition % target.partitions.max(1),
     };
+    // A mirror's partitions take only its source's records, at its source's offsets.
+    if target.is_read_only(partition.partition) {
+        return Err("the topic is a mirror topic, which takes no writes".to_string());
+    }
     let max_bytes = (target.config.max_message_bytes.max(1) as usize) / 2;
     let mut offset = run.first_offset;
     while offset <= run.last_offset {
