@@ -271,8 +271,9 @@ impl SharePartition {
     /// The group's share settings as they are now (an altered group config applies to the
     /// next acquisition; locks already held keep their deadline).
     pub fn set_limits(&mut self, limits: ShareLimits) {
+        let unset = self.limits.dead_letters && !limits.dead_letters;
         self.limits = limits;
-        if !limits.dead_letters {
+        if unset {
             // The group's dead-letter topic was unset: what waited for it is archived.
             for record in self.records.iter_mut() {
                 if let RecordState::DeadLettering { writing: false, .. } = record.state {
