@@ -125,13 +125,14 @@ async fn write_run(
         return Err("the topic is a mirror topic, which takes no writes".to_string());
     }
     let max_bytes = (target.config.max_message_bytes.max(1) as usize) / 2;
+    let rules = ProduceRules::for_topic(&target.name, &target.config, PRODUCE_VERSION);
     let mut offset = run.first_offset;
     while offset <= run.last_offset {
         let (batch, next) = batch_from(&context, &originals, offset, run.last_offset, max_bytes)?;
         let write = PartitionProduce {
             partition,
             records: batch,
-            rules: ProduceRules::for_topic(&target.name, &target.config, PRODUCE_VERSION),
+            rules: rules.clone(),
         };
         let written = broker.shard.produce(vec![write]).await;
         if let Some(error) = written.first().and_then(|w| w.error) {
