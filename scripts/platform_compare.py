@@ -62,19 +62,28 @@ def started(start, work):
     return process, port
 
 
-def streams_round(start, args):
+def java_bench_round(start, args, main_class, bench_args, timeout=600):
+    """One round of a tests/java bench (`main_class`) against a broker `start` starts in a
+    fresh directory, once it answers Produce: the bench's last line of output, read as JSON.
+    `bench_args(work)`: the bench's arguments after the bootstrap address."""
     work = pathlib.Path(tempfile.mkdtemp())
     process, port = started(start, work)
     try:
         create(port, work, args, "ready")  # answers Produce: the broker serves
         done = subprocess.run(
-            java(args.bench_cpus, kafka_classpath(), "dev.shoal.compat.bench.StreamsBench",
-                 f"127.0.0.1:{port}", args.streams_records, 1000, work / "state"),
-            check=True, capture_output=True, text=True, timeout=900)
+            java(args.bench_cpus, kafka_classpath(), main_class, f"127.0.0.1:{port}",
+                 *bench_args(work)),
+            check=True, capture_output=True, text=True, timeout=timeout)
         return json.loads(done.stdout.strip().splitlines()[-1])
     finally:
         stop(process)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def streams_round(start, args):
+    return java_bench_round(
+        start, args, "dev.shoal.compat.bench.StreamsBench",
+        lambda work: (args.streams_records, 1000, work / "state"), timeout=900)
 
 
 class EndOffsets:

@@ -14,33 +14,19 @@ perf-results/<date>-share-renew.json.
 
 import argparse
 import json
-import pathlib
-import shutil
 import statistics
-import subprocess
-import tempfile
 
-from benchlib import stop, write_results
-from kafka_compare import create, start_kafka
+from benchlib import write_results
+from kafka_compare import start_kafka
 from peer_compare import start_shoal
-from platform_compare import JAVA_TESTS, java, kafka_classpath, started
+from platform_compare import JAVA_TESTS, java_bench_round
 
 MODES = ("accept", "renew")
 
 
 def bench_round(start, mode, args):
-    work = pathlib.Path(tempfile.mkdtemp())
-    process, port = started(start, work)
-    try:
-        create(port, work, args, "ready")  # answers Produce: the broker serves
-        done = subprocess.run(
-            java(args.bench_cpus, kafka_classpath(), "dev.shoal.compat.bench.ShareRenewBench",
-                 f"127.0.0.1:{port}", mode, args.records),
-            check=True, capture_output=True, text=True, timeout=600)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    finally:
-        stop(process)
-        shutil.rmtree(work, ignore_errors=True)
+    return java_bench_round(start, args, "dev.shoal.compat.bench.ShareRenewBench",
+                            lambda work: (mode, args.records))
 
 
 def main():
@@ -50,7 +36,7 @@ def main():
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
-    # kafka_compare.create's readiness probe reads these.
+    # kafka_compare.create (the readiness probe of java_bench_round) reads these.
     args.seconds, args.partitions = 1, 1
     for needed in ("kafka.classpath", "test-classes"):
         if not (JAVA_TESTS / needed).exists():

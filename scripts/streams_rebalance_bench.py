@@ -16,34 +16,20 @@ perf-results/<date>-streams-rebalance.json.
 
 import argparse
 import json
-import pathlib
-import shutil
 import statistics
-import subprocess
-import tempfile
 
-from benchlib import stop, write_results
-from kafka_compare import create, start_kafka
+from benchlib import write_results
+from kafka_compare import start_kafka
 from peer_compare import start_shoal
-from platform_compare import JAVA_TESTS, SAME_GROUP_DELAY, java, kafka_classpath, started
+from platform_compare import JAVA_TESTS, SAME_GROUP_DELAY, java_bench_round
 
 PROTOCOLS = ("classic", "streams")
 FIGURES = ("formed_ms", "joined_ms")
 
 
 def bench_round(start, protocol, threads, args):
-    work = pathlib.Path(tempfile.mkdtemp())
-    process, port = started(start, work)
-    try:
-        create(port, work, args, "ready")  # answers Produce: the broker serves
-        done = subprocess.run(
-            java(args.bench_cpus, kafka_classpath(), "dev.shoal.compat.bench.StreamsRebalanceBench",
-                 f"127.0.0.1:{port}", protocol, threads, work / "state"),
-            check=True, capture_output=True, text=True, timeout=600)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    finally:
-        stop(process)
-        shutil.rmtree(work, ignore_errors=True)
+    return java_bench_round(start, args, "dev.shoal.compat.bench.StreamsRebalanceBench",
+                            lambda work: (protocol, threads, work / "state"))
 
 
 def main():
@@ -53,7 +39,7 @@ def main():
     ap.add_argument("--broker-cpus", default="0")
     ap.add_argument("--bench-cpus", default="1")
     args = ap.parse_args()
-    # kafka_compare.create's readiness probe reads these.
+    # kafka_compare.create (the readiness probe of java_bench_round) reads these.
     args.seconds, args.partitions = 1, 1
     for needed in ("kafka.classpath", "test-classes"):
         if not (JAVA_TESTS / needed).exists():
