@@ -31,6 +31,8 @@ use shoal_shards::rpc::{self, RpcClient};
 use shoal_shards::MaintenanceConfig;
 use shoal_wal::{LocalStore, ObjectStore};
 
+mod perf_results;
+
 const PHASE: Duration = Duration::from_secs(3);
 const BATCHES_PER_COMMIT: usize = 10;
 
@@ -320,16 +322,9 @@ fn main() {
         "target": "p99 <= 20 us excluding fsync",
         "cases": cases,
     });
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-results");
-    let date = std::process::Command::new("date").arg("+%Y-%m-%d").output();
-    let date = date
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
     let name = match part.as_deref() {
         Some(only) => format!("commit-round-trip-{only}"),
         None => "commit-round-trip".to_string(),
     };
-    let path = out.join(format!("{date}-{name}.json"));
-    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-    println!("wrote {}", path.display());
+    perf_results::write(&name, &report);
 }

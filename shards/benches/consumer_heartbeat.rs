@@ -13,6 +13,8 @@ use shoal_shards::groups::consumer::assignor::Assignor;
 use shoal_shards::groups::consumer::group::{ConsumerGroup, Heartbeat, JOIN_EPOCH};
 use uuid::Uuid;
 
+mod perf_results;
+
 const TOPICS: usize = 1_000;
 const SUBSCRIBED: usize = 10;
 const PARTITIONS: i32 = 32;
@@ -110,15 +112,6 @@ fn main() {
                 "heartbeats_per_s": per_s.round(), "join_settle_cpu_ms": (rebalance_ms * 10.0).round() / 10.0}));
         }
     }
-    let date = std::process::Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .expect("date");
-    let date = String::from_utf8_lossy(&date.stdout).trim().to_string();
-    let out = format!(
-        "{}/../perf-results/{date}-consumer-heartbeat.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
     let doc = json!({
         "tool": "cargo bench -p shoal-shards --bench consumer_heartbeat",
         "workload": {
@@ -129,6 +122,5 @@ fn main() {
         },
         "results": rows,
     });
-    std::fs::write(&out, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
-    println!("wrote {out}");
+    perf_results::write("consumer-heartbeat", &doc);
 }

@@ -14,6 +14,8 @@ use shoal_shards::groups::streams::tasks::Tasks;
 use shoal_shards::groups::streams::topology::{Subtopology, Topology};
 use uuid::Uuid;
 
+mod perf_results;
+
 const PARTITIONS: i32 = 64;
 const STANDBYS: usize = 1;
 const JOIN_EPOCH: i32 = 0;
@@ -128,15 +130,6 @@ fn main() {
             "join_settle_cpu_ms": (rebalance_ms * 10.0).round() / 10.0}),
         );
     }
-    let date = std::process::Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .expect("date");
-    let date = String::from_utf8_lossy(&date.stdout).trim().to_string();
-    let out = format!(
-        "{}/../perf-results/{date}-streams-heartbeat.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
     let doc = json!({
         "tool": "cargo bench -p shoal-shards --bench streams_heartbeat",
         "workload": {
@@ -147,6 +140,5 @@ fn main() {
         },
         "results": rows,
     });
-    std::fs::write(&out, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
-    println!("wrote {out}");
+    perf_results::write("streams-heartbeat", &doc);
 }
